@@ -1,0 +1,124 @@
+use askama::Template;
+use tessera_dsl::{validate, Access, Config, Constant, Diagnostics, Kernel, ParamKind, Target};
+
+use crate::statement::render_body;
+
+/// Why a kernel could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("kernel `{kernel}` is invalid:\n{diagnostics}")]
+    Invalid { kernel: String, diagnostics: Diagnostics },
+    #[error("template `{template}` failed: {source}")]
+    Template { template: &'static str, source: askama::Error },
+}
+
+#[derive(Template)]
+#[template(path = "kernel.cu", escape = "none")]
+struct KernelSource<'a> {
+    name: &'a str,
+    attribute: String,
+    doc_lines: Vec<&'a str>,
+    threads: u64,
+    vector: u32,
+    vector_bits: u32,
+    constants: &'a [Constant],
+    params: Vec<String>,
+    thread_index: &'static str,
+    body: Vec<String>,
+}
+
+/// Renders `kernel` to CUDA C after validating it against the limits every target shares.
+///
+/// ```
+/// use tessera_dsl::*;
+/// let tensor = |name: &str, access| Param {
+///     name: name.into(), origin: Origin::default(),
+///     kind: ParamKind::Global(GlobalTensor {
+///         element: ElementType::F32, access, shape: vec![("N".into(), Origin::default())],
+///     }),
+/// };
+/// let tile = |tensor: &str| TileOperand {
+///     tensor: tensor.into(), index: vec![Expr::name("bx")], extent: vec![Expr::name("TILE")],
+///     origin: Origin::default(),
+/// };
+/// let kernel = Kernel {
+///     name: "copy".into(), doc: None, origin: Origin::default(),
+///     params: vec![tensor("x", Access::ReadOnly), tensor("y", Access::Writable)],
+///     config: Config { vector: VectorWidth::W4, constants: vec![Constant::new("TILE", 1024)], ..Config::default() },
+///     body: vec![
+///         Statement::Grid(GridBinding {
+///             vars: vec!["bx".into()],
+///             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
+///             origin: Origin::default(),
+///         }),
+///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), origin: Origin::default() }),
+///     ],
+/// };
+/// let source = tessera_codegen::render(&kernel).unwrap();
+/// assert!(source.contains("reinterpret_cast<const float4*>(x + tile_start)"));
+/// ```
+pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
+    validate(kernel, &Target::PORTABLE)
+        .map_err(|diagnostics| RenderError::Invalid { kernel: kernel.name.clone(), diagnostics })?;
+    let element_bits = kernel
+        .params
+        .iter()
+        .filter_map(|p| p.tensor())
+        .map(|t| t.element.size_bytes() * 8)
+        .max()
+        .unwrap_or(32);
+    let source = KernelSource {
+        name: &kernel.name,
+        attribute: attribute_text(&kernel.config),
+        doc_lines: kernel.doc.as_deref().map(|d| d.lines().collect()).unwrap_or_default(),
+        threads: kernel.config.threads.count(),
+        vector: kernel.config.vector.get(),
+        vector_bits: kernel.config.vector.get() * element_bits,
+        constants: &kernel.config.constants,
+        params: parameter_declarations(kernel),
+        thread_index: thread_index(kernel),
+        body: render_body(kernel, &kernel.body, 1)?,
+    };
+    source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
+}
+
+/// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.
+///
+/// ```
+/// use tessera_dsl::{Config, Constant, VectorWidth};
+/// let config = Config { vector: VectorWidth::W2, constants: vec![Constant::new("TILE", 512)], ..Config::default() };
+/// assert_eq!(tessera_codegen::attribute_text(&config), "threads = 256, vector = 2, consts(TILE = 512)");
+/// ```
+pub fn attribute_text(config: &Config) -> String {
+    let mut text = format!("threads = {}, vector = {}", config.threads, config.vector);
+    if !config.constants.is_empty() {
+        let list: Vec<String> = config.constants.iter().map(|c| format!("{} = {}", c.name, c.value)).collect();
+        text.push_str(&format!(", consts({})", list.join(", ")));
+    }
+    text
+}
+
+fn parameter_declarations(kernel: &Kernel) -> Vec<String> {
+    let mut params: Vec<String> = kernel
+        .params
+        .iter()
+        .map(|param| match &param.kind {
+            ParamKind::Global(tensor) => {
+                let constness = if tensor.access == Access::ReadOnly { "const " } else { "" };
+                format!("{constness}{}* __restrict__ {}", tensor.element.cuda_name(), param.name)
+            }
+            ParamKind::Scalar(element) => format!("const {} {}", element.cuda_name(), param.name),
+        })
+        .collect();
+    params.extend(kernel.shape_symbols().into_iter().map(|symbol| format!("const int {symbol}")));
+    params
+}
+
+/// The linear thread index within the block, in the form the block's rank needs.
+fn thread_index(kernel: &Kernel) -> &'static str {
+    match kernel.config.threads.rank() {
+        1 => "threadIdx.x",
+        2 => "threadIdx.y * blockDim.x + threadIdx.x",
+        _ => "(threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x",
+    }
+}

@@ -1,0 +1,4 @@
+// {{ dsl }}
+{%- for (var, axis) in bindings %}
+const int {{ var }} = blockIdx.{{ axis }};
+{%- endfor %}

@@ -1,0 +1,156 @@
+use serde::{Deserialize, Serialize};
+
+use crate::Origin;
+
+/// The knobs of a kernel: what `#[tile_kernel(threads = .., vector = .., consts(..))]` sets.
+///
+/// The runtime may re-render a kernel with another `Config` (a narrower vector width for an
+/// unaligned pointer, a candidate of the autotuner); the body stays the same.
+///
+/// ```
+/// use tessera_dsl::{Config, Constant, ThreadBlock, VectorWidth};
+/// let config = Config {
+///     threads: ThreadBlock::linear(256),
+///     vector: VectorWidth::W4,
+///     constants: vec![Constant::new("TILE", 1024)],
+///     ..Config::default()
+/// };
+/// assert_eq!(config.constant("TILE"), Some(1024));
+/// assert_eq!(config.threads.count(), 256);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    pub threads: ThreadBlock,
+    pub vector: VectorWidth,
+    pub constants: Vec<Constant>,
+    /// Where `threads = ..` was written.
+    pub threads_origin: Origin,
+    /// Where `vector = ..` was written.
+    pub vector_origin: Origin,
+}
+
+impl Config {
+    /// The value of the named constant, if the configuration defines it.
+    pub fn constant(&self, name: &str) -> Option<i64> {
+        self.constants.iter().find(|c| c.name == name).map(|c| c.value)
+    }
+}
+
+/// A named compile-time constant (`consts(TILE = 1024)`), emitted as a `constexpr int`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Constant {
+    pub name: String,
+    pub value: i64,
+    pub origin: Origin,
+}
+
+impl Constant {
+    /// A constant with no source position (built in Rust rather than parsed).
+    pub fn new(name: impl Into<String>, value: i64) -> Self {
+        Self { name: name.into(), value, origin: Origin::default() }
+    }
+}
+
+/// The shape of a thread block: `threads = 256` or `threads = (32, 8)`.
+///
+/// ```
+/// let block = tessera_dsl::ThreadBlock { x: 32, y: 8, z: 1 };
+/// assert_eq!(block.count(), 256);
+/// assert_eq!(block.rank(), 2);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadBlock {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl ThreadBlock {
+    pub fn linear(x: u32) -> Self {
+        Self { x, y: 1, z: 1 }
+    }
+
+    /// Threads per block. Saturates rather than overflowing, so validation can report it.
+    pub fn count(&self) -> u64 {
+        u64::from(self.x) * u64::from(self.y) * u64::from(self.z)
+    }
+
+    /// How many dimensions the block uses (1 for `threads = 256`).
+    pub fn rank(&self) -> usize {
+        if self.z > 1 {
+            3
+        } else if self.y > 1 {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl Default for ThreadBlock {
+    fn default() -> Self {
+        Self::linear(256)
+    }
+}
+
+impl std::fmt::Display for ThreadBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.rank() {
+            1 => write!(f, "{}", self.x),
+            2 => write!(f, "({}, {})", self.x, self.y),
+            _ => write!(f, "({}, {}, {})", self.x, self.y, self.z),
+        }
+    }
+}
+
+/// Elements moved per global or shared access: 1 (scalar), 2 (64-bit for f32) or 4 (128-bit).
+///
+/// ```
+/// use tessera_dsl::VectorWidth;
+/// assert_eq!(VectorWidth::new(4), Some(VectorWidth::W4));
+/// assert_eq!(VectorWidth::new(3), None);
+/// assert_eq!(VectorWidth::W4.narrower(), Some(VectorWidth::W2));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum VectorWidth {
+    #[default]
+    W1,
+    W2,
+    W4,
+}
+
+impl VectorWidth {
+    pub const ALL: [VectorWidth; 3] = [Self::W1, Self::W2, Self::W4];
+
+    pub fn new(width: u32) -> Option<Self> {
+        match width {
+            1 => Some(Self::W1),
+            2 => Some(Self::W2),
+            4 => Some(Self::W4),
+            _ => None,
+        }
+    }
+
+    pub fn get(self) -> u32 {
+        match self {
+            Self::W1 => 1,
+            Self::W2 => 2,
+            Self::W4 => 4,
+        }
+    }
+
+    /// The next narrower width, or `None` for scalar.
+    pub fn narrower(self) -> Option<Self> {
+        match self {
+            Self::W4 => Some(Self::W2),
+            Self::W2 => Some(Self::W1),
+            Self::W1 => None,
+        }
+    }
+}
+
+impl std::fmt::Display for VectorWidth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.get())
+    }
+}

@@ -1,0 +1,90 @@
+use serde::{Deserialize, Serialize};
+
+use crate::{Config, Expr, Origin, Param, Scope, Statement};
+
+/// A whole tile kernel: its signature, its configuration and its body.
+///
+/// ```
+/// use tessera_dsl::{Config, Kernel, Origin};
+/// let kernel = Kernel {
+///     name: "noop".into(),
+///     doc: None,
+///     params: vec![],
+///     config: Config::default(),
+///     body: vec![],
+///     origin: Origin::default(),
+/// };
+/// assert!(kernel.grid_mapping().is_none());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kernel {
+    pub name: String,
+    /// The doc comment of the Rust function, repeated at the top of the CUDA source.
+    pub doc: Option<String>,
+    pub params: Vec<Param>,
+    pub config: Config,
+    pub body: Vec<Statement>,
+    pub origin: Origin,
+}
+
+/// How the launch grid follows from the body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GridMapping<'a> {
+    /// `grid(e0, e1, ..)`: exactly these many blocks per dimension.
+    Exact(&'a [Expr]),
+    /// `grid_stride(count)`: at most `count` blocks, capped at what the device keeps resident.
+    Strided(&'a Expr),
+}
+
+impl Kernel {
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// The shape symbols in the order they first appear in the parameters; this is also
+    /// the order in which the CUDA kernel receives them.
+    pub fn shape_symbols(&self) -> Vec<&str> {
+        let mut symbols: Vec<&str> = Vec::new();
+        for tensor in self.params.iter().filter_map(Param::tensor) {
+            for (symbol, _) in &tensor.shape {
+                if !symbols.contains(&symbol.as_str()) {
+                    symbols.push(symbol);
+                }
+            }
+        }
+        symbols
+    }
+
+    /// The first grid mapping of the body (validation guarantees there is exactly one).
+    pub fn grid_mapping(&self) -> Option<GridMapping<'_>> {
+        self.body.iter().find_map(|statement| match statement {
+            Statement::Grid(grid) => Some(GridMapping::Exact(&grid.extents)),
+            Statement::GridStride(stride) => Some(GridMapping::Strided(&stride.count)),
+            Statement::Copy(_) => None,
+        })
+    }
+
+    /// The configuration's constants as a scope for evaluating expressions.
+    pub fn constant_scope(&self) -> Scope {
+        let mut scope = Scope::default();
+        for constant in &self.config.constants {
+            scope.insert(constant.name.clone(), constant.value);
+        }
+        scope
+    }
+
+    /// Every statement of the body, loops flattened, in source order.
+    pub fn statements(&self) -> Vec<&Statement> {
+        fn walk<'a>(body: &'a [Statement], out: &mut Vec<&'a Statement>) {
+            for statement in body {
+                out.push(statement);
+                if let Statement::GridStride(stride) = statement {
+                    walk(&stride.body, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.body, &mut out);
+        out
+    }
+}

@@ -1,0 +1,175 @@
+//! From the shapes of the arguments to the numbers a launch needs: the value of every shape
+//! symbol and the grid. Pure arithmetic, shared by every backend.
+
+use crate::{EvalError, GridMapping, Kernel, Scope};
+
+/// The shape of one tensor argument, named after its parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorShape<'a> {
+    pub param: &'a str,
+    pub dims: &'a [usize],
+}
+
+/// The value each shape symbol took at a launch, in the kernel's symbol order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShapeBinding {
+    pub values: Vec<(String, i64)>,
+}
+
+impl ShapeBinding {
+    pub fn get(&self, symbol: &str) -> Option<i64> {
+        self.values.iter().find(|(s, _)| s == symbol).map(|(_, v)| *v)
+    }
+}
+
+/// What a launch needs: grid and block dimensions and the symbol values.
+///
+/// ```
+/// use tessera_dsl::*;
+/// let kernel = Kernel {
+///     name: "copy".into(), doc: None, origin: Origin::default(),
+///     params: vec![Param {
+///         name: "x".into(), origin: Origin::default(),
+///         kind: ParamKind::Global(GlobalTensor {
+///             element: ElementType::F32, access: Access::ReadOnly,
+///             shape: vec![("N".into(), Origin::default())],
+///         }),
+///     }],
+///     config: Config { constants: vec![Constant::new("TILE", 1024)], ..Config::default() },
+///     body: vec![Statement::Grid(GridBinding {
+///         vars: vec!["bx".into()],
+///         extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
+///         origin: Origin::default(),
+///     })],
+/// };
+/// let plan = LaunchPlan::new(&kernel, &[TensorShape { param: "x", dims: &[4097] }], 0).unwrap();
+/// assert_eq!(plan.grid, [5, 1, 1]);
+/// assert_eq!(plan.binding.get("N"), Some(4097));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchPlan {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub binding: ShapeBinding,
+}
+
+/// Why the arguments do not fit the kernel.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchPlanError {
+    #[error("kernel `{kernel}` has no tensor parameter `{param}`")]
+    UnknownParam { kernel: String, param: String },
+    #[error("no shape was given for tensor parameter `{param}`")]
+    MissingShape { param: String },
+    #[error("`{param}` is declared with rank {expected} but the argument has rank {actual} (shape {shape:?})")]
+    RankMismatch { param: String, expected: usize, actual: usize, shape: Vec<usize> },
+    #[error(
+        "shape symbol `{symbol}` is {first_value} from `{first_param}` (dimension {first_dim}) \
+         but {value} from `{param}` (dimension {dim})"
+    )]
+    ShapeMismatch {
+        symbol: String,
+        first_param: String,
+        first_dim: usize,
+        first_value: usize,
+        param: String,
+        dim: usize,
+        value: usize,
+    },
+    #[error("`{param}` has {elements} elements; tessera indexes with 32-bit integers, so at most {limit}")]
+    TensorTooLarge { param: String, elements: u128, limit: i64 },
+    #[error("the grid needs {blocks} blocks along {axis}, over the limit of {limit}")]
+    GridTooLarge { axis: char, blocks: i64, limit: i64 },
+    #[error("cannot compute the grid: {0}")]
+    Grid(#[from] EvalError),
+    #[error("kernel `{kernel}` has no grid mapping")]
+    NoGrid { kernel: String },
+}
+
+impl LaunchPlan {
+    /// Binds the shape symbols from `shapes` and evaluates the grid. `resident_blocks` caps a
+    /// grid-stride kernel's grid (the device's SM count × blocks per SM); it is ignored by
+    /// kernels with an exact `grid(..)`.
+    pub fn new(kernel: &Kernel, shapes: &[TensorShape<'_>], resident_blocks: u32) -> Result<Self, LaunchPlanError> {
+        let binding = bind_shapes(kernel, shapes)?;
+        let mut scope: Scope = kernel.constant_scope();
+        for (symbol, value) in &binding.values {
+            scope.insert(symbol.clone(), *value);
+        }
+        let limits = [(u32::MAX >> 1) as i64, 65_535, 65_535];
+        let mut grid = [1u32; 3];
+        let extents: Vec<i64> = match kernel.grid_mapping() {
+            Some(GridMapping::Exact(extents)) => {
+                extents.iter().map(|e| e.eval(&scope)).collect::<Result<_, _>>()?
+            }
+            Some(GridMapping::Strided(count)) => {
+                vec![count.eval(&scope)?.min(i64::from(resident_blocks.max(1)))]
+            }
+            None => return Err(LaunchPlanError::NoGrid { kernel: kernel.name.clone() }),
+        };
+        for (axis, (blocks, limit)) in extents.iter().zip(limits).enumerate() {
+            if *blocks > limit {
+                return Err(LaunchPlanError::GridTooLarge { axis: ['x', 'y', 'z'][axis], blocks: *blocks, limit });
+            }
+            grid[axis] = (*blocks).max(0) as u32;
+        }
+        let threads = kernel.config.threads;
+        Ok(Self { grid, block: [threads.x, threads.y, threads.z], binding })
+    }
+
+    /// A grid with no blocks: nothing to launch (a zero-length tensor).
+    pub fn is_empty(&self) -> bool {
+        self.grid.contains(&0)
+    }
+}
+
+fn bind_shapes(kernel: &Kernel, shapes: &[TensorShape<'_>]) -> Result<ShapeBinding, LaunchPlanError> {
+    for shape in shapes {
+        if kernel.param(shape.param).and_then(|p| p.tensor()).is_none() {
+            return Err(LaunchPlanError::UnknownParam { kernel: kernel.name.clone(), param: shape.param.into() });
+        }
+    }
+    // symbol -> (value, param, dim) of its first binding
+    let mut first: Vec<(String, usize, String, usize)> = Vec::new();
+    for param in &kernel.params {
+        let Some(tensor) = param.tensor() else { continue };
+        let shape = shapes
+            .iter()
+            .find(|s| s.param == param.name)
+            .ok_or_else(|| LaunchPlanError::MissingShape { param: param.name.clone() })?;
+        if shape.dims.len() != tensor.rank() {
+            return Err(LaunchPlanError::RankMismatch {
+                param: param.name.clone(),
+                expected: tensor.rank(),
+                actual: shape.dims.len(),
+                shape: shape.dims.to_vec(),
+            });
+        }
+        let elements: u128 = shape.dims.iter().map(|&d| d as u128).product();
+        if elements > i32::MAX as u128 || shape.dims.iter().any(|&d| d > i32::MAX as usize) {
+            return Err(LaunchPlanError::TensorTooLarge { param: param.name.clone(), elements, limit: i32::MAX.into() });
+        }
+        for (dim, ((symbol, _), &value)) in tensor.shape.iter().zip(shape.dims).enumerate() {
+            match first.iter().find(|(s, ..)| s == symbol) {
+                Some((_, first_value, first_param, first_dim)) if *first_value != value => {
+                    return Err(LaunchPlanError::ShapeMismatch {
+                        symbol: symbol.clone(),
+                        first_param: first_param.clone(),
+                        first_dim: *first_dim,
+                        first_value: *first_value,
+                        param: param.name.clone(),
+                        dim,
+                        value,
+                    });
+                }
+                Some(_) => {}
+                None => first.push((symbol.clone(), value, param.name.clone(), dim)),
+            }
+        }
+    }
+    let values = kernel
+        .shape_symbols()
+        .into_iter()
+        .filter_map(|symbol| first.iter().find(|(s, ..)| s == symbol).map(|(s, v, ..)| (s.clone(), *v as i64)))
+        .collect();
+    Ok(ShapeBinding { values })
+}

@@ -1,0 +1,36 @@
+//! The tile IR of tessera: plain data that describes a tiled GPU kernel.
+//!
+//! Everything upstream (the `#[tile_kernel]` macro) produces a [`Kernel`]; everything
+//! downstream (codegen, the runtime) consumes one. This crate knows neither syn nor the GPU:
+//! it holds the data, the limits of the targets ([`Target`]), the checks a configuration must
+//! pass ([`validate`]) and the arithmetic a launch needs ([`LaunchPlan`]).
+//!
+//! ```
+//! use tessera_dsl::{ElementType, VectorWidth};
+//! assert_eq!(ElementType::F32.vector_type(VectorWidth::W4), Some("float4"));
+//! assert_eq!(ElementType::F64.vector_type(VectorWidth::W4), None); // 32 bytes: no single access
+//! ```
+
+mod config;
+mod diagnostic;
+mod element;
+mod expr;
+mod kernel;
+mod launch_plan;
+mod origin;
+mod param;
+mod statement;
+mod target;
+mod validate;
+
+pub use config::{Config, Constant, ThreadBlock, VectorWidth};
+pub use diagnostic::{Diagnostic, Diagnostics};
+pub use element::ElementType;
+pub use expr::{BinaryOp, EvalError, Expr, ExprKind, Scope};
+pub use kernel::{GridMapping, Kernel};
+pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape};
+pub use origin::Origin;
+pub use param::{Access, GlobalTensor, Param, ParamKind};
+pub use statement::{GridBinding, GridStrideLoop, Statement, TileCopy, TileOperand};
+pub use target::Target;
+pub use validate::validate;

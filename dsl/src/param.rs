@@ -1,0 +1,70 @@
+use serde::{Deserialize, Serialize};
+
+use crate::{ElementType, Origin};
+
+/// A kernel parameter: a global tensor or a scalar.
+///
+/// ```
+/// use tessera_dsl::{Access, ElementType, GlobalTensor, Origin, Param, ParamKind};
+/// let x = Param {
+///     name: "x".into(),
+///     kind: ParamKind::Global(GlobalTensor {
+///         element: ElementType::F32,
+///         shape: vec![("N".into(), Origin::default())],
+///         access: Access::ReadOnly,
+///     }),
+///     origin: Origin::default(),
+/// };
+/// assert_eq!(x.tensor().map(|t| t.rank()), Some(1));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+    pub origin: Origin,
+}
+
+impl Param {
+    pub fn tensor(&self) -> Option<&GlobalTensor> {
+        match &self.kind {
+            ParamKind::Global(tensor) => Some(tensor),
+            ParamKind::Scalar(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParamKind {
+    /// `Global<T, (M, N)>` (read-only) or `GlobalMut<T, (M, N)>` (writable).
+    Global(GlobalTensor),
+    /// A scalar passed by value: `alpha: f32`.
+    Scalar(ElementType),
+}
+
+/// A row-major tensor in global memory whose extents are named shape symbols.
+///
+/// Symbols are unified across parameters at launch: two tensors that both say `N` must agree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlobalTensor {
+    pub element: ElementType,
+    /// One symbol per dimension, outermost first, with where each is written.
+    pub shape: Vec<(String, Origin)>,
+    pub access: Access,
+}
+
+impl GlobalTensor {
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The symbol of the innermost (contiguous) dimension.
+    pub fn contiguous_symbol(&self) -> Option<&str> {
+        self.shape.last().map(|(name, _)| name.as_str())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Access {
+    ReadOnly,
+    Writable,
+}

@@ -1,0 +1,118 @@
+//! `#[tile_kernel(threads = 256, vector = 4, consts(TILE = 1024))]` → [`Config`].
+
+use proc_macro2::TokenStream;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Ident, Lit, LitInt, Token};
+use tessera_dsl::{Config, Constant, ThreadBlock, VectorWidth};
+
+use crate::spans::SpanTable;
+
+enum Item {
+    Threads(Expr),
+    Vector(LitInt),
+    Consts(Punctuated<ConstItem, Token![,]>),
+}
+
+struct ConstItem {
+    name: Ident,
+    value: LitInt,
+}
+
+impl Parse for ConstItem {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let value = input.parse()?;
+        Ok(Self { name, value })
+    }
+}
+
+impl Parse for Item {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let key: Ident = input.parse()?;
+        match key.to_string().as_str() {
+            "threads" => {
+                input.parse::<Token![=]>()?;
+                Ok(Item::Threads(input.parse()?))
+            }
+            "vector" => {
+                input.parse::<Token![=]>()?;
+                Ok(Item::Vector(input.parse()?))
+            }
+            "consts" => {
+                let content;
+                syn::parenthesized!(content in input);
+                Ok(Item::Consts(content.parse_terminated(ConstItem::parse, Token![,])?))
+            }
+            other => Err(syn::Error::new(
+                key.span(),
+                format!("unknown tile_kernel option `{other}`; expected `threads`, `vector` or `consts(..)`"),
+            )),
+        }
+    }
+}
+
+/// Parses the attribute into a configuration; `threads` is required.
+pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Config> {
+    let items = syn::parse::Parser::parse2(Punctuated::<Item, Token![,]>::parse_terminated, attr)?;
+    let mut config = Config::default();
+    let mut threads_seen = false;
+    for item in items {
+        match item {
+            Item::Threads(expr) => {
+                config.threads_origin = spans.origin(expr.span());
+                config.threads = thread_block(&expr)?;
+                threads_seen = true;
+            }
+            Item::Vector(lit) => {
+                let width: u32 = lit.base10_parse()?;
+                config.vector = VectorWidth::new(width).ok_or_else(|| {
+                    syn::Error::new(
+                        lit.span(),
+                        format!("vector = {width}: an access moves 1, 2 or 4 elements (up to 16 bytes)\nhint: use vector = 4 for 128-bit accesses of f32"),
+                    )
+                })?;
+                config.vector_origin = spans.origin(lit.span());
+            }
+            Item::Consts(list) => {
+                for item in list {
+                    config.constants.push(Constant {
+                        name: item.name.to_string(),
+                        value: item.value.base10_parse()?,
+                        origin: spans.origin(item.name.span()),
+                    });
+                }
+            }
+        }
+    }
+    if !threads_seen {
+        return Err(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "tile_kernel needs `threads = ..`, the threads per block (e.g. threads = 256 or threads = (32, 8))",
+        ));
+    }
+    Ok(config)
+}
+
+fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
+    let dims: Vec<&Expr> = match expr {
+        Expr::Tuple(tuple) => tuple.elems.iter().collect(),
+        Expr::Paren(paren) => vec![&*paren.expr],
+        other => vec![other],
+    };
+    if dims.is_empty() || dims.len() > 3 {
+        return Err(syn::Error::new(expr.span(), "threads takes 1 to 3 dimensions: threads = 256 or threads = (32, 8)"));
+    }
+    let mut values = [1u32; 3];
+    for (slot, dim) in values.iter_mut().zip(&dims) {
+        match dim {
+            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => *slot = lit.base10_parse()?,
+            other => {
+                return Err(syn::Error::new(other.span(), "thread counts are integer literals, e.g. threads = (32, 8)"));
+            }
+        }
+    }
+    Ok(ThreadBlock { x: values[0], y: values[1], z: values[2] })
+}

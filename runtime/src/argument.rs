@@ -1,0 +1,110 @@
+use std::marker::PhantomData;
+
+use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice};
+use tessera_dsl::ElementType;
+
+use crate::{Element, Input, Output};
+
+/// A value passed by value to a kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    F32(f32),
+    F64(f64),
+    I32(i32),
+    U32(u32),
+}
+
+impl ScalarValue {
+    pub fn element(&self) -> ElementType {
+        match self {
+            Self::F32(_) => ElementType::F32,
+            Self::F64(_) => ElementType::F64,
+            Self::I32(_) => ElementType::I32,
+            Self::U32(_) => ElementType::U32,
+        }
+    }
+}
+
+/// One argument of a launch, named after its parameter. `#[tile_kernel]`'s `launch` builds
+/// these from typed references; the borrow keeps each tensor alive until the launch is queued.
+///
+/// ```no_run
+/// use tessera_runtime::{Argument, Gpu};
+/// let gpu = Gpu::new(0)?;
+/// let x = gpu.upload(&[1.0f32; 8], [8])?;
+/// let argument = Argument::input("x", &x);
+/// assert_eq!(argument.param(), "x");
+/// # Ok::<(), tessera_runtime::Error>(())
+/// ```
+#[derive(Debug)]
+pub enum Argument<'a> {
+    Tensor {
+        param: &'static str,
+        element: ElementType,
+        dims: Vec<usize>,
+        device: usize,
+        address: u64,
+        writable: bool,
+        borrow: PhantomData<&'a ()>,
+    },
+    Scalar {
+        param: &'static str,
+        value: ScalarValue,
+    },
+}
+
+impl<'a> Argument<'a> {
+    pub fn input<T: Element>(param: &'static str, tensor: &'a impl Input<T>) -> Self {
+        let view = tensor.cuda_view();
+        let (address, _sync) = view.device_ptr(view.stream());
+        Argument::Tensor {
+            param,
+            element: T::TYPE,
+            dims: tensor.shape().to_vec(),
+            device: tensor.device(),
+            address,
+            writable: false,
+            borrow: PhantomData,
+        }
+    }
+
+    pub fn output<T: Element>(param: &'static str, tensor: &'a mut impl Output<T>) -> Self {
+        let dims = tensor.shape().to_vec();
+        let device = tensor.device();
+        let mut view = tensor.cuda_view_mut();
+        let stream = view.stream().clone();
+        let (address, _sync) = view.device_ptr_mut(&stream);
+        Argument::Tensor { param, element: T::TYPE, dims, device, address, writable: true, borrow: PhantomData }
+    }
+
+    pub fn scalar<T: Into<ScalarValue>>(param: &'static str, value: T) -> Self {
+        Argument::Scalar { param, value: value.into() }
+    }
+
+    pub fn param(&self) -> &'static str {
+        match self {
+            Argument::Tensor { param, .. } | Argument::Scalar { param, .. } => param,
+        }
+    }
+}
+
+impl From<f32> for ScalarValue {
+    fn from(v: f32) -> Self {
+        Self::F32(v)
+    }
+}
+impl From<f64> for ScalarValue {
+    fn from(v: f64) -> Self {
+        Self::F64(v)
+    }
+}
+impl From<i32> for ScalarValue {
+    fn from(v: i32) -> Self {
+        Self::I32(v)
+    }
+}
+impl From<u32> for ScalarValue {
+    fn from(v: u32) -> Self {
+        Self::U32(v)
+    }
+}

@@ -1,0 +1,229 @@
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use cudarc::driver::PushKernelArg;
+
+use tessera_dsl::{Kernel, LaunchPlan, ParamKind, TensorShape, VectorWidth};
+
+use crate::argument::ScalarValue;
+use crate::{nvrtc, Arch, Argument, CompiledKernel, DiskCache, Error, Gpu};
+
+/// A kernel as `#[tile_kernel]` embeds it: name, CUDA source at the declared configuration
+/// and the IR, from which the runtime renders other configurations.
+///
+/// ```ignore
+/// // emitted by the macro inside `pub mod copy_f32x4 { .. }`:
+/// pub static KERNEL: tessera::KernelDefinition = tessera::KernelDefinition::new(NAME, CUDA_SOURCE, IR_JSON);
+/// ```
+pub struct KernelDefinition {
+    name: &'static str,
+    cuda_source: &'static str,
+    ir_json: &'static str,
+    ir: OnceLock<Result<Kernel, String>>,
+}
+
+/// What a launch did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launched {
+    pub kernel: &'static str,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// The vector width used: the declared one, or narrower for unaligned arguments.
+    pub vector: VectorWidth,
+    /// Registers per thread, from ptxas.
+    pub registers: u32,
+    /// False when the grid was empty (a zero-length tensor) and nothing ran.
+    pub queued: bool,
+}
+
+impl KernelDefinition {
+    pub const fn new(name: &'static str, cuda_source: &'static str, ir_json: &'static str) -> Self {
+        Self { name, cuda_source, ir_json, ir: OnceLock::new() }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The CUDA source at the declared configuration.
+    pub fn cuda_source(&self) -> &'static str {
+        self.cuda_source
+    }
+
+    /// The tile IR.
+    pub fn ir(&self) -> Result<&Kernel, Error> {
+        self.ir
+            .get_or_init(|| serde_json::from_str(self.ir_json).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|message| Error::Ir { kernel: self.name.into(), message: message.clone() })
+    }
+
+    /// The CUDA source with vector width `width` (the declared source when it is the declared width).
+    pub fn source_with_vector(&self, width: VectorWidth) -> Result<Cow<'static, str>, Error> {
+        let kernel = self.ir()?;
+        let declared = kernel.config.vector;
+        if width == declared {
+            return Ok(Cow::Borrowed(self.cuda_source));
+        }
+        if width > declared {
+            return Err(Error::VectorTooWide { kernel: self.name.into(), width, declared });
+        }
+        let mut narrower = kernel.clone();
+        narrower.config.vector = width;
+        tessera_codegen::render(&narrower)
+            .map(Cow::Owned)
+            .map_err(|source| Error::Render { kernel: self.name.into(), source })
+    }
+
+    /// Compiles the declared source for `arch` with NVRTC alone: no GPU needed.
+    pub fn compile_for(&self, arch: Arch) -> Result<CompiledKernel, Error> {
+        nvrtc::compile_cached(self.cuda_source, self.name, arch, DiskCache::default_location().as_ref())
+    }
+
+    /// Checks the arguments, binds the shapes, picks the vector width the pointers allow,
+    /// compiles (or finds) the cubin and queues the kernel on `gpu`'s stream.
+    pub fn launch(&self, gpu: &Gpu, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
+        let kernel = self.ir()?;
+        self.check_arguments(kernel, gpu, arguments)?;
+        let width = widest_aligned(kernel.config.vector, arguments)?;
+        let source = self.source_with_vector(width)?;
+        let threads = kernel.config.threads.count() as u32;
+        let loaded = gpu.load(&source, self.name, threads)?;
+        let shapes: Vec<TensorShape<'_>> = arguments
+            .iter()
+            .filter_map(|a| match a {
+                Argument::Tensor { param, dims, .. } => Some(TensorShape { param, dims }),
+                Argument::Scalar { .. } => None,
+            })
+            .collect();
+        let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
+        let plan = LaunchPlan::new(kernel, &shapes, resident).map_err(|source| Error::Plan { kernel: self.name.into(), source })?;
+        let mut launched = Launched {
+            kernel: self.name,
+            grid: plan.grid,
+            block: plan.block,
+            vector: width,
+            registers: loaded.compiled.ptxas.registers,
+            queued: false,
+        };
+        if plan.is_empty() {
+            return Ok(launched);
+        }
+        let symbols: Vec<i32> = plan.binding.values.iter().map(|(_, v)| *v as i32).collect();
+        let mut builder = gpu.stream().launch_builder(&loaded.function);
+        for argument in arguments.iter() {
+            match argument {
+                Argument::Tensor { address, .. } => builder.arg(address),
+                Argument::Scalar { value: ScalarValue::F32(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::F64(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::I32(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::U32(v), .. } => builder.arg(v),
+            };
+        }
+        for symbol in &symbols {
+            builder.arg(symbol);
+        }
+        let config = cudarc::driver::LaunchConfig {
+            grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
+            block_dim: (plan.block[0], plan.block[1], plan.block[2]),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the kernel's signature in order and type (checked
+        // above against the IR the source was rendered from), every pointer is a live
+        // device allocation borrowed for this call, and every access the kernel makes is
+        // bounded by the shape symbols passed with them.
+        unsafe { builder.launch(config) }.map_err(Error::driver("launching the kernel"))?;
+        launched.queued = true;
+        Ok(launched)
+    }
+
+    fn check_arguments(&self, kernel: &Kernel, gpu: &Gpu, arguments: &[Argument<'_>]) -> Result<(), Error> {
+        if arguments.len() != kernel.params.len() {
+            return Err(Error::ArgumentCount { kernel: self.name.into(), given: arguments.len(), expected: kernel.params.len() });
+        }
+        for (position, (argument, param)) in arguments.iter().zip(&kernel.params).enumerate() {
+            if argument.param() != param.name {
+                return Err(Error::ArgumentOrder {
+                    kernel: self.name.into(),
+                    position,
+                    given: argument.param().into(),
+                    expected: param.name.clone(),
+                });
+            }
+            let (given, expected) = match (argument, &param.kind) {
+                (Argument::Tensor { element, device, .. }, ParamKind::Global(tensor)) => {
+                    if *device != gpu.ordinal() {
+                        return Err(Error::WrongDevice { param: param.name.clone(), tensor_device: *device, gpu_device: gpu.ordinal() });
+                    }
+                    (*element, tensor.element)
+                }
+                (Argument::Scalar { value, .. }, ParamKind::Scalar(element)) => (value.element(), *element),
+                _ => {
+                    return Err(Error::ArgumentOrder {
+                        kernel: self.name.into(),
+                        position,
+                        given: format!("{} (tensor/scalar mismatch)", argument.param()),
+                        expected: param.name.clone(),
+                    })
+                }
+            };
+            if given != expected {
+                return Err(Error::ElementMismatch { kernel: self.name.into(), param: param.name.clone(), given, expected });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The widest width up to `declared` at which every tensor's address is aligned, so no
+/// vector access is ever misaligned.
+fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<VectorWidth, Error> {
+    let mut width = declared;
+    for argument in arguments {
+        let Argument::Tensor { param, element, address, .. } = argument else { continue };
+        let element_bytes = u64::from(element.size_bytes());
+        if address % element_bytes != 0 {
+            return Err(Error::Misaligned { param: (*param).into(), address: *address, element_bytes: element.size_bytes() });
+        }
+        while address % (element_bytes * u64::from(width.get())) != 0 {
+            width = width.narrower().unwrap_or(VectorWidth::W1);
+        }
+    }
+    Ok(width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::marker::PhantomData;
+    use tessera_dsl::ElementType;
+
+    fn tensor(param: &'static str, address: u64) -> Argument<'static> {
+        Argument::Tensor { param, element: ElementType::F32, dims: vec![4], device: 0, address, writable: false, borrow: PhantomData }
+    }
+
+    #[test]
+    fn an_address_off_by_one_float_drops_to_scalar_width() {
+        let arguments = [tensor("x", 0x1000), tensor("y", 0x1004)];
+        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W1);
+    }
+
+    #[test]
+    fn an_address_off_by_two_floats_keeps_64_bit_accesses() {
+        let arguments = [tensor("x", 0x1008), tensor("y", 0x2000)];
+        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W2);
+    }
+
+    #[test]
+    fn aligned_addresses_keep_the_declared_width() {
+        let arguments = [tensor("x", 0x1010), tensor("y", 0x2000)];
+        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W4);
+        assert_eq!(widest_aligned(VectorWidth::W2, &arguments).unwrap(), VectorWidth::W2);
+    }
+
+    #[test]
+    fn an_address_inside_an_element_is_an_error() {
+        let arguments = [tensor("x", 0x1002)];
+        assert!(matches!(widest_aligned(VectorWidth::W4, &arguments), Err(Error::Misaligned { element_bytes: 4, .. })));
+    }
+}

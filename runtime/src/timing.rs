@@ -1,0 +1,38 @@
+/// Kernel times from CUDA events over repeated runs, after warm-up.
+///
+/// ```
+/// let timing = tessera_runtime::Timing::from_samples(vec![3.0, 1.0, 2.0]);
+/// assert_eq!(timing.median_ms, 2.0);
+/// assert_eq!((timing.min_ms, timing.max_ms), (1.0, 3.0));
+/// assert_eq!(timing.gb_per_s(2_000_000), 1.0); // 2 MB in 2 ms
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub samples: Vec<f64>,
+}
+
+impl Timing {
+    pub fn from_samples(mut samples: Vec<f64>) -> Self {
+        samples.sort_by(|a, b| a.total_cmp(b));
+        let n = samples.len();
+        let median_ms = match n {
+            0 => f64::NAN,
+            _ if n % 2 == 1 => samples[n / 2],
+            _ => (samples[n / 2 - 1] + samples[n / 2]) / 2.0,
+        };
+        Self { median_ms, min_ms: samples.first().copied().unwrap_or(f64::NAN), max_ms: samples.last().copied().unwrap_or(f64::NAN), samples }
+    }
+
+    /// Bytes moved per second at the median time, in GB/s (10⁹ bytes).
+    pub fn gb_per_s(&self, bytes: u64) -> f64 {
+        bytes as f64 / (self.median_ms * 1e-3) / 1e9
+    }
+
+    /// Floating-point operations per second at the median time, in TFLOP/s.
+    pub fn tflop_per_s(&self, flops: f64) -> f64 {
+        flops / (self.median_ms * 1e-3) / 1e12
+    }
+}

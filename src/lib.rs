@@ -1,0 +1,57 @@
+//! # tessera
+//!
+//! Tile kernels in Rust syntax. A function annotated with [`tile_kernel`] describes a tiled
+//! GPU computation; at compile time the macro checks the configuration, renders readable
+//! CUDA C and embeds it; at run time the kernel is compiled with NVRTC to a cubin for the
+//! GPU in hand, cached, and launched with typed, shape-checked arguments.
+//!
+//! ```ignore
+//! use tessera::prelude::*;
+//!
+//! /// y = x, 128-bit accesses, one tile of 1024 elements per block.
+//! #[tile_kernel(threads = 256, vector = 4, consts(TILE = 1024))]
+//! pub fn copy_f32x4(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>) {
+//!     let (bx,) = grid(cdiv(N, TILE));
+//!     copy(x.tile([bx], [TILE]), y.tile([bx], [TILE]));
+//! }
+//!
+//! let gpu = Gpu::new(0)?;
+//! let x = gpu.upload(&host, [n])?;
+//! let mut y = gpu.zeros::<f32>([n])?;
+//! copy_f32x4::launch(&gpu, &x, &mut y)?;      // grid from the shapes; Err on a mismatch
+//! println!("{}", copy_f32x4::CUDA_SOURCE);   // or `cargo expand`
+//! ```
+//!
+//! ## The language
+//!
+//! - Attribute: `threads = 256` or `threads = (32, 8)`; `vector = 1 | 2 | 4` (elements per
+//!   access, at most 16 bytes); `consts(NAME = value, ..)`, emitted as `constexpr int`.
+//! - Parameters: `Global<T, (dims..)>` (read-only), `GlobalMut<T, (dims..)>` (writable) with
+//!   `T` one of `f32 f64 i32 u32` and dims named shape symbols, bound at launch; or a scalar.
+//! - Body: `let (bx,) = grid(extent..);` maps blocks to tiles one to one;
+//!   `for t in grid_stride(count) { .. }` spreads `count` tiles over the resident blocks;
+//!   `copy(x.tile([index], [extent]), y.tile([index], [extent]));` copies a tile with the
+//!   configured vector width, whole tiles without bounds checks and the last one guarded.
+//!   Index expressions use integers, names, `+ - * / %`, `cdiv`, `min`, `max`.
+//!
+//! Every configuration error that can be known at compile time is a compile error at the
+//! offending token, with the numbers. See `tests/ui` for each.
+
+// The catalog below uses the macro, whose expansion names `::tessera`.
+extern crate self as tessera;
+
+pub mod catalog;
+
+pub use tessera_codegen as codegen;
+pub use tessera_dsl as dsl;
+pub use tessera_macros::tile_kernel;
+pub use tessera_runtime as runtime;
+pub use tessera_runtime::{
+    nvrtc, Arch, Argument, CompiledKernel, DeviceTensor, DiskCache, Error, Gpu, Input, KernelDefinition, Launched, Output,
+    PtxasReport, TensorView, TensorViewMut, Timing,
+};
+
+/// What kernel files and programs that launch them need.
+pub mod prelude {
+    pub use crate::{tile_kernel, DeviceTensor, Error, Gpu, Launched};
+}
