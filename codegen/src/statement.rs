@@ -38,7 +38,11 @@ struct TileCopySource<'a> {
 }
 
 /// Renders `body`, each statement indented by `depth` levels of four spaces.
-pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> Result<Vec<String>, RenderError> {
+pub(crate) fn render_body(
+    kernel: &Kernel,
+    body: &[Statement],
+    depth: usize,
+) -> Result<Vec<String>, RenderError> {
     body.iter()
         .map(|statement| {
             let text = match statement {
@@ -53,13 +57,20 @@ pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> 
 
 fn grid_source(grid: &GridBinding) -> Result<String, RenderError> {
     let extents: Vec<String> = grid.extents.iter().map(Expr::to_string).collect();
-    let vars = if grid.vars.len() == 1 { format!("({},)", grid.vars[0]) } else { format!("({})", grid.vars.join(", ")) };
+    let vars = if grid.vars.len() == 1 {
+        format!("({},)", grid.vars[0])
+    } else {
+        format!("({})", grid.vars.join(", "))
+    };
     GridSource {
         dsl: format!("let {vars} = grid({});", extents.join(", ")),
         bindings: grid.vars.iter().cloned().zip(['x', 'y', 'z']).collect(),
     }
     .render()
-    .map_err(|source| RenderError::Template { template: "grid.cu", source })
+    .map_err(|source| RenderError::Template {
+        template: "grid.cu",
+        source,
+    })
 }
 
 fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop) -> Result<String, RenderError> {
@@ -70,7 +81,10 @@ fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop) -> Result<String
         body: render_body(kernel, &stride.body, 1)?,
     }
     .render()
-    .map_err(|source| RenderError::Template { template: "grid_stride.cu", source })
+    .map_err(|source| RenderError::Template {
+        template: "grid_stride.cu",
+        source,
+    })
 }
 
 /// A 1-D tile copy: validation guarantees rank 1, constant extent, matching element types
@@ -78,15 +92,36 @@ fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop) -> Result<String
 fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
     let invalid = |message: &str| RenderError::Invalid {
         kernel: kernel.name.clone(),
-        diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(copy.origin, message)]),
+        diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(
+            copy.origin,
+            message,
+        )]),
     };
-    let tensor = kernel.param(&copy.src.tensor).and_then(|p| p.tensor()).ok_or_else(|| invalid("unknown source tensor"))?;
-    let bound = tensor.contiguous_symbol().ok_or_else(|| invalid("source tensor has rank 0"))?;
-    let extent = copy.src.extent.first().ok_or_else(|| invalid("tile has no extent"))?;
-    let index = copy.src.index.first().ok_or_else(|| invalid("tile has no index"))?;
+    let tensor = kernel
+        .param(&copy.src.tensor)
+        .and_then(|p| p.tensor())
+        .ok_or_else(|| invalid("unknown source tensor"))?;
+    let bound = tensor
+        .contiguous_symbol()
+        .ok_or_else(|| invalid("source tensor has rank 0"))?;
+    let extent = copy
+        .src
+        .extent
+        .first()
+        .ok_or_else(|| invalid("tile has no extent"))?;
+    let index = copy
+        .src
+        .index
+        .first()
+        .ok_or_else(|| invalid("tile has no index"))?;
     let width = kernel.config.vector;
-    let vector_type = tensor.element.vector_type(width).ok_or_else(|| invalid("no vector type for this width"))?;
-    let elements = extent.eval(&kernel.constant_scope()).map_err(|_| invalid("tile extent is not constant"))?;
+    let vector_type = tensor
+        .element
+        .vector_type(width)
+        .ok_or_else(|| invalid("no vector type for this width"))?;
+    let elements = extent
+        .eval(&kernel.constant_scope())
+        .map_err(|_| invalid("tile extent is not constant"))?;
     let per_pass = kernel.config.threads.count() as i64 * i64::from(width.get());
     TileCopySource {
         dsl: copy.to_string(),
@@ -101,13 +136,22 @@ fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderEr
         vectorized: width.get() > 1,
     }
     .render()
-    .map_err(|source| RenderError::Template { template: "tile_copy.cu", source })
+    .map_err(|source| RenderError::Template {
+        template: "tile_copy.cu",
+        source,
+    })
 }
 
 fn indent(text: &str, depth: usize) -> String {
     let pad = "    ".repeat(depth);
     text.lines()
-        .map(|line| if line.is_empty() { String::new() } else { format!("{pad}{line}") })
+        .map(|line| {
+            if line.is_empty() {
+                String::new()
+            } else {
+                format!("{pad}{line}")
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -4,15 +4,14 @@
 //{{ line }}
 {%- endfor %}
 
-constexpr int THREADS = {{ threads }};  // threads per block
-constexpr int VECTOR = {{ vector }};  // elements per {{ vector_bits }}-bit access
-{%- for constant in constants %}
-constexpr int {{ constant.name }} = {{ constant.value }};
-{%- endfor %}
-
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ name }}({{ params|join(", ") }})
 {
+    constexpr int THREADS = {{ threads }};  // threads per block
+    constexpr int VECTOR = {{ vector }};  // elements per {{ vector_bits }}-bit access
+{%- for constant in constants %}
+    constexpr int {{ constant.name }} = {{ constant.value }};
+{%- endfor %}
     const int tid = {{ thread_index }};
 {% for statement in body %}
 {{ statement }}

@@ -28,7 +28,7 @@ pub use diagnostic::{Diagnostic, Diagnostics};
 pub use element::ElementType;
 pub use expr::{BinaryOp, EvalError, Expr, ExprKind, Scope};
 pub use kernel::{GridMapping, Kernel};
-pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape};
+pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS};
 pub use origin::Origin;
 pub use param::{Access, GlobalTensor, Param, ParamKind};
 pub use statement::{GridBinding, GridStrideLoop, Statement, TileCopy, TileOperand};

@@ -73,8 +73,20 @@ pub struct TileOperand {
 
 impl std::fmt::Display for TileOperand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let list = |exprs: &[Expr]| exprs.iter().map(Expr::to_string).collect::<Vec<_>>().join(", ");
-        write!(f, "{}.tile([{}], [{}])", self.tensor, list(&self.index), list(&self.extent))
+        let list = |exprs: &[Expr]| {
+            exprs
+                .iter()
+                .map(Expr::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        write!(
+            f,
+            "{}.tile([{}], [{}])",
+            self.tensor,
+            list(&self.index),
+            list(&self.extent)
+        )
     }
 }
 

@@ -103,16 +103,28 @@ fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
         other => vec![other],
     };
     if dims.is_empty() || dims.len() > 3 {
-        return Err(syn::Error::new(expr.span(), "threads takes 1 to 3 dimensions: threads = 256 or threads = (32, 8)"));
+        return Err(syn::Error::new(
+            expr.span(),
+            "threads takes 1 to 3 dimensions: threads = 256 or threads = (32, 8)",
+        ));
     }
     let mut values = [1u32; 3];
     for (slot, dim) in values.iter_mut().zip(&dims) {
         match dim {
-            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => *slot = lit.base10_parse()?,
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(lit), ..
+            }) => *slot = lit.base10_parse()?,
             other => {
-                return Err(syn::Error::new(other.span(), "thread counts are integer literals, e.g. threads = (32, 8)"));
+                return Err(syn::Error::new(
+                    other.span(),
+                    "thread counts are integer literals, e.g. threads = (32, 8)",
+                ));
             }
         }
     }
-    Ok(ThreadBlock { x: values[0], y: values[1], z: values[2] })
+    Ok(ThreadBlock {
+        x: values[0],
+        y: values[1],
+        z: values[2],
+    })
 }

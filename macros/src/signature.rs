@@ -9,16 +9,25 @@ use crate::spans::SpanTable;
 
 const EXPECTED: &str = "expected `Global<T, (dims..)>`, `GlobalMut<T, (dims..)>` or a scalar `f32`, `f64`, `i32` or `u32`";
 
-pub(crate) fn parse(inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>, spans: &mut SpanTable) -> syn::Result<Vec<Param>> {
+pub(crate) fn parse(
+    inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>,
+    spans: &mut SpanTable,
+) -> syn::Result<Vec<Param>> {
     inputs.iter().map(|input| parameter(input, spans)).collect()
 }
 
 fn parameter(input: &FnArg, spans: &mut SpanTable) -> syn::Result<Param> {
     let FnArg::Typed(typed) = input else {
-        return Err(syn::Error::new(input.span(), "a tile kernel takes no `self`"));
+        return Err(syn::Error::new(
+            input.span(),
+            "a tile kernel takes no `self`",
+        ));
     };
     let Pat::Ident(ident) = &*typed.pat else {
-        return Err(syn::Error::new(typed.pat.span(), "kernel parameters are plain names, e.g. `x: Global<f32, (N,)>`"));
+        return Err(syn::Error::new(
+            typed.pat.span(),
+            "kernel parameters are plain names, e.g. `x: Global<f32, (N,)>`",
+        ));
     };
     let name = ident.ident.to_string();
     let origin = spans.origin(ident.ident.span());
@@ -27,8 +36,15 @@ fn parameter(input: &FnArg, spans: &mut SpanTable) -> syn::Result<Param> {
 }
 
 fn parameter_kind(ty: &Type, spans: &mut SpanTable) -> syn::Result<ParamKind> {
-    let unsupported = || syn::Error::new(ty.span(), format!("unsupported parameter type `{}`: {EXPECTED}", quote::quote!(#ty)));
-    let Type::Path(path) = ty else { return Err(unsupported()) };
+    let unsupported = || {
+        syn::Error::new(
+            ty.span(),
+            format!("unsupported parameter type `{}`: {EXPECTED}", type_text(ty)),
+        )
+    };
+    let Type::Path(path) = ty else {
+        return Err(unsupported());
+    };
     let segment = path.path.segments.last().ok_or_else(unsupported)?;
     let wrapper = segment.ident.to_string();
     let access = match wrapper.as_str() {
@@ -42,7 +58,10 @@ fn parameter_kind(ty: &Type, spans: &mut SpanTable) -> syn::Result<ParamKind> {
         }
     };
     let PathArguments::AngleBracketed(args) = &segment.arguments else {
-        return Err(syn::Error::new(segment.span(), format!("`{wrapper}` needs an element type and a shape: `{wrapper}<f32, (N,)>`")));
+        return Err(syn::Error::new(
+            segment.span(),
+            format!("`{wrapper}` needs an element type and a shape: `{wrapper}<f32, (N,)>`"),
+        ));
     };
     let types: Vec<&Type> = args
         .args
@@ -56,29 +75,48 @@ fn parameter_kind(ty: &Type, spans: &mut SpanTable) -> syn::Result<ParamKind> {
         return Err(syn::Error::new(args.span(), format!("`{wrapper}` takes two arguments, an element type and a shape: `{wrapper}<f32, (M, N)>`")));
     };
     let element = element_type(element)?;
-    Ok(ParamKind::Global(GlobalTensor { element, shape: shape_symbols(shape, spans)?, access }))
+    Ok(ParamKind::Global(GlobalTensor {
+        element,
+        shape: shape_symbols(shape, spans)?,
+        access,
+    }))
 }
 
 fn element_type(ty: &Type) -> syn::Result<ElementType> {
     let name = match ty {
-        Type::Path(path) if path.path.segments.len() == 1 => path.path.segments[0].ident.to_string(),
+        Type::Path(path) if path.path.segments.len() == 1 => {
+            path.path.segments[0].ident.to_string()
+        }
         _ => String::new(),
     };
     ElementType::from_rust_name(&name).ok_or_else(|| {
         let known: Vec<&str> = ElementType::ALL.iter().map(|t| t.rust_name()).collect();
-        syn::Error::new(ty.span(), format!("unsupported element type `{}`: expected one of {}", quote::quote!(#ty), known.join(", ")))
+        syn::Error::new(
+            ty.span(),
+            format!(
+                "unsupported element type `{}`: expected one of {}",
+                type_text(ty),
+                known.join(", ")
+            ),
+        )
     })
 }
 
 /// `(M, N)`, `(N,)`, `(N)` or `N`: one shape symbol per dimension.
-fn shape_symbols(ty: &Type, spans: &mut SpanTable) -> syn::Result<Vec<(String, tessera_dsl::Origin)>> {
+fn shape_symbols(
+    ty: &Type,
+    spans: &mut SpanTable,
+) -> syn::Result<Vec<(String, tessera_dsl::Origin)>> {
     let dims: Vec<&Type> = match ty {
         Type::Tuple(tuple) => tuple.elems.iter().collect(),
         Type::Paren(paren) => vec![&*paren.elem],
         other => vec![other],
     };
     if dims.is_empty() {
-        return Err(syn::Error::new(ty.span(), "a tensor needs at least one dimension: `(N,)`"));
+        return Err(syn::Error::new(
+            ty.span(),
+            "a tensor needs at least one dimension: `(N,)`",
+        ));
     }
     dims.into_iter()
         .map(|dim| match dim {
@@ -89,4 +127,14 @@ fn shape_symbols(ty: &Type, spans: &mut SpanTable) -> syn::Result<Vec<(String, t
             other => Err(syn::Error::new(other.span(), "a dimension is a shape symbol such as `N`, bound from the argument's shape at launch")),
         })
         .collect()
+}
+
+/// A type as the user wrote it, without the token spacing of `quote` (`Vec<f32>`).
+fn type_text(ty: &Type) -> String {
+    quote::quote!(#ty)
+        .to_string()
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
 }

@@ -4,7 +4,10 @@
 use crate::Error;
 
 fn candidates(name: &str) -> String {
-    cudarc::get_lib_name_candidates(name).join(", ")
+    let mut names = cudarc::get_lib_name_candidates(name);
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names.join(", ")
 }
 
 /// True when libnvrtc can be loaded (it needs no GPU).
@@ -23,7 +26,9 @@ pub(crate) fn require_nvrtc() -> Result<(), Error> {
     if nvrtc_available() {
         Ok(())
     } else {
-        Err(Error::NvrtcMissing { tried: candidates("nvrtc") })
+        Err(Error::NvrtcMissing {
+            tried: candidates("nvrtc"),
+        })
     }
 }
 
@@ -31,6 +36,8 @@ pub(crate) fn require_driver() -> Result<(), Error> {
     if driver_available() {
         Ok(())
     } else {
-        Err(Error::DriverMissing { tried: candidates("cuda") })
+        Err(Error::DriverMissing {
+            tried: candidates("cuda"),
+        })
     }
 }

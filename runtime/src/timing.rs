@@ -23,7 +23,12 @@ impl Timing {
             _ if n % 2 == 1 => samples[n / 2],
             _ => (samples[n / 2 - 1] + samples[n / 2]) / 2.0,
         };
-        Self { median_ms, min_ms: samples.first().copied().unwrap_or(f64::NAN), max_ms: samples.last().copied().unwrap_or(f64::NAN), samples }
+        Self {
+            median_ms,
+            min_ms: samples.first().copied().unwrap_or(f64::NAN),
+            max_ms: samples.last().copied().unwrap_or(f64::NAN),
+            samples,
+        }
     }
 
     /// Bytes moved per second at the median time, in GB/s (10⁹ bytes).

@@ -3,13 +3,12 @@
 // Scalar copy over a grid-stride loop: as many blocks as stay resident, each taking
 // every gridDim.x-th tile.
 
-constexpr int THREADS = 256;  // threads per block
-constexpr int VECTOR = 1;  // elements per 32-bit access
-constexpr int TILE = 256;
-
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(256)
 copy_f32_grid_stride(const float* __restrict__ x, float* __restrict__ y, const int N)
 {
+    constexpr int THREADS = 256;  // threads per block
+    constexpr int VECTOR = 1;  // elements per 32-bit access
+    constexpr int TILE = 256;
     const int tid = threadIdx.x;
 
     // for t in grid_stride(cdiv(N, TILE)): block b takes tiles b, b + gridDim.x, ...

@@ -2,13 +2,12 @@
 // Edit the Rust function, not this file.
 // float4 copy over a grid-stride loop.
 
-constexpr int THREADS = 256;  // threads per block
-constexpr int VECTOR = 4;  // elements per 128-bit access
-constexpr int TILE = 1024;
-
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(256)
 copy_f32x4_grid_stride(const float* __restrict__ x, float* __restrict__ y, const int N)
 {
+    constexpr int THREADS = 256;  // threads per block
+    constexpr int VECTOR = 4;  // elements per 128-bit access
+    constexpr int TILE = 1024;
     const int tid = threadIdx.x;
 
     // for t in grid_stride(cdiv(N, TILE)): block b takes tiles b, b + gridDim.x, ...

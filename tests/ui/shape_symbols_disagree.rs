@@ -1,0 +1,9 @@
+use tessera::prelude::*;
+
+#[tile_kernel(threads = 256, vector = 4, consts(TILE = 1024))]
+pub fn two_lengths(x: Global<f32, (N,)>, y: GlobalMut<f32, (M,)>) {
+    let (bx,) = grid(cdiv(N, TILE));
+    copy(x.tile([bx], [TILE]), y.tile([bx], [TILE]));
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use tessera::prelude::*;
+
+#[tile_kernel(threads = 256, vector = 4, consts(TILE = 1024))]
+pub fn prints(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>) {
+    let (bx,) = grid(cdiv(N, TILE));
+    println!("hello");
+    copy(x.tile([bx], [TILE]), y.tile([bx], [TILE]));
+}
+
+fn main() {}
