@@ -54,7 +54,32 @@ impl PtxasReport {
                 report.barriers = number_after(line, "used ").unwrap_or(0);
             }
         }
-        found.then_some(report)
+        if found {
+            return Some(report);
+        }
+        // Some NVRTC versions do not name the kernel before its figures; a log with a single
+        // entry function can only be about that one.
+        let used: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("Used ") && l.contains(" registers"))
+            .collect();
+        match used.as_slice() {
+            [line] => {
+                let stack_line = log
+                    .lines()
+                    .find(|l| l.contains("bytes stack frame"))
+                    .unwrap_or("");
+                Some(PtxasReport {
+                    registers: number_after(line, "Used ")?,
+                    shared_bytes: number_before(line, "bytes smem").unwrap_or(0),
+                    barriers: number_after(line, "used ").unwrap_or(0),
+                    stack_frame_bytes: number_before(stack_line, "bytes stack frame").unwrap_or(0),
+                    spill_stores: number_before(stack_line, "bytes spill stores").unwrap_or(0),
+                    spill_loads: number_before(stack_line, "bytes spill loads").unwrap_or(0),
+                })
+            }
+            _ => None,
+        }
     }
 
     pub fn spills(&self) -> bool {
@@ -127,6 +152,14 @@ ptxas info    : Used 10 registers, 4096 bytes smem, 368 bytes cmem[0]
         let second = PtxasReport::parse(TWO_KERNELS, "second").unwrap();
         assert_eq!((second.registers, second.shared_bytes), (10, 4096));
         assert!(!second.spills());
+    }
+
+    #[test]
+    fn a_single_kernel_log_without_names_still_gives_its_figures() {
+        let log = "ptxas info    : 0 bytes gmem\nptxas info    : Used 16 registers, used 0 barriers, 380 bytes cmem[0]\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
+        let report = PtxasReport::parse(log, "anything").unwrap();
+        assert_eq!(report.registers, 16);
+        assert!(!report.spills());
     }
 
     #[test]

@@ -3,3 +3,13 @@
 //! numbers.
 
 pub mod copy;
+
+/// Every catalog kernel, for the CLI, the examples and the tests.
+pub fn all() -> Vec<&'static crate::KernelDefinition> {
+    copy::ALL.to_vec()
+}
+
+/// The catalog kernel named `name`.
+pub fn find(name: &str) -> Option<&'static crate::KernelDefinition> {
+    all().into_iter().find(|k| k.name() == name)
+}

@@ -1,0 +1,94 @@
+//! `tessera`: inspect the catalog's kernels.
+//!
+//! ```text
+//! tessera list
+//! tessera show <kernel> [--vector 1|2|4] [--arch sm_90] [--ptx | --log]
+//! ```
+//! `show` prints the CUDA source (at another vector width with `--vector`), the PTX NVRTC
+//! makes of it (`--ptx`), or the NVRTC/ptxas log of the cubin compile (`--log`).
+
+use std::process::ExitCode;
+
+use tessera::dsl::VectorWidth;
+use tessera::{catalog, nvrtc, Arch};
+
+enum Output {
+    Source,
+    Ptx,
+    Log,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("tessera: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some("list") => {
+            for kernel in catalog::all() {
+                let config = &kernel.ir().map_err(|e| e.to_string())?.config;
+                println!("{:<26} {}", kernel.name(), tessera::codegen::attribute_text(config));
+            }
+            Ok(())
+        }
+        Some("show") => show(&args[1..]),
+        _ => Err("usage: tessera list | tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log]".into()),
+    }
+}
+
+fn show(args: &[String]) -> Result<(), String> {
+    let name = args
+        .first()
+        .ok_or("show needs a kernel name; `tessera list` lists them")?;
+    let kernel = catalog::find(name)
+        .ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
+    let mut width = kernel.ir().map_err(|e| e.to_string())?.config.vector;
+    let mut arch = Arch::SM_90;
+    let mut output = Output::Source;
+    let mut rest = args[1..].iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--vector" => {
+                let value = rest.next().ok_or("--vector needs 1, 2 or 4")?;
+                width = value
+                    .parse()
+                    .ok()
+                    .and_then(VectorWidth::new)
+                    .ok_or(format!("--vector {value}: expected 1, 2 or 4"))?;
+            }
+            "--arch" => {
+                arch = rest
+                    .next()
+                    .ok_or("--arch needs a value like sm_90")?
+                    .parse()?
+            }
+            "--ptx" => output = Output::Ptx,
+            "--log" => output = Output::Log,
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    let source = kernel
+        .source_with_vector(width)
+        .map_err(|e| e.to_string())?;
+    match output {
+        Output::Source => print!("{source}"),
+        Output::Ptx => print!(
+            "{}",
+            nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?
+        ),
+        Output::Log => {
+            let compiled =
+                nvrtc::compile_cubin(&source, kernel.name(), arch).map_err(|e| e.to_string())?;
+            println!("{}", compiled.log.trim_end());
+            println!("parsed: {}", compiled.ptxas);
+        }
+    }
+    Ok(())
+}
