@@ -16,28 +16,17 @@ struct Options {
 }
 
 fn options() -> Result<Options, String> {
-    let mut options = Options {
-        len: (1 << 28) + 3,
-        repetitions: 30,
-        all_sources: false,
-    };
+    let mut options = Options { len: (1 << 28) + 3, repetitions: 30, all_sources: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| {
-            args.next()
-                .ok_or(format!("{name} needs a value"))?
-                .parse::<usize>()
-                .map_err(|e| format!("{name}: {e}"))
+            args.next().ok_or(format!("{name} needs a value"))?.parse::<usize>().map_err(|e| format!("{name}: {e}"))
         };
         match arg.as_str() {
             "--len" => options.len = value("--len")?,
             "--reps" => options.repetitions = value("--reps")?.max(1),
             "--sources" => options.all_sources = true,
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; expected --len N, --reps R, --sources"
-                ))
-            }
+            other => return Err(format!("unknown argument `{other}`; expected --len N, --reps R, --sources")),
         }
     }
     Ok(options)
@@ -52,17 +41,10 @@ fn main() {
         }
     };
     println!("tessera: the vectorized copy family (y = x, f32)\n");
-    let shown: Vec<&KernelDefinition> = if options.all_sources {
-        copy::ALL.to_vec()
-    } else {
-        vec![&copy::copy_f32x4::KERNEL]
-    };
+    let shown: Vec<&KernelDefinition> =
+        if options.all_sources { copy::ALL.to_vec() } else { vec![&copy::copy_f32x4::KERNEL] };
     for kernel in &shown {
-        println!(
-            "── emitted CUDA of `{}` ──\n{}",
-            kernel.name(),
-            kernel.cuda_source()
-        );
+        println!("── emitted CUDA of `{}` ──\n{}", kernel.name(), kernel.cuda_source());
     }
     match Gpu::new(0) {
         Ok(gpu) => {
@@ -83,10 +65,7 @@ fn main() {
 fn report_compiles(arch: Arch) -> Result<(), tessera::Error> {
     let (major, minor) = tessera::nvrtc::version()?;
     println!("NVRTC {major}.{minor}, {arch}");
-    println!(
-        "{:<26} {:>6} {:>5} {:>7} {:>8}",
-        "kernel", "width", "regs", "spills", "stack B"
-    );
+    println!("{:<26} {:>6} {:>5} {:>7} {:>8}", "kernel", "width", "regs", "spills", "stack B");
     for kernel in copy::ALL {
         let compiled = kernel.compile_for(arch)?;
         let p = compiled.ptxas;
@@ -113,9 +92,7 @@ fn run_on_gpu(gpu: &Gpu, options: &Options) -> Result<(), tessera::Error> {
         len,
         len as f64 * 4.0 / (1u64 << 30) as f64
     );
-    let host: Vec<f32> = (0..len)
-        .map(|i| (i % 1_000_003) as f32 * 0.5 - 17.0)
-        .collect();
+    let host: Vec<f32> = (0..len).map(|i| (i % 1_000_003) as f32 * 0.5 - 17.0).collect();
     let x = gpu.upload(&host, [len])?;
     let mut y = gpu.zeros::<f32>([len])?;
     let (warmup, repetitions) = (3, options.repetitions);
@@ -132,31 +109,14 @@ fn run_on_gpu(gpu: &Gpu, options: &Options) -> Result<(), tessera::Error> {
     );
     for kernel in copy::ALL {
         gpu.copy(&gpu.filled([len], -1.0f32)?, &mut y)?;
-        let launched = kernel.launch(
-            gpu,
-            &mut [Argument::input("x", &x), Argument::output("y", &mut y)],
-        )?;
+        let launched = kernel.launch(gpu, &mut [Argument::input("x", &x), Argument::output("y", &mut y)])?;
         let got = gpu.download(&y)?;
-        if let Some(i) = got
-            .iter()
-            .zip(&host)
-            .position(|(g, h)| g.to_bits() != h.to_bits())
-        {
-            println!(
-                "{}: WRONG at element {i}: {} instead of {}",
-                kernel.name(),
-                got[i],
-                host[i]
-            );
+        if let Some(i) = got.iter().zip(&host).position(|(g, h)| g.to_bits() != h.to_bits()) {
+            println!("{}: WRONG at element {i}: {} instead of {}", kernel.name(), got[i], host[i]);
             continue;
         }
         let timing: Timing = gpu.time(warmup, repetitions, || {
-            kernel
-                .launch(
-                    gpu,
-                    &mut [Argument::input("x", &x), Argument::output("y", &mut y)],
-                )
-                .map(|_| ())
+            kernel.launch(gpu, &mut [Argument::input("x", &x), Argument::output("y", &mut y)]).map(|_| ())
         })?;
         let compiled = kernel.compile_for(gpu.arch())?;
         println!(
@@ -170,6 +130,8 @@ fn run_on_gpu(gpu: &Gpu, options: &Options) -> Result<(), tessera::Error> {
             100.0 * timing.gb_per_s(bytes) / baseline_gbs
         );
     }
-    println!("\nGB/s counts bytes read plus written; medians of {repetitions} runs after {warmup} warm-ups, CUDA events.");
+    println!(
+        "\nGB/s counts bytes read plus written; medians of {repetitions} runs after {warmup} warm-ups, CUDA events."
+    );
     Ok(())
 }

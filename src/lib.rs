@@ -47,8 +47,8 @@ pub use tessera_dsl as dsl;
 pub use tessera_macros::tile_kernel;
 pub use tessera_runtime as runtime;
 pub use tessera_runtime::{
-    nvrtc, Arch, Argument, CompiledKernel, DeviceTensor, DiskCache, Error, Gpu, Input,
-    KernelDefinition, Launched, Output, PtxasReport, TensorView, TensorViewMut, Timing,
+    nvrtc, Arch, Argument, CompiledKernel, DeviceTensor, DiskCache, Error, Gpu, Input, KernelDefinition, Launched,
+    Output, PtxasReport, TensorView, TensorViewMut, Timing,
 };
 
 /// What kernel files and programs that launch them need.

@@ -13,24 +13,9 @@ fn every_copy_kernel_compiles_for_sm_80_and_sm_90_without_spills() {
             let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), arch)
                 .unwrap_or_else(|e| panic!("{} for {arch}: {e}", kernel.name()));
             assert!(!compiled.cubin.is_empty());
-            assert!(
-                compiled.ptxas.registers > 0,
-                "no ptxas figures for {} in:\n{}",
-                kernel.name(),
-                compiled.log
-            );
-            assert!(
-                !compiled.ptxas.spills(),
-                "{} spills on {arch}: {}",
-                kernel.name(),
-                compiled.ptxas
-            );
-            assert_eq!(
-                compiled.ptxas.stack_frame_bytes,
-                0,
-                "{} uses local memory on {arch}",
-                kernel.name()
-            );
+            assert!(compiled.ptxas.registers > 0, "no ptxas figures for {} in:\n{}", kernel.name(), compiled.log);
+            assert!(!compiled.ptxas.spills(), "{} spills on {arch}: {}", kernel.name(), compiled.ptxas);
+            assert_eq!(compiled.ptxas.stack_frame_bytes, 0, "{} uses local memory on {arch}", kernel.name());
         }
     }
 }
@@ -50,22 +35,15 @@ fn global_accesses(ptx: &str) -> Vec<String> {
 
 #[test]
 fn width_4_moves_whole_tiles_with_128_bit_loads_and_stores() {
-    for kernel in [
-        &copy::copy_f32x4::KERNEL,
-        &copy::copy_f32x4_grid_stride::KERNEL,
-    ] {
+    for kernel in [&copy::copy_f32x4::KERNEL, &copy::copy_f32x4_grid_stride::KERNEL] {
         let accesses = global_accesses(&ptx(kernel.cuda_source(), kernel.name()));
         assert!(
-            accesses
-                .iter()
-                .any(|a| a.starts_with("ld.global") && a.ends_with(".v4.f32")),
+            accesses.iter().any(|a| a.starts_with("ld.global") && a.ends_with(".v4.f32")),
             "{}: {accesses:?}",
             kernel.name()
         );
         assert!(
-            accesses
-                .iter()
-                .any(|a| a.starts_with("st.global") && a.ends_with(".v4.f32")),
+            accesses.iter().any(|a| a.starts_with("st.global") && a.ends_with(".v4.f32")),
             "{}: {accesses:?}",
             kernel.name()
         );
@@ -74,34 +52,19 @@ fn width_4_moves_whole_tiles_with_128_bit_loads_and_stores() {
 
 #[test]
 fn width_2_uses_64_bit_accesses_and_width_1_only_scalar_ones() {
-    for kernel in [
-        &copy::copy_f32x2::KERNEL,
-        &copy::copy_f32x2_grid_stride::KERNEL,
-    ] {
+    for kernel in [&copy::copy_f32x2::KERNEL, &copy::copy_f32x2_grid_stride::KERNEL] {
         let accesses = global_accesses(&ptx(kernel.cuda_source(), kernel.name()));
         assert!(
-            accesses
-                .iter()
-                .any(|a| a.starts_with("ld.global") && a.ends_with(".v2.f32")),
+            accesses.iter().any(|a| a.starts_with("ld.global") && a.ends_with(".v2.f32")),
             "{}: {accesses:?}",
             kernel.name()
         );
-        assert!(
-            !accesses.iter().any(|a| a.contains(".v4")),
-            "{}: {accesses:?}",
-            kernel.name()
-        );
+        assert!(!accesses.iter().any(|a| a.contains(".v4")), "{}: {accesses:?}", kernel.name());
     }
     for kernel in [&copy::copy_f32::KERNEL, &copy::copy_f32_grid_stride::KERNEL] {
         let accesses = global_accesses(&ptx(kernel.cuda_source(), kernel.name()));
         assert!(!accesses.is_empty());
-        assert!(
-            accesses
-                .iter()
-                .all(|a| !a.contains(".v2") && !a.contains(".v4")),
-            "{}: {accesses:?}",
-            kernel.name()
-        );
+        assert!(accesses.iter().all(|a| !a.contains(".v2") && !a.contains(".v4")), "{}: {accesses:?}", kernel.name());
     }
 }
 
@@ -111,10 +74,7 @@ fn the_narrower_fallback_of_a_width_4_kernel_has_no_128_bit_access() {
     for width in [VectorWidth::W2, VectorWidth::W1] {
         let source = kernel.source_with_vector(width).unwrap();
         let accesses = global_accesses(&ptx(&source, kernel.name()));
-        assert!(
-            accesses.iter().all(|a| !a.contains(".v4")),
-            "width {width}: {accesses:?}"
-        );
+        assert!(accesses.iter().all(|a| !a.contains(".v4")), "width {width}: {accesses:?}");
     }
 }
 
@@ -122,15 +82,10 @@ fn the_narrower_fallback_of_a_width_4_kernel_has_no_128_bit_access() {
 fn a_compile_error_carries_the_nvrtc_log_and_the_failing_line() {
     let source = "extern \"C\" __global__ void broken(float* y)\n{\n    y[threadIdx.x] = undefined_name;\n}\n";
     match nvrtc::compile_cubin(source, "broken", Arch::SM_90) {
-        Err(Error::Compile {
-            log, excerpt, arch, ..
-        }) => {
+        Err(Error::Compile { log, excerpt, arch, .. }) => {
             assert_eq!(arch, "sm_90");
             assert!(log.contains("undefined_name"), "{log}");
-            assert!(
-                excerpt.contains(">    3 |     y[threadIdx.x] = undefined_name;"),
-                "{excerpt}"
-            );
+            assert!(excerpt.contains(">    3 |     y[threadIdx.x] = undefined_name;"), "{excerpt}");
         }
         other => panic!("expected a compile error, got {other:?}"),
     }
@@ -142,21 +97,9 @@ fn the_disk_cache_returns_the_same_cubin_and_rebuilds_a_damaged_entry() {
     let _ = std::fs::remove_dir_all(&dir);
     let cache = DiskCache::new(&dir);
     let kernel = &copy::copy_f32x4::KERNEL;
-    let first = nvrtc::compile_cached(
-        kernel.cuda_source(),
-        kernel.name(),
-        Arch::SM_90,
-        Some(&cache),
-    )
-    .unwrap();
+    let first = nvrtc::compile_cached(kernel.cuda_source(), kernel.name(), Arch::SM_90, Some(&cache)).unwrap();
     assert!(!first.from_disk_cache);
-    let second = nvrtc::compile_cached(
-        kernel.cuda_source(),
-        kernel.name(),
-        Arch::SM_90,
-        Some(&cache),
-    )
-    .unwrap();
+    let second = nvrtc::compile_cached(kernel.cuda_source(), kernel.name(), Arch::SM_90, Some(&cache)).unwrap();
     assert!(second.from_disk_cache);
     assert_eq!(first.cubin, second.cubin);
     assert_eq!(first.ptxas, second.ptxas);
@@ -168,13 +111,7 @@ fn the_disk_cache_returns_the_same_cubin_and_rebuilds_a_damaged_entry() {
         bytes[middle] ^= 0x55;
         std::fs::write(&path, bytes).unwrap();
     }
-    let rebuilt = nvrtc::compile_cached(
-        kernel.cuda_source(),
-        kernel.name(),
-        Arch::SM_90,
-        Some(&cache),
-    )
-    .unwrap();
+    let rebuilt = nvrtc::compile_cached(kernel.cuda_source(), kernel.name(), Arch::SM_90, Some(&cache)).unwrap();
     assert!(!rebuilt.from_disk_cache, "a damaged entry was trusted");
     assert_eq!(rebuilt.cubin, first.cubin);
 }

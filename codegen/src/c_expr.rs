@@ -19,15 +19,7 @@ fn render(expr: &Expr, parent: u8, right: bool) -> String {
         ExprKind::Name(name) => (name.clone(), u8::MAX),
         ExprKind::Binary { op, lhs, rhs } => {
             let p = op.precedence();
-            (
-                format!(
-                    "{} {} {}",
-                    render(lhs, p, false),
-                    op.symbol(),
-                    render(rhs, p, true)
-                ),
-                p,
-            )
+            (format!("{} {} {}", render(lhs, p, false), op.symbol(), render(rhs, p, true)), p)
         }
         ExprKind::CeilDiv(a, b) => {
             let div = BinaryOp::Div.precedence();
@@ -36,17 +28,10 @@ fn render(expr: &Expr, parent: u8, right: bool) -> String {
             // Precedence 0: parenthesised as any operand, so it reads as one quantity.
             (format!("{numerator} / {}", render(b, div, true)), 0)
         }
-        ExprKind::Min(a, b) => (
-            format!("min({}, {})", render(a, 0, false), render(b, 0, false)),
-            u8::MAX,
-        ),
-        ExprKind::Max(a, b) => (
-            format!("max({}, {})", render(a, 0, false), render(b, 0, false)),
-            u8::MAX,
-        ),
+        ExprKind::Min(a, b) => (format!("min({}, {})", render(a, 0, false), render(b, 0, false)), u8::MAX),
+        ExprKind::Max(a, b) => (format!("max({}, {})", render(a, 0, false), render(b, 0, false)), u8::MAX),
     };
-    if precedence < parent || (right && precedence == parent && precedence != u8::MAX && parent > 0)
-    {
+    if precedence < parent || (right && precedence == parent && precedence != u8::MAX && parent > 0) {
         format!("({text})")
     } else {
         text
@@ -78,10 +63,7 @@ mod tests {
 
     #[test]
     fn ceil_div_of_a_sum_keeps_the_sum_whole() {
-        let e = Expr::ceil_div(
-            Expr::binary(Add, n("N"), n("M")),
-            Expr::binary(Mul, n("A"), n("B")),
-        );
+        let e = Expr::ceil_div(Expr::binary(Add, n("N"), n("M")), Expr::binary(Mul, n("A"), n("B")));
         assert_eq!(c_expr(&e), "(N + M + A * B - 1) / (A * B)");
     }
 }

@@ -1,5 +1,5 @@
 use askama::Template;
-use tessera_dsl::{validate, Access, Config, Constant, Diagnostics, Kernel, ParamKind, Target};
+use tessera_dsl::{validate, with_barriers, Access, Config, Constant, Diagnostics, Kernel, ParamKind, Target};
 
 use crate::statement::render_body;
 
@@ -7,15 +7,9 @@ use crate::statement::render_body;
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error("kernel `{kernel}` is invalid:\n{diagnostics}")]
-    Invalid {
-        kernel: String,
-        diagnostics: Diagnostics,
-    },
+    Invalid { kernel: String, diagnostics: Diagnostics },
     #[error("template `{template}` failed: {source}")]
-    Template {
-        template: &'static str,
-        source: askama::Error,
-    },
+    Template { template: &'static str, source: askama::Error },
 }
 
 #[derive(Template)]
@@ -64,37 +58,23 @@ struct KernelSource<'a> {
 /// assert!(source.contains("reinterpret_cast<const float4*>(x + tile_start)"));
 /// ```
 pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
-    validate(kernel, &Target::PORTABLE).map_err(|diagnostics| RenderError::Invalid {
-        kernel: kernel.name.clone(),
-        diagnostics,
-    })?;
-    let element_bits = kernel
-        .params
-        .iter()
-        .filter_map(|p| p.tensor())
-        .map(|t| t.element.size_bytes() * 8)
-        .max()
-        .unwrap_or(32);
+    validate(kernel, &Target::PORTABLE)
+        .map_err(|diagnostics| RenderError::Invalid { kernel: kernel.name.clone(), diagnostics })?;
+    let element_bits =
+        kernel.params.iter().filter_map(|p| p.tensor()).map(|t| t.element.size_bytes() * 8).max().unwrap_or(32);
     let source = KernelSource {
         name: &kernel.name,
         attribute: attribute_text(&kernel.config),
-        doc_lines: kernel
-            .doc
-            .as_deref()
-            .map(|d| d.lines().collect())
-            .unwrap_or_default(),
+        doc_lines: kernel.doc.as_deref().map(|d| d.lines().collect()).unwrap_or_default(),
         threads: kernel.config.threads.count(),
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
         params: parameter_declarations(kernel),
         thread_index: thread_index(kernel),
-        body: render_body(kernel, &kernel.body, 1)?,
+        body: render_body(kernel, &with_barriers(&kernel.body), 1)?,
     };
-    source.render().map_err(|source| RenderError::Template {
-        template: "kernel.cu",
-        source,
-    })
+    source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
 }
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.
@@ -107,11 +87,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
 pub fn attribute_text(config: &Config) -> String {
     let mut text = format!("threads = {}, vector = {}", config.threads, config.vector);
     if !config.constants.is_empty() {
-        let list: Vec<String> = config
-            .constants
-            .iter()
-            .map(|c| format!("{} = {}", c.name, c.value))
-            .collect();
+        let list: Vec<String> = config.constants.iter().map(|c| format!("{} = {}", c.name, c.value)).collect();
         text.push_str(&format!(", consts({})", list.join(", ")));
     }
     text
@@ -123,26 +99,13 @@ fn parameter_declarations(kernel: &Kernel) -> Vec<String> {
         .iter()
         .map(|param| match &param.kind {
             ParamKind::Global(tensor) => {
-                let constness = if tensor.access == Access::ReadOnly {
-                    "const "
-                } else {
-                    ""
-                };
-                format!(
-                    "{constness}{}* __restrict__ {}",
-                    tensor.element.cuda_name(),
-                    param.name
-                )
+                let constness = if tensor.access == Access::ReadOnly { "const " } else { "" };
+                format!("{constness}{}* __restrict__ {}", tensor.element.cuda_name(), param.name)
             }
             ParamKind::Scalar(element) => format!("const {} {}", element.cuda_name(), param.name),
         })
         .collect();
-    params.extend(
-        kernel
-            .shape_symbols()
-            .into_iter()
-            .map(|symbol| format!("const int {symbol}")),
-    );
+    params.extend(kernel.shape_symbols().into_iter().map(|symbol| format!("const int {symbol}")));
     params
 }
 

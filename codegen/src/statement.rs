@@ -2,8 +2,12 @@
 //! indents into place.
 
 use askama::Template;
-use tessera_dsl::{BinaryOp, Expr, GridBinding, GridStrideLoop, Kernel, Statement, TileCopy};
+use tessera_dsl::{
+    Barrier, BinaryOp, CopyPlan, Expr, GridBinding, GridStrideLoop, ItemOrder, Kernel, OperandPlan, SharedBuffer,
+    SharedLayout, Statement, TileCopy, VectorWidth,
+};
 
+use crate::operand::OperandText;
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -23,6 +27,24 @@ struct GridStrideSource {
 }
 
 #[derive(Template)]
+#[template(path = "shared.cu", escape = "none")]
+struct SharedSource<'a> {
+    dsl: String,
+    note: Option<String>,
+    element: &'static str,
+    name: &'a str,
+    rows: String,
+    cols: String,
+    pad: i64,
+}
+
+#[derive(Template)]
+#[template(path = "barrier.cu", escape = "none")]
+struct BarrierSource<'a> {
+    reason: Option<&'a str>,
+}
+
+#[derive(Template)]
 #[template(path = "tile_copy.cu", escape = "none")]
 struct TileCopySource<'a> {
     dsl: String,
@@ -37,18 +59,46 @@ struct TileCopySource<'a> {
     vectorized: bool,
 }
 
+#[derive(Template)]
+#[template(path = "tile_copy_2d.cu", escape = "none")]
+struct TileCopy2dSource {
+    dsl: String,
+    steps: i64,
+    vector_type: &'static str,
+    column_major: bool,
+    rows: String,
+    cols: String,
+    origins: Vec<(String, String)>,
+    whole_tile: Option<String>,
+    fast_path: String,
+    guard: String,
+    guarded_store: String,
+}
+
+#[derive(Template)]
+#[template(path = "tile_copy_2d_fast.cu", escape = "none")]
+struct FastPathSource {
+    vector_type: &'static str,
+    row_of_item: String,
+    col_of_item: String,
+    load: String,
+    store: Vec<String>,
+}
+
+fn template_error(template: &'static str) -> impl FnOnce(askama::Error) -> RenderError {
+    move |source| RenderError::Template { template, source }
+}
+
 /// Renders `body`, each statement indented by `depth` levels of four spaces.
-pub(crate) fn render_body(
-    kernel: &Kernel,
-    body: &[Statement],
-    depth: usize,
-) -> Result<Vec<String>, RenderError> {
+pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> Result<Vec<String>, RenderError> {
     body.iter()
         .map(|statement| {
             let text = match statement {
                 Statement::Grid(grid) => grid_source(grid),
                 Statement::GridStride(stride) => grid_stride_source(kernel, stride),
+                Statement::Shared(buffer) => shared_source(kernel, buffer),
                 Statement::Copy(copy) => tile_copy_source(kernel, copy),
+                Statement::Sync(barrier) => barrier_source(barrier),
             }?;
             Ok(indent(&text, depth))
         })
@@ -57,20 +107,14 @@ pub(crate) fn render_body(
 
 fn grid_source(grid: &GridBinding) -> Result<String, RenderError> {
     let extents: Vec<String> = grid.extents.iter().map(Expr::to_string).collect();
-    let vars = if grid.vars.len() == 1 {
-        format!("({},)", grid.vars[0])
-    } else {
-        format!("({})", grid.vars.join(", "))
-    };
+    let vars =
+        if grid.vars.len() == 1 { format!("({},)", grid.vars[0]) } else { format!("({})", grid.vars.join(", ")) };
     GridSource {
         dsl: format!("let {vars} = grid({});", extents.join(", ")),
         bindings: grid.vars.iter().cloned().zip(['x', 'y', 'z']).collect(),
     }
     .render()
-    .map_err(|source| RenderError::Template {
-        template: "grid.cu",
-        source,
-    })
+    .map_err(template_error("grid.cu"))
 }
 
 fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop) -> Result<String, RenderError> {
@@ -81,77 +125,136 @@ fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop) -> Result<String
         body: render_body(kernel, &stride.body, 1)?,
     }
     .render()
-    .map_err(|source| RenderError::Template {
-        template: "grid_stride.cu",
-        source,
-    })
+    .map_err(template_error("grid_stride.cu"))
 }
 
-/// A 1-D tile copy: validation guarantees rank 1, constant extent, matching element types
-/// and a tile that is a whole number of `THREADS * VECTOR` passes.
-fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
-    let invalid = |message: &str| RenderError::Invalid {
-        kernel: kernel.name.clone(),
-        diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(
-            copy.origin,
-            message,
-        )]),
-    };
-    let tensor = kernel
-        .param(&copy.src.tensor)
-        .and_then(|p| p.tensor())
-        .ok_or_else(|| invalid("unknown source tensor"))?;
-    let bound = tensor
-        .contiguous_symbol()
-        .ok_or_else(|| invalid("source tensor has rank 0"))?;
-    let extent = copy
-        .src
-        .extent
-        .first()
-        .ok_or_else(|| invalid("tile has no extent"))?;
-    let index = copy
-        .src
-        .index
-        .first()
-        .ok_or_else(|| invalid("tile has no index"))?;
-    let width = kernel.config.vector;
-    let vector_type = tensor
-        .element
-        .vector_type(width)
-        .ok_or_else(|| invalid("no vector type for this width"))?;
-    let elements = extent
-        .eval(&kernel.constant_scope())
-        .map_err(|_| invalid("tile extent is not constant"))?;
-    let per_pass = kernel.config.threads.count() as i64 * i64::from(width.get());
-    TileCopySource {
-        dsl: copy.to_string(),
-        src: &copy.src.tensor,
-        dst: &copy.dst.tensor,
-        extent: c_expr(extent),
-        tile_start: c_expr(&Expr::binary(BinaryOp::Mul, index.clone(), extent.clone())),
-        bound,
-        steps: elements / per_pass,
-        vector_type,
-        vector_bits: width.get() * tensor.element.size_bytes() * 8,
-        vectorized: width.get() > 1,
+fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, RenderError> {
+    let layout = SharedLayout::of(buffer, kernel)
+        .ok_or_else(|| invalid(kernel, buffer.origin, "shared buffer shape is not constant"))?;
+    let note = layout.swizzle.map(|unit| {
+        let groups = layout.cols / unit;
+        if unit == 1 {
+            format!("column c of row r is stored at c ^ (r % {groups})")
+        } else {
+            format!("{unit}-column group g of row r is stored at g ^ (r % {groups})")
+        }
+    });
+    SharedSource {
+        dsl: format!("let {} = {};", buffer.name, buffer),
+        note,
+        element: buffer.element.cuda_name(),
+        name: &buffer.name,
+        rows: c_expr(&buffer.shape[0]),
+        cols: c_expr(&buffer.shape[1]),
+        pad: layout.pad,
     }
     .render()
-    .map_err(|source| RenderError::Template {
-        template: "tile_copy.cu",
-        source,
-    })
+    .map_err(template_error("shared.cu"))
 }
 
-fn indent(text: &str, depth: usize) -> String {
+fn barrier_source(barrier: &Barrier) -> Result<String, RenderError> {
+    BarrierSource { reason: barrier.reason.as_deref() }.render().map_err(template_error("barrier.cu"))
+}
+
+fn invalid(kernel: &Kernel, origin: tessera_dsl::Origin, message: &str) -> RenderError {
+    RenderError::Invalid {
+        kernel: kernel.name.clone(),
+        diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(origin, message)]),
+    }
+}
+
+fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
+    let plan = CopyPlan::new(kernel, copy, &kernel.constant_scope()).map_err(|errors| RenderError::Invalid {
+        kernel: kernel.name.clone(),
+        diagnostics: tessera_dsl::Diagnostics(errors),
+    })?;
+    let width =
+        VectorWidth::new(plan.vector as u32).ok_or_else(|| invalid(kernel, copy.origin, "unsupported vector width"))?;
+    let vector_type =
+        plan.element.vector_type(width).ok_or_else(|| invalid(kernel, copy.origin, "no vector type for this width"))?;
+    match (&plan.src, &plan.dst) {
+        (OperandPlan::Global(src), OperandPlan::Global(dst)) if src.extent.len() == 1 && dst.extent.len() == 1 => {
+            linear_copy_source(copy, &plan, vector_type)
+        }
+        _ => tile_copy_2d_source(copy, &plan, vector_type),
+    }
+}
+
+/// A 1-D tile copy: whole tiles move as vectors with no bounds checks, the last one element
+/// by element.
+fn linear_copy_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static str) -> Result<String, RenderError> {
+    let (OperandPlan::Global(src), OperandPlan::Global(dst)) = (&plan.src, &plan.dst) else {
+        unreachable!("linear_copy_source is called with two global operands");
+    };
+    let extent = &src.extent_exprs[0];
+    TileCopySource {
+        dsl: copy.to_string(),
+        src: &src.tensor,
+        dst: &dst.tensor,
+        extent: c_expr(extent),
+        tile_start: c_expr(&Expr::binary(BinaryOp::Mul, src.index[0].clone(), extent.clone())),
+        bound: &src.symbols[0],
+        steps: plan.steps,
+        vector_type,
+        vector_bits: (plan.vector * i64::from(plan.element.size_bytes()) * 8) as u32,
+        vectorized: plan.vector > 1,
+    }
+    .render()
+    .map_err(template_error("tile_copy.cu"))
+}
+
+/// A 2-D tile copy between global tiles and shared buffers, either side possibly transposed.
+fn tile_copy_2d_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static str) -> Result<String, RenderError> {
+    let src = OperandText::new(&plan.src);
+    let dst = OperandText::new(&plan.dst);
+    let (rows, cols) = plan
+        .dst
+        .logical_shape_exprs()
+        .map(|(r, c)| (c_expr(&r), c_expr(&c)))
+        .unwrap_or_else(|| (plan.rows.to_string(), plan.cols.to_string()));
+    let (row_of_item, col_of_item) = match (plan.order, plan.vector) {
+        (ItemOrder::RowMajor, 1) => ("item / COLS".to_string(), "item % COLS".to_string()),
+        (ItemOrder::RowMajor, _) => {
+            ("item / (COLS / VECTOR)".to_string(), "item % (COLS / VECTOR) * VECTOR".to_string())
+        }
+        (ItemOrder::ColumnMajor, 1) => ("item % ROWS".to_string(), "item / ROWS".to_string()),
+        (ItemOrder::ColumnMajor, _) => ("item % ROWS".to_string(), "item / ROWS * VECTOR".to_string()),
+    };
+    let fast_path = FastPathSource {
+        vector_type,
+        row_of_item,
+        col_of_item,
+        load: src.load(plan.vector, vector_type),
+        store: dst.store(plan.vector, vector_type, "staged[step]"),
+    }
+    .render()
+    .map_err(template_error("tile_copy_2d_fast.cu"))?;
+    let mut origins = src.origin_declarations();
+    origins.extend(dst.origin_declarations());
+    let whole: Vec<String> = [src.whole_tile(), dst.whole_tile()].into_iter().flatten().collect();
+    let guards: Vec<String> = [src.in_bounds(), dst.in_bounds()].into_iter().flatten().collect();
+    let guarded = !whole.is_empty();
+    TileCopy2dSource {
+        dsl: copy.to_string(),
+        steps: plan.steps,
+        vector_type,
+        column_major: plan.order == ItemOrder::ColumnMajor,
+        rows,
+        cols,
+        origins,
+        whole_tile: guarded.then(|| whole.join(" && ")),
+        fast_path: indent(&fast_path, if guarded { 2 } else { 1 }),
+        guard: guards.join(" && "),
+        guarded_store: format!("{} = {};", dst.element(0), src.element(0)),
+    }
+    .render()
+    .map_err(template_error("tile_copy_2d.cu"))
+}
+
+pub(crate) fn indent(text: &str, depth: usize) -> String {
     let pad = "    ".repeat(depth);
     text.lines()
-        .map(|line| {
-            if line.is_empty() {
-                String::new()
-            } else {
-                format!("{pad}{line}")
-            }
-        })
+        .map(|line| if line.is_empty() { String::new() } else { format!("{pad}{line}") })
         .collect::<Vec<_>>()
         .join("\n")
 }

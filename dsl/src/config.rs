@@ -32,10 +32,7 @@ pub struct Config {
 impl Config {
     /// The value of the named constant, if the configuration defines it.
     pub fn constant(&self, name: &str) -> Option<i64> {
-        self.constants
-            .iter()
-            .find(|c| c.name == name)
-            .map(|c| c.value)
+        self.constants.iter().find(|c| c.name == name).map(|c| c.value)
     }
 }
 
@@ -50,11 +47,7 @@ pub struct Constant {
 impl Constant {
     /// A constant with no source position (built in Rust rather than parsed).
     pub fn new(name: impl Into<String>, value: i64) -> Self {
-        Self {
-            name: name.into(),
-            value,
-            origin: Origin::default(),
-        }
+        Self { name: name.into(), value, origin: Origin::default() }
     }
 }
 
@@ -118,9 +111,7 @@ impl std::fmt::Display for ThreadBlock {
 /// assert_eq!(VectorWidth::new(3), None);
 /// assert_eq!(VectorWidth::W4.narrower(), Some(VectorWidth::W2));
 /// ```
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum VectorWidth {
     #[default]
     W1,

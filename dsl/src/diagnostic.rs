@@ -17,11 +17,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(origin: Origin, message: impl Into<String>) -> Self {
-        Self {
-            origin,
-            message: message.into(),
-            hint: None,
-        }
+        Self { origin, message: message.into(), hint: None }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {

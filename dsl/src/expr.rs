@@ -99,53 +99,30 @@ pub enum EvalError {
 
 impl Expr {
     pub fn int(value: i64) -> Self {
-        Self {
-            kind: ExprKind::Int(value),
-            origin: Origin::default(),
-        }
+        Self { kind: ExprKind::Int(value), origin: Origin::default() }
     }
 
     pub fn name(name: impl Into<String>) -> Self {
-        Self {
-            kind: ExprKind::Name(name.into()),
-            origin: Origin::default(),
-        }
+        Self { kind: ExprKind::Name(name.into()), origin: Origin::default() }
     }
 
     pub fn ceil_div(lhs: Expr, rhs: Expr) -> Self {
-        Self {
-            kind: ExprKind::CeilDiv(Box::new(lhs), Box::new(rhs)),
-            origin: Origin::default(),
-        }
+        Self { kind: ExprKind::CeilDiv(Box::new(lhs), Box::new(rhs)), origin: Origin::default() }
     }
 
     pub fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Self {
-        Self {
-            kind: ExprKind::Binary {
-                op,
-                lhs: Box::new(lhs),
-                rhs: Box::new(rhs),
-            },
-            origin: Origin::default(),
-        }
+        Self { kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, origin: Origin::default() }
     }
 
     /// The value of the expression with the names in `scope`.
     pub fn eval(&self, scope: &Scope) -> Result<i64, EvalError> {
-        let overflow = || EvalError::Overflow {
-            expr: self.to_string(),
-            origin: self.origin,
-        };
-        let zero = || EvalError::DivisionByZero {
-            expr: self.to_string(),
-            origin: self.origin,
-        };
+        let overflow = || EvalError::Overflow { expr: self.to_string(), origin: self.origin };
+        let zero = || EvalError::DivisionByZero { expr: self.to_string(), origin: self.origin };
         match &self.kind {
             ExprKind::Int(value) => Ok(*value),
-            ExprKind::Name(name) => scope.get(name).ok_or_else(|| EvalError::Unbound {
-                name: name.clone(),
-                origin: self.origin,
-            }),
+            ExprKind::Name(name) => {
+                scope.get(name).ok_or_else(|| EvalError::Unbound { name: name.clone(), origin: self.origin })
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let (a, b) = (lhs.eval(scope)?, rhs.eval(scope)?);
                 match op {
@@ -161,9 +138,7 @@ impl Expr {
                 if b == 0 {
                     return Err(zero());
                 }
-                a.checked_add(b - 1)
-                    .map(|sum| sum.div_euclid(b))
-                    .ok_or_else(overflow)
+                a.checked_add(b - 1).map(|sum| sum.div_euclid(b)).ok_or_else(overflow)
             }
             ExprKind::Min(lhs, rhs) => Ok(lhs.eval(scope)?.min(rhs.eval(scope)?)),
             ExprKind::Max(lhs, rhs) => Ok(lhs.eval(scope)?.max(rhs.eval(scope)?)),
@@ -208,13 +183,7 @@ impl std::fmt::Display for Expr {
                     }
                     _ => e.to_string(),
                 };
-                write!(
-                    f,
-                    "{} {} {}",
-                    wrap(lhs, false),
-                    op.symbol(),
-                    wrap(rhs, true)
-                )
+                write!(f, "{} {} {}", wrap(lhs, false), op.symbol(), wrap(rhs, true))
             }
             ExprKind::CeilDiv(a, b) => write!(f, "cdiv({a}, {b})"),
             ExprKind::Min(a, b) => write!(f, "min({a}, {b})"),

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{Config, Expr, Origin, Param, Scope, Statement};
+use crate::{Config, Expr, Origin, Param, Scope, SharedBuffer, Statement};
 
 /// A whole tile kernel: its signature, its configuration and its body.
 ///
@@ -60,7 +60,7 @@ impl Kernel {
         self.body.iter().find_map(|statement| match statement {
             Statement::Grid(grid) => Some(GridMapping::Exact(&grid.extents)),
             Statement::GridStride(stride) => Some(GridMapping::Strided(&stride.count)),
-            Statement::Copy(_) => None,
+            Statement::Shared(_) | Statement::Copy(_) | Statement::Sync(_) => None,
         })
     }
 
@@ -71,6 +71,22 @@ impl Kernel {
             scope.insert(constant.name.clone(), constant.value);
         }
         scope
+    }
+
+    /// The shared buffer named `name`, wherever in the body it is declared.
+    pub fn shared(&self, name: &str) -> Option<&SharedBuffer> {
+        self.shared_buffers().into_iter().find(|b| b.name == name)
+    }
+
+    /// Every shared buffer the body declares, in source order.
+    pub fn shared_buffers(&self) -> Vec<&SharedBuffer> {
+        self.statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Shared(buffer) => Some(buffer),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Every statement of the body, loops flattened, in source order.

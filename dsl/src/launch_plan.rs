@@ -23,10 +23,7 @@ pub struct ShapeBinding {
 
 impl ShapeBinding {
     pub fn get(&self, symbol: &str) -> Option<i64> {
-        self.values
-            .iter()
-            .find(|(s, _)| s == symbol)
-            .map(|(_, v)| *v)
+        self.values.iter().find(|(s, _)| s == symbol).map(|(_, v)| *v)
     }
 }
 
@@ -69,12 +66,7 @@ pub enum LaunchPlanError {
     #[error("no shape was given for tensor parameter `{param}`")]
     MissingShape { param: String },
     #[error("`{param}` is declared with rank {expected} but the argument has rank {actual} (shape {shape:?})")]
-    RankMismatch {
-        param: String,
-        expected: usize,
-        actual: usize,
-        shape: Vec<usize>,
-    },
+    RankMismatch { param: String, expected: usize, actual: usize, shape: Vec<usize> },
     #[error(
         "shape symbol `{symbol}` is {first_value} from `{first_param}` (dimension {first_dim}) \
          but {value} from `{param}` (dimension {dim})"
@@ -89,11 +81,7 @@ pub enum LaunchPlanError {
         value: usize,
     },
     #[error("`{param}` has {elements} elements (or a dimension that large); tessera indexes with 32-bit integers, so at most {limit}")]
-    TensorTooLarge {
-        param: String,
-        elements: u128,
-        limit: i64,
-    },
+    TensorTooLarge { param: String, elements: u128, limit: i64 },
     #[error("the grid needs {blocks} blocks along {axis}, over the limit of {limit}")]
     GridTooLarge { axis: char, blocks: i64, limit: i64 },
     #[error("cannot compute the grid: {0}")]
@@ -106,11 +94,7 @@ impl LaunchPlan {
     /// Binds the shape symbols from `shapes` and evaluates the grid. `resident_blocks` caps a
     /// grid-stride kernel's grid (the device's SM count × blocks per SM); it is ignored by
     /// kernels with an exact `grid(..)`.
-    pub fn new(
-        kernel: &Kernel,
-        shapes: &[TensorShape<'_>],
-        resident_blocks: u32,
-    ) -> Result<Self, LaunchPlanError> {
+    pub fn new(kernel: &Kernel, shapes: &[TensorShape<'_>], resident_blocks: u32) -> Result<Self, LaunchPlanError> {
         let binding = bind_shapes(kernel, shapes)?;
         let mut scope: Scope = kernel.constant_scope();
         for (symbol, value) in &binding.values {
@@ -119,35 +103,20 @@ impl LaunchPlan {
         let limits = [(u32::MAX >> 1) as i64, 65_535, 65_535];
         let mut grid = [1u32; 3];
         let extents: Vec<i64> = match kernel.grid_mapping() {
-            Some(GridMapping::Exact(extents)) => extents
-                .iter()
-                .map(|e| e.eval(&scope))
-                .collect::<Result<_, _>>()?,
+            Some(GridMapping::Exact(extents)) => extents.iter().map(|e| e.eval(&scope)).collect::<Result<_, _>>()?,
             Some(GridMapping::Strided(count)) => {
                 vec![count.eval(&scope)?.min(i64::from(resident_blocks.max(1)))]
             }
-            None => {
-                return Err(LaunchPlanError::NoGrid {
-                    kernel: kernel.name.clone(),
-                })
-            }
+            None => return Err(LaunchPlanError::NoGrid { kernel: kernel.name.clone() }),
         };
         for (axis, (blocks, limit)) in extents.iter().zip(limits).enumerate() {
             if *blocks > limit {
-                return Err(LaunchPlanError::GridTooLarge {
-                    axis: ['x', 'y', 'z'][axis],
-                    blocks: *blocks,
-                    limit,
-                });
+                return Err(LaunchPlanError::GridTooLarge { axis: ['x', 'y', 'z'][axis], blocks: *blocks, limit });
             }
             grid[axis] = (*blocks).max(0) as u32;
         }
         let threads = kernel.config.threads;
-        Ok(Self {
-            grid,
-            block: [threads.x, threads.y, threads.z],
-            binding,
-        })
+        Ok(Self { grid, block: [threads.x, threads.y, threads.z], binding })
     }
 
     /// A grid with no blocks: nothing to launch (a zero-length tensor).
@@ -156,16 +125,10 @@ impl LaunchPlan {
     }
 }
 
-fn bind_shapes(
-    kernel: &Kernel,
-    shapes: &[TensorShape<'_>],
-) -> Result<ShapeBinding, LaunchPlanError> {
+fn bind_shapes(kernel: &Kernel, shapes: &[TensorShape<'_>]) -> Result<ShapeBinding, LaunchPlanError> {
     for shape in shapes {
         if kernel.param(shape.param).and_then(|p| p.tensor()).is_none() {
-            return Err(LaunchPlanError::UnknownParam {
-                kernel: kernel.name.clone(),
-                param: shape.param.into(),
-            });
+            return Err(LaunchPlanError::UnknownParam { kernel: kernel.name.clone(), param: shape.param.into() });
         }
     }
     // symbol -> (value, param, dim) of its first binding
@@ -177,9 +140,7 @@ fn bind_shapes(
         let shape = shapes
             .iter()
             .find(|s| s.param == param.name)
-            .ok_or_else(|| LaunchPlanError::MissingShape {
-                param: param.name.clone(),
-            })?;
+            .ok_or_else(|| LaunchPlanError::MissingShape { param: param.name.clone() })?;
         if shape.dims.len() != tensor.rank() {
             return Err(LaunchPlanError::RankMismatch {
                 param: param.name.clone(),
@@ -189,14 +150,8 @@ fn bind_shapes(
             });
         }
         let elements: u128 = shape.dims.iter().map(|&d| d as u128).product();
-        if elements > MAX_ELEMENTS as u128
-            || shape.dims.iter().any(|&d| d as u128 > MAX_ELEMENTS as u128)
-        {
-            return Err(LaunchPlanError::TensorTooLarge {
-                param: param.name.clone(),
-                elements,
-                limit: MAX_ELEMENTS,
-            });
+        if elements > MAX_ELEMENTS as u128 || shape.dims.iter().any(|&d| d as u128 > MAX_ELEMENTS as u128) {
+            return Err(LaunchPlanError::TensorTooLarge { param: param.name.clone(), elements, limit: MAX_ELEMENTS });
         }
         for (dim, ((symbol, _), &value)) in tensor.shape.iter().zip(shape.dims).enumerate() {
             match first.iter().find(|(s, ..)| s == symbol) {
@@ -219,12 +174,7 @@ fn bind_shapes(
     let values = kernel
         .shape_symbols()
         .into_iter()
-        .filter_map(|symbol| {
-            first
-                .iter()
-                .find(|(s, ..)| s == symbol)
-                .map(|(s, v, ..)| (s.clone(), *v as i64))
-        })
+        .filter_map(|symbol| first.iter().find(|(s, ..)| s == symbol).map(|(s, v, ..)| (s.clone(), *v as i64)))
         .collect();
     Ok(ShapeBinding { values })
 }

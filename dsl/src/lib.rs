@@ -3,7 +3,9 @@
 //! Everything upstream (the `#[tile_kernel]` macro) produces a [`Kernel`]; everything
 //! downstream (codegen, the runtime) consumes one. This crate knows neither syn nor the GPU:
 //! it holds the data, the limits of the targets ([`Target`]), the checks a configuration must
-//! pass ([`validate`]) and the arithmetic a launch needs ([`LaunchPlan`]).
+//! pass ([`validate`]), the geometry of each copy ([`CopyPlan`], [`SharedLayout`]), where
+//! barriers go ([`with_barriers`]), what the code will cost ([`analyze`]) and the arithmetic a
+//! launch needs ([`LaunchPlan`]).
 //!
 //! ```
 //! use tessera_dsl::{ElementType, VectorWidth};
@@ -11,26 +13,37 @@
 //! assert_eq!(ElementType::F64.vector_type(VectorWidth::W4), None); // 32 bytes: no single access
 //! ```
 
+mod analysis;
+mod barriers;
 mod config;
+mod copy_plan;
 mod diagnostic;
 mod element;
 mod expr;
 mod kernel;
 mod launch_plan;
+mod layout;
 mod origin;
 mod param;
 mod statement;
 mod target;
 mod validate;
 
+pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report};
+pub use barriers::with_barriers;
 pub use config::{Config, Constant, ThreadBlock, VectorWidth};
+pub use copy_plan::{CopyPlan, GlobalPlan, OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD};
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use element::ElementType;
 pub use expr::{BinaryOp, EvalError, Expr, ExprKind, Scope};
 pub use kernel::{GridMapping, Kernel};
 pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS};
+pub use layout::SharedLayout;
 pub use origin::Origin;
 pub use param::{Access, GlobalTensor, Param, ParamKind};
-pub use statement::{GridBinding, GridStrideLoop, Statement, TileCopy, TileOperand};
+pub use statement::{
+    Barrier, GridBinding, GridStrideLoop, ItemOrder, Operand, SharedBuffer, SharedOperand, Statement, TileCopy,
+    TileOperand,
+};
 pub use target::Target;
 pub use validate::validate;

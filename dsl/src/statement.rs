@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{Expr, Origin};
+use crate::{ElementType, Expr, Origin};
 
 /// One statement of a kernel body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -9,8 +9,21 @@ pub enum Statement {
     Grid(GridBinding),
     /// `for t in grid_stride(cdiv(N, TILE)) { .. }`
     GridStride(GridStrideLoop),
+    /// `let t = shared::<f32>([T, T]).pad(1);`
+    Shared(SharedBuffer),
     /// `copy(x.tile([bx], [TILE]), y.tile([bx], [TILE]));`
     Copy(TileCopy),
+    /// `__syncthreads()`: written as `sync();`, or placed by [`crate::with_barriers`] where a
+    /// shared buffer changes hands.
+    Sync(Barrier),
+}
+
+/// A block-wide barrier, with why it is there when tessera placed it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Barrier {
+    /// `None` for an explicit `sync()`.
+    pub reason: Option<String>,
+    pub origin: Origin,
 }
 
 /// Binds one block index per grid dimension; the grid has exactly these extents.
@@ -41,17 +54,103 @@ pub struct GridStrideLoop {
     pub origin: Origin,
 }
 
-/// A copy of one tile from `src` to `dst`, spread over the block's threads with the
-/// configured vector width; tiles that run past the tensor's end take a guarded path.
+/// A 2-D buffer in shared memory, row-major, each row `pad` elements longer than the tile
+/// and optionally XOR-swizzled, so that column accesses spread over the 32 banks.
+///
+/// ```
+/// use tessera_dsl::{ElementType, Expr, Origin, SharedBuffer};
+/// let t = SharedBuffer {
+///     name: "t".into(), element: ElementType::F32,
+///     shape: vec![Expr::int(32), Expr::int(32)], pad: 1, swizzle: None, origin: Origin::default(),
+/// };
+/// assert_eq!(t.to_string(), "shared::<f32>([32, 32]).pad(1)");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TileCopy {
-    pub src: TileOperand,
-    pub dst: TileOperand,
+pub struct SharedBuffer {
+    pub name: String,
+    pub element: ElementType,
+    /// [rows, columns], compile-time constants.
+    pub shape: Vec<Expr>,
+    /// Extra elements at the end of each row (`.pad(1)` turns a 32×32 tile into 32×33).
+    pub pad: u32,
+    /// `.swizzle(unit)`: groups of `unit` columns are permuted within each row by XOR with
+    /// the row index (column group g of row r lives at g ^ (r mod groups)), so a column
+    /// touches every bank while runs of `unit` elements stay contiguous for vector access.
+    pub swizzle: Option<u32>,
     pub origin: Origin,
 }
 
-/// `x.tile([index..], [extent..])`: the tile at tile coordinates `index` (in units of
-/// `extent`) of the global tensor `tensor`.
+impl std::fmt::Display for SharedBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shape: Vec<String> = self.shape.iter().map(Expr::to_string).collect();
+        write!(f, "shared::<{}>([{}])", self.element, shape.join(", "))?;
+        if self.pad > 0 {
+            write!(f, ".pad({})", self.pad)?;
+        }
+        if let Some(unit) = self.swizzle {
+            write!(f, ".swizzle({unit})")?;
+        }
+        Ok(())
+    }
+}
+
+/// A copy of one tile from `src` to `dst`, spread over the block's threads with the
+/// configured vector width along the destination's rows; tiles that run past a tensor's
+/// end take a guarded path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileCopy {
+    pub src: Operand,
+    pub dst: Operand,
+    /// Which way consecutive threads walk the destination tile.
+    pub order: ItemOrder,
+    pub origin: Origin,
+}
+
+/// How thread t finds its elements in the destination tile of a copy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ItemOrder {
+    /// Consecutive threads take consecutive vectors along a row (coalesced when the
+    /// destination row is contiguous).
+    #[default]
+    RowMajor,
+    /// Consecutive threads go down a column, one vector each (`.column_major()`): what the
+    /// note of seeds/002 does to read shared memory without conflicts.
+    ColumnMajor,
+}
+
+/// One side of a copy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Operand {
+    Global(TileOperand),
+    Shared(SharedOperand),
+}
+
+impl Operand {
+    pub fn origin(&self) -> Origin {
+        match self {
+            Operand::Global(tile) => tile.origin,
+            Operand::Shared(shared) => shared.origin,
+        }
+    }
+
+    pub fn transposed(&self) -> bool {
+        match self {
+            Operand::Global(tile) => tile.transposed,
+            Operand::Shared(shared) => shared.transposed,
+        }
+    }
+
+    /// The tensor or buffer this operand reads or writes.
+    pub fn name(&self) -> &str {
+        match self {
+            Operand::Global(tile) => &tile.tensor,
+            Operand::Shared(shared) => &shared.buffer,
+        }
+    }
+}
+
+/// `x.tile([index..], [extent..])`, optionally `.t()`: the tile at tile coordinates `index`
+/// (in units of `extent`) of the global tensor `tensor`.
 ///
 /// ```
 /// use tessera_dsl::{Expr, Origin, TileOperand};
@@ -59,6 +158,7 @@ pub struct TileCopy {
 ///     tensor: "x".into(),
 ///     index: vec![Expr::name("bx")],
 ///     extent: vec![Expr::name("TILE")],
+///     transposed: false,
 ///     origin: Origin::default(),
 /// };
 /// assert_eq!(tile.to_string(), "x.tile([bx], [TILE])");
@@ -68,30 +168,45 @@ pub struct TileOperand {
     pub tensor: String,
     pub index: Vec<Expr>,
     pub extent: Vec<Expr>,
+    /// `.t()`: the tile seen transposed (element (i, j) of the view is (j, i) of the tile).
+    pub transposed: bool,
+    pub origin: Origin,
+}
+
+/// `&t` or `&t.t()`: a whole shared buffer, possibly seen transposed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedOperand {
+    pub buffer: String,
+    pub transposed: bool,
     pub origin: Origin,
 }
 
 impl std::fmt::Display for TileOperand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let list = |exprs: &[Expr]| {
-            exprs
-                .iter()
-                .map(Expr::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        write!(
-            f,
-            "{}.tile([{}], [{}])",
-            self.tensor,
-            list(&self.index),
-            list(&self.extent)
-        )
+        let list = |exprs: &[Expr]| exprs.iter().map(Expr::to_string).collect::<Vec<_>>().join(", ");
+        write!(f, "{}.tile([{}], [{}])", self.tensor, list(&self.index), list(&self.extent))?;
+        if self.transposed {
+            f.write_str(".t()")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Operand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Operand::Global(tile) => tile.fmt(f),
+            Operand::Shared(shared) => write!(f, "&{}{}", shared.buffer, if shared.transposed { ".t()" } else { "" }),
+        }
     }
 }
 
 impl std::fmt::Display for TileCopy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "copy({}, {})", self.src, self.dst)
+        write!(f, "copy({}, {})", self.src, self.dst)?;
+        if self.order == ItemOrder::ColumnMajor {
+            f.write_str(".column_major()")?;
+        }
+        Ok(())
     }
 }

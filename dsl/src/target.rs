@@ -29,16 +29,11 @@ impl Target {
 
     /// The limits every target shares; the macro validates against these, so a kernel that
     /// compiles runs on any supported GPU.
-    pub const PORTABLE: Target =
-        Target::ampere_like("every supported GPU (sm_80 and newer)", 80, 99 * 1024);
+    pub const PORTABLE: Target = Target::ampere_like("every supported GPU (sm_80 and newer)", 80, 99 * 1024);
 
     pub const KNOWN: [Target; 4] = [Self::SM_80, Self::SM_86, Self::SM_89, Self::SM_90];
 
-    const fn ampere_like(
-        label: &'static str,
-        compute_capability: u32,
-        opt_in_shared_memory_bytes: u32,
-    ) -> Self {
+    const fn ampere_like(label: &'static str, compute_capability: u32, opt_in_shared_memory_bytes: u32) -> Self {
         Self {
             label,
             compute_capability,
@@ -53,9 +48,7 @@ impl Target {
 
     /// The limits of `sm_XY`, if tessera knows that architecture.
     pub fn from_compute_capability(major: u32, minor: u32) -> Option<Self> {
-        Self::KNOWN
-            .into_iter()
-            .find(|t| t.compute_capability == major * 10 + minor)
+        Self::KNOWN.into_iter().find(|t| t.compute_capability == major * 10 + minor)
     }
 
     pub fn name(&self) -> String {

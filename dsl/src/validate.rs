@@ -1,18 +1,15 @@
 //! The checks a kernel must pass before any code is rendered. Each failure is a
 //! [`Diagnostic`] at the offending source position, with the numbers and a fix.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
-    Access, Diagnostic, Diagnostics, ElementType, Expr, Kernel, Origin, Param, ParamKind, Scope,
-    Statement, Target, TileCopy, TileOperand,
+    CopyPlan, Diagnostic, Diagnostics, Expr, Kernel, Operand, OperandPlan, Origin, Param, Scope, SharedBuffer,
+    SharedLayout, Statement, Target, TileCopy,
 };
 
 /// Names the generated CUDA uses itself; a parameter or constant may not take them.
-const RESERVED: [&str; 5] = ["THREADS", "VECTOR", "tid", "tile_start", "staged"];
-
-/// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).
-const MAX_STAGED_PER_THREAD: i64 = 64;
+const RESERVED: [&str; 9] = ["THREADS", "VECTOR", "STEPS", "ROWS", "COLS", "tid", "tile_start", "staged", "item"];
 
 /// Checks `kernel` against the limits of `target`; every problem found is reported, not
 /// only the first.
@@ -32,6 +29,9 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
         kernel,
         target,
         diagnostics: Diagnostics::default(),
+        declared: Vec::new(),
+        shared_bytes: 0,
+        buffers: BTreeMap::new(),
     };
     check.threads();
     check.names();
@@ -47,6 +47,11 @@ struct Checker<'a> {
     kernel: &'a Kernel,
     target: &'a Target,
     diagnostics: Diagnostics,
+    /// Shared buffers declared so far, in body order.
+    declared: Vec<String>,
+    shared_bytes: i64,
+    /// buffer → ((row symbol, column symbol) of its layout, the tensor it was filled from)
+    buffers: BTreeMap<String, ((String, String), String)>,
 }
 
 impl Checker<'_> {
@@ -77,21 +82,14 @@ impl Checker<'_> {
                     block.count(),
                     self.target.label
                 ),
-                Some(format!(
-                    "use at most {limit} threads and more blocks, e.g. threads = 256"
-                )),
+                Some(format!("use at most {limit} threads and more blocks, e.g. threads = 256")),
             );
         }
-        for (axis, (dim, max)) in ["x", "y", "z"]
-            .iter()
-            .zip(dims.iter().zip(self.target.max_block_dims))
-        {
+        for (axis, (dim, max)) in ["x", "y", "z"].iter().zip(dims.iter().zip(self.target.max_block_dims)) {
             if *dim > max && block.count() <= u64::from(limit) {
                 self.error(
                     origin,
-                    format!(
-                        "threads = {block}: {dim} threads along {axis} exceed the limit of {max}"
-                    ),
+                    format!("threads = {block}: {dim} threads along {axis} exceed the limit of {max}"),
                     None,
                 );
             }
@@ -116,6 +114,9 @@ impl Checker<'_> {
         for constant in &self.kernel.config.constants {
             declared.push((&constant.name, constant.origin, "constant"));
         }
+        for buffer in self.kernel.shared_buffers() {
+            declared.push((&buffer.name, buffer.origin, "shared buffer"));
+        }
         for (name, origin, what) in declared {
             if RESERVED.contains(&name) {
                 self.error(
@@ -127,7 +128,7 @@ impl Checker<'_> {
                 self.error(
                     origin,
                     format!("`{name}` is declared twice (here as a {what})"),
-                    Some("parameters, shape symbols and constants need distinct names".into()),
+                    Some("parameters, shape symbols, constants and shared buffers need distinct names".into()),
                 );
             }
         }
@@ -141,14 +142,17 @@ impl Checker<'_> {
             .filter_map(|s| match s {
                 Statement::Grid(g) => Some(g.origin),
                 Statement::GridStride(g) => Some(g.origin),
-                Statement::Copy(_) => None,
+                _ => None,
             })
             .collect();
         if grids.is_empty() {
             self.error(
                 self.kernel.origin,
                 format!("kernel `{}` never says how blocks map to tiles", self.kernel.name),
-                Some("start the body with `let (bx,) = grid(cdiv(N, TILE));` or a `for t in grid_stride(..)` loop".into()),
+                Some(
+                    "start the body with `let (bx,) = grid(cdiv(N, TILE));` or a `for t in grid_stride(..)` loop"
+                        .into(),
+                ),
             );
         }
         for extra in grids.iter().skip(1) {
@@ -159,24 +163,13 @@ impl Checker<'_> {
             );
         }
         let mut scope = self.kernel.constant_scope();
-        let mut bound: Vec<String> = self
-            .kernel
-            .shape_symbols()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut bound: Vec<String> = self.kernel.shape_symbols().iter().map(|s| s.to_string()).collect();
         bound.extend(self.kernel.config.constants.iter().map(|c| c.name.clone()));
         let body = self.kernel.body.clone();
         self.statements(&body, &mut bound, &mut scope, false);
     }
 
-    fn statements(
-        &mut self,
-        body: &[Statement],
-        bound: &mut Vec<String>,
-        scope: &mut Scope,
-        nested: bool,
-    ) {
+    fn statements(&mut self, body: &[Statement], bound: &mut Vec<String>, scope: &mut Scope, nested: bool) {
         let mut grid_seen = false;
         for statement in body {
             match statement {
@@ -184,15 +177,11 @@ impl Checker<'_> {
                     if nested {
                         self.error(
                             grid.origin,
-                            "`grid(..)` belongs at the top of the kernel body, not inside a loop"
-                                .into(),
+                            "`grid(..)` belongs at the top of the kernel body, not inside a loop".into(),
                             None,
                         );
                     }
-                    if grid.vars.len() != grid.extents.len()
-                        || grid.extents.is_empty()
-                        || grid.extents.len() > 3
-                    {
+                    if grid.vars.len() != grid.extents.len() || grid.extents.is_empty() || grid.extents.len() > 3 {
                         self.error(
                             grid.origin,
                             format!(
@@ -211,11 +200,7 @@ impl Checker<'_> {
                 }
                 Statement::GridStride(stride) => {
                     if nested {
-                        self.error(
-                            stride.origin,
-                            "`grid_stride(..)` loops do not nest".into(),
-                            None,
-                        );
+                        self.error(stride.origin, "`grid_stride(..)` loops do not nest".into(), None);
                     }
                     self.expression(&stride.count, bound);
                     let mut inner = bound.clone();
@@ -223,17 +208,21 @@ impl Checker<'_> {
                     self.statements(&stride.body, &mut inner, scope, true);
                     grid_seen = true;
                 }
+                Statement::Shared(buffer) => {
+                    self.shared_buffer(buffer, scope);
+                    self.declared.push(buffer.name.clone());
+                }
                 Statement::Copy(copy) => {
                     if !grid_seen && !nested {
                         self.error(
                             copy.origin,
-                            "this copy comes before the grid mapping, so it has no block index"
-                                .into(),
+                            "this copy comes before the grid mapping, so it has no block index".into(),
                             Some("put `let (bx,) = grid(..);` first".into()),
                         );
                     }
                     self.copy(copy, bound, scope);
                 }
+                Statement::Sync(_) => {}
             }
         }
     }
@@ -242,178 +231,132 @@ impl Checker<'_> {
         for (name, origin) in expr.names() {
             if !bound.iter().any(|b| b == name) {
                 let known = bound.join(", ");
+                self.error(origin, format!("unknown name `{name}`"), Some(format!("names in scope here: {known}")));
+            }
+        }
+    }
+
+    fn shared_buffer(&mut self, buffer: &SharedBuffer, scope: &Scope) {
+        if buffer.shape.len() != 2 {
+            self.error(
+                buffer.origin,
+                format!("shared buffers are 2-D; `{}` has {} dimensions", buffer.name, buffer.shape.len()),
+                Some("write shared::<f32>([ROWS, COLS])".into()),
+            );
+            return;
+        }
+        for extent in &buffer.shape {
+            match extent.eval(scope) {
+                Ok(value) if value > 0 => {}
+                Ok(value) => {
+                    self.error(extent.origin, format!("shared extent `{extent}` is {value}; it must be positive"), None)
+                }
+                Err(_) => self.error(
+                    extent.origin,
+                    format!("shared extent `{extent}` is not a compile-time constant"),
+                    Some("use a constant from consts(..)".into()),
+                ),
+            }
+        }
+        let Some(layout) = SharedLayout::with_scope(buffer, scope) else { return };
+        if layout.rows <= 0 || layout.cols <= 0 {
+            return;
+        }
+        if let Some(unit) = layout.swizzle {
+            let groups = if unit > 0 { layout.cols / unit } else { 0 };
+            if unit <= 0 || layout.cols % unit != 0 || groups & (groups - 1) != 0 {
                 self.error(
-                    origin,
-                    format!("unknown name `{name}`"),
-                    Some(format!("names in scope here: {known}")),
+                    buffer.origin,
+                    format!(
+                        "swizzle({unit}) on rows of {} elements: a row must split into a power-of-two number of {unit}-element groups",
+                        layout.cols
+                    ),
+                    Some("use a unit that splits the columns into 2, 4, 8, 16 or 32 groups".into()),
                 );
             }
         }
-    }
-
-    fn operand(
-        &mut self,
-        operand: &TileOperand,
-        bound: &[String],
-        scope: &Scope,
-    ) -> Option<(ElementType, Access, Vec<String>, Vec<i64>)> {
-        for expr in operand.index.iter().chain(&operand.extent) {
-            self.expression(expr, bound);
-        }
-        let Some(param) = self.kernel.param(&operand.tensor) else {
+        self.shared_bytes += layout.bytes();
+        let limit = i64::from(self.target.static_shared_memory_bytes);
+        if self.shared_bytes > limit {
             self.error(
-                operand.origin,
-                format!("unknown tensor `{}`", operand.tensor),
-                None,
-            );
-            return None;
-        };
-        let ParamKind::Global(tensor) = &param.kind else {
-            self.error(
-                operand.origin,
+                buffer.origin,
                 format!(
-                    "`{}` is a scalar; only global tensors have tiles",
-                    operand.tensor
+                    "shared memory {} B (this buffer: {} × {} × {} B) exceeds the {limit} B static limit on {}",
+                    self.shared_bytes,
+                    layout.rows,
+                    layout.stride(),
+                    layout.element.size_bytes(),
+                    self.target.label
                 ),
-                None,
+                Some("shrink the tile or its padding".into()),
             );
-            return None;
-        };
-        let rank = tensor.rank();
-        if operand.index.len() != rank || operand.extent.len() != rank {
-            self.error(
-                operand.origin,
-                format!(
-                    "`{}` has rank {rank} but its tile gives {} indices and {} extents",
-                    operand.tensor,
-                    operand.index.len(),
-                    operand.extent.len()
-                ),
-                Some(format!("give {rank} of each")),
-            );
-            return None;
         }
-        let mut extents = Vec::new();
-        for extent in &operand.extent {
-            match extent.eval(scope) {
-                Ok(value) if value > 0 => extents.push(value),
-                Ok(value) => {
-                    self.error(
-                        extent.origin,
-                        format!("tile extent `{extent}` is {value}; it must be positive"),
-                        None,
-                    );
-                    return None;
-                }
-                Err(_) => {
-                    self.error(
-                        extent.origin,
-                        format!("tile extent `{extent}` is not a compile-time constant"),
-                        Some("use a constant from consts(..), e.g. consts(TILE = 1024)".into()),
-                    );
-                    return None;
-                }
-            }
-        }
-        let symbols = tensor.shape.iter().map(|(s, _)| s.clone()).collect();
-        Some((tensor.element, tensor.access, symbols, extents))
     }
 
     fn copy(&mut self, copy: &TileCopy, bound: &[String], scope: &Scope) {
-        let src = self.operand(&copy.src, bound, scope);
-        let dst = self.operand(&copy.dst, bound, scope);
-        let (
-            Some((src_type, _, src_symbols, src_extents)),
-            Some((dst_type, dst_access, dst_symbols, dst_extents)),
-        ) = (src, dst)
-        else {
-            return;
-        };
-        if dst_access == Access::ReadOnly {
-            self.error(
-                copy.dst.origin,
-                format!(
-                    "`{}` is read-only, so a copy cannot write to it",
-                    copy.dst.tensor
-                ),
-                Some(format!("declare it as `GlobalMut<{dst_type}, ..>`")),
-            );
+        for operand in [&copy.src, &copy.dst] {
+            match operand {
+                Operand::Global(tile) => {
+                    for expr in tile.index.iter().chain(&tile.extent) {
+                        self.expression(expr, bound);
+                    }
+                }
+                Operand::Shared(shared) => {
+                    if self.kernel.shared(&shared.buffer).is_some() && !self.declared.contains(&shared.buffer) {
+                        self.error(
+                            shared.origin,
+                            format!("shared buffer `{}` is used before its `let`", shared.buffer),
+                            None,
+                        );
+                    }
+                }
+            }
         }
-        if src_type != dst_type {
-            self.error(
-                copy.origin,
-                format!("copy from {src_type} to {dst_type}: the element types differ"),
-                None,
-            );
+        match CopyPlan::new(self.kernel, copy, scope) {
+            Ok(plan) => self.buffer_symbols(copy, &plan),
+            Err(errors) => {
+                for error in errors {
+                    self.diagnostics.push(error);
+                }
+            }
         }
-        if src_extents != dst_extents {
-            self.error(
-                copy.origin,
-                format!("copy between tiles of different shapes: {src_extents:?} from `{}`, {dst_extents:?} to `{}`", copy.src.tensor, copy.dst.tensor),
-                None,
-            );
-            return;
-        }
-        if src_symbols != dst_symbols {
-            self.error(
-                copy.origin,
-                format!(
-                    "copy from `{}` ({}) to `{}` ({}): the shape symbols differ, so the tiles' bounds disagree",
-                    copy.src.tensor,
-                    src_symbols.join(", "),
-                    copy.dst.tensor,
-                    dst_symbols.join(", ")
-                ),
-                Some("give both tensors the same shape symbols".into()),
-            );
-        }
-        if src_extents.len() != 1 {
-            self.error(
-                copy.origin,
-                format!(
-                    "tile copies of rank {} are not supported yet; tessera copies 1-D tiles",
-                    src_extents.len()
-                ),
-                None,
-            );
-            return;
-        }
-        let config = &self.kernel.config;
-        let width = config.vector;
-        if src_type.vector_type(width).is_none() {
-            self.error(
-                config.vector_origin,
-                format!(
-                    "vector = {width} with {src_type}: {} bytes per access exceed the 16-byte maximum",
-                    width.get() * src_type.size_bytes()
-                ),
-                Some(format!("use vector = {}", 16 / src_type.size_bytes())),
-            );
-            return;
-        }
-        let elements = src_extents.iter().product::<i64>();
-        let per_pass = config.threads.count() as i64 * i64::from(width.get());
-        // A zero thread count is reported by `threads()`; there is no pass to divide by.
-        if per_pass > 0 && elements % per_pass != 0 {
-            self.error(
-                copy.src.extent[0].origin,
-                format!(
-                    "a tile of {elements} elements is not a multiple of threads × vector = {} × {width} = {per_pass}",
-                    config.threads.count()
-                ),
-                Some(format!("make the tile a multiple of {per_pass}, e.g. {}", per_pass * ((elements + per_pass - 1) / per_pass).max(1))),
-            );
-        }
-        // Each thread stages its share of a whole tile in registers before storing it.
-        let staged = elements / config.threads.count().max(1) as i64;
-        if per_pass > 0 && staged > MAX_STAGED_PER_THREAD {
-            self.error(
-                copy.src.extent[0].origin,
-                format!(
-                    "a tile of {elements} elements stages {staged} elements per thread in registers; at most {MAX_STAGED_PER_THREAD} fit without spilling"
-                ),
-                Some(format!("use a tile of at most {} elements, or more threads", MAX_STAGED_PER_THREAD * config.threads.count() as i64)),
-            );
+    }
+
+    /// A buffer filled from one tensor and emptied into another carries the first one's
+    /// shape symbols: the second must be bounded by the same ones, or its guards are wrong.
+    fn buffer_symbols(&mut self, copy: &TileCopy, plan: &CopyPlan) {
+        match (&plan.src, &plan.dst) {
+            (OperandPlan::Global(global), OperandPlan::Shared(shared)) => {
+                if let Some((row, col)) = plan.src.logical_symbols() {
+                    let (row, col) = (row.unwrap_or_default().to_string(), col.to_string());
+                    let physical = if shared.transposed { (col, row) } else { (row, col) };
+                    self.buffers.insert(shared.buffer.clone(), (physical, global.tensor.clone()));
+                }
+            }
+            (OperandPlan::Shared(shared), OperandPlan::Global(global)) => {
+                let (Some((known, from)), Some((row, col))) =
+                    (self.buffers.get(&shared.buffer), plan.dst.logical_symbols())
+                else {
+                    return;
+                };
+                let (row, col) = (row.unwrap_or_default().to_string(), col.to_string());
+                let wanted = if shared.transposed { (known.1.clone(), known.0.clone()) } else { known.clone() };
+                if wanted != (row.clone(), col.clone()) {
+                    let message = format!(
+                        "`{}` holds a tile of `{from}` bounded by ({}, {}), but this copy writes it to `{}` bounded by ({row}, {col})",
+                        shared.buffer, wanted.0, wanted.1, global.tensor
+                    );
+                    self.error(
+                        copy.origin,
+                        message,
+                        Some(
+                            "use the same shape symbols on both tensors (a transpose swaps them: x: (R, C), y: (C, R))"
+                                .into(),
+                        ),
+                    );
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -422,7 +365,8 @@ impl Checker<'_> {
 mod tests {
     use super::*;
     use crate::{
-        Config, Constant, ElementType, GlobalTensor, GridBinding, ThreadBlock, VectorWidth,
+        Access, Config, Constant, ElementType, GlobalTensor, GridBinding, ItemOrder, ParamKind, ThreadBlock,
+        TileOperand, VectorWidth,
     };
 
     fn copy_kernel(threads: u32, vector: VectorWidth, tile: i64) -> Kernel {
@@ -435,11 +379,14 @@ mod tests {
                 shape: vec![("N".into(), Origin::default())],
             }),
         };
-        let operand = |tensor: &str| TileOperand {
-            tensor: tensor.into(),
-            index: vec![Expr::name("bx")],
-            extent: vec![Expr::name("TILE")],
-            origin: Origin::default(),
+        let operand = |tensor: &str| {
+            Operand::Global(TileOperand {
+                tensor: tensor.into(),
+                index: vec![Expr::name("bx")],
+                extent: vec![Expr::name("TILE")],
+                transposed: false,
+                origin: Origin::default(),
+            })
         };
         Kernel {
             name: "copy".into(),
@@ -461,6 +408,7 @@ mod tests {
                 Statement::Copy(TileCopy {
                     src: operand("x"),
                     dst: operand("y"),
+                    order: ItemOrder::RowMajor,
                     origin: Origin::default(),
                 }),
             ],
@@ -476,10 +424,7 @@ mod tests {
 
     #[test]
     fn a_valid_copy_has_no_diagnostics() {
-        assert_eq!(
-            messages(&copy_kernel(256, VectorWidth::W4, 1024)),
-            Vec::<String>::new()
-        );
+        assert_eq!(messages(&copy_kernel(256, VectorWidth::W4, 1024)), Vec::<String>::new());
     }
 
     #[test]
@@ -492,24 +437,14 @@ mod tests {
     #[test]
     fn a_tile_that_would_spill_its_staging_registers_is_refused() {
         let found = messages(&copy_kernel(32, VectorWidth::W4, 4096));
-        assert!(
-            found
-                .iter()
-                .any(|m| m.contains("stages 128 elements per thread")),
-            "{found:?}"
-        );
-        assert_eq!(
-            messages(&copy_kernel(32, VectorWidth::W4, 2048)),
-            Vec::<String>::new()
-        );
+        assert!(found.iter().any(|m| m.contains("stages 128 elements per thread")), "{found:?}");
+        assert_eq!(messages(&copy_kernel(32, VectorWidth::W4, 2048)), Vec::<String>::new());
     }
 
     #[test]
     fn a_reserved_name_is_refused() {
         let mut kernel = copy_kernel(256, VectorWidth::W4, 1024);
         kernel.config.constants.push(Constant::new("THREADS", 3));
-        assert!(messages(&kernel)
-            .iter()
-            .any(|m| m.contains("`THREADS` is reserved")));
+        assert!(messages(&kernel).iter().any(|m| m.contains("`THREADS` is reserved")));
     }
 }

@@ -111,9 +111,7 @@ fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
     let mut values = [1u32; 3];
     for (slot, dim) in values.iter_mut().zip(&dims) {
         match dim {
-            Expr::Lit(ExprLit {
-                lit: Lit::Int(lit), ..
-            }) => *slot = lit.base10_parse()?,
+            Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => *slot = lit.base10_parse()?,
             other => {
                 return Err(syn::Error::new(
                     other.span(),
@@ -122,9 +120,5 @@ fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
             }
         }
     }
-    Ok(ThreadBlock {
-        x: values[0],
-        y: values[1],
-        z: values[2],
-    })
+    Ok(ThreadBlock { x: values[0], y: values[1], z: values[2] })
 }

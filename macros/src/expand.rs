@@ -22,8 +22,8 @@ pub(crate) fn tile_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<T
         origin,
     };
     validate(&kernel, &Target::PORTABLE).map_err(|d| to_syn_error(&d, &spans))?;
-    let source = tessera_codegen::render(&kernel)
-        .map_err(|e| syn::Error::new(function.sig.ident.span(), e.to_string()))?;
+    let source =
+        tessera_codegen::render(&kernel).map_err(|e| syn::Error::new(function.sig.ident.span(), e.to_string()))?;
     let ir_json = serde_json_string(&kernel)?;
     Ok(module(&function, &kernel, &source, &ir_json))
 }
@@ -35,10 +35,7 @@ fn doc_comment(function: &ItemFn) -> Option<String> {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
                 _ => None,
             },
             _ => None,
@@ -48,12 +45,8 @@ fn doc_comment(function: &ItemFn) -> Option<String> {
 }
 
 fn to_syn_error(diagnostics: &Diagnostics, spans: &SpanTable) -> syn::Error {
-    let mut errors = diagnostics
-        .iter()
-        .map(|d| syn::Error::new(spans.span(d.origin), d.to_string()));
-    let mut first = errors
-        .next()
-        .unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid kernel"));
+    let mut errors = diagnostics.iter().map(|d| syn::Error::new(spans.span(d.origin), d.to_string()));
+    let mut first = errors.next().unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid kernel"));
     for error in errors {
         first.combine(error);
     }
@@ -61,12 +54,8 @@ fn to_syn_error(diagnostics: &Diagnostics, spans: &SpanTable) -> syn::Error {
 }
 
 fn serde_json_string(kernel: &Kernel) -> syn::Result<String> {
-    serde_json::to_string(kernel).map_err(|e| {
-        syn::Error::new(
-            Span::call_site(),
-            format!("tessera could not serialize the kernel IR: {e}"),
-        )
-    })
+    serde_json::to_string(kernel)
+        .map_err(|e| syn::Error::new(Span::call_site(), format!("tessera could not serialize the kernel IR: {e}")))
 }
 
 /// A raw string literal (`r#"..."#`), so `cargo expand` shows the CUDA line by line.
@@ -75,9 +64,7 @@ fn raw_string(text: &str) -> Literal {
     while text.contains(&format!("\"{hashes}")) {
         hashes.push('#');
     }
-    format!("r{hashes}\"{text}\"{hashes}")
-        .parse()
-        .unwrap_or_else(|_| Literal::string(text))
+    format!("r{hashes}\"{text}\"{hashes}").parse().unwrap_or_else(|_| Literal::string(text))
 }
 
 fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str) -> TokenStream {
@@ -86,9 +73,7 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str) -> To
     let name_text = name.to_string();
     let docs = function.attrs.iter().filter(|a| a.path().is_ident("doc"));
     let cuda_source = raw_string(source);
-    let cuda_doc = format!(
-        "The CUDA C of `{name_text}` at its declared configuration:\n\n```cuda\n{source}```"
-    );
+    let cuda_doc = format!("The CUDA C of `{name_text}` at its declared configuration:\n\n```cuda\n{source}```");
     let ir = Literal::string(ir_json);
     let threads = kernel.config.threads;
     let (tx, ty, tz) = (threads.x, threads.y, threads.z);

@@ -7,7 +7,8 @@ use tessera_dsl::{Access, ElementType, GlobalTensor, Param, ParamKind};
 
 use crate::spans::SpanTable;
 
-const EXPECTED: &str = "expected `Global<T, (dims..)>`, `GlobalMut<T, (dims..)>` or a scalar `f32`, `f64`, `i32` or `u32`";
+const EXPECTED: &str =
+    "expected `Global<T, (dims..)>`, `GlobalMut<T, (dims..)>` or a scalar `f32`, `f64`, `i32` or `u32`";
 
 pub(crate) fn parse(
     inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>,
@@ -18,10 +19,7 @@ pub(crate) fn parse(
 
 fn parameter(input: &FnArg, spans: &mut SpanTable) -> syn::Result<Param> {
     let FnArg::Typed(typed) = input else {
-        return Err(syn::Error::new(
-            input.span(),
-            "a tile kernel takes no `self`",
-        ));
+        return Err(syn::Error::new(input.span(), "a tile kernel takes no `self`"));
     };
     let Pat::Ident(ident) = &*typed.pat else {
         return Err(syn::Error::new(
@@ -36,12 +34,8 @@ fn parameter(input: &FnArg, spans: &mut SpanTable) -> syn::Result<Param> {
 }
 
 fn parameter_kind(ty: &Type, spans: &mut SpanTable) -> syn::Result<ParamKind> {
-    let unsupported = || {
-        syn::Error::new(
-            ty.span(),
-            format!("unsupported parameter type `{}`: {EXPECTED}", type_text(ty)),
-        )
-    };
+    let unsupported =
+        || syn::Error::new(ty.span(), format!("unsupported parameter type `{}`: {EXPECTED}", type_text(ty)));
     let Type::Path(path) = ty else {
         return Err(unsupported());
     };
@@ -72,51 +66,38 @@ fn parameter_kind(ty: &Type, spans: &mut SpanTable) -> syn::Result<ParamKind> {
         })
         .collect();
     let [element, shape] = types[..] else {
-        return Err(syn::Error::new(args.span(), format!("`{wrapper}` takes two arguments, an element type and a shape: `{wrapper}<f32, (M, N)>`")));
+        return Err(syn::Error::new(
+            args.span(),
+            format!("`{wrapper}` takes two arguments, an element type and a shape: `{wrapper}<f32, (M, N)>`"),
+        ));
     };
     let element = element_type(element)?;
-    Ok(ParamKind::Global(GlobalTensor {
-        element,
-        shape: shape_symbols(shape, spans)?,
-        access,
-    }))
+    Ok(ParamKind::Global(GlobalTensor { element, shape: shape_symbols(shape, spans)?, access }))
 }
 
 fn element_type(ty: &Type) -> syn::Result<ElementType> {
     let name = match ty {
-        Type::Path(path) if path.path.segments.len() == 1 => {
-            path.path.segments[0].ident.to_string()
-        }
+        Type::Path(path) if path.path.segments.len() == 1 => path.path.segments[0].ident.to_string(),
         _ => String::new(),
     };
     ElementType::from_rust_name(&name).ok_or_else(|| {
         let known: Vec<&str> = ElementType::ALL.iter().map(|t| t.rust_name()).collect();
         syn::Error::new(
             ty.span(),
-            format!(
-                "unsupported element type `{}`: expected one of {}",
-                type_text(ty),
-                known.join(", ")
-            ),
+            format!("unsupported element type `{}`: expected one of {}", type_text(ty), known.join(", ")),
         )
     })
 }
 
 /// `(M, N)`, `(N,)`, `(N)` or `N`: one shape symbol per dimension.
-fn shape_symbols(
-    ty: &Type,
-    spans: &mut SpanTable,
-) -> syn::Result<Vec<(String, tessera_dsl::Origin)>> {
+fn shape_symbols(ty: &Type, spans: &mut SpanTable) -> syn::Result<Vec<(String, tessera_dsl::Origin)>> {
     let dims: Vec<&Type> = match ty {
         Type::Tuple(tuple) => tuple.elems.iter().collect(),
         Type::Paren(paren) => vec![&*paren.elem],
         other => vec![other],
     };
     if dims.is_empty() {
-        return Err(syn::Error::new(
-            ty.span(),
-            "a tensor needs at least one dimension: `(N,)`",
-        ));
+        return Err(syn::Error::new(ty.span(), "a tensor needs at least one dimension: `(N,)`"));
     }
     dims.into_iter()
         .map(|dim| match dim {
@@ -124,17 +105,15 @@ fn shape_symbols(
                 let ident = &path.path.segments[0].ident;
                 Ok((ident.to_string(), spans.origin(ident.span())))
             }
-            other => Err(syn::Error::new(other.span(), "a dimension is a shape symbol such as `N`, bound from the argument's shape at launch")),
+            other => Err(syn::Error::new(
+                other.span(),
+                "a dimension is a shape symbol such as `N`, bound from the argument's shape at launch",
+            )),
         })
         .collect()
 }
 
 /// A type as the user wrote it, without the token spacing of `quote` (`Vec<f32>`).
 fn type_text(ty: &Type) -> String {
-    quote::quote!(#ty)
-        .to_string()
-        .replace(" < ", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-        .replace(" ,", ",")
+    quote::quote!(#ty).to_string().replace(" < ", "<").replace("< ", "<").replace(" >", ">").replace(" ,", ",")
 }

@@ -74,22 +74,11 @@ impl<'a> Argument<'a> {
         let mut view = tensor.cuda_view_mut();
         let stream = view.stream().clone();
         let (address, _sync) = view.device_ptr_mut(&stream);
-        Argument::Tensor {
-            param,
-            element: T::TYPE,
-            dims,
-            device,
-            address,
-            writable: true,
-            borrow: PhantomData,
-        }
+        Argument::Tensor { param, element: T::TYPE, dims, device, address, writable: true, borrow: PhantomData }
     }
 
     pub fn scalar<T: Into<ScalarValue>>(param: &'static str, value: T) -> Self {
-        Argument::Scalar {
-            param,
-            value: value.into(),
-        }
+        Argument::Scalar { param, value: value.into() }
     }
 
     pub fn param(&self) -> &'static str {

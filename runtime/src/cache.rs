@@ -37,12 +37,8 @@ impl DiskCache {
         }
         let dir = std::env::var_os("TESSERA_CACHE_DIR")
             .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("tessera"))
-            })
-            .or_else(|| {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("tessera"))
-            })?;
+            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("tessera")))
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("tessera")))?;
         Some(Self::new(dir))
     }
 
@@ -51,18 +47,11 @@ impl DiskCache {
     }
 
     /// The key of a compile: source, architecture, NVRTC version and options.
-    pub fn key(
-        &self,
-        source: &str,
-        arch: Arch,
-        nvrtc_version: (u32, u32),
-        options: &[String],
-    ) -> String {
+    pub fn key(&self, source: &str, arch: Arch, nvrtc_version: (u32, u32), options: &[String]) -> String {
         let mut hasher = Sha256::new();
         hasher.update(source.as_bytes());
         hasher.update([0]);
-        hasher
-            .update(format!("{arch}\0nvrtc {}.{}\0", nvrtc_version.0, nvrtc_version.1).as_bytes());
+        hasher.update(format!("{arch}\0nvrtc {}.{}\0", nvrtc_version.0, nvrtc_version.1).as_bytes());
         for option in options {
             hasher.update(option.as_bytes());
             hasher.update([0]);
@@ -121,13 +110,7 @@ fn parse_entry(bytes: &[u8], key: &str) -> Option<(String, Vec<u8>)> {
     if lines.next()? != MAGIC {
         return None;
     }
-    let mut field = |name: &str| {
-        lines
-            .next()?
-            .strip_prefix(name)?
-            .strip_prefix(' ')
-            .map(str::to_owned)
-    };
+    let mut field = |name: &str| lines.next()?.strip_prefix(name)?.strip_prefix(' ').map(str::to_owned);
     let stored_key = field("key")?;
     let sha = field("sha256")?;
     let log_len: usize = field("log-bytes")?.parse().ok()?;
@@ -152,8 +135,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> DiskCache {
-        let dir =
-            std::env::temp_dir().join(format!("tessera-cache-test-{name}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("tessera-cache-test-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         DiskCache::new(dir)
     }

@@ -28,19 +28,12 @@ impl std::str::FromStr for Arch {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let digits = text
-            .strip_prefix("sm_")
-            .ok_or_else(|| format!("`{text}` is not an architecture like sm_90"))?;
-        let number: u32 = digits
-            .parse()
-            .map_err(|_| format!("`{text}` is not an architecture like sm_90"))?;
+        let digits = text.strip_prefix("sm_").ok_or_else(|| format!("`{text}` is not an architecture like sm_90"))?;
+        let number: u32 = digits.parse().map_err(|_| format!("`{text}` is not an architecture like sm_90"))?;
         if !(50..=1299).contains(&number) {
             return Err(format!("`{text}` is not a CUDA architecture"));
         }
-        Ok(Arch {
-            major: number / 10,
-            minor: number % 10,
-        })
+        Ok(Arch { major: number / 10, minor: number % 10 })
     }
 }
 

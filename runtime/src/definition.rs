@@ -38,12 +38,7 @@ pub struct Launched {
 
 impl KernelDefinition {
     pub const fn new(name: &'static str, cuda_source: &'static str, ir_json: &'static str) -> Self {
-        Self {
-            name,
-            cuda_source,
-            ir_json,
-            ir: OnceLock::new(),
-        }
+        Self { name, cuda_source, ir_json, ir: OnceLock::new() }
     }
 
     pub fn name(&self) -> &'static str {
@@ -60,10 +55,7 @@ impl KernelDefinition {
         self.ir
             .get_or_init(|| serde_json::from_str(self.ir_json).map_err(|e| e.to_string()))
             .as_ref()
-            .map_err(|message| Error::Ir {
-                kernel: self.name.into(),
-                message: message.clone(),
-            })
+            .map_err(|message| Error::Ir { kernel: self.name.into(), message: message.clone() })
     }
 
     /// The CUDA source with vector width `width` (the declared source when it is the declared width).
@@ -74,30 +66,18 @@ impl KernelDefinition {
             return Ok(Cow::Borrowed(self.cuda_source));
         }
         if width > declared {
-            return Err(Error::VectorTooWide {
-                kernel: self.name.into(),
-                width,
-                declared,
-            });
+            return Err(Error::VectorTooWide { kernel: self.name.into(), width, declared });
         }
         let mut narrower = kernel.clone();
         narrower.config.vector = width;
         tessera_codegen::render(&narrower)
             .map(Cow::Owned)
-            .map_err(|source| Error::Render {
-                kernel: self.name.into(),
-                source,
-            })
+            .map_err(|source| Error::Render { kernel: self.name.into(), source })
     }
 
     /// Compiles the declared source for `arch` with NVRTC alone: no GPU needed.
     pub fn compile_for(&self, arch: Arch) -> Result<CompiledKernel, Error> {
-        nvrtc::compile_cached(
-            self.cuda_source,
-            self.name,
-            arch,
-            DiskCache::default_location().as_ref(),
-        )
+        nvrtc::compile_cached(self.cuda_source, self.name, arch, DiskCache::default_location().as_ref())
     }
 
     /// Checks the arguments, binds the shapes, picks the vector width the pointers allow,
@@ -117,10 +97,8 @@ impl KernelDefinition {
             })
             .collect();
         let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
-        let plan = LaunchPlan::new(kernel, &shapes, resident).map_err(|source| Error::Plan {
-            kernel: self.name.into(),
-            source,
-        })?;
+        let plan = LaunchPlan::new(kernel, &shapes, resident)
+            .map_err(|source| Error::Plan { kernel: self.name.into(), source })?;
         let mut launched = Launched {
             kernel: self.name,
             grid: plan.grid,
@@ -137,22 +115,10 @@ impl KernelDefinition {
         for argument in arguments.iter() {
             match argument {
                 Argument::Tensor { address, .. } => builder.arg(address),
-                Argument::Scalar {
-                    value: ScalarValue::F32(v),
-                    ..
-                } => builder.arg(v),
-                Argument::Scalar {
-                    value: ScalarValue::F64(v),
-                    ..
-                } => builder.arg(v),
-                Argument::Scalar {
-                    value: ScalarValue::I32(v),
-                    ..
-                } => builder.arg(v),
-                Argument::Scalar {
-                    value: ScalarValue::U32(v),
-                    ..
-                } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::F32(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::F64(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::I32(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::U32(v), .. } => builder.arg(v),
             };
         }
         for symbol in &symbols {
@@ -172,12 +138,7 @@ impl KernelDefinition {
         Ok(launched)
     }
 
-    fn check_arguments(
-        &self,
-        kernel: &Kernel,
-        gpu: &Gpu,
-        arguments: &[Argument<'_>],
-    ) -> Result<(), Error> {
+    fn check_arguments(&self, kernel: &Kernel, gpu: &Gpu, arguments: &[Argument<'_>]) -> Result<(), Error> {
         if arguments.len() != kernel.params.len() {
             return Err(Error::ArgumentCount {
                 kernel: self.name.into(),
@@ -195,12 +156,7 @@ impl KernelDefinition {
                 });
             }
             let (given, expected) = match (argument, &param.kind) {
-                (
-                    Argument::Tensor {
-                        element, device, ..
-                    },
-                    ParamKind::Global(tensor),
-                ) => {
+                (Argument::Tensor { element, device, .. }, ParamKind::Global(tensor)) => {
                     if *device != gpu.ordinal() {
                         return Err(Error::WrongDevice {
                             param: param.name.clone(),
@@ -210,9 +166,7 @@ impl KernelDefinition {
                     }
                     (*element, tensor.element)
                 }
-                (Argument::Scalar { value, .. }, ParamKind::Scalar(element)) => {
-                    (value.element(), *element)
-                }
+                (Argument::Scalar { value, .. }, ParamKind::Scalar(element)) => (value.element(), *element),
                 _ => {
                     return Err(Error::ArgumentOrder {
                         kernel: self.name.into(),
@@ -240,13 +194,7 @@ impl KernelDefinition {
 fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<VectorWidth, Error> {
     let mut width = declared;
     for argument in arguments {
-        let Argument::Tensor {
-            param,
-            element,
-            address,
-            ..
-        } = argument
-        else {
+        let Argument::Tensor { param, element, address, .. } = argument else {
             continue;
         };
         let element_bytes = u64::from(element.size_bytes());
@@ -285,43 +233,25 @@ mod tests {
     #[test]
     fn an_address_off_by_one_float_drops_to_scalar_width() {
         let arguments = [tensor("x", 0x1000), tensor("y", 0x1004)];
-        assert_eq!(
-            widest_aligned(VectorWidth::W4, &arguments).unwrap(),
-            VectorWidth::W1
-        );
+        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W1);
     }
 
     #[test]
     fn an_address_off_by_two_floats_keeps_64_bit_accesses() {
         let arguments = [tensor("x", 0x1008), tensor("y", 0x2000)];
-        assert_eq!(
-            widest_aligned(VectorWidth::W4, &arguments).unwrap(),
-            VectorWidth::W2
-        );
+        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W2);
     }
 
     #[test]
     fn aligned_addresses_keep_the_declared_width() {
         let arguments = [tensor("x", 0x1010), tensor("y", 0x2000)];
-        assert_eq!(
-            widest_aligned(VectorWidth::W4, &arguments).unwrap(),
-            VectorWidth::W4
-        );
-        assert_eq!(
-            widest_aligned(VectorWidth::W2, &arguments).unwrap(),
-            VectorWidth::W2
-        );
+        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W4);
+        assert_eq!(widest_aligned(VectorWidth::W2, &arguments).unwrap(), VectorWidth::W2);
     }
 
     #[test]
     fn an_address_inside_an_element_is_an_error() {
         let arguments = [tensor("x", 0x1002)];
-        assert!(matches!(
-            widest_aligned(VectorWidth::W4, &arguments),
-            Err(Error::Misaligned {
-                element_bytes: 4,
-                ..
-            })
-        ));
+        assert!(matches!(widest_aligned(VectorWidth::W4, &arguments), Err(Error::Misaligned { element_bytes: 4, .. })));
     }
 }

@@ -5,9 +5,7 @@ use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaFunction, CudaStr
 use cudarc::nvrtc::Ptx;
 
 use crate::libraries::require_driver;
-use crate::{
-    nvrtc, Arch, CompiledKernel, DeviceTensor, DiskCache, Element, Error, Input, Output, Timing,
-};
+use crate::{nvrtc, Arch, CompiledKernel, DeviceTensor, DiskCache, Element, Error, Input, Output, Timing};
 
 /// One CUDA device with one stream: tensors, compiled kernels and timing live here.
 ///
@@ -60,26 +58,17 @@ impl Gpu {
         // SAFETY: called before any allocation; all work is ordered on `stream`.
         unsafe { context.disable_event_tracking() };
         let stream = context.default_stream();
-        let attribute = |a| {
-            context
-                .attribute(a)
-                .map_err(Error::driver("reading a device attribute"))
-        };
+        let attribute = |a| context.attribute(a).map_err(Error::driver("reading a device attribute"));
         let major = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let sm_count = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let name = context
-            .name()
-            .map_err(Error::driver("reading the device name"))?;
+        let name = context.name().map_err(Error::driver("reading the device name"))?;
         Ok(Self {
             context,
             stream,
             ordinal,
             name,
-            arch: Arch {
-                major: major as u32,
-                minor: minor as u32,
-            },
+            arch: Arch { major: major as u32, minor: minor as u32 },
             sm_count: sm_count as u32,
             disk_cache: DiskCache::default_location(),
             loaded: Mutex::new(HashMap::new()),
@@ -113,55 +102,28 @@ impl Gpu {
     }
 
     /// Copies `host` to the device as a tensor of shape `dims`.
-    pub fn upload<T: Element>(
-        &self,
-        host: &[T],
-        dims: impl AsRef<[usize]>,
-    ) -> Result<DeviceTensor<T>, Error> {
+    pub fn upload<T: Element>(&self, host: &[T], dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
         let expected: usize = dims.iter().product();
         if host.len() != expected {
-            return Err(Error::LengthMismatch {
-                what: "upload",
-                len: host.len(),
-                shape: dims,
-                expected,
-            });
+            return Err(Error::LengthMismatch { what: "upload", len: host.len(), shape: dims, expected });
         }
         // An empty tensor still owns one element: a zero-byte allocation is not portable.
-        let data = if host.is_empty() {
-            self.stream.alloc_zeros::<T>(1)
-        } else {
-            self.stream.clone_htod(host)
-        }
-        .map_err(Error::driver("copying to the device"))?;
-        Ok(DeviceTensor {
-            data,
-            dims,
-            device: self.ordinal,
-        })
+        let data = if host.is_empty() { self.stream.alloc_zeros::<T>(1) } else { self.stream.clone_htod(host) }
+            .map_err(Error::driver("copying to the device"))?;
+        Ok(DeviceTensor { data, dims, device: self.ordinal })
     }
 
     /// A tensor of shape `dims` filled with zeros.
     pub fn zeros<T: Element>(&self, dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
-        let data = self
-            .stream
-            .alloc_zeros::<T>(dims.iter().product::<usize>().max(1))
-            .map_err(Error::driver("allocating"))?;
-        Ok(DeviceTensor {
-            data,
-            dims,
-            device: self.ordinal,
-        })
+        let data =
+            self.stream.alloc_zeros::<T>(dims.iter().product::<usize>().max(1)).map_err(Error::driver("allocating"))?;
+        Ok(DeviceTensor { data, dims, device: self.ordinal })
     }
 
     /// A tensor of shape `dims` with every element `value` (poison outputs with it).
-    pub fn filled<T: Element>(
-        &self,
-        dims: impl AsRef<[usize]>,
-        value: T,
-    ) -> Result<DeviceTensor<T>, Error> {
+    pub fn filled<T: Element>(&self, dims: impl AsRef<[usize]>, value: T) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
         let host = vec![value; dims.iter().product()];
         self.upload(&host, dims)
@@ -173,38 +135,25 @@ impl Gpu {
         if view.len() == 0 {
             return Ok(Vec::new());
         }
-        self.stream
-            .clone_dtoh(&view)
-            .map_err(Error::driver("copying to the host"))
+        self.stream.clone_dtoh(&view).map_err(Error::driver("copying to the host"))
     }
 
     /// The device-to-device copy (`cuMemcpyDtoDAsync`): the bandwidth baseline.
-    pub fn copy<T: Element>(
-        &self,
-        src: &impl Input<T>,
-        dst: &mut impl Output<T>,
-    ) -> Result<(), Error> {
+    pub fn copy<T: Element>(&self, src: &impl Input<T>, dst: &mut impl Output<T>) -> Result<(), Error> {
         let from = src.cuda_view();
         let mut to = dst.cuda_view_mut();
         if from.len() != to.len() {
-            return Err(Error::CopyLengthMismatch {
-                src: from.len(),
-                dst: to.len(),
-            });
+            return Err(Error::CopyLengthMismatch { src: from.len(), dst: to.len() });
         }
         if from.len() == 0 {
             return Ok(());
         }
-        self.stream
-            .memcpy_dtod(&from, &mut to)
-            .map_err(Error::driver("copying on the device"))
+        self.stream.memcpy_dtod(&from, &mut to).map_err(Error::driver("copying on the device"))
     }
 
     /// Waits for all queued work; reports errors of earlier launches.
     pub fn synchronize(&self) -> Result<(), Error> {
-        self.stream
-            .synchronize()
-            .map_err(Error::driver("waiting for the device"))
+        self.stream.synchronize().map_err(Error::driver("waiting for the device"))
     }
 
     /// Times `work` with CUDA events: `warmup` untimed runs, then `repetitions` timed ones.
@@ -220,22 +169,11 @@ impl Gpu {
         let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut samples = Vec::with_capacity(repetitions);
         for _ in 0..repetitions {
-            let start = self
-                .stream
-                .record_event(timed)
-                .map_err(Error::driver("recording an event"))?;
+            let start = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
             work()?;
-            let end = self
-                .stream
-                .record_event(timed)
-                .map_err(Error::driver("recording an event"))?;
-            end.synchronize()
-                .map_err(Error::driver("waiting for an event"))?;
-            samples.push(f64::from(
-                start
-                    .elapsed_ms(&end)
-                    .map_err(Error::driver("reading an event"))?,
-            ));
+            let end = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
+            end.synchronize().map_err(Error::driver("waiting for an event"))?;
+            samples.push(f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?));
         }
         Ok(Timing::from_samples(samples))
     }
@@ -246,18 +184,8 @@ impl Gpu {
 
     /// The kernel `name` of `source`, compiled for this device (memory, then disk cache,
     /// then NVRTC) and loaded.
-    pub(crate) fn load(
-        &self,
-        source: &str,
-        name: &str,
-        threads: u32,
-    ) -> Result<Arc<LoadedKernel>, Error> {
-        if let Some(found) = self
-            .loaded
-            .lock()
-            .ok()
-            .and_then(|map| map.get(source).cloned())
-        {
+    pub(crate) fn load(&self, source: &str, name: &str, threads: u32) -> Result<Arc<LoadedKernel>, Error> {
+        if let Some(found) = self.loaded.lock().ok().and_then(|map| map.get(source).cloned()) {
             return Ok(found);
         }
         let compiled = nvrtc::compile_cached(source, name, self.arch, self.disk_cache.as_ref())?;
@@ -265,17 +193,11 @@ impl Gpu {
             .context
             .load_module(Ptx::from_binary(compiled.cubin.clone()))
             .map_err(Error::driver("loading the cubin"))?;
-        let function = module
-            .load_function(name)
-            .map_err(Error::driver("finding the kernel in the cubin"))?;
+        let function = module.load_function(name).map_err(Error::driver("finding the kernel in the cubin"))?;
         let blocks_per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
             .map_err(Error::driver("computing occupancy"))?;
-        let loaded = Arc::new(LoadedKernel {
-            function,
-            compiled,
-            blocks_per_sm,
-        });
+        let loaded = Arc::new(LoadedKernel { function, compiled, blocks_per_sm });
         if let Ok(mut map) = self.loaded.lock() {
             map.insert(source.to_string(), loaded.clone());
         }

@@ -26,9 +26,7 @@ pub(crate) fn require_nvrtc() -> Result<(), Error> {
     if nvrtc_available() {
         Ok(())
     } else {
-        Err(Error::NvrtcMissing {
-            tried: candidates("nvrtc"),
-        })
+        Err(Error::NvrtcMissing { tried: candidates("nvrtc") })
     }
 }
 
@@ -36,8 +34,6 @@ pub(crate) fn require_driver() -> Result<(), Error> {
     if driver_available() {
         Ok(())
     } else {
-        Err(Error::DriverMissing {
-            tried: candidates("cuda"),
-        })
+        Err(Error::DriverMissing { tried: candidates("cuda") })
     }
 }

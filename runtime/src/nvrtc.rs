@@ -15,10 +15,7 @@ pub fn version() -> Result<(u32, u32), Error> {
     // SAFETY: two out-pointers to live integers.
     unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
         .result()
-        .map_err(|source| Error::Nvrtc {
-            call: "nvrtcVersion",
-            source,
-        })?;
+        .map_err(|source| Error::Nvrtc { call: "nvrtcVersion", source })?;
     Ok((major as u32, minor as u32))
 }
 
@@ -26,12 +23,7 @@ pub fn version() -> Result<(u32, u32), Error> {
 /// NVRTC might make unloadable), ptxas figures in the log, and line info for the sanitizer
 /// and profilers.
 pub fn options(arch: Arch) -> Vec<String> {
-    vec![
-        format!("--gpu-architecture={arch}"),
-        "--ptxas-options=-v".into(),
-        "--std=c++17".into(),
-        "-lineinfo".into(),
-    ]
+    vec![format!("--gpu-architecture={arch}"), "--ptxas-options=-v".into(), "--std=c++17".into(), "-lineinfo".into()]
 }
 
 /// Compiles `source` to a cubin for `arch`, looking in `cache` first and storing there after.
@@ -68,23 +60,13 @@ pub fn compile_cubin(source: &str, kernel: &str, arch: Arch) -> Result<CompiledK
     let program = Program::compile(source, kernel, arch, &options(arch))?;
     let cubin = program.cubin()?;
     let ptxas = PtxasReport::parse(&program.log, kernel).unwrap_or_default();
-    Ok(CompiledKernel {
-        name: kernel.into(),
-        arch,
-        cubin,
-        log: program.log.clone(),
-        ptxas,
-        from_disk_cache: false,
-    })
+    Ok(CompiledKernel { name: kernel.into(), arch, cubin, log: program.log.clone(), ptxas, from_disk_cache: false })
 }
 
 /// Compiles `source` to PTX for the virtual architecture of `arch` (`compute_90`), to read
 /// which instructions the code asks for (`ld.global.nc.v4.f32`, ...).
 pub fn compile_ptx(source: &str, kernel: &str, arch: Arch) -> Result<String, Error> {
-    let options = vec![
-        format!("--gpu-architecture=compute_{}{}", arch.major, arch.minor),
-        "--std=c++17".into(),
-    ];
+    let options = vec![format!("--gpu-architecture=compute_{}{}", arch.major, arch.minor), "--std=c++17".into()];
     let program = Program::compile(source, kernel, arch, &options)?;
     program.ptx()
 }
@@ -105,26 +87,16 @@ impl Program {
             excerpt: String::new(),
         };
         let c_source = CString::new(source).map_err(|_| invalid_nul("source"))?;
-        let c_name =
-            CString::new(format!("{kernel}.cu")).map_err(|_| invalid_nul("kernel name"))?;
-        let handle =
-            result::create_program(&c_source, Some(&c_name)).map_err(|source| Error::Nvrtc {
-                call: "nvrtcCreateProgram",
-                source,
-            })?;
-        let mut program = Program {
-            handle,
-            log: String::new(),
-        };
+        let c_name = CString::new(format!("{kernel}.cu")).map_err(|_| invalid_nul("kernel name"))?;
+        let handle = result::create_program(&c_source, Some(&c_name))
+            .map_err(|source| Error::Nvrtc { call: "nvrtcCreateProgram", source })?;
+        let mut program = Program { handle, log: String::new() };
         // SAFETY: `handle` is a live program; the options are plain strings.
         let compiled = unsafe { result::compile_program(program.handle, options) };
         // SAFETY: as above; the log exists after a compile, successful or not.
         program.log = unsafe { result::get_program_log(program.handle) }
             .map(|raw| c_chars_to_string(&raw))
-            .map_err(|source| Error::Nvrtc {
-                call: "nvrtcGetProgramLog",
-                source,
-            })?;
+            .map_err(|source| Error::Nvrtc { call: "nvrtcGetProgramLog", source })?;
         if compiled.is_err() {
             return Err(Error::Compile {
                 kernel: kernel.into(),
@@ -141,18 +113,12 @@ impl Program {
         // SAFETY: live program, out-pointer to a live integer.
         unsafe { sys::nvrtcGetCUBINSize(self.handle, &mut size) }
             .result()
-            .map_err(|source| Error::Nvrtc {
-                call: "nvrtcGetCUBINSize",
-                source,
-            })?;
+            .map_err(|source| Error::Nvrtc { call: "nvrtcGetCUBINSize", source })?;
         let mut cubin = vec![0u8; size];
         // SAFETY: the buffer holds exactly `size` bytes, as NVRTC asked.
         unsafe { sys::nvrtcGetCUBIN(self.handle, cubin.as_mut_ptr() as *mut c_char) }
             .result()
-            .map_err(|source| Error::Nvrtc {
-                call: "nvrtcGetCUBIN",
-                source,
-            })?;
+            .map_err(|source| Error::Nvrtc { call: "nvrtcGetCUBIN", source })?;
         Ok(cubin)
     }
 
@@ -160,10 +126,7 @@ impl Program {
         // SAFETY: live program compiled for a virtual architecture.
         unsafe { result::get_ptx(self.handle) }
             .map(|raw| c_chars_to_string(&raw))
-            .map_err(|source| Error::Nvrtc {
-                call: "nvrtcGetPTX",
-                source,
-            })
+            .map_err(|source| Error::Nvrtc { call: "nvrtcGetPTX", source })
     }
 }
 
@@ -188,14 +151,7 @@ fn failing_lines(source: &str, log: &str, file: &str) -> String {
     let lines: Vec<&str> = source.lines().collect();
     let mut wanted: Vec<usize> = log
         .lines()
-        .filter_map(|l| {
-            l.strip_prefix(file)?
-                .strip_prefix('(')?
-                .split(')')
-                .next()?
-                .parse::<usize>()
-                .ok()
-        })
+        .filter_map(|l| l.strip_prefix(file)?.strip_prefix('(')?.split(')').next()?.parse::<usize>().ok())
         .collect();
     wanted.sort_unstable();
     wanted.dedup();

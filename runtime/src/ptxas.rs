@@ -28,10 +28,8 @@ impl PtxasReport {
         let mut in_kernel = false;
         let mut found = false;
         for line in log.lines() {
-            if line.contains("Compiling entry function") || line.contains("Function properties for")
-            {
-                in_kernel = line.contains(&format!("'{kernel}'"))
-                    || line.trim_end().ends_with(&format!(" {kernel}"));
+            if line.contains("Compiling entry function") || line.contains("Function properties for") {
+                in_kernel = line.contains(&format!("'{kernel}'")) || line.trim_end().ends_with(&format!(" {kernel}"));
                 continue;
             }
             if !in_kernel {
@@ -59,16 +57,10 @@ impl PtxasReport {
         }
         // Some NVRTC versions do not name the kernel before its figures; a log with a single
         // entry function can only be about that one.
-        let used: Vec<&str> = log
-            .lines()
-            .filter(|l| l.contains("Used ") && l.contains(" registers"))
-            .collect();
+        let used: Vec<&str> = log.lines().filter(|l| l.contains("Used ") && l.contains(" registers")).collect();
         match used.as_slice() {
             [line] => {
-                let stack_line = log
-                    .lines()
-                    .find(|l| l.contains("bytes stack frame"))
-                    .unwrap_or("");
+                let stack_line = log.lines().find(|l| l.contains("bytes stack frame")).unwrap_or("");
                 Some(PtxasReport {
                     registers: number_after(line, "Used ")?,
                     shared_bytes: number_before(line, "bytes smem").unwrap_or(0),
@@ -92,11 +84,7 @@ impl std::fmt::Display for PtxasReport {
         write!(
             f,
             "{} registers, {} B shared, {} B stack, {} B spill stores, {} B spill loads",
-            self.registers,
-            self.shared_bytes,
-            self.stack_frame_bytes,
-            self.spill_stores,
-            self.spill_loads
+            self.registers, self.shared_bytes, self.stack_frame_bytes, self.spill_stores, self.spill_loads
         )
     }
 }
@@ -104,20 +92,13 @@ impl std::fmt::Display for PtxasReport {
 /// The integer just before `word` in `line` (`"8192 bytes smem"` → 8192).
 fn number_before(line: &str, word: &str) -> Option<u32> {
     let head = &line[..line.find(word)?];
-    head.split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .next_back()?
-        .parse()
-        .ok()
+    head.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).next_back()?.parse().ok()
 }
 
 /// The integer just after `prefix` in `line` (`"Used 12 registers"` → 12).
 fn number_after(line: &str, prefix: &str) -> Option<u32> {
     let tail = &line[line.find(prefix)? + prefix.len()..];
-    tail.split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()
+    tail.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -139,15 +120,7 @@ ptxas info    : Used 10 registers, 4096 bytes smem, 368 bytes cmem[0]
     #[test]
     fn figures_belong_to_the_named_kernel() {
         let first = PtxasReport::parse(TWO_KERNELS, "first").unwrap();
-        assert_eq!(
-            (
-                first.registers,
-                first.spill_stores,
-                first.spill_loads,
-                first.stack_frame_bytes
-            ),
-            (255, 4, 4, 8)
-        );
+        assert_eq!((first.registers, first.spill_stores, first.spill_loads, first.stack_frame_bytes), (255, 4, 4, 8));
         assert!(first.spills());
         let second = PtxasReport::parse(TWO_KERNELS, "second").unwrap();
         assert_eq!((second.registers, second.shared_bytes), (10, 4096));

@@ -14,9 +14,7 @@ mod sealed {
 }
 
 /// An element type a tensor can hold; ties the Rust type to the IR's [`ElementType`].
-pub trait Element:
-    DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static + sealed::Sealed
-{
+pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static + sealed::Sealed {
     const TYPE: ElementType;
 }
 
@@ -68,12 +66,7 @@ impl<T: Element> DeviceTensor<T> {
         let dims = dims.as_ref().to_vec();
         let expected: usize = dims.iter().product();
         if expected != self.len() {
-            return Err(Error::LengthMismatch {
-                what: "reshape",
-                len: self.len(),
-                shape: dims,
-                expected,
-            });
+            return Err(Error::LengthMismatch { what: "reshape", len: self.len(), shape: dims, expected });
         }
         self.dims = dims;
         Ok(self)
@@ -82,34 +75,19 @@ impl<T: Element> DeviceTensor<T> {
     /// A 1-D view of elements `range` (any offset: launches check the alignment).
     pub fn slice(&self, range: std::ops::Range<usize>) -> Result<TensorView<'_, T>, Error> {
         self.check_range(&range)?;
-        Ok(TensorView {
-            view: self.data.slice(range.clone()),
-            dims: vec![range.len()],
-            device: self.device,
-        })
+        Ok(TensorView { view: self.data.slice(range.clone()), dims: vec![range.len()], device: self.device })
     }
 
     /// A writable 1-D view of elements `range`.
-    pub fn slice_mut(
-        &mut self,
-        range: std::ops::Range<usize>,
-    ) -> Result<TensorViewMut<'_, T>, Error> {
+    pub fn slice_mut(&mut self, range: std::ops::Range<usize>) -> Result<TensorViewMut<'_, T>, Error> {
         self.check_range(&range)?;
         let device = self.device;
-        Ok(TensorViewMut {
-            view: self.data.slice_mut(range.clone()),
-            dims: vec![range.len()],
-            device,
-        })
+        Ok(TensorViewMut { view: self.data.slice_mut(range.clone()), dims: vec![range.len()], device })
     }
 
     fn check_range(&self, range: &std::ops::Range<usize>) -> Result<(), Error> {
         if range.start > range.end || range.end > self.len() {
-            return Err(Error::SliceOutOfBounds {
-                start: range.start,
-                end: range.end,
-                len: self.len(),
-            });
+            return Err(Error::SliceOutOfBounds { start: range.start, end: range.end, len: self.len() });
         }
         Ok(())
     }

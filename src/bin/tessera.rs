@@ -44,11 +44,8 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn show(args: &[String]) -> Result<(), String> {
-    let name = args
-        .first()
-        .ok_or("show needs a kernel name; `tessera list` lists them")?;
-    let kernel = catalog::find(name)
-        .ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
+    let name = args.first().ok_or("show needs a kernel name; `tessera list` lists them")?;
+    let kernel = catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
     let mut width = kernel.ir().map_err(|e| e.to_string())?.config.vector;
     let mut arch = Arch::SM_90;
     let mut output = Output::Source;
@@ -63,29 +60,18 @@ fn show(args: &[String]) -> Result<(), String> {
                     .and_then(VectorWidth::new)
                     .ok_or(format!("--vector {value}: expected 1, 2 or 4"))?;
             }
-            "--arch" => {
-                arch = rest
-                    .next()
-                    .ok_or("--arch needs a value like sm_90")?
-                    .parse()?
-            }
+            "--arch" => arch = rest.next().ok_or("--arch needs a value like sm_90")?.parse()?,
             "--ptx" => output = Output::Ptx,
             "--log" => output = Output::Log,
             other => return Err(format!("unknown option `{other}`")),
         }
     }
-    let source = kernel
-        .source_with_vector(width)
-        .map_err(|e| e.to_string())?;
+    let source = kernel.source_with_vector(width).map_err(|e| e.to_string())?;
     match output {
         Output::Source => print!("{source}"),
-        Output::Ptx => print!(
-            "{}",
-            nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?
-        ),
+        Output::Ptx => print!("{}", nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?),
         Output::Log => {
-            let compiled =
-                nvrtc::compile_cubin(&source, kernel.name(), arch).map_err(|e| e.to_string())?;
+            let compiled = nvrtc::compile_cubin(&source, kernel.name(), arch).map_err(|e| e.to_string())?;
             println!("{}", compiled.log.trim_end());
             println!("parsed: {}", compiled.ptxas);
         }

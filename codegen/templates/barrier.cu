@@ -1,0 +1,1 @@
+__syncthreads();  // {% if let Some(reason) = reason %}{{ reason }}{% else %}sync(){% endif %}

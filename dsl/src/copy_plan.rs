@@ -1,0 +1,393 @@
+//! The geometry of one tile copy: which elements thread t moves at each step, and where
+//! each side keeps them. Codegen renders these formulas; the analyzer evaluates them.
+
+use crate::{
+    Access, Diagnostic, ElementType, Expr, ItemOrder, Kernel, Operand, ParamKind, Scope, SharedLayout, TileCopy,
+};
+
+/// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).
+pub const MAX_STAGED_PER_THREAD: i64 = 64;
+
+/// A copy with every size resolved.
+///
+/// The destination tile is `rows × cols` (a 1-D tile is one row). Each thread moves
+/// `steps` vectors of `vector` elements along a destination row; item `k = step · THREADS
+/// + tid` is the k-th vector of the tile in `order`.
+///
+/// ```
+/// use tessera_dsl::{CopyPlan, ItemOrder};
+/// // a 32×32 tile, 256 threads, scalar: thread 33 starts at row 1, column 1
+/// assert_eq!(CopyPlan::item_at(32, 32, 1, ItemOrder::RowMajor, 256, 0, 33), (1, 1));
+/// assert_eq!(CopyPlan::item_at(32, 32, 1, ItemOrder::ColumnMajor, 256, 0, 33), (1, 1));
+/// assert_eq!(CopyPlan::item_at(16, 64, 4, ItemOrder::ColumnMajor, 256, 0, 17), (1, 4));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyPlan {
+    pub rows: i64,
+    pub cols: i64,
+    pub vector: i64,
+    pub steps: i64,
+    pub threads: i64,
+    pub order: ItemOrder,
+    pub element: ElementType,
+    pub src: OperandPlan,
+    pub dst: OperandPlan,
+}
+
+/// One side of a copy, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OperandPlan {
+    Global(GlobalPlan),
+    Shared(SharedPlan),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalPlan {
+    pub tensor: String,
+    /// Shape symbols of the tensor, outermost first.
+    pub symbols: Vec<String>,
+    /// The tile's extent in the tensor's own orientation.
+    pub extent: Vec<i64>,
+    /// The same, as written (`[T, T]`), for code that names the constants.
+    pub extent_exprs: Vec<Expr>,
+    pub index: Vec<Expr>,
+    pub transposed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedPlan {
+    pub buffer: String,
+    /// [rows, cols] as written.
+    pub shape_exprs: Vec<Expr>,
+    pub layout: SharedLayout,
+    pub transposed: bool,
+}
+
+impl OperandPlan {
+    /// (rows, cols) as the copy sees this side.
+    pub fn logical_shape(&self) -> (i64, i64) {
+        let (rows, cols, transposed) = match self {
+            OperandPlan::Global(g) => match g.extent.as_slice() {
+                [n] => (1, *n, g.transposed),
+                [r, c] => (*r, *c, g.transposed),
+                _ => (0, 0, false),
+            },
+            OperandPlan::Shared(s) => (s.layout.rows, s.layout.cols, s.transposed),
+        };
+        if transposed {
+            (cols, rows)
+        } else {
+            (rows, cols)
+        }
+    }
+
+    /// (rows, cols) as the copy sees this side, as written (`T`, `TILE`, `2 * T`).
+    pub fn logical_shape_exprs(&self) -> Option<(Expr, Expr)> {
+        let (rows, cols) = match self {
+            OperandPlan::Global(g) => match g.extent_exprs.as_slice() {
+                [n] => (Expr::int(1), n.clone()),
+                [r, c] => (r.clone(), c.clone()),
+                _ => return None,
+            },
+            OperandPlan::Shared(s) => match s.shape_exprs.as_slice() {
+                [r, c] => (r.clone(), c.clone()),
+                _ => return None,
+            },
+        };
+        Some(if self.transposed() { (cols, rows) } else { (rows, cols) })
+    }
+
+    pub fn transposed(&self) -> bool {
+        match self {
+            OperandPlan::Global(g) => g.transposed,
+            OperandPlan::Shared(s) => s.transposed,
+        }
+    }
+
+    /// Where logical (row, col) is in the operand's own orientation.
+    pub fn physical(&self, row: i64, col: i64) -> (i64, i64) {
+        if self.transposed() {
+            (col, row)
+        } else {
+            (row, col)
+        }
+    }
+
+    /// Whether `width` logically consecutive elements of a row are one aligned access here.
+    /// Global rows are aligned at launch (the runtime narrows the width otherwise).
+    pub fn vector_ok(&self, width: i64) -> bool {
+        if width == 1 {
+            return true;
+        }
+        match self {
+            OperandPlan::Global(g) => !g.transposed,
+            OperandPlan::Shared(s) => !s.transposed && s.layout.vector_ok(width),
+        }
+    }
+
+    /// The shape symbol bounding each logical dimension (rows, cols), for global operands.
+    pub fn logical_symbols(&self) -> Option<(Option<&str>, &str)> {
+        let OperandPlan::Global(g) = self else { return None };
+        match g.symbols.as_slice() {
+            [n] => Some((None, n)),
+            [r, c] if g.transposed => Some((Some(c), r)),
+            [r, c] => Some((Some(r), c)),
+            _ => None,
+        }
+    }
+}
+
+impl CopyPlan {
+    /// The logical destination coordinates of the first element of item `step·threads + tid`.
+    pub fn item_at(
+        rows: i64,
+        cols: i64,
+        vector: i64,
+        order: ItemOrder,
+        threads: i64,
+        step: i64,
+        tid: i64,
+    ) -> (i64, i64) {
+        let item = step * threads + tid;
+        match order {
+            ItemOrder::RowMajor => {
+                let per_row = cols / vector;
+                (item / per_row, item % per_row * vector)
+            }
+            ItemOrder::ColumnMajor => (item % rows, item / rows * vector),
+        }
+    }
+
+    pub fn item(&self, step: i64, tid: i64) -> (i64, i64) {
+        Self::item_at(self.rows, self.cols, self.vector, self.order, self.threads, step, tid)
+    }
+
+    /// Resolves `copy` in `kernel`, or explains at the right spans why it cannot be done.
+    pub fn new(kernel: &Kernel, copy: &TileCopy, scope: &Scope) -> Result<Self, Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        let src = operand(kernel, &copy.src, scope, &mut errors);
+        let dst = operand(kernel, &copy.dst, scope, &mut errors);
+        let (Some((src, src_type)), Some((dst, dst_type))) = (src, dst) else {
+            return Err(errors);
+        };
+        if let Operand::Global(tile) = &copy.dst {
+            if kernel.param(&tile.tensor).and_then(|p| p.tensor()).is_some_and(|t| t.access == Access::ReadOnly) {
+                errors.push(
+                    Diagnostic::new(
+                        tile.origin,
+                        format!("`{}` is read-only, so a copy cannot write to it", tile.tensor),
+                    )
+                    .with_hint(format!("declare it as `GlobalMut<{dst_type}, ..>`")),
+                );
+            }
+        }
+        if src_type != dst_type {
+            errors.push(Diagnostic::new(
+                copy.origin,
+                format!("copy from {src_type} to {dst_type}: the element types differ"),
+            ));
+        }
+        let (rows, cols) = dst.logical_shape();
+        if src.logical_shape() != (rows, cols) {
+            let (r, c) = src.logical_shape();
+            errors.push(
+                Diagnostic::new(
+                    copy.origin,
+                    format!(
+                        "copy between tiles of different shapes: {r}×{c} from `{}`, {rows}×{cols} to `{}`",
+                        copy.src, copy.dst
+                    ),
+                )
+                .with_hint("transpose one side with `.t()` or change an extent"),
+            );
+            return Err(errors);
+        }
+        if let (Some((src_row, src_col)), Some((dst_row, dst_col))) = (src.logical_symbols(), dst.logical_symbols()) {
+            if src_row != dst_row || src_col != dst_col {
+                let show = |row: Option<&str>, col: &str| row.map_or(col.to_string(), |r| format!("{r}, {col}"));
+                errors.push(
+                    Diagnostic::new(
+                        copy.origin,
+                        format!(
+                            "copy from `{}` ({}) to `{}` ({}): the shape symbols differ, so the tiles' bounds disagree",
+                            copy.src.name(),
+                            show(src_row, src_col),
+                            copy.dst.name(),
+                            show(dst_row, dst_col)
+                        ),
+                    )
+                    .with_hint(
+                        "give both tensors the same shape symbols (a transpose swaps them: x: (R, C), y: (C, R))",
+                    ),
+                );
+            }
+        }
+        let config = &kernel.config;
+        let vector = i64::from(config.vector.get());
+        if src_type.vector_type(config.vector).is_none() {
+            errors.push(
+                Diagnostic::new(
+                    config.vector_origin,
+                    format!(
+                        "vector = {vector} with {src_type}: {} bytes per access exceed the 16-byte maximum",
+                        vector * i64::from(src_type.size_bytes())
+                    ),
+                )
+                .with_hint(format!("use vector = {}", 16 / src_type.size_bytes())),
+            );
+            return Err(errors);
+        }
+        let threads = config.threads.count() as i64;
+        let elements = rows * cols;
+        let per_pass = threads * vector;
+        let extent_origin = copy.dst.origin();
+        if per_pass > 0 && cols % vector != 0 {
+            errors.push(
+                Diagnostic::new(
+                    extent_origin,
+                    format!("rows of {cols} elements do not split into vectors of {vector}"),
+                )
+                .with_hint(format!("make the tile's columns a multiple of {vector}")),
+            );
+        } else if per_pass > 0 && elements % per_pass != 0 {
+            let (what, origin) = match &copy.src {
+                Operand::Global(tile) if tile.extent.len() == 1 => ("a tile of", tile.extent[0].origin),
+                _ => ("a tile of", extent_origin),
+            };
+            errors.push(
+                Diagnostic::new(
+                    origin,
+                    format!("{what} {elements} elements is not a multiple of threads × vector = {threads} × {vector} = {per_pass}"),
+                )
+                .with_hint(format!("make the tile a multiple of {per_pass}, e.g. {}", per_pass * ((elements + per_pass - 1) / per_pass).max(1))),
+            );
+        } else if per_pass > 0 && elements / threads > MAX_STAGED_PER_THREAD {
+            errors.push(
+                Diagnostic::new(
+                    extent_origin,
+                    format!(
+                        "a tile of {elements} elements stages {} elements per thread in registers; at most {MAX_STAGED_PER_THREAD} fit without spilling",
+                        elements / threads
+                    ),
+                )
+                .with_hint(format!("use a tile of at most {} elements, or more threads", MAX_STAGED_PER_THREAD * threads)),
+            );
+        }
+        if !errors.is_empty() || per_pass == 0 {
+            return Err(errors);
+        }
+        Ok(CopyPlan {
+            rows,
+            cols,
+            vector,
+            steps: elements / per_pass,
+            threads,
+            order: copy.order,
+            element: src_type,
+            src,
+            dst,
+        })
+    }
+}
+
+fn operand(
+    kernel: &Kernel,
+    operand: &Operand,
+    scope: &Scope,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<(OperandPlan, ElementType)> {
+    match operand {
+        Operand::Global(tile) => {
+            let Some(param) = kernel.param(&tile.tensor) else {
+                errors.push(Diagnostic::new(tile.origin, format!("unknown tensor `{}`", tile.tensor)));
+                return None;
+            };
+            let ParamKind::Global(tensor) = &param.kind else {
+                errors.push(Diagnostic::new(
+                    tile.origin,
+                    format!("`{}` is a scalar; only global tensors have tiles", tile.tensor),
+                ));
+                return None;
+            };
+            let rank = tensor.rank();
+            if tile.index.len() != rank || tile.extent.len() != rank {
+                errors.push(
+                    Diagnostic::new(
+                        tile.origin,
+                        format!(
+                            "`{}` has rank {rank} but its tile gives {} indices and {} extents",
+                            tile.tensor,
+                            tile.index.len(),
+                            tile.extent.len()
+                        ),
+                    )
+                    .with_hint(format!("give {rank} of each")),
+                );
+                return None;
+            }
+            if rank > 2 {
+                errors.push(Diagnostic::new(
+                    tile.origin,
+                    format!("`{}` has rank {rank}; tiles are 1-D or 2-D", tile.tensor),
+                ));
+                return None;
+            }
+            if rank == 1 && tile.transposed {
+                errors.push(Diagnostic::new(tile.origin, "a 1-D tile has nothing to transpose".to_string()));
+                return None;
+            }
+            let extent = constant_extents(&tile.extent, scope, errors)?;
+            Some((
+                OperandPlan::Global(GlobalPlan {
+                    tensor: tile.tensor.clone(),
+                    symbols: tensor.shape.iter().map(|(s, _)| s.clone()).collect(),
+                    extent,
+                    extent_exprs: tile.extent.clone(),
+                    index: tile.index.clone(),
+                    transposed: tile.transposed,
+                }),
+                tensor.element,
+            ))
+        }
+        Operand::Shared(view) => {
+            let Some(buffer) = kernel.shared(&view.buffer) else {
+                errors.push(Diagnostic::new(view.origin, format!("unknown shared buffer `{}`", view.buffer)));
+                return None;
+            };
+            let layout = SharedLayout::with_scope(buffer, scope)?;
+            Some((
+                OperandPlan::Shared(SharedPlan {
+                    buffer: buffer.name.clone(),
+                    shape_exprs: buffer.shape.clone(),
+                    layout,
+                    transposed: view.transposed,
+                }),
+                buffer.element,
+            ))
+        }
+    }
+}
+
+fn constant_extents(extents: &[Expr], scope: &Scope, errors: &mut Vec<Diagnostic>) -> Option<Vec<i64>> {
+    let mut values = Vec::new();
+    for extent in extents {
+        match extent.eval(scope) {
+            Ok(value) if value > 0 => values.push(value),
+            Ok(value) => {
+                errors.push(Diagnostic::new(
+                    extent.origin,
+                    format!("tile extent `{extent}` is {value}; it must be positive"),
+                ));
+                return None;
+            }
+            Err(_) => {
+                errors.push(
+                    Diagnostic::new(extent.origin, format!("tile extent `{extent}` is not a compile-time constant"))
+                        .with_hint("use a constant from consts(..), e.g. consts(TILE = 1024)"),
+                );
+                return None;
+            }
+        }
+    }
+    Some(values)
+}

@@ -1,0 +1,77 @@
+//! Where each element of a shared buffer lives: rows, padding, swizzle.
+
+use crate::{ElementType, Kernel, Scope, SharedBuffer};
+
+/// The resolved layout of a shared buffer (all sizes known at compile time).
+///
+/// ```
+/// use tessera_dsl::{ElementType, SharedLayout};
+/// let padded = SharedLayout { rows: 32, cols: 32, pad: 1, swizzle: None, element: ElementType::F32 };
+/// assert_eq!(padded.offset(1, 0), 33);          // row 1 starts one element later
+/// assert_eq!(padded.bytes(), 32 * 33 * 4);
+/// let swizzled = SharedLayout { pad: 0, swizzle: Some(1), ..padded };
+/// assert_eq!(swizzled.offset(3, 1), 3 * 32 + (1 ^ 3));
+/// assert!(!padded.vector_ok(4) && swizzled.vector_ok(1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedLayout {
+    pub rows: i64,
+    pub cols: i64,
+    pub pad: i64,
+    pub swizzle: Option<i64>,
+    pub element: ElementType,
+}
+
+impl SharedLayout {
+    /// The layout of `buffer`, its shape evaluated with the kernel's constants.
+    pub fn of(buffer: &SharedBuffer, kernel: &Kernel) -> Option<Self> {
+        Self::with_scope(buffer, &kernel.constant_scope())
+    }
+
+    pub fn with_scope(buffer: &SharedBuffer, scope: &Scope) -> Option<Self> {
+        let [rows, cols] = buffer.shape.as_slice() else { return None };
+        Some(Self {
+            rows: rows.eval(scope).ok()?,
+            cols: cols.eval(scope).ok()?,
+            pad: i64::from(buffer.pad),
+            swizzle: buffer.swizzle.map(i64::from),
+            element: buffer.element,
+        })
+    }
+
+    /// Elements from one row to the next.
+    pub fn stride(&self) -> i64 {
+        self.cols + self.pad
+    }
+
+    pub fn bytes(&self) -> i64 {
+        self.rows * self.stride() * i64::from(self.element.size_bytes())
+    }
+
+    /// Column groups a swizzled row is permuted in.
+    pub fn swizzle_groups(&self) -> Option<i64> {
+        self.swizzle.map(|unit| self.cols / unit)
+    }
+
+    /// The column where logical column `col` of row `row` is stored.
+    pub fn physical_col(&self, row: i64, col: i64) -> i64 {
+        match self.swizzle {
+            Some(unit) => {
+                let groups = self.cols / unit;
+                ((col / unit) ^ (row % groups)) * unit + col % unit
+            }
+            None => col,
+        }
+    }
+
+    /// The element offset of (row, col) from the start of the buffer.
+    pub fn offset(&self, row: i64, col: i64) -> i64 {
+        row * self.stride() + self.physical_col(row, col)
+    }
+
+    /// Whether `width` consecutive elements of a row, starting at a multiple of `width`,
+    /// are contiguous and aligned for one vector access.
+    pub fn vector_ok(&self, width: i64) -> bool {
+        self.stride() % width == 0 && self.swizzle.is_none_or(|unit| unit % width == 0)
+    }
+}
