@@ -2,28 +2,34 @@
 //! Regenerate after an intended change with `TESSERA_BLESS=1 cargo test --test golden`,
 //! then review the diff like code.
 
-use tessera::catalog::copy;
+use tessera::catalog::{self, copy, transpose};
 
-/// (file name, emitted source, golden source)
-const CASES: &[(&str, &str, &str)] = &[
-    ("copy_f32.cu", copy::copy_f32::CUDA_SOURCE, include_str!("golden/copy_f32.cu")),
-    ("copy_f32x2.cu", copy::copy_f32x2::CUDA_SOURCE, include_str!("golden/copy_f32x2.cu")),
-    ("copy_f32x4.cu", copy::copy_f32x4::CUDA_SOURCE, include_str!("golden/copy_f32x4.cu")),
-    (
-        "copy_f32_grid_stride.cu",
-        copy::copy_f32_grid_stride::CUDA_SOURCE,
-        include_str!("golden/copy_f32_grid_stride.cu"),
-    ),
-    (
-        "copy_f32x2_grid_stride.cu",
-        copy::copy_f32x2_grid_stride::CUDA_SOURCE,
-        include_str!("golden/copy_f32x2_grid_stride.cu"),
-    ),
-    (
-        "copy_f32x4_grid_stride.cu",
-        copy::copy_f32x4_grid_stride::CUDA_SOURCE,
-        include_str!("golden/copy_f32x4_grid_stride.cu"),
-    ),
+/// (file name, emitted source, golden source) for each kernel module named.
+macro_rules! cases {
+    ($($family:ident :: $kernel:ident),* $(,)?) => {
+        &[$((
+            concat!(stringify!($kernel), ".cu"),
+            $family::$kernel::CUDA_SOURCE,
+            include_str!(concat!("golden/", stringify!($kernel), ".cu")),
+        )),*]
+    };
+}
+
+const CASES: &[(&str, &str, &str)] = cases![
+    copy::copy_f32,
+    copy::copy_f32x2,
+    copy::copy_f32x4,
+    copy::copy_f32_grid_stride,
+    copy::copy_f32x2_grid_stride,
+    copy::copy_f32x4_grid_stride,
+    transpose::transpose_naive,
+    transpose::transpose_shared,
+    transpose::transpose_padded,
+    transpose::transpose_swizzled,
+    transpose::transpose_padded_64,
+    transpose::transpose_f32x4_shared,
+    transpose::transpose_f32x4_padded,
+    transpose::transpose_f32x4_conflict_free,
 ];
 
 #[test]
@@ -42,7 +48,7 @@ fn emitted_cuda_matches_the_golden_files() {
 
 #[test]
 fn every_catalog_kernel_has_a_golden_file() {
-    for kernel in copy::ALL {
+    for kernel in catalog::all() {
         let file = format!("{}.cu", kernel.name());
         assert!(CASES.iter().any(|(f, ..)| *f == file), "no golden file for {}", kernel.name());
     }
@@ -59,4 +65,27 @@ fn a_narrower_rendering_differs_from_the_declared_one_only_in_width() {
     assert_eq!(declared.lines().count(), narrower.lines().count());
     // header, VECTOR, the per-thread comment, the access comment, staging, load, store
     assert_eq!(changed, 7, "{changed} lines changed:\n{narrower}");
+}
+
+#[test]
+fn neighbouring_transpose_kernels_differ_only_in_their_idea() {
+    // the kernels' doc comments differ in length: compare from the signature on
+    let lines =
+        |source: &str| source.lines().skip_while(|l| !l.starts_with("extern")).map(str::to_owned).collect::<Vec<_>>();
+    let differing = |a: &str, b: &str| {
+        let (a, b) = (lines(a), lines(b));
+        assert_eq!(a.len(), b.len());
+        a.iter().zip(&b).filter(|(x, y)| x != y).map(|(_, y)| y.trim().to_string()).collect::<Vec<_>>()
+    };
+    // padding: the name in the signature, the declaration and its comment
+    let padded = differing(transpose::transpose_shared::CUDA_SOURCE, transpose::transpose_padded::CUDA_SOURCE);
+    assert!(padded.iter().any(|l| l == "__shared__ __align__(16) float t[T][T + 1];"), "{padded:#?}");
+    assert_eq!(padded.len(), 3, "{padded:#?}");
+    // the note's conflict-free layout: only the thread order of the second copy changes
+    let order = differing(
+        transpose::transpose_f32x4_shared::CUDA_SOURCE,
+        transpose::transpose_f32x4_conflict_free::CUDA_SOURCE,
+    );
+    assert!(order.iter().any(|l| l == "const int row = item % ROWS;"), "{order:#?}");
+    assert!(order.iter().all(|l| !l.contains("__shared__")), "{order:#?}");
 }

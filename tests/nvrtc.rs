@@ -2,13 +2,13 @@
 //! sm_90 cubins without spills, and each vector width shows up as the accesses it promises.
 //! These need libnvrtc (CI installs it from PyPI); without it they fail, they never skip.
 
-use tessera::catalog::copy;
+use tessera::catalog::{self, copy, transpose};
 use tessera::dsl::VectorWidth;
 use tessera::{nvrtc, Arch, DiskCache, Error};
 
 #[test]
-fn every_copy_kernel_compiles_for_sm_80_and_sm_90_without_spills() {
-    for kernel in copy::ALL {
+fn every_catalog_kernel_compiles_for_sm_80_and_sm_90_without_spills() {
+    for kernel in catalog::all() {
         for arch in [Arch::SM_80, Arch::SM_90] {
             let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), arch)
                 .unwrap_or_else(|e| panic!("{} for {arch}: {e}", kernel.name()));
@@ -24,13 +24,43 @@ fn ptx(source: &str, name: &str) -> String {
     nvrtc::compile_ptx(source, name, Arch::SM_90).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-/// Global loads and stores in the PTX, as (instruction, count), e.g. ("ld.global.nc.v4.f32", 1).
-fn global_accesses(ptx: &str) -> Vec<String> {
+/// The PTX instructions of one state space, e.g. "ld.global.nc.v4.f32".
+fn accesses(ptx: &str, space: &str) -> Vec<String> {
     ptx.lines()
         .filter_map(|line| line.split_whitespace().next())
-        .filter(|op| op.starts_with("ld.global") || op.starts_with("st.global"))
+        .filter(|op| op.starts_with(&format!("ld.{space}")) || op.starts_with(&format!("st.{space}")))
         .map(str::to_owned)
         .collect()
+}
+
+fn global_accesses(ptx: &str) -> Vec<String> {
+    accesses(ptx, "global")
+}
+
+#[test]
+fn shared_memory_accesses_are_128_bit_exactly_where_the_layout_allows() {
+    // unpadded f32x4 tiles: 128-bit shared stores, scalar column reads
+    for kernel in [&transpose::transpose_f32x4_shared::KERNEL, &transpose::transpose_f32x4_conflict_free::KERNEL] {
+        let shared = accesses(&ptx(kernel.cuda_source(), kernel.name()), "shared");
+        assert!(shared.iter().any(|a| a == "st.shared.v4.f32"), "{}: {shared:?}", kernel.name());
+        assert!(
+            shared.iter().filter(|a| a.starts_with("ld.")).all(|a| a == "ld.shared.f32"),
+            "{}: {shared:?}",
+            kernel.name()
+        );
+    }
+    // padding by one element breaks the 16-byte alignment of the rows: scalar only
+    let kernel = &transpose::transpose_f32x4_padded::KERNEL;
+    let shared = accesses(&ptx(kernel.cuda_source(), kernel.name()), "shared");
+    assert!(!shared.is_empty() && shared.iter().all(|a| !a.contains(".v")), "{shared:?}");
+    // and the float4 global side stays 128-bit in all three
+    for kernel in [&transpose::transpose_f32x4_shared::KERNEL, &transpose::transpose_f32x4_padded::KERNEL] {
+        let global = global_accesses(&ptx(kernel.cuda_source(), kernel.name()));
+        assert!(
+            global.iter().any(|a| a == "ld.global.nc.v4.f32") && global.iter().any(|a| a == "st.global.v4.f32"),
+            "{global:?}"
+        );
+    }
 }
 
 #[test]

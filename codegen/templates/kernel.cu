@@ -17,3 +17,4 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ statement }}
 {%- endfor %}
 }
+

@@ -25,7 +25,8 @@ pub(crate) fn tile_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<T
     let source =
         tessera_codegen::render(&kernel).map_err(|e| syn::Error::new(function.sig.ident.span(), e.to_string()))?;
     let ir_json = serde_json_string(&kernel)?;
-    Ok(module(&function, &kernel, &source, &ir_json))
+    let report = tessera_dsl::analyze(&kernel).map_err(|d| to_syn_error(&d, &spans))?.to_string();
+    Ok(module(&function, &kernel, &source, &ir_json, &report))
 }
 
 fn doc_comment(function: &ItemFn) -> Option<String> {
@@ -67,7 +68,7 @@ fn raw_string(text: &str) -> Literal {
     format!("r{hashes}\"{text}\"{hashes}").parse().unwrap_or_else(|_| Literal::string(text))
 }
 
-fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str) -> TokenStream {
+fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str, report: &str) -> TokenStream {
     let vis = &function.vis;
     let name = &function.sig.ident;
     let name_text = name.to_string();
@@ -75,6 +76,7 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str) -> To
     let cuda_source = raw_string(source);
     let cuda_doc = format!("The CUDA C of `{name_text}` at its declared configuration:\n\n```cuda\n{source}```");
     let ir = Literal::string(ir_json);
+    let report_literal = raw_string(report);
     let threads = kernel.config.threads;
     let (tx, ty, tz) = (threads.x, threads.y, threads.z);
     let vector = kernel.config.vector.get();
@@ -118,6 +120,9 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str) -> To
             pub const NAME: &str = #name_text;
             #[doc = #cuda_doc]
             pub const CUDA_SOURCE: &str = #cuda_source;
+            /// What the static analysis says about this configuration: shared memory, the
+            /// bank-conflict ways of every shared access, global sectors per warp request.
+            pub const REPORT: &str = #report_literal;
             /// The tile IR, serialized; the runtime re-renders it for other configurations.
             pub const IR_JSON: &str = #ir;
             /// Threads per block as (x, y, z).

@@ -189,14 +189,13 @@ impl KernelDefinition {
     }
 }
 
-/// The widest width up to `declared` at which every tensor's address is aligned, so no
-/// vector access is ever misaligned.
+/// The widest width up to `declared` at which every tensor's address is aligned and every
+/// row of a 2-D tensor starts aligned (its length a multiple of the width), so no vector
+/// access is ever misaligned.
 fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<VectorWidth, Error> {
     let mut width = declared;
     for argument in arguments {
-        let Argument::Tensor { param, element, address, .. } = argument else {
-            continue;
-        };
+        let Argument::Tensor { param, element, address, dims, .. } = argument else { continue };
         let element_bytes = u64::from(element.size_bytes());
         if address % element_bytes != 0 {
             return Err(Error::Misaligned {
@@ -205,8 +204,12 @@ fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<V
                 element_bytes: element.size_bytes(),
             });
         }
-        while address % (element_bytes * u64::from(width.get())) != 0 {
-            width = width.narrower().unwrap_or(VectorWidth::W1);
+        let row = if dims.len() >= 2 { dims.last().copied().unwrap_or(1) as u64 } else { 0 };
+        while address % (element_bytes * u64::from(width.get())) != 0 || row % u64::from(width.get()) != 0 {
+            match width.narrower() {
+                Some(narrower) => width = narrower,
+                None => break,
+            }
         }
     }
     Ok(width)
@@ -219,15 +222,32 @@ mod tests {
     use tessera_dsl::ElementType;
 
     fn tensor(param: &'static str, address: u64) -> Argument<'static> {
+        matrix(param, address, vec![4])
+    }
+
+    fn matrix(param: &'static str, address: u64, dims: Vec<usize>) -> Argument<'static> {
         Argument::Tensor {
             param,
             element: ElementType::F32,
-            dims: vec![4],
+            dims,
             device: 0,
             address,
             writable: false,
             borrow: PhantomData,
         }
+    }
+
+    #[test]
+    fn rows_that_are_not_a_multiple_of_the_width_narrow_it() {
+        let aligned = 0x1000;
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![4095, 4097])]).unwrap(),
+            VectorWidth::W1
+        );
+        assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![3, 6])]).unwrap(), VectorWidth::W2);
+        assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![3, 8])]).unwrap(), VectorWidth::W4);
+        // a 1-D tensor's length does not matter: its tail takes the guarded path
+        assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![4097])]).unwrap(), VectorWidth::W4);
     }
 
     #[test]

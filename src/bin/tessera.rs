@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tessera list
-//! tessera show <kernel> [--vector 1|2|4] [--arch sm_90] [--ptx | --log]
+//! tessera show <kernel> [--vector 1|2|4] [--arch sm_90] [--ptx | --log | --report]
 //! ```
 //! `show` prints the CUDA source (at another vector width with `--vector`), the PTX NVRTC
 //! makes of it (`--ptx`), or the NVRTC/ptxas log of the cubin compile (`--log`).
@@ -16,6 +16,7 @@ enum Output {
     Source,
     Ptx,
     Log,
+    Report,
 }
 
 fn main() -> ExitCode {
@@ -39,7 +40,10 @@ fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         Some("show") => show(&args[1..]),
-        _ => Err("usage: tessera list | tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log]".into()),
+        _ => Err(
+            "usage: tessera list | tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log | --report]"
+                .into(),
+        ),
     }
 }
 
@@ -63,11 +67,17 @@ fn show(args: &[String]) -> Result<(), String> {
             "--arch" => arch = rest.next().ok_or("--arch needs a value like sm_90")?.parse()?,
             "--ptx" => output = Output::Ptx,
             "--log" => output = Output::Log,
+            "--report" => output = Output::Report,
             other => return Err(format!("unknown option `{other}`")),
         }
     }
     let source = kernel.source_with_vector(width).map_err(|e| e.to_string())?;
     match output {
+        Output::Report => {
+            let mut ir = kernel.ir().map_err(|e| e.to_string())?.clone();
+            ir.config.vector = width;
+            print!("{}", tessera::dsl::analyze(&ir).map_err(|e| e.to_string())?);
+        }
         Output::Source => print!("{source}"),
         Output::Ptx => print!("{}", nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?),
         Output::Log => {

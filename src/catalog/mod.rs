@@ -3,10 +3,11 @@
 //! numbers.
 
 pub mod copy;
+pub mod transpose;
 
 /// Every catalog kernel, for the CLI, the examples and the tests.
 pub fn all() -> Vec<&'static crate::KernelDefinition> {
-    copy::ALL.to_vec()
+    copy::ALL.into_iter().chain(transpose::ALL).collect()
 }
 
 /// The catalog kernel named `name`.

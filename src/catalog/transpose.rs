@@ -1,0 +1,96 @@
+//! The transpose family: y = xᵀ for any R×C, f32.
+//!
+//! The classic story (32×32 tiles, threads (32, 8)) goes naive → shared tile → padded →
+//! swizzled; the float4 "col2row" story of seeds/002 (16×64 tiles, threads (16, 16)) goes
+//! 4-way bank conflicts → padding (2-way) → threads walking down the columns (conflict-free).
+//! Each kernel differs from its neighbour only in the idea it adds; `REPORT` shows what that
+//! does to shared-memory banks and global sectors.
+
+use crate::prelude::*;
+
+/// Naive: each thread reads x down a column (strided) and writes y along a row (coalesced).
+#[tile_kernel(threads = (32, 8), consts(T = 32))]
+pub fn transpose_naive(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, T), cdiv(R, T));
+    copy(x.tile([by, bx], [T, T]).t(), y.tile([bx, by], [T, T]));
+}
+
+/// Through a shared tile: both global sides coalesced, but reading a column of the
+/// unpadded tile hits one bank 32 times.
+#[tile_kernel(threads = (32, 8), consts(T = 32))]
+pub fn transpose_shared(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, T), cdiv(R, T));
+    let t = shared::<f32>([T, T]);
+    copy(x.tile([by, bx], [T, T]), &t);
+    copy(&t.t(), y.tile([bx, by], [T, T]));
+}
+
+/// One element of padding per row: a column now touches all 32 banks.
+#[tile_kernel(threads = (32, 8), consts(T = 32))]
+pub fn transpose_padded(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, T), cdiv(R, T));
+    let t = shared::<f32>([T, T]).pad(1);
+    copy(x.tile([by, bx], [T, T]), &t);
+    copy(&t.t(), y.tile([bx, by], [T, T]));
+}
+
+/// XOR swizzle instead of padding: conflict-free with no wasted shared memory.
+#[tile_kernel(threads = (32, 8), consts(T = 32))]
+pub fn transpose_swizzled(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, T), cdiv(R, T));
+    let t = shared::<f32>([T, T]).swizzle(1);
+    copy(x.tile([by, bx], [T, T]), &t);
+    copy(&t.t(), y.tile([bx, by], [T, T]));
+}
+
+/// Padded 64×64 tiles: 16 elements in flight per thread, for bandwidth.
+#[tile_kernel(threads = (32, 8), consts(T = 64))]
+pub fn transpose_padded_64(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, T), cdiv(R, T));
+    let t = shared::<f32>([T, T]).pad(1);
+    copy(x.tile([by, bx], [T, T]), &t);
+    copy(&t.t(), y.tile([bx, by], [T, T]));
+}
+
+/// seeds/002, f32x4 with shared memory: 16×64 tiles, float4 loads and stores; reading
+/// four rows down a column of the unpadded tile is a 4-way bank conflict.
+#[tile_kernel(threads = (16, 16), vector = 4, consts(TR = 16, TC = 64))]
+pub fn transpose_f32x4_shared(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let t = shared::<f32>([TR, TC]);
+    copy(x.tile([by, bx], [TR, TC]), &t);
+    copy(&t.t(), y.tile([bx, by], [TC, TR]));
+}
+
+/// seeds/002 with PAD = 1: the column reads drop to 2-way, but the padded rows are no
+/// longer 16-byte aligned, so the tile is stored element by element (also 2-way).
+#[tile_kernel(threads = (16, 16), vector = 4, consts(TR = 16, TC = 64))]
+pub fn transpose_f32x4_padded(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let t = shared::<f32>([TR, TC]).pad(1);
+    copy(x.tile([by, bx], [TR, TC]), &t);
+    copy(&t.t(), y.tile([bx, by], [TC, TR]));
+}
+
+/// seeds/002's own layout: the unpadded tile, but consecutive threads walk down y's rows,
+/// so a warp reads 32 consecutive columns of one shared row — no bank conflict, at the
+/// price of y's float4 stores landing in 32 different rows.
+#[tile_kernel(threads = (16, 16), vector = 4, consts(TR = 16, TC = 64))]
+pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let t = shared::<f32>([TR, TC]);
+    copy(x.tile([by, bx], [TR, TC]), &t);
+    copy(&t.t(), y.tile([bx, by], [TC, TR])).column_major();
+}
+
+/// Every kernel of the family, for tests, examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 8] = [
+    &transpose_naive::KERNEL,
+    &transpose_shared::KERNEL,
+    &transpose_padded::KERNEL,
+    &transpose_swizzled::KERNEL,
+    &transpose_padded_64::KERNEL,
+    &transpose_f32x4_shared::KERNEL,
+    &transpose_f32x4_padded::KERNEL,
+    &transpose_f32x4_conflict_free::KERNEL,
+];

@@ -1,0 +1,87 @@
+//! The static analysis tells the stories of seeds/002 and the classic transpose from the
+//! kernels' own IR: the bank-conflict ways and sectors are computed, not written down.
+
+use tessera::catalog::{copy, transpose};
+use tessera::dsl::{analyze, AccessReport, Direction, MemorySpace, Report};
+use tessera::KernelDefinition;
+
+fn report(kernel: &KernelDefinition) -> Report {
+    analyze(kernel.ir().unwrap()).unwrap()
+}
+
+fn shared(report: &Report, direction: Direction) -> Vec<&AccessReport> {
+    report.accesses.iter().filter(|a| a.space == MemorySpace::Shared && a.direction == direction).collect()
+}
+
+fn ways(kernel: &KernelDefinition, direction: Direction) -> i64 {
+    let report = report(kernel);
+    let accesses = shared(&report, direction);
+    assert_eq!(accesses.len(), 1, "{report}");
+    accesses[0].bank_ways.unwrap()
+}
+
+#[test]
+fn the_notes_f32x4_story_is_four_way_then_two_way_then_conflict_free() {
+    assert_eq!(ways(&transpose::transpose_f32x4_shared::KERNEL, Direction::Load), 4);
+    assert_eq!(ways(&transpose::transpose_f32x4_padded::KERNEL, Direction::Load), 2);
+    assert_eq!(ways(&transpose::transpose_f32x4_conflict_free::KERNEL, Direction::Load), 1);
+}
+
+#[test]
+fn padding_breaks_the_f32x4_tiles_128_bit_stores_into_two_way_scalar_ones() {
+    let unpadded = report(&transpose::transpose_f32x4_shared::KERNEL);
+    let store = shared(&unpadded, Direction::Store)[0];
+    assert_eq!((store.width_bits, store.instructions, store.bank_ways), (128, 1, Some(1)));
+    let padded = report(&transpose::transpose_f32x4_padded::KERNEL);
+    let store = shared(&padded, Direction::Store)[0];
+    assert_eq!((store.width_bits, store.instructions, store.bank_ways), (32, 4, Some(2)));
+}
+
+#[test]
+fn the_conflict_free_layout_pays_with_scattered_global_stores() {
+    let report = report(&transpose::transpose_f32x4_conflict_free::KERNEL);
+    let store =
+        report.accesses.iter().find(|a| a.space == MemorySpace::Global && a.direction == Direction::Store).unwrap();
+    assert_eq!(store.sectors, Some((32.0, 16.0)), "{report}");
+}
+
+#[test]
+fn the_classic_story_is_thirty_two_way_then_conflict_free() {
+    assert_eq!(ways(&transpose::transpose_shared::KERNEL, Direction::Load), 32);
+    assert_eq!(ways(&transpose::transpose_padded::KERNEL, Direction::Load), 1);
+    assert_eq!(ways(&transpose::transpose_swizzled::KERNEL, Direction::Load), 1);
+    assert_eq!(ways(&transpose::transpose_padded_64::KERNEL, Direction::Load), 1);
+    for kernel in [&transpose::transpose_shared::KERNEL, &transpose::transpose_padded::KERNEL] {
+        assert_eq!(ways(kernel, Direction::Store), 1);
+    }
+}
+
+#[test]
+fn the_naive_transpose_reads_a_sector_per_element() {
+    let report = report(&transpose::transpose_naive::KERNEL);
+    let sectors: Vec<_> = report.accesses.iter().map(|a| (a.direction, a.sectors.unwrap())).collect();
+    assert_eq!(sectors, vec![(Direction::Load, (32.0, 4.0)), (Direction::Store, (4.0, 4.0))], "{report}");
+    assert_eq!(report.shared_bytes, 0);
+    assert_eq!(report.barriers, 0);
+}
+
+#[test]
+fn shared_memory_and_barriers_are_counted() {
+    let padded = report(&transpose::transpose_padded::KERNEL);
+    assert_eq!((padded.shared_bytes, padded.barriers), (32 * 33 * 4, 1));
+    let copy = report(&copy::copy_f32x4::KERNEL);
+    assert_eq!((copy.shared_bytes, copy.barriers), (0, 0));
+}
+
+#[test]
+fn every_kernel_embeds_its_report() {
+    assert_eq!(
+        transpose::transpose_f32x4_padded::REPORT,
+        report(&transpose::transpose_f32x4_padded::KERNEL).to_string()
+    );
+    assert!(
+        transpose::transpose_shared::REPORT.contains("32-way bank conflict"),
+        "{}",
+        transpose::transpose_shared::REPORT
+    );
+}
