@@ -151,3 +151,26 @@ fn nvrtc_reports_its_version() {
     let (major, _) = nvrtc::version().unwrap();
     assert!(major >= 12, "NVRTC {major}");
 }
+
+#[test]
+fn the_cubin_records_the_same_registers_and_frame_as_the_ptxas_log() {
+    // a kernel with local memory (a dynamically indexed array) beside the catalog
+    let local = "extern \"C\" __global__ void local_array(float* y, int k) {\n    float a[256];\n    for (int i = 0; i < 256; ++i) a[(i * k) & 255] = y[i];\n    y[threadIdx.x] = a[(threadIdx.x * k) & 255];\n}\n";
+    let mut cases: Vec<(String, String)> =
+        catalog::all().iter().map(|k| (k.cuda_source().to_string(), k.name().to_string())).collect();
+    cases.push((local.to_string(), "local_array".to_string()));
+    for (source, name) in &cases {
+        for arch in [Arch::SM_80, Arch::SM_90] {
+            let compiled = nvrtc::compile_cubin(source, name, arch).unwrap();
+            let figures = tessera::runtime::cubin_figures(&compiled.cubin, name)
+                .unwrap_or_else(|| panic!("{name}: no figures in the cubin"));
+            let log = tessera::PtxasReport::parse(&compiled.log, name)
+                .unwrap_or_else(|| panic!("{name}: no ptxas figures in:\n{}", compiled.log));
+            assert_eq!(figures.registers, log.registers, "{name} on {arch}");
+            assert_eq!(figures.stack_frame_bytes, log.stack_frame_bytes, "{name} on {arch}");
+            if name == "local_array" {
+                assert!(figures.stack_frame_bytes >= 256, "{name}: {figures:?}");
+            }
+        }
+    }
+}

@@ -45,10 +45,11 @@ impl<'a> OperandText<'a> {
         })
     }
 
-    /// The condition under which logical (row, col) lies inside the tensor.
-    pub(crate) fn in_bounds(&self) -> Option<String> {
+    /// The condition under which logical (row, col + offset) lies inside the tensor.
+    pub(crate) fn in_bounds(&self, offset: i64) -> Option<String> {
         let OperandPlan::Global(g) = self.plan else { return None };
-        let (prow, pcol) = if g.transposed { ("col", "row") } else { ("row", "col") };
+        let col = if offset == 0 { "col".to_string() } else { format!("col + {offset}") };
+        let (prow, pcol) = if g.transposed { (col.as_str(), "row") } else { ("row", col.as_str()) };
         Some(match g.symbols.as_slice() {
             [n] => format!("{} + {pcol} < {n}", self.origin.1),
             [r, c] => format!("{} + {prow} < {r} && {} + {pcol} < {c}", self.origin.0, self.origin.1),
@@ -94,6 +95,34 @@ impl<'a> OperandText<'a> {
         }
         let parts: Vec<String> = (0..width).map(|i| self.element(i)).collect();
         format!("make_{vector_type}({})", parts.join(", "))
+    }
+
+    /// Statements loading `width` elements at logical (row, col) into `target`, each only if
+    /// it lies inside the tensor (shared buffers are always whole).
+    pub(crate) fn guarded_load(&self, width: i64, vector_type: &str, target: &str) -> Vec<String> {
+        if self.in_bounds(0).is_none() {
+            return vec![format!("{target} = {};", self.load(width, vector_type))];
+        }
+        (0..width)
+            .map(|i| {
+                let component = if width == 1 { String::new() } else { format!(".{}", COMPONENTS[i as usize]) };
+                format!("if ({}) {target}{component} = {};", self.in_bounds(i).unwrap_or_default(), self.element(i))
+            })
+            .collect()
+    }
+
+    /// Statements storing `value` at logical (row, col), each element only if it lies inside
+    /// the tensor.
+    pub(crate) fn guarded_store(&self, width: i64, vector_type: &str, value: &str) -> Vec<String> {
+        if self.in_bounds(0).is_none() {
+            return self.store(width, vector_type, value);
+        }
+        (0..width)
+            .map(|i| {
+                let component = if width == 1 { String::new() } else { format!(".{}", COMPONENTS[i as usize]) };
+                format!("if ({}) {} = {value}{component};", self.in_bounds(i).unwrap_or_default(), self.element(i))
+            })
+            .collect()
     }
 
     /// The statements storing `value` (a `vector_type` of `width`) at logical (row, col).

@@ -37,10 +37,10 @@ struct KernelSource<'a> {
 ///         element: ElementType::F32, access, shape: vec![("N".into(), Origin::default())],
 ///     }),
 /// };
-/// let tile = |tensor: &str| TileOperand {
+/// let tile = |tensor: &str| Operand::Global(TileOperand {
 ///     tensor: tensor.into(), index: vec![Expr::name("bx")], extent: vec![Expr::name("TILE")],
-///     origin: Origin::default(),
-/// };
+///     transposed: false, origin: Origin::default(),
+/// });
 /// let kernel = Kernel {
 ///     name: "copy".into(), doc: None, origin: Origin::default(),
 ///     params: vec![tensor("x", Access::ReadOnly), tensor("y", Access::Writable)],
@@ -51,7 +51,7 @@ struct KernelSource<'a> {
 ///             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
 ///             origin: Origin::default(),
 ///         }),
-///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), origin: Origin::default() }),
+///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, origin: Origin::default() }),
 ///     ],
 /// };
 /// let source = tessera_codegen::render(&kernel).unwrap();

@@ -71,8 +71,17 @@ struct TileCopy2dSource {
     origins: Vec<(String, String)>,
     whole_tile: Option<String>,
     fast_path: String,
-    guard: String,
-    guarded_store: String,
+    edge_path: String,
+}
+
+#[derive(Template)]
+#[template(path = "tile_copy_2d_edge.cu", escape = "none")]
+struct EdgePathSource {
+    vector_type: &'static str,
+    row_of_item: String,
+    col_of_item: String,
+    load: Vec<String>,
+    store: Vec<String>,
 }
 
 #[derive(Template)]
@@ -220,6 +229,15 @@ fn tile_copy_2d_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static s
         (ItemOrder::ColumnMajor, 1) => ("item % ROWS".to_string(), "item / ROWS".to_string()),
         (ItemOrder::ColumnMajor, _) => ("item % ROWS".to_string(), "item / ROWS * VECTOR".to_string()),
     };
+    let edge_path = EdgePathSource {
+        vector_type,
+        row_of_item: row_of_item.clone(),
+        col_of_item: col_of_item.clone(),
+        load: src.guarded_load(plan.vector, vector_type, "staged[step]"),
+        store: dst.guarded_store(plan.vector, vector_type, "staged[step]"),
+    }
+    .render()
+    .map_err(template_error("tile_copy_2d_edge.cu"))?;
     let fast_path = FastPathSource {
         vector_type,
         row_of_item,
@@ -232,7 +250,6 @@ fn tile_copy_2d_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static s
     let mut origins = src.origin_declarations();
     origins.extend(dst.origin_declarations());
     let whole: Vec<String> = [src.whole_tile(), dst.whole_tile()].into_iter().flatten().collect();
-    let guards: Vec<String> = [src.in_bounds(), dst.in_bounds()].into_iter().flatten().collect();
     let guarded = !whole.is_empty();
     TileCopy2dSource {
         dsl: copy.to_string(),
@@ -244,8 +261,7 @@ fn tile_copy_2d_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static s
         origins,
         whole_tile: guarded.then(|| whole.join(" && ")),
         fast_path: indent(&fast_path, if guarded { 2 } else { 1 }),
-        guard: guards.join(" && "),
-        guarded_store: format!("{} = {};", dst.element(0), src.element(0)),
+        edge_path: indent(&edge_path, 2),
     }
     .render()
     .map_err(template_error("tile_copy_2d.cu"))

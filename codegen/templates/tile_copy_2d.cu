@@ -11,14 +11,8 @@
         // whole tile: no bounds checks
 {{ fast_path }}
     } else {
-        // a tile on the edge: element by element, bounds-checked
-        for (int item = tid; item < ROWS * COLS; item += THREADS) {
-            const int row = item / COLS;
-            const int col = item % COLS;
-            if ({{ guard }}) {
-                {{ guarded_store }}
-            }
-        }
+        // a tile on the edge: the same steps, each element bounds-checked
+{{ edge_path }}
     }
 {%- else %}
 {{ fast_path }}

@@ -71,7 +71,7 @@ impl DiskCache {
             Some((log, cubin)) => Some(CompiledKernel {
                 name: kernel.into(),
                 arch,
-                ptxas: PtxasReport::parse(&log, kernel).unwrap_or_default(),
+                ptxas: PtxasReport::from_log_or_cubin(&log, &cubin, kernel),
                 cubin,
                 log,
                 from_disk_cache: true,

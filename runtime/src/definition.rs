@@ -30,7 +30,7 @@ pub struct Launched {
     pub block: [u32; 3],
     /// The vector width used: the declared one, or narrower for unaligned arguments.
     pub vector: VectorWidth,
-    /// Registers per thread, from ptxas.
+    /// Registers per thread, as the driver reports for the loaded kernel.
     pub registers: u32,
     /// False when the grid was empty (a zero-length tensor) and nothing ran.
     pub queued: bool,
@@ -104,7 +104,7 @@ impl KernelDefinition {
             grid: plan.grid,
             block: plan.block,
             vector: width,
-            registers: loaded.compiled.ptxas.registers,
+            registers: loaded.registers,
             queued: false,
         };
         if plan.is_empty() {

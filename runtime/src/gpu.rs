@@ -5,7 +5,7 @@ use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaFunction, CudaStr
 use cudarc::nvrtc::Ptx;
 
 use crate::libraries::require_driver;
-use crate::{nvrtc, Arch, CompiledKernel, DeviceTensor, DiskCache, Element, Error, Input, Output, Timing};
+use crate::{nvrtc, Arch, DeviceTensor, DiskCache, Element, Error, Input, Output, Timing};
 
 /// One CUDA device with one stream: tensors, compiled kernels and timing live here.
 ///
@@ -29,9 +29,10 @@ pub struct Gpu {
 /// A kernel compiled for this device and loaded into its context.
 pub(crate) struct LoadedKernel {
     pub(crate) function: CudaFunction,
-    pub(crate) compiled: CompiledKernel,
     /// Blocks of this kernel one SM keeps resident (for grid-stride grids).
     pub(crate) blocks_per_sm: u32,
+    /// Registers per thread, as the driver reports for the loaded function.
+    pub(crate) registers: u32,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -197,7 +198,8 @@ impl Gpu {
         let blocks_per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
             .map_err(Error::driver("computing occupancy"))?;
-        let loaded = Arc::new(LoadedKernel { function, compiled, blocks_per_sm });
+        let registers = function.num_regs().map_err(Error::driver("reading the kernel's registers"))? as u32;
+        let loaded = Arc::new(LoadedKernel { function, blocks_per_sm, registers });
         if let Ok(mut map) = self.loaded.lock() {
             map.insert(source.to_string(), loaded.clone());
         }

@@ -16,6 +16,7 @@
 mod argument;
 mod cache;
 mod compiled;
+mod cubin;
 mod definition;
 mod error;
 mod gpu;
@@ -28,6 +29,7 @@ mod timing;
 pub use argument::{Argument, ScalarValue};
 pub use cache::DiskCache;
 pub use compiled::{Arch, CompiledKernel};
+pub use cubin::{cubin_figures, CubinFigures};
 pub use definition::{KernelDefinition, Launched};
 pub use error::Error;
 pub use gpu::Gpu;

@@ -59,7 +59,7 @@ pub fn compile_cached(
 pub fn compile_cubin(source: &str, kernel: &str, arch: Arch) -> Result<CompiledKernel, Error> {
     let program = Program::compile(source, kernel, arch, &options(arch))?;
     let cubin = program.cubin()?;
-    let ptxas = PtxasReport::parse(&program.log, kernel).unwrap_or_default();
+    let ptxas = PtxasReport::from_log_or_cubin(&program.log, &cubin, kernel);
     Ok(CompiledKernel { name: kernel.into(), arch, cubin, log: program.log.clone(), ptxas, from_disk_cache: false })
 }
 

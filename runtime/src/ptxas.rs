@@ -13,6 +13,9 @@
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PtxasReport {
+    /// False when NVRTC printed no figures (its own cache answered) and they were read from
+    /// the cubin instead: then spill counts are unknown and `spills()` goes by the frame.
+    pub from_log: bool,
     pub registers: u32,
     pub shared_bytes: u32,
     pub stack_frame_bytes: u32,
@@ -53,6 +56,7 @@ impl PtxasReport {
             }
         }
         if found {
+            report.from_log = true;
             return Some(report);
         }
         // Some NVRTC versions do not name the kernel before its figures; a log with a single
@@ -62,6 +66,7 @@ impl PtxasReport {
             [line] => {
                 let stack_line = log.lines().find(|l| l.contains("bytes stack frame")).unwrap_or("");
                 Some(PtxasReport {
+                    from_log: true,
                     registers: number_after(line, "Used ")?,
                     shared_bytes: number_before(line, "bytes smem").unwrap_or(0),
                     barriers: number_after(line, "used ").unwrap_or(0),
@@ -74,8 +79,23 @@ impl PtxasReport {
         }
     }
 
+    /// The figures of `kernel` in `log`, else those the cubin records.
+    pub fn from_log_or_cubin(log: &str, cubin: &[u8], kernel: &str) -> Self {
+        Self::parse(log, kernel).unwrap_or_else(|| {
+            let figures = crate::cubin_figures(cubin, kernel);
+            PtxasReport {
+                from_log: false,
+                registers: figures.map_or(0, |f| f.registers),
+                stack_frame_bytes: figures.map_or(0, |f| f.stack_frame_bytes),
+                ..PtxasReport::default()
+            }
+        })
+    }
+
+    /// Whether registers spill to local memory. Without the log's counts, any local-memory
+    /// frame counts as a possible spill.
     pub fn spills(&self) -> bool {
-        self.spill_stores > 0 || self.spill_loads > 0
+        self.spill_stores > 0 || self.spill_loads > 0 || (!self.from_log && self.stack_frame_bytes > 0)
     }
 }
 

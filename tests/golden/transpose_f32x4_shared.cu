@@ -42,13 +42,24 @@ transpose_f32x4_shared(const float* __restrict__ x, float* __restrict__ y, const
                 *reinterpret_cast<float4*>(&t[row][col]) = staged[step];
             }
         } else {
-            // a tile on the edge: element by element, bounds-checked
-            for (int item = tid; item < ROWS * COLS; item += THREADS) {
-                const int row = item / COLS;
-                const int col = item % COLS;
-                if (x_row0 + row < R && x_col0 + col < C) {
-                    t[row][col] = x[(x_row0 + row) * C + x_col0 + col];
-                }
+            // a tile on the edge: the same steps, each element bounds-checked
+            float4 staged[STEPS] = {};
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
+                const int row = item / (COLS / VECTOR);
+                const int col = item % (COLS / VECTOR) * VECTOR;
+                if (x_row0 + row < R && x_col0 + col < C) staged[step].x = x[(x_row0 + row) * C + x_col0 + col];
+                if (x_row0 + row < R && x_col0 + col + 1 < C) staged[step].y = x[(x_row0 + row) * C + x_col0 + col + 1];
+                if (x_row0 + row < R && x_col0 + col + 2 < C) staged[step].z = x[(x_row0 + row) * C + x_col0 + col + 2];
+                if (x_row0 + row < R && x_col0 + col + 3 < C) staged[step].w = x[(x_row0 + row) * C + x_col0 + col + 3];
+            }
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
+                const int row = item / (COLS / VECTOR);
+                const int col = item % (COLS / VECTOR) * VECTOR;
+                *reinterpret_cast<float4*>(&t[row][col]) = staged[step];
             }
         }
     }
@@ -78,13 +89,24 @@ transpose_f32x4_shared(const float* __restrict__ x, float* __restrict__ y, const
                 *reinterpret_cast<float4*>(&y[(y_row0 + row) * R + y_col0 + col]) = staged[step];
             }
         } else {
-            // a tile on the edge: element by element, bounds-checked
-            for (int item = tid; item < ROWS * COLS; item += THREADS) {
-                const int row = item / COLS;
-                const int col = item % COLS;
-                if (y_row0 + row < C && y_col0 + col < R) {
-                    y[(y_row0 + row) * R + y_col0 + col] = t[col][row];
-                }
+            // a tile on the edge: the same steps, each element bounds-checked
+            float4 staged[STEPS] = {};
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
+                const int row = item / (COLS / VECTOR);
+                const int col = item % (COLS / VECTOR) * VECTOR;
+                staged[step] = make_float4(t[col][row], t[col + 1][row], t[col + 2][row], t[col + 3][row]);
+            }
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
+                const int row = item / (COLS / VECTOR);
+                const int col = item % (COLS / VECTOR) * VECTOR;
+                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * R + y_col0 + col] = staged[step].x;
+                if (y_row0 + row < C && y_col0 + col + 1 < R) y[(y_row0 + row) * R + y_col0 + col + 1] = staged[step].y;
+                if (y_row0 + row < C && y_col0 + col + 2 < R) y[(y_row0 + row) * R + y_col0 + col + 2] = staged[step].z;
+                if (y_row0 + row < C && y_col0 + col + 3 < R) y[(y_row0 + row) * R + y_col0 + col + 3] = staged[step].w;
             }
         }
     }

@@ -40,13 +40,21 @@ transpose_naive(const float* __restrict__ x, float* __restrict__ y, const int R,
                 y[(y_row0 + row) * R + y_col0 + col] = staged[step];
             }
         } else {
-            // a tile on the edge: element by element, bounds-checked
-            for (int item = tid; item < ROWS * COLS; item += THREADS) {
+            // a tile on the edge: the same steps, each element bounds-checked
+            float staged[STEPS] = {};
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (x_row0 + col < R && x_col0 + row < C && y_row0 + row < C && y_col0 + col < R) {
-                    y[(y_row0 + row) * R + y_col0 + col] = x[(x_row0 + col) * C + x_col0 + row];
-                }
+                if (x_row0 + col < R && x_col0 + row < C) staged[step] = x[(x_row0 + col) * C + x_col0 + row];
+            }
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
+                const int row = item / COLS;
+                const int col = item % COLS;
+                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * R + y_col0 + col] = staged[step];
             }
         }
     }

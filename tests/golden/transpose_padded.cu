@@ -40,13 +40,21 @@ transpose_padded(const float* __restrict__ x, float* __restrict__ y, const int R
                 t[row][col] = staged[step];
             }
         } else {
-            // a tile on the edge: element by element, bounds-checked
-            for (int item = tid; item < ROWS * COLS; item += THREADS) {
+            // a tile on the edge: the same steps, each element bounds-checked
+            float staged[STEPS] = {};
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (x_row0 + row < R && x_col0 + col < C) {
-                    t[row][col] = x[(x_row0 + row) * C + x_col0 + col];
-                }
+                if (x_row0 + row < R && x_col0 + col < C) staged[step] = x[(x_row0 + row) * C + x_col0 + col];
+            }
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
+                const int row = item / COLS;
+                const int col = item % COLS;
+                t[row][col] = staged[step];
             }
         }
     }
@@ -76,13 +84,21 @@ transpose_padded(const float* __restrict__ x, float* __restrict__ y, const int R
                 y[(y_row0 + row) * R + y_col0 + col] = staged[step];
             }
         } else {
-            // a tile on the edge: element by element, bounds-checked
-            for (int item = tid; item < ROWS * COLS; item += THREADS) {
+            // a tile on the edge: the same steps, each element bounds-checked
+            float staged[STEPS] = {};
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (y_row0 + row < C && y_col0 + col < R) {
-                    y[(y_row0 + row) * R + y_col0 + col] = t[col][row];
-                }
+                staged[step] = t[col][row];
+            }
+            #pragma unroll
+            for (int step = 0; step < STEPS; ++step) {
+                const int item = step * THREADS + tid;
+                const int row = item / COLS;
+                const int col = item % COLS;
+                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * R + y_col0 + col] = staged[step];
             }
         }
     }
