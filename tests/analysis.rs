@@ -1,7 +1,7 @@
 //! The static analysis tells the stories of seeds/002 and the classic transpose from the
 //! kernels' own IR: the bank-conflict ways and sectors are computed, not written down.
 
-use tessera::catalog::{copy, transpose};
+use tessera::catalog::{copy, sgemm, transpose};
 use tessera::dsl::{analyze, AccessReport, Direction, MemorySpace, Report};
 use tessera::KernelDefinition;
 
@@ -84,4 +84,28 @@ fn every_kernel_embeds_its_report() {
         "{}",
         transpose::transpose_shared::REPORT
     );
+}
+
+fn mma_loads(kernel: &KernelDefinition) -> Vec<(String, u32, i64)> {
+    report(kernel)
+        .accesses
+        .iter()
+        .filter(|a| a.statement.starts_with("mma(") && a.space == MemorySpace::Shared)
+        .map(|a| (a.operand.clone(), a.width_bits, a.bank_ways.unwrap()))
+        .collect()
+}
+
+#[test]
+fn sgemm_v2_reads_its_register_tiles_with_conflict_free_128_bit_loads_where_v1_cannot() {
+    assert_eq!(mma_loads(&sgemm::sgemm_v1::KERNEL), vec![("a_s".into(), 32, 2), ("b_s".into(), 128, 2)]);
+    assert_eq!(mma_loads(&sgemm::sgemm_v2::KERNEL), vec![("a_s.t()".into(), 128, 1), ("b_s".into(), 128, 1)]);
+    assert_eq!(mma_loads(&sgemm::sgemm_v3::KERNEL), mma_loads(&sgemm::sgemm_v2::KERNEL));
+}
+
+#[test]
+fn double_buffering_doubles_shared_memory_and_keeps_two_barriers() {
+    let (v2, v3) = (report(&sgemm::sgemm_v2::KERNEL), report(&sgemm::sgemm_v3::KERNEL));
+    assert_eq!(v2.shared_bytes, 2 * 8 * 128 * 4);
+    assert_eq!(v3.shared_bytes, 2 * v2.shared_bytes);
+    assert_eq!((v2.barriers, v3.barriers), (2, 2));
 }

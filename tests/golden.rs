@@ -2,7 +2,7 @@
 //! Regenerate after an intended change with `TESSERA_BLESS=1 cargo test --test golden`,
 //! then review the diff like code.
 
-use tessera::catalog::{self, copy, transpose};
+use tessera::catalog::{self, copy, sgemm, transpose};
 
 /// (file name, emitted source, golden source) for each kernel module named.
 macro_rules! cases {
@@ -30,6 +30,10 @@ const CASES: &[(&str, &str, &str)] = cases![
     transpose::transpose_f32x4_shared,
     transpose::transpose_f32x4_padded,
     transpose::transpose_f32x4_conflict_free,
+    sgemm::sgemm_naive,
+    sgemm::sgemm_v1,
+    sgemm::sgemm_v2,
+    sgemm::sgemm_v3,
 ];
 
 #[test]
@@ -88,4 +92,29 @@ fn neighbouring_transpose_kernels_differ_only_in_their_idea() {
     );
     assert!(order.iter().any(|l| l == "const int row = item % ROWS;"), "{order:#?}");
     assert!(order.iter().all(|l| !l.contains("__shared__")), "{order:#?}");
+}
+
+#[test]
+fn each_sgemm_stage_is_its_predecessor_plus_one_idea() {
+    let body = |source: &str| {
+        source
+            .lines()
+            .skip_while(|l| !l.starts_with("extern"))
+            .skip(2)
+            .map(str::trim)
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // V1 → V2: A's layout in shared memory and the split thread tile, nothing else
+    let (v1, v2) = (body(sgemm::sgemm_v1::CUDA_SOURCE), body(sgemm::sgemm_v2::CUDA_SOURCE));
+    let added: Vec<&String> = v2.iter().filter(|l| !v1.contains(l)).collect();
+    assert!(added.iter().any(|l| l.contains("float a_s[BK][BM];")), "{added:#?}");
+    assert!(added.iter().any(|l| l.starts_with("// let mut acc") && l.contains(".split([2, 2])")), "{added:#?}");
+    let about_the_idea = ["a_s", "a_frag", "b_frag", "split", "sub-tiles", "(TM / 2)", "(TN / 2)"];
+    let unrelated: Vec<&&String> = added.iter().filter(|l| !about_the_idea.iter().any(|w| l.contains(w))).collect();
+    assert!(unrelated.is_empty(), "V1 → V2 changed lines unrelated to its idea: {unrelated:#?}");
+    // V2 → V3: the same statements, double-buffered
+    assert!(sgemm::sgemm_v3::CUDA_SOURCE.contains("float a_s[2][BK][BM];"));
+    assert!(sgemm::sgemm_v3::CUDA_SOURCE.contains("if (k + 1 < k_tiles) {"));
+    assert_eq!(sgemm::sgemm_v3::CUDA_SOURCE.matches("__syncthreads();").count(), 2);
 }

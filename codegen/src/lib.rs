@@ -11,6 +11,7 @@
 //! ```
 
 mod c_expr;
+mod gemm;
 mod operand;
 mod render;
 mod statement;

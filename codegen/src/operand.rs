@@ -1,18 +1,48 @@
-//! How one side of a copy is addressed in C: lvalues of logical (row, col), vector
-//! accesses where the layout allows them, bounds for the guarded path.
+//! How one side of a copy (or an mma operand) is addressed in C: lvalues of logical
+//! (row, col), vector accesses where the layout allows them, bounds for the guarded path.
 
-use tessera_dsl::{BinaryOp, Expr, OperandPlan};
+use tessera_dsl::{BinaryOp, ElementType, Expr, OperandPlan};
 
 use crate::c_expr;
 
-/// The C view of one copy operand.
+/// The C view of one operand.
 pub(crate) struct OperandText<'a> {
     plan: &'a OperandPlan,
     /// Names of the tile-origin variables, (row, col), for global operands.
     origin: (String, String),
+    /// Which copy of a double-buffered shared buffer (`stage`, `stage ^ 1`).
+    stage: Option<String>,
 }
 
-const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
+pub(crate) const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
+
+/// `col`, `col + 2`: an expression plus a constant offset.
+fn plus(expr: &str, offset: i64) -> String {
+    if offset == 0 {
+        expr.to_string()
+    } else {
+        format!("{expr} + {offset}")
+    }
+}
+
+/// Parenthesised if it is not a single name or number.
+fn atom(expr: &str) -> String {
+    if expr.contains(' ') {
+        format!("({expr})")
+    } else {
+        expr.to_string()
+    }
+}
+
+/// The literal zero of an element type.
+pub(crate) fn zero(element: ElementType) -> &'static str {
+    match element {
+        ElementType::F32 => "0.0f",
+        ElementType::F64 => "0.0",
+        ElementType::I32 => "0",
+        ElementType::U32 => "0u",
+    }
+}
 
 impl<'a> OperandText<'a> {
     pub(crate) fn new(plan: &'a OperandPlan) -> Self {
@@ -20,7 +50,13 @@ impl<'a> OperandText<'a> {
             OperandPlan::Global(g) => (format!("{}_row0", g.tensor), format!("{}_col0", g.tensor)),
             OperandPlan::Shared(_) => (String::new(), String::new()),
         };
-        Self { plan, origin }
+        Self { plan, origin, stage: None }
+    }
+
+    /// The same operand, addressing copy `stage` of its (double-buffered) shared buffer.
+    pub(crate) fn with_stage(mut self, stage: Option<String>) -> Self {
+        self.stage = stage;
+        self
     }
 
     /// `(name, value)` of the tile-origin variables this operand needs.
@@ -45,22 +81,25 @@ impl<'a> OperandText<'a> {
         })
     }
 
-    /// The condition under which logical (row, col + offset) lies inside the tensor.
-    pub(crate) fn in_bounds(&self, offset: i64) -> Option<String> {
+    /// The condition under which logical (row, col) lies inside the tensor.
+    pub(crate) fn in_bounds_at(&self, row: &str, col: &str) -> Option<String> {
         let OperandPlan::Global(g) = self.plan else { return None };
-        let col = if offset == 0 { "col".to_string() } else { format!("col + {offset}") };
-        let (prow, pcol) = if g.transposed { (col.as_str(), "row") } else { ("row", col.as_str()) };
+        let (prow, pcol) = if g.transposed { (col, row) } else { (row, col) };
         Some(match g.symbols.as_slice() {
             [n] => format!("{} + {pcol} < {n}", self.origin.1),
-            [r, c] => format!("{} + {prow} < {r} && {} + {pcol} < {c}", self.origin.0, self.origin.1),
+            [r, c] => format!("{} + {} < {r} && {} + {} < {c}", self.origin.0, prow, self.origin.1, pcol),
             _ => "false".into(),
         })
     }
 
-    /// The lvalue of logical element (row, col + offset).
-    pub(crate) fn element(&self, offset: i64) -> String {
-        let col = if offset == 0 { "col".to_string() } else { format!("col + {offset}") };
-        let (prow, pcol) = if self.plan.transposed() { (col, "row".to_string()) } else { ("row".to_string(), col) };
+    /// The condition under which logical (row, col + offset) lies inside the tensor.
+    pub(crate) fn in_bounds(&self, offset: i64) -> Option<String> {
+        self.in_bounds_at("row", &plus("col", offset))
+    }
+
+    /// The lvalue of logical element (row, col), both C expressions.
+    pub(crate) fn element_at(&self, row: &str, col: &str) -> String {
+        let (prow, pcol) = if self.plan.transposed() { (col, row) } else { (row, col) };
         match self.plan {
             OperandPlan::Global(g) => match g.symbols.as_slice() {
                 [_] => format!("{}[{} + {pcol}]", g.tensor, self.origin.1),
@@ -69,10 +108,10 @@ impl<'a> OperandText<'a> {
             },
             OperandPlan::Shared(s) => {
                 let column = match s.layout.swizzle {
-                    None => pcol,
+                    None => pcol.to_string(),
                     Some(unit) => {
                         let groups = s.layout.cols / unit;
-                        let pcol = if pcol.contains(' ') { format!("({pcol})") } else { pcol };
+                        let (pcol, prow) = (atom(pcol), atom(prow));
                         if unit == 1 {
                             format!("{pcol} ^ ({prow} % {groups})")
                         } else {
@@ -80,9 +119,15 @@ impl<'a> OperandText<'a> {
                         }
                     }
                 };
-                format!("{}[{prow}][{column}]", s.buffer)
+                let stage = self.stage.as_ref().map(|s| format!("[{s}]")).unwrap_or_default();
+                format!("{}{stage}[{prow}][{column}]", s.buffer)
             }
         }
+    }
+
+    /// The lvalue of logical element (row, col + offset).
+    pub(crate) fn element(&self, offset: i64) -> String {
+        self.element_at("row", &plus("col", offset))
     }
 
     /// The expression loading `width` elements at logical (row, col) into a `vector_type`.

@@ -3,8 +3,8 @@
 
 use askama::Template;
 use tessera_dsl::{
-    Barrier, BinaryOp, CopyPlan, Expr, GridBinding, GridStrideLoop, ItemOrder, Kernel, OperandPlan, SharedBuffer,
-    SharedLayout, Statement, TileCopy, VectorWidth,
+    Barrier, BinaryOp, CopyPlan, Expr, GridBinding, GridStrideLoop, ItemOrder, Kernel, Operand, OperandPlan,
+    SharedBuffer, SharedLayout, Statement, TileCopy, VectorWidth,
 };
 
 use crate::operand::OperandText;
@@ -36,6 +36,7 @@ struct SharedSource<'a> {
     rows: String,
     cols: String,
     pad: i64,
+    stages: u32,
 }
 
 #[derive(Template)]
@@ -94,7 +95,7 @@ struct FastPathSource {
     store: Vec<String>,
 }
 
-fn template_error(template: &'static str) -> impl FnOnce(askama::Error) -> RenderError {
+pub(crate) fn template_error(template: &'static str) -> impl FnOnce(askama::Error) -> RenderError {
     move |source| RenderError::Template { template, source }
 }
 
@@ -106,8 +107,14 @@ pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> 
                 Statement::Grid(grid) => grid_source(grid),
                 Statement::GridStride(stride) => grid_stride_source(kernel, stride),
                 Statement::Shared(buffer) => shared_source(kernel, buffer),
+                Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => {
+                    crate::gemm::epilogue_source(kernel, copy)
+                }
                 Statement::Copy(copy) => tile_copy_source(kernel, copy),
                 Statement::Sync(barrier) => barrier_source(barrier),
+                Statement::Fragment(fragment) => crate::gemm::fragment_source(kernel, fragment),
+                Statement::Pipeline(pipeline) => crate::gemm::pipeline_source(kernel, pipeline),
+                Statement::Mma(mma) => crate::gemm::mma_source(kernel, mma, None),
             }?;
             Ok(indent(&text, depth))
         })
@@ -156,6 +163,7 @@ fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, Rende
         rows: c_expr(&buffer.shape[0]),
         cols: c_expr(&buffer.shape[1]),
         pad: layout.pad,
+        stages: kernel.buffer_stages(&buffer.name),
     }
     .render()
     .map_err(template_error("shared.cu"))
@@ -165,7 +173,7 @@ fn barrier_source(barrier: &Barrier) -> Result<String, RenderError> {
     BarrierSource { reason: barrier.reason.as_deref() }.render().map_err(template_error("barrier.cu"))
 }
 
-fn invalid(kernel: &Kernel, origin: tessera_dsl::Origin, message: &str) -> RenderError {
+pub(crate) fn invalid(kernel: &Kernel, origin: tessera_dsl::Origin, message: &str) -> RenderError {
     RenderError::Invalid {
         kernel: kernel.name.clone(),
         diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(origin, message)]),
@@ -221,14 +229,7 @@ fn tile_copy_2d_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static s
         .logical_shape_exprs()
         .map(|(r, c)| (c_expr(&r), c_expr(&c)))
         .unwrap_or_else(|| (plan.rows.to_string(), plan.cols.to_string()));
-    let (row_of_item, col_of_item) = match (plan.order, plan.vector) {
-        (ItemOrder::RowMajor, 1) => ("item / COLS".to_string(), "item % COLS".to_string()),
-        (ItemOrder::RowMajor, _) => {
-            ("item / (COLS / VECTOR)".to_string(), "item % (COLS / VECTOR) * VECTOR".to_string())
-        }
-        (ItemOrder::ColumnMajor, 1) => ("item % ROWS".to_string(), "item / ROWS".to_string()),
-        (ItemOrder::ColumnMajor, _) => ("item % ROWS".to_string(), "item / ROWS * VECTOR".to_string()),
-    };
+    let (row_of_item, col_of_item) = item_coordinates(plan);
     let edge_path = EdgePathSource {
         vector_type,
         row_of_item: row_of_item.clone(),
@@ -265,6 +266,17 @@ fn tile_copy_2d_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static s
     }
     .render()
     .map_err(template_error("tile_copy_2d.cu"))
+}
+
+/// The C expressions of an item's (row, col) in the destination tile.
+pub(crate) fn item_coordinates(plan: &CopyPlan) -> (String, String) {
+    let (row, col) = match (plan.order, plan.vector) {
+        (ItemOrder::RowMajor, 1) => ("item / COLS", "item % COLS"),
+        (ItemOrder::RowMajor, _) => ("item / (COLS / VECTOR)", "item % (COLS / VECTOR) * VECTOR"),
+        (ItemOrder::ColumnMajor, 1) => ("item % ROWS", "item / ROWS"),
+        (ItemOrder::ColumnMajor, _) => ("item % ROWS", "item / ROWS * VECTOR"),
+    };
+    (row.to_string(), col.to_string())
 }
 
 pub(crate) fn indent(text: &str, depth: usize) -> String {

@@ -4,7 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::{validate, with_barriers, CopyPlan, Diagnostics, Kernel, OperandPlan, SharedLayout, Statement, Target};
+use crate::{
+    validate, with_barriers, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan, Operand, OperandPlan,
+    SharedLayout, Statement, Target,
+};
 
 /// Elements per row assumed for global tensors when counting sectors: any multiple of 32
 /// elements gives the same counts, since tiles are smaller than a row.
@@ -67,14 +70,29 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
     let scope = kernel.constant_scope();
     let mut accesses = Vec::new();
     for statement in kernel.statements() {
-        let Statement::Copy(copy) = statement else { continue };
-        let plan = CopyPlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
-        for (operand, direction) in [(&plan.src, Direction::Load), (&plan.dst, Direction::Store)] {
-            accesses.push(access(&plan, operand, direction, copy.to_string()));
+        match statement {
+            Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => {
+                let plan = EpiloguePlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
+                accesses.push(epilogue_access(&plan, copy.to_string()));
+            }
+            Statement::Copy(copy) => {
+                let plan = CopyPlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
+                for (operand, direction) in [(&plan.src, Direction::Load), (&plan.dst, Direction::Store)] {
+                    accesses.push(access(&plan, operand, direction, copy.to_string()));
+                }
+            }
+            Statement::Mma(mma) => {
+                let plan = MmaPlan::new(kernel, mma, &scope).map_err(Diagnostics)?;
+                accesses.extend(mma_accesses(&plan, mma.to_string()));
+            }
+            _ => {}
         }
     }
-    let shared_bytes =
-        kernel.shared_buffers().iter().filter_map(|b| SharedLayout::of(b, kernel)).map(|l| l.bytes()).sum();
+    let shared_bytes = kernel
+        .shared_buffers()
+        .iter()
+        .filter_map(|b| SharedLayout::of(b, kernel).map(|l| l.bytes() * i64::from(kernel.buffer_stages(&b.name))))
+        .sum();
     let barriers = count_barriers(&with_barriers(&kernel.body));
     Ok(Report {
         kernel: kernel.name.clone(),
@@ -91,6 +109,9 @@ fn count_barriers(body: &[Statement]) -> usize {
         .map(|s| match s {
             Statement::Sync(_) => 1,
             Statement::GridStride(l) => count_barriers(&l.body),
+            // double buffering: one after the prologue, one per tile
+            Statement::Pipeline(p) if p.stages >= 2 => 2,
+            Statement::Pipeline(p) => count_barriers(&p.body),
             _ => 0,
         })
         .sum()
@@ -148,6 +169,91 @@ fn access(plan: &CopyPlan, operand: &OperandPlan, direction: Direction, statemen
         instructions: plan.steps * components,
         bank_ways,
         sectors,
+    }
+}
+
+/// The shared loads of one k-step of `mma`: each thread reads its values of a and b.
+fn mma_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
+    let element_bytes = i64::from(plan.layout.element.size_bytes());
+    let threads = plan.layout.threads();
+    let warps = (threads + WARP - 1) / WARP;
+    let mut reports = Vec::new();
+    for (operand, loads, is_a) in [(&plan.a, plan.a_loads(), true), (&plan.b, plan.b_loads(), false)] {
+        let OperandPlan::Shared(shared) = operand else { continue };
+        let mut worst = 1;
+        let mut width_bits = 0;
+        for FragmentLoad { first, width } in &loads {
+            width_bits = (*width * element_bytes * 8) as u32;
+            for warp in 0..warps {
+                let lanes: Instruction = (0..WARP)
+                    .map(|lane| warp * WARP + lane)
+                    .filter(|tid| *tid < threads)
+                    .map(|tid| {
+                        let (thread_row, thread_col) = plan.layout.thread_position(tid);
+                        let (row, col) = if is_a {
+                            (plan.layout.row(thread_row, *first), 0)
+                        } else {
+                            (0, plan.layout.col(thread_col, *first))
+                        };
+                        let (prow, pcol) = operand.physical(row, col);
+                        let start = shared.layout.offset(prow, pcol) * element_bytes;
+                        (start / 4..(start + width * element_bytes) / 4).collect()
+                    })
+                    .collect();
+                worst = worst.max(bank_ways(&lanes, width * element_bytes));
+            }
+        }
+        reports.push(AccessReport {
+            statement: statement.clone(),
+            operand: if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() },
+            space: MemorySpace::Shared,
+            direction: Direction::Load,
+            width_bits,
+            instructions: loads.len() as i64 * plan.k,
+            bank_ways: Some(worst),
+            sectors: None,
+        });
+    }
+    reports
+}
+
+/// The global stores of an epilogue: each thread writes its tile in vectors along rows.
+fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
+    let layout = &plan.layout;
+    let element_bytes = i64::from(layout.element.size_bytes());
+    let threads = layout.threads();
+    let warps = (threads + WARP - 1) / WARP;
+    let mut instructions: Vec<Instruction> = Vec::new();
+    for warp in 0..warps {
+        for i in 0..layout.thread_rows {
+            for j in (0..layout.thread_cols).step_by(plan.vector as usize) {
+                instructions.push(
+                    (0..WARP)
+                        .map(|lane| warp * WARP + lane)
+                        .filter(|tid| *tid < threads)
+                        .map(|tid| {
+                            let (thread_row, thread_col) = layout.thread_position(tid);
+                            let start = (layout.row(thread_row, i) * ASSUMED_ROW_ELEMENTS + layout.col(thread_col, j))
+                                * element_bytes;
+                            (start / 4..(start + plan.vector * element_bytes) / 4).collect()
+                        })
+                        .collect(),
+                );
+            }
+        }
+    }
+    let total: usize = instructions.iter().map(|i| sectors(i)).sum();
+    let average = total as f64 / instructions.len().max(1) as f64;
+    let ideal = (WARP * plan.vector * element_bytes) as f64 / 32.0;
+    AccessReport {
+        statement,
+        operand: plan.dst.tensor.clone(),
+        space: MemorySpace::Global,
+        direction: Direction::Store,
+        width_bits: (plan.vector * element_bytes * 8) as u32,
+        instructions: layout.thread_rows * layout.thread_cols / plan.vector,
+        bank_ways: None,
+        sectors: Some((average, ideal)),
     }
 }
 

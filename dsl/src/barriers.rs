@@ -19,7 +19,7 @@ struct Use {
 /// use tessera_dsl::*;
 /// let t = |transposed| Operand::Shared(SharedOperand { buffer: "t".into(), transposed, origin: Origin::default() });
 /// let x = Operand::Global(TileOperand { tensor: "x".into(), index: vec![], extent: vec![], transposed: false, origin: Origin::default() });
-/// let copy = |src, dst| Statement::Copy(TileCopy { src, dst, order: ItemOrder::RowMajor, origin: Origin::default() });
+/// let copy = |src, dst| Statement::Copy(TileCopy { src, dst, order: ItemOrder::RowMajor, axpby: None, origin: Origin::default() });
 /// let body = vec![copy(x.clone(), t(false)), copy(t(true), x.clone())];
 /// let placed = with_barriers(&body);
 /// assert_eq!(placed.len(), 3);
@@ -83,7 +83,48 @@ fn place(body: &[Statement], state: &mut BTreeMap<String, Use>) -> Vec<Statement
                 stride.body = body;
                 out.push(Statement::GridStride(stride));
             }
-            Statement::Grid(_) | Statement::Shared(_) => out.push(statement.clone()),
+            Statement::Mma(mma) => {
+                let mut reason = None;
+                for operand in [&mma.a, &mma.b] {
+                    if let Some(buffer) = shared_name(operand) {
+                        if reason.is_none() && state.get(buffer).is_some_and(|u| u.written) {
+                            reason = Some(format!("{buffer}: written above, read below"));
+                        }
+                    }
+                }
+                if let Some(reason) = reason {
+                    out.push(Statement::Sync(Barrier { reason: Some(reason), origin: mma.origin }));
+                    state.clear();
+                }
+                for operand in [&mma.a, &mma.b] {
+                    if let Some(buffer) = shared_name(operand) {
+                        state.entry(buffer.to_string()).or_default().read = true;
+                    }
+                }
+                out.push(statement.clone());
+            }
+            Statement::Pipeline(pipeline) if pipeline.stages >= 2 => {
+                // Double buffering has its own fixed schedule (codegen's pipeline template):
+                // a barrier after the prologue and one at the end of every step.
+                state.clear();
+                out.push(statement.clone());
+            }
+            Statement::Pipeline(pipeline) => {
+                let mut first = state.clone();
+                place(&pipeline.body, &mut first);
+                let mut entry = state.clone();
+                for (buffer, used) in first {
+                    let slot = entry.entry(buffer).or_default();
+                    slot.read |= used.read;
+                    slot.written |= used.written;
+                }
+                let body = place(&pipeline.body, &mut entry);
+                *state = entry;
+                let mut pipeline = pipeline.clone();
+                pipeline.body = body;
+                out.push(Statement::Pipeline(pipeline));
+            }
+            Statement::Grid(_) | Statement::Shared(_) | Statement::Fragment(_) => out.push(statement.clone()),
         }
     }
     out
@@ -92,7 +133,7 @@ fn place(body: &[Statement], state: &mut BTreeMap<String, Use>) -> Vec<Statement
 fn shared_name(operand: &Operand) -> Option<&str> {
     match operand {
         Operand::Shared(shared) => Some(&shared.buffer),
-        Operand::Global(_) => None,
+        Operand::Global(_) | Operand::Fragment(_) => None,
     }
 }
 
@@ -116,7 +157,7 @@ mod tests {
     }
 
     fn copy(src: Operand, dst: Operand) -> Statement {
-        Statement::Copy(TileCopy { src, dst, order: ItemOrder::RowMajor, origin: Origin::default() })
+        Statement::Copy(TileCopy { src, dst, order: ItemOrder::RowMajor, axpby: None, origin: Origin::default() })
     }
 
     fn reasons(body: &[Statement]) -> Vec<String> {

@@ -2,7 +2,8 @@
 //! each side keeps them. Codegen renders these formulas; the analyzer evaluates them.
 
 use crate::{
-    Access, Diagnostic, ElementType, Expr, ItemOrder, Kernel, Operand, ParamKind, Scope, SharedLayout, TileCopy,
+    Access, Diagnostic, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, Operand, ParamKind, Scope,
+    SharedLayout, TileCopy,
 };
 
 /// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).
@@ -349,6 +350,16 @@ fn operand(
                 tensor.element,
             ))
         }
+        Operand::Fragment(fragment) => {
+            errors.push(Diagnostic::new(
+                fragment.origin,
+                format!(
+                    "`{}` is a register fragment: it can only be copied to a global tile, `copy(&{}, c.tile(..))`",
+                    fragment.fragment, fragment.fragment
+                ),
+            ));
+            None
+        }
         Operand::Shared(view) => {
             let Some(buffer) = kernel.shared(&view.buffer) else {
                 errors.push(Diagnostic::new(view.origin, format!("unknown shared buffer `{}`", view.buffer)));
@@ -390,4 +401,197 @@ fn constant_extents(extents: &[Expr], scope: &Scope, errors: &mut Vec<Diagnostic
         }
     }
     Some(values)
+}
+
+/// `mma(a, b, &mut acc)` resolved: the fragment, both operands and the k extent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmaPlan {
+    pub acc: String,
+    pub layout: FragmentLayout,
+    pub a: OperandPlan,
+    pub b: OperandPlan,
+    /// The k extent each call accumulates over.
+    pub k: i64,
+}
+
+impl MmaPlan {
+    pub fn new(kernel: &Kernel, mma: &Mma, scope: &Scope) -> Result<Self, Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        let Some(fragment) = kernel.fragment(&mma.acc) else {
+            return Err(vec![Diagnostic::new(
+                mma.origin,
+                format!("`{}` is not a fragment declared with `fragment::<T>(..)`", mma.acc),
+            )]);
+        };
+        let layout = FragmentLayout::with_scope(fragment, scope)
+            .ok_or_else(|| vec![Diagnostic::new(fragment.origin, "the fragment's shape is not constant")])?;
+        let a = operand(kernel, &mma.a, scope, &mut errors);
+        let b = operand(kernel, &mma.b, scope, &mut errors);
+        let (Some((a, a_type)), Some((b, b_type))) = (a, b) else { return Err(errors) };
+        let (a_rows, k) = a.logical_shape();
+        let (b_k, b_cols) = b.logical_shape();
+        if a_rows != layout.rows || b_cols != layout.cols || k != b_k {
+            errors.push(
+                Diagnostic::new(
+                    mma.origin,
+                    format!(
+                        "mma of a {a_rows}×{k} tile and a {b_k}×{b_cols} tile into the {}×{} fragment `{}`: the shapes do not chain",
+                        layout.rows, layout.cols, mma.acc
+                    ),
+                )
+                .with_hint(format!("a must be {}×K and b K×{}; transpose a shared buffer with `.t()` if it is stored the other way", layout.rows, layout.cols)),
+            );
+        }
+        for (operand_type, side) in [(a_type, &mma.a), (b_type, &mma.b)] {
+            if operand_type != layout.element {
+                errors.push(Diagnostic::new(
+                    side.origin(),
+                    format!("mma of {operand_type} into a {} fragment", layout.element),
+                ));
+            }
+        }
+        if errors.is_empty() {
+            Ok(MmaPlan { acc: mma.acc.clone(), layout, a, b, k })
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// `copy(&acc, c.tile(..))` resolved: each thread stores its own values of the fragment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EpiloguePlan {
+    pub fragment: String,
+    pub layout: FragmentLayout,
+    pub dst: GlobalPlan,
+    pub vector: i64,
+    pub axpby: Option<(String, String)>,
+}
+
+impl EpiloguePlan {
+    pub fn new(kernel: &Kernel, copy: &TileCopy, scope: &Scope) -> Result<Self, Vec<Diagnostic>> {
+        let Operand::Fragment(source) = &copy.src else {
+            return Err(vec![Diagnostic::new(copy.origin, "an epilogue copies a fragment")]);
+        };
+        let Some(fragment) = kernel.fragment(&source.fragment) else {
+            return Err(vec![Diagnostic::new(source.origin, format!("unknown fragment `{}`", source.fragment))]);
+        };
+        let layout = FragmentLayout::with_scope(fragment, scope)
+            .ok_or_else(|| vec![Diagnostic::new(fragment.origin, "the fragment's shape is not constant")])?;
+        let mut errors = Vec::new();
+        let dst = match operand(kernel, &copy.dst, scope, &mut errors) {
+            Some((OperandPlan::Global(dst), element)) if !dst.transposed && dst.extent.len() == 2 => {
+                if element != layout.element {
+                    errors.push(Diagnostic::new(
+                        copy.origin,
+                        format!("copy from a {} fragment to {element}", layout.element),
+                    ));
+                }
+                dst
+            }
+            Some(_) => {
+                errors.push(Diagnostic::new(
+                    copy.dst.origin(),
+                    "a fragment is copied to a 2-D global tile, not transposed",
+                ));
+                return Err(errors);
+            }
+            None => return Err(errors),
+        };
+        if let Operand::Global(tile) = &copy.dst {
+            if kernel.param(&tile.tensor).and_then(|p| p.tensor()).is_some_and(|t| t.access == Access::ReadOnly) {
+                errors.push(
+                    Diagnostic::new(
+                        tile.origin,
+                        format!("`{}` is read-only, so a copy cannot write to it", tile.tensor),
+                    )
+                    .with_hint(format!("declare it as `GlobalMut<{}, ..>`", layout.element)),
+                );
+            }
+        }
+        if dst.extent != [layout.rows, layout.cols] {
+            errors.push(Diagnostic::new(
+                copy.origin,
+                format!(
+                    "copy between tiles of different shapes: the fragment is {}×{}, the tile {}×{}",
+                    layout.rows, layout.cols, dst.extent[0], dst.extent[1]
+                ),
+            ));
+        }
+        let vector = i64::from(kernel.config.vector.get());
+        if layout.sub_cols() % vector != 0 {
+            errors.push(
+                Diagnostic::new(
+                    kernel.config.vector_origin,
+                    format!(
+                        "vector = {vector} does not divide the {} columns of each thread's sub-tile",
+                        layout.sub_cols()
+                    ),
+                )
+                .with_hint("use a thread tile (or split) whose sub-tiles are a multiple of the vector width wide"),
+            );
+        }
+        for scalar in copy.axpby.iter().flat_map(|(a, b)| [a, b]) {
+            match kernel.param(scalar).map(|p| &p.kind) {
+                Some(ParamKind::Scalar(element)) if *element == layout.element => {}
+                _ => errors.push(
+                    Diagnostic::new(
+                        copy.origin,
+                        format!("`{scalar}` in `.axpby(..)` is not a {} scalar parameter", layout.element),
+                    )
+                    .with_hint(format!("add `{scalar}: {}` to the kernel's parameters", layout.element)),
+                ),
+            }
+        }
+        if errors.is_empty() {
+            Ok(EpiloguePlan { fragment: source.fragment.clone(), layout, dst, vector, axpby: copy.axpby.clone() })
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// One register load of an mma operand: `width` consecutive values of a thread's tile,
+/// starting at value `first` (0..thread_rows for a, 0..thread_cols for b).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragmentLoad {
+    pub first: i64,
+    pub width: i64,
+}
+
+impl MmaPlan {
+    /// The loads that fill one k-step of a thread's column of `a` values.
+    pub fn a_loads(&self) -> Vec<FragmentLoad> {
+        // a's values run down the fragment's rows: contiguous when a is a transposed shared view
+        let contiguous = matches!(&self.a, OperandPlan::Shared(s) if s.transposed);
+        fragment_loads(
+            self.layout.thread_rows,
+            self.layout.sub_rows(),
+            contiguous.then_some(&self.a),
+            self.layout.element,
+        )
+    }
+
+    /// The loads that fill one k-step of a thread's row of `b` values.
+    pub fn b_loads(&self) -> Vec<FragmentLoad> {
+        let contiguous = matches!(&self.b, OperandPlan::Shared(s) if !s.transposed);
+        fragment_loads(
+            self.layout.thread_cols,
+            self.layout.sub_cols(),
+            contiguous.then_some(&self.b),
+            self.layout.element,
+        )
+    }
+}
+
+/// Runs of `sub` values, each loaded with the widest vector the layout allows.
+fn fragment_loads(values: i64, sub: i64, contiguous: Option<&OperandPlan>, element: ElementType) -> Vec<FragmentLoad> {
+    let width = match contiguous {
+        Some(OperandPlan::Shared(shared)) => [4, 2, 1]
+            .into_iter()
+            .find(|w| sub % w == 0 && shared.layout.vector_ok(*w) && w * i64::from(element.size_bytes()) <= 16)
+            .unwrap_or(1),
+        _ => 1,
+    };
+    (0..values).step_by(width as usize).map(|first| FragmentLoad { first, width }).collect()
 }

@@ -145,6 +145,36 @@ impl Expr {
         }
     }
 
+    /// The expression with every `name` replaced by `replacement` (for the prefetch of the
+    /// next pipeline step: `k` → `k + 1`).
+    ///
+    /// ```
+    /// use tessera_dsl::{BinaryOp, Expr};
+    /// let next = Expr::binary(BinaryOp::Add, Expr::name("k"), Expr::int(1));
+    /// assert_eq!(Expr::binary(BinaryOp::Mul, Expr::name("k"), Expr::name("BK")).substitute("k", &next).to_string(), "(k + 1) * BK");
+    /// ```
+    pub fn substitute(&self, name: &str, replacement: &Expr) -> Expr {
+        let kind = match &self.kind {
+            ExprKind::Name(n) if n == name => return replacement.clone(),
+            ExprKind::Int(_) | ExprKind::Name(_) => self.kind.clone(),
+            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
+                op: *op,
+                lhs: Box::new(lhs.substitute(name, replacement)),
+                rhs: Box::new(rhs.substitute(name, replacement)),
+            },
+            ExprKind::CeilDiv(a, b) => {
+                ExprKind::CeilDiv(Box::new(a.substitute(name, replacement)), Box::new(b.substitute(name, replacement)))
+            }
+            ExprKind::Min(a, b) => {
+                ExprKind::Min(Box::new(a.substitute(name, replacement)), Box::new(b.substitute(name, replacement)))
+            }
+            ExprKind::Max(a, b) => {
+                ExprKind::Max(Box::new(a.substitute(name, replacement)), Box::new(b.substitute(name, replacement)))
+            }
+        };
+        Expr { kind, origin: self.origin }
+    }
+
     /// Every name the expression mentions, with where each is written.
     pub fn names(&self) -> Vec<(&str, Origin)> {
         let mut names = Vec::new();

@@ -60,7 +60,7 @@ impl Kernel {
         self.body.iter().find_map(|statement| match statement {
             Statement::Grid(grid) => Some(GridMapping::Exact(&grid.extents)),
             Statement::GridStride(stride) => Some(GridMapping::Strided(&stride.count)),
-            Statement::Shared(_) | Statement::Copy(_) | Statement::Sync(_) => None,
+            _ => None,
         })
     }
 
@@ -89,13 +89,40 @@ impl Kernel {
             .collect()
     }
 
+    /// The fragment named `name`.
+    pub fn fragment(&self, name: &str) -> Option<&crate::Fragment> {
+        self.statements().into_iter().find_map(|s| match s {
+            Statement::Fragment(fragment) if fragment.name == name => Some(fragment),
+            _ => None,
+        })
+    }
+
+    /// How many copies of each shared buffer the pipelines need: 2 for a buffer filled
+    /// inside a `stages = 2` pipeline, else 1.
+    pub fn buffer_stages(&self, buffer: &str) -> u32 {
+        self.statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Pipeline(p) => Some(p),
+                _ => None,
+            })
+            .filter(|p| {
+                p.body.iter().any(|s| matches!(s, Statement::Copy(c) if matches!(&c.dst, crate::Operand::Shared(d) if d.buffer == buffer)))
+            })
+            .map(|p| p.stages.max(1))
+            .max()
+            .unwrap_or(1)
+    }
+
     /// Every statement of the body, loops flattened, in source order.
     pub fn statements(&self) -> Vec<&Statement> {
         fn walk<'a>(body: &'a [Statement], out: &mut Vec<&'a Statement>) {
             for statement in body {
                 out.push(statement);
-                if let Statement::GridStride(stride) = statement {
-                    walk(&stride.body, out);
+                match statement {
+                    Statement::GridStride(stride) => walk(&stride.body, out),
+                    Statement::Pipeline(pipeline) => walk(&pipeline.body, out),
+                    _ => {}
                 }
             }
         }

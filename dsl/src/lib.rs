@@ -20,6 +20,7 @@ mod copy_plan;
 mod diagnostic;
 mod element;
 mod expr;
+mod fragment;
 mod kernel;
 mod launch_plan;
 mod layout;
@@ -32,18 +33,21 @@ mod validate;
 pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report};
 pub use barriers::with_barriers;
 pub use config::{Config, Constant, ThreadBlock, VectorWidth};
-pub use copy_plan::{CopyPlan, GlobalPlan, OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD};
+pub use copy_plan::{
+    CopyPlan, EpiloguePlan, FragmentLoad, GlobalPlan, MmaPlan, OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD,
+};
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use element::ElementType;
 pub use expr::{BinaryOp, EvalError, Expr, ExprKind, Scope};
+pub use fragment::FragmentLayout;
 pub use kernel::{GridMapping, Kernel};
 pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS};
 pub use layout::SharedLayout;
 pub use origin::Origin;
 pub use param::{Access, GlobalTensor, Param, ParamKind};
 pub use statement::{
-    Barrier, GridBinding, GridStrideLoop, ItemOrder, Operand, SharedBuffer, SharedOperand, Statement, TileCopy,
-    TileOperand,
+    Barrier, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder, Mma, Operand, PipelineLoop,
+    SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 pub use target::Target;
 pub use validate::validate;

@@ -13,9 +13,80 @@ pub enum Statement {
     Shared(SharedBuffer),
     /// `copy(x.tile([bx], [TILE]), y.tile([bx], [TILE]));`
     Copy(TileCopy),
+    /// `let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]);`
+    Fragment(Fragment),
+    /// `for k in pipeline(0..cdiv(K, BK), stages = 2) { .. }`
+    Pipeline(PipelineLoop),
+    /// `mma(&a_s.t(), &b_s, &mut acc);`
+    Mma(Mma),
     /// `__syncthreads()`: written as `sync();`, or placed by [`crate::with_barriers`] where a
     /// shared buffer changes hands.
     Sync(Barrier),
+}
+
+/// A block tile of accumulators held in registers, spread over the threads: each thread
+/// owns a `thread_tile` of it. `split` cuts each thread's tile into sub-tiles spaced a
+/// half (third, ...) block apart, so that neighbouring threads read neighbouring vectors.
+///
+/// ```
+/// use tessera_dsl::{ElementType, Expr, Fragment, Origin};
+/// let acc = Fragment {
+///     name: "acc".into(), element: ElementType::F32,
+///     shape: vec![Expr::int(128), Expr::int(128)], thread_tile: vec![Expr::int(8), Expr::int(8)],
+///     split: [2, 2], origin: Origin::default(),
+/// };
+/// assert_eq!(acc.to_string(), "fragment::<f32>([128, 128]).thread_tile([8, 8]).split([2, 2])");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fragment {
+    pub name: String,
+    pub element: ElementType,
+    /// [rows, columns] of the block tile.
+    pub shape: Vec<Expr>,
+    /// [rows, columns] each thread holds.
+    pub thread_tile: Vec<Expr>,
+    /// Sub-tiles per thread along rows and columns ([1, 1]: one contiguous tile).
+    pub split: [u32; 2],
+    pub origin: Origin,
+}
+
+impl std::fmt::Display for Fragment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |exprs: &[Expr]| exprs.iter().map(Expr::to_string).collect::<Vec<_>>().join(", ");
+        write!(f, "fragment::<{}>([{}]).thread_tile([{}])", self.element, list(&self.shape), list(&self.thread_tile))?;
+        if self.split != [1, 1] {
+            write!(f, ".split([{}, {}])", self.split[0], self.split[1])?;
+        }
+        Ok(())
+    }
+}
+
+/// A loop over `count` k-tiles. With `stages = 1` each iteration loads, waits, computes and
+/// waits; with `stages = 2` the next tile is fetched into registers while the current one is
+/// computed from the other half of double-buffered shared memory (one barrier per tile).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PipelineLoop {
+    pub var: String,
+    pub count: Expr,
+    pub stages: u32,
+    pub body: Vec<Statement>,
+    pub origin: Origin,
+}
+
+/// `mma(a, b, &mut acc)`: acc += a · b over the shared k extent, as FFMA outer products on
+/// each thread's tile. `a` is seen as [rows of acc, k], `b` as [k, columns of acc].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mma {
+    pub a: Operand,
+    pub b: Operand,
+    pub acc: String,
+    pub origin: Origin,
+}
+
+impl std::fmt::Display for Mma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "mma({}, {}, &mut {})", self.a, self.b, self.acc)
+    }
 }
 
 /// A block-wide barrier, with why it is there when tessera placed it.
@@ -103,6 +174,8 @@ pub struct TileCopy {
     pub dst: Operand,
     /// Which way consecutive threads walk the destination tile.
     pub order: ItemOrder,
+    /// `.axpby(alpha, beta)`: dst = alpha · src + beta · dst, with scalar parameters.
+    pub axpby: Option<(String, String)>,
     pub origin: Origin,
 }
 
@@ -118,11 +191,20 @@ pub enum ItemOrder {
     ColumnMajor,
 }
 
-/// One side of a copy.
+/// One side of a copy or an operand of `mma`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Operand {
     Global(TileOperand),
     Shared(SharedOperand),
+    /// `&acc`: a register fragment (the source of an epilogue copy).
+    Fragment(FragmentOperand),
+}
+
+/// `&acc`: a fragment as a copy source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FragmentOperand {
+    pub fragment: String,
+    pub origin: Origin,
 }
 
 impl Operand {
@@ -130,6 +212,7 @@ impl Operand {
         match self {
             Operand::Global(tile) => tile.origin,
             Operand::Shared(shared) => shared.origin,
+            Operand::Fragment(fragment) => fragment.origin,
         }
     }
 
@@ -137,14 +220,16 @@ impl Operand {
         match self {
             Operand::Global(tile) => tile.transposed,
             Operand::Shared(shared) => shared.transposed,
+            Operand::Fragment(_) => false,
         }
     }
 
-    /// The tensor or buffer this operand reads or writes.
+    /// The tensor, buffer or fragment this operand reads or writes.
     pub fn name(&self) -> &str {
         match self {
             Operand::Global(tile) => &tile.tensor,
             Operand::Shared(shared) => &shared.buffer,
+            Operand::Fragment(fragment) => &fragment.fragment,
         }
     }
 }
@@ -197,6 +282,7 @@ impl std::fmt::Display for Operand {
         match self {
             Operand::Global(tile) => tile.fmt(f),
             Operand::Shared(shared) => write!(f, "&{}{}", shared.buffer, if shared.transposed { ".t()" } else { "" }),
+            Operand::Fragment(fragment) => write!(f, "&{}", fragment.fragment),
         }
     }
 }
@@ -206,6 +292,9 @@ impl std::fmt::Display for TileCopy {
         write!(f, "copy({}, {})", self.src, self.dst)?;
         if self.order == ItemOrder::ColumnMajor {
             f.write_str(".column_major()")?;
+        }
+        if let Some((alpha, beta)) = &self.axpby {
+            write!(f, ".axpby({alpha}, {beta})")?;
         }
         Ok(())
     }

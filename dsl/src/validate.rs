@@ -4,12 +4,31 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
-    CopyPlan, Diagnostic, Diagnostics, Expr, Kernel, Operand, OperandPlan, Origin, Param, Scope, SharedBuffer,
-    SharedLayout, Statement, Target, TileCopy,
+    CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, Fragment, FragmentLayout, Kernel, MmaPlan, Operand,
+    OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, TileCopy,
 };
 
+/// Registers a thread may give its accumulators and one row of each operand; the rest of
+/// its 255 hold addresses, indices and prefetched tiles.
+const MAX_FRAGMENT_REGISTERS: i64 = 200;
+
 /// Names the generated CUDA uses itself; a parameter or constant may not take them.
-const RESERVED: [&str; 9] = ["THREADS", "VECTOR", "STEPS", "ROWS", "COLS", "tid", "tile_start", "staged", "item"];
+const RESERVED: [&str; 14] = [
+    "THREADS",
+    "VECTOR",
+    "STEPS",
+    "ROWS",
+    "COLS",
+    "tid",
+    "tile_start",
+    "staged",
+    "item",
+    "thread_row",
+    "thread_col",
+    "stage",
+    "a_frag",
+    "b_frag",
+];
 
 /// Checks `kernel` against the limits of `target`; every problem found is reported, not
 /// only the first.
@@ -117,6 +136,11 @@ impl Checker<'_> {
         for buffer in self.kernel.shared_buffers() {
             declared.push((&buffer.name, buffer.origin, "shared buffer"));
         }
+        for statement in self.kernel.statements() {
+            if let Statement::Fragment(fragment) = statement {
+                declared.push((&fragment.name, fragment.origin, "fragment"));
+            }
+        }
         for (name, origin, what) in declared {
             if RESERVED.contains(&name) {
                 self.error(
@@ -223,7 +247,139 @@ impl Checker<'_> {
                     self.copy(copy, bound, scope);
                 }
                 Statement::Sync(_) => {}
+                Statement::Fragment(fragment) => self.fragment(fragment, scope),
+                Statement::Pipeline(pipeline) => {
+                    if nested {
+                        self.error(pipeline.origin, "`pipeline(..)` loops do not nest".into(), None);
+                    }
+                    if !grid_seen && !nested {
+                        self.error(
+                            pipeline.origin,
+                            "the pipeline comes before the grid mapping".into(),
+                            Some("put `let (bx, by) = grid(..);` first".into()),
+                        );
+                    }
+                    match pipeline.stages {
+                        0 => self.error(
+                            pipeline.origin,
+                            "stages = 0: a pipeline needs at least one stage".into(),
+                            Some("use stages = 1 (no overlap) or 2 (double buffering)".into()),
+                        ),
+                        1 | 2 => {}
+                        n => self.error(
+                            pipeline.origin,
+                            format!("stages = {n}: tessera pipelines have 1 or 2 stages so far (more need cp.async)"),
+                            Some(
+                                "use stages = 2: the next tile is prefetched into registers while this one is computed"
+                                    .into(),
+                            ),
+                        ),
+                    }
+                    self.expression(&pipeline.count, bound);
+                    let mut inner = bound.clone();
+                    inner.push(pipeline.var.clone());
+                    self.statements(&pipeline.body, &mut inner, scope, true);
+                }
+                Statement::Mma(mma) => {
+                    for operand in [&mma.a, &mma.b] {
+                        if let Operand::Global(tile) = operand {
+                            for expr in tile.index.iter().chain(&tile.extent) {
+                                self.expression(expr, bound);
+                            }
+                        }
+                    }
+                    if let Err(errors) = MmaPlan::new(self.kernel, mma, scope) {
+                        for error in errors {
+                            self.diagnostics.push(error);
+                        }
+                    }
+                }
             }
+        }
+    }
+
+    fn fragment(&mut self, fragment: &Fragment, scope: &Scope) {
+        for extent in fragment.shape.iter().chain(&fragment.thread_tile) {
+            match extent.eval(scope) {
+                Ok(value) if value > 0 => {}
+                Ok(value) => self.error(
+                    extent.origin,
+                    format!("fragment extent `{extent}` is {value}; it must be positive"),
+                    None,
+                ),
+                Err(_) => self.error(
+                    extent.origin,
+                    format!("fragment extent `{extent}` is not a compile-time constant"),
+                    Some("use a constant from consts(..)".into()),
+                ),
+            }
+        }
+        let Some(layout) = FragmentLayout::with_scope(fragment, scope) else { return };
+        if layout.rows <= 0 || layout.cols <= 0 || layout.thread_rows <= 0 || layout.thread_cols <= 0 {
+            return;
+        }
+        if layout.rows % layout.thread_rows != 0 || layout.cols % layout.thread_cols != 0 {
+            self.error(
+                fragment.origin,
+                format!(
+                    "a {}×{} block tile is not divisible by the {}×{} thread tile",
+                    layout.rows, layout.cols, layout.thread_rows, layout.thread_cols
+                ),
+                Some("make each block-tile extent a multiple of the thread-tile extent".into()),
+            );
+            return;
+        }
+        let [split_rows, split_cols] = layout.split;
+        if split_rows < 1
+            || split_cols < 1
+            || layout.thread_rows % split_rows != 0
+            || layout.thread_cols % split_cols != 0
+            || layout.rows % split_rows != 0
+            || layout.cols % split_cols != 0
+        {
+            self.error(
+                fragment.origin,
+                format!(
+                    "split([{split_rows}, {split_cols}]) does not divide the {}×{} thread tile and the block tile",
+                    layout.thread_rows, layout.thread_cols
+                ),
+                None,
+            );
+            return;
+        }
+        let threads = self.kernel.config.threads.count() as i64;
+        if layout.threads() != threads {
+            self.error(
+                self.kernel.config.threads_origin,
+                format!(
+                    "the {}×{} fragment `{}` with {}×{} thread tiles needs {} × {} = {} threads, but threads = {}",
+                    layout.rows,
+                    layout.cols,
+                    fragment.name,
+                    layout.thread_rows,
+                    layout.thread_cols,
+                    layout.threads_down(),
+                    layout.threads_across(),
+                    layout.threads(),
+                    self.kernel.config.threads
+                ),
+                Some(format!("use threads = {} or change the thread tile", layout.threads())),
+            );
+        }
+        let registers = layout.thread_rows * layout.thread_cols + layout.thread_rows + layout.thread_cols;
+        if registers > MAX_FRAGMENT_REGISTERS {
+            self.error(
+                fragment.origin,
+                format!(
+                    "a {}×{} thread tile needs {} accumulators + {} + {} operand registers = {registers}, over the {MAX_FRAGMENT_REGISTERS} a thread can spare of its 255",
+                    layout.thread_rows,
+                    layout.thread_cols,
+                    layout.thread_rows * layout.thread_cols,
+                    layout.thread_rows,
+                    layout.thread_cols
+                ),
+                Some("use a smaller thread tile, e.g. thread_tile([8, 8])".into()),
+            );
         }
     }
 
@@ -275,7 +431,7 @@ impl Checker<'_> {
                 );
             }
         }
-        self.shared_bytes += layout.bytes();
+        self.shared_bytes += layout.bytes() * i64::from(self.kernel.buffer_stages(&buffer.name));
         let limit = i64::from(self.target.static_shared_memory_bytes);
         if self.shared_bytes > limit {
             self.error(
@@ -310,7 +466,19 @@ impl Checker<'_> {
                         );
                     }
                 }
+                Operand::Fragment(_) => {}
             }
+        }
+        if matches!(copy.src, Operand::Fragment(_)) {
+            if let Err(errors) = EpiloguePlan::new(self.kernel, copy, scope) {
+                for error in errors {
+                    self.diagnostics.push(error);
+                }
+            }
+            return;
+        }
+        if copy.axpby.is_some() {
+            self.error(copy.origin, "`.axpby(..)` applies to copies of a fragment into a global tile".into(), None);
         }
         match CopyPlan::new(self.kernel, copy, scope) {
             Ok(plan) => self.buffer_symbols(copy, &plan),
@@ -409,6 +577,7 @@ mod tests {
                     src: operand("x"),
                     dst: operand("y"),
                     order: ItemOrder::RowMajor,
+                    axpby: None,
                     origin: Origin::default(),
                 }),
             ],

@@ -5,8 +5,8 @@
 use syn::spanned::Spanned;
 use syn::{BinOp, Block, Expr as RustExpr, GenericArgument, Lit, Pat, PathArguments, Stmt, Type};
 use tessera_dsl::{
-    Barrier, BinaryOp, ElementType, Expr, ExprKind, GridBinding, GridStrideLoop, ItemOrder, Operand, SharedBuffer,
-    SharedOperand, Statement, TileCopy, TileOperand,
+    Barrier, BinaryOp, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder,
+    Mma, Operand, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 
 use crate::spans::SpanTable;
@@ -15,7 +15,48 @@ const STATEMENTS: &str = "expected `let (bx,) = grid(..);`, `let t = shared::<f3
 `for t in grid_stride(..) { .. }`, `copy(src, dst);` or `sync();`";
 
 pub(crate) fn parse(block: &Block, spans: &mut SpanTable) -> syn::Result<Vec<Statement>> {
+    let mut body = statements(block, spans)?;
+    // `&acc` parses like a shared buffer; what it names decides which it is.
+    let fragments: Vec<String> = collect_fragments(&body);
+    mark_fragments(&mut body, &fragments);
+    Ok(body)
+}
+
+fn statements(block: &Block, spans: &mut SpanTable) -> syn::Result<Vec<Statement>> {
     block.stmts.iter().map(|stmt| statement(stmt, spans)).collect()
+}
+
+fn collect_fragments(body: &[Statement]) -> Vec<String> {
+    body.iter()
+        .flat_map(|s| match s {
+            Statement::Fragment(f) => vec![f.name.clone()],
+            Statement::GridStride(l) => collect_fragments(&l.body),
+            Statement::Pipeline(p) => collect_fragments(&p.body),
+            _ => vec![],
+        })
+        .collect()
+}
+
+fn mark_fragments(body: &mut [Statement], fragments: &[String]) {
+    let fix = |operand: &mut Operand| {
+        if let Operand::Shared(shared) = operand {
+            if fragments.contains(&shared.buffer) && !shared.transposed {
+                *operand =
+                    Operand::Fragment(FragmentOperand { fragment: shared.buffer.clone(), origin: shared.origin });
+            }
+        }
+    };
+    for statement in body {
+        match statement {
+            Statement::Copy(copy) => {
+                fix(&mut copy.src);
+                fix(&mut copy.dst);
+            }
+            Statement::GridStride(l) => mark_fragments(&mut l.body, fragments),
+            Statement::Pipeline(p) => mark_fragments(&mut p.body, fragments),
+            _ => {}
+        }
+    }
 }
 
 fn unsupported(span: proc_macro2::Span) -> syn::Error {
@@ -28,6 +69,9 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             let init = local.init.as_ref().ok_or_else(|| unsupported(local.span()))?;
             if let Some(buffer) = shared_buffer(&local.pat, &init.expr, spans)? {
                 return Ok(Statement::Shared(buffer));
+            }
+            if let Some(fragment) = fragment(&local.pat, &init.expr, spans)? {
+                return Ok(Statement::Fragment(fragment));
             }
             let (name, args) = call(&init.expr).ok_or_else(|| unsupported(init.expr.span()))?;
             if name != "grid" {
@@ -47,10 +91,19 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
                     "the loop variable is a plain name: `for t in grid_stride(..)`",
                 ));
             };
+            if let Some((name, args)) = call(&for_loop.expr).filter(|(name, _)| name == "pipeline") {
+                debug_assert_eq!(name, "pipeline");
+                return pipeline(var.ident.to_string(), &args, for_loop, spans);
+            }
             let args = call(&for_loop.expr)
                 .filter(|(name, args)| name == "grid_stride" && args.len() == 1)
                 .map(|(_, args)| args)
-                .ok_or_else(|| syn::Error::new(for_loop.expr.span(), "tile kernels loop over `grid_stride(count)`"))?;
+                .ok_or_else(|| {
+                    syn::Error::new(
+                        for_loop.expr.span(),
+                        "tile kernels loop over `grid_stride(count)` or `pipeline(0..count, stages = n)`",
+                    )
+                })?;
             Ok(Statement::GridStride(GridStrideLoop {
                 var: var.ident.to_string(),
                 count: expr(args[0], spans)?,
@@ -59,23 +112,30 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             }))
         }
         Stmt::Expr(RustExpr::MethodCall(method), Some(_)) if matches!(&*method.receiver, RustExpr::Call(_)) => {
-            let order = match method.method.to_string().as_str() {
-                "column_major" if method.args.is_empty() => ItemOrder::ColumnMajor,
-                "row_major" if method.args.is_empty() => ItemOrder::RowMajor,
+            let Statement::Copy(mut copy) = call_statement(&method.receiver, spans)? else {
+                return Err(syn::Error::new(method.span(), "only `copy(..)` takes options such as `.column_major()`"));
+            };
+            match method.method.to_string().as_str() {
+                "column_major" if method.args.is_empty() => copy.order = ItemOrder::ColumnMajor,
+                "row_major" if method.args.is_empty() => copy.order = ItemOrder::RowMajor,
+                "axpby" if method.args.len() == 2 => {
+                    let name = |e: &RustExpr| match e {
+                        RustExpr::Path(path) => path.path.get_ident().map(|i| i.to_string()),
+                        _ => None,
+                    };
+                    match (name(&method.args[0]), name(&method.args[1])) {
+                        (Some(alpha), Some(beta)) => copy.axpby = Some((alpha, beta)),
+                        _ => return Err(syn::Error::new(method.args.span(), "`.axpby(alpha, beta)` takes two scalar parameters by name")),
+                    }
+                }
                 other => {
                     return Err(syn::Error::new(
                         method.method.span(),
-                        format!("unknown copy option `{other}`: expected `.column_major()` or `.row_major()`"),
+                        format!("unknown copy option `{other}`: expected `.column_major()`, `.row_major()` or `.axpby(alpha, beta)`"),
                     ))
                 }
-            };
-            match call_statement(&method.receiver, spans)? {
-                Statement::Copy(mut copy) => {
-                    copy.order = order;
-                    Ok(Statement::Copy(copy))
-                }
-                _ => Err(syn::Error::new(method.span(), "only `copy(..)` takes `.column_major()`")),
             }
+            Ok(Statement::Copy(copy))
         }
         Stmt::Expr(e @ RustExpr::Call(_), Some(_)) => call_statement(e, spans),
         other => Err(unsupported(other.span())),
@@ -87,6 +147,28 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
     let (name, args) = call(e).ok_or_else(|| unsupported(e.span()))?;
     match name.as_str() {
         "sync" if args.is_empty() => Ok(Statement::Sync(Barrier { reason: None, origin: spans.origin(e.span()) })),
+        "mma" => {
+            let [a, b, acc] = args[..] else {
+                return Err(syn::Error::new(
+                    e.span(),
+                    "`mma` takes two operands and the fragment: `mma(&a_s.t(), &b_s, &mut acc)`",
+                ));
+            };
+            let acc = match acc {
+                RustExpr::Reference(r) if r.mutability.is_some() => match &*r.expr {
+                    RustExpr::Path(path) => path.path.get_ident().map(|i| i.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            }
+            .ok_or_else(|| syn::Error::new(acc.span(), "the accumulator is a fragment passed as `&mut acc`"))?;
+            Ok(Statement::Mma(Mma {
+                a: operand(a, spans)?,
+                b: operand(b, spans)?,
+                acc,
+                origin: spans.origin(e.span()),
+            }))
+        }
         "copy" => {
             let [src, dst] = args[..] else {
                 return Err(syn::Error::new(
@@ -98,6 +180,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 src: operand(src, spans)?,
                 dst: operand(dst, spans)?,
                 order: ItemOrder::RowMajor,
+                axpby: None,
                 origin: spans.origin(e.span()),
             }))
         }
@@ -171,6 +254,134 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
         }
     }
     Ok(Some(buffer))
+}
+
+/// `pipeline(0..count, stages = n)` and its body.
+fn pipeline(
+    var: String,
+    args: &[&RustExpr],
+    for_loop: &syn::ExprForLoop,
+    spans: &mut SpanTable,
+) -> syn::Result<Statement> {
+    let usage = "expected `pipeline(0..count, stages = n)`";
+    let [range, stages] = args[..] else { return Err(syn::Error::new(for_loop.expr.span(), usage)) };
+    let RustExpr::Range(range) = range else { return Err(syn::Error::new(range.span(), usage)) };
+    let starts_at_zero = matches!(range.start.as_deref(), Some(RustExpr::Lit(l)) if matches!(&l.lit, Lit::Int(i) if i.base10_digits() == "0"));
+    let (true, Some(end), syn::RangeLimits::HalfOpen(_)) = (starts_at_zero, range.end.as_deref(), &range.limits) else {
+        return Err(syn::Error::new(range.span(), "a pipeline runs over `0..count`"));
+    };
+    let stages = match stages {
+        RustExpr::Assign(assign) if matches!(&*assign.left, RustExpr::Path(p) if p.path.is_ident("stages")) => {
+            match &*assign.right {
+                RustExpr::Lit(lit) => match &lit.lit {
+                    Lit::Int(int) => int.base10_parse::<u32>()?,
+                    other => return Err(syn::Error::new(other.span(), "stages is an integer")),
+                },
+                other => return Err(syn::Error::new(other.span(), "stages is an integer literal")),
+            }
+        }
+        other => return Err(syn::Error::new(other.span(), usage)),
+    };
+    Ok(Statement::Pipeline(PipelineLoop {
+        var,
+        count: expr(end, spans)?,
+        stages,
+        body: statements(&for_loop.body, spans)?,
+        origin: spans.origin(for_loop.expr.span()),
+    }))
+}
+
+/// `let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN])` with optional `.split([2, 2])`.
+fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Option<Fragment>> {
+    let mut modifiers = Vec::new();
+    let mut current = init;
+    while let RustExpr::MethodCall(method) = current {
+        modifiers.push(method);
+        current = &method.receiver;
+    }
+    let RustExpr::Call(call_expr) = current else { return Ok(None) };
+    let RustExpr::Path(path) = &*call_expr.func else { return Ok(None) };
+    let Some(segment) = path.path.segments.last() else { return Ok(None) };
+    if segment.ident != "fragment" {
+        return Ok(None);
+    }
+    let element = match &segment.arguments {
+        PathArguments::AngleBracketed(args) => match args.args.first() {
+            Some(GenericArgument::Type(Type::Path(t))) => {
+                t.path.get_ident().and_then(|i| ElementType::from_rust_name(&i.to_string()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+    .ok_or_else(|| syn::Error::new(segment.span(), "a fragment names its element type: `fragment::<f32>([BM, BN])`"))?;
+    let Pat::Ident(name) = pat else {
+        return Err(syn::Error::new(
+            pat.span(),
+            "a fragment is bound to a plain name: `let mut acc = fragment::<f32>(..)`",
+        ));
+    };
+    let list = |e: &RustExpr, spans: &mut SpanTable| -> syn::Result<Vec<Expr>> {
+        match e {
+            RustExpr::Array(array) => array.elems.iter().map(|item| expr(item, spans)).collect(),
+            other => Err(syn::Error::new(other.span(), "expected a list in brackets, e.g. `[BM, BN]`")),
+        }
+    };
+    let shape = match call_expr.args.first() {
+        Some(first) if call_expr.args.len() == 1 => list(first, spans)?,
+        _ => {
+            return Err(syn::Error::new(
+                call_expr.span(),
+                "`fragment::<T>` takes its shape: `fragment::<f32>([BM, BN])`",
+            ))
+        }
+    };
+    let origin = spans.origin(init.span());
+    let mut fragment =
+        Fragment { name: name.ident.to_string(), element, shape, thread_tile: vec![], split: [1, 1], origin };
+    for method in modifiers.into_iter().rev() {
+        let [argument] = method.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(syn::Error::new(method.span(), format!("`.{}` takes one list", method.method)));
+        };
+        match method.method.to_string().as_str() {
+            "thread_tile" => fragment.thread_tile = list(argument, spans)?,
+            "split" => {
+                let parts = list(argument, spans)?;
+                let value = |e: &Expr| match e.kind {
+                    tessera_dsl::ExprKind::Int(v) if (1..=64).contains(&v) => Some(v as u32),
+                    _ => None,
+                };
+                match parts.as_slice() {
+                    [a, b] => match (value(a), value(b)) {
+                        (Some(a), Some(b)) => fragment.split = [a, b],
+                        _ => {
+                            return Err(syn::Error::new(
+                                argument.span(),
+                                "split takes two small integer literals, e.g. `.split([2, 2])`",
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(syn::Error::new(argument.span(), "split takes two integers, e.g. `.split([2, 2])`"))
+                    }
+                }
+            }
+            "zeroed" => {}
+            other => {
+                return Err(syn::Error::new(
+                    method.method.span(),
+                    format!("unknown fragment option `{other}`: expected `.thread_tile([TM, TN])` or `.split([2, 2])`"),
+                ))
+            }
+        }
+    }
+    if fragment.thread_tile.is_empty() {
+        return Err(syn::Error::new(
+            init.span(),
+            "a fragment needs `.thread_tile([TM, TN])`: how many values each thread holds",
+        ));
+    }
+    Ok(Some(fragment))
 }
 
 /// One side of a copy: `x.tile([..], [..])`, `x.tile(..).t()`, `&t`, `&t.t()`, `&mut t`.

@@ -43,6 +43,12 @@ pub enum Error {
     SliceOutOfBounds { start: usize, end: usize, len: usize },
     #[error("device copy between tensors of {src} and {dst} elements")]
     CopyLengthMismatch { src: usize, dst: usize },
+    #[error("no cuBLAS: libcublas could not be loaded (tried {tried})")]
+    CublasMissing { tried: String },
+    #[error("cuBLAS failed while {action}: {source}")]
+    Cublas { action: &'static str, source: cudarc::cublas::result::CublasError },
+    #[error("GEMM shapes do not chain: A {a:?} · B {b:?} → C {c:?}")]
+    GemmShape { a: Vec<usize>, b: Vec<usize>, c: Vec<usize> },
     #[error("vector width {width} was asked for, but `{kernel}` declares at most {declared}")]
     VectorTooWide { kernel: String, width: VectorWidth, declared: VectorWidth },
 }

@@ -98,6 +98,12 @@ impl Gpu {
         self.sm_count
     }
 
+    /// The FP32 peak in TFLOP/s: SMs × 128 FMA lanes × 2 flops × the boost clock.
+    pub fn fp32_peak_tflops(&self) -> Option<f64> {
+        let clock_khz = self.context.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).ok()?;
+        Some(f64::from(self.sm_count) * 128.0 * 2.0 * f64::from(clock_khz) * 1e3 / 1e12)
+    }
+
     pub fn disk_cache(&self) -> Option<&DiskCache> {
         self.disk_cache.as_ref()
     }

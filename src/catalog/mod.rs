@@ -3,11 +3,12 @@
 //! numbers.
 
 pub mod copy;
+pub mod sgemm;
 pub mod transpose;
 
 /// Every catalog kernel, for the CLI, the examples and the tests.
 pub fn all() -> Vec<&'static crate::KernelDefinition> {
-    copy::ALL.into_iter().chain(transpose::ALL).collect()
+    copy::ALL.into_iter().chain(transpose::ALL).chain(sgemm::ALL).collect()
 }
 
 /// The catalog kernel named `name`.

@@ -1,0 +1,515 @@
+//! Register fragments, `mma`, epilogues and pipelined k-loops: the GEMM half of codegen.
+
+use askama::Template;
+use tessera_dsl::{
+    BinaryOp, CopyPlan, EpiloguePlan, Expr, Fragment, FragmentLayout, Kernel, Mma, MmaPlan, Operand, OperandPlan,
+    PipelineLoop, Statement, TileCopy, VectorWidth,
+};
+
+use crate::operand::{zero, OperandText, COMPONENTS};
+use crate::statement::{indent, invalid, item_coordinates, render_body, template_error};
+use crate::{c_expr, RenderError};
+
+#[derive(Template)]
+#[template(path = "fragment.cu", escape = "none")]
+struct FragmentSource<'a> {
+    dsl: String,
+    down: i64,
+    across: i64,
+    holds: String,
+    cols: String,
+    thread_rows: String,
+    thread_cols: String,
+    element: &'static str,
+    name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mma.cu", escape = "none")]
+struct MmaSource {
+    dsl: String,
+    k_name: String,
+    thread_rows: String,
+    thread_cols: String,
+    element: &'static str,
+    loads: Vec<String>,
+    acc: String,
+}
+
+#[derive(Template)]
+#[template(path = "epilogue.cu", escape = "none")]
+struct EpilogueSource {
+    dsl: String,
+    thread_rows: String,
+    thread_cols: String,
+    origins: Vec<(String, String)>,
+    whole_tile: String,
+    row_of_value: String,
+    col_of_value: String,
+    fast: Vec<String>,
+    edge: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "pipeline_single.cu", escape = "none")]
+struct SinglePipelineSource {
+    dsl: String,
+    var: String,
+    count: String,
+    body: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "pipeline_double.cu", escape = "none")]
+struct DoublePipelineSource {
+    dsl: String,
+    var: String,
+    count: String,
+    staging: Vec<String>,
+    prologue: Vec<String>,
+    fetch_next: Vec<String>,
+    compute: Vec<String>,
+    stash_next: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "fetch.cu", escape = "none")]
+struct FetchSource {
+    dsl: String,
+    what: String,
+    rows: String,
+    cols: String,
+    origins: Vec<(String, String)>,
+    whole_tile: String,
+    row_of_item: String,
+    col_of_item: String,
+    staged: String,
+    load: String,
+    guarded_load: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "stash.cu", escape = "none")]
+struct StashSource {
+    dsl: String,
+    buffer: String,
+    stage: String,
+    rows: String,
+    cols: String,
+    row_of_item: String,
+    col_of_item: String,
+    store: Vec<String>,
+}
+
+/// The names a fragment's sizes are written with: (BM, BN, TM, TN).
+struct FragmentNames {
+    rows: String,
+    cols: String,
+    thread_rows: String,
+    thread_cols: String,
+}
+
+impl FragmentNames {
+    fn of(fragment: &Fragment) -> Self {
+        Self {
+            rows: c_expr(&fragment.shape[0]),
+            cols: c_expr(&fragment.shape[1]),
+            thread_rows: c_expr(&fragment.thread_tile[0]),
+            thread_cols: c_expr(&fragment.thread_tile[1]),
+        }
+    }
+}
+
+/// The C expression of the block-tile row (or column) of a thread's value `index`:
+/// `thread_row * TM + 3`, or with a split, `BM / 2 + thread_row * (TM / 2) + 1`.
+fn coordinate(
+    index: &str,
+    position: &str,
+    block: &str,
+    tile: &str,
+    split: i64,
+    sub: i64,
+    literal: Option<i64>,
+) -> String {
+    if split == 1 {
+        return match literal {
+            Some(0) => format!("{position} * {tile}"),
+            Some(i) => format!("{position} * {tile} + {i}"),
+            None => format!("{position} * {tile} + {index}"),
+        };
+    }
+    let per_thread = format!("{position} * ({tile} / {split})");
+    match literal {
+        Some(i) => {
+            let (part, offset) = (i / sub, i % sub);
+            let mut terms = Vec::new();
+            match part {
+                0 => {}
+                1 => terms.push(format!("{block} / {split}")),
+                p => terms.push(format!("{p} * ({block} / {split})")),
+            }
+            terms.push(per_thread);
+            if offset > 0 {
+                terms.push(offset.to_string());
+            }
+            terms.join(" + ")
+        }
+        None => {
+            format!("{index} / ({tile} / {split}) * ({block} / {split}) + {per_thread} + {index} % ({tile} / {split})")
+        }
+    }
+}
+
+pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<String, RenderError> {
+    let layout = FragmentLayout::of(fragment, kernel)
+        .ok_or_else(|| invalid(kernel, fragment.origin, "fragment shape is not constant"))?;
+    let names = FragmentNames::of(fragment);
+    let holds = if layout.split == [1, 1] {
+        format!("one {} × {} tile", layout.thread_rows, layout.thread_cols)
+    } else {
+        format!(
+            "{} × {} sub-tiles of {} × {}, {} / {} and {} / {} apart",
+            layout.split[0],
+            layout.split[1],
+            layout.sub_rows(),
+            layout.sub_cols(),
+            names.rows,
+            layout.split[0],
+            names.cols,
+            layout.split[1]
+        )
+    };
+    FragmentSource {
+        dsl: format!("let mut {} = {};", fragment.name, fragment),
+        down: layout.threads_down(),
+        across: layout.threads_across(),
+        holds,
+        cols: names.cols,
+        thread_rows: names.thread_rows,
+        thread_cols: names.thread_cols,
+        element: fragment.element.cuda_name(),
+        name: &fragment.name,
+    }
+    .render()
+    .map_err(template_error("fragment.cu"))
+}
+
+/// `mma` on shared (or, for the naive kernel, global) operands; `stage` picks the half of
+/// double-buffered shared memory.
+pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Result<String, RenderError> {
+    let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(|errors| RenderError::Invalid {
+        kernel: kernel.name.clone(),
+        diagnostics: tessera_dsl::Diagnostics(errors),
+    })?;
+    let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
+    let names = FragmentNames::of(fragment);
+    let layout = plan.layout;
+    let element = layout.element;
+    let vector_of =
+        |width: i64| element.vector_type(VectorWidth::new(width as u32).unwrap_or(VectorWidth::W1)).unwrap_or("float");
+    let mut loads = Vec::new();
+    let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
+    for load in plan.a_loads() {
+        let row = coordinate(
+            "i",
+            "thread_row",
+            &names.rows,
+            &names.thread_rows,
+            layout.split[0],
+            layout.sub_rows(),
+            Some(load.first),
+        );
+        loads.push(fragment_load("a_frag", load.first, load.width, &a, &row, "kk", vector_of(load.width), element));
+    }
+    let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
+    for load in plan.b_loads() {
+        let col = coordinate(
+            "j",
+            "thread_col",
+            &names.cols,
+            &names.thread_cols,
+            layout.split[1],
+            layout.sub_cols(),
+            Some(load.first),
+        );
+        loads.push(fragment_load("b_frag", load.first, load.width, &b, "kk", &col, vector_of(load.width), element));
+    }
+    let k_name = match &mma.b {
+        Operand::Shared(view) => kernel
+            .shared(&view.buffer)
+            .map(|buffer| c_expr(&buffer.shape[usize::from(view.transposed)]))
+            .unwrap_or_else(|| plan.k.to_string()),
+        Operand::Global(tile) if !tile.transposed => c_expr(&tile.extent[0]),
+        _ => plan.k.to_string(),
+    };
+    let mut global_origins = a.origin_declarations();
+    global_origins.extend(b.origin_declarations());
+    let source = MmaSource {
+        dsl: mma.to_string(),
+        k_name,
+        thread_rows: names.thread_rows,
+        thread_cols: names.thread_cols,
+        element: element.cuda_name(),
+        loads,
+        acc: mma.acc.clone(),
+    }
+    .render()
+    .map_err(template_error("mma.cu"))?;
+    if global_origins.is_empty() {
+        return Ok(source);
+    }
+    // global operands (the naive kernel): name their tile origins around the loop
+    let declarations: Vec<String> =
+        global_origins.iter().map(|(name, value)| format!("    const int {name} = {value};")).collect();
+    Ok(format!("{{\n{}\n{}\n}}", declarations.join("\n"), indent(&source, 1)))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fragment_load(
+    target: &str,
+    first: i64,
+    width: i64,
+    operand: &OperandText<'_>,
+    row: &str,
+    col: &str,
+    vector_type: &str,
+    element: tessera_dsl::ElementType,
+) -> String {
+    let source = operand.element_at(row, col);
+    if width > 1 {
+        return format!("*reinterpret_cast<{vector_type}*>(&{target}[{first}]) = *reinterpret_cast<const {vector_type}*>(&{source});");
+    }
+    match operand.in_bounds_at(row, col) {
+        Some(guard) => format!("{target}[{first}] = {guard} ? {source} : {};", zero(element)),
+        None => format!("{target}[{first}] = {source};"),
+    }
+}
+
+/// `copy(&acc, c.tile(..))`, optionally `.axpby(alpha, beta)`.
+pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
+    let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).map_err(|errors| RenderError::Invalid {
+        kernel: kernel.name.clone(),
+        diagnostics: tessera_dsl::Diagnostics(errors),
+    })?;
+    let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
+    let names = FragmentNames::of(fragment);
+    let layout = plan.layout;
+    let element = layout.element;
+    let width = plan.vector;
+    let vector_type = element.vector_type(VectorWidth::new(width as u32).unwrap_or(VectorWidth::W1)).unwrap_or("float");
+    let dst_plan = OperandPlan::Global(plan.dst.clone());
+    let dst = OperandText::new(&dst_plan);
+    let acc = &plan.fragment;
+    let value_of = |v: i64| if v == 0 { format!("{acc}[i][j]") } else { format!("{acc}[i][j + {v}]") };
+    let component = |v: i64| if width == 1 { String::new() } else { format!(".{}", COMPONENTS[v as usize]) };
+    let mut fast = Vec::new();
+    if width == 1 {
+        fast.push(format!("{} value = {};", element.cuda_name(), value_of(0)));
+    } else {
+        let parts: Vec<String> = (0..width).map(value_of).collect();
+        fast.push(format!("{vector_type} value = make_{vector_type}({});", parts.join(", ")));
+    }
+    let mut edge = Vec::new();
+    match &plan.axpby {
+        Some((alpha, beta)) => {
+            let zero = zero(element);
+            let scaled: Vec<String> =
+                (0..width).map(|v| format!("value{0} = {alpha} * value{0};", component(v))).collect();
+            let blended: Vec<String> =
+                (0..width).map(|v| format!("value{0} = {alpha} * value{0} + {beta} * old{0};", component(v))).collect();
+            fast.push(format!("if ({beta} == {zero}) {{"));
+            fast.extend(scaled.iter().map(|l| format!("    {l}")));
+            fast.push("} else {".into());
+            fast.push(format!(
+                "    const {} old = {};",
+                if width == 1 { element.cuda_name() } else { vector_type },
+                dst.load(width, vector_type)
+            ));
+            fast.extend(blended.iter().map(|l| format!("    {l}")));
+            fast.push("}".into());
+            for v in 0..width {
+                let target = dst.element(v);
+                edge.push(format!(
+                    "if ({}) {target} = {beta} == {zero} ? {alpha} * {} : {alpha} * {} + {beta} * {target};",
+                    dst.in_bounds(v).unwrap_or_default(),
+                    value_of(v),
+                    value_of(v)
+                ));
+            }
+        }
+        None => {
+            for v in 0..width {
+                edge.push(format!(
+                    "if ({}) {} = {};",
+                    dst.in_bounds(v).unwrap_or_default(),
+                    dst.element(v),
+                    value_of(v)
+                ));
+            }
+        }
+    }
+    fast.extend(dst.store(width, vector_type, "value"));
+    EpilogueSource {
+        dsl: copy.to_string(),
+        thread_rows: names.thread_rows.clone(),
+        thread_cols: names.thread_cols.clone(),
+        origins: dst.origin_declarations(),
+        whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
+        row_of_value: coordinate(
+            "i",
+            "thread_row",
+            &names.rows,
+            &names.thread_rows,
+            layout.split[0],
+            layout.sub_rows(),
+            None,
+        ),
+        col_of_value: coordinate(
+            "j",
+            "thread_col",
+            &names.cols,
+            &names.thread_cols,
+            layout.split[1],
+            layout.sub_cols(),
+            None,
+        ),
+        fast,
+        edge,
+    }
+    .render()
+    .map_err(template_error("epilogue.cu"))
+}
+
+pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Result<String, RenderError> {
+    let dsl = format!("for {} in pipeline(0..{}, stages = {})", pipeline.var, pipeline.count, pipeline.stages);
+    if pipeline.stages < 2 {
+        return SinglePipelineSource {
+            dsl,
+            var: pipeline.var.clone(),
+            count: c_expr(&pipeline.count),
+            body: render_body(kernel, &pipeline.body, 1)?,
+        }
+        .render()
+        .map_err(template_error("pipeline_single.cu"));
+    }
+    let scope = kernel.constant_scope();
+    let next = Expr::binary(BinaryOp::Add, Expr::name(pipeline.var.clone()), Expr::int(1));
+    let (mut staging, mut prologue, mut fetch_next, mut compute, mut stash_next) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for statement in &pipeline.body {
+        match statement {
+            Statement::Copy(copy) => {
+                let plan = CopyPlan::new(kernel, copy, &scope).map_err(|errors| RenderError::Invalid {
+                    kernel: kernel.name.clone(),
+                    diagnostics: tessera_dsl::Diagnostics(errors),
+                })?;
+                let OperandPlan::Shared(shared) = &plan.dst else {
+                    return Err(invalid(
+                        kernel,
+                        copy.origin,
+                        "a double-buffered pipeline copies global tiles into shared buffers",
+                    ));
+                };
+                let width = VectorWidth::new(plan.vector as u32).unwrap_or(VectorWidth::W1);
+                let vector_type = plan.element.vector_type(width).unwrap_or("float");
+                let staged = format!("{}_staged", shared.buffer);
+                staging.push(format!(
+                    "{vector_type} {staged}[{}];  // {}'s next tile, in flight",
+                    plan.steps, shared.buffer
+                ));
+                prologue.push(indent(&fetch_source(copy, &plan, &staged, vector_type, None)?, 2));
+                prologue.push(indent(&stash_source(copy, &plan, &staged, vector_type, "stage")?, 2));
+                let mut ahead = copy.clone();
+                if let Operand::Global(tile) = &mut ahead.src {
+                    tile.index = tile.index.iter().map(|e| e.substitute(&pipeline.var, &next)).collect();
+                }
+                let ahead_plan = CopyPlan::new(kernel, &ahead, &scope).map_err(|errors| RenderError::Invalid {
+                    kernel: kernel.name.clone(),
+                    diagnostics: tessera_dsl::Diagnostics(errors),
+                })?;
+                fetch_next
+                    .push(indent(&fetch_source(&ahead, &ahead_plan, &staged, vector_type, Some(&pipeline.var))?, 3));
+                stash_next.push(indent(&stash_source(copy, &plan, &staged, vector_type, "stage ^ 1")?, 3));
+            }
+            Statement::Mma(mma) => compute.push(indent(&mma_source(kernel, mma, Some("stage"))?, 2)),
+            other => {
+                return Err(invalid(
+                    kernel,
+                    pipeline.origin,
+                    &format!("a double-buffered pipeline holds copies and mma, not {other:?}"),
+                ));
+            }
+        }
+    }
+    DoublePipelineSource {
+        dsl,
+        var: pipeline.var.clone(),
+        count: c_expr(&pipeline.count),
+        staging,
+        prologue,
+        fetch_next,
+        compute,
+        stash_next,
+    }
+    .render()
+    .map_err(template_error("pipeline_double.cu"))
+}
+
+fn fetch_source(
+    copy: &TileCopy,
+    plan: &CopyPlan,
+    staged: &str,
+    vector_type: &str,
+    ahead_of: Option<&str>,
+) -> Result<String, RenderError> {
+    let src = OperandText::new(&plan.src);
+    let (rows, cols) = shape_names(plan);
+    let (row_of_item, col_of_item) = item_coordinates(plan);
+    FetchSource {
+        dsl: copy.to_string(),
+        what: ahead_of.map(|var| format!("tile {var} + 1")).unwrap_or_else(|| "the tile".into()),
+        rows,
+        cols,
+        origins: src.origin_declarations(),
+        whole_tile: src.whole_tile().unwrap_or_else(|| "true".into()),
+        row_of_item,
+        col_of_item,
+        staged: staged.into(),
+        load: src.load(plan.vector, vector_type),
+        guarded_load: src.guarded_load(plan.vector, vector_type, &format!("{staged}[step]")),
+    }
+    .render()
+    .map_err(template_error("fetch.cu"))
+}
+
+fn stash_source(
+    copy: &TileCopy,
+    plan: &CopyPlan,
+    staged: &str,
+    vector_type: &str,
+    stage: &str,
+) -> Result<String, RenderError> {
+    let dst = OperandText::new(&plan.dst).with_stage(Some(stage.to_string()));
+    let (rows, cols) = shape_names(plan);
+    let (row_of_item, col_of_item) = item_coordinates(plan);
+    let buffer = copy.dst.name().to_string();
+    StashSource {
+        dsl: copy.to_string(),
+        buffer,
+        stage: stage.into(),
+        rows,
+        cols,
+        row_of_item,
+        col_of_item,
+        store: dst.store(plan.vector, vector_type, &format!("{staged}[step]")),
+    }
+    .render()
+    .map_err(template_error("stash.cu"))
+}
+
+fn shape_names(plan: &CopyPlan) -> (String, String) {
+    plan.dst
+        .logical_shape_exprs()
+        .map(|(r, c)| (c_expr(&r), c_expr(&c)))
+        .unwrap_or_else(|| (plan.rows.to_string(), plan.cols.to_string()))
+}

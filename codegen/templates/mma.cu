@@ -1,0 +1,16 @@
+// {{ dsl }}: {{ k_name }} steps of {{ thread_rows }} × {{ thread_cols }} outer products
+#pragma unroll
+for (int kk = 0; kk < {{ k_name }}; ++kk) {
+    {{ element }} a_frag[{{ thread_rows }}];
+    {{ element }} b_frag[{{ thread_cols }}];
+{%- for line in loads %}
+    {{ line }}
+{%- endfor %}
+    #pragma unroll
+    for (int i = 0; i < {{ thread_rows }}; ++i) {
+        #pragma unroll
+        for (int j = 0; j < {{ thread_cols }}; ++j) {
+            {{ acc }}[i][j] += a_frag[i] * b_frag[j];
+        }
+    }
+}

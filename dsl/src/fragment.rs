@@ -1,0 +1,88 @@
+//! Where each accumulator of a register fragment lives: which thread holds it, and which
+//! row and column of the block tile it is.
+
+use crate::{ElementType, Fragment, Kernel, Scope};
+
+/// The resolved geometry of a fragment.
+///
+/// Threads form a `threads_down × threads_across` grid (thread t sits at row t / across,
+/// column t % across). Each holds `thread_rows × thread_cols` values, cut into `split`
+/// sub-tiles spaced `rows / split[0]` (`cols / split[1]`) apart.
+///
+/// ```
+/// use tessera_dsl::{ElementType, FragmentLayout};
+/// let v2 = FragmentLayout { rows: 128, cols: 128, thread_rows: 8, thread_cols: 8, split: [2, 2], element: ElementType::F32 };
+/// assert_eq!(v2.threads(), 256);
+/// assert_eq!(v2.row(3, 0), 12);        // thread row 3, first value: 3 × 4
+/// assert_eq!(v2.row(3, 4), 64 + 12);   // its second sub-tile, half a block further
+/// let v1 = FragmentLayout { split: [1, 1], ..v2 };
+/// assert_eq!(v1.row(3, 4), 28);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragmentLayout {
+    pub rows: i64,
+    pub cols: i64,
+    pub thread_rows: i64,
+    pub thread_cols: i64,
+    pub split: [i64; 2],
+    pub element: ElementType,
+}
+
+impl FragmentLayout {
+    pub fn of(fragment: &Fragment, kernel: &Kernel) -> Option<Self> {
+        Self::with_scope(fragment, &kernel.constant_scope())
+    }
+
+    pub fn with_scope(fragment: &Fragment, scope: &Scope) -> Option<Self> {
+        let [rows, cols] = fragment.shape.as_slice() else { return None };
+        let [thread_rows, thread_cols] = fragment.thread_tile.as_slice() else { return None };
+        Some(Self {
+            rows: rows.eval(scope).ok()?,
+            cols: cols.eval(scope).ok()?,
+            thread_rows: thread_rows.eval(scope).ok()?,
+            thread_cols: thread_cols.eval(scope).ok()?,
+            split: [i64::from(fragment.split[0]), i64::from(fragment.split[1])],
+            element: fragment.element,
+        })
+    }
+
+    pub fn threads_down(&self) -> i64 {
+        self.rows / self.thread_rows.max(1)
+    }
+
+    pub fn threads_across(&self) -> i64 {
+        self.cols / self.thread_cols.max(1)
+    }
+
+    /// Threads the layout needs.
+    pub fn threads(&self) -> i64 {
+        self.threads_down() * self.threads_across()
+    }
+
+    /// (thread row, thread column) of thread `tid`.
+    pub fn thread_position(&self, tid: i64) -> (i64, i64) {
+        (tid / self.threads_across(), tid % self.threads_across())
+    }
+
+    /// Rows of one sub-tile.
+    pub fn sub_rows(&self) -> i64 {
+        self.thread_rows / self.split[0]
+    }
+
+    /// Columns of one sub-tile.
+    pub fn sub_cols(&self) -> i64 {
+        self.thread_cols / self.split[1]
+    }
+
+    /// The block-tile row of value `i` (0..thread_rows) of the thread at `thread_row`.
+    pub fn row(&self, thread_row: i64, i: i64) -> i64 {
+        let sub = self.sub_rows();
+        (i / sub) * (self.rows / self.split[0]) + thread_row * sub + i % sub
+    }
+
+    /// The block-tile column of value `j` (0..thread_cols) of the thread at `thread_col`.
+    pub fn col(&self, thread_col: i64, j: i64) -> i64 {
+        let sub = self.sub_cols();
+        (j / sub) * (self.cols / self.split[1]) + thread_col * sub + j % sub
+    }
+}

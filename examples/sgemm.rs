@@ -1,0 +1,151 @@
+//! The SGEMM family beside cuBLAS (FP32, pedantic math) in one run: TFLOP/s, % of cuBLAS,
+//! % of the FP32 peak; every kernel's result checked against cuBLAS's first.
+//! Without a GPU: each kernel's static report.
+//!
+//! `cargo run --release --example sgemm -- [--shapes M,N,K;M,N,K..] [--reps N] [--only NAME] [--naive-up-to N]`
+
+use tessera::catalog::sgemm;
+use tessera::{Argument, Gpu, KernelDefinition};
+
+const DEFAULT_SHAPES: &str =
+    "1024,1024,1024;2048,2048,2048;4096,4096,4096;8192,8192,8192;4095,4095,4095;4097,4097,4097;8192,8192,256";
+
+struct Options {
+    shapes: Vec<(usize, usize, usize)>,
+    repetitions: usize,
+    only: Option<String>,
+    naive_up_to: usize,
+}
+
+fn options() -> Result<Options, String> {
+    let mut shapes = DEFAULT_SHAPES.to_string();
+    let mut options = Options { shapes: vec![], repetitions: 20, only: None, naive_up_to: 2048 };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--shapes" => shapes = value()?,
+            "--reps" => options.repetitions = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
+            "--only" => options.only = Some(value()?),
+            "--naive-up-to" => options.naive_up_to = value()?.parse().map_err(|e| format!("--naive-up-to: {e}"))?,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    for shape in shapes.split(';').filter(|s| !s.trim().is_empty()) {
+        let parts: Vec<usize> = shape
+            .split(',')
+            .map(|p| p.trim().parse().map_err(|e| format!("{shape}: {e}")))
+            .collect::<Result<_, _>>()?;
+        let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
+        options.shapes.push((m, n, k));
+    }
+    Ok(options)
+}
+
+fn main() {
+    let options = match options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::exit(2);
+        }
+    };
+    let kernels: Vec<&KernelDefinition> =
+        sgemm::ALL.into_iter().filter(|k| options.only.as_deref().is_none_or(|o| k.name() == o)).collect();
+    match Gpu::new(0) {
+        Ok(gpu) => {
+            if let Err(error) = run(&gpu, &kernels, &options) {
+                eprintln!("error: {error}");
+                std::process::exit(1);
+            }
+        }
+        Err(reason) => {
+            println!("No GPU here ({reason}); the static analysis of each kernel:\n");
+            for kernel in kernels {
+                match kernel.ir().ok().and_then(|ir| tessera::dsl::analyze(ir).ok()) {
+                    Some(report) => println!("{report}"),
+                    None => println!("{}: no report", kernel.name()),
+                }
+            }
+        }
+    }
+}
+
+fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<(), tessera::Error> {
+    let blas = gpu.cublas()?;
+    let peak = gpu.fp32_peak_tflops();
+    println!(
+        "{} ({}, {} SMs), FP32 peak {}",
+        gpu.name(),
+        gpu.arch(),
+        gpu.sm_count(),
+        peak.map_or("unknown".into(), |p| format!("{p:.1} TFLOP/s"))
+    );
+    println!(
+        "{:<22} {:<16} {:>9} {:>8} {:>9} {:>8} {:>10}",
+        "M×N×K", "kernel", "median ms", "TFLOP/s", "of cuBLAS", "of peak", "rel. error"
+    );
+    for &(m, n, k) in &options.shapes {
+        let flops = 2.0 * m as f64 * n as f64 * k as f64;
+        let seeded = |len: usize, seed: usize| -> Vec<f32> {
+            (0..len).map(|i| ((i * 7919 + seed * 104729) % 2003) as f32 / 1001.0 - 1.0).collect()
+        };
+        let a = gpu.upload(&seeded(m * k, 1), [m, k])?;
+        let b = gpu.upload(&seeded(k * n, 2), [k, n])?;
+        let mut c = gpu.zeros::<f32>([m, n])?;
+        let mut reference = gpu.zeros::<f32>([m, n])?;
+        let shape = format!("{m}×{n}×{k}");
+        let baseline = gpu.time(2, options.repetitions, || blas.sgemm(1.0, &a, &b, 0.0, &mut reference))?;
+        let base_tflops = baseline.tflop_per_s(flops);
+        let percent_of_peak = |t: f64| peak.map_or("-".into(), |p| format!("{:.1}%", 100.0 * t / p));
+        println!(
+            "{shape:<22} {:<16} {:>9.3} {:>8.1} {:>8.1}% {:>8} {:>10}",
+            "cuBLAS",
+            baseline.median_ms,
+            base_tflops,
+            100.0,
+            percent_of_peak(base_tflops),
+            "-"
+        );
+        let want = gpu.download(&reference)?;
+        for kernel in kernels {
+            if kernel.name() == "sgemm_naive" && m.max(n).max(k) > options.naive_up_to {
+                continue;
+            }
+            let launch = |c: &mut tessera::DeviceTensor<f32>| {
+                kernel
+                    .launch(
+                        gpu,
+                        &mut [
+                            Argument::input("a", &a),
+                            Argument::input("b", &b),
+                            Argument::output("c", c),
+                            Argument::scalar("alpha", 1.0f32),
+                            Argument::scalar("beta", 0.0f32),
+                        ],
+                    )
+                    .map(|_| ())
+            };
+            launch(&mut c)?;
+            let got = gpu.download(&c)?;
+            let (mut diff, mut norm) = (0.0f64, 0.0f64);
+            for (g, w) in got.iter().zip(&want) {
+                diff += (f64::from(*g) - f64::from(*w)).powi(2);
+                norm += f64::from(*w).powi(2);
+            }
+            let error = (diff / norm.max(f64::MIN_POSITIVE)).sqrt();
+            let timing = gpu.time(2, options.repetitions, || launch(&mut c))?;
+            let tflops = timing.tflop_per_s(flops);
+            println!(
+                "{shape:<22} {:<16} {:>9.3} {:>8.1} {:>8.1}% {:>8} {:>10.1e}",
+                kernel.name(),
+                timing.median_ms,
+                tflops,
+                100.0 * tflops / base_tflops,
+                percent_of_peak(tflops),
+                error
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! The SGEMM family of seeds/004: C = α·A·B + β·C, row-major f32, any M, N, K.
+//!
+//! naive → V1 (128×128 block tiles through shared memory, 8×8 register tiles) → V2 (A stored
+//! transposed in shared memory and the thread tile split in four, so every shared read is a
+//! conflict-free 128-bit load) → V3 (`stages = 2`: the next tiles are fetched into registers
+//! while this one is computed). Each kernel is its predecessor plus one idea.
+
+use crate::prelude::*;
+
+/// Naive: one thread per element of C, reading A and B straight from global memory.
+#[tile_kernel(threads = (16, 16), consts(BM = 16, BN = 16))]
+pub fn sgemm_naive(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([1, 1]);
+    for k in pipeline(0..K, stages = 1) {
+        mma(a.tile([by, k], [BM, 1]), b.tile([k, bx], [1, BN]), &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// V1: 128×128×8 tiles of A and B in shared memory, an 8×8 tile of C in each thread's registers.
+#[tile_kernel(threads = 256, vector = 4, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8))]
+pub fn sgemm_v1(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BM, BK]);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 1) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s, &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// V2: A transposed in shared memory and the 8×8 thread tile split into four 4×4 tiles half
+/// a block apart: each thread's values of A and B are two 128-bit loads each, conflict-free.
+#[tile_kernel(threads = 256, vector = 4, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8))]
+pub fn sgemm_v2(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]);
+    for k in pipeline(0..cdiv(K, BK), stages = 1) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// V3: V2 double-buffered — tile k + 1 travels from global memory into registers while tile
+/// k is multiplied, one barrier per tile.
+#[tile_kernel(threads = 256, vector = 4, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8))]
+pub fn sgemm_v3(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]);
+    for k in pipeline(0..cdiv(K, BK), stages = 2) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// Every kernel of the family, for tests, examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 4] =
+    [&sgemm_naive::KERNEL, &sgemm_v1::KERNEL, &sgemm_v2::KERNEL, &sgemm_v3::KERNEL];
