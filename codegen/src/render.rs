@@ -51,7 +51,7 @@ struct KernelSource<'a> {
 ///             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
 ///             origin: Origin::default(),
 ///         }),
-///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, origin: Origin::default() }),
+///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, origin: Origin::default() }),
 ///     ],
 /// };
 /// let source = tessera_codegen::render(&kernel).unwrap();
