@@ -47,11 +47,12 @@ pub use tessera_dsl as dsl;
 pub use tessera_macros::tile_kernel;
 pub use tessera_runtime as runtime;
 pub use tessera_runtime::{
-    nvrtc, Arch, Argument, CompiledKernel, DeviceTensor, DiskCache, Error, Gpu, Input,
-    KernelDefinition, Launched, Output, PtxasReport, TensorView, TensorViewMut, Timing,
+    nvrtc, sim, Arch, Argument, Backend, CompiledKernel, Device, DeviceTensor, DiskCache, Error,
+    Gpu, HostCompiler, Input, KernelDefinition, Launched, Location, Order, Output, PtxasReport,
+    SimCompiled, SimulatedRun, Simulator, TensorView, TensorViewMut, Timing,
 };
 
 /// What kernel files and programs that launch them need.
 pub mod prelude {
-    pub use crate::{tile_kernel, DeviceTensor, Error, Gpu, Launched};
+    pub use crate::{tile_kernel, Backend, DeviceTensor, Error, Gpu, Launched, Simulator};
 }

@@ -5,8 +5,10 @@ use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaFunction, CudaStr
 use cudarc::nvrtc::Ptx;
 
 use crate::libraries::require_driver;
+use crate::tensor::{Memory, MemoryMut, Storage};
 use crate::{
-    nvrtc, Arch, CompiledKernel, DeviceTensor, DiskCache, Element, Error, Input, Output, Timing,
+    nvrtc, Arch, CompiledKernel, DeviceTensor, DiskCache, Element, Error, Input, Location, Output,
+    Timing,
 };
 
 /// One CUDA device with one stream: tensors, compiled kernels and timing live here.
@@ -96,6 +98,11 @@ impl Gpu {
         self.ordinal
     }
 
+    /// Where this GPU's tensors live.
+    pub fn location(&self) -> Location {
+        Location::Gpu(self.ordinal)
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -136,9 +143,9 @@ impl Gpu {
         }
         .map_err(Error::driver("copying to the device"))?;
         Ok(DeviceTensor {
-            data,
+            storage: Storage::Cuda(data),
             dims,
-            device: self.ordinal,
+            location: self.location(),
         })
     }
 
@@ -150,9 +157,9 @@ impl Gpu {
             .alloc_zeros::<T>(dims.iter().product::<usize>().max(1))
             .map_err(Error::driver("allocating"))?;
         Ok(DeviceTensor {
-            data,
+            storage: Storage::Cuda(data),
             dims,
-            device: self.ordinal,
+            location: self.location(),
         })
     }
 
@@ -169,7 +176,13 @@ impl Gpu {
 
     /// Copies a tensor or view back to the host (waits for queued work first).
     pub fn download<T: Element>(&self, tensor: &impl Input<T>) -> Result<Vec<T>, Error> {
-        let view = tensor.cuda_view();
+        let location = tensor.location();
+        let Memory::Cuda(view) = tensor.memory() else {
+            return Err(self.wrong_device("download", location));
+        };
+        if location != self.location() {
+            return Err(self.wrong_device("download", location));
+        }
         if view.len() == 0 {
             return Ok(Vec::new());
         }
@@ -184,8 +197,21 @@ impl Gpu {
         src: &impl Input<T>,
         dst: &mut impl Output<T>,
     ) -> Result<(), Error> {
-        let from = src.cuda_view();
-        let mut to = dst.cuda_view_mut();
+        let (src_location, dst_location) = (src.location(), dst.location());
+        let Memory::Cuda(from) = src.memory() else {
+            return Err(self.wrong_device("src", src_location));
+        };
+        let MemoryMut::Cuda(mut to) = dst.memory_mut() else {
+            return Err(self.wrong_device("dst", dst_location));
+        };
+        if src_location != self.location() || dst_location != self.location() {
+            let other = if src_location != self.location() {
+                src_location
+            } else {
+                dst_location
+            };
+            return Err(self.wrong_device("copy", other));
+        }
         if from.len() != to.len() {
             return Err(Error::CopyLengthMismatch {
                 src: from.len(),
@@ -238,6 +264,14 @@ impl Gpu {
             ));
         }
         Ok(Timing::from_samples(samples))
+    }
+
+    fn wrong_device(&self, param: &str, tensor: Location) -> Error {
+        Error::WrongDevice {
+            param: param.into(),
+            tensor,
+            launch: self.location(),
+        }
     }
 
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
