@@ -183,7 +183,7 @@ impl Gpu {
         if location != self.location() {
             return Err(self.wrong_device("download", location));
         }
-        if view.len() == 0 {
+        if view.is_empty() {
             return Ok(Vec::new());
         }
         self.stream
@@ -218,7 +218,7 @@ impl Gpu {
                 dst: to.len(),
             });
         }
-        if from.len() == 0 {
+        if from.is_empty() {
             return Ok(());
         }
         self.stream

@@ -371,3 +371,75 @@ fn compare_outputs(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differing_outputs_are_a_race_naming_the_first_element_both_values_and_the_count() {
+        let written = [Written {
+            param: "y",
+            element: ElementType::F32,
+            address: 0,
+            bytes: 16,
+        }];
+        let floats = |v: [f32; 4]| v.iter().flat_map(|f| f.to_ne_bytes()).collect::<Vec<u8>>();
+        let reference = vec![floats([1.0, 2.0, 3.0, 4.0])];
+        let same = compare_outputs(
+            "k",
+            &written,
+            &reference,
+            &reference.clone(),
+            [Order::Forward, Order::Reverse],
+        );
+        assert!(same.is_ok());
+        let after = vec![floats([1.0, 2.5, 3.0, -4.0])];
+        match compare_outputs(
+            "k",
+            &written,
+            &reference,
+            &after,
+            [Order::Forward, Order::Reverse],
+        ) {
+            Err(error @ Error::Race { .. }) => {
+                let text = error.to_string();
+                let Error::Race {
+                    kernel,
+                    param,
+                    first_difference_at,
+                    differing,
+                    len,
+                    values,
+                    ..
+                } = error
+                else {
+                    unreachable!()
+                };
+                assert_eq!((kernel.as_str(), param.as_str()), ("k", "y"));
+                assert_eq!((first_difference_at, differing, len), (1, 2, 4));
+                assert_eq!(values, ["2.0".to_string(), "2.5".to_string()]);
+                assert!(
+                    text.contains("forward and reverse at element 1 (2.0 vs 2.5)"),
+                    "{text}"
+                );
+            }
+            other => panic!("expected a race, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn scalars_sit_at_the_start_of_their_slot_as_c_reads_them() {
+        let slot = slot_of(1.5f32);
+        assert_eq!(
+            f32::from_ne_bytes(slot.to_ne_bytes()[..4].try_into().unwrap()),
+            1.5
+        );
+        let slot = slot_of(-7i32);
+        assert_eq!(
+            i32::from_ne_bytes(slot.to_ne_bytes()[..4].try_into().unwrap()),
+            -7
+        );
+        assert_eq!(slot_of(0x1234_5678_9abc_def0u64), 0x1234_5678_9abc_def0);
+    }
+}
