@@ -20,6 +20,9 @@
 //! let mut y = gpu.zeros::<f32>([n])?;
 //! copy_f32x4::launch(&gpu, &x, &mut y)?;      // grid from the shapes; Err on a mismatch
 //! println!("{}", copy_f32x4::CUDA_SOURCE);   // or `cargo expand`
+//!
+//! let backend = Backend::detect()?;           // the GPU, else the CPU simulation of the same C
+//! copy_f32x4::launch(&backend, &x2, &mut y2)?;
 //! ```
 //!
 //! ## The language

@@ -5,7 +5,7 @@ use crate::{DeviceTensor, Element, Error, Gpu, Input, Output, Simulator, Timing}
 
 /// A GPU or the simulator, chosen at run time.
 ///
-/// ```no_run
+/// ```
 /// use tessera_runtime::Backend;
 /// let backend = Backend::detect()?;            // the GPU if there is one, else the simulator
 /// println!("running on {backend}");            // says which, and why
@@ -21,6 +21,18 @@ pub enum Backend {
 
 /// Something kernels can be launched on: a [`Gpu`], a [`Simulator`] or a [`Backend`].
 /// `#[tile_kernel]`'s `launch` takes `&impl Device`.
+///
+/// ```
+/// use tessera_runtime::{Device, Simulator};
+/// fn name_of(device: &impl Device) -> &'static str {
+///     match device.device_ref() {
+///         tessera_runtime::DeviceRef::Gpu(_) => "gpu",
+///         tessera_runtime::DeviceRef::Simulator(_) => "simulator",
+///     }
+/// }
+/// assert_eq!(name_of(&Simulator::new()?), "simulator");
+/// # Ok::<(), tessera_runtime::Error>(())
+/// ```
 pub trait Device: sealed::Sealed {
     #[doc(hidden)]
     fn device_ref(&self) -> DeviceRef<'_>;

@@ -35,7 +35,7 @@ pub fn base_flags() -> Vec<String> {
 /// A host C++ compiler that could be run: `$CXX`, else the first of `c++`, `g++`, `clang++`
 /// on the `PATH`.
 ///
-/// ```no_run
+/// ```
 /// let compiler = tessera_runtime::HostCompiler::from_env()?;
 /// println!("{}", compiler.version());          // e.g. "g++ (Debian 12.2.0-14) 12.2.0"
 /// assert!(tessera_runtime::HostCompiler::new("/nonexistent").is_err());

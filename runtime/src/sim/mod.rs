@@ -123,7 +123,7 @@ pub struct SimulatedRun {
 /// By default every launch runs twice, threads (and blocks) in forward then reverse order, and
 /// outputs that differ are reported as [`Error::Race`].
 ///
-/// ```no_run
+/// ```
 /// use tessera_runtime::{Argument, Order, Simulator};
 /// let sim = Simulator::new()?;                 // Err naming the compiler if there is none
 /// let x = sim.upload(&[1.0f32, 2.0, 3.0], [3])?;
@@ -354,6 +354,15 @@ impl Simulator {
 
     /// Compiles `kernel` of `source` into a simulation library (or finds it in the disk
     /// cache; a damaged entry is rebuilt). Needs no GPU.
+    ///
+    /// ```
+    /// let sim = tessera_runtime::Simulator::new()?;
+    /// let source = r#"extern "C" __global__ void fill(float* y) { y[threadIdx.x] = 1.0f; }"#;
+    /// let compiled = sim.compile(source, "fill")?;
+    /// assert!(compiled.path.exists());
+    /// assert!(sim.compile("__global__ void other() {}", "fill").is_err()); // no such kernel
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn compile(&self, source: &str, kernel: &str) -> Result<SimCompiled, Error> {
         scan::check(source, kernel)?;
         let unit = translation_unit(source, kernel);
