@@ -111,7 +111,7 @@ impl DiskCache {
         static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.dir
-            .join(format!("{key}.{}.{n}.tmp.so", std::process::id()))
+            .join(format!("tessera-{key}.{}.{n}.tmp.so", std::process::id()))
     }
 
     /// The stored simulation library for `key`, if present and intact (its checksum file

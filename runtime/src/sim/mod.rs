@@ -411,9 +411,9 @@ impl Simulator {
                 })
             }
             None => {
-                let dir = std::env::temp_dir().join(format!("tessera-sim-{}", std::process::id()));
-                std::fs::create_dir_all(&dir).map_err(|e| store_failed(e, &dir))?;
-                let path = DiskCache::new(&dir).scratch_path(key);
+                // A unique file straight in the temporary folder (no folder of ours to race
+                // on); `load` deletes it once the library is loaded.
+                let path = DiskCache::new(std::env::temp_dir()).scratch_path(key);
                 let log = self.compiler.compile(unit, flags, &path, kernel)?;
                 Ok(SimCompiled {
                     key: key.into(),
