@@ -215,7 +215,7 @@ struct Machine {
     uint32_t warp_waiting[kMaxThreads / kWarpSize];
     uint32_t warp_ops[kMaxThreads];
     uint64_t slot[2][kMaxThreads];
-    // escape from a fault or trap back to the entry point
+    // the way back to the entry point from a fault
     sigjmp_buf escape;
     uint8_t* alt_stack = nullptr;
     uint64_t clock = 0;
@@ -355,13 +355,29 @@ inline void copy_index(uint32_t out[3], uint3 v) {
     out[2] = v.z;
 }
 
-[[noreturn]] inline void escape(Status status, const char* message) {
+inline void fill_report(Status status, const char* message) {
     Machine& s = m();
     s.report->status = status;
     copy_index(s.report->block, blockIdx);
     copy_index(s.report->thread, s.in_fiber ? s.fibers[s.current].index : uint3{0, 0, 0});
     snprintf(s.report->message, sizeof s.report->message, "%s", message);
-    siglongjmp(s.escape, 1);
+}
+
+// A fault: called from the signal handler (on the alternate stack), so it jumps back to the
+// entry point; the fibers' stacks are abandoned and rebuilt by the next block.
+[[noreturn]] inline void escape_fault(Status status, const char* message) {
+    fill_report(status, message);
+    siglongjmp(m().escape, 1);
+}
+
+// A trap or failed assert in a thread: ends that thread like a return would, and the
+// scheduler stops the launch when it sees the report. (No jump between stacks.)
+[[noreturn]] inline void stop_thread(Status status, const char* message) {
+    Machine& s = m();
+    fill_report(status, message);
+    s.fibers[s.current].state = State::Done;
+    yield();  // never resumed
+    __builtin_unreachable();
 }
 
 // ── Block barrier ────────────────────────────────────────────────────────────────────────
@@ -554,6 +570,7 @@ inline bool run_block(uint32_t b) {
         for (uint32_t k = 0; k < s.threads; ++k) {
             uint32_t t = l.thread_order[k];
             if (s.fibers[t].state == State::Ready) resume(t);
+            if (s.report->status != kOk) return false;  // a trap or failed assert
         }
         if (s.finished == s.threads) return true;
         if (release_warps()) continue;
@@ -752,6 +769,8 @@ inline int __all_sync(unsigned int mask, int predicate) {
 inline int __any_sync(unsigned int mask, int predicate) {
     return tessera_sim::ballot(mask, predicate) != 0;
 }
+// Approximate: fibers run one at a time, so "the lanes executing this together" is not known;
+// this is every lane of the warp that has not finished.
 inline unsigned int __activemask() {
     tessera_sim::Machine& s = tessera_sim::m();
     uint32_t warp = s.current / 32, active = 0;
@@ -988,15 +1007,15 @@ inline int __double2int_rn(double x) { return static_cast<int>(nearbyint(x)); }
 inline int __double2int_rz(double x) { return static_cast<int>(x); }
 
 // ── Traps and assertions: reported as errors, never an abort of the host process ────────
-[[noreturn]] inline void __trap() { tessera_sim::escape(tessera_sim::kTrap, "the kernel called __trap()"); }
-[[noreturn]] inline void __brkpt() { tessera_sim::escape(tessera_sim::kTrap, "the kernel called __brkpt()"); }
+[[noreturn]] inline void __trap() { tessera_sim::stop_thread(tessera_sim::kTrap, "the kernel called __trap()"); }
+[[noreturn]] inline void __brkpt() { tessera_sim::stop_thread(tessera_sim::kTrap, "the kernel called __brkpt()"); }
 // Defined here (hidden in this library), so a device-side assert() is a report, not abort().
 extern "C" void __assert_fail(const char* assertion, const char* file, unsigned int line,
                               const char* function) noexcept {
     char message[400];
     snprintf(message, sizeof message, "assertion `%s` failed at %s:%u in %s", assertion, file,
              line, function);
-    tessera_sim::escape(tessera_sim::kTrap, message);
+    tessera_sim::stop_thread(tessera_sim::kTrap, message);
 }
 
 // ── What the runtime calls in every simulation library ───────────────────────────────────
@@ -1014,7 +1033,7 @@ extern "C" __attribute__((visibility("default"))) void tessera_sim_fault(int sig
     bool overflow = (signal == SIGSEGV || signal == SIGBUS) && tessera_sim::in_guard_page(address);
     s.report->signal = signal;
     s.report->address = address;
-    tessera_sim::escape(overflow ? tessera_sim::kStackOverflow : tessera_sim::kFault,
+    tessera_sim::escape_fault(overflow ? tessera_sim::kStackOverflow : tessera_sim::kFault,
                         overflow ? "a thread ran off its stack" : "the kernel faulted");
 }
 

@@ -13,8 +13,9 @@ pub const HEADER: &str = include_str!("../../sim/tessera_sim.h");
 /// The flags every simulation library is compiled with: optimized (the simulation runs the
 /// kernel's arithmetic natively), position-independent, only the entry points exported, no
 /// type-based alias analysis (CUDA code reinterprets `float*` as `float4*`), no contraction of
-/// `a * b + c` (so results do not depend on the host's FMA units), and stack probes, so a
-/// thread that overflows its stack always hits the guard page below it.
+/// `a * b + c` (so results do not depend on the host's FMA units), stack probes (a thread
+/// that overflows its stack always hits the guard page below it), and no `_FORTIFY_SOURCE`
+/// (which some distributions turn on: the same checks on every host).
 pub fn base_flags() -> Vec<String> {
     [
         "-O2",
@@ -25,6 +26,7 @@ pub fn base_flags() -> Vec<String> {
         "-fno-strict-aliasing",
         "-ffp-contract=off",
         "-fstack-clash-protection",
+        "-U_FORTIFY_SOURCE",
         "-Wno-unknown-pragmas",
         "-Wl,-z,defs",
     ]
