@@ -123,8 +123,8 @@ fn run_simulated(sim: &Simulator, options: &Options) -> Result<(), tessera::Erro
     let x = sim.upload(&host, [len])?;
     let mut y = sim.zeros::<f32>([len])?;
     println!(
-        "{:<26} {:>5} {:>7} {:>9} {:>13}  {}",
-        "kernel", "width", "blocks", "threads", "CPU ms (sim)", "SIMULATED result"
+        "{:<26} {:>5} {:>7} {:>9} {:>13}  SIMULATED result",
+        "kernel", "width", "blocks", "threads", "CPU ms (sim)"
     );
     let mut wrong = 0;
     for kernel in copy::ALL {
@@ -144,7 +144,7 @@ fn run_simulated(sim: &Simulator, options: &Options) -> Result<(), tessera::Erro
             .zip(&reference)
             .position(|(g, h)| g.to_bits() != h.to_bits())
         {
-            None => format!("exact ({} elements)", len),
+            None => format!("exact ({len} elements)"),
             Some(i) => {
                 wrong += 1;
                 format!(

@@ -915,3 +915,44 @@ fn the_portable_context_switch_gives_the_same_results() {
         Err(Error::Race { .. })
     ));
 }
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn a_misaligned_16_byte_vector_access_faults_as_it_would_on_a_gpu() {
+    let source = r#"
+extern "C" __global__ void misaligned(const float* __restrict__ x, float* __restrict__ y, int k)
+{
+    // x + k is 16-byte aligned only when k is a multiple of 4.
+    const float4 v = reinterpret_cast<const float4*>(x + k)[threadIdx.x];
+    reinterpret_cast<float4*>(y)[threadIdx.x] = v;
+}
+"#;
+    let sim = simulator();
+    let x = sim.upload(&ramp(256 + 8), [256 + 8]).unwrap();
+    let mut y = sim.zeros::<f32>([256]).unwrap();
+    let mut run = |k: i32, y: &mut tessera::DeviceTensor<f32>| {
+        sim.run_source(
+            source,
+            "misaligned",
+            &mut [
+                Argument::input("x", &x),
+                Argument::output("y", y),
+                Argument::scalar("k", k),
+            ],
+            [1, 1, 1],
+            [64, 1, 1],
+            TWO_ORDERS,
+        )
+    };
+    run(4, &mut y).unwrap();
+    assert_eq!(sim.download(&y).unwrap(), ramp(264)[4..260].to_vec());
+    match run(1, &mut y) {
+        Err(Error::SimFault { signal, .. }) => {
+            assert!(
+                signal.contains("misaligned 16-byte vector access"),
+                "{signal}"
+            )
+        }
+        other => panic!("expected a general-protection fault, got {other:?}"),
+    }
+}

@@ -133,7 +133,7 @@ namespace tessera_sim {
 
 constexpr uint32_t kMaxThreads = 1024;
 constexpr uint32_t kWarpSize = 32;
-constexpr uint32_t kAbiVersion = 1;
+constexpr uint32_t kAbiVersion = 2;
 
 // Kept in step with runtime/src/sim/library.rs.
 enum Status : int32_t {
@@ -169,6 +169,7 @@ struct Report {
     uint32_t finished;   // threads that had finished
     uint32_t other[3];   // a thread that was waiting
     uint32_t mask;       // the warp op's mask
+    int32_t code;        // the fault's si_code (SI_KERNEL: a general-protection fault)
     char message[400];
 };
 
@@ -1032,6 +1033,7 @@ extern "C" __attribute__((visibility("default"))) void tessera_sim_fault(int sig
     uintptr_t address = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
     bool overflow = (signal == SIGSEGV || signal == SIGBUS) && tessera_sim::in_guard_page(address);
     s.report->signal = signal;
+    s.report->code = info ? info->si_code : 0;
     s.report->address = address;
     tessera_sim::escape_fault(overflow ? tessera_sim::kStackOverflow : tessera_sim::kFault,
                         overflow ? "a thread ran off its stack" : "the kernel faulted");

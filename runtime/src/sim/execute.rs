@@ -295,7 +295,7 @@ fn check_report(
                 kernel,
                 block: report.block,
                 thread: report.thread,
-                signal: signal_name(report.signal),
+                signal: signal_name(report.signal, report.code),
                 address: report.address,
                 near,
             })

@@ -21,9 +21,13 @@ thread_local! {
     static HOOK: Cell<Option<FaultHook>> = const { Cell::new(None) };
 }
 
-/// The name of a signal a kernel can raise.
-pub(crate) fn signal_name(signal: c_int) -> &'static str {
+/// The name of a signal a kernel can raise, given its `si_code`.
+pub(crate) fn signal_name(signal: c_int, code: c_int) -> &'static str {
     match signal {
+        // The kernel's code for a general-protection fault, which reports address 0.
+        libc::SIGSEGV if code == 0x80 && cfg!(target_arch = "x86_64") => {
+            "SIGSEGV, a general-protection fault: on x86-64 a misaligned 16-byte vector access (which a GPU faults on too) or a non-canonical address"
+        }
         libc::SIGSEGV => "SIGSEGV, an invalid memory access",
         libc::SIGBUS => "SIGBUS, an invalid memory access",
         libc::SIGFPE => "SIGFPE, an integer division by zero",

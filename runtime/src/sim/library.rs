@@ -11,7 +11,7 @@ use super::fault::{self, FaultHook};
 use crate::Error;
 
 /// The ABI of `tessera_sim.h` this runtime speaks (`tessera_sim::kAbiVersion`).
-const ABI_VERSION: c_uint = 1;
+const ABI_VERSION: c_uint = 2;
 
 /// `tessera_sim::Launch`.
 #[repr(C)]
@@ -47,6 +47,7 @@ pub(crate) struct ReportFfi {
     pub finished: u32,
     pub other: [u32; 3],
     pub mask: u32,
+    pub code: i32,
     pub message: [c_char; 400],
 }
 
