@@ -1,29 +1,38 @@
 //! The main job: the vectorized-copy family of seeds/003, end to end.
 //!
 //! On a GPU: checks every kernel's output, then times each beside the device-to-device copy
-//! in the same run and prints GB/s. Without one: says so, and still prints the emitted CUDA
-//! and what NVRTC makes of it for sm_90.
+//! in the same run and prints GB/s. Without one: says so, runs the very same emitted CUDA C on
+//! the CPU simulation (checked element by element against a CPU reference, under two thread
+//! orders), and prints what NVRTC makes of each kernel for sm_90.
 //!
 //! `cargo run --release --example copy -- [--len N] [--reps R] [--sources]`
+//! (`TESSERA_BACKEND=simulator` simulates even on a GPU machine.)
 
 use tessera::catalog::copy;
-use tessera::{Arch, Argument, Gpu, KernelDefinition, Timing};
+use tessera::{Arch, Argument, Backend, Gpu, KernelDefinition, Simulator, Timing};
+
+/// The default length on a GPU: 1 GiB each way, enough to measure bandwidth.
+const GPU_LEN: usize = (1 << 28) + 3;
+/// The default length simulated: the simulation runs every thread on the CPU, so smaller,
+/// and still with a partial last tile.
+const SIMULATED_LEN: usize = (1 << 20) + 3;
 
 struct Options {
-    len: usize,
+    /// `None`: the backend's default.
+    len: Option<usize>,
     repetitions: usize,
     all_sources: bool,
 }
 
 fn options() -> Result<Options, String> {
-    let mut options = Options { len: (1 << 28) + 3, repetitions: 30, all_sources: false };
+    let mut options = Options { len: None, repetitions: 30, all_sources: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| {
             args.next().ok_or(format!("{name} needs a value"))?.parse::<usize>().map_err(|e| format!("{name}: {e}"))
         };
         match arg.as_str() {
-            "--len" => options.len = value("--len")?,
+            "--len" => options.len = Some(value("--len")?),
             "--reps" => options.repetitions = value("--reps")?.max(1),
             "--sources" => options.all_sources = true,
             other => return Err(format!("unknown argument `{other}`; expected --len N, --reps R, --sources")),
@@ -46,20 +55,93 @@ fn main() {
     for kernel in &shown {
         println!("── emitted CUDA of `{}` ──\n{}", kernel.name(), kernel.cuda_source());
     }
-    match Gpu::new(0) {
-        Ok(gpu) => {
+    match Backend::detect() {
+        Ok(Backend::Gpu(gpu)) => {
             if let Err(error) = run_on_gpu(&gpu, &options) {
                 eprintln!("error: {error}");
                 std::process::exit(1);
             }
         }
+        Ok(Backend::Simulator(sim)) => {
+            let reason = sim.no_gpu_reason().unwrap_or("none asked for").to_string();
+            println!("No GPU here ({reason}).\n");
+            let simulated = run_simulated(&sim, &options);
+            println!("\nWhat NVRTC makes of each kernel for sm_90 (no GPU needed):\n");
+            if let Err(error) = report_compiles(Arch::SM_90) {
+                println!("{error}");
+            }
+            if let Err(error) = simulated {
+                eprintln!("error: {error}");
+                std::process::exit(1);
+            }
+        }
         Err(reason) => {
-            println!("No GPU here ({reason}).\nNothing runs; this is what NVRTC makes of each kernel for sm_90:\n");
+            println!("Nothing can run here: {reason}.\nThis is what NVRTC makes of each kernel for sm_90:\n");
             if let Err(error) = report_compiles(Arch::SM_90) {
                 println!("{error}");
             }
         }
     }
+}
+
+/// Every kernel on the CPU simulation: the exact emitted C, every thread, under the
+/// simulator's thread orders (a race would be an error), checked against a CPU reference.
+fn run_simulated(sim: &Simulator, options: &Options) -> Result<(), tessera::Error> {
+    let len = options.len.unwrap_or(SIMULATED_LEN);
+    let orders: Vec<String> = sim.orders().iter().map(ToString::to_string).collect();
+    println!("SIMULATED: the emitted CUDA C runs on the CPU, every thread of every block.");
+    println!(
+        "Compiled by {} ({}); each launch runs under thread orders {}\n\
+         (outputs that differ would be reported as a race). {len} f32; each output is compared\n\
+         bit for bit with the CPU's y = x.\n",
+        sim.compiler().command(),
+        sim.compiler().version(),
+        orders.join(" and "),
+    );
+    let host: Vec<f32> = (0..len).map(|i| (i % 1_000_003) as f32 * 0.5 - 17.0).collect();
+    let reference = host.clone(); // the CPU's copy
+    let x = sim.upload(&host, [len])?;
+    let mut y = sim.zeros::<f32>([len])?;
+    println!(
+        "{:<26} {:>5} {:>7} {:>9} {:>13}  SIMULATED result",
+        "kernel", "width", "blocks", "threads", "CPU ms (sim)"
+    );
+    let mut wrong = 0;
+    for kernel in copy::ALL {
+        sim.copy(&sim.filled([len], -1.0f32)?, &mut y)?;
+        let mut launched = None;
+        let timing = sim.time(0, 1, || {
+            launched = Some(kernel.launch(sim, &mut [Argument::input("x", &x), Argument::output("y", &mut y)])?);
+            Ok(())
+        })?;
+        let Some(launched) = launched else { continue };
+        let got = sim.download(&y)?;
+        let verdict = match got.iter().zip(&reference).position(|(g, h)| g.to_bits() != h.to_bits()) {
+            None => format!("exact ({len} elements)"),
+            Some(i) => {
+                wrong += 1;
+                format!("WRONG at element {i}: {} instead of {}", got[i], reference[i])
+            }
+        };
+        println!(
+            "{:<26} {:>5} {:>7} {:>9} {:>13.1}  {verdict}",
+            kernel.name(),
+            launched.vector,
+            launched.grid[0],
+            launched.grid[0] as u64 * launched.block[0] as u64,
+            timing.median_ms,
+        );
+    }
+    println!(
+        "\nThese are the kernels' real outputs, computed on the CPU by the emitted CUDA C; the times\n\
+         are the simulation's, not a GPU's. Grid-stride kernels get {} blocks here.",
+        sim.resident_blocks()
+    );
+    if wrong > 0 {
+        println!("{wrong} kernel(s) gave wrong output.");
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 fn report_compiles(arch: Arch) -> Result<(), tessera::Error> {
@@ -82,7 +164,7 @@ fn report_compiles(arch: Arch) -> Result<(), tessera::Error> {
 }
 
 fn run_on_gpu(gpu: &Gpu, options: &Options) -> Result<(), tessera::Error> {
-    let len = options.len;
+    let len = options.len.unwrap_or(GPU_LEN);
     let bytes = 2 * 4 * len as u64; // read + written
     println!(
         "GPU: {} ({}, {} SMs); {} f32 = {:.2} GiB each way\n",

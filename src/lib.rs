@@ -20,6 +20,9 @@
 //! let mut y = gpu.zeros::<f32>([n])?;
 //! copy_f32x4::launch(&gpu, &x, &mut y)?;      // grid from the shapes; Err on a mismatch
 //! println!("{}", copy_f32x4::CUDA_SOURCE);   // or `cargo expand`
+//!
+//! let backend = Backend::detect()?;           // the GPU, else the CPU simulation of the same C
+//! copy_f32x4::launch(&backend, &x2, &mut y2)?;
 //! ```
 //!
 //! ## The language
@@ -47,11 +50,12 @@ pub use tessera_dsl as dsl;
 pub use tessera_macros::tile_kernel;
 pub use tessera_runtime as runtime;
 pub use tessera_runtime::{
-    nvrtc, Arch, Argument, CompiledKernel, DeviceTensor, DiskCache, Error, Gpu, Input, KernelDefinition, Launched,
-    Output, PtxasReport, TensorView, TensorViewMut, Timing,
+    nvrtc, sim, Arch, Argument, Backend, CompiledKernel, Device, DeviceTensor, DiskCache, Error, Gpu, HostCompiler,
+    Input, KernelDefinition, Launched, Location, Order, Output, PtxasReport, SimCompiled, SimulatedRun, Simulator,
+    TensorView, TensorViewMut, Timing,
 };
 
 /// What kernel files and programs that launch them need.
 pub mod prelude {
-    pub use crate::{tile_kernel, DeviceTensor, Error, Gpu, Launched};
+    pub use crate::{tile_kernel, Backend, DeviceTensor, Error, Gpu, Launched, Simulator};
 }

@@ -134,10 +134,11 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str, repor
             /// The kernel for the runtime: source, IR and compiled-module cache.
             pub static KERNEL: ::tessera::KernelDefinition = ::tessera::KernelDefinition::new(NAME, CUDA_SOURCE, IR_JSON);
 
-            /// Launches the kernel on `gpu`. Shape symbols are bound from the arguments and
-            /// must agree; the grid follows from them. Returns once the launch is queued.
-            pub fn launch(gpu: &::tessera::Gpu, #(#params),*) -> ::core::result::Result<::tessera::Launched, ::tessera::Error> {
-                KERNEL.launch(gpu, &mut [#(#arguments),*])
+            /// Launches the kernel on `device`: a `Gpu`, the CPU `Simulator` or a `Backend`.
+            /// Shape symbols are bound from the arguments and must agree; the grid follows
+            /// from them. Returns once the launch is queued (on a GPU) or has run (simulated).
+            pub fn launch(device: &impl ::tessera::Device, #(#params),*) -> ::core::result::Result<::tessera::Launched, ::tessera::Error> {
+                KERNEL.launch(device, &mut [#(#arguments),*])
             }
         }
     }

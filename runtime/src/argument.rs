@@ -3,7 +3,9 @@ use std::marker::PhantomData;
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice};
 use tessera_dsl::ElementType;
 
-use crate::{Element, Input, Output};
+use crate::sim::HostRegion;
+use crate::tensor::{Memory, MemoryMut};
+use crate::{Element, Input, Location, Output};
 
 /// A value passed by value to a kernel.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,9 +44,11 @@ pub enum Argument<'a> {
         param: &'static str,
         element: ElementType,
         dims: Vec<usize>,
-        device: usize,
+        location: Location,
         address: u64,
         writable: bool,
+        /// The simulator's red zones and guard pages around the elements (host tensors).
+        host: Option<HostRegion>,
         borrow: PhantomData<&'a ()>,
     },
     Scalar {
@@ -55,26 +59,45 @@ pub enum Argument<'a> {
 
 impl<'a> Argument<'a> {
     pub fn input<T: Element>(param: &'static str, tensor: &'a impl Input<T>) -> Self {
-        let view = tensor.cuda_view();
-        let (address, _sync) = view.device_ptr(view.stream());
+        let (address, host) = match tensor.memory() {
+            Memory::Cuda(view) => {
+                let (address, _sync) = view.device_ptr(view.stream());
+                (address, None)
+            }
+            Memory::Host { buffer, range } => {
+                let region = buffer.region();
+                let address = region.data_start() + range.start * size_of::<T>();
+                (address as u64, Some(region))
+            }
+        };
         Argument::Tensor {
             param,
             element: T::TYPE,
             dims: tensor.shape().to_vec(),
-            device: tensor.device(),
+            location: tensor.location(),
             address,
             writable: false,
+            host,
             borrow: PhantomData,
         }
     }
 
     pub fn output<T: Element>(param: &'static str, tensor: &'a mut impl Output<T>) -> Self {
         let dims = tensor.shape().to_vec();
-        let device = tensor.device();
-        let mut view = tensor.cuda_view_mut();
-        let stream = view.stream().clone();
-        let (address, _sync) = view.device_ptr_mut(&stream);
-        Argument::Tensor { param, element: T::TYPE, dims, device, address, writable: true, borrow: PhantomData }
+        let location = tensor.location();
+        let (address, host) = match tensor.memory_mut() {
+            MemoryMut::Cuda(mut view) => {
+                let stream = view.stream().clone();
+                let (address, _sync) = view.device_ptr_mut(&stream);
+                (address, None)
+            }
+            MemoryMut::Host { buffer, range } => {
+                let region = buffer.region();
+                let address = region.data_start() + range.start * size_of::<T>();
+                (address as u64, Some(region))
+            }
+        };
+        Argument::Tensor { param, element: T::TYPE, dims, location, address, writable: true, host, borrow: PhantomData }
     }
 
     pub fn scalar<T: Into<ScalarValue>>(param: &'static str, value: T) -> Self {

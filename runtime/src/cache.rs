@@ -1,5 +1,6 @@
-//! Compiled cubins on disk, keyed by everything that decides their bytes. An entry is
-//! verified before use; a damaged one is rebuilt, never trusted.
+//! Compiled cubins (and the simulator's shared libraries) on disk, keyed by everything that
+//! decides their bytes. An entry is verified before use; a damaged one is rebuilt, never
+//! trusted.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::{Arch, CompiledKernel, PtxasReport};
 
 const MAGIC: &str = "tessera-cubin 1";
+const LIBRARY_MAGIC: &str = "tessera-simlib 1";
 
 /// A folder of compiled kernels.
 ///
@@ -57,6 +59,87 @@ impl DiskCache {
             hasher.update([0]);
         }
         hex(&hasher.finalize())
+    }
+
+    /// The key of a simulation library: the whole translation unit (tessera's header, the
+    /// kernel's source, the entry point), the compiler's identity (command, version, target)
+    /// and the flags.
+    ///
+    /// ```
+    /// use tessera_runtime::DiskCache;
+    /// let key = DiskCache::library_key("unit", "g++ 12", &["-O2".into()]);
+    /// assert_ne!(key, DiskCache::library_key("unit", "g++ 13", &["-O2".into()]));
+    /// assert_ne!(key, DiskCache::library_key("unit", "g++ 12", &["-O0".into()]));
+    /// ```
+    pub fn library_key(translation_unit: &str, compiler: &str, flags: &[String]) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(LIBRARY_MAGIC.as_bytes());
+        hasher.update([0]);
+        hasher.update(translation_unit.as_bytes());
+        hasher.update([0]);
+        hasher.update(compiler.as_bytes());
+        hasher.update([0]);
+        for flag in flags {
+            hasher.update(flag.as_bytes());
+            hasher.update([0]);
+        }
+        hex(&hasher.finalize())
+    }
+
+    /// Where the simulation library for `key` lives once stored.
+    pub fn library_path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.so"))
+    }
+
+    fn library_sum_path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.so.sum"))
+    }
+
+    /// A unique path in the cache folder for a library being built.
+    pub(crate) fn scratch_path(&self, key: &str) -> PathBuf {
+        static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.dir.join(format!("tessera-{key}.{}.{n}.tmp.so", std::process::id()))
+    }
+
+    /// The stored simulation library for `key`, if present and intact (its checksum file
+    /// matches its bytes). A damaged entry is deleted.
+    pub fn load_library(&self, key: &str) -> Option<PathBuf> {
+        let path = self.library_path(key);
+        let sum = std::fs::read_to_string(self.library_sum_path(key)).ok();
+        let bytes = std::fs::read(&path).ok();
+        let (sum, bytes) = match (sum, bytes) {
+            (None, None) => return None,
+            (Some(sum), Some(bytes)) => (sum, bytes),
+            _ => {
+                self.remove_library(key);
+                return None;
+            }
+        };
+        let expected = library_sum(key, &bytes);
+        if sum != expected || !bytes.starts_with(b"\x7fELF") {
+            self.remove_library(key);
+            return None;
+        }
+        Some(path)
+    }
+
+    /// Moves the library built at `built` into the cache as the entry for `key`; returns its
+    /// path. The checksum is written last, so an interrupted store reads as no entry.
+    pub fn store_library(&self, key: &str, built: &Path) -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(&self.dir)?;
+        let bytes = std::fs::read(built)?;
+        let path = self.library_path(key);
+        std::fs::rename(built, &path)?;
+        let temporary = self.dir.join(format!("{key}.so.sum.{}.tmp", std::process::id()));
+        std::fs::write(&temporary, library_sum(key, &bytes))?;
+        std::fs::rename(&temporary, self.library_sum_path(key))?;
+        Ok(path)
+    }
+
+    fn remove_library(&self, key: &str) {
+        let _ = std::fs::remove_file(self.library_sum_path(key));
+        let _ = std::fs::remove_file(self.library_path(key));
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -126,6 +209,11 @@ fn parse_entry(bytes: &[u8], key: &str) -> Option<(String, Vec<u8>)> {
     Some((String::from_utf8(log.to_vec()).ok()?, cubin.to_vec()))
 }
 
+/// The checksum file's text for a library's bytes.
+fn library_sum(key: &str, bytes: &[u8]) -> String {
+    format!("{LIBRARY_MAGIC}\nkey {key}\nsha256 {}\nbytes {}\n", hex(&Sha256::digest(bytes)), bytes.len())
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -174,6 +262,35 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         assert!(cache.load(&key, "k", Arch::SM_90).is_none());
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_stored_library_loads_back_and_a_damaged_one_is_removed() {
+        let cache = scratch("library");
+        let key = DiskCache::library_key("unit", "c++", &[]);
+        assert_eq!(cache.load_library(&key), None);
+        std::fs::create_dir_all(cache.dir()).unwrap();
+        let built = cache.scratch_path(&key);
+        std::fs::write(&built, b"\x7fELF and the rest").unwrap();
+        let stored = cache.store_library(&key, &built).unwrap();
+        assert_eq!(cache.load_library(&key), Some(stored.clone()));
+
+        let mut bytes = std::fs::read(&stored).unwrap();
+        bytes[6] ^= 0xff;
+        std::fs::write(&stored, &bytes).unwrap();
+        assert_eq!(cache.load_library(&key), None);
+        assert!(!stored.exists(), "a damaged library is deleted");
+        assert!(!cache.library_sum_path(&key).exists());
+    }
+
+    #[test]
+    fn a_library_without_its_checksum_is_no_entry() {
+        let cache = scratch("library-no-sum");
+        let key = DiskCache::library_key("unit", "c++", &[]);
+        std::fs::create_dir_all(cache.dir()).unwrap();
+        std::fs::write(cache.library_path(&key), b"\x7fELF").unwrap();
+        assert_eq!(cache.load_library(&key), None);
+        assert!(!cache.library_path(&key).exists());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use cudarc::cublas::{sys, CudaBlas, Gemm, GemmConfig};
 
+use crate::tensor::{Memory, MemoryMut};
 use crate::{Error, Gpu, Input, Output};
 
 /// A cuBLAS handle on a [`Gpu`]'s stream.
@@ -74,8 +75,15 @@ impl Cublas {
             beta,
             ldc: int(n.max(1))?,
         };
-        let (a, b) = (a.cuda_view(), b.cuda_view());
-        let mut c = c.cuda_view_mut();
+        let (a_location, b_location, c_location) = (a.location(), b.location(), c.location());
+        let (Memory::Cuda(a), Memory::Cuda(b), MemoryMut::Cuda(mut c)) = (a.memory(), b.memory(), c.memory_mut())
+        else {
+            let (param, tensor) = [("a", a_location), ("b", b_location), ("c", c_location)]
+                .into_iter()
+                .find(|(_, l)| !matches!(l, crate::Location::Gpu(_)))
+                .unwrap_or(("c", c_location));
+            return Err(Error::WrongDevice { param: param.into(), tensor, launch: crate::Location::Gpu(0) });
+        };
         // SAFETY: the shapes were checked against the buffers' extents above.
         unsafe { self.blas.gemm(config, &b, &a, &mut c) }
             .map_err(|source| Error::Cublas { action: "running sgemm", source })

@@ -6,7 +6,8 @@ use cudarc::driver::PushKernelArg;
 use tessera_dsl::{Kernel, LaunchPlan, ParamKind, TensorShape, VectorWidth};
 
 use crate::argument::ScalarValue;
-use crate::{nvrtc, Arch, Argument, CompiledKernel, DiskCache, Error, Gpu};
+use crate::sim::{self, Shape};
+use crate::{nvrtc, Arch, Argument, CompiledKernel, Device, DeviceRef, DiskCache, Error, Gpu, Location, Simulator};
 
 /// A kernel as `#[tile_kernel]` embeds it: name, CUDA source at the declared configuration
 /// and the IR, from which the runtime renders other configurations.
@@ -30,10 +31,12 @@ pub struct Launched {
     pub block: [u32; 3],
     /// The vector width used: the declared one, or narrower for unaligned arguments.
     pub vector: VectorWidth,
-    /// Registers per thread, as the driver reports for the loaded kernel.
+    /// Registers per thread as the driver reports for the loaded kernel (0 on the simulator).
     pub registers: u32,
     /// False when the grid was empty (a zero-length tensor) and nothing ran.
     pub queued: bool,
+    /// True when it ran on the CPU simulation (and so has already finished).
+    pub simulated: bool,
 }
 
 impl KernelDefinition {
@@ -81,24 +84,24 @@ impl KernelDefinition {
     }
 
     /// Checks the arguments, binds the shapes, picks the vector width the pointers allow,
-    /// compiles (or finds) the cubin and queues the kernel on `gpu`'s stream.
-    pub fn launch(&self, gpu: &Gpu, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
+    /// compiles (or finds) the kernel and runs it: queued on a GPU's stream, or simulated to
+    /// the end (under the simulator's thread orders) on the CPU.
+    pub fn launch(&self, device: &impl Device, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
+        match device.device_ref() {
+            DeviceRef::Gpu(gpu) => self.launch_on_gpu(gpu, arguments),
+            DeviceRef::Simulator(sim) => self.launch_simulated(sim, arguments),
+        }
+    }
+
+    fn launch_on_gpu(&self, gpu: &Gpu, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
         let kernel = self.ir()?;
-        self.check_arguments(kernel, gpu, arguments)?;
+        self.check_arguments(kernel, gpu.location(), arguments)?;
         let width = widest_aligned(kernel.config.vector, arguments)?;
         let source = self.source_with_vector(width)?;
         let threads = kernel.config.threads.count() as u32;
         let loaded = gpu.load(&source, self.name, threads)?;
-        let shapes: Vec<TensorShape<'_>> = arguments
-            .iter()
-            .filter_map(|a| match a {
-                Argument::Tensor { param, dims, .. } => Some(TensorShape { param, dims }),
-                Argument::Scalar { .. } => None,
-            })
-            .collect();
         let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
-        let plan = LaunchPlan::new(kernel, &shapes, resident)
-            .map_err(|source| Error::Plan { kernel: self.name.into(), source })?;
+        let plan = self.plan(kernel, arguments, resident)?;
         let mut launched = Launched {
             kernel: self.name,
             grid: plan.grid,
@@ -106,6 +109,7 @@ impl KernelDefinition {
             vector: width,
             registers: loaded.registers,
             queued: false,
+            simulated: false,
         };
         if plan.is_empty() {
             return Ok(launched);
@@ -138,7 +142,53 @@ impl KernelDefinition {
         Ok(launched)
     }
 
-    fn check_arguments(&self, kernel: &Kernel, gpu: &Gpu, arguments: &[Argument<'_>]) -> Result<(), Error> {
+    /// The same checks, shapes, grid and vector width as on a GPU; then the exact source
+    /// that width selects runs on the CPU under the simulator's thread orders.
+    fn launch_simulated(&self, sim: &Simulator, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
+        let kernel = self.ir()?;
+        self.check_arguments(kernel, Location::Host, arguments)?;
+        sim::check_host(arguments)?;
+        let width = widest_aligned(kernel.config.vector, arguments)?;
+        let source = self.source_with_vector(width)?;
+        let plan = self.plan(kernel, arguments, sim.resident_blocks())?;
+        let mut launched = Launched {
+            kernel: self.name,
+            grid: plan.grid,
+            block: plan.block,
+            vector: width,
+            registers: 0,
+            queued: false,
+            simulated: true,
+        };
+        if plan.is_empty() {
+            return Ok(launched);
+        }
+        let library = sim.load(&source, self.name)?;
+        let symbols: Vec<i32> = plan.binding.values.iter().map(|(_, v)| *v as i32).collect();
+        let shape = Shape {
+            kernel: self.name,
+            grid: plan.grid,
+            block: plan.block,
+            symbols: &symbols,
+            stack_bytes: sim.stack_bytes(),
+        };
+        sim::execute(&library, &shape, arguments, sim.orders())?;
+        launched.queued = true;
+        Ok(launched)
+    }
+
+    fn plan(&self, kernel: &Kernel, arguments: &[Argument<'_>], resident: u32) -> Result<LaunchPlan, Error> {
+        let shapes: Vec<TensorShape<'_>> = arguments
+            .iter()
+            .filter_map(|a| match a {
+                Argument::Tensor { param, dims, .. } => Some(TensorShape { param, dims }),
+                Argument::Scalar { .. } => None,
+            })
+            .collect();
+        LaunchPlan::new(kernel, &shapes, resident).map_err(|source| Error::Plan { kernel: self.name.into(), source })
+    }
+
+    fn check_arguments(&self, kernel: &Kernel, location: Location, arguments: &[Argument<'_>]) -> Result<(), Error> {
         if arguments.len() != kernel.params.len() {
             return Err(Error::ArgumentCount {
                 kernel: self.name.into(),
@@ -156,12 +206,12 @@ impl KernelDefinition {
                 });
             }
             let (given, expected) = match (argument, &param.kind) {
-                (Argument::Tensor { element, device, .. }, ParamKind::Global(tensor)) => {
-                    if *device != gpu.ordinal() {
+                (Argument::Tensor { element, location: tensor_location, .. }, ParamKind::Global(tensor)) => {
+                    if *tensor_location != location {
                         return Err(Error::WrongDevice {
                             param: param.name.clone(),
-                            tensor_device: *device,
-                            gpu_device: gpu.ordinal(),
+                            tensor: *tensor_location,
+                            launch: location,
                         });
                     }
                     (*element, tensor.element)
@@ -230,9 +280,10 @@ mod tests {
             param,
             element: ElementType::F32,
             dims,
-            device: 0,
+            location: Location::Gpu(0),
             address,
             writable: false,
+            host: None,
             borrow: PhantomData,
         }
     }

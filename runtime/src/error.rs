@@ -1,5 +1,7 @@
 use tessera_dsl::{ElementType, LaunchPlanError, VectorWidth};
 
+use crate::{Location, Order};
+
 /// Everything that can go wrong between a kernel definition and a finished launch.
 ///
 /// Each variant carries the numbers needed to act on it; none of them is a panic.
@@ -33,8 +35,8 @@ pub enum Error {
     ArgumentCount { kernel: String, given: usize, expected: usize },
     #[error("launch of `{kernel}`: `{param}` is {given} but the kernel declares {expected}")]
     ElementMismatch { kernel: String, param: String, given: ElementType, expected: ElementType },
-    #[error("`{param}` lives on GPU {tensor_device} but the launch is on GPU {gpu_device}")]
-    WrongDevice { param: String, tensor_device: usize, gpu_device: usize },
+    #[error("`{param}` lives in {tensor} but the work runs on {launch}")]
+    WrongDevice { param: String, tensor: Location, launch: Location },
     #[error("`{param}` at address {address:#x} is not aligned to its {element_bytes}-byte elements, so no vector width can access it")]
     Misaligned { param: String, address: u64, element_bytes: u32 },
     #[error("{what}: {len} host elements do not fill shape {shape:?} ({expected} elements)")]
@@ -43,14 +45,74 @@ pub enum Error {
     SliceOutOfBounds { start: usize, end: usize, len: usize },
     #[error("device copy between tensors of {src} and {dst} elements")]
     CopyLengthMismatch { src: usize, dst: usize },
+    #[error("vector width {width} was asked for, but `{kernel}` declares at most {declared}")]
+    VectorTooWide { kernel: String, width: VectorWidth, declared: VectorWidth },
+    #[error("no backend: no GPU ({gpu}), and no CPU simulation ({simulator})")]
+    NoBackend { gpu: Box<Error>, simulator: Box<Error> },
+    #[error("TESSERA_BACKEND is `{value}`; use `gpu`, `simulator` or leave it unset (GPU if there is one)")]
+    BackendChoice { value: String },
+
+    // The CPU simulation.
+    #[error("no host C++ compiler for the simulator: `{compiler}` could not be run ({reason}); install g++ or clang++, or set CXX to one")]
+    HostCompilerMissing { compiler: String, reason: String },
+    #[error("the host compiler {compiler} could not compile `{kernel}` for the simulator:\n{log}\n{excerpt}")]
+    HostCompile { kernel: String, compiler: String, log: String, excerpt: String },
+    #[error("the simulator cannot run `{kernel}`: line {line} uses {feature}, which it does not simulate (`{text}`); run it on a GPU")]
+    SimUnsupported { kernel: String, feature: &'static str, line: usize, text: String },
+    #[error("the source defines no kernel named `{kernel}` (or that is not a C identifier)")]
+    KernelNotInSource { kernel: String },
+    #[error("could not load the simulation library {path}: {reason}")]
+    SimLoad { path: String, reason: String },
+    #[error("could not map {bytes} bytes of host memory for a simulated tensor: {reason}")]
+    HostAllocation { bytes: u128, reason: String },
+    #[error("launch of `{kernel}`: argument {position} (`{param}`) is {given}, but the kernel's parameter there is `{expected}`")]
+    ArgumentType { kernel: String, position: usize, param: String, given: String, expected: String },
+    #[error("the simulator could not launch `{kernel}`: {message}")]
+    SimLaunch { kernel: String, message: String },
+    #[error(
+        "data race in `{kernel}`: `{param}` differs between thread orders {} and {} at element \
+         {first_difference_at} ({} vs {}); {differing} of {len} elements differ. Threads read \
+         what others write with no __syncthreads between, or write the same element",
+        orders[0], orders[1], values[0], values[1]
+    )]
+    Race {
+        kernel: String,
+        param: String,
+        first_difference_at: usize,
+        differing: usize,
+        len: usize,
+        orders: [Order; 2],
+        values: [String; 2],
+    },
+    #[error(
+        "barrier divergence in `{kernel}`, block {block:?}: {waiting} thread(s) wait at \
+         __syncthreads while {finished} finished without reaching it (thread {finished_thread:?} \
+         among them); every thread of a block must reach every __syncthreads"
+    )]
+    BarrierDivergence { kernel: String, block: [u32; 3], waiting: u32, finished: u32, finished_thread: [u32; 3] },
+    #[error("warp divergence in `{kernel}`, block {block:?}: {detail}")]
+    WarpDivergence {
+        kernel: String,
+        block: [u32; 3],
+        waiting_thread: [u32; 3],
+        missing_thread: [u32; 3],
+        mask: u32,
+        detail: String,
+    },
+    #[error("`{kernel}` faulted ({signal}) at address {address:#x}, block {block:?}, thread {thread:?}: {near}")]
+    SimFault { kernel: String, block: [u32; 3], thread: [u32; 3], signal: &'static str, address: u64, near: String },
+    #[error("`{kernel}`, block {block:?}, thread {thread:?}, overflowed its {stack_bytes}-byte simulated stack; raise it with Simulator::with_stack_bytes")]
+    StackOverflow { kernel: String, block: [u32; 3], thread: [u32; 3], stack_bytes: usize },
+    #[error("`{kernel}` stopped in block {block:?}, thread {thread:?}: {message}")]
+    SimTrap { kernel: String, block: [u32; 3], thread: [u32; 3], message: String },
+    #[error("`{kernel}` wrote `{param}` out of bounds, at element {element} of its {len}")]
+    OutOfBounds { kernel: String, param: String, element: i64, len: usize },
     #[error("no cuBLAS: libcublas could not be loaded (tried {tried})")]
     CublasMissing { tried: String },
     #[error("cuBLAS failed while {action}: {source}")]
     Cublas { action: &'static str, source: cudarc::cublas::result::CublasError },
     #[error("GEMM shapes do not chain: A {a:?} · B {b:?} → C {c:?}")]
     GemmShape { a: Vec<usize>, b: Vec<usize>, c: Vec<usize> },
-    #[error("vector width {width} was asked for, but `{kernel}` declares at most {declared}")]
-    VectorTooWide { kernel: String, width: VectorWidth, declared: VectorWidth },
 }
 
 impl Error {

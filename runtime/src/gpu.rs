@@ -5,7 +5,8 @@ use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaFunction, CudaStr
 use cudarc::nvrtc::Ptx;
 
 use crate::libraries::require_driver;
-use crate::{nvrtc, Arch, DeviceTensor, DiskCache, Element, Error, Input, Output, Timing};
+use crate::tensor::{Memory, MemoryMut, Storage};
+use crate::{nvrtc, Arch, DeviceTensor, DiskCache, Element, Error, Input, Location, Output, Timing};
 
 /// One CUDA device with one stream: tensors, compiled kernels and timing live here.
 ///
@@ -86,6 +87,11 @@ impl Gpu {
         self.ordinal
     }
 
+    /// Where this GPU's tensors live.
+    pub fn location(&self) -> Location {
+        Location::Gpu(self.ordinal)
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -118,7 +124,7 @@ impl Gpu {
         // An empty tensor still owns one element: a zero-byte allocation is not portable.
         let data = if host.is_empty() { self.stream.alloc_zeros::<T>(1) } else { self.stream.clone_htod(host) }
             .map_err(Error::driver("copying to the device"))?;
-        Ok(DeviceTensor { data, dims, device: self.ordinal })
+        Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
     }
 
     /// A tensor of shape `dims` filled with zeros.
@@ -126,7 +132,7 @@ impl Gpu {
         let dims = dims.as_ref().to_vec();
         let data =
             self.stream.alloc_zeros::<T>(dims.iter().product::<usize>().max(1)).map_err(Error::driver("allocating"))?;
-        Ok(DeviceTensor { data, dims, device: self.ordinal })
+        Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
     }
 
     /// A tensor of shape `dims` with every element `value` (poison outputs with it).
@@ -138,8 +144,14 @@ impl Gpu {
 
     /// Copies a tensor or view back to the host (waits for queued work first).
     pub fn download<T: Element>(&self, tensor: &impl Input<T>) -> Result<Vec<T>, Error> {
-        let view = tensor.cuda_view();
-        if view.len() == 0 {
+        let location = tensor.location();
+        let Memory::Cuda(view) = tensor.memory() else {
+            return Err(self.wrong_device("download", location));
+        };
+        if location != self.location() {
+            return Err(self.wrong_device("download", location));
+        }
+        if view.is_empty() {
             return Ok(Vec::new());
         }
         self.stream.clone_dtoh(&view).map_err(Error::driver("copying to the host"))
@@ -147,12 +159,21 @@ impl Gpu {
 
     /// The device-to-device copy (`cuMemcpyDtoDAsync`): the bandwidth baseline.
     pub fn copy<T: Element>(&self, src: &impl Input<T>, dst: &mut impl Output<T>) -> Result<(), Error> {
-        let from = src.cuda_view();
-        let mut to = dst.cuda_view_mut();
+        let (src_location, dst_location) = (src.location(), dst.location());
+        let Memory::Cuda(from) = src.memory() else {
+            return Err(self.wrong_device("src", src_location));
+        };
+        let MemoryMut::Cuda(mut to) = dst.memory_mut() else {
+            return Err(self.wrong_device("dst", dst_location));
+        };
+        if src_location != self.location() || dst_location != self.location() {
+            let other = if src_location != self.location() { src_location } else { dst_location };
+            return Err(self.wrong_device("copy", other));
+        }
         if from.len() != to.len() {
             return Err(Error::CopyLengthMismatch { src: from.len(), dst: to.len() });
         }
-        if from.len() == 0 {
+        if from.is_empty() {
             return Ok(());
         }
         self.stream.memcpy_dtod(&from, &mut to).map_err(Error::driver("copying on the device"))
@@ -183,6 +204,10 @@ impl Gpu {
             samples.push(f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?));
         }
         Ok(Timing::from_samples(samples))
+    }
+
+    fn wrong_device(&self, param: &str, tensor: Location) -> Error {
+        Error::WrongDevice { param: param.into(), tensor, launch: self.location() }
     }
 
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {

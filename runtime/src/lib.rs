@@ -1,9 +1,10 @@
 //! The tessera runtime: compiles kernels with NVRTC to a cubin for the GPU in hand, caches
-//! them in memory and on disk, and launches them with typed, shape-checked arguments.
+//! them in memory and on disk, and launches them with typed, shape-checked arguments. Without
+//! a GPU, the [`Simulator`] runs the same emitted CUDA C on the CPU, deterministically.
 //!
 //! Layering follows cudarc's: [`nvrtc`] wraps the compiler, [`DiskCache`] the files,
-//! [`Gpu`] the device, and [`KernelDefinition`] (what `#[tile_kernel]` emits) puts them
-//! together for a launch.
+//! [`Gpu`] the device, [`Simulator`] the CPU simulation, [`Backend`] either of them, and
+//! [`KernelDefinition`] (what `#[tile_kernel]` emits) puts them together for a launch.
 //!
 //! ```no_run
 //! use tessera_runtime::Gpu;
@@ -14,6 +15,7 @@
 //! ```
 
 mod argument;
+mod backend;
 mod cache;
 mod compiled;
 mod cubin;
@@ -24,10 +26,12 @@ mod gpu;
 mod libraries;
 pub mod nvrtc;
 mod ptxas;
+pub mod sim;
 mod tensor;
 mod timing;
 
 pub use argument::{Argument, ScalarValue};
+pub use backend::{Backend, Device, DeviceRef};
 pub use cache::DiskCache;
 pub use compiled::{Arch, CompiledKernel};
 pub use cubin::{cubin_figures, CubinFigures};
@@ -37,5 +41,6 @@ pub use error::Error;
 pub use gpu::Gpu;
 pub use libraries::{driver_available, nvrtc_available};
 pub use ptxas::PtxasReport;
-pub use tensor::{DeviceTensor, Element, Input, Output, TensorView, TensorViewMut};
+pub use sim::{HostCompiler, Order, SimCompiled, SimulatedRun, Simulator};
+pub use tensor::{DeviceTensor, Element, Input, Location, Output, TensorView, TensorViewMut};
 pub use timing::Timing;

@@ -1,8 +1,11 @@
-//! Device tensors that know their shape, and the borrowed views kernels take.
+//! Tensors that know their shape, on either backend, and the borrowed views kernels take.
+
+use std::ops::Range;
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
 use tessera_dsl::ElementType;
 
+use crate::sim::HostBuffer;
 use crate::Error;
 
 mod sealed {
@@ -31,7 +34,36 @@ impl Element for u32 {
     const TYPE: ElementType = ElementType::U32;
 }
 
-/// A row-major tensor in GPU memory.
+/// Where a tensor's elements live: on a GPU, or in host memory for the [`Simulator`](crate::Simulator).
+///
+/// ```
+/// use tessera_runtime::Location;
+/// assert_eq!(Location::Gpu(0).to_string(), "GPU 0");
+/// assert_eq!(Location::Host.to_string(), "host memory (the simulator)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Location {
+    Gpu(usize),
+    Host,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Gpu(ordinal) => write!(f, "GPU {ordinal}"),
+            Location::Host => f.write_str("host memory (the simulator)"),
+        }
+    }
+}
+
+/// A tensor's elements: a CUDA allocation or a simulator's host buffer.
+#[derive(Debug)]
+pub(crate) enum Storage<T: Element> {
+    Cuda(CudaSlice<T>),
+    Host(HostBuffer<T>),
+}
+
+/// A row-major tensor on a backend: GPU memory, or host memory for the simulator.
 ///
 /// ```no_run
 /// let gpu = tessera_runtime::Gpu::new(0)?;
@@ -43,9 +75,9 @@ impl Element for u32 {
 /// ```
 #[derive(Debug)]
 pub struct DeviceTensor<T: Element> {
-    pub(crate) data: CudaSlice<T>,
+    pub(crate) storage: Storage<T>,
     pub(crate) dims: Vec<usize>,
-    pub(crate) device: usize,
+    pub(crate) location: Location,
 }
 
 impl<T: Element> DeviceTensor<T> {
@@ -61,6 +93,11 @@ impl<T: Element> DeviceTensor<T> {
         self.len() == 0
     }
 
+    /// Where the elements live.
+    pub fn location(&self) -> Location {
+        self.location
+    }
+
     /// The same elements under another shape with as many elements.
     pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
         let dims = dims.as_ref().to_vec();
@@ -73,19 +110,27 @@ impl<T: Element> DeviceTensor<T> {
     }
 
     /// A 1-D view of elements `range` (any offset: launches check the alignment).
-    pub fn slice(&self, range: std::ops::Range<usize>) -> Result<TensorView<'_, T>, Error> {
+    pub fn slice(&self, range: Range<usize>) -> Result<TensorView<'_, T>, Error> {
         self.check_range(&range)?;
-        Ok(TensorView { view: self.data.slice(range.clone()), dims: vec![range.len()], device: self.device })
+        let view = match &self.storage {
+            Storage::Cuda(data) => View::Cuda(data.slice(range.clone())),
+            Storage::Host(buffer) => View::Host { buffer, range: range.clone() },
+        };
+        Ok(TensorView { view, dims: vec![range.len()], location: self.location })
     }
 
     /// A writable 1-D view of elements `range`.
-    pub fn slice_mut(&mut self, range: std::ops::Range<usize>) -> Result<TensorViewMut<'_, T>, Error> {
+    pub fn slice_mut(&mut self, range: Range<usize>) -> Result<TensorViewMut<'_, T>, Error> {
         self.check_range(&range)?;
-        let device = self.device;
-        Ok(TensorViewMut { view: self.data.slice_mut(range.clone()), dims: vec![range.len()], device })
+        let location = self.location;
+        let view = match &mut self.storage {
+            Storage::Cuda(data) => ViewMut::Cuda(data.slice_mut(range.clone())),
+            Storage::Host(buffer) => ViewMut::Host { buffer, range: range.clone() },
+        };
+        Ok(TensorViewMut { view, dims: vec![range.len()], location })
     }
 
-    fn check_range(&self, range: &std::ops::Range<usize>) -> Result<(), Error> {
+    fn check_range(&self, range: &Range<usize>) -> Result<(), Error> {
         if range.start > range.end || range.end > self.len() {
             return Err(Error::SliceOutOfBounds { start: range.start, end: range.end, len: self.len() });
         }
@@ -93,20 +138,32 @@ impl<T: Element> DeviceTensor<T> {
     }
 }
 
+#[derive(Debug)]
+enum View<'a, T: Element> {
+    Cuda(CudaView<'a, T>),
+    Host { buffer: &'a HostBuffer<T>, range: Range<usize> },
+}
+
+#[derive(Debug)]
+enum ViewMut<'a, T: Element> {
+    Cuda(CudaViewMut<'a, T>),
+    Host { buffer: &'a mut HostBuffer<T>, range: Range<usize> },
+}
+
 /// A borrowed, read-only part of a [`DeviceTensor`].
 #[derive(Debug)]
 pub struct TensorView<'a, T: Element> {
-    pub(crate) view: CudaView<'a, T>,
-    pub(crate) dims: Vec<usize>,
-    pub(crate) device: usize,
+    view: View<'a, T>,
+    dims: Vec<usize>,
+    location: Location,
 }
 
 /// A borrowed, writable part of a [`DeviceTensor`].
 #[derive(Debug)]
 pub struct TensorViewMut<'a, T: Element> {
-    pub(crate) view: CudaViewMut<'a, T>,
-    pub(crate) dims: Vec<usize>,
-    pub(crate) device: usize,
+    view: ViewMut<'a, T>,
+    dims: Vec<usize>,
+    location: Location,
 }
 
 impl<T: Element> TensorView<'_, T> {
@@ -121,14 +178,38 @@ impl<T: Element> TensorViewMut<'_, T> {
     }
 }
 
+/// The elements an argument reads, on its backend (how launches and copies reach them).
+#[doc(hidden)]
+pub enum Memory<'a, T: Element> {
+    Cuda(CudaView<'a, T>),
+    Host { buffer: &'a HostBuffer<T>, range: Range<usize> },
+}
+
+/// The elements an argument writes, on its backend.
+#[doc(hidden)]
+pub enum MemoryMut<'a, T: Element> {
+    Cuda(CudaViewMut<'a, T>),
+    Host { buffer: &'a mut HostBuffer<T>, range: Range<usize> },
+}
+
+impl<'a, T: Element> Memory<'a, T> {
+    /// The host elements, or `None` for GPU memory.
+    pub(crate) fn host(&self) -> Option<&'a [T]> {
+        match self {
+            Memory::Host { buffer, range } => Some(&buffer.as_slice()[range.clone()]),
+            Memory::Cuda(_) => None,
+        }
+    }
+}
+
 /// Something a kernel can read as a `Global<T, ..>` parameter.
 pub trait Input<T: Element> {
     #[doc(hidden)]
     fn shape(&self) -> &[usize];
     #[doc(hidden)]
-    fn device(&self) -> usize;
+    fn location(&self) -> Location;
     #[doc(hidden)]
-    fn cuda_view(&self) -> CudaView<'_, T>;
+    fn memory(&self) -> Memory<'_, T>;
 }
 
 /// Something a kernel can write as a `GlobalMut<T, ..>` parameter.
@@ -136,20 +217,23 @@ pub trait Output<T: Element> {
     #[doc(hidden)]
     fn shape(&self) -> &[usize];
     #[doc(hidden)]
-    fn device(&self) -> usize;
+    fn location(&self) -> Location;
     #[doc(hidden)]
-    fn cuda_view_mut(&mut self) -> CudaViewMut<'_, T>;
+    fn memory_mut(&mut self) -> MemoryMut<'_, T>;
 }
 
 impl<T: Element> Input<T> for DeviceTensor<T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
-    fn device(&self) -> usize {
-        self.device
+    fn location(&self) -> Location {
+        self.location
     }
-    fn cuda_view(&self) -> CudaView<'_, T> {
-        self.data.slice(0..self.len())
+    fn memory(&self) -> Memory<'_, T> {
+        match &self.storage {
+            Storage::Cuda(data) => Memory::Cuda(data.slice(0..self.len())),
+            Storage::Host(buffer) => Memory::Host { buffer, range: 0..self.len() },
+        }
     }
 }
 
@@ -157,11 +241,14 @@ impl<T: Element> Input<T> for TensorView<'_, T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
-    fn device(&self) -> usize {
-        self.device
+    fn location(&self) -> Location {
+        self.location
     }
-    fn cuda_view(&self) -> CudaView<'_, T> {
-        self.view.slice(..)
+    fn memory(&self) -> Memory<'_, T> {
+        match &self.view {
+            View::Cuda(view) => Memory::Cuda(view.slice(..)),
+            View::Host { buffer, range } => Memory::Host { buffer, range: range.clone() },
+        }
     }
 }
 
@@ -169,11 +256,14 @@ impl<T: Element> Input<T> for TensorViewMut<'_, T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
-    fn device(&self) -> usize {
-        self.device
+    fn location(&self) -> Location {
+        self.location
     }
-    fn cuda_view(&self) -> CudaView<'_, T> {
-        self.view.as_view()
+    fn memory(&self) -> Memory<'_, T> {
+        match &self.view {
+            ViewMut::Cuda(view) => Memory::Cuda(view.as_view()),
+            ViewMut::Host { buffer, range } => Memory::Host { buffer, range: range.clone() },
+        }
     }
 }
 
@@ -181,12 +271,15 @@ impl<T: Element> Output<T> for DeviceTensor<T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
-    fn device(&self) -> usize {
-        self.device
+    fn location(&self) -> Location {
+        self.location
     }
-    fn cuda_view_mut(&mut self) -> CudaViewMut<'_, T> {
+    fn memory_mut(&mut self) -> MemoryMut<'_, T> {
         let len = self.len();
-        self.data.slice_mut(0..len)
+        match &mut self.storage {
+            Storage::Cuda(data) => MemoryMut::Cuda(data.slice_mut(0..len)),
+            Storage::Host(buffer) => MemoryMut::Host { buffer, range: 0..len },
+        }
     }
 }
 
@@ -194,10 +287,13 @@ impl<T: Element> Output<T> for TensorViewMut<'_, T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
-    fn device(&self) -> usize {
-        self.device
+    fn location(&self) -> Location {
+        self.location
     }
-    fn cuda_view_mut(&mut self) -> CudaViewMut<'_, T> {
-        self.view.slice_mut(..)
+    fn memory_mut(&mut self) -> MemoryMut<'_, T> {
+        match &mut self.view {
+            ViewMut::Cuda(view) => MemoryMut::Cuda(view.slice_mut(..)),
+            ViewMut::Host { buffer, range } => MemoryMut::Host { buffer, range: range.clone() },
+        }
     }
 }

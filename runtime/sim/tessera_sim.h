@@ -1,0 +1,1052 @@
+// tessera_sim.h: the CUDA built-ins that tessera's emitted C uses, for running that exact
+// source on the CPU (tessera-runtime's `Simulator`).
+//
+// The simulator compiles a kernel's CUDA source with the host C++ compiler after this header
+// and appends an entry point (`TESSERA_SIM_ENTRY`). Execution is deterministic: the blocks of
+// a grid run one after another, and the threads of a block run as fibers on one OS thread,
+// each until its next barrier (`__syncthreads`), warp-synchronous operation (shuffles, votes,
+// `__syncwarp`) or its end, in an order the caller chooses. Output that depends on that order
+// is a race; a barrier some threads never reach is reported, not waited on forever.
+//
+// `__shared__` variables are `static`, so every thread of a block sees the same storage; they
+// live in one section that is poisoned (every byte 0xFF) before each block, so a read of
+// shared memory that this block never wrote shows up as NaN / -1.
+//
+// Not simulated (the runtime refuses the kernel before compiling it): inline PTX (`asm`),
+// dynamic shared memory (`extern __shared__`), CUDA headers (cp.async pipelines, mma, half).
+#ifndef TESSERA_SIM_H
+#define TESSERA_SIM_H
+
+#include <assert.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <type_traits>
+#include <utility>
+
+#if defined(__x86_64__) && !defined(TESSERA_SIM_UCONTEXT)
+#define TESSERA_SIM_ASM_SWITCH 1
+#else
+#define TESSERA_SIM_ASM_SWITCH 0
+#include <ucontext.h>
+#endif
+
+// ── Qualifiers ───────────────────────────────────────────────────────────────────────────
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __grid_constant__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+// One static object per declaration: shared by all threads of the block (blocks run one after
+// another). The section lets the scheduler poison all of them before each block.
+#define __shared__ static __attribute__((section("tessera_shared"), aligned(16)))
+
+#define __CUDACC__ 1
+#define __CUDACC_RTC__ 1
+#define __CUDA_ARCH__ 800
+#define TESSERA_SIM 1
+
+// ── Vector types, with CUDA's sizes and alignments ───────────────────────────────────────
+#define TESSERA_VEC1(name, T, align)                                                         \
+    struct __attribute__((aligned(align))) name { T x; };                                    \
+    static inline name make_##name(T x) { return name{x}; }
+#define TESSERA_VEC2(name, T, align)                                                         \
+    struct __attribute__((aligned(align))) name { T x, y; };                                 \
+    static inline name make_##name(T x, T y) { return name{x, y}; }
+#define TESSERA_VEC3(name, T)                                                                \
+    struct name { T x, y, z; };                                                              \
+    static inline name make_##name(T x, T y, T z) { return name{x, y, z}; }
+#define TESSERA_VEC4(name, T, align)                                                         \
+    struct __attribute__((aligned(align))) name { T x, y, z, w; };                           \
+    static inline name make_##name(T x, T y, T z, T w) { return name{x, y, z, w}; }
+
+TESSERA_VEC1(char1, signed char, 1)
+TESSERA_VEC2(char2, signed char, 2)
+TESSERA_VEC3(char3, signed char)
+TESSERA_VEC4(char4, signed char, 4)
+TESSERA_VEC1(uchar1, unsigned char, 1)
+TESSERA_VEC2(uchar2, unsigned char, 2)
+TESSERA_VEC3(uchar3, unsigned char)
+TESSERA_VEC4(uchar4, unsigned char, 4)
+TESSERA_VEC1(short1, short, 2)
+TESSERA_VEC2(short2, short, 4)
+TESSERA_VEC3(short3, short)
+TESSERA_VEC4(short4, short, 8)
+TESSERA_VEC1(ushort1, unsigned short, 2)
+TESSERA_VEC2(ushort2, unsigned short, 4)
+TESSERA_VEC3(ushort3, unsigned short)
+TESSERA_VEC4(ushort4, unsigned short, 8)
+TESSERA_VEC1(int1, int, 4)
+TESSERA_VEC2(int2, int, 8)
+TESSERA_VEC3(int3, int)
+TESSERA_VEC4(int4, int, 16)
+TESSERA_VEC1(uint1, unsigned int, 4)
+TESSERA_VEC2(uint2, unsigned int, 8)
+TESSERA_VEC3(uint3, unsigned int)
+TESSERA_VEC4(uint4, unsigned int, 16)
+TESSERA_VEC1(longlong1, long long, 8)
+TESSERA_VEC2(longlong2, long long, 16)
+TESSERA_VEC1(ulonglong1, unsigned long long, 8)
+TESSERA_VEC2(ulonglong2, unsigned long long, 16)
+TESSERA_VEC1(float1, float, 4)
+TESSERA_VEC2(float2, float, 8)
+TESSERA_VEC3(float3, float)
+TESSERA_VEC4(float4, float, 16)
+TESSERA_VEC1(double1, double, 8)
+TESSERA_VEC2(double2, double, 16)
+TESSERA_VEC3(double3, double)
+
+static_assert(sizeof(float4) == 16 && alignof(float4) == 16, "float4 layout");
+static_assert(sizeof(float2) == 8 && alignof(float2) == 8, "float2 layout");
+static_assert(sizeof(double2) == 16 && alignof(double2) == 16, "double2 layout");
+static_assert(sizeof(int4) == 16 && alignof(int4) == 16, "int4 layout");
+static_assert(sizeof(uint2) == 8 && alignof(uint2) == 8, "uint2 layout");
+
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
+        : x(vx), y(vy), z(vz) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+// The bounds of the `tessera_shared` section (defined by the linker when it exists).
+extern "C" char __start_tessera_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_tessera_shared[] __attribute__((weak, visibility("hidden")));
+
+// ── The simulated machine ────────────────────────────────────────────────────────────────
+namespace tessera_sim {
+
+constexpr uint32_t kMaxThreads = 1024;
+constexpr uint32_t kWarpSize = 32;
+constexpr uint32_t kAbiVersion = 2;
+
+// Kept in step with runtime/src/sim/library.rs.
+enum Status : int32_t {
+    kOk = 0,
+    kBarrierDivergence = 1,  // some threads wait at __syncthreads, others finished
+    kWarpDivergence = 2,     // a warp-synchronous op waits for a lane that never comes
+    kFault = 3,              // SIGSEGV / SIGBUS / SIGFPE / SIGILL in kernel code
+    kStackOverflow = 4,      // a fiber ran off its stack (into its guard page)
+    kTrap = 5,               // __trap(), or a failed assert()
+    kBadLaunch = 6,          // argument count, block size, ...
+    kOutOfMemory = 7,        // no memory for the fibers' stacks
+};
+
+// What the runtime asks for. Kept in step with runtime/src/sim/library.rs.
+struct Launch {
+    void* const* args;  // args[i] points at the value of parameter i
+    uint32_t arg_count;
+    uint32_t grid[3];
+    uint32_t block[3];
+    const uint32_t* thread_order;  // a permutation of 0..threads per block
+    const uint32_t* block_order;   // a permutation of 0..blocks in the grid
+    uint64_t stack_bytes;          // per fiber
+};
+
+// What happened. Kept in step with runtime/src/sim/library.rs.
+struct Report {
+    int32_t status;
+    int32_t signal;
+    uint64_t address;
+    uint32_t block[3];   // the block that failed
+    uint32_t thread[3];  // the thread that was running, or one that never arrived
+    uint32_t waiting;    // threads (lanes) waiting at the barrier
+    uint32_t finished;   // threads that had finished
+    uint32_t other[3];   // a thread that was waiting
+    uint32_t mask;       // the warp op's mask
+    int32_t code;        // the fault's si_code (SI_KERNEL: a general-protection fault)
+    char message[400];
+};
+
+enum class State : uint8_t { Ready, AtBarrier, AtWarpSync, Done };
+
+struct Fiber {
+#if TESSERA_SIM_ASM_SWITCH
+    void* sp;
+#else
+    ucontext_t context;
+#endif
+    uint3 index;
+    State state;
+    uint32_t sync_mask;  // lanes it waits for at a warp-synchronous op
+};
+
+struct Machine {
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    // launch
+    void (*body)(void*) = nullptr;
+    void* body_arg = nullptr;
+    const Launch* launch = nullptr;
+    Report* report = nullptr;
+    uint32_t threads = 0;
+    uint32_t current = 0;
+    bool in_fiber = false;
+    // fibers and their stacks (kept between launches)
+    Fiber fibers[kMaxThreads];
+    uint8_t* arena = nullptr;
+    size_t arena_bytes = 0;
+    size_t stack_bytes = 0;
+    size_t page = 4096;
+#if TESSERA_SIM_ASM_SWITCH
+    void* main_sp = nullptr;
+#else
+    ucontext_t main_context;
+#endif
+    // block barrier
+    uint32_t arrived = 0;
+    uint32_t finished = 0;
+    uint32_t barrier_generation = 0;
+    uint32_t vote[2] = {0, 0};
+    // warps: who waits, and each thread's exchange slots (double-buffered by op parity)
+    uint32_t warp_waiting[kMaxThreads / kWarpSize];
+    uint32_t warp_ops[kMaxThreads];
+    uint64_t slot[2][kMaxThreads];
+    // the way back to the entry point from a fault
+    sigjmp_buf escape;
+    uint8_t* alt_stack = nullptr;
+    uint64_t clock = 0;
+};
+
+inline Machine machine;
+
+inline Machine& m() { return machine; }
+
+}  // namespace tessera_sim
+
+// ── Index built-ins (set by the scheduler before each thread resumes) ───────────────────
+inline uint3 threadIdx;
+inline uint3 blockIdx;
+inline dim3 blockDim;
+inline dim3 gridDim;
+constexpr int warpSize = 32;
+
+// ── Context switch ───────────────────────────────────────────────────────────────────────
+#if TESSERA_SIM_ASM_SWITCH
+// Saves the callee-saved registers, MXCSR and the x87 control word on the current stack,
+// stores the stack pointer in *save and continues on `next` (System V x86-64). The cost is a
+// few nanoseconds, where swapcontext makes a system call for the signal mask.
+extern "C" void tessera_sim_switch(void** save, void* next);
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl tessera_sim_switch\n"
+    ".hidden tessera_sim_switch\n"
+    ".type tessera_sim_switch,@function\n"
+    "tessera_sim_switch:\n"
+    "    pushq %rbp\n"
+    "    pushq %rbx\n"
+    "    pushq %r12\n"
+    "    pushq %r13\n"
+    "    pushq %r14\n"
+    "    pushq %r15\n"
+    "    subq $8, %rsp\n"
+    "    stmxcsr (%rsp)\n"
+    "    fnstcw 4(%rsp)\n"
+    "    movq %rsp, (%rdi)\n"
+    "    movq %rsi, %rsp\n"
+    "    ldmxcsr (%rsp)\n"
+    "    fldcw 4(%rsp)\n"
+    "    addq $8, %rsp\n"
+    "    popq %r15\n"
+    "    popq %r14\n"
+    "    popq %r13\n"
+    "    popq %r12\n"
+    "    popq %rbx\n"
+    "    popq %rbp\n"
+    "    ret\n"
+    ".size tessera_sim_switch, .-tessera_sim_switch\n");
+#endif
+
+namespace tessera_sim {
+
+inline uint32_t linear(uint3 i) {
+    return i.x + blockDim.x * (i.y + blockDim.y * i.z);
+}
+
+inline uint3 unlinear(uint32_t t) {
+    uint32_t x = t % blockDim.x, rest = t / blockDim.x;
+    return uint3{x, rest % blockDim.y, rest / blockDim.y};
+}
+
+// Back to the scheduler; returns when the scheduler resumes this fiber.
+inline void yield() {
+    Machine& s = m();
+#if TESSERA_SIM_ASM_SWITCH
+    tessera_sim_switch(&s.fibers[s.current].sp, s.main_sp);
+#else
+    swapcontext(&s.fibers[s.current].context, &s.main_context);
+#endif
+}
+
+[[noreturn]] inline void fiber_main() {
+    Machine& s = m();
+    s.body(s.body_arg);
+    s.fibers[s.current].state = State::Done;
+    s.finished++;
+    yield();  // never resumed
+    __builtin_unreachable();
+}
+
+#if !TESSERA_SIM_ASM_SWITCH
+inline void fiber_main_ucontext() { fiber_main(); }
+#endif
+
+inline uint8_t* stack_of(uint32_t t) {
+    Machine& s = m();
+    return s.arena + t * (s.stack_bytes + s.page) + s.page;
+}
+
+// A fresh stack for thread t whose first resume enters fiber_main.
+inline void start_fiber(uint32_t t) {
+    Machine& s = m();
+    Fiber& f = s.fibers[t];
+    uint8_t* top = stack_of(t) + s.stack_bytes;
+#if TESSERA_SIM_ASM_SWITCH
+    void** sp = reinterpret_cast<void**>(top);
+    *--sp = nullptr;  // fiber_main's return address: ends backtraces, is never used
+    *--sp = reinterpret_cast<void*>(&fiber_main);
+    for (int r = 0; r < 6; ++r) *--sp = nullptr;  // rbp rbx r12 r13 r14 r15
+    --sp;
+    uint32_t control[2] = {0x1f80u, 0x037fu};  // default MXCSR and x87 control word
+    memcpy(sp, control, sizeof control);
+    f.sp = sp;
+#else
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = stack_of(t);
+    f.context.uc_stack.ss_size = s.stack_bytes;
+    f.context.uc_link = nullptr;
+    makecontext(&f.context, &fiber_main_ucontext, 0);
+#endif
+    f.index = unlinear(t);
+    f.state = State::Ready;
+    f.sync_mask = 0;
+}
+
+inline void resume(uint32_t t) {
+    Machine& s = m();
+    s.current = t;
+    threadIdx = s.fibers[t].index;
+    s.in_fiber = true;
+#if TESSERA_SIM_ASM_SWITCH
+    tessera_sim_switch(&s.main_sp, s.fibers[t].sp);
+#else
+    swapcontext(&s.main_context, &s.fibers[t].context);
+#endif
+    s.in_fiber = false;
+}
+
+inline void copy_index(uint32_t out[3], uint3 v) {
+    out[0] = v.x;
+    out[1] = v.y;
+    out[2] = v.z;
+}
+
+inline void fill_report(Status status, const char* message) {
+    Machine& s = m();
+    s.report->status = status;
+    copy_index(s.report->block, blockIdx);
+    copy_index(s.report->thread, s.in_fiber ? s.fibers[s.current].index : uint3{0, 0, 0});
+    snprintf(s.report->message, sizeof s.report->message, "%s", message);
+}
+
+// A fault: called from the signal handler (on the alternate stack), so it jumps back to the
+// entry point; the fibers' stacks are abandoned and rebuilt by the next block.
+[[noreturn]] inline void escape_fault(Status status, const char* message) {
+    fill_report(status, message);
+    siglongjmp(m().escape, 1);
+}
+
+// A trap or failed assert in a thread: ends that thread like a return would, and the
+// scheduler stops the launch when it sees the report. (No jump between stacks.)
+[[noreturn]] inline void stop_thread(Status status, const char* message) {
+    Machine& s = m();
+    fill_report(status, message);
+    s.fibers[s.current].state = State::Done;
+    yield();  // never resumed
+    __builtin_unreachable();
+}
+
+// ── Block barrier ────────────────────────────────────────────────────────────────────────
+inline int block_barrier(int predicate) {
+    Machine& s = m();
+    uint32_t parity = s.barrier_generation & 1;
+    s.vote[parity] += predicate != 0;
+    s.fibers[s.current].state = State::AtBarrier;
+    s.arrived++;
+    yield();
+    return static_cast<int>(s.vote[parity]);
+}
+
+// ── Warp-synchronous operations ──────────────────────────────────────────────────────────
+inline uint32_t lane() { return m().current % kWarpSize; }
+
+inline uint32_t warp_lanes(uint32_t warp) {
+    uint32_t first = warp * kWarpSize, n = m().threads;
+    uint32_t count = n - first < kWarpSize ? n - first : kWarpSize;
+    return count == 32 ? 0xffffffffu : ((1u << count) - 1u);
+}
+
+// Deposits `bits` in this thread's slot, waits until every lane of `mask` has arrived at a
+// warp-synchronous op, and returns the slot parity to read the others' deposits from.
+inline uint32_t warp_exchange(uint32_t mask, uint64_t bits) {
+    Machine& s = m();
+    uint32_t self = s.current;
+    uint32_t parity = s.warp_ops[self]++ & 1;
+    s.slot[parity][self] = bits;
+    Fiber& f = s.fibers[self];
+    f.state = State::AtWarpSync;
+    f.sync_mask = mask | (1u << lane());
+    s.warp_waiting[self / kWarpSize] |= 1u << lane();
+    yield();
+    return parity;
+}
+
+// The deposit of `source_lane` of this warp, or all ones (NaN / -1) when that lane did not
+// take part: the GPU leaves that value undefined.
+inline uint64_t warp_read(uint32_t parity, uint32_t mask, uint32_t source_lane) {
+    Machine& s = m();
+    uint32_t self = s.current;
+    uint32_t warp = self / kWarpSize;
+    if (source_lane >= kWarpSize || !((mask | (1u << lane())) & warp_lanes(warp) & (1u << source_lane)))
+        return ~uint64_t{0};
+    return s.slot[parity][warp * kWarpSize + source_lane];
+}
+
+template <class T>
+inline uint64_t to_bits(T value) {
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 8,
+                  "warp shuffles move values of at most 8 bytes");
+    uint64_t bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    return bits;
+}
+
+template <class T>
+inline T from_bits(uint64_t bits) {
+    T value;
+    memcpy(&value, &bits, sizeof(T));
+    return value;
+}
+
+template <class T>
+inline T shuffle(uint32_t mask, T var, int source, int width, int mode) {
+    uint32_t w = width <= 0 || width > 32 ? 32u : static_cast<uint32_t>(width);
+    uint32_t me = lane();
+    uint32_t segment = me - me % w;
+    uint32_t from = me;
+    switch (mode) {
+        case 0:  // index
+            from = segment + static_cast<uint32_t>(source) % w;
+            break;
+        case 1:  // up
+            from = me % w >= static_cast<uint32_t>(source) ? me - static_cast<uint32_t>(source) : me;
+            break;
+        case 2:  // down
+            from = me % w + static_cast<uint32_t>(source) < w ? me + static_cast<uint32_t>(source) : me;
+            break;
+        default:  // xor: lanes of a later segment give their own value
+            from = me ^ static_cast<uint32_t>(source);
+            if (from >= segment + w) from = me;
+            break;
+    }
+    uint32_t parity = warp_exchange(mask, to_bits(var));
+    return from_bits<T>(warp_read(parity, mask, from));
+}
+
+inline uint32_t ballot(uint32_t mask, int predicate) {
+    uint32_t parity = warp_exchange(mask, predicate != 0);
+    uint32_t result = 0;
+    for (uint32_t l = 0; l < kWarpSize; ++l)
+        if (((mask | (1u << lane())) & (1u << l)) && warp_read(parity, mask, l) == 1) result |= 1u << l;
+    return result;
+}
+
+// ── The scheduler ────────────────────────────────────────────────────────────────────────
+// Releases every lane waiting at a warp-synchronous op whose mask's lanes all wait at one.
+inline bool release_warps() {
+    Machine& s = m();
+    bool released = false;
+    uint32_t warps = (s.threads + kWarpSize - 1) / kWarpSize;
+    for (uint32_t w = 0; w < warps; ++w) {
+        uint32_t waiting = s.warp_waiting[w];
+        if (!waiting) continue;
+        uint32_t exists = warp_lanes(w);
+        uint32_t release = 0;
+        for (uint32_t l = 0; l < kWarpSize; ++l) {
+            if (!(waiting & (1u << l))) continue;
+            if ((s.fibers[w * kWarpSize + l].sync_mask & exists & ~waiting) == 0) release |= 1u << l;
+        }
+        for (uint32_t l = 0; l < kWarpSize; ++l)
+            if (release & (1u << l)) s.fibers[w * kWarpSize + l].state = State::Ready;
+        s.warp_waiting[w] &= ~release;
+        released |= release != 0;
+    }
+    return released;
+}
+
+inline void release_barrier() {
+    Machine& s = m();
+    for (uint32_t t = 0; t < s.threads; ++t) s.fibers[t].state = State::Ready;
+    s.arrived = 0;
+    s.barrier_generation++;
+    s.vote[s.barrier_generation & 1] = 0;
+}
+
+// Nothing can run: say who waits where, and who is missing.
+inline void diagnose() {
+    Machine& s = m();
+    Report* r = s.report;
+    copy_index(r->block, blockIdx);
+    r->finished = s.finished;
+    uint32_t warps = (s.threads + kWarpSize - 1) / kWarpSize;
+    for (uint32_t w = 0; w < warps; ++w) {
+        uint32_t waiting = s.warp_waiting[w];
+        if (!waiting) continue;
+        for (uint32_t l = 0; l < kWarpSize; ++l) {
+            if (!(waiting & (1u << l))) continue;
+            Fiber& f = s.fibers[w * kWarpSize + l];
+            uint32_t missing = f.sync_mask & warp_lanes(w) & ~waiting;
+            if (!missing) continue;
+            uint32_t absent = static_cast<uint32_t>(__builtin_ctz(missing));
+            Fiber& gone = s.fibers[w * kWarpSize + absent];
+            r->status = kWarpDivergence;
+            r->waiting = static_cast<uint32_t>(__builtin_popcount(waiting));
+            r->mask = f.sync_mask;
+            copy_index(r->other, f.index);
+            copy_index(r->thread, gone.index);
+            snprintf(r->message, sizeof r->message,
+                     "warp %u: lane %u waits at a warp-synchronous op (mask 0x%08x) for lane %u, "
+                     "which %s",
+                     w, l, f.sync_mask, absent,
+                     gone.state == State::Done ? "has finished" : "waits at __syncthreads");
+            return;
+        }
+    }
+    r->status = kBarrierDivergence;
+    r->waiting = s.arrived;
+    for (uint32_t t = 0; t < s.threads; ++t) {
+        if (s.fibers[t].state == State::Done) copy_index(r->thread, s.fibers[t].index);
+        if (s.fibers[t].state == State::AtBarrier) copy_index(r->other, s.fibers[t].index);
+    }
+    snprintf(r->message, sizeof r->message,
+             "%u thread(s) wait at __syncthreads while %u finished without reaching it",
+             s.arrived, s.finished);
+}
+
+inline void poison_shared() {
+    uintptr_t start = reinterpret_cast<uintptr_t>(__start_tessera_shared);
+    uintptr_t stop = reinterpret_cast<uintptr_t>(__stop_tessera_shared);
+    if (start && stop > start) memset(__start_tessera_shared, 0xff, stop - start);
+}
+
+// Runs one block to completion; false (with the report filled) when it cannot finish.
+inline bool run_block(uint32_t b) {
+    Machine& s = m();
+    const Launch& l = *s.launch;
+    blockIdx = uint3{b % l.grid[0], (b / l.grid[0]) % l.grid[1], b / (l.grid[0] * l.grid[1])};
+    poison_shared();
+    for (uint32_t t = 0; t < s.threads; ++t) start_fiber(t);
+    s.arrived = 0;
+    s.finished = 0;
+    s.barrier_generation = 0;
+    s.vote[0] = s.vote[1] = 0;
+    memset(s.warp_waiting, 0, sizeof s.warp_waiting);
+    memset(s.warp_ops, 0, sizeof(uint32_t) * s.threads);
+    for (;;) {
+        for (uint32_t k = 0; k < s.threads; ++k) {
+            uint32_t t = l.thread_order[k];
+            if (s.fibers[t].state == State::Ready) resume(t);
+            if (s.report->status != kOk) return false;  // a trap or failed assert
+        }
+        if (s.finished == s.threads) return true;
+        if (release_warps()) continue;
+        if (s.arrived == s.threads) {
+            release_barrier();
+            continue;
+        }
+        diagnose();
+        return false;
+    }
+}
+
+// Fibers' stacks, each with a guard page below it, reused between blocks and launches.
+inline bool ensure_stacks(uint32_t threads, size_t stack_bytes) {
+    Machine& s = m();
+    s.page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    stack_bytes = (stack_bytes + s.page - 1) / s.page * s.page;
+    size_t need = static_cast<size_t>(threads) * (stack_bytes + s.page);
+    if (s.arena && s.stack_bytes == stack_bytes && s.arena_bytes >= need) return true;
+    if (s.arena) munmap(s.arena, s.arena_bytes);
+    s.arena = nullptr;
+    void* arena = mmap(nullptr, need, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (arena == MAP_FAILED) return false;
+    s.arena = static_cast<uint8_t*>(arena);
+    s.arena_bytes = need;
+    s.stack_bytes = stack_bytes;
+    for (uint32_t t = 0; t < threads; ++t)
+        if (mprotect(s.arena + t * (stack_bytes + s.page), s.page, PROT_NONE) != 0) return false;
+    return true;
+}
+
+// Whether `address` lies in one of the fibers' guard pages.
+inline bool in_guard_page(uintptr_t address) {
+    Machine& s = m();
+    if (!s.arena) return false;
+    uintptr_t base = reinterpret_cast<uintptr_t>(s.arena);
+    if (address < base || address >= base + s.arena_bytes) return false;
+    return (address - base) % (s.stack_bytes + s.page) < s.page;
+}
+
+inline int run(void (*body)(void*), void* body_arg, const Launch* launch, Report* report) {
+    Machine& s = m();
+    memset(report, 0, sizeof *report);
+    uint64_t threads = uint64_t{launch->block[0]} * launch->block[1] * launch->block[2];
+    if (threads == 0 || threads > kMaxThreads) {
+        report->status = kBadLaunch;
+        snprintf(report->message, sizeof report->message,
+                 "a block of %u x %u x %u threads; the simulator runs 1 to %u", launch->block[0],
+                 launch->block[1], launch->block[2], kMaxThreads);
+        return report->status;
+    }
+    pthread_mutex_lock(&s.lock);
+    s.body = body;
+    s.body_arg = body_arg;
+    s.launch = launch;
+    s.report = report;
+    s.threads = static_cast<uint32_t>(threads);
+    s.in_fiber = false;
+    blockDim = dim3(launch->block[0], launch->block[1], launch->block[2]);
+    gridDim = dim3(launch->grid[0], launch->grid[1], launch->grid[2]);
+    if (!ensure_stacks(s.threads, launch->stack_bytes)) {
+        report->status = kOutOfMemory;
+        snprintf(report->message, sizeof report->message,
+                 "could not map %u fiber stacks of %llu bytes", s.threads,
+                 static_cast<unsigned long long>(launch->stack_bytes));
+        pthread_mutex_unlock(&s.lock);
+        return report->status;
+    }
+    // Faults are handled on an alternate stack: a fiber that overflows its own has none left.
+    const size_t alt_bytes = 64 * 1024;
+    if (!s.alt_stack) s.alt_stack = static_cast<uint8_t*>(malloc(alt_bytes));
+    stack_t alt{}, previous{};
+    alt.ss_sp = s.alt_stack;
+    alt.ss_size = alt_bytes;
+    bool alt_set = s.alt_stack && sigaltstack(&alt, &previous) == 0;
+    uint64_t blocks = uint64_t{launch->grid[0]} * launch->grid[1] * launch->grid[2];
+    if (sigsetjmp(s.escape, 1) == 0) {
+        for (uint64_t k = 0; k < blocks; ++k) {
+            if (!run_block(launch->block_order[k])) break;
+        }
+    }
+    s.in_fiber = false;
+    if (alt_set) sigaltstack(&previous, nullptr);
+    pthread_mutex_unlock(&s.lock);
+    return report->status;
+}
+
+// ── Calling an extern "C" kernel with `void** args` ──────────────────────────────────────
+template <class... P, size_t... I>
+inline void call_kernel(void (*kernel)(P...), void* const* args, std::index_sequence<I...>) {
+    kernel(*static_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(args[I])...);
+}
+
+template <class... P>
+inline int run_kernel(void (*kernel)(P...), const Launch* launch, Report* report) {
+    if (launch->arg_count != sizeof...(P)) {
+        memset(report, 0, sizeof *report);
+        report->status = kBadLaunch;
+        snprintf(report->message, sizeof report->message, "%u arguments for %zu parameters",
+                 launch->arg_count, sizeof...(P));
+        return report->status;
+    }
+    struct Call {
+        void (*kernel)(P...);
+        void* const* args;
+    } call{kernel, launch->args};
+    auto body = [](void* p) {
+        Call* c = static_cast<Call*>(p);
+        call_kernel(c->kernel, c->args, std::index_sequence_for<P...>{});
+    };
+    return run(body, &call, launch, report);
+}
+
+// The parameter types as the runtime names them: "const f32*,f32*,i32".
+template <class T>
+constexpr const char* scalar_name() {
+    if (std::is_same<T, float>::value) return "f32";
+    if (std::is_same<T, double>::value) return "f64";
+    if (std::is_same<T, int>::value) return "i32";
+    if (std::is_same<T, unsigned int>::value) return "u32";
+    if (std::is_same<T, long long>::value || std::is_same<T, long>::value) return "i64";
+    if (std::is_same<T, unsigned long long>::value || std::is_same<T, unsigned long>::value)
+        return "u64";
+    if (std::is_same<T, short>::value) return "i16";
+    if (std::is_same<T, unsigned short>::value) return "u16";
+    if (std::is_same<T, signed char>::value || std::is_same<T, char>::value) return "i8";
+    if (std::is_same<T, unsigned char>::value) return "u8";
+    if (std::is_same<T, bool>::value) return "bool";
+    return "?";
+}
+
+template <class T>
+inline void append_type(char* out, size_t size) {
+    char item[64];
+    if constexpr (std::is_pointer<T>::value) {
+        using Pointee = std::remove_pointer_t<T>;
+        snprintf(item, sizeof item, "%s%s*", std::is_const<Pointee>::value ? "const " : "",
+                 scalar_name<std::remove_cv_t<Pointee>>());
+    } else {
+        snprintf(item, sizeof item, "%s", scalar_name<std::remove_cv_t<T>>());
+    }
+    if (out[0]) strncat(out, ",", size - strlen(out) - 1);
+    strncat(out, item, size - strlen(out) - 1);
+}
+
+template <class... P>
+inline const char* signature(void (*)(P...)) {
+    static char text[1024];
+    text[0] = 0;
+    (append_type<P>(text, sizeof text), ...);
+    return text;
+}
+
+}  // namespace tessera_sim
+
+// ── Synchronization ──────────────────────────────────────────────────────────────────────
+inline void __syncthreads() { tessera_sim::block_barrier(0); }
+inline int __syncthreads_count(int predicate) { return tessera_sim::block_barrier(predicate); }
+inline int __syncthreads_and(int predicate) {
+    return tessera_sim::block_barrier(predicate) == static_cast<int>(tessera_sim::m().threads);
+}
+inline int __syncthreads_or(int predicate) { return tessera_sim::block_barrier(predicate) != 0; }
+inline void __syncwarp(unsigned int mask = 0xffffffffu) { tessera_sim::warp_exchange(mask, 0); }
+// Fibers interleave only at barriers, on one OS thread: every fence is already satisfied.
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+inline void __threadfence_system() {}
+inline void __nanosleep(unsigned int) {}
+inline long long clock64() { return static_cast<long long>(++tessera_sim::m().clock); }
+
+// ── Warp shuffles and votes ──────────────────────────────────────────────────────────────
+template <class T>
+inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = warpSize) {
+    return tessera_sim::shuffle(mask, var, src_lane, width, 0);
+}
+template <class T>
+inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = warpSize) {
+    return tessera_sim::shuffle(mask, var, static_cast<int>(delta), width, 1);
+}
+template <class T>
+inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = warpSize) {
+    return tessera_sim::shuffle(mask, var, static_cast<int>(delta), width, 2);
+}
+template <class T>
+inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = warpSize) {
+    return tessera_sim::shuffle(mask, var, lane_mask, width, 3);
+}
+inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
+    return tessera_sim::ballot(mask, predicate);
+}
+inline int __all_sync(unsigned int mask, int predicate) {
+    return tessera_sim::ballot(mask, predicate) == ((mask | (1u << tessera_sim::lane())) &
+                                                    tessera_sim::warp_lanes(tessera_sim::m().current / 32));
+}
+inline int __any_sync(unsigned int mask, int predicate) {
+    return tessera_sim::ballot(mask, predicate) != 0;
+}
+// Approximate: fibers run one at a time, so "the lanes executing this together" is not known;
+// this is every lane of the warp that has not finished.
+inline unsigned int __activemask() {
+    tessera_sim::Machine& s = tessera_sim::m();
+    uint32_t warp = s.current / 32, active = 0;
+    for (uint32_t l = 0; l < 32; ++l)
+        if ((tessera_sim::warp_lanes(warp) & (1u << l)) &&
+            s.fibers[warp * 32 + l].state != tessera_sim::State::Done)
+            active |= 1u << l;
+    return active;
+}
+template <class T>
+inline unsigned int __match_any_sync(unsigned int mask, T value) {
+    uint32_t parity = tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));
+    uint64_t mine = tessera_sim::to_bits(value);
+    unsigned int result = 0;
+    for (uint32_t l = 0; l < 32; ++l)
+        if (((mask | (1u << tessera_sim::lane())) & (1u << l)) &&
+            (tessera_sim::warp_lanes(tessera_sim::m().current / 32) & (1u << l)) &&
+            tessera_sim::warp_read(parity, mask, l) == mine)
+            result |= 1u << l;
+    return result;
+}
+#define TESSERA_WARP_REDUCE(name, T, combine)                                                \
+    inline T name(unsigned int mask, T value) {                                              \
+        uint32_t parity = tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));    \
+        T acc = value;                                                                       \
+        for (uint32_t l = 0; l < 32; ++l) {                                                  \
+            if (l == tessera_sim::lane() || !(mask & (1u << l)) ||                           \
+                !(tessera_sim::warp_lanes(tessera_sim::m().current / 32) & (1u << l)))       \
+                continue;                                                                    \
+            T other = tessera_sim::from_bits<T>(tessera_sim::warp_read(parity, mask, l));   \
+            acc = combine;                                                                   \
+        }                                                                                    \
+        return acc;                                                                          \
+    }
+TESSERA_WARP_REDUCE(__reduce_add_sync, unsigned int, acc + other)
+TESSERA_WARP_REDUCE(__reduce_add_sync, int, acc + other)
+TESSERA_WARP_REDUCE(__reduce_min_sync, unsigned int, other < acc ? other : acc)
+TESSERA_WARP_REDUCE(__reduce_min_sync, int, other < acc ? other : acc)
+TESSERA_WARP_REDUCE(__reduce_max_sync, unsigned int, other > acc ? other : acc)
+TESSERA_WARP_REDUCE(__reduce_max_sync, int, other > acc ? other : acc)
+TESSERA_WARP_REDUCE(__reduce_and_sync, unsigned int, acc & other)
+TESSERA_WARP_REDUCE(__reduce_or_sync, unsigned int, acc | other)
+TESSERA_WARP_REDUCE(__reduce_xor_sync, unsigned int, acc ^ other)
+#undef TESSERA_WARP_REDUCE
+inline unsigned int __lanemask_lt() { return (1u << tessera_sim::lane()) - 1u; }
+inline unsigned int __lanemask_le() { return ((1u << tessera_sim::lane()) << 1) - 1u; }
+inline unsigned int __lanemask_eq() { return 1u << tessera_sim::lane(); }
+inline unsigned int __lanemask_gt() { return ~__lanemask_le(); }
+inline unsigned int __lanemask_ge() { return ~__lanemask_lt(); }
+
+// ── Atomics (fibers never interleave inside one, so plain read-modify-write is atomic) ───
+#define TESSERA_ATOMIC(name, T, update)                                                      \
+    inline T name(T* address, T val) {                                                       \
+        T old = *address;                                                                    \
+        *address = update;                                                                   \
+        return old;                                                                          \
+    }                                                                                        \
+    inline T name##_block(T* address, T val) { return name(address, val); }                  \
+    inline T name##_system(T* address, T val) { return name(address, val); }
+TESSERA_ATOMIC(atomicAdd, int, old + val)
+TESSERA_ATOMIC(atomicAdd, unsigned int, old + val)
+TESSERA_ATOMIC(atomicAdd, unsigned long long, old + val)
+TESSERA_ATOMIC(atomicAdd, float, old + val)
+TESSERA_ATOMIC(atomicAdd, double, old + val)
+TESSERA_ATOMIC(atomicSub, int, old - val)
+TESSERA_ATOMIC(atomicSub, unsigned int, old - val)
+TESSERA_ATOMIC(atomicExch, int, val)
+TESSERA_ATOMIC(atomicExch, unsigned int, val)
+TESSERA_ATOMIC(atomicExch, unsigned long long, val)
+TESSERA_ATOMIC(atomicExch, float, val)
+TESSERA_ATOMIC(atomicMin, int, val < old ? val : old)
+TESSERA_ATOMIC(atomicMin, unsigned int, val < old ? val : old)
+TESSERA_ATOMIC(atomicMin, long long, val < old ? val : old)
+TESSERA_ATOMIC(atomicMin, unsigned long long, val < old ? val : old)
+TESSERA_ATOMIC(atomicMax, int, val > old ? val : old)
+TESSERA_ATOMIC(atomicMax, unsigned int, val > old ? val : old)
+TESSERA_ATOMIC(atomicMax, long long, val > old ? val : old)
+TESSERA_ATOMIC(atomicMax, unsigned long long, val > old ? val : old)
+TESSERA_ATOMIC(atomicAnd, int, old & val)
+TESSERA_ATOMIC(atomicAnd, unsigned int, old & val)
+TESSERA_ATOMIC(atomicAnd, unsigned long long, old & val)
+TESSERA_ATOMIC(atomicOr, int, old | val)
+TESSERA_ATOMIC(atomicOr, unsigned int, old | val)
+TESSERA_ATOMIC(atomicOr, unsigned long long, old | val)
+TESSERA_ATOMIC(atomicXor, int, old ^ val)
+TESSERA_ATOMIC(atomicXor, unsigned int, old ^ val)
+TESSERA_ATOMIC(atomicXor, unsigned long long, old ^ val)
+TESSERA_ATOMIC(atomicInc, unsigned int, old >= val ? 0u : old + 1u)
+TESSERA_ATOMIC(atomicDec, unsigned int, (old == 0u || old > val) ? val : old - 1u)
+#undef TESSERA_ATOMIC
+#define TESSERA_ATOMIC_CAS(T)                                                                \
+    inline T atomicCAS(T* address, T compare, T val) {                                       \
+        T old = *address;                                                                    \
+        if (old == compare) *address = val;                                                  \
+        return old;                                                                          \
+    }                                                                                        \
+    inline T atomicCAS_block(T* address, T compare, T val) { return atomicCAS(address, compare, val); } \
+    inline T atomicCAS_system(T* address, T compare, T val) { return atomicCAS(address, compare, val); }
+TESSERA_ATOMIC_CAS(int)
+TESSERA_ATOMIC_CAS(unsigned int)
+TESSERA_ATOMIC_CAS(unsigned long long)
+TESSERA_ATOMIC_CAS(unsigned short)
+#undef TESSERA_ATOMIC_CAS
+
+// ── Loads and stores with cache hints ────────────────────────────────────────────────────
+template <class T> inline T __ldg(const T* p) { return *p; }
+template <class T> inline T __ldcg(const T* p) { return *p; }
+template <class T> inline T __ldca(const T* p) { return *p; }
+template <class T> inline T __ldcs(const T* p) { return *p; }
+template <class T> inline T __ldlu(const T* p) { return *p; }
+template <class T> inline T __ldcv(const T* p) { return *p; }
+template <class T> inline void __stcg(T* p, T v) { *p = v; }
+template <class T> inline void __stcs(T* p, T v) { *p = v; }
+template <class T> inline void __stwb(T* p, T v) { *p = v; }
+template <class T> inline void __stwt(T* p, T v) { *p = v; }
+
+// ── Integer and float built-ins ──────────────────────────────────────────────────────────
+#define TESSERA_MINMAX(T)                                                                    \
+    inline T min(T a, T b) { return b < a ? b : a; }                                         \
+    inline T max(T a, T b) { return a < b ? b : a; }
+TESSERA_MINMAX(int)
+TESSERA_MINMAX(unsigned int)
+TESSERA_MINMAX(long)
+TESSERA_MINMAX(unsigned long)
+TESSERA_MINMAX(long long)
+TESSERA_MINMAX(unsigned long long)
+#undef TESSERA_MINMAX
+inline unsigned int min(int a, unsigned int b) { return min(static_cast<unsigned int>(a), b); }
+inline unsigned int min(unsigned int a, int b) { return min(a, static_cast<unsigned int>(b)); }
+inline unsigned int max(int a, unsigned int b) { return max(static_cast<unsigned int>(a), b); }
+inline unsigned int max(unsigned int a, int b) { return max(a, static_cast<unsigned int>(b)); }
+inline float min(float a, float b) { return fminf(a, b); }
+inline float max(float a, float b) { return fmaxf(a, b); }
+inline double min(double a, double b) { return fmin(a, b); }
+inline double max(double a, double b) { return fmax(a, b); }
+
+inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned int>(x)); }
+inline int __clzll(long long x) {
+    return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x));
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned int __brev(unsigned int x) {
+    unsigned int r = 0;
+    for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
+    uint64_t both = (uint64_t{y} << 32) | x;
+    unsigned int r = 0;
+    for (int i = 0; i < 4; ++i) r |= static_cast<unsigned int>((both >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+    return r;
+}
+inline unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int shift) {
+    uint64_t both = (uint64_t{hi} << 32) | lo;
+    return static_cast<unsigned int>((both << (shift & 31)) >> 32);
+}
+inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift) {
+    uint64_t both = (uint64_t{hi} << 32) | lo;
+    return static_cast<unsigned int>(both >> (shift & 31));
+}
+inline int __mul24(int a, int b) { return ((a << 8) >> 8) * ((b << 8) >> 8); }
+inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffff) * (b & 0xffffff); }
+inline int __mulhi(int a, int b) { return static_cast<int>((int64_t{a} * b) >> 32); }
+inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+    return static_cast<unsigned int>((uint64_t{a} * b) >> 32);
+}
+inline long long __mul64hi(long long a, long long b) {
+    return static_cast<long long>((static_cast<__int128>(a) * b) >> 64);
+}
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return static_cast<unsigned long long>((static_cast<unsigned __int128>(a) * b) >> 64);
+}
+
+template <class To, class From>
+inline To tessera_bit_cast(From from) {
+    static_assert(sizeof(To) == sizeof(From), "same size");
+    To to;
+    memcpy(&to, &from, sizeof to);
+    return to;
+}
+inline int __float_as_int(float x) { return tessera_bit_cast<int>(x); }
+inline unsigned int __float_as_uint(float x) { return tessera_bit_cast<unsigned int>(x); }
+inline float __int_as_float(int x) { return tessera_bit_cast<float>(x); }
+inline float __uint_as_float(unsigned int x) { return tessera_bit_cast<float>(x); }
+inline long long __double_as_longlong(double x) { return tessera_bit_cast<long long>(x); }
+inline double __longlong_as_double(long long x) { return tessera_bit_cast<double>(x); }
+inline int __double2hiint(double x) { return static_cast<int>(__double_as_longlong(x) >> 32); }
+inline int __double2loint(double x) { return static_cast<int>(__double_as_longlong(x)); }
+inline double __hiloint2double(int hi, int lo) {
+    return __longlong_as_double(static_cast<long long>((uint64_t{static_cast<uint32_t>(hi)} << 32) | static_cast<uint32_t>(lo)));
+}
+
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __exp10f(float x) { return powf(10.0f, x); }
+inline float __logf(float x) { return logf(x); }
+inline float __log2f(float x) { return log2f(x); }
+inline float __log10f(float x) { return log10f(x); }
+inline float __powf(float x, float y) { return powf(x, y); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
+inline float __tanf(float x) { return tanf(x); }
+inline void __sincosf(float x, float* s, float* c) { *s = sinf(x); *c = cosf(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x != x ? 0.0f : x)); }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+inline int __float2int_rn(float x) { return static_cast<int>(nearbyintf(x)); }
+inline int __float2int_rz(float x) { return static_cast<int>(x); }
+inline int __float2int_rd(float x) { return static_cast<int>(floorf(x)); }
+inline int __float2int_ru(float x) { return static_cast<int>(ceilf(x)); }
+inline unsigned int __float2uint_rn(float x) { return static_cast<unsigned int>(nearbyintf(x)); }
+inline unsigned int __float2uint_rz(float x) { return static_cast<unsigned int>(x); }
+inline float __int2float_rn(int x) { return static_cast<float>(x); }
+inline float __uint2float_rn(unsigned int x) { return static_cast<float>(x); }
+inline float __double2float_rn(double x) { return static_cast<float>(x); }
+inline int __double2int_rn(double x) { return static_cast<int>(nearbyint(x)); }
+inline int __double2int_rz(double x) { return static_cast<int>(x); }
+
+// ── Traps and assertions: reported as errors, never an abort of the host process ────────
+[[noreturn]] inline void __trap() { tessera_sim::stop_thread(tessera_sim::kTrap, "the kernel called __trap()"); }
+[[noreturn]] inline void __brkpt() { tessera_sim::stop_thread(tessera_sim::kTrap, "the kernel called __brkpt()"); }
+// Defined here (hidden in this library), so a device-side assert() is a report, not abort().
+extern "C" void __assert_fail(const char* assertion, const char* file, unsigned int line,
+                              const char* function) noexcept {
+    char message[400];
+    snprintf(message, sizeof message, "assertion `%s` failed at %s:%u in %s", assertion, file,
+             line, function);
+    tessera_sim::stop_thread(tessera_sim::kTrap, message);
+}
+
+// ── What the runtime calls in every simulation library ───────────────────────────────────
+extern "C" __attribute__((visibility("default"))) unsigned int tessera_sim_abi() {
+    return tessera_sim::kAbiVersion;
+}
+
+// Called by the runtime's SIGSEGV/SIGBUS/SIGFPE/SIGILL handler while this library runs a
+// launch on the faulting thread: records where, and jumps back to the entry point.
+extern "C" __attribute__((visibility("default"))) void tessera_sim_fault(int signal,
+                                                                         siginfo_t* info,
+                                                                         void*) {
+    tessera_sim::Machine& s = tessera_sim::m();
+    uintptr_t address = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
+    bool overflow = (signal == SIGSEGV || signal == SIGBUS) && tessera_sim::in_guard_page(address);
+    s.report->signal = signal;
+    s.report->code = info ? info->si_code : 0;
+    s.report->address = address;
+    tessera_sim::escape_fault(overflow ? tessera_sim::kStackOverflow : tessera_sim::kFault,
+                        overflow ? "a thread ran off its stack" : "the kernel faulted");
+}
+
+// Appended after the kernel's source by the runtime, naming the kernel to run.
+#define TESSERA_SIM_ENTRY(kernel)                                                            \
+    extern "C" __attribute__((visibility("default"))) int tessera_sim_entry(                 \
+        const tessera_sim::Launch* launch, tessera_sim::Report* report) {                    \
+        return tessera_sim::run_kernel(&kernel, launch, report);                             \
+    }                                                                                        \
+    extern "C" __attribute__((visibility("default"))) const char* tessera_sim_signature() {  \
+        return tessera_sim::signature(&kernel);                                              \
+    }
+
+#endif  // TESSERA_SIM_H

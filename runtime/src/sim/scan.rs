@@ -1,0 +1,154 @@
+//! What the simulator refuses before compiling: features only a GPU has, named with the line
+//! that uses them, rather than a wall of host-compiler errors.
+
+use crate::Error;
+
+/// (what to look for, what to call it). Matched on the source with comments removed; a
+/// pattern starting with a letter must start an identifier.
+const GPU_ONLY: &[(&str, &str)] = &[
+    ("asm", "inline PTX assembly (`asm`)"),
+    ("__asm__", "inline PTX assembly (`asm`)"),
+    ("extern __shared__", "dynamic shared memory (`extern __shared__`)"),
+    ("__pipeline_memcpy_async", "cp.async pipelines"),
+    ("__pipeline_commit", "cp.async pipelines"),
+    ("__pipeline_wait_prior", "cp.async pipelines"),
+    ("wmma::", "tensor-core fragments (`wmma`)"),
+    ("nvcuda::", "tensor-core fragments (`wmma`)"),
+    ("cooperative_groups", "cooperative groups"),
+    ("#include <cuda", "a CUDA header"),
+    ("#include \"cuda", "a CUDA header"),
+    ("#include <mma.h>", "a CUDA header"),
+    ("#include <sm_", "a CUDA header"),
+];
+
+/// Checks that `source` defines `kernel` and uses nothing the simulator cannot run.
+pub(crate) fn check(source: &str, kernel: &str) -> Result<(), Error> {
+    let is_identifier = !kernel.is_empty()
+        && !kernel.starts_with(|c: char| c.is_ascii_digit())
+        && kernel.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let code = without_comments(source);
+    if !is_identifier || !code.lines().any(|line| has_identifier(line, kernel)) {
+        return Err(Error::KernelNotInSource { kernel: kernel.into() });
+    }
+    for (number, line) in code.lines().enumerate() {
+        for (pattern, feature) in GPU_ONLY {
+            let found = if pattern.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                has_identifier(line, pattern.trim_end_matches(':'))
+                    && (!pattern.ends_with("::") || line.contains(pattern))
+            } else {
+                line.trim_start().starts_with(pattern) || line.contains(pattern)
+            };
+            if found {
+                return Err(Error::SimUnsupported {
+                    kernel: kernel.into(),
+                    feature,
+                    line: number + 1,
+                    text: source.lines().nth(number).unwrap_or(line).trim().to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `word` occurs in `line` as a whole identifier.
+fn has_identifier(line: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    line.match_indices(word).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + word.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+/// `source` with `//` and `/* */` comments blanked out, line structure kept.
+fn without_comments(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    let (mut in_line, mut in_block, mut in_string) = (false, false, false);
+    while let Some(c) = chars.next() {
+        if in_line {
+            if c == '\n' {
+                in_line = false;
+                out.push('\n');
+            }
+        } else if in_block {
+            if c == '*' && chars.peek() == Some(&'/') {
+                chars.next();
+                in_block = false;
+            } else if c == '\n' {
+                out.push('\n');
+            }
+        } else if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '/' && chars.peek() == Some(&'/') {
+            in_line = true;
+        } else if c == '/' && chars.peek() == Some(&'*') {
+            chars.next();
+            in_block = true;
+        } else {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KERNEL: &str = "extern \"C\" __global__ void k(float* y) {\n    y[0] = 1.0f;\n}\n";
+
+    #[test]
+    fn plain_cuda_c_passes() {
+        check(KERNEL, "k").unwrap();
+    }
+
+    #[test]
+    fn inline_ptx_is_refused_with_its_line() {
+        let source = "extern \"C\" __global__ void k(unsigned* y) {\n    unsigned lane;\n    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n}\n";
+        match check(source, "k") {
+            Err(Error::SimUnsupported { feature, line, .. }) => {
+                assert!(feature.contains("asm"), "{feature}");
+                assert_eq!(line, 3);
+            }
+            other => panic!("expected SimUnsupported, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn gpu_only_words_in_comments_or_identifiers_are_not_features() {
+        let source = "// asm(\"...\") would be faster\n/* wmma:: later */\nextern \"C\" __global__ void k(float* spasm) { spasm[0] = 0; }\n";
+        check(source, "k").unwrap();
+    }
+
+    #[test]
+    fn dynamic_shared_memory_and_cuda_headers_are_refused() {
+        for (source, want) in [
+            ("extern __shared__ float s[];\nextern \"C\" __global__ void k() {}", "dynamic shared memory"),
+            ("#include <cuda_fp16.h>\nextern \"C\" __global__ void k() {}", "a CUDA header"),
+            ("#include <cuda/pipeline>\nextern \"C\" __global__ void k() {}", "a CUDA header"),
+        ] {
+            match check(source, "k") {
+                Err(Error::SimUnsupported { feature, line: 1, .. }) => {
+                    assert!(feature.contains(want), "{feature}")
+                }
+                other => panic!("expected SimUnsupported for {source:?}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_kernel_name_missing_from_the_source_or_not_an_identifier_is_an_error() {
+        assert!(matches!(check(KERNEL, "other"), Err(Error::KernelNotInSource { .. })));
+        assert!(matches!(check(KERNEL, "k); evil("), Err(Error::KernelNotInSource { .. })));
+    }
+}
