@@ -6,28 +6,11 @@
 
 use tessera::catalog::copy;
 use tessera::dsl::{LaunchPlanError, VectorWidth};
-use tessera::{Argument, Backend, Error, Gpu, Order, Simulator};
+use tessera::{Argument, Backend, Error, Gpu};
 
-/// A bit pattern no input contains, so an unwritten element cannot pass for a copied one.
-const POISON: u32 = 0x7fc0_dead;
+mod common;
 
-/// Every test body, as a normal test on the simulator and an ignored one on the GPU.
-macro_rules! on_both_backends {
-    ($($body:ident),* $(,)?) => {$(
-        mod $body {
-            #[test]
-            fn simulated() {
-                super::$body(&super::simulator());
-            }
-
-            #[test]
-            #[ignore = "needs a CUDA GPU"]
-            fn on_the_gpu() {
-                super::$body(&super::gpu());
-            }
-        }
-    )*};
-}
+use common::{random_floats, POISON};
 
 on_both_backends!(
     every_copy_kernel_copies_every_length_exactly,
@@ -36,18 +19,6 @@ on_both_backends!(
     mismatched_shapes_are_an_error_and_launch_nothing,
 );
 
-/// The simulator, under three thread orders: any output that depends on the order fails.
-fn simulator() -> Backend {
-    let sim = Simulator::new()
-        .unwrap_or_else(|e| panic!("the simulation needs a host C++ compiler: {e}"))
-        .with_orders([Order::Forward, Order::Reverse, Order::Shuffled { seed: 0x7e55e7a }]);
-    Backend::Simulator(sim)
-}
-
-fn gpu() -> Backend {
-    Backend::Gpu(Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}")))
-}
-
 /// Tails of every kind; the GPU also takes the lengths that measure bandwidth.
 fn lengths(backend: &Backend) -> Vec<usize> {
     let mut lengths = vec![0usize, 1, 3, 255, 256, 257, 1023, 1024, 1025, 4097, 65_537];
@@ -55,18 +26,6 @@ fn lengths(backend: &Backend) -> Vec<usize> {
         lengths.extend([(1 << 20) + 1, (1 << 28) + 3]);
     }
     lengths
-}
-
-fn random_floats(len: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        })
-        .collect()
 }
 
 fn assert_bitwise_equal(name: &str, len: usize, got: &[f32], want: &[f32]) {

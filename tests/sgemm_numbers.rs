@@ -1,21 +1,14 @@
-//! The SGEMM family on a real GPU against an f64 CPU reference: every kernel, tails in M, N
-//! and K, α and β, and β = 0 never reading C.
-//! Run on the GPU machine: `cargo test --release --test gpu_sgemm -- --include-ignored`.
+//! The SGEMM family's numbers against an f64 CPU reference: every kernel, tails in M, N and
+//! K, α and β, and β = 0 never reading C — on the CPU simulation of the emitted CUDA C in CI
+//! (small shapes) and on a GPU with `cargo test --release --test sgemm_numbers -- --include-ignored`.
 
+mod common;
+
+use common::random_floats;
 use tessera::catalog::sgemm;
-use tessera::{Argument, Gpu};
+use tessera::{Argument, Backend};
 
-fn random_floats(len: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        })
-        .collect()
-}
+on_both_backends!(every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes, beta_zero_never_reads_c);
 
 /// α·A·B + β·C in f64, rows spread over the machine's cores.
 fn reference(a: &[f32], b: &[f32], c: &[f32], (m, n, k): (usize, usize, usize), alpha: f64, beta: f64) -> Vec<f64> {
@@ -54,6 +47,8 @@ fn relative_error(got: &[f32], want: &[f64]) -> f64 {
     }
 }
 
+/// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square; the simulation takes the
+/// small ones.
 const SHAPES: [(usize, usize, usize); 12] = [
     (1, 1, 1),
     (17, 17, 17),
@@ -69,11 +64,11 @@ const SHAPES: [(usize, usize, usize); 12] = [
     (4097, 1000, 129),
 ];
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes() {
-    let gpu = Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
+fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
     for (index, &(m, n, k)) in SHAPES.iter().enumerate() {
+        if gpu.is_simulated() && m * n * k > 200_000 {
+            continue;
+        }
         let (host_a, host_b, host_c) = (
             random_floats(m * k, 1 + index as u64),
             random_floats(k * n, 100 + index as u64),
@@ -87,7 +82,7 @@ fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes() {
             let mut c = gpu.upload(&host_c, [m, n]).unwrap();
             kernel
                 .launch(
-                    &gpu,
+                    gpu,
                     &mut [
                         Argument::input("a", &a),
                         Argument::input("b", &b),
@@ -103,10 +98,7 @@ fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn beta_zero_never_reads_c() {
-    let gpu = Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
+fn beta_zero_never_reads_c(gpu: &Backend) {
     let (m, n, k) = (129, 131, 67);
     let (host_a, host_b) = (random_floats(m * k, 5), random_floats(k * n, 6));
     let want = reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), 2.0, 0.0);
@@ -116,7 +108,7 @@ fn beta_zero_never_reads_c() {
         let mut c = gpu.filled([m, n], f32::NAN).unwrap();
         kernel
             .launch(
-                &gpu,
+                gpu,
                 &mut [
                     Argument::input("a", &a),
                     Argument::input("b", &b),
@@ -135,7 +127,7 @@ fn beta_zero_never_reads_c() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn cublas_and_the_typed_launch_agree() {
-    let gpu = Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
+    let gpu = tessera::Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
     let (m, n, k) = (300, 200, 100);
     let a = gpu.upload(&random_floats(m * k, 7), [m, k]).unwrap();
     let b = gpu.upload(&random_floats(k * n, 8), [k, n]).unwrap();
