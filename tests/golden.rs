@@ -34,6 +34,9 @@ const CASES: &[(&str, &str, &str)] = cases![
     sgemm::sgemm_v1,
     sgemm::sgemm_v2,
     sgemm::sgemm_v3,
+    sgemm::sgemm_v4,
+    sgemm::sgemm_v5,
+    sgemm::sgemm_v4_small,
 ];
 
 #[test]

@@ -14,6 +14,7 @@ use crate::{c_expr, RenderError};
 #[template(path = "fragment.cu", escape = "none")]
 struct FragmentSource<'a> {
     dsl: String,
+    warp_layout: Option<(i64, i64)>,
     down: i64,
     across: i64,
     holds: String,
@@ -181,6 +182,7 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
     };
     FragmentSource {
         dsl: format!("let mut {} = {};", fragment.name, fragment),
+        warp_layout: layout.warp_layout.map(|[r, c]| (r, c)),
         down: layout.threads_down(),
         across: layout.threads_across(),
         holds,

@@ -19,6 +19,7 @@ struct KernelSource<'a> {
     attribute: String,
     doc_lines: Vec<&'a str>,
     threads: u64,
+    min_blocks: Option<u32>,
     vector: u32,
     vector_bits: u32,
     constants: &'a [Constant],
@@ -67,6 +68,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         attribute: attribute_text(&kernel.config),
         doc_lines: kernel.doc.as_deref().map(|d| d.lines().collect()).unwrap_or_default(),
         threads: kernel.config.threads.count(),
+        min_blocks: kernel.config.min_blocks,
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
@@ -86,6 +88,9 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
 /// ```
 pub fn attribute_text(config: &Config) -> String {
     let mut text = format!("threads = {}, vector = {}", config.threads, config.vector);
+    if let Some(blocks) = config.min_blocks {
+        text.push_str(&format!(", min_blocks = {blocks}"));
+    }
     if !config.constants.is_empty() {
         let list: Vec<String> = config.constants.iter().map(|c| format!("{} = {}", c.name, c.value)).collect();
         text.push_str(&format!(", consts({})", list.join(", ")));

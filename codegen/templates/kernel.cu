@@ -4,7 +4,7 @@
 //{{ line }}
 {%- endfor %}
 
-extern "C" __global__ void __launch_bounds__({{ threads }})
+extern "C" __global__ void __launch_bounds__({{ threads }}{% if let Some(blocks) = min_blocks %}, {{ blocks }}{% endif %})
 {{ name }}({{ params|join(", ") }})
 {
     constexpr int THREADS = {{ threads }};  // threads per block

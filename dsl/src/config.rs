@@ -23,6 +23,10 @@ pub struct Config {
     pub threads: ThreadBlock,
     pub vector: VectorWidth,
     pub constants: Vec<Constant>,
+    /// `min_blocks = n`: ask the compiler to keep registers low enough for n resident
+    /// blocks per SM (`__launch_bounds__(THREADS, n)`).
+    #[serde(default)]
+    pub min_blocks: Option<u32>,
     /// Where `threads = ..` was written.
     pub threads_origin: Origin,
     /// Where `vector = ..` was written.

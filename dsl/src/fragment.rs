@@ -11,12 +11,17 @@ use crate::{ElementType, Fragment, Kernel, Scope};
 ///
 /// ```
 /// use tessera_dsl::{ElementType, FragmentLayout};
-/// let v2 = FragmentLayout { rows: 128, cols: 128, thread_rows: 8, thread_cols: 8, split: [2, 2], element: ElementType::F32 };
+/// let v2 = FragmentLayout {
+///     rows: 128, cols: 128, thread_rows: 8, thread_cols: 8, split: [2, 2], warp_layout: None, element: ElementType::F32,
+/// };
 /// assert_eq!(v2.threads(), 256);
 /// assert_eq!(v2.row(3, 0), 12);        // thread row 3, first value: 3 × 4
 /// assert_eq!(v2.row(3, 4), 64 + 12);   // its second sub-tile, half a block further
 /// let v1 = FragmentLayout { split: [1, 1], ..v2 };
 /// assert_eq!(v1.row(3, 4), 28);
+/// let tiled = FragmentLayout { warp_layout: Some([4, 8]), ..v2 };
+/// assert_eq!(tiled.thread_position(9), (1, 1));     // lane 9 of warp 0: row 1, column 1
+/// assert_eq!(tiled.thread_position(32), (0, 8));    // warp 1 sits beside warp 0
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FragmentLayout {
@@ -25,6 +30,8 @@ pub struct FragmentLayout {
     pub thread_rows: i64,
     pub thread_cols: i64,
     pub split: [i64; 2],
+    /// Thread tiles per warp as [rows, columns], when warps hold 2-D blocks of them.
+    pub warp_layout: Option<[i64; 2]>,
     pub element: ElementType,
 }
 
@@ -42,6 +49,7 @@ impl FragmentLayout {
             thread_rows: thread_rows.eval(scope).ok()?,
             thread_cols: thread_cols.eval(scope).ok()?,
             split: [i64::from(fragment.split[0]), i64::from(fragment.split[1])],
+            warp_layout: fragment.warp_layout.map(|[r, c]| [i64::from(r), i64::from(c)]),
             element: fragment.element,
         })
     }
@@ -61,7 +69,14 @@ impl FragmentLayout {
 
     /// (thread row, thread column) of thread `tid`.
     pub fn thread_position(&self, tid: i64) -> (i64, i64) {
-        (tid / self.threads_across(), tid % self.threads_across())
+        match self.warp_layout {
+            Some([rows, cols]) => {
+                let (warp, lane) = (tid / 32, tid % 32);
+                let warps_across = (self.threads_across() / cols).max(1);
+                ((warp / warps_across) * rows + lane / cols, (warp % warps_across) * cols + lane % cols)
+            }
+            None => (tid / self.threads_across(), tid % self.threads_across()),
+        }
     }
 
     /// Rows of one sub-tile.

@@ -33,7 +33,7 @@ pub enum Statement {
 /// let acc = Fragment {
 ///     name: "acc".into(), element: ElementType::F32,
 ///     shape: vec![Expr::int(128), Expr::int(128)], thread_tile: vec![Expr::int(8), Expr::int(8)],
-///     split: [2, 2], origin: Origin::default(),
+///     split: [2, 2], warp_layout: None, origin: Origin::default(),
 /// };
 /// assert_eq!(acc.to_string(), "fragment::<f32>([128, 128]).thread_tile([8, 8]).split([2, 2])");
 /// ```
@@ -47,6 +47,11 @@ pub struct Fragment {
     pub thread_tile: Vec<Expr>,
     /// Sub-tiles per thread along rows and columns ([1, 1]: one contiguous tile).
     pub split: [u32; 2],
+    /// `.warp_layout([4, 8])`: the 32 threads of a warp hold a 4 × 8 block of thread tiles
+    /// (instead of consecutive threads along the rows), so a warp's operand reads span fewer
+    /// shared-memory wavefronts.
+    #[serde(default)]
+    pub warp_layout: Option<[u32; 2]>,
     pub origin: Origin,
 }
 
@@ -56,6 +61,9 @@ impl std::fmt::Display for Fragment {
         write!(f, "fragment::<{}>([{}]).thread_tile([{}])", self.element, list(&self.shape), list(&self.thread_tile))?;
         if self.split != [1, 1] {
             write!(f, ".split([{}, {}])", self.split[0], self.split[1])?;
+        }
+        if let Some([rows, cols]) = self.warp_layout {
+            write!(f, ".warp_layout([{rows}, {cols}])")?;
         }
         Ok(())
     }

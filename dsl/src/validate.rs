@@ -347,6 +347,19 @@ impl Checker<'_> {
             );
             return;
         }
+        if let Some([rows, cols]) = layout.warp_layout {
+            if rows * cols != 32 || layout.threads_down() % rows != 0 || layout.threads_across() % cols != 0 {
+                self.error(
+                    fragment.origin,
+                    format!(
+                        "warp_layout([{rows}, {cols}]) must hold 32 threads and tile the {} × {} grid of thread tiles",
+                        layout.threads_down(),
+                        layout.threads_across()
+                    ),
+                    Some("use [4, 8], [8, 4], [2, 16] or [16, 2] where the grid allows".into()),
+                );
+            }
+        }
         let threads = self.kernel.config.threads.count() as i64;
         if layout.threads() != threads {
             self.error(

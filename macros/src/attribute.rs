@@ -12,6 +12,7 @@ use crate::spans::SpanTable;
 enum Item {
     Threads(Expr),
     Vector(LitInt),
+    MinBlocks(LitInt),
     Consts(Punctuated<ConstItem, Token![,]>),
 }
 
@@ -41,6 +42,10 @@ impl Parse for Item {
                 input.parse::<Token![=]>()?;
                 Ok(Item::Vector(input.parse()?))
             }
+            "min_blocks" => {
+                input.parse::<Token![=]>()?;
+                Ok(Item::MinBlocks(input.parse()?))
+            }
             "consts" => {
                 let content;
                 syn::parenthesized!(content in input);
@@ -48,7 +53,9 @@ impl Parse for Item {
             }
             other => Err(syn::Error::new(
                 key.span(),
-                format!("unknown tile_kernel option `{other}`; expected `threads`, `vector` or `consts(..)`"),
+                format!(
+                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks` or `consts(..)`"
+                ),
             )),
         }
     }
@@ -75,6 +82,16 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
                     )
                 })?;
                 config.vector_origin = spans.origin(lit.span());
+            }
+            Item::MinBlocks(lit) => {
+                let blocks: u32 = lit.base10_parse()?;
+                if blocks == 0 || blocks > 32 {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        format!("min_blocks = {blocks}: an SM keeps 1 to 32 blocks resident"),
+                    ));
+                }
+                config.min_blocks = Some(blocks);
             }
             Item::Consts(list) => {
                 for item in list {

@@ -337,8 +337,15 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
         }
     };
     let origin = spans.origin(init.span());
-    let mut fragment =
-        Fragment { name: name.ident.to_string(), element, shape, thread_tile: vec![], split: [1, 1], origin };
+    let mut fragment = Fragment {
+        name: name.ident.to_string(),
+        element,
+        shape,
+        thread_tile: vec![],
+        split: [1, 1],
+        warp_layout: None,
+        origin,
+    };
     for method in modifiers.into_iter().rev() {
         let [argument] = method.args.iter().collect::<Vec<_>>()[..] else {
             return Err(syn::Error::new(method.span(), format!("`.{}` takes one list", method.method)));
@@ -363,6 +370,30 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
                     },
                     _ => {
                         return Err(syn::Error::new(argument.span(), "split takes two integers, e.g. `.split([2, 2])`"))
+                    }
+                }
+            }
+            "warp_layout" => {
+                let parts = list(argument, spans)?;
+                let value = |e: &Expr| match e.kind {
+                    tessera_dsl::ExprKind::Int(v) if (1..=32).contains(&v) => Some(v as u32),
+                    _ => None,
+                };
+                match parts.as_slice() {
+                    [a, b] => match (value(a), value(b)) {
+                        (Some(a), Some(b)) => fragment.warp_layout = Some([a, b]),
+                        _ => {
+                            return Err(syn::Error::new(
+                                argument.span(),
+                                "warp_layout takes two small integers, e.g. `.warp_layout([4, 8])`",
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(syn::Error::new(
+                            argument.span(),
+                            "warp_layout takes two integers, e.g. `.warp_layout([4, 8])`",
+                        ))
                     }
                 }
             }

@@ -65,6 +65,67 @@ pub fn sgemm_v3(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
+/// V4: V3 with warp tiling — each warp's 32 threads hold a 4 × 8 block of thread tiles
+/// instead of 2 × 16, so a warp's b reads span one 128-byte wavefront instead of two.
+#[tile_kernel(threads = 256, vector = 4, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8))]
+pub fn sgemm_v4(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 2) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// V5: V4 with BK = 16 — twice the work per barrier and per prefetch — holding registers to
+/// 128 so two blocks stay resident per SM.
+#[tile_kernel(threads = 256, vector = 4, min_blocks = 2, consts(BM = 128, BN = 128, BK = 16, TM = 8, TN = 8))]
+pub fn sgemm_v5(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 2) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// V4 on 64×64 block tiles of 64 threads: four times the blocks, for shapes too small to
+/// fill the GPU with 128×128 tiles.
+#[tile_kernel(threads = 64, vector = 4, consts(BM = 64, BN = 64, BK = 8, TM = 8, TN = 8))]
+pub fn sgemm_v4_small(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (K, N)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 2) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 4] =
-    [&sgemm_naive::KERNEL, &sgemm_v1::KERNEL, &sgemm_v2::KERNEL, &sgemm_v3::KERNEL];
+pub const ALL: [&crate::KernelDefinition; 7] = [
+    &sgemm_naive::KERNEL,
+    &sgemm_v1::KERNEL,
+    &sgemm_v2::KERNEL,
+    &sgemm_v3::KERNEL,
+    &sgemm_v4::KERNEL,
+    &sgemm_v5::KERNEL,
+    &sgemm_v4_small::KERNEL,
+];
