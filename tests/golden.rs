@@ -36,6 +36,7 @@ const CASES: &[(&str, &str, &str)] = cases![
     sgemm::sgemm_v3,
     sgemm::sgemm_v4,
     sgemm::sgemm_v5,
+    sgemm::sgemm_v6,
     sgemm::sgemm_v4_small,
 ];
 
