@@ -27,6 +27,8 @@ const CASES: &[(&str, &str, &str)] = cases![
     transpose::transpose_padded,
     transpose::transpose_swizzled,
     transpose::transpose_padded_64,
+    transpose::transpose_padded_128x32,
+    transpose::transpose_padded_256x32,
     transpose::transpose_f32x4_shared,
     transpose::transpose_f32x4_padded,
     transpose::transpose_f32x4_conflict_free,
@@ -37,6 +39,7 @@ const CASES: &[(&str, &str, &str)] = cases![
     sgemm::sgemm_v4,
     sgemm::sgemm_v5,
     sgemm::sgemm_v6,
+    sgemm::sgemm_v6_128x64,
     sgemm::sgemm_v4_small,
 ];
 

@@ -52,6 +52,25 @@ pub fn transpose_padded_64(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
     copy(&t.t(), y.tile([bx, by], [T, T]));
 }
 
+/// Padded 128×32 tiles: each block writes 128-element runs of y's rows, so rows of y that
+/// are not 32-byte aligned leave partial sectors at the ends of 512 bytes, not 256.
+#[tile_kernel(threads = (32, 8), consts(TR = 128, TC = 32))]
+pub fn transpose_padded_128x32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let t = shared::<f32>([TR, TC]).pad(1);
+    copy(x.tile([by, bx], [TR, TC]), &t);
+    copy(&t.t(), y.tile([bx, by], [TC, TR]));
+}
+
+/// Padded 256×32 tiles: 1 KiB runs of y's rows per block.
+#[tile_kernel(threads = (32, 8), consts(TR = 256, TC = 32))]
+pub fn transpose_padded_256x32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let t = shared::<f32>([TR, TC]).pad(1);
+    copy(x.tile([by, bx], [TR, TC]), &t);
+    copy(&t.t(), y.tile([bx, by], [TC, TR]));
+}
+
 /// seeds/002, f32x4 with shared memory: 16×64 tiles, float4 loads and stores; reading
 /// four rows down a column of the unpadded tile is a 4-way bank conflict.
 #[tile_kernel(threads = (16, 16), vector = 4, consts(TR = 16, TC = 64))]
@@ -84,12 +103,14 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 8] = [
+pub const ALL: [&crate::KernelDefinition; 10] = [
     &transpose_naive::KERNEL,
     &transpose_shared::KERNEL,
     &transpose_padded::KERNEL,
     &transpose_swizzled::KERNEL,
     &transpose_padded_64::KERNEL,
+    &transpose_padded_128x32::KERNEL,
+    &transpose_padded_256x32::KERNEL,
     &transpose_f32x4_shared::KERNEL,
     &transpose_f32x4_padded::KERNEL,
     &transpose_f32x4_conflict_free::KERNEL,
