@@ -126,7 +126,18 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
                     )
                     .map(|_| ())
             };
-            launch(&mut c)?;
+            let tuned = kernel
+                .launch(
+                    gpu,
+                    &mut [
+                        Argument::input("a", &a),
+                        Argument::input("b", &b),
+                        Argument::output("c", &mut c),
+                        Argument::scalar("alpha", 1.0f32),
+                        Argument::scalar("beta", 0.0f32),
+                    ],
+                )?
+                .tuned;
             let got = gpu.download(&c)?;
             let (mut diff, mut norm) = (0.0f64, 0.0f64);
             for (g, w) in got.iter().zip(&want) {
@@ -138,7 +149,7 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
             let tflops = timing.tflop_per_s(flops);
             println!(
                 "{shape:<22} {:<16} {:>9.3} {:>8.1} {:>8.1}% {:>8} {:>10.1e}",
-                kernel.name(),
+                if tuned { format!("{} (tuned)", kernel.name()) } else { kernel.name().to_string() },
                 timing.median_ms,
                 tflops,
                 100.0 * tflops / base_tflops,

@@ -28,6 +28,7 @@ mod origin;
 mod param;
 mod statement;
 mod target;
+mod tune;
 mod validate;
 
 pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report};
@@ -50,4 +51,5 @@ pub use statement::{
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 pub use target::Target;
+pub use tune::{shape_class, Candidate, TuneSpace};
 pub use validate::validate;

@@ -33,6 +33,8 @@ pub struct Launched {
     pub vector: VectorWidth,
     /// Registers per thread as the driver reports for the loaded kernel (0 on the simulator).
     pub registers: u32,
+    /// Whether the configuration came from the tuning cache (`tessera tune`).
+    pub tuned: bool,
     /// False when the grid was empty (a zero-length tensor) and nothing ran.
     pub queued: bool,
     /// True when it ran on the CPU simulation (and so has already finished).
@@ -94,12 +96,47 @@ impl KernelDefinition {
     }
 
     fn launch_on_gpu(&self, gpu: &Gpu, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
-        let kernel = self.ir()?;
-        self.check_arguments(kernel, gpu.location(), arguments)?;
-        let width = widest_aligned(kernel.config.vector, arguments)?;
-        let source = self.source_with_vector(width)?;
+        let declared = self.ir()?;
+        self.check_arguments(declared, gpu.location(), arguments)?;
+        let mut kernel = declared.clone();
+        let tuned = match self.plan(declared, arguments, 1) {
+            Ok(plan) => gpu.tuned_config(self.name, self.cuda_source, &plan.binding.values),
+            Err(_) => None,
+        };
+        if let Some(config) = &tuned {
+            kernel.config = config.clone();
+        }
+        kernel.config.vector = widest_aligned(kernel.config.vector, arguments)?;
+        let source = self.source_for(&kernel)?;
+        let mut launched = self.launch_configured(gpu, &kernel, &source, arguments)?;
+        launched.tuned = tuned.is_some();
+        Ok(launched)
+    }
+
+    /// The source of `kernel`, a configuration of this definition: the embedded source when
+    /// it is the declared one, else rendered.
+    pub(crate) fn source_for(&self, kernel: &Kernel) -> Result<Cow<'static, str>, Error> {
+        if kernel.config == self.ir()?.config {
+            return Ok(Cow::Borrowed(self.cuda_source));
+        }
+        tessera_codegen::render(kernel)
+            .map(Cow::Owned)
+            .map_err(|source| Error::Render { kernel: self.name.into(), source })
+    }
+
+    /// Launches `kernel` (this definition at some configuration) rendered as `source`; the
+    /// arguments were checked against the definition's signature, which no configuration
+    /// changes.
+    pub(crate) fn launch_configured(
+        &self,
+        gpu: &Gpu,
+        kernel: &Kernel,
+        source: &str,
+        arguments: &mut [Argument<'_>],
+    ) -> Result<Launched, Error> {
+        let width = kernel.config.vector;
         let threads = kernel.config.threads.count() as u32;
-        let loaded = gpu.load(&source, self.name, threads)?;
+        let loaded = gpu.load(source, self.name, threads)?;
         let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
         let plan = self.plan(kernel, arguments, resident)?;
         let mut launched = Launched {
@@ -110,6 +147,7 @@ impl KernelDefinition {
             registers: loaded.registers,
             queued: false,
             simulated: false,
+            tuned: false,
         };
         if plan.is_empty() {
             return Ok(launched);
@@ -159,6 +197,7 @@ impl KernelDefinition {
             registers: 0,
             queued: false,
             simulated: true,
+            tuned: false,
         };
         if plan.is_empty() {
             return Ok(launched);

@@ -6,6 +6,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::libraries::require_driver;
 use crate::tensor::{Memory, MemoryMut, Storage};
+use crate::tune::TuneCache;
 use crate::{nvrtc, Arch, DeviceTensor, DiskCache, Element, Error, Input, Location, Output, Timing};
 
 /// One CUDA device with one stream: tensors, compiled kernels and timing live here.
@@ -23,6 +24,7 @@ pub struct Gpu {
     arch: Arch,
     sm_count: u32,
     disk_cache: Option<DiskCache>,
+    tune_cache: Option<TuneCache>,
     /// Loaded kernels by their exact source: one module per distinct source.
     loaded: Mutex<HashMap<String, Arc<LoadedKernel>>>,
 }
@@ -73,8 +75,34 @@ impl Gpu {
             arch: Arch { major: major as u32, minor: minor as u32 },
             sm_count: sm_count as u32,
             disk_cache: DiskCache::default_location(),
+            tune_cache: TuneCache::default_location(),
             loaded: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Uses `cache` (or none) for tuned configurations instead of the default location.
+    pub fn with_tune_cache(mut self, cache: Option<TuneCache>) -> Self {
+        self.tune_cache = cache;
+        self
+    }
+
+    /// The tuned configuration of `kernel` (declared as `source`) for shapes like `binding`
+    /// on this device, if `tessera tune` stored one that still matches.
+    pub(crate) fn tuned_config(
+        &self,
+        kernel: &str,
+        source: &str,
+        binding: &[(String, i64)],
+    ) -> Option<tessera_dsl::Config> {
+        let cache = self.tune_cache.as_ref()?;
+        match cache.lookup(kernel, source, &self.name, self.arch, &tessera_dsl::shape_class(binding)) {
+            crate::tune::Lookup::Found(record) => Some(record.config),
+            _ => None,
+        }
+    }
+
+    pub fn tune_cache(&self) -> Option<&TuneCache> {
+        self.tune_cache.as_ref()
     }
 
     /// Uses `cache` (or none) for compiled cubins instead of the default location.

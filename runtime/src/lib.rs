@@ -29,6 +29,7 @@ mod ptxas;
 pub mod sim;
 mod tensor;
 mod timing;
+pub mod tune;
 
 pub use argument::{Argument, ScalarValue};
 pub use backend::{Backend, Device, DeviceRef};
@@ -44,3 +45,4 @@ pub use ptxas::PtxasReport;
 pub use sim::{HostCompiler, Order, SimCompiled, SimulatedRun, Simulator};
 pub use tensor::{DeviceTensor, Element, Input, Location, Output, TensorView, TensorViewMut};
 pub use timing::Timing;
+pub use tune::{Lookup, TuneCache};

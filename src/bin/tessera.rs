@@ -40,11 +40,133 @@ fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         Some("show") => show(&args[1..]),
-        _ => Err(
-            "usage: tessera list | tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log | --report]"
-                .into(),
-        ),
+        Some("tune") => tune(&args[1..]),
+        _ => Err(USAGE.into()),
     }
+}
+
+const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log | --report]\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]";
+
+/// `M=4096,N=4096,K=4096` → [("M", 4096), ..].
+fn parse_assignments(text: &str) -> Result<Vec<(String, f64)>, String> {
+    text.split(',')
+        .filter(|part| !part.trim().is_empty())
+        .map(|part| {
+            let (name, value) = part.split_once('=').ok_or(format!("`{part}`: expected NAME=VALUE"))?;
+            let value: f64 = value.trim().parse().map_err(|_| format!("`{part}`: {value} is not a number"))?;
+            Ok((name.trim().to_string(), value))
+        })
+        .collect()
+}
+
+fn tune(args: &[String]) -> Result<(), String> {
+    use tessera::runtime::tune::{self, Outcome, Progress};
+    let name = args.first().ok_or("tune needs a kernel name; `tessera list` lists them")?;
+    let kernel = catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
+    let (mut shape, mut scalars, mut dry_run) = (Vec::new(), Vec::new(), false);
+    let mut rest = args[1..].iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--shape" => shape = parse_assignments(rest.next().ok_or("--shape needs M=..,N=..")?)?,
+            "--scalar" => scalars = parse_assignments(rest.next().ok_or("--scalar needs alpha=..")?)?,
+            "--dry-run" => dry_run = true,
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    let ir = kernel.ir().map_err(|e| e.to_string())?;
+    let binding: Vec<(String, i64)> = ir
+        .shape_symbols()
+        .into_iter()
+        .map(|symbol| {
+            shape.iter().find(|(s, _)| s == symbol).map(|(s, v)| (s.clone(), *v as i64)).ok_or(format!(
+                "--shape gives no value for `{symbol}` (the kernel's shape symbols: {})",
+                ir.shape_symbols().join(", ")
+            ))
+        })
+        .collect::<Result<_, _>>()?;
+    let space = tessera::dsl::TuneSpace::around(ir);
+    let mut bar = |progress: Progress| {
+        let (what, done, of) = match progress {
+            Progress::Compiled { done, of } => ("compiled", done, of),
+            Progress::Measured { done, of } => ("measured", done, of),
+        };
+        let filled = if of == 0 { 30 } else { done * 30 / of };
+        eprint!("\r[{}{}] {done}/{of} {what}   ", "#".repeat(filled), ".".repeat(30 - filled));
+        if done == of {
+            eprintln!();
+        }
+    };
+    struct NoGpu;
+    impl tune::Measure for NoGpu {
+        fn measure(&mut self, _: &tessera::dsl::Kernel, _: &str) -> Result<f64, String> {
+            Err("no GPU: --dry-run compiles but does not measure".into())
+        }
+    }
+    let gpu = if dry_run {
+        None
+    } else {
+        Some(
+            tessera::Gpu::new(0)
+                .map_err(|e| format!("tune measures on a GPU: {e}; `--dry-run` shows the space and compiles it"))?,
+        )
+    };
+    let arch = gpu.as_ref().map_or(tessera::Arch::SM_90, |g| g.arch());
+    let report = match &gpu {
+        Some(gpu) => {
+            let mut measure = tune::GpuMeasure::new(gpu, kernel, &binding, &scalars).map_err(|e| e.to_string())?;
+            tune::tune(kernel, &space, arch, &binding, &mut measure, &mut bar)
+        }
+        None => tune::tune(kernel, &space, arch, &binding, &mut NoGpu, &mut bar),
+    }
+    .map_err(|e| e.to_string())?;
+    let count = |f: fn(&Outcome) -> bool| report.trials.iter().filter(|t| f(&t.outcome)).count();
+    println!(
+        "{}: {} configurations for {} ({arch}): {} pruned by the validator, {} failed to compile, {} spill, {} compiled cleanly, {} measured",
+        kernel.name(),
+        report.trials.len(),
+        report.shape_class,
+        count(|o| matches!(o, Outcome::Pruned(_))),
+        count(|o| matches!(o, Outcome::CompileFailed(_))),
+        count(|o| matches!(o, Outcome::Spills(_))),
+        count(|o| matches!(o, Outcome::Measured { .. } | Outcome::Failed(_))),
+        count(|o| matches!(o, Outcome::Measured { .. })),
+    );
+    let mut measured: Vec<(&tessera::dsl::Candidate, f64)> = report
+        .trials
+        .iter()
+        .filter_map(|t| match t.outcome {
+            Outcome::Measured { median_ms } => Some((&t.candidate, median_ms)),
+            _ => None,
+        })
+        .collect();
+    measured.sort_by(|a, b| a.1.total_cmp(&b.1));
+    for (candidate, ms) in measured.iter().take(10) {
+        println!("  {ms:>9.4} ms  {candidate}");
+    }
+    let record = gpu.as_ref().and_then(|g| tune::winning_record(kernel, &report, g.name(), arch));
+    if let (Some(gpu), Some(record)) = (&gpu, record) {
+        let declared = &ir.config;
+        let declared_ms =
+            report.trials.iter().find(|t| &t.candidate.config == declared).and_then(|t| match t.outcome {
+                Outcome::Measured { median_ms } => Some(median_ms),
+                _ => None,
+            });
+        match gpu.tune_cache() {
+            Some(cache) => {
+                cache.store(record.clone()).map_err(|e| format!("cannot write {}: {e}", cache.path().display()))?;
+                println!(
+                    "winner {:.4} ms{} stored in {}; launches of `{}` at shapes like {} use it",
+                    record.median_ms,
+                    declared_ms.map(|d| format!(" (declared configuration {d:.4} ms)")).unwrap_or_default(),
+                    cache.path().display(),
+                    kernel.name(),
+                    record.shape_class
+                );
+            }
+            None => println!("winner {:.4} ms; not stored (TESSERA_TUNE=off)", record.median_ms),
+        }
+    }
+    Ok(())
 }
 
 fn show(args: &[String]) -> Result<(), String> {

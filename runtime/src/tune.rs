@@ -1,0 +1,444 @@
+//! The autotuner: try a kernel's configurations (pruned by the validator before anything
+//! compiles), compile the survivors in parallel, measure them, and keep the winner per
+//! kernel, source, device and shape class in a cache that `launch` consults. A record whose
+//! source or device no longer matches is refused, never used.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+use tessera_dsl::{shape_class, Candidate, Config, Kernel, ParamKind, TuneSpace};
+
+use crate::{nvrtc, Arch, Argument, DeviceTensor, Error, Gpu, KernelDefinition, PtxasReport};
+
+/// One stored winner.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TuneRecord {
+    pub kernel: String,
+    /// sha256 of the declared CUDA source: a changed kernel invalidates its records.
+    pub source_sha256: String,
+    pub device: String,
+    pub arch: String,
+    pub shape_class: String,
+    pub config: Config,
+    pub median_ms: f64,
+}
+
+/// What the cache says about a kernel at a shape.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lookup {
+    Found(TuneRecord),
+    /// A record exists for this kernel and shape class but is not trusted, and why.
+    Refused {
+        reason: String,
+    },
+    Missing,
+}
+
+/// A JSON file of tuning records.
+///
+/// ```
+/// use tessera_runtime::{Arch, TuneCache};
+/// let cache = TuneCache::new(std::env::temp_dir().join("tessera-doc-tuned.json"));
+/// assert_eq!(cache.lookup("k", "source", "GPU", Arch::SM_90, "N=1024v"), tessera_runtime::Lookup::Missing);
+/// ```
+#[derive(Clone, Debug)]
+pub struct TuneCache {
+    path: PathBuf,
+}
+
+pub(crate) fn sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl TuneCache {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// `tuned.json` beside the compiled kernels; `None` when `TESSERA_TUNE=off`.
+    pub fn default_location() -> Option<Self> {
+        if std::env::var("TESSERA_TUNE").is_ok_and(|v| v == "off" || v == "0") {
+            return None;
+        }
+        crate::DiskCache::default_location().map(|cache| Self::new(cache.dir().join("tuned.json")))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Every record; an unreadable or damaged file reads as empty (tuning again rewrites it).
+    pub fn records(&self) -> Vec<TuneRecord> {
+        std::fs::read_to_string(&self.path).ok().and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default()
+    }
+
+    pub fn lookup(&self, kernel: &str, source: &str, device: &str, arch: Arch, shape_class: &str) -> Lookup {
+        let records = self.records();
+        let Some(record) =
+            records.iter().find(|r| r.kernel == kernel && r.shape_class == shape_class && r.device == device)
+        else {
+            return match records.iter().find(|r| r.kernel == kernel && r.shape_class == shape_class) {
+                Some(other) => {
+                    Lookup::Refused { reason: format!("tuned on {} ({}), not on {device}", other.device, other.arch) }
+                }
+                None => Lookup::Missing,
+            };
+        };
+        if record.source_sha256 != sha256(source) {
+            return Lookup::Refused { reason: format!("`{kernel}` changed since it was tuned (source hash differs)") };
+        }
+        if record.arch != arch.to_string() {
+            return Lookup::Refused { reason: format!("tuned for {}, this device is {arch}", record.arch) };
+        }
+        Lookup::Found(record.clone())
+    }
+
+    /// Stores `record`, replacing any for the same kernel, device and shape class.
+    pub fn store(&self, record: TuneRecord) -> std::io::Result<()> {
+        let mut records = self.records();
+        records.retain(|r| {
+            !(r.kernel == record.kernel && r.device == record.device && r.shape_class == record.shape_class)
+        });
+        records.push(record);
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let temporary = self.path.with_extension(format!("{}.tmp", std::process::id()));
+        std::fs::write(&temporary, serde_json::to_string_pretty(&records).map_err(std::io::Error::other)?)?;
+        std::fs::rename(temporary, &self.path)
+    }
+}
+
+/// What happened to one candidate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Refused by the validator before compiling.
+    Pruned(String),
+    CompileFailed(String),
+    /// Compiled, but registers spill to local memory.
+    Spills(PtxasReport),
+    Measured {
+        median_ms: f64,
+    },
+    Failed(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trial {
+    pub candidate: Candidate,
+    pub outcome: Outcome,
+}
+
+/// Everything a tuning run tried, and the winner.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneReport {
+    pub kernel: String,
+    pub shape_class: String,
+    pub trials: Vec<Trial>,
+}
+
+impl TuneReport {
+    /// The fastest measured candidate.
+    pub fn winner(&self) -> Option<(&Candidate, f64)> {
+        self.trials
+            .iter()
+            .filter_map(|t| match t.outcome {
+                Outcome::Measured { median_ms } => Some((&t.candidate, median_ms)),
+                _ => None,
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
+/// Progress of a tuning run, for a progress bar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    Compiled { done: usize, of: usize },
+    Measured { done: usize, of: usize },
+}
+
+/// Where timings come from: a GPU, or a stand-in in tests.
+pub trait Measure {
+    /// The median time of `kernel` (a configuration of the tuned definition) rendered as `source`.
+    fn measure(&mut self, kernel: &Kernel, source: &str) -> Result<f64, String>;
+}
+
+/// Tries every candidate of `space`: validate, render, compile in parallel for `arch`, drop
+/// those that spill, then measure the rest one by one.
+pub fn tune(
+    definition: &KernelDefinition,
+    space: &TuneSpace,
+    arch: Arch,
+    binding: &[(String, i64)],
+    measure: &mut impl Measure,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<TuneReport, Error> {
+    let declared = definition.ir()?;
+    let mut trials: Vec<Trial> = Vec::new();
+    let mut compilable: Vec<(Candidate, Kernel, String)> = Vec::new();
+    for (candidate, checked) in space.candidates(declared) {
+        match checked {
+            Err(diagnostics) => {
+                let reason = diagnostics.iter().next().map(|d| d.message.clone()).unwrap_or_default();
+                trials.push(Trial { candidate, outcome: Outcome::Pruned(reason) });
+            }
+            Ok(()) => {
+                let mut kernel = declared.clone();
+                kernel.config = candidate.config.clone();
+                match definition.source_for(&kernel) {
+                    Ok(source) => compilable.push((candidate, kernel, source.into_owned())),
+                    Err(error) => trials.push(Trial { candidate, outcome: Outcome::CompileFailed(error.to_string()) }),
+                }
+            }
+        }
+    }
+    let compiled = compile_all(definition.name(), &compilable, arch, progress);
+    let of = compiled.iter().filter(|c| matches!(c, Ok(None))).count();
+    let mut done = 0;
+    for ((candidate, kernel, source), result) in compilable.into_iter().zip(compiled) {
+        let outcome = match result {
+            Err(message) => Outcome::CompileFailed(message),
+            Ok(Some(spills)) => Outcome::Spills(spills),
+            Ok(None) => {
+                let outcome = match measure.measure(&kernel, &source) {
+                    Ok(median_ms) => Outcome::Measured { median_ms },
+                    Err(message) => Outcome::Failed(message),
+                };
+                done += 1;
+                progress(Progress::Measured { done, of });
+                outcome
+            }
+        };
+        trials.push(Trial { candidate, outcome });
+    }
+    Ok(TuneReport { kernel: definition.name().into(), shape_class: shape_class(binding), trials })
+}
+
+/// NVRTC on every core: `Ok(None)` compiled cleanly, `Ok(Some(figures))` spills.
+fn compile_all(
+    name: &str,
+    work: &[(Candidate, Kernel, String)],
+    arch: Arch,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Vec<Result<Option<PtxasReport>, String>> {
+    let results: Mutex<Vec<Option<Result<Option<PtxasReport>, String>>>> = Mutex::new(vec![None; work.len()]);
+    let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    let cache = crate::DiskCache::default_location();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(work.len().max(1));
+    let progress = Mutex::new(progress);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some((_, _, source)) = work.get(index) else { break };
+                let result = nvrtc::compile_cached(source, name, arch, cache.as_ref())
+                    .map(|compiled| compiled.ptxas.spills().then_some(compiled.ptxas))
+                    .map_err(|e| e.to_string());
+                if let Ok(mut slots) = results.lock() {
+                    slots[index] = Some(result);
+                }
+                let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Ok(mut report) = progress.lock() {
+                    (*report)(Progress::Compiled { done, of: work.len() });
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|slot| slot.unwrap_or_else(|| Err("not compiled".into())))
+        .collect()
+}
+
+/// Measures on a GPU with tensors of the tuned shape: inputs random, outputs zero, every
+/// scalar 1 unless given.
+pub struct GpuMeasure<'a> {
+    gpu: &'a Gpu,
+    definition: &'static KernelDefinition,
+    tensors: Vec<(String, AnyTensor)>,
+    scalars: Vec<(String, f64)>,
+    pub warmup: usize,
+    pub repetitions: usize,
+}
+
+enum AnyTensor {
+    F32(DeviceTensor<f32>),
+    F64(DeviceTensor<f64>),
+    I32(DeviceTensor<i32>),
+    U32(DeviceTensor<u32>),
+}
+
+impl<'a> GpuMeasure<'a> {
+    pub fn new(
+        gpu: &'a Gpu,
+        definition: &'static KernelDefinition,
+        binding: &[(String, i64)],
+        scalars: &[(String, f64)],
+    ) -> Result<Self, Error> {
+        let kernel = definition.ir()?;
+        let mut tensors = Vec::new();
+        for param in &kernel.params {
+            let ParamKind::Global(tensor) = &param.kind else { continue };
+            let dims: Vec<usize> = tensor
+                .shape
+                .iter()
+                .map(|(symbol, _)| binding.iter().find(|(s, _)| s == symbol).map_or(1, |(_, v)| (*v).max(0) as usize))
+                .collect();
+            let len: usize = dims.iter().product();
+            let values = |i: usize| ((i * 7919) % 2003) as f64 / 1001.0 - 1.0;
+            let any = match tensor.element {
+                tessera_dsl::ElementType::F32 => {
+                    AnyTensor::F32(gpu.upload(&(0..len).map(|i| values(i) as f32).collect::<Vec<_>>(), &dims)?)
+                }
+                tessera_dsl::ElementType::F64 => {
+                    AnyTensor::F64(gpu.upload(&(0..len).map(values).collect::<Vec<_>>(), &dims)?)
+                }
+                tessera_dsl::ElementType::I32 => {
+                    AnyTensor::I32(gpu.upload(&(0..len).map(|i| (i % 97) as i32).collect::<Vec<_>>(), &dims)?)
+                }
+                tessera_dsl::ElementType::U32 => {
+                    AnyTensor::U32(gpu.upload(&(0..len).map(|i| (i % 97) as u32).collect::<Vec<_>>(), &dims)?)
+                }
+            };
+            tensors.push((param.name.clone(), any));
+        }
+        Ok(Self { gpu, definition, tensors, scalars: scalars.to_vec(), warmup: 2, repetitions: 7 })
+    }
+}
+
+impl Measure for GpuMeasure<'_> {
+    fn measure(&mut self, kernel: &Kernel, source: &str) -> Result<f64, String> {
+        let definition = self.definition;
+        let declared = definition.ir().map_err(|e| e.to_string())?;
+        let (gpu, warmup, repetitions) = (self.gpu, self.warmup, self.repetitions);
+        let scalars = self.scalars.clone();
+        let tensors = &mut self.tensors;
+        let timing = gpu
+            .time(warmup, repetitions, || {
+                let mut arguments: Vec<Argument<'_>> = Vec::new();
+                let mut tensor_iter = tensors.iter_mut();
+                for param in &declared.params {
+                    let name: &'static str = static_name(definition, &param.name);
+                    match &param.kind {
+                        ParamKind::Global(tensor) => {
+                            let Some((_, any)) = tensor_iter.next() else { break };
+                            let writable = tensor.access == tessera_dsl::Access::Writable;
+                            arguments.push(match (any, writable) {
+                                (AnyTensor::F32(t), false) => Argument::input(name, t),
+                                (AnyTensor::F32(t), true) => Argument::output(name, t),
+                                (AnyTensor::F64(t), false) => Argument::input(name, t),
+                                (AnyTensor::F64(t), true) => Argument::output(name, t),
+                                (AnyTensor::I32(t), false) => Argument::input(name, t),
+                                (AnyTensor::I32(t), true) => Argument::output(name, t),
+                                (AnyTensor::U32(t), false) => Argument::input(name, t),
+                                (AnyTensor::U32(t), true) => Argument::output(name, t),
+                            });
+                        }
+                        ParamKind::Scalar(element) => {
+                            let value = scalars.iter().find(|(n, _)| n == &param.name).map_or(1.0, |(_, v)| *v);
+                            arguments.push(match element {
+                                tessera_dsl::ElementType::F32 => Argument::scalar(name, value as f32),
+                                tessera_dsl::ElementType::F64 => Argument::scalar(name, value),
+                                tessera_dsl::ElementType::I32 => Argument::scalar(name, value as i32),
+                                tessera_dsl::ElementType::U32 => Argument::scalar(name, value as u32),
+                            });
+                        }
+                    }
+                }
+                definition.launch_configured(gpu, kernel, source, &mut arguments).map(|_| ())
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(timing.median_ms)
+    }
+}
+
+/// The parameter name as the `'static` string the definition's IR holds.
+fn static_name(definition: &'static KernelDefinition, name: &str) -> &'static str {
+    definition
+        .ir()
+        .ok()
+        .and_then(|kernel| kernel.params.iter().find(|p| p.name == name))
+        .map_or("?", |p| p.name.as_str())
+}
+
+/// The record of `report`'s winner, for [`TuneCache::store`].
+pub fn winning_record(
+    definition: &KernelDefinition,
+    report: &TuneReport,
+    gpu_name: &str,
+    arch: Arch,
+) -> Option<TuneRecord> {
+    let (candidate, median_ms) = report.winner()?;
+    Some(TuneRecord {
+        kernel: report.kernel.clone(),
+        source_sha256: sha256(definition.cuda_source()),
+        device: gpu_name.into(),
+        arch: arch.to_string(),
+        shape_class: report.shape_class.clone(),
+        config: candidate.config.clone(),
+        median_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kernel: &str, source: &str, device: &str) -> TuneRecord {
+        TuneRecord {
+            kernel: kernel.into(),
+            source_sha256: sha256(source),
+            device: device.into(),
+            arch: "sm_90".into(),
+            shape_class: "M=1024v".into(),
+            config: Config::default(),
+            median_ms: 1.0,
+        }
+    }
+
+    fn scratch(name: &str) -> TuneCache {
+        let path = std::env::temp_dir().join(format!("tessera-tune-{name}-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        TuneCache::new(path)
+    }
+
+    #[test]
+    fn a_stored_record_is_found_for_the_same_source_device_and_shape_class() {
+        let cache = scratch("found");
+        cache.store(record("k", "source", "H200")).unwrap();
+        assert!(matches!(cache.lookup("k", "source", "H200", Arch::SM_90, "M=1024v"), Lookup::Found(_)));
+        assert_eq!(cache.lookup("k", "source", "H200", Arch::SM_90, "M=2048v"), Lookup::Missing);
+    }
+
+    #[test]
+    fn a_record_for_changed_source_or_another_device_is_refused_not_used() {
+        let cache = scratch("refused");
+        cache.store(record("k", "source", "H200")).unwrap();
+        assert!(
+            matches!(cache.lookup("k", "edited source", "H200", Arch::SM_90, "M=1024v"), Lookup::Refused { reason } if reason.contains("changed"))
+        );
+        assert!(
+            matches!(cache.lookup("k", "source", "A100", Arch::SM_80, "M=1024v"), Lookup::Refused { reason } if reason.contains("H200"))
+        );
+        assert!(
+            matches!(cache.lookup("k", "source", "H200", Arch::SM_80, "M=1024v"), Lookup::Refused { reason } if reason.contains("sm_90"))
+        );
+    }
+
+    #[test]
+    fn storing_again_replaces_the_record_and_a_damaged_file_reads_as_empty() {
+        let cache = scratch("replace");
+        cache.store(record("k", "source", "H200")).unwrap();
+        cache.store(TuneRecord { median_ms: 0.5, ..record("k", "source", "H200") }).unwrap();
+        assert_eq!(cache.records().len(), 1);
+        assert_eq!(cache.records()[0].median_ms, 0.5);
+        std::fs::write(cache.path(), "{ not json").unwrap();
+        assert!(cache.records().is_empty());
+        assert_eq!(cache.lookup("k", "source", "H200", Arch::SM_90, "M=1024v"), Lookup::Missing);
+    }
+}

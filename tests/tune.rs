@@ -1,0 +1,81 @@
+//! The autotuner without a GPU: the validator prunes before anything compiles, survivors are
+//! compiled by NVRTC (needs libnvrtc, as in CI), the fastest measurement wins, and the cache
+//! refuses a record whose source or device changed.
+
+use tessera::catalog::sgemm;
+use tessera::dsl::{Kernel, TuneSpace, VectorWidth};
+use tessera::runtime::tune::{self, Measure, Outcome};
+use tessera::{Arch, Lookup, TuneCache};
+
+/// Pretends BK = 16 is twice as fast as BK = 8, and counts what it was asked to time.
+struct FakeMeasure {
+    calls: usize,
+}
+
+impl Measure for FakeMeasure {
+    fn measure(&mut self, kernel: &Kernel, source: &str) -> Result<f64, String> {
+        self.calls += 1;
+        assert!(source.contains(&format!("constexpr int BK = {};", kernel.config.constant("BK").unwrap())));
+        Ok(if kernel.config.constant("BK") == Some(16) { 0.5 } else { 1.0 })
+    }
+}
+
+fn small_space() -> TuneSpace {
+    TuneSpace {
+        // TM = 32 asks for 32 × 8 accumulators: over the register budget, pruned unbuilt
+        constants: vec![("BK".into(), vec![8, 16]), ("TM".into(), vec![8, 32])],
+        vectors: vec![VectorWidth::W4],
+        min_blocks: vec![Some(2)],
+    }
+}
+
+#[test]
+fn the_tuner_prunes_before_compiling_and_the_fastest_measurement_wins() {
+    let definition = &sgemm::sgemm_v6::KERNEL;
+    let binding = vec![("M".to_string(), 1000), ("K".to_string(), 1000), ("N".to_string(), 1000)];
+    let mut fake = FakeMeasure { calls: 0 };
+    let mut progress = Vec::new();
+    let report =
+        tune::tune(definition, &small_space(), Arch::SM_90, &binding, &mut fake, &mut |p| progress.push(p)).unwrap();
+    assert_eq!(report.trials.len(), 4);
+    let pruned: Vec<_> = report.trials.iter().filter(|t| matches!(t.outcome, Outcome::Pruned(_))).collect();
+    assert_eq!(pruned.len(), 2, "{:#?}", report.trials);
+    assert!(pruned.iter().all(|t| t.candidate.config.constant("TM") == Some(32)));
+    assert!(
+        matches!(&pruned[0].outcome, Outcome::Pruned(reason) if reason.contains("thread tile")),
+        "{:?}",
+        pruned[0].outcome
+    );
+    assert_eq!(fake.calls, 2, "only the two valid candidates are timed");
+    let (winner, ms) = report.winner().unwrap();
+    assert_eq!((winner.config.constant("BK"), ms), (Some(16), 0.5));
+    assert_eq!(report.shape_class, "K=1024v,M=1024v,N=1024v");
+    assert!(!progress.is_empty());
+}
+
+#[test]
+fn a_stored_winner_is_found_again_and_refused_once_the_kernel_changes() {
+    let definition = &sgemm::sgemm_v6::KERNEL;
+    let binding = vec![("M".to_string(), 512), ("K".to_string(), 512), ("N".to_string(), 512)];
+    let report =
+        tune::tune(definition, &small_space(), Arch::SM_90, &binding, &mut FakeMeasure { calls: 0 }, &mut |_| {})
+            .unwrap();
+    let record = tune::winning_record(definition, &report, "Fake GPU", Arch::SM_90).unwrap();
+    let path = std::env::temp_dir().join(format!("tessera-tune-test-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let cache = TuneCache::new(&path);
+    cache.store(record).unwrap();
+    match cache.lookup(definition.name(), definition.cuda_source(), "Fake GPU", Arch::SM_90, &report.shape_class) {
+        Lookup::Found(found) => assert_eq!(found.config.constant("BK"), Some(16)),
+        other => panic!("expected the stored winner, got {other:?}"),
+    }
+    let edited = definition.cuda_source().replace("BK = 16", "BK = 32");
+    assert!(matches!(
+        cache.lookup(definition.name(), &edited, "Fake GPU", Arch::SM_90, &report.shape_class),
+        Lookup::Refused { .. }
+    ));
+    assert!(matches!(
+        cache.lookup(definition.name(), definition.cuda_source(), "Other GPU", Arch::SM_90, &report.shape_class),
+        Lookup::Refused { .. }
+    ));
+}
