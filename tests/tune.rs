@@ -79,3 +79,13 @@ fn a_stored_winner_is_found_again_and_refused_once_the_kernel_changes() {
         Lookup::Refused { .. }
     ));
 }
+
+#[test]
+fn candidates_never_ask_for_vectors_the_shapes_rows_cannot_hold() {
+    let definition = &sgemm::sgemm_v6::KERNEL;
+    // rows of 4095 elements: no 64- or 128-bit access can stay aligned
+    let binding = vec![("M".to_string(), 4095), ("K".to_string(), 4095), ("N".to_string(), 4095)];
+    let report = tune::tune(definition, &small_space(), Arch::SM_90, &binding, &mut FakeMeasure { calls: 0 }, &mut |_| {}).unwrap();
+    assert!(report.trials.iter().all(|t| t.candidate.config.vector == VectorWidth::W1), "{:#?}", report.trials);
+    assert!(report.winner().is_some());
+}

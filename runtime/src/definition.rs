@@ -1,5 +1,5 @@
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::PushKernelArg;
 
@@ -21,6 +21,8 @@ pub struct KernelDefinition {
     cuda_source: &'static str,
     ir_json: &'static str,
     ir: OnceLock<Result<Kernel, String>>,
+    /// Sources rendered for other configurations, so a launch renders each only once.
+    rendered: Mutex<Vec<(tessera_dsl::Config, Arc<str>)>>,
 }
 
 /// What a launch did.
@@ -43,7 +45,7 @@ pub struct Launched {
 
 impl KernelDefinition {
     pub const fn new(name: &'static str, cuda_source: &'static str, ir_json: &'static str) -> Self {
-        Self { name, cuda_source, ir_json, ir: OnceLock::new() }
+        Self { name, cuda_source, ir_json, ir: OnceLock::new(), rendered: Mutex::new(Vec::new()) }
     }
 
     pub fn name(&self) -> &'static str {
@@ -98,15 +100,23 @@ impl KernelDefinition {
     fn launch_on_gpu(&self, gpu: &Gpu, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
         let declared = self.ir()?;
         self.check_arguments(declared, gpu.location(), arguments)?;
-        let mut kernel = declared.clone();
-        let tuned = match self.plan(declared, arguments, 1) {
-            Ok(plan) => gpu.tuned_config(self.name, self.cuda_source, &plan.binding.values),
-            Err(_) => None,
+        let tuned = match gpu.tune_cache() {
+            Some(_) => self
+                .plan(declared, arguments, 1)
+                .ok()
+                .and_then(|plan| gpu.tuned_config(self.name, self.cuda_source, &plan.binding.values)),
+            None => None,
         };
+        let width = widest_aligned(tuned.as_ref().map_or(declared.config.vector, |c| c.vector), arguments)?;
+        if tuned.is_none() && width == declared.config.vector {
+            // the common case: the embedded source, nothing to render
+            return self.launch_configured(gpu, declared, self.cuda_source, arguments);
+        }
+        let mut kernel = declared.clone();
         if let Some(config) = &tuned {
             kernel.config = config.clone();
         }
-        kernel.config.vector = widest_aligned(kernel.config.vector, arguments)?;
+        kernel.config.vector = width;
         let source = self.source_for(&kernel)?;
         let mut launched = self.launch_configured(gpu, &kernel, &source, arguments)?;
         launched.tuned = tuned.is_some();
@@ -114,14 +124,23 @@ impl KernelDefinition {
     }
 
     /// The source of `kernel`, a configuration of this definition: the embedded source when
-    /// it is the declared one, else rendered.
-    pub(crate) fn source_for(&self, kernel: &Kernel) -> Result<Cow<'static, str>, Error> {
+    /// it is the declared one, else rendered (once per configuration).
+    pub(crate) fn source_for(&self, kernel: &Kernel) -> Result<Arc<str>, Error> {
         if kernel.config == self.ir()?.config {
-            return Ok(Cow::Borrowed(self.cuda_source));
+            return Ok(Arc::from(self.cuda_source));
         }
-        tessera_codegen::render(kernel)
-            .map(Cow::Owned)
-            .map_err(|source| Error::Render { kernel: self.name.into(), source })
+        let known =
+            self.rendered.lock().ok().and_then(|r| r.iter().find(|(c, _)| *c == kernel.config).map(|(_, s)| s.clone()));
+        if let Some(found) = known {
+            return Ok(found);
+        }
+        let source: Arc<str> = tessera_codegen::render(kernel)
+            .map_err(|source| Error::Render { kernel: self.name.into(), source })?
+            .into();
+        if let Ok(mut rendered) = self.rendered.lock() {
+            rendered.push((kernel.config.clone(), source.clone()));
+        }
+        Ok(source)
     }
 
     /// Launches `kernel` (this definition at some configuration) rendered as `source`; the

@@ -27,6 +27,8 @@ pub struct Gpu {
     tune_cache: Option<TuneCache>,
     /// Loaded kernels by their exact source: one module per distinct source.
     loaded: Mutex<HashMap<String, Arc<LoadedKernel>>>,
+    /// Tuning-cache answers by (kernel, shape class): the file is read once per kernel and class.
+    tuned: Mutex<HashMap<(String, String), Option<tessera_dsl::Config>>>,
 }
 
 /// A kernel compiled for this device and loaded into its context.
@@ -77,6 +79,7 @@ impl Gpu {
             disk_cache: DiskCache::default_location(),
             tune_cache: TuneCache::default_location(),
             loaded: Mutex::new(HashMap::new()),
+            tuned: Mutex::new(HashMap::new()),
         })
     }
 
@@ -87,7 +90,8 @@ impl Gpu {
     }
 
     /// The tuned configuration of `kernel` (declared as `source`) for shapes like `binding`
-    /// on this device, if `tessera tune` stored one that still matches.
+    /// on this device, if `tessera tune` stored one that still matches. The cache file is
+    /// read once per kernel and shape class.
     pub(crate) fn tuned_config(
         &self,
         kernel: &str,
@@ -95,10 +99,18 @@ impl Gpu {
         binding: &[(String, i64)],
     ) -> Option<tessera_dsl::Config> {
         let cache = self.tune_cache.as_ref()?;
-        match cache.lookup(kernel, source, &self.name, self.arch, &tessera_dsl::shape_class(binding)) {
+        let key = (kernel.to_string(), tessera_dsl::shape_class(binding));
+        if let Some(known) = self.tuned.lock().ok().and_then(|memo| memo.get(&key).cloned()) {
+            return known;
+        }
+        let found = match cache.lookup(kernel, source, &self.name, self.arch, &key.1) {
             crate::tune::Lookup::Found(record) => Some(record.config),
             _ => None,
+        };
+        if let Ok(mut memo) = self.tuned.lock() {
+            memo.insert(key, found.clone());
         }
+        found
     }
 
     pub fn tune_cache(&self) -> Option<&TuneCache> {

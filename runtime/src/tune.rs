@@ -178,6 +178,11 @@ pub fn tune(
     let declared = definition.ir()?;
     let mut trials: Vec<Trial> = Vec::new();
     let mut compilable: Vec<(Candidate, Kernel, String)> = Vec::new();
+    // The launch would narrow vectors that rows of this shape cannot hold; so does the tuner.
+    let cap = shape_vector_cap(declared, binding);
+    let mut space = space.clone();
+    space.vectors = space.vectors.iter().map(|v| (*v).min(cap)).collect();
+    space.vectors.dedup();
     for (candidate, checked) in space.candidates(declared) {
         match checked {
             Err(diagnostics) => {
@@ -188,7 +193,7 @@ pub fn tune(
                 let mut kernel = declared.clone();
                 kernel.config = candidate.config.clone();
                 match definition.source_for(&kernel) {
-                    Ok(source) => compilable.push((candidate, kernel, source.into_owned())),
+                    Ok(source) => compilable.push((candidate, kernel, source.to_string())),
                     Err(error) => trials.push(Trial { candidate, outcome: Outcome::CompileFailed(error.to_string()) }),
                 }
             }
@@ -214,6 +219,23 @@ pub fn tune(
         trials.push(Trial { candidate, outcome });
     }
     Ok(TuneReport { kernel: definition.name().into(), shape_class: shape_class(binding), trials })
+}
+
+/// The widest vector every 2-D tensor's rows allow at `binding` (rows whose length is not a
+/// multiple of the width would make vector accesses misaligned).
+fn shape_vector_cap(kernel: &Kernel, binding: &[(String, i64)]) -> tessera_dsl::VectorWidth {
+    let mut width = tessera_dsl::VectorWidth::W4;
+    for tensor in kernel.params.iter().filter_map(|p| p.tensor()).filter(|t| t.rank() >= 2) {
+        let Some(symbol) = tensor.contiguous_symbol() else { continue };
+        let row = binding.iter().find(|(s, _)| s == symbol).map_or(1, |(_, v)| *v);
+        while row % i64::from(width.get()) != 0 {
+            match width.narrower() {
+                Some(narrower) => width = narrower,
+                None => break,
+            }
+        }
+    }
+    width
 }
 
 /// NVRTC on every core: `Ok(None)` compiled cleanly, `Ok(Some(figures))` spills.
