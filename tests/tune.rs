@@ -85,7 +85,11 @@ fn candidates_never_ask_for_vectors_the_shapes_rows_cannot_hold() {
     let definition = &sgemm::sgemm_v6::KERNEL;
     // rows of 4095 elements: no 64- or 128-bit access can stay aligned
     let binding = vec![("M".to_string(), 4095), ("K".to_string(), 4095), ("N".to_string(), 4095)];
-    let report = tune::tune(definition, &small_space(), Arch::SM_90, &binding, &mut FakeMeasure { calls: 0 }, &mut |_| {}).unwrap();
+    // at 32-bit accesses, holding registers to 128 for two blocks per SM spills: let it go
+    let space = TuneSpace { min_blocks: vec![Some(2), None], ..small_space() };
+    let report =
+        tune::tune(definition, &space, Arch::SM_90, &binding, &mut FakeMeasure { calls: 0 }, &mut |_| {}).unwrap();
+    assert!(report.trials.iter().any(|t| matches!(t.outcome, Outcome::Spills(_))), "{:#?}", report.trials);
     assert!(report.trials.iter().all(|t| t.candidate.config.vector == VectorWidth::W1), "{:#?}", report.trials);
-    assert!(report.winner().is_some());
+    assert!(report.winner().is_some(), "{:#?}", report.trials);
 }
