@@ -43,6 +43,7 @@
 // The catalog below uses the macro, whose expansion names `::tessera`.
 extern crate self as tessera;
 
+pub mod bench;
 pub mod catalog;
 
 pub use tessera_codegen as codegen;

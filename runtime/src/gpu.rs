@@ -246,6 +246,37 @@ impl Gpu {
         Ok(Timing::from_samples(samples))
     }
 
+    /// Like [`Gpu::time`], but `flush` runs untimed before every run (to evict the L2 cache,
+    /// so repetitions do not read what the previous one left there).
+    pub fn time_flushed(
+        &self,
+        warmup: usize,
+        repetitions: usize,
+        mut flush: impl FnMut() -> Result<(), Error>,
+        mut work: impl FnMut() -> Result<(), Error>,
+    ) -> Result<Timing, Error> {
+        for _ in 0..warmup {
+            flush()?;
+            work()?;
+        }
+        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut samples = Vec::with_capacity(repetitions);
+        for _ in 0..repetitions {
+            flush()?;
+            let start = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
+            work()?;
+            let end = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
+            end.synchronize().map_err(Error::driver("waiting for an event"))?;
+            samples.push(f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?));
+        }
+        Ok(Timing::from_samples(samples))
+    }
+
+    /// Bytes of L2 cache on this device.
+    pub fn l2_bytes(&self) -> Option<usize> {
+        self.context.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).ok().map(|b| b.max(0) as usize)
+    }
+
     fn wrong_device(&self, param: &str, tensor: Location) -> Error {
         Error::WrongDevice { param: param.into(), tensor, launch: self.location() }
     }

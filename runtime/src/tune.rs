@@ -333,6 +333,70 @@ impl<'a> GpuMeasure<'a> {
     }
 }
 
+impl GpuMeasure<'_> {
+    /// Times the definition's own launch (its tuned configuration, if any), with `flush` run
+    /// untimed before each repetition; also returns what the last launch reported.
+    pub fn time_launch(
+        &mut self,
+        mut flush: impl FnMut() -> Result<(), Error>,
+    ) -> Result<(crate::Timing, crate::Launched), Error> {
+        let definition = self.definition;
+        let declared = definition.ir()?;
+        let (gpu, warmup, repetitions) = (self.gpu, self.warmup, self.repetitions);
+        let scalars = self.scalars.clone();
+        let tensors = &mut self.tensors;
+        let mut last = None;
+        let timing = gpu.time_flushed(warmup, repetitions, &mut flush, || {
+            let mut arguments = build_arguments(definition, declared, tensors, &scalars);
+            last = Some(definition.launch(gpu, &mut arguments)?);
+            Ok(())
+        })?;
+        let launched =
+            last.ok_or_else(|| Error::Ir { kernel: definition.name().into(), message: "no repetition ran".into() })?;
+        Ok((timing, launched))
+    }
+}
+
+/// The arguments of `declared`'s parameters, in order, from the allocated tensors and scalars.
+fn build_arguments<'t>(
+    definition: &'static KernelDefinition,
+    declared: &Kernel,
+    tensors: &'t mut [(String, AnyTensor)],
+    scalars: &[(String, f64)],
+) -> Vec<Argument<'t>> {
+    let mut arguments: Vec<Argument<'t>> = Vec::new();
+    let mut tensor_iter = tensors.iter_mut();
+    for param in &declared.params {
+        let name: &'static str = static_name(definition, &param.name);
+        match &param.kind {
+            ParamKind::Global(tensor) => {
+                let Some((_, any)) = tensor_iter.next() else { break };
+                let writable = tensor.access == tessera_dsl::Access::Writable;
+                arguments.push(match (any, writable) {
+                    (AnyTensor::F32(t), false) => Argument::input(name, t),
+                    (AnyTensor::F32(t), true) => Argument::output(name, t),
+                    (AnyTensor::F64(t), false) => Argument::input(name, t),
+                    (AnyTensor::F64(t), true) => Argument::output(name, t),
+                    (AnyTensor::I32(t), false) => Argument::input(name, t),
+                    (AnyTensor::I32(t), true) => Argument::output(name, t),
+                    (AnyTensor::U32(t), false) => Argument::input(name, t),
+                    (AnyTensor::U32(t), true) => Argument::output(name, t),
+                });
+            }
+            ParamKind::Scalar(element) => {
+                let value = scalars.iter().find(|(n, _)| n == &param.name).map_or(1.0, |(_, v)| *v);
+                arguments.push(match element {
+                    tessera_dsl::ElementType::F32 => Argument::scalar(name, value as f32),
+                    tessera_dsl::ElementType::F64 => Argument::scalar(name, value),
+                    tessera_dsl::ElementType::I32 => Argument::scalar(name, value as i32),
+                    tessera_dsl::ElementType::U32 => Argument::scalar(name, value as u32),
+                });
+            }
+        }
+    }
+    arguments
+}
+
 impl Measure for GpuMeasure<'_> {
     fn measure(&mut self, kernel: &Kernel, source: &str) -> Result<f64, String> {
         let definition = self.definition;
@@ -342,36 +406,7 @@ impl Measure for GpuMeasure<'_> {
         let tensors = &mut self.tensors;
         let timing = gpu
             .time(warmup, repetitions, || {
-                let mut arguments: Vec<Argument<'_>> = Vec::new();
-                let mut tensor_iter = tensors.iter_mut();
-                for param in &declared.params {
-                    let name: &'static str = static_name(definition, &param.name);
-                    match &param.kind {
-                        ParamKind::Global(tensor) => {
-                            let Some((_, any)) = tensor_iter.next() else { break };
-                            let writable = tensor.access == tessera_dsl::Access::Writable;
-                            arguments.push(match (any, writable) {
-                                (AnyTensor::F32(t), false) => Argument::input(name, t),
-                                (AnyTensor::F32(t), true) => Argument::output(name, t),
-                                (AnyTensor::F64(t), false) => Argument::input(name, t),
-                                (AnyTensor::F64(t), true) => Argument::output(name, t),
-                                (AnyTensor::I32(t), false) => Argument::input(name, t),
-                                (AnyTensor::I32(t), true) => Argument::output(name, t),
-                                (AnyTensor::U32(t), false) => Argument::input(name, t),
-                                (AnyTensor::U32(t), true) => Argument::output(name, t),
-                            });
-                        }
-                        ParamKind::Scalar(element) => {
-                            let value = scalars.iter().find(|(n, _)| n == &param.name).map_or(1.0, |(_, v)| *v);
-                            arguments.push(match element {
-                                tessera_dsl::ElementType::F32 => Argument::scalar(name, value as f32),
-                                tessera_dsl::ElementType::F64 => Argument::scalar(name, value),
-                                tessera_dsl::ElementType::I32 => Argument::scalar(name, value as i32),
-                                tessera_dsl::ElementType::U32 => Argument::scalar(name, value as u32),
-                            });
-                        }
-                    }
-                }
+                let mut arguments = build_arguments(definition, declared, tensors, &scalars);
                 definition.launch_configured(gpu, kernel, source, &mut arguments).map(|_| ())
             })
             .map_err(|e| e.to_string())?;

@@ -15,6 +15,7 @@ use tessera::{catalog, nvrtc, Arch};
 enum Output {
     Source,
     Ptx,
+    Sass,
     Log,
     Report,
 }
@@ -41,11 +42,47 @@ fn run(args: &[String]) -> Result<(), String> {
         }
         Some("show") => show(&args[1..]),
         Some("tune") => tune(&args[1..]),
+        Some("bench") => bench(&args[1..]),
         _ => Err(USAGE.into()),
     }
 }
 
-const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log | --report]\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]";
+const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
+
+fn bench(args: &[String]) -> Result<(), String> {
+    use tessera::bench::{self, BenchOptions, Output};
+    let options = BenchOptions::parse(args)?;
+    let gpu = tessera::Gpu::new(0).map_err(|e| format!("bench measures on a GPU: {e}"))?;
+    eprintln!(
+        "{} ({}), L2 {} flushed before every repetition",
+        gpu.name(),
+        gpu.arch(),
+        if options.flush_l2 { "cache" } else { "not" }
+    );
+    let rows = bench::run(&gpu, &options, &mut |step| eprintln!("  {step}")).map_err(|e| e.to_string())?;
+    match options.output {
+        Output::Table => print!("{}", bench::table(&rows)),
+        Output::Json => println!("{}", bench::json(&rows)),
+        Output::Csv => print!("{}", bench::csv(&rows)),
+    }
+    if let Some(dir) = &options.svg_dir {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let bandwidth = rows.iter().filter(|r| r.unit == "GB/s").map(|r| r.baseline_value).fold(0.0, f64::max);
+        let bandwidth = if bandwidth > 0.0 { bandwidth } else { rows.first().map_or(1.0, |r| r.roofline) };
+        let peak = gpu.fp32_peak_tflops().unwrap_or(0.0);
+        let mut written = vec![dir.join("roofline.svg")];
+        std::fs::write(&written[0], bench::roofline_svg(&rows, peak, bandwidth)).map_err(|e| e.to_string())?;
+        for family in options.families.iter().map(|f| f.name()) {
+            let path = dir.join(format!("baseline_{family}.svg"));
+            std::fs::write(&path, bench::baseline_svg(&rows, family)).map_err(|e| e.to_string())?;
+            written.push(path);
+        }
+        for path in written {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
 
 /// `M=4096,N=4096,K=4096` → [("M", 4096), ..].
 fn parse_assignments(text: &str) -> Result<Vec<(String, f64)>, String> {
@@ -188,6 +225,7 @@ fn show(args: &[String]) -> Result<(), String> {
             }
             "--arch" => arch = rest.next().ok_or("--arch needs a value like sm_90")?.parse()?,
             "--ptx" => output = Output::Ptx,
+            "--sass" => output = Output::Sass,
             "--log" => output = Output::Log,
             "--report" => output = Output::Report,
             other => return Err(format!("unknown option `{other}`")),
@@ -202,6 +240,21 @@ fn show(args: &[String]) -> Result<(), String> {
         }
         Output::Source => print!("{source}"),
         Output::Ptx => print!("{}", nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?),
+        Output::Sass => {
+            let compiled = nvrtc::compile_cubin(&source, kernel.name(), arch).map_err(|e| e.to_string())?;
+            let path = std::env::temp_dir().join(format!("tessera-{}-{}.cubin", kernel.name(), std::process::id()));
+            std::fs::write(&path, &compiled.cubin).map_err(|e| e.to_string())?;
+            let listing = std::process::Command::new("cuobjdump").arg("-sass").arg(&path).output();
+            let _ = std::fs::remove_file(&path);
+            match listing {
+                Ok(out) if out.status.success() => print!("{}", String::from_utf8_lossy(&out.stdout)),
+                Ok(out) => return Err(format!("cuobjdump failed: {}", String::from_utf8_lossy(&out.stderr))),
+                Err(_) => return Err(
+                    "cuobjdump is not on PATH: it comes with the CUDA toolkit, or `pip install nvidia-cuda-cuobjdump`"
+                        .into(),
+                ),
+            }
+        }
         Output::Log => {
             let compiled = nvrtc::compile_cubin(&source, kernel.name(), arch).map_err(|e| e.to_string())?;
             println!("{}", compiled.log.trim_end());

@@ -1,0 +1,170 @@
+//! The main job: a tour of the catalog. For every kernel, what tessera emitted (a summary of
+//! the CUDA source) and what the static analysis says (its REPORT); then, on a GPU, every
+//! kernel's speed beside its baseline measured in the same run (cuBLAS for SGEMM, the device
+//! copy for the rest); without one, every kernel run on the CPU simulation of the same CUDA C
+//! and checked against a CPU reference.
+//!
+//! `cargo run --release --example tour -- [--quick] [--sources]`
+
+use tessera::bench::{self, BenchOptions, Family};
+use tessera::catalog::{copy, sgemm, transpose};
+use tessera::{Argument, Backend, KernelDefinition, Simulator};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let sources = args.iter().any(|a| a == "--sources");
+    if let Some(unknown) = args.iter().find(|a| *a != "--quick" && *a != "--sources") {
+        eprintln!(
+            "unknown argument `{unknown}`; expected --quick (smaller shapes) or --sources (every kernel's full CUDA)"
+        );
+        std::process::exit(2);
+    }
+    println!("tessera — a tour of the catalog\n");
+    for (family, kernels) in
+        [("copy", copy::ALL.to_vec()), ("transpose", transpose::ALL.to_vec()), ("sgemm", sgemm::ALL.to_vec())]
+    {
+        println!("══ {family} ══════════════════════════════════════════════════════════════");
+        for kernel in kernels {
+            describe(kernel, sources);
+        }
+    }
+    let backend = match Backend::detect() {
+        Ok(backend) => backend,
+        Err(error) => {
+            println!("Neither a GPU nor a host C++ compiler for the simulation: {error}");
+            return;
+        }
+    };
+    println!("{backend}\n");
+    let result = match &backend {
+        Backend::Gpu(gpu) => measure(gpu, quick),
+        Backend::Simulator(sim) => simulate(sim),
+    };
+    if let Err(error) = result {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
+}
+
+/// The kernel's doc line, its CUDA in one paragraph, and its REPORT.
+fn describe(kernel: &KernelDefinition, full_source: bool) {
+    let Ok(ir) = kernel.ir() else { return };
+    let source = kernel.cuda_source();
+    let signature = source.lines().skip_while(|l| !l.starts_with("extern")).nth(1).unwrap_or_default();
+    let count = |needle: &str| source.matches(needle).count();
+    println!("── {} — {}", kernel.name(), ir.doc.as_deref().and_then(|d| d.lines().next()).unwrap_or("").trim());
+    println!(
+        "   CUDA: {} lines, {} shared buffer(s), {} barrier(s), {} vector loads; signature {}",
+        source.lines().count(),
+        count("__shared__"),
+        count("__syncthreads()"),
+        count("reinterpret_cast<const"),
+        signature.trim()
+    );
+    if full_source {
+        println!("{source}");
+    }
+    match tessera::dsl::analyze(ir) {
+        Ok(report) => {
+            for line in report.to_string().lines() {
+                println!("   {line}");
+            }
+        }
+        Err(error) => println!("   no report: {error}"),
+    }
+    println!();
+}
+
+/// Every kernel beside its baseline, in one run.
+fn measure(gpu: &tessera::Gpu, quick: bool) -> Result<(), String> {
+    let mut options = BenchOptions::parse(&[]).map_err(|e| e.to_string())?;
+    options.repetitions = if quick { 5 } else { 20 };
+    let shape = |pairs: &[(&str, i64)]| pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect::<Vec<_>>();
+    let (n, side, gemm) = if quick { (1 << 24, 4096, 2048) } else { (1 << 28, 16384, 4096) };
+    options.sizes = Some(vec![
+        shape(&[("N", n)]),
+        shape(&[("R", side), ("C", side)]),
+        shape(&[("M", gemm), ("N", gemm), ("K", gemm)]),
+    ]);
+    options.families = Family::ALL.to_vec();
+    let rows = bench::run(gpu, &options, &mut |step| eprintln!("  {step}")).map_err(|e| e.to_string())?;
+    print!("{}", bench::table(&rows));
+    println!(
+        "(`tessera bench` measures more shapes, with JSON, CSV and SVG charts; BENCHMARKS.md has the recorded runs.)"
+    );
+    Ok(())
+}
+
+/// Every kernel on the CPU simulation of its CUDA C, against a CPU reference.
+fn simulate(sim: &Simulator) -> Result<(), String> {
+    println!("No GPU here: every kernel runs on the CPU simulation of the very CUDA C above, under two");
+    println!("thread orders (a race would show as a difference), and is checked against a CPU reference.");
+    println!("Simulated times are not GPU times, so none are shown.\n");
+    let err = |e: tessera::Error| e.to_string();
+    let values = |len: usize, seed: usize| -> Vec<f32> {
+        (0..len).map(|i| ((i * 7919 + seed * 104_729) % 2003) as f32 / 1001.0 - 1.0).collect()
+    };
+    let n = 4099;
+    let host = values(n, 1);
+    let x = sim.upload(&host, [n]).map_err(err)?;
+    for kernel in copy::ALL {
+        let mut y = sim.filled([n], f32::NAN).map_err(err)?;
+        kernel.launch(sim, &mut [Argument::input("x", &x), Argument::output("y", &mut y)]).map_err(err)?;
+        let exact = sim.download(&y).map_err(err)? == host;
+        println!(
+            "  {:<32} y = x for {n} elements: {}",
+            kernel.name(),
+            if exact { "exact, SIMULATED" } else { "WRONG" }
+        );
+    }
+    let (rows, cols) = (67, 131);
+    let host = values(rows * cols, 2);
+    let x = sim.upload(&host, [rows, cols]).map_err(err)?;
+    for kernel in transpose::ALL {
+        let mut y = sim.filled([cols, rows], f32::NAN).map_err(err)?;
+        kernel.launch(sim, &mut [Argument::input("x", &x), Argument::output("y", &mut y)]).map_err(err)?;
+        let got = sim.download(&y).map_err(err)?;
+        let exact = (0..rows).all(|r| (0..cols).all(|c| got[c * rows + r] == host[r * cols + c]));
+        println!(
+            "  {:<32} y = xᵀ for {rows}×{cols}: {}",
+            kernel.name(),
+            if exact { "exact, SIMULATED" } else { "WRONG" }
+        );
+    }
+    let (m, nn, k) = (67, 45, 33);
+    let (ha, hb) = (values(m * k, 3), values(k * nn, 4));
+    let a = sim.upload(&ha, [m, k]).map_err(err)?;
+    let b = sim.upload(&hb, [k, nn]).map_err(err)?;
+    for kernel in sgemm::ALL {
+        let mut c = sim.filled([m, nn], f32::NAN).map_err(err)?;
+        kernel
+            .launch(
+                sim,
+                &mut [
+                    Argument::input("a", &a),
+                    Argument::input("b", &b),
+                    Argument::output("c", &mut c),
+                    Argument::scalar("alpha", 1.0f32),
+                    Argument::scalar("beta", 0.0f32),
+                ],
+            )
+            .map_err(err)?;
+        let got = sim.download(&c).map_err(err)?;
+        let (mut diff, mut norm) = (0.0f64, 0.0f64);
+        for i in 0..m {
+            for j in 0..nn {
+                let want: f64 = (0..k).map(|p| f64::from(ha[i * k + p]) * f64::from(hb[p * nn + j])).sum();
+                diff += (f64::from(got[i * nn + j]) - want).powi(2);
+                norm += want * want;
+            }
+        }
+        let error = (diff / norm).sqrt();
+        println!(
+            "  {:<32} C = A·B for {m}×{nn}×{k}: relative error {error:.1e} {}",
+            kernel.name(),
+            if error < 1e-5 { "(< 1e-5), SIMULATED" } else { "— WRONG" }
+        );
+    }
+    Ok(())
+}

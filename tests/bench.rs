@@ -1,0 +1,107 @@
+//! `tessera bench` without a GPU: argument parsing and every output format, from rows made up
+//! for the purpose (the real runs are on the GPU machine, recorded in BENCHMARKS.md).
+
+use tessera::bench::{self, BenchOptions, BenchRow, Family, Output};
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn row(family: &str, kernel: &str, shape: &str, value: f64, baseline: f64, unit: &str, intensity: f64) -> BenchRow {
+    BenchRow {
+        family: family.into(),
+        kernel: kernel.into(),
+        shape: shape.into(),
+        median_ms: 1.0,
+        min_ms: 0.9,
+        max_ms: 1.2,
+        value,
+        unit: unit.into(),
+        baseline: if unit == "GB/s" { "device copy".into() } else { "cuBLAS".into() },
+        baseline_value: baseline,
+        percent_of_baseline: 100.0 * value / baseline,
+        intensity,
+        roofline: baseline,
+        percent_of_roofline: 100.0 * value / baseline,
+        vector: 4,
+        tuned: kernel.ends_with("v6"),
+    }
+}
+
+fn rows() -> Vec<BenchRow> {
+    vec![
+        row("copy", "copy_f32x4", "N=268435456", 4240.0, 4244.0, "GB/s", 0.0),
+        row("sgemm", "sgemm_v3", "M=4096,N=4096,K=4096", 41.7, 51.2, "TFLOP/s", 682.7),
+        row("sgemm", "sgemm_v6", "M=4096,N=4096,K=4096", 43.9, 51.2, "TFLOP/s", 682.7),
+        row("sgemm", "sgemm_v6", "M=1024,N=1024,K=1024", 26.7, 34.0, "TFLOP/s", 170.7),
+    ]
+}
+
+#[test]
+fn arguments_select_families_sizes_and_the_output_format() {
+    let options = BenchOptions::parse(&args(&[
+        "transpose",
+        "sgemm",
+        "--sizes",
+        "R=64,C=32;M=8,N=8,K=8",
+        "--reps",
+        "5",
+        "--json",
+        "--svg",
+        "/tmp/charts",
+        "--no-flush",
+    ]))
+    .unwrap();
+    assert_eq!(options.families, vec![Family::Transpose, Family::Sgemm]);
+    assert_eq!(options.sizes.as_ref().unwrap()[0], vec![("R".to_string(), 64), ("C".to_string(), 32)]);
+    assert_eq!((options.repetitions, options.output, options.flush_l2), (5, Output::Json, false));
+    assert_eq!(options.svg_dir.as_deref(), Some(std::path::Path::new("/tmp/charts")));
+    let all = BenchOptions::parse(&[]).unwrap();
+    assert_eq!(all.families, Family::ALL.to_vec());
+    assert!(all.flush_l2 && all.output == Output::Table);
+}
+
+#[test]
+fn bad_arguments_are_errors_that_name_them() {
+    for bad in [&["--reps"][..], &["--reps", "0"], &["--sizes", "N"], &["--sizes", "N=-3"], &["dot"]] {
+        let error = BenchOptions::parse(&args(bad)).unwrap_err();
+        assert!(!error.is_empty(), "{bad:?}");
+    }
+    assert!(BenchOptions::parse(&args(&["dot"])).unwrap_err().contains("`dot`"));
+}
+
+#[test]
+fn the_work_of_each_family_counts_bytes_and_flops() {
+    let shape = |pairs: &[(&str, i64)]| pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect::<Vec<_>>();
+    assert_eq!(Family::Copy.work(&shape(&[("N", 1000)])), (0.0, 8000.0));
+    assert_eq!(Family::Transpose.work(&shape(&[("R", 10), ("C", 20)])), (0.0, 1600.0));
+    assert_eq!(Family::Sgemm.work(&shape(&[("M", 2), ("N", 3), ("K", 4)])), (48.0, 4.0 * (8.0 + 12.0 + 6.0)));
+}
+
+#[test]
+fn the_table_json_and_csv_carry_every_row() {
+    let rows = rows();
+    let table = bench::table(&rows);
+    assert!(table.lines().next().unwrap().contains("of baseline"));
+    assert!(table.contains("sgemm_v6 (tuned)") && table.contains("copy_f32x4"));
+    let parsed: serde_json::Value = serde_json::from_str(&bench::json(&rows)).unwrap();
+    assert_eq!(parsed.as_array().unwrap().len(), 4);
+    assert_eq!(parsed[1]["kernel"], "sgemm_v3");
+    let csv = bench::csv(&rows);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5);
+    assert!(lines[0].starts_with("family,kernel,shape,median_ms"));
+    assert_eq!(lines[0].split(',').count(), lines[2].split(',').count() - 2, "the quoted shape holds two commas");
+}
+
+#[test]
+fn the_charts_place_every_gemm_kernel_and_every_shape() {
+    let rows = rows();
+    let roofline = bench::roofline_svg(&rows, 66.9, 4244.0);
+    assert!(roofline.starts_with("<svg") && roofline.trim_end().ends_with("</svg>"));
+    assert_eq!(roofline.matches("<title>sgemm_v6").count(), 2);
+    assert!(!roofline.contains("<title>copy_f32x4"), "copies do no arithmetic: they are not on the roofline");
+    let by_size = bench::baseline_svg(&rows, "sgemm");
+    assert_eq!(by_size.matches("<polyline").count(), 2);
+    assert!(by_size.contains("M=1024,N=1024,K=1024") && by_size.contains("% of cuBLAS"));
+}
