@@ -389,6 +389,8 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 200.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
+/// Room under the by-shape chart for its angled shape labels.
+const LABELS: f64 = 70.0;
 const COLORS: [&str; 10] =
     ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
@@ -476,7 +478,7 @@ pub fn baseline_svg(rows: &[BenchRow], family: &str) -> String {
     let kernels = dedup(rows.iter().map(|r| r.kernel.as_str()));
     let y_max = rows.iter().map(|r| r.percent_of_baseline).fold(100.0f64, f64::max).ceil() + 10.0;
     let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
+    let plot_h = HEIGHT - TOP - BOTTOM - LABELS;
     let x = |i: usize| LEFT + (i as f64 + 0.5) / shapes.len().max(1) as f64 * plot_w;
     let y = |v: f64| TOP + plot_h - v / y_max * plot_h;
     let baseline_name = rows.first().map_or("baseline", |r| r.baseline.as_str());
@@ -504,11 +506,10 @@ pub fn baseline_svg(rows: &[BenchRow], family: &str) -> String {
         y(100.0)
     );
     for (i, shape) in shapes.iter().enumerate() {
+        let (label_x, label_y) = (x(i), TOP + plot_h + 14.0);
         let _ = writeln!(
             svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\">{}</text>",
-            x(i),
-            HEIGHT - BOTTOM + 16.0,
+            "<text x=\"{label_x:.1}\" y=\"{label_y:.1}\" text-anchor=\"end\" font-size=\"10\" transform=\"rotate(-30 {label_x:.1} {label_y:.1})\">{}</text>",
             escape(shape)
         );
     }
