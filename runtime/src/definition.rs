@@ -99,7 +99,10 @@ impl KernelDefinition {
         let width = widest_aligned(kernel.config.vector, arguments)?;
         let source = self.source_with_vector(width)?;
         let threads = kernel.config.threads.count() as u32;
-        let loaded = gpu.load(&source, self.name, threads)?;
+        // Over 48 KiB the buffers are dynamic shared memory: the device must allow that much
+        // (checked before compiling), and each launch passes the size.
+        let shared = kernel.shared_memory();
+        let loaded = gpu.load(&source, self.name, threads, shared.dynamic_bytes())?;
         let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
         let plan = self.plan(kernel, arguments, resident)?;
         let mut launched = Launched {
@@ -131,7 +134,7 @@ impl KernelDefinition {
         let config = cudarc::driver::LaunchConfig {
             grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: loaded.dynamic_shared_bytes,
         };
         // SAFETY: the arguments match the kernel's signature in order and type (checked
         // above against the IR the source was rendered from), every pointer is a live

@@ -3,9 +3,12 @@
 //! ```text
 //! tessera list
 //! tessera show <kernel> [--vector 1|2|4] [--arch sm_90] [--ptx | --log | --report]
+//! tessera check <kernel> [--arch sm_80|sm_86|sm_89|sm_90] [--shape M=4096,N=4096,K=4096] [--gpu H200] [--no-nvrtc] [--json]
 //! ```
 //! `show` prints the CUDA source (at another vector width with `--vector`), the PTX NVRTC
 //! makes of it (`--ptx`), or the NVRTC/ptxas log of the cubin compile (`--log`).
+//! `check` prints what the configuration costs: resources, occupancy, roofline, accesses
+//! (`tessera check --help` documents it and its JSON).
 
 use std::process::ExitCode;
 
@@ -40,11 +43,29 @@ fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         Some("show") => show(&args[1..]),
+        Some("check") => check(&args[1..]),
         _ => Err(
-            "usage: tessera list | tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log | --report]"
+            "usage: tessera list | tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)"
                 .into(),
         ),
     }
+}
+
+fn check(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{}", tessera::check::HELP);
+        return Ok(());
+    }
+    let parsed = tessera::check::parse_args(args)?;
+    let kernel = catalog::find(&parsed.kernel)
+        .ok_or_else(|| format!("no catalog kernel `{}`; `tessera list` lists them", parsed.kernel))?;
+    let report = tessera::check::check(kernel, &parsed.options).map_err(|e| e.to_string())?;
+    if parsed.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{report}");
+    }
+    Ok(())
 }
 
 fn show(args: &[String]) -> Result<(), String> {
