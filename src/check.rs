@@ -263,8 +263,8 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
                 };
                 (Some(registers), None)
             }
-            Err(tessera_runtime::Error::NvrtcMissing { tried }) => {
-                (None, Some(format!("NVRTC not found (tried {tried}): bounds without registers")))
+            Err(tessera_runtime::Error::NvrtcMissing { .. }) => {
+                (None, Some("NVRTC not found (libnvrtc is not on the library path): bounds without registers".into()))
             }
             Err(other) => (None, Some(format!("NVRTC could not compile it for {arch}: {other}"))),
         }

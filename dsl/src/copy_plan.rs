@@ -248,7 +248,11 @@ impl CopyPlan {
                     extent_origin,
                     format!("rows of {cols} elements do not split into vectors of {vector}"),
                 )
-                .with_hint(format!("make the tile's columns a multiple of {vector}")),
+                .with_hint(format!(
+                    "make the tile's columns a multiple of {vector} ({} or {}), or use a narrower vector",
+                    cols / vector * vector,
+                    (cols / vector + 1) * vector
+                )),
             );
         } else if per_pass > 0 && elements % per_pass != 0 {
             let (what, origin) = match &copy.src {

@@ -383,13 +383,23 @@ impl Checker<'_> {
             return;
         }
         if layout.rows % layout.thread_rows != 0 || layout.cols % layout.thread_cols != 0 {
+            let (what, extent, tile) = if layout.rows % layout.thread_rows != 0 {
+                ("rows", layout.rows, layout.thread_rows)
+            } else {
+                ("columns", layout.cols, layout.thread_cols)
+            };
+            let divisors: Vec<String> =
+                (1..=16).filter(|d| extent % d == 0 && (d - tile).abs() <= 4).map(|d| d.to_string()).collect();
             self.error(
                 fragment.origin,
                 format!(
-                    "a {}×{} block tile is not divisible by the {}×{} thread tile",
+                    "a {}×{} block tile is not divisible by the {}×{} thread tile: its {extent} {what} are not a multiple of {tile}",
                     layout.rows, layout.cols, layout.thread_rows, layout.thread_cols
                 ),
-                Some("make each block-tile extent a multiple of the thread-tile extent".into()),
+                Some(format!(
+                    "make each block-tile extent a multiple of the thread-tile extent (thread tiles of {} divide {extent})",
+                    divisors.join(", ")
+                )),
             );
             return;
         }
@@ -418,11 +428,13 @@ impl Checker<'_> {
                 self.error(
                     self.kernel.config.threads_origin,
                     format!(
-                        "threads = {}: `{}` has `.warp_layout([{rows}, {cols}])`, which arranges whole warps of {warp} threads, but {threads} threads are {} warps and {} threads",
+                        "threads = {}: `{}` has `.warp_layout([{rows}, {cols}])`, which arranges whole warps of {warp} threads, but {threads} threads are {} warp{} and {} thread{}",
                         self.kernel.config.threads,
                         fragment.name,
                         threads / warp,
-                        threads % warp
+                        if threads / warp == 1 { "" } else { "s" },
+                        threads % warp,
+                        if threads % warp == 1 { "" } else { "s" }
                     ),
                     Some(format!(
                         "use a multiple of {warp} threads (e.g. threads = {}) with a fragment to match, or drop `.warp_layout(..)`",
@@ -510,10 +522,11 @@ impl Checker<'_> {
                 ),
                 _ => (
                     format!(
-                        "`.pad({})` makes each row of `{}` {} {element} long",
+                        "`.pad({})` makes each row of `{}` {} elements ({} B) long",
                         layout.pad,
                         shared.buffer,
-                        layout.stride()
+                        layout.stride(),
+                        layout.stride() * i64::from(element.size_bytes())
                     ),
                     format!(
                         "pad by a multiple of {wanted} (`.pad({})`) to keep rows {}-byte aligned",

@@ -33,6 +33,11 @@ pub struct Launched {
     pub vector: VectorWidth,
     /// Registers per thread as the driver reports for the loaded kernel (0 on the simulator).
     pub registers: u32,
+    /// Blocks of this kernel one SM keeps resident, as the driver's occupancy calculator
+    /// says (0 on the simulator); `tessera_dsl::Occupancy` computes the same from the IR.
+    pub blocks_per_sm: u32,
+    /// Bytes of dynamic shared memory the launch passed (0: static buffers only).
+    pub dynamic_shared_bytes: u32,
     /// False when the grid was empty (a zero-length tensor) and nothing ran.
     pub queued: bool,
     /// True when it ran on the CPU simulation (and so has already finished).
@@ -111,6 +116,8 @@ impl KernelDefinition {
             block: plan.block,
             vector: width,
             registers: loaded.registers,
+            blocks_per_sm: loaded.blocks_per_sm,
+            dynamic_shared_bytes: loaded.dynamic_shared_bytes,
             queued: false,
             simulated: false,
         };
@@ -160,6 +167,8 @@ impl KernelDefinition {
             block: plan.block,
             vector: width,
             registers: 0,
+            blocks_per_sm: 0,
+            dynamic_shared_bytes: kernel.shared_memory().dynamic_bytes(),
             queued: false,
             simulated: true,
         };

@@ -60,11 +60,9 @@ fn check(args: &[String]) -> Result<(), String> {
     let kernel = catalog::find(&parsed.kernel)
         .ok_or_else(|| format!("no catalog kernel `{}`; `tessera list` lists them", parsed.kernel))?;
     let report = tessera::check::check(kernel, &parsed.options).map_err(|e| e.to_string())?;
-    if parsed.json {
-        println!("{}", report.to_json());
-    } else {
-        print!("{report}");
-    }
+    let text = if parsed.json { format!("{}\n", report.to_json()) } else { report.to_string() };
+    // A closed pipe (`tessera check .. | head`) is the reader's choice, not an error.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     Ok(())
 }
 
