@@ -107,6 +107,11 @@ fn the_roofline_of_sgemm_at_4096_cubed_is_compute_bound_as_worked_by_hand() {
     assert_eq!(r.bound_by, Bound::Memory);
     assert!((r.bound_seconds - 67.1e-6).abs() < 1e-7, "{}", r.bound_seconds);
 
+    // the grid-stride copy walks the same 2¹⁴ tiles with fewer blocks: the same traffic
+    let strided = copy::copy_f32x4_grid_stride::KERNEL.ir().unwrap();
+    let s = roofline(strided, &[("N".into(), 1 << 24)], &GpuSpec::default_for(&Target::SM_80)).unwrap();
+    assert_eq!((s.blocks, s.issued_bytes, s.compulsory_bytes), (1 << 14, r.issued_bytes, r.compulsory_bytes));
+
     // a symbol the kernel lacks, or one left out, is an error naming them
     let missing = roofline(kernel, &shape[..2], &h100).unwrap_err().to_string();
     assert!(missing.contains("no value for `K`"), "{missing}");
@@ -215,6 +220,19 @@ fn without_nvrtc_the_report_says_so_and_keeps_the_bounds_that_need_no_registers(
     assert!(text.contains("  registers             unknown: not compiled (--no-nvrtc)\n"), "{text}");
     assert!(text.contains("registers (not known)                    ?\n"), "{text}");
     assert!(text.contains("limited by warps (an upper bound: registers can only lower it)"), "{text}");
+}
+
+#[test]
+fn every_catalog_kernel_checks_on_every_architecture() {
+    for kernel in tessera::catalog::all() {
+        for target in Target::KNOWN {
+            let report = check(kernel, &CheckOptions { nvrtc: false, ..fresh(target) })
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", kernel.name(), target.name()));
+            assert!(report.occupancy.blocks_per_sm >= 1, "{}: {:?}", kernel.name(), report.occupancy);
+            assert!(report.roofline.roofline.bound_seconds > 0.0, "{}", kernel.name());
+            assert!(!report.to_string().is_empty());
+        }
+    }
 }
 
 fn tessera(args: &[&str]) -> std::process::Output {

@@ -104,11 +104,13 @@ impl Occupancy {
             let assumed = u64::from(per_warp) * round_up(u64::from(warps_per_block), u64::from(sub_partitions));
             if per_thread > target.max_registers_per_thread || assumed > u64::from(target.registers_per_sm) {
                 0
-            } else if per_warp == 0 {
-                u32::MAX
             } else {
-                let warps_per_sub_partition = target.registers_per_sm / sub_partitions / per_warp;
-                warps_per_sub_partition * sub_partitions / warps_per_block
+                // No registers at all (never from ptxas) would leave registers no limit.
+                (target.registers_per_sm / sub_partitions)
+                    .checked_div(per_warp)
+                    .map_or(u32::MAX, |warps_per_sub_partition| {
+                        warps_per_sub_partition * sub_partitions / warps_per_block
+                    })
             }
         });
 

@@ -45,6 +45,11 @@ pub struct SharedSlot {
 
 impl SharedSlot {
     /// Bytes of every stage together.
+    ///
+    /// ```
+    /// let slot = tessera_dsl::SharedSlot { buffer: "a_s".into(), offset: 0, stages: 2, stage_bytes: 4096 };
+    /// assert_eq!(slot.bytes(), 8192);
+    /// ```
     pub fn bytes(&self) -> i64 {
         self.stage_bytes * i64::from(self.stages)
     }

@@ -113,6 +113,12 @@ impl Gpu {
 
     /// Bytes of shared memory one block may use (dynamic shared memory, opted in to):
     /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, 232 448 on an H100.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// println!("a block may use {} B of shared memory", gpu.max_shared_memory_per_block_optin());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn max_shared_memory_per_block_optin(&self) -> u32 {
         self.max_shared_memory_per_block_optin
     }
