@@ -45,6 +45,7 @@ extern crate self as tessera;
 
 pub mod bench;
 pub mod catalog;
+pub mod check;
 
 pub use tessera_codegen as codegen;
 pub use tessera_dsl as dsl;

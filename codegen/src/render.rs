@@ -1,5 +1,5 @@
 use askama::Template;
-use tessera_dsl::{validate, with_barriers, Access, Config, Constant, Diagnostics, Kernel, ParamKind, Target};
+use tessera_dsl::{validate, with_barriers, Access, Config, Constant, Diagnostics, Kernel, ParamKind};
 
 use crate::statement::render_body;
 
@@ -25,6 +25,8 @@ struct KernelSource<'a> {
     constants: &'a [Constant],
     params: Vec<String>,
     thread_index: &'static str,
+    /// Bytes of dynamic shared memory, when the buffers exceed the static limit.
+    dynamic_shared: Option<i64>,
     body: Vec<String>,
 }
 
@@ -59,7 +61,7 @@ struct KernelSource<'a> {
 /// assert!(source.contains("reinterpret_cast<const float4*>(x + tile_start)"));
 /// ```
 pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
-    validate(kernel, &Target::PORTABLE)
+    validate(kernel, &kernel.target())
         .map_err(|diagnostics| RenderError::Invalid { kernel: kernel.name.clone(), diagnostics })?;
     let element_bits =
         kernel.params.iter().filter_map(|p| p.tensor()).map(|t| t.element.size_bytes() * 8).max().unwrap_or(32);
@@ -74,6 +76,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         constants: &kernel.config.constants,
         params: parameter_declarations(kernel),
         thread_index: thread_index(kernel),
+        dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
         body: render_body(kernel, &with_barriers(&kernel.body), 1)?,
     };
     source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
@@ -90,6 +93,9 @@ pub fn attribute_text(config: &Config) -> String {
     let mut text = format!("threads = {}, vector = {}", config.threads, config.vector);
     if let Some(blocks) = config.min_blocks {
         text.push_str(&format!(", min_blocks = {blocks}"));
+    }
+    if let Some(target) = config.target {
+        text.push_str(&format!(", target = sm_{target}"));
     }
     if !config.constants.is_empty() {
         let list: Vec<String> = config.constants.iter().map(|c| format!("{} = {}", c.name, c.value)).collect();

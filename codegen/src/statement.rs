@@ -37,6 +37,10 @@ struct SharedSource<'a> {
     cols: String,
     pad: i64,
     stages: u32,
+    /// Where the buffer starts in dynamic shared memory, when the kernel uses it.
+    offset: Option<i64>,
+    /// `[2][BK][BM + 4]`: the array type's extents, for the dynamic declaration.
+    dims: String,
 }
 
 #[derive(Template)]
@@ -147,7 +151,7 @@ fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop) -> Result<String
 fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, RenderError> {
     let layout = SharedLayout::of(buffer, kernel)
         .ok_or_else(|| invalid(kernel, buffer.origin, "shared buffer shape is not constant"))?;
-    let note = layout.swizzle.map(|unit| {
+    let swizzle = layout.swizzle.map(|unit| {
         let groups = layout.cols / unit;
         if unit == 1 {
             format!("column c of row r is stored at c ^ (r % {groups})")
@@ -155,15 +159,33 @@ fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, Rende
             format!("{unit}-column group g of row r is stored at g ^ (r % {groups})")
         }
     });
+    let plan = kernel.shared_memory();
+    let slot = plan.slot(&buffer.name).filter(|_| plan.dynamic);
+    let place = slot.map(|s| format!("bytes {} to {} of tessera_smem", s.offset, s.offset + s.bytes()));
+    let note = match (swizzle, place) {
+        (Some(swizzle), Some(place)) => Some(format!("{swizzle}; {place}")),
+        (swizzle, place) => swizzle.or(place),
+    };
+    let stages = kernel.buffer_stages(&buffer.name);
+    let (rows, cols) = (c_expr(&buffer.shape[0]), c_expr(&buffer.shape[1]));
+    let mut dims = if stages > 1 { format!("[{stages}]") } else { String::new() };
+    dims.push_str(&format!("[{rows}]"));
+    if layout.pad > 0 {
+        dims.push_str(&format!("[{cols} + {}]", layout.pad));
+    } else {
+        dims.push_str(&format!("[{cols}]"));
+    }
     SharedSource {
         dsl: format!("let {} = {};", buffer.name, buffer),
         note,
         element: buffer.element.cuda_name(),
         name: &buffer.name,
-        rows: c_expr(&buffer.shape[0]),
-        cols: c_expr(&buffer.shape[1]),
+        rows,
+        cols,
         pad: layout.pad,
-        stages: kernel.buffer_stages(&buffer.name),
+        stages,
+        offset: slot.map(|s| s.offset),
+        dims,
     }
     .render()
     .map_err(template_error("shared.cu"))

@@ -13,6 +13,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}{% if let Some(blocks)
     constexpr int {{ constant.name }} = {{ constant.value }};
 {%- endfor %}
     const int tid = {{ thread_index }};
+{%- if let Some(bytes) = dynamic_shared %}
+    // {{ bytes }} B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
+    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
+    // buffers below
+    extern __shared__ __align__(16) unsigned char tessera_smem[];
+{%- endif %}
 {% for statement in body %}
 {{ statement }}
 {%- endfor %}

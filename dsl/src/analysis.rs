@@ -4,9 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Serialize;
+
 use crate::{
-    validate, with_barriers, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan, Operand, OperandPlan,
-    SharedLayout, Statement, Target,
+    validate, with_barriers, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan, Occupancy, Operand,
+    OperandPlan, Statement, Target,
 };
 
 /// Elements per row assumed for global tensors when counting sectors: any multiple of 32
@@ -19,21 +21,31 @@ const WARP: i64 = 32;
 ///
 /// ```
 /// # use tessera_dsl::*;
-/// let report = Report { kernel: "k".into(), threads: 256, vector: 4, shared_bytes: 0, barriers: 0, accesses: vec![] };
+/// let report = Report {
+///     kernel: "k".into(), threads: 256, vector: 4, shared_bytes: 0, dynamic_shared: false, barriers: 0,
+///     accesses: vec![], occupancy: vec![Occupancy::new(&Target::SM_90, 256, 0, None)],
+/// };
 /// assert!(report.to_string().starts_with("k: 256 threads, vector 4, 0 B shared memory"));
+/// assert!(report.to_string().contains("sm_90   8 blocks  64 warps (100%)  limited by warps"));
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
     pub kernel: String,
     pub threads: u64,
     pub vector: u32,
+    /// Every stage of every shared buffer, 16-byte aligned.
     pub shared_bytes: i64,
+    /// Whether that is over the 48 KiB static limit, so it is dynamic shared memory.
+    pub dynamic_shared: bool,
     pub barriers: usize,
     pub accesses: Vec<AccessReport>,
+    /// Blocks and warps per SM on each known architecture from threads and shared memory
+    /// alone: registers (known once NVRTC has compiled the kernel) can only lower them.
+    pub occupancy: Vec<Occupancy>,
 }
 
 /// One operand of one copy: a load from its source or a store to its destination.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AccessReport {
     /// The copy, as written.
     pub statement: String,
@@ -52,13 +64,15 @@ pub struct AccessReport {
     pub sectors: Option<(f64, f64)>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MemorySpace {
     Global,
     Shared,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Direction {
     Load,
     Store,
@@ -66,7 +80,7 @@ pub enum Direction {
 
 /// Analyzes a valid kernel (invalid ones return their diagnostics).
 pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
-    validate(kernel, &Target::PORTABLE)?;
+    validate(kernel, &kernel.target())?;
     let scope = kernel.constant_scope();
     let mut accesses = Vec::new();
     for statement in kernel.statements() {
@@ -88,19 +102,20 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
             _ => {}
         }
     }
-    let shared_bytes = kernel
-        .shared_buffers()
-        .iter()
-        .filter_map(|b| SharedLayout::of(b, kernel).map(|l| l.bytes() * i64::from(kernel.buffer_stages(&b.name))))
-        .sum();
+    let shared = kernel.shared_memory();
     let barriers = count_barriers(&with_barriers(&kernel.body));
+    let threads = kernel.config.threads.count();
+    let occupancy =
+        Target::KNOWN.iter().map(|target| Occupancy::new(target, threads as u32, shared.bytes as u32, None)).collect();
     Ok(Report {
         kernel: kernel.name.clone(),
-        threads: kernel.config.threads.count(),
+        threads,
         vector: kernel.config.vector.get(),
-        shared_bytes,
+        shared_bytes: shared.bytes,
+        dynamic_shared: shared.dynamic,
         barriers,
         accesses,
+        occupancy,
     })
 }
 
@@ -293,11 +308,12 @@ impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{}: {} threads, vector {}, {} B shared memory, {} barrier{}",
+            "{}: {} threads, vector {}, {} B shared memory{}, {} barrier{}",
             self.kernel,
             self.threads,
             self.vector,
             self.shared_bytes,
+            if self.dynamic_shared { " (dynamic: over the 48 KiB static limit)" } else { "" },
             self.barriers,
             if self.barriers == 1 { "" } else { "s" }
         )?;
@@ -326,6 +342,20 @@ impl std::fmt::Display for Report {
                 "    {direction} {space} {:<8} {:>3}-bit × {:<3} {cost}",
                 access.operand, access.width_bits, access.instructions
             )?;
+        }
+        if !self.occupancy.is_empty() {
+            writeln!(f, "  occupancy bound per SM from threads and shared memory (registers can only lower it):")?;
+            for o in &self.occupancy {
+                writeln!(
+                    f,
+                    "    {:<6} {:>2} blocks  {:>2} warps ({:.0}%)  limited by {}",
+                    o.target,
+                    o.blocks_per_sm,
+                    o.warps_per_sm,
+                    o.fraction() * 100.0,
+                    o.limited_by_text()
+                )?;
+            }
         }
         Ok(())
     }

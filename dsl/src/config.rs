@@ -27,10 +27,21 @@ pub struct Config {
     /// blocks per SM (`__launch_bounds__(THREADS, n)`).
     #[serde(default)]
     pub min_blocks: Option<u32>,
+    /// `target = sm_90`: validate against that architecture's limits (its opt-in shared
+    /// memory, say) instead of those every supported GPU shares; as compute capability
+    /// `major * 10 + minor`. The launch re-checks what the device in hand allows.
+    #[serde(default)]
+    pub target: Option<u32>,
     /// Where `threads = ..` was written.
     pub threads_origin: Origin,
     /// Where `vector = ..` was written.
     pub vector_origin: Origin,
+    /// Where `min_blocks = ..` was written.
+    #[serde(default)]
+    pub min_blocks_origin: Origin,
+    /// Where `target = ..` was written.
+    #[serde(default)]
+    pub target_origin: Origin,
 }
 
 impl Config {

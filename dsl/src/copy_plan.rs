@@ -248,7 +248,11 @@ impl CopyPlan {
                     extent_origin,
                     format!("rows of {cols} elements do not split into vectors of {vector}"),
                 )
-                .with_hint(format!("make the tile's columns a multiple of {vector}")),
+                .with_hint(format!(
+                    "make the tile's columns a multiple of {vector} ({} or {}), or use a narrower vector",
+                    cols / vector * vector,
+                    (cols / vector + 1) * vector
+                )),
             );
         } else if per_pass > 0 && elements % per_pass != 0 {
             let (what, origin) = match &copy.src {
@@ -562,36 +566,34 @@ pub struct FragmentLoad {
 impl MmaPlan {
     /// The loads that fill one k-step of a thread's column of `a` values.
     pub fn a_loads(&self) -> Vec<FragmentLoad> {
-        // a's values run down the fragment's rows: contiguous when a is a transposed shared view
-        let contiguous = matches!(&self.a, OperandPlan::Shared(s) if s.transposed);
-        fragment_loads(
-            self.layout.thread_rows,
-            self.layout.sub_rows(),
-            contiguous.then_some(&self.a),
-            self.layout.element,
-        )
+        let width = self.load_widths(true).1;
+        (0..self.layout.thread_rows).step_by(width as usize).map(|first| FragmentLoad { first, width }).collect()
     }
 
     /// The loads that fill one k-step of a thread's row of `b` values.
     pub fn b_loads(&self) -> Vec<FragmentLoad> {
-        let contiguous = matches!(&self.b, OperandPlan::Shared(s) if !s.transposed);
-        fragment_loads(
-            self.layout.thread_cols,
-            self.layout.sub_cols(),
-            contiguous.then_some(&self.b),
-            self.layout.element,
-        )
+        let width = self.load_widths(false).1;
+        (0..self.layout.thread_cols).step_by(width as usize).map(|first| FragmentLoad { first, width }).collect()
     }
-}
 
-/// Runs of `sub` values, each loaded with the widest vector the layout allows.
-fn fragment_loads(values: i64, sub: i64, contiguous: Option<&OperandPlan>, element: ElementType) -> Vec<FragmentLoad> {
-    let width = match contiguous {
-        Some(OperandPlan::Shared(shared)) => [4, 2, 1]
-            .into_iter()
-            .find(|w| sub % w == 0 && shared.layout.vector_ok(*w) && w * i64::from(element.size_bytes()) <= 16)
-            .unwrap_or(1),
-        _ => 1,
-    };
-    (0..values).step_by(width as usize).map(|first| FragmentLoad { first, width }).collect()
+    /// The vector width of the loads of operand a (`true`) or b: (what the thread's
+    /// sub-tile allows on an unpadded, unswizzled buffer, what the buffer's layout allows).
+    /// Both are 1 unless the operand is a shared buffer read along its rows: a seen
+    /// transposed (`&a_s.t()`), b as stored.
+    pub fn load_widths(&self, a: bool) -> (i64, i64) {
+        let (operand, sub, contiguous) = if a {
+            (&self.a, self.layout.sub_rows(), matches!(&self.a, OperandPlan::Shared(s) if s.transposed))
+        } else {
+            (&self.b, self.layout.sub_cols(), matches!(&self.b, OperandPlan::Shared(s) if !s.transposed))
+        };
+        let OperandPlan::Shared(shared) = operand else { return (1, 1) };
+        if !contiguous {
+            return (1, 1);
+        }
+        let bytes = i64::from(self.layout.element.size_bytes());
+        let fits = |w: i64| sub % w == 0 && w * bytes <= 16;
+        let natural = [4, 2, 1].into_iter().find(|w| fits(*w)).unwrap_or(1);
+        let actual = [4, 2, 1].into_iter().find(|w| fits(*w) && shared.layout.vector_ok(*w)).unwrap_or(1);
+        (natural, actual)
+    }
 }

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{Config, Expr, Origin, Param, Scope, SharedBuffer, Statement};
+use crate::{Config, Expr, Origin, Param, Scope, SharedBuffer, SharedMemoryPlan, Statement, Target};
 
 /// A whole tile kernel: its signature, its configuration and its body.
 ///
@@ -53,6 +53,29 @@ impl Kernel {
             }
         }
         symbols
+    }
+
+    /// The limits the kernel is validated against: those of `target = sm_XY`, else those
+    /// every supported GPU shares. (An unknown target is a validation error; until then it
+    /// counts as the portable one.)
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin, Target};
+    /// let mut kernel = Kernel {
+    ///     name: "k".into(), doc: None, params: vec![], body: vec![], config: Config::default(),
+    ///     origin: Origin::default(),
+    /// };
+    /// assert_eq!(kernel.target(), Target::PORTABLE);
+    /// kernel.config.target = Some(90);
+    /// assert_eq!(kernel.target().opt_in_shared_memory_bytes, 227 * 1024);
+    /// ```
+    pub fn target(&self) -> Target {
+        self.config.target.and_then(|cc| Target::from_compute_capability(cc / 10, cc % 10)).unwrap_or(Target::PORTABLE)
+    }
+
+    /// Where each shared buffer lives, and whether they need dynamic shared memory.
+    pub fn shared_memory(&self) -> SharedMemoryPlan {
+        SharedMemoryPlan::of(self)
     }
 
     /// The first grid mapping of the body (validation guarantees there is exactly one).

@@ -4,8 +4,9 @@
 //! downstream (codegen, the runtime) consumes one. This crate knows neither syn nor the GPU:
 //! it holds the data, the limits of the targets ([`Target`]), the checks a configuration must
 //! pass ([`validate`]), the geometry of each copy ([`CopyPlan`], [`SharedLayout`]), where
-//! barriers go ([`with_barriers`]), what the code will cost ([`analyze`]) and the arithmetic a
-//! launch needs ([`LaunchPlan`]).
+//! barriers go ([`with_barriers`]), where shared buffers live ([`SharedMemoryPlan`]), what the
+//! code will cost ([`analyze`], [`Occupancy`], [`roofline`]) and the arithmetic a launch needs
+//! ([`LaunchPlan`]).
 //!
 //! ```
 //! use tessera_dsl::{ElementType, VectorWidth};
@@ -24,8 +25,11 @@ mod fragment;
 mod kernel;
 mod launch_plan;
 mod layout;
+mod occupancy;
 mod origin;
 mod param;
+mod roofline;
+mod shared_memory;
 mod statement;
 mod target;
 mod tune;
@@ -44,8 +48,11 @@ pub use fragment::FragmentLayout;
 pub use kernel::{GridMapping, Kernel};
 pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS};
 pub use layout::SharedLayout;
+pub use occupancy::{Limiter, Occupancy};
 pub use origin::Origin;
 pub use param::{Access, GlobalTensor, Param, ParamKind};
+pub use roofline::{roofline, Bound, GpuSpec, Roofline, RooflineError};
+pub use shared_memory::{SharedMemoryPlan, SharedSlot, SHARED_ALIGNMENT};
 pub use statement::{
     Barrier, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder, Mma, Operand, PipelineLoop,
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,

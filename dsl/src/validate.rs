@@ -50,11 +50,14 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
         diagnostics: Diagnostics::default(),
         declared: Vec::new(),
         shared_bytes: 0,
+        shared_reported: false,
         buffers: BTreeMap::new(),
     };
+    check.target();
     check.threads();
     check.names();
     check.body();
+    check.min_blocks();
     if check.diagnostics.is_empty() {
         Ok(())
     } else {
@@ -69,6 +72,8 @@ struct Checker<'a> {
     /// Shared buffers declared so far, in body order.
     declared: Vec<String>,
     shared_bytes: i64,
+    /// Whether the shared-memory limit has been reported (once, at the buffer that crosses it).
+    shared_reported: bool,
     /// buffer → ((row symbol, column symbol) of its layout, the tensor it was filled from)
     buffers: BTreeMap<String, ((String, String), String)>,
 }
@@ -78,6 +83,62 @@ impl Checker<'_> {
         let mut diagnostic = Diagnostic::new(origin, message);
         diagnostic.hint = hint;
         self.diagnostics.push(diagnostic);
+    }
+
+    /// `target = sm_XY` must name an architecture tessera has limits for.
+    fn target(&mut self) {
+        let Some(cc) = self.kernel.config.target else { return };
+        if Target::from_compute_capability(cc / 10, cc % 10).is_none() {
+            self.error(
+                self.kernel.config.target_origin,
+                format!("target = sm_{cc}: tessera knows the limits of {} only", Target::known_names()),
+                Some("name one of them, or leave `target` out to validate against every supported GPU".into()),
+            );
+        }
+    }
+
+    /// `min_blocks = n` asks for n blocks per SM; the threads and shared memory of n blocks
+    /// must fit one SM, or the launch bound cannot be met.
+    fn min_blocks(&mut self) {
+        let Some(blocks) = self.kernel.config.min_blocks else { return };
+        let origin = self.kernel.config.min_blocks_origin;
+        let threads = self.kernel.config.threads.count();
+        let per_sm = u64::from(self.target.max_threads_per_sm);
+        if threads * u64::from(blocks) > per_sm {
+            self.error(
+                origin,
+                format!(
+                    "min_blocks = {blocks} with threads = {}: {blocks} × {threads} = {} threads, but an SM holds {per_sm} on {}",
+                    self.kernel.config.threads,
+                    threads * u64::from(blocks),
+                    self.target.label
+                ),
+                Some(format!("use min_blocks = {} or fewer threads per block", (per_sm / threads.max(1)).max(1))),
+            );
+            return;
+        }
+        let occupancy = crate::Occupancy::new(self.target, threads as u32, self.shared_bytes.max(0) as u32, None);
+        if occupancy.blocks_by_shared_memory < blocks
+            && self.shared_bytes <= i64::from(self.target.opt_in_shared_memory_bytes)
+        {
+            self.error(
+                origin,
+                format!(
+                    "min_blocks = {blocks}: each block takes {} B of shared memory ({} B + {} B reserved, in {}-byte units), so an SM's {} B hold only {} on {}",
+                    occupancy.shared_bytes_allocated,
+                    self.shared_bytes,
+                    self.target.reserved_shared_memory_per_block_bytes,
+                    self.target.shared_memory_allocation_unit,
+                    self.target.shared_memory_per_sm_bytes,
+                    occupancy.blocks_by_shared_memory,
+                    self.target.label
+                ),
+                Some(format!(
+                    "use min_blocks = {} or shrink the shared buffers",
+                    occupancy.blocks_by_shared_memory.max(1)
+                )),
+            );
+        }
     }
 
     fn threads(&mut self) {
@@ -288,9 +349,12 @@ impl Checker<'_> {
                             }
                         }
                     }
-                    if let Err(errors) = MmaPlan::new(self.kernel, mma, scope) {
-                        for error in errors {
-                            self.diagnostics.push(error);
+                    match MmaPlan::new(self.kernel, mma, scope) {
+                        Ok(plan) => self.mma_vectors(&plan),
+                        Err(errors) => {
+                            for error in errors {
+                                self.diagnostics.push(error);
+                            }
                         }
                     }
                 }
@@ -319,13 +383,23 @@ impl Checker<'_> {
             return;
         }
         if layout.rows % layout.thread_rows != 0 || layout.cols % layout.thread_cols != 0 {
+            let (what, extent, tile) = if layout.rows % layout.thread_rows != 0 {
+                ("rows", layout.rows, layout.thread_rows)
+            } else {
+                ("columns", layout.cols, layout.thread_cols)
+            };
+            let divisors: Vec<String> =
+                (1..=16).filter(|d| extent % d == 0 && (d - tile).abs() <= 4).map(|d| d.to_string()).collect();
             self.error(
                 fragment.origin,
                 format!(
-                    "a {}×{} block tile is not divisible by the {}×{} thread tile",
+                    "a {}×{} block tile is not divisible by the {}×{} thread tile: its {extent} {what} are not a multiple of {tile}",
                     layout.rows, layout.cols, layout.thread_rows, layout.thread_cols
                 ),
-                Some("make each block-tile extent a multiple of the thread-tile extent".into()),
+                Some(format!(
+                    "make each block-tile extent a multiple of the thread-tile extent (thread tiles of {} divide {extent})",
+                    divisors.join(", ")
+                )),
             );
             return;
         }
@@ -347,7 +421,28 @@ impl Checker<'_> {
             );
             return;
         }
+        let threads = self.kernel.config.threads.count() as i64;
         if let Some([rows, cols]) = layout.warp_layout {
+            let warp = i64::from(self.target.warp_size);
+            if threads % warp != 0 {
+                self.error(
+                    self.kernel.config.threads_origin,
+                    format!(
+                        "threads = {}: `{}` has `.warp_layout([{rows}, {cols}])`, which arranges whole warps of {warp} threads, but {threads} threads are {} warp{} and {} thread{}",
+                        self.kernel.config.threads,
+                        fragment.name,
+                        threads / warp,
+                        if threads / warp == 1 { "" } else { "s" },
+                        threads % warp,
+                        if threads % warp == 1 { "" } else { "s" }
+                    ),
+                    Some(format!(
+                        "use a multiple of {warp} threads (e.g. threads = {}) with a fragment to match, or drop `.warp_layout(..)`",
+                        ((threads + warp - 1) / warp * warp).max(warp)
+                    )),
+                );
+                return;
+            }
             if rows * cols != 32 || layout.threads_down() % rows != 0 || layout.threads_across() % cols != 0 {
                 self.error(
                     fragment.origin,
@@ -360,7 +455,6 @@ impl Checker<'_> {
                 );
             }
         }
-        let threads = self.kernel.config.threads.count() as i64;
         if layout.threads() != threads {
             self.error(
                 self.kernel.config.threads_origin,
@@ -392,6 +486,62 @@ impl Checker<'_> {
                     layout.thread_cols
                 ),
                 Some("use a smaller thread tile, e.g. thread_tile([8, 8])".into()),
+            );
+        }
+    }
+
+    /// With `vector = w > 1` the kernel asks for w-wide accesses; an mma operand read along
+    /// its rows gets them unless the buffer's padding or swizzle misaligns the rows. That
+    /// would silently fall back to narrower loads, so it is an error here. (Copies into such
+    /// buffers keep their documented fallback to scalar shared accesses, shown in REPORT:
+    /// the padded transposes rely on it.)
+    fn mma_vectors(&mut self, plan: &MmaPlan) {
+        let declared = i64::from(self.kernel.config.vector.get());
+        if declared == 1 {
+            return;
+        }
+        for (is_a, operand) in [(true, &plan.a), (false, &plan.b)] {
+            let (natural, actual) = plan.load_widths(is_a);
+            let wanted = natural.min(declared);
+            let OperandPlan::Shared(shared) = operand else { continue };
+            if actual >= wanted {
+                continue;
+            }
+            let Some(buffer) = self.kernel.shared(&shared.buffer) else { continue };
+            let layout = shared.layout;
+            let element = layout.element;
+            let bits = wanted * i64::from(element.size_bytes()) * 8;
+            let view = if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() };
+            let (cause, fix) = match layout.swizzle {
+                Some(unit) if unit % wanted != 0 => (
+                    format!(
+                        "`.swizzle({unit})` moves groups of {unit} {element} within each row of `{}`",
+                        shared.buffer
+                    ),
+                    format!("use a swizzle unit that is a multiple of {wanted}"),
+                ),
+                _ => (
+                    format!(
+                        "`.pad({})` makes each row of `{}` {} elements ({} B) long",
+                        layout.pad,
+                        shared.buffer,
+                        layout.stride(),
+                        layout.stride() * i64::from(element.size_bytes())
+                    ),
+                    format!(
+                        "pad by a multiple of {wanted} (`.pad({})`) to keep rows {}-byte aligned",
+                        (layout.pad + wanted - 1) / wanted * wanted,
+                        wanted * i64::from(element.size_bytes())
+                    ),
+                ),
+            };
+            self.error(
+                buffer.origin,
+                format!(
+                    "{cause}, so `mma` cannot read a thread's {wanted} values of `{view}` with one {bits}-bit load: vector = {declared} asks for {bits}-bit access, and these reads would fall back to {}-bit ones",
+                    actual * i64::from(element.size_bytes()) * 8
+                ),
+                Some(format!("{fix}, or declare vector = 1 to accept narrower reads")),
             );
         }
     }
@@ -444,20 +594,41 @@ impl Checker<'_> {
                 );
             }
         }
-        self.shared_bytes += layout.bytes() * i64::from(self.kernel.buffer_stages(&buffer.name));
-        let limit = i64::from(self.target.static_shared_memory_bytes);
-        if self.shared_bytes > limit {
+        let stages = i64::from(self.kernel.buffer_stages(&buffer.name));
+        // Buffers start 16-byte aligned, as SharedMemoryPlan lays them out.
+        self.shared_bytes = (self.shared_bytes + 15) / 16 * 16 + layout.bytes() * stages;
+        let limit = i64::from(self.target.opt_in_shared_memory_bytes);
+        if self.shared_bytes > limit && !self.shared_reported {
+            self.shared_reported = true;
+            let this = if stages > 1 {
+                format!("{stages} stages × {} × {} × {} B", layout.rows, layout.stride(), layout.element.size_bytes())
+            } else {
+                format!("{} × {} × {} B", layout.rows, layout.stride(), layout.element.size_bytes())
+            };
+            let bigger: Vec<String> = Target::KNOWN
+                .iter()
+                .filter(|t| i64::from(t.opt_in_shared_memory_bytes) >= self.shared_bytes)
+                .map(|t| format!("target = {} allows {} B", t.name(), t.opt_in_shared_memory_bytes))
+                .collect();
+            let hint = if bigger.is_empty() || self.kernel.config.target.is_some() {
+                "shrink the tile, its padding or its pipeline stages".to_string()
+            } else {
+                format!(
+                    "shrink the tile, its padding or its pipeline stages; or validate for one GPU ({})",
+                    bigger.join(", ")
+                )
+            };
             self.error(
                 buffer.origin,
                 format!(
-                    "shared memory {} B (this buffer: {} × {} × {} B) exceeds the {limit} B static limit on {}",
+                    "shared memory {} B ({:.1} KiB; `{}`: {this}) exceeds the {limit} B ({} KiB) a block may use on {}, even with dynamic shared memory",
                     self.shared_bytes,
-                    layout.rows,
-                    layout.stride(),
-                    layout.element.size_bytes(),
+                    self.shared_bytes as f64 / 1024.0,
+                    buffer.name,
+                    limit / 1024,
                     self.target.label
                 ),
-                Some("shrink the tile or its padding".into()),
+                Some(hint),
             );
         }
     }

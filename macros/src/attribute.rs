@@ -13,6 +13,8 @@ enum Item {
     Threads(Expr),
     Vector(LitInt),
     MinBlocks(LitInt),
+    /// `target = sm_90` (or `"sm_90"`), kept with its span.
+    Target(String, proc_macro2::Span),
     Consts(Punctuated<ConstItem, Token![,]>),
 }
 
@@ -46,6 +48,16 @@ impl Parse for Item {
                 input.parse::<Token![=]>()?;
                 Ok(Item::MinBlocks(input.parse()?))
             }
+            "target" => {
+                input.parse::<Token![=]>()?;
+                if input.peek(syn::LitStr) {
+                    let lit: syn::LitStr = input.parse()?;
+                    Ok(Item::Target(lit.value(), lit.span()))
+                } else {
+                    let ident: Ident = input.parse()?;
+                    Ok(Item::Target(ident.to_string(), ident.span()))
+                }
+            }
             "consts" => {
                 let content;
                 syn::parenthesized!(content in input);
@@ -54,7 +66,7 @@ impl Parse for Item {
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks` or `consts(..)`"
+                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target` or `consts(..)`"
                 ),
             )),
         }
@@ -92,6 +104,22 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
                     ));
                 }
                 config.min_blocks = Some(blocks);
+                config.min_blocks_origin = spans.origin(lit.span());
+            }
+            Item::Target(name, span) => {
+                // An unknown sm_XY is validation's to report (with the known ones); only the
+                // shape of the name is checked here.
+                let cc = name.strip_prefix("sm_").and_then(|digits| digits.parse::<u32>().ok()).ok_or_else(|| {
+                    syn::Error::new(
+                        span,
+                        format!(
+                            "target = {name}: expected an architecture like sm_90 (tessera knows {})",
+                            tessera_dsl::Target::known_names()
+                        ),
+                    )
+                })?;
+                config.target = Some(cc);
+                config.target_origin = spans.origin(span);
             }
             Item::Consts(list) => {
                 for item in list {

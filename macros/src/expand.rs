@@ -3,7 +3,7 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::ItemFn;
-use tessera_dsl::{validate, Access, Diagnostics, Kernel, ParamKind, Target};
+use tessera_dsl::{validate, Access, Diagnostics, Kernel, ParamKind};
 
 use crate::spans::SpanTable;
 use crate::{attribute, body, signature};
@@ -21,7 +21,7 @@ pub(crate) fn tile_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<T
         body: body::parse(&function.block, &mut spans)?,
         origin,
     };
-    validate(&kernel, &Target::PORTABLE).map_err(|d| to_syn_error(&d, &spans))?;
+    validate(&kernel, &kernel.target()).map_err(|d| to_syn_error(&d, &spans))?;
     let source =
         tessera_codegen::render(&kernel).map_err(|e| syn::Error::new(function.sig.ident.span(), e.to_string()))?;
     let ir_json = serde_json_string(&kernel)?;

@@ -12,8 +12,12 @@
 // live in one section that is poisoned (every byte 0xFF) before each block, so a read of
 // shared memory that this block never wrote shows up as NaN / -1.
 //
+// Dynamic shared memory: the runtime rewrites each `extern __shared__ T name[];` (one per
+// line) into a `__shared__ T name[TESSERA_SIM_DYNAMIC_SHARED_BYTES];`, as large as any GPU's
+// opt-in maximum, poisoned with the rest.
+//
 // Not simulated (the runtime refuses the kernel before compiling it): inline PTX (`asm`),
-// dynamic shared memory (`extern __shared__`), CUDA headers (cp.async pipelines, mma, half).
+// other forms of `extern __shared__`, CUDA headers (cp.async pipelines, mma, half).
 #ifndef TESSERA_SIM_H
 #define TESSERA_SIM_H
 
@@ -54,6 +58,8 @@
 // One static object per declaration: shared by all threads of the block (blocks run one after
 // another). The section lets the scheduler poison all of them before each block.
 #define __shared__ static __attribute__((section("tessera_shared"), aligned(16)))
+// Elements of each simulated dynamic shared array: sm_90's 227 KiB opt-in maximum.
+#define TESSERA_SIM_DYNAMIC_SHARED_BYTES (227 * 1024)
 
 #define __CUDACC__ 1
 #define __CUDACC_RTC__ 1

@@ -37,6 +37,11 @@ pub struct Launched {
     pub registers: u32,
     /// Whether the configuration came from the tuning cache (`tessera tune`).
     pub tuned: bool,
+    /// Blocks of this kernel one SM keeps resident, as the driver's occupancy calculator
+    /// says (0 on the simulator); `tessera_dsl::Occupancy` computes the same from the IR.
+    pub blocks_per_sm: u32,
+    /// Bytes of dynamic shared memory the launch passed (0: static buffers only).
+    pub dynamic_shared_bytes: u32,
     /// False when the grid was empty (a zero-length tensor) and nothing ran.
     pub queued: bool,
     /// True when it ran on the CPU simulation (and so has already finished).
@@ -155,7 +160,10 @@ impl KernelDefinition {
     ) -> Result<Launched, Error> {
         let width = kernel.config.vector;
         let threads = kernel.config.threads.count() as u32;
-        let loaded = gpu.load(source, self.name, threads)?;
+        // Over 48 KiB the buffers are dynamic shared memory: the device must allow that much
+        // (checked before compiling), and each launch passes the size.
+        let shared = kernel.shared_memory();
+        let loaded = gpu.load(source, self.name, threads, shared.dynamic_bytes())?;
         let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
         let plan = self.plan(kernel, arguments, resident)?;
         let mut launched = Launched {
@@ -164,6 +172,8 @@ impl KernelDefinition {
             block: plan.block,
             vector: width,
             registers: loaded.registers,
+            blocks_per_sm: loaded.blocks_per_sm,
+            dynamic_shared_bytes: loaded.dynamic_shared_bytes,
             queued: false,
             simulated: false,
             tuned: false,
@@ -188,7 +198,7 @@ impl KernelDefinition {
         let config = cudarc::driver::LaunchConfig {
             grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: loaded.dynamic_shared_bytes,
         };
         // SAFETY: the arguments match the kernel's signature in order and type (checked
         // above against the IR the source was rendered from), every pointer is a live
@@ -214,6 +224,8 @@ impl KernelDefinition {
             block: plan.block,
             vector: width,
             registers: 0,
+            blocks_per_sm: 0,
+            dynamic_shared_bytes: kernel.shared_memory().dynamic_bytes(),
             queued: false,
             simulated: true,
             tuned: false,

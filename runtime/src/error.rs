@@ -45,6 +45,11 @@ pub enum Error {
     SliceOutOfBounds { start: usize, end: usize, len: usize },
     #[error("device copy between tensors of {src} and {dst} elements")]
     CopyLengthMismatch { src: usize, dst: usize },
+    #[error(
+        "launch of `{kernel}`: its shared memory, {bytes} B, exceeds the {device_max} B a block may opt in to on {device}; \
+         shrink its tiles, padding or pipeline stages, or run it on a GPU with more (sm_80: 166912 B, sm_90: 232448 B)"
+    )]
+    SharedMemoryOverDevice { kernel: String, bytes: u32, device_max: u32, device: String },
     #[error("vector width {width} was asked for, but `{kernel}` declares at most {declared}")]
     VectorTooWide { kernel: String, width: VectorWidth, declared: VectorWidth },
     #[error("no backend: no GPU ({gpu}), and no CPU simulation ({simulator})")]

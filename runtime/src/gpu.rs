@@ -1,7 +1,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaFunction, CudaStream};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use cudarc::nvrtc::Ptx;
 
 use crate::libraries::require_driver;
@@ -23,6 +24,8 @@ pub struct Gpu {
     name: String,
     arch: Arch,
     sm_count: u32,
+    /// Bytes of shared memory one block may use after opting in.
+    max_shared_memory_per_block_optin: u32,
     disk_cache: Option<DiskCache>,
     tune_cache: Option<TuneCache>,
     /// Loaded kernels by their exact source: one module per distinct source.
@@ -38,6 +41,8 @@ pub(crate) struct LoadedKernel {
     pub(crate) blocks_per_sm: u32,
     /// Registers per thread, as the driver reports for the loaded function.
     pub(crate) registers: u32,
+    /// Bytes of dynamic shared memory each launch passes (0: static buffers only).
+    pub(crate) dynamic_shared_bytes: u32,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -68,6 +73,7 @@ impl Gpu {
         let major = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let sm_count = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let shared_optin = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         let name = context.name().map_err(Error::driver("reading the device name"))?;
         Ok(Self {
             context,
@@ -76,6 +82,7 @@ impl Gpu {
             name,
             arch: Arch { major: major as u32, minor: minor as u32 },
             sm_count: sm_count as u32,
+            max_shared_memory_per_block_optin: shared_optin.max(0) as u32,
             disk_cache: DiskCache::default_location(),
             tune_cache: TuneCache::default_location(),
             loaded: Mutex::new(HashMap::new()),
@@ -142,6 +149,18 @@ impl Gpu {
 
     pub fn sm_count(&self) -> u32 {
         self.sm_count
+    }
+
+    /// Bytes of shared memory one block may use (dynamic shared memory, opted in to):
+    /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, 232 448 on an H100.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// println!("a block may use {} B of shared memory", gpu.max_shared_memory_per_block_optin());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn max_shared_memory_per_block_optin(&self) -> u32 {
+        self.max_shared_memory_per_block_optin
     }
 
     /// The FP32 peak in TFLOP/s: SMs × 128 FMA lanes × 2 flops × the boost clock.
@@ -286,8 +305,16 @@ impl Gpu {
     }
 
     /// The kernel `name` of `source`, compiled for this device (memory, then disk cache,
-    /// then NVRTC) and loaded.
-    pub(crate) fn load(&self, source: &str, name: &str, threads: u32) -> Result<Arc<LoadedKernel>, Error> {
+    /// then NVRTC) and loaded. A kernel with `dynamic_shared_bytes` of dynamic shared memory
+    /// is opted in to that much first (over 48 KiB a launch fails without it).
+    pub(crate) fn load(
+        &self,
+        source: &str,
+        name: &str,
+        threads: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Result<Arc<LoadedKernel>, Error> {
+        check_shared_memory(name, dynamic_shared_bytes, self.max_shared_memory_per_block_optin, &self.arch)?;
         if let Some(found) = self.loaded.lock().ok().and_then(|map| map.get(source).cloned()) {
             return Ok(found);
         }
@@ -297,14 +324,53 @@ impl Gpu {
             .load_module(Ptx::from_binary(compiled.cubin.clone()))
             .map_err(Error::driver("loading the cubin"))?;
         let function = module.load_function(name).map_err(Error::driver("finding the kernel in the cubin"))?;
+        if dynamic_shared_bytes > 0 {
+            self.context.bind_to_thread().map_err(Error::driver("binding the context"))?;
+            function
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    dynamic_shared_bytes as i32,
+                )
+                .map_err(Error::driver("opting the kernel in to its dynamic shared memory"))?;
+        }
         let blocks_per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(threads, dynamic_shared_bytes as usize, None)
             .map_err(Error::driver("computing occupancy"))?;
         let registers = function.num_regs().map_err(Error::driver("reading the kernel's registers"))? as u32;
-        let loaded = Arc::new(LoadedKernel { function, blocks_per_sm, registers });
+        let loaded = Arc::new(LoadedKernel { function, blocks_per_sm, registers, dynamic_shared_bytes });
         if let Ok(mut map) = self.loaded.lock() {
             map.insert(source.to_string(), loaded.clone());
         }
         Ok(loaded)
+    }
+}
+
+/// A kernel's shared memory against what the device allows a block: a typed error with
+/// both numbers, before anything is compiled.
+pub(crate) fn check_shared_memory(kernel: &str, bytes: u32, device_max: u32, arch: &Arch) -> Result<(), Error> {
+    if bytes > device_max {
+        return Err(Error::SharedMemoryOverDevice {
+            kernel: kernel.into(),
+            bytes,
+            device_max,
+            device: arch.to_string(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_memory_over_the_devices_opt_in_maximum_is_a_typed_error_with_both_numbers() {
+        let error = check_shared_memory("big", 120 * 1024, 99 * 1024, &Arch { major: 8, minor: 6 }).unwrap_err();
+        assert!(
+            matches!(&error, Error::SharedMemoryOverDevice { bytes: 122_880, device_max: 101_376, device, .. } if device == "sm_86"),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("122880 B, exceeds the 101376 B"), "{error}");
+        assert!(check_shared_memory("fits", 99 * 1024, 99 * 1024, &Arch::SM_80).is_ok());
     }
 }

@@ -3,9 +3,12 @@
 //! ```text
 //! tessera list
 //! tessera show <kernel> [--vector 1|2|4] [--arch sm_90] [--ptx | --log | --report]
+//! tessera check <kernel> [--arch sm_80|sm_86|sm_89|sm_90] [--shape M=4096,N=4096,K=4096] [--gpu H200] [--no-nvrtc] [--json]
 //! ```
 //! `show` prints the CUDA source (at another vector width with `--vector`), the PTX NVRTC
 //! makes of it (`--ptx`), or the NVRTC/ptxas log of the cubin compile (`--log`).
+//! `check` prints what the configuration costs: resources, occupancy, roofline, accesses
+//! (`tessera check --help` documents it and its JSON).
 
 use std::process::ExitCode;
 
@@ -43,11 +46,12 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("show") => show(&args[1..]),
         Some("tune") => tune(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("check") => check(&args[1..]),
         _ => Err(USAGE.into()),
     }
 }
 
-const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
+const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
 
 fn bench(args: &[String]) -> Result<(), String> {
     use tessera::bench::{self, BenchOptions, Output};
@@ -203,6 +207,21 @@ fn tune(args: &[String]) -> Result<(), String> {
             None => println!("winner {:.4} ms; not stored (TESSERA_TUNE=off)", record.median_ms),
         }
     }
+    Ok(())
+}
+
+fn check(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{}", tessera::check::HELP);
+        return Ok(());
+    }
+    let parsed = tessera::check::parse_args(args)?;
+    let kernel = catalog::find(&parsed.kernel)
+        .ok_or_else(|| format!("no catalog kernel `{}`; `tessera list` lists them", parsed.kernel))?;
+    let report = tessera::check::check(kernel, &parsed.options).map_err(|e| e.to_string())?;
+    let text = if parsed.json { format!("{}\n", report.to_json()) } else { report.to_string() };
+    // A closed pipe (`tessera check .. | head`) is the reader's choice, not an error.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     Ok(())
 }
 

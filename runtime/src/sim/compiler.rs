@@ -163,9 +163,11 @@ impl HostCompiler {
 }
 
 /// The translation unit the simulator compiles for `kernel`: the header, the kernel's source
-/// exactly as the GPU would get it (`#line` keeps the compiler's messages on its lines), and
-/// the entry point.
+/// exactly as the GPU would get it (`#line` keeps the compiler's messages on its lines) but
+/// for `extern __shared__` arrays, which become fixed-size ones on the same lines, and the
+/// entry point.
 pub fn translation_unit(source: &str, kernel: &str) -> String {
+    let source = super::scan::rewrite_dynamic_shared(source);
     format!(
         "#line 1 \"tessera_sim.h\"\n{HEADER}\n#line 1 \"{kernel}.cu\"\n{source}\n#line 1 \"tessera_sim_entry\"\nTESSERA_SIM_ENTRY({kernel})\n"
     )

@@ -8,7 +8,7 @@ use crate::Error;
 const GPU_ONLY: &[(&str, &str)] = &[
     ("asm", "inline PTX assembly (`asm`)"),
     ("__asm__", "inline PTX assembly (`asm`)"),
-    ("extern __shared__", "dynamic shared memory (`extern __shared__`)"),
+    ("extern __shared__", "dynamic shared memory other than one `extern __shared__ T name[];` per line"),
     ("__pipeline_memcpy_async", "cp.async pipelines"),
     ("__pipeline_commit", "cp.async pipelines"),
     ("__pipeline_wait_prior", "cp.async pipelines"),
@@ -38,6 +38,10 @@ pub(crate) fn check(source: &str, kernel: &str) -> Result<(), Error> {
             } else {
                 line.trim_start().starts_with(pattern) || line.contains(pattern)
             };
+            // The one form of dynamic shared memory the simulator rewrites (see `rewrite_dynamic_shared`).
+            if found && *pattern == "extern __shared__" && dynamic_shared_declaration(line).is_some() {
+                continue;
+            }
             if found {
                 return Err(Error::SimUnsupported {
                     kernel: kernel.into(),
@@ -49,6 +53,46 @@ pub(crate) fn check(source: &str, kernel: &str) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// `extern __shared__ <type and attributes> name[];` on one line (what tessera emits for
+/// buffers over 48 KiB) → (indentation, type and attributes, name).
+pub(crate) fn dynamic_shared_declaration(line: &str) -> Option<(&str, &str, &str)> {
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let rest = line.trim().strip_prefix("extern")?.trim_start().strip_prefix("__shared__")?;
+    let declarator = rest.trim_end().strip_suffix(';')?.trim_end().strip_suffix(']')?.trim_end().strip_suffix('[')?;
+    let declarator = declarator.trim_end();
+    let name_start = declarator.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let (declaration, name) = declarator.split_at(name_start);
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    // one declarator only: `float s[], t[]` or `float s[] = ..` are left to the refusal
+    let single = !declaration.contains(['[', ']', ',', '=', ';']);
+    (is_name && single && !declaration.trim().is_empty()).then_some((indent, declaration.trim(), name))
+}
+
+/// `source` with each `extern __shared__ T name[];` turned into a fixed-size `__shared__`
+/// array as large as any GPU's opt-in maximum (`TESSERA_SIM_DYNAMIC_SHARED_BYTES` elements),
+/// on the same line, so the compiler's line numbers still match the source.
+pub(crate) fn rewrite_dynamic_shared(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains("extern __shared__") {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let code = without_comments(source);
+    let lines: Vec<String> = source
+        .lines()
+        .zip(code.lines().chain(std::iter::repeat("")))
+        .map(|(line, code)| match dynamic_shared_declaration(code) {
+            Some((indent, declaration, name)) => format!(
+                "{indent}__shared__ {declaration} {name}[TESSERA_SIM_DYNAMIC_SHARED_BYTES];  // simulated `extern __shared__`"
+            ),
+            None => line.to_string(),
+        })
+        .collect();
+    let mut out = lines.join("\n");
+    if source.ends_with('\n') {
+        out.push('\n');
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Whether `word` occurs in `line` as a whole identifier.
@@ -131,9 +175,26 @@ mod tests {
     }
 
     #[test]
-    fn dynamic_shared_memory_and_cuda_headers_are_refused() {
+    fn one_dynamic_shared_array_per_line_is_rewritten_to_a_fixed_size_one() {
+        let source = "extern \"C\" __global__ void k(float* y) {\n    extern __shared__ __align__(16) unsigned char tessera_smem[];\n    y[0] = 0;\n}\n";
+        check(source, "k").unwrap();
+        let rewritten = rewrite_dynamic_shared(source);
+        assert_eq!(rewritten.lines().count(), source.lines().count());
+        assert!(
+            rewritten.contains(
+                "\n    __shared__ __align__(16) unsigned char tessera_smem[TESSERA_SIM_DYNAMIC_SHARED_BYTES];"
+            ),
+            "{rewritten}"
+        );
+        assert_eq!(dynamic_shared_declaration("extern __shared__ float s[];"), Some(("", "float", "s")));
+        assert_eq!(dynamic_shared_declaration("extern __shared__ float s[64];"), None);
+        assert!(matches!(rewrite_dynamic_shared(KERNEL), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn other_dynamic_shared_memory_and_cuda_headers_are_refused() {
         for (source, want) in [
-            ("extern __shared__ float s[];\nextern \"C\" __global__ void k() {}", "dynamic shared memory"),
+            ("extern __shared__ float s[], t[];\nextern \"C\" __global__ void k() {}", "dynamic shared memory"),
             ("#include <cuda_fp16.h>\nextern \"C\" __global__ void k() {}", "a CUDA header"),
             ("#include <cuda/pipeline>\nextern \"C\" __global__ void k() {}", "a CUDA header"),
         ] {

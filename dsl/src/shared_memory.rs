@@ -1,0 +1,105 @@
+//! Where each shared buffer lives in a block's shared memory, and whether the block needs
+//! dynamic shared memory (more than the 48 KiB a kernel may declare statically).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Kernel, SharedLayout};
+
+/// Each buffer starts at a multiple of this many bytes, so every vector access stays aligned.
+pub const SHARED_ALIGNMENT: i64 = 16;
+
+/// A block's shared memory, buffer by buffer.
+///
+/// Under the static limit codegen declares each buffer `__shared__`; over it, the buffers
+/// are carved out of one `extern __shared__` allocation at these offsets, and the launch
+/// passes [`SharedMemoryPlan::bytes`] as the dynamic size.
+///
+/// ```
+/// use tessera_dsl::SharedMemoryPlan;
+/// let plan = SharedMemoryPlan::from_slots(
+///     vec![("a_s".into(), 1, 32 * 132 * 4), ("b_s".into(), 2, 6)],
+///     48 * 1024,
+/// );
+/// assert_eq!(plan.slots[1].offset, 16_896);   // a multiple of 16
+/// assert_eq!(plan.bytes, 16_896 + 2 * 6);
+/// assert!(!plan.dynamic);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedMemoryPlan {
+    pub slots: Vec<SharedSlot>,
+    /// Bytes of the whole allocation (every stage of every buffer, alignment included).
+    pub bytes: i64,
+    /// True when `bytes` exceeds the static limit, so the buffers live in dynamic shared memory.
+    pub dynamic: bool,
+}
+
+/// One buffer: `stages` copies of `stage_bytes` each (a double-buffered one has two),
+/// starting `offset` bytes into the block's shared memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedSlot {
+    pub buffer: String,
+    pub offset: i64,
+    pub stages: u32,
+    pub stage_bytes: i64,
+}
+
+impl SharedSlot {
+    /// Bytes of every stage together.
+    ///
+    /// ```
+    /// let slot = tessera_dsl::SharedSlot { buffer: "a_s".into(), offset: 0, stages: 2, stage_bytes: 4096 };
+    /// assert_eq!(slot.bytes(), 8192);
+    /// ```
+    pub fn bytes(&self) -> i64 {
+        self.stage_bytes * i64::from(self.stages)
+    }
+}
+
+impl SharedMemoryPlan {
+    /// The plan of `kernel`'s buffers (those whose shape is constant), in declaration order.
+    pub fn of(kernel: &Kernel) -> Self {
+        let slots = kernel
+            .shared_buffers()
+            .into_iter()
+            .filter_map(|buffer| {
+                let layout = SharedLayout::of(buffer, kernel)?;
+                Some((buffer.name.clone(), kernel.buffer_stages(&buffer.name), layout.bytes()))
+            })
+            .collect();
+        Self::from_slots(slots, kernel.target().static_shared_memory_bytes)
+    }
+
+    /// Lays out (name, stages, bytes per stage) one after another, 16-byte aligned.
+    pub fn from_slots(buffers: Vec<(String, u32, i64)>, static_limit: u32) -> Self {
+        let mut offset = 0;
+        let mut bytes = 0;
+        let mut slots = Vec::new();
+        for (buffer, stages, stage_bytes) in buffers {
+            offset = round_up(offset, SHARED_ALIGNMENT);
+            // A stage of a multi-stage buffer is indexed as `buffer[stage]`, so each stage's
+            // size is what the array type says; only the buffer's start needs aligning.
+            let slot = SharedSlot { buffer, offset, stages, stage_bytes };
+            offset += slot.bytes();
+            bytes = offset;
+            slots.push(slot);
+        }
+        Self { slots, bytes, dynamic: bytes > i64::from(static_limit) }
+    }
+
+    /// The dynamic shared memory a launch must pass (0 for static buffers).
+    pub fn dynamic_bytes(&self) -> u32 {
+        if self.dynamic {
+            u32::try_from(self.bytes).unwrap_or(u32::MAX)
+        } else {
+            0
+        }
+    }
+
+    pub fn slot(&self, buffer: &str) -> Option<&SharedSlot> {
+        self.slots.iter().find(|s| s.buffer == buffer)
+    }
+}
+
+fn round_up(value: i64, unit: i64) -> i64 {
+    (value + unit - 1) / unit * unit
+}

@@ -1,0 +1,291 @@
+//! `tessera check`: its arguments, its report (text and JSON) from the library function the
+//! CLI calls and from the built binary, the registers NVRTC allocates (the same figure as
+//! the ptxas log of that compile), and the roofline worked by hand. No GPU needed; NVRTC is.
+
+use std::process::Command;
+
+use tessera::catalog::{copy, sgemm};
+use tessera::check::{check, parse_args, CheckOptions, HELP};
+use tessera::dsl::{roofline, Bound, GpuSpec, Limiter, Occupancy, Target};
+use tessera::PtxasReport;
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn check_arguments_parse_into_options_and_bad_ones_say_what_is_expected() {
+    let parsed = parse_args(&strings(&["sgemm_v3"])).unwrap();
+    assert_eq!(parsed.kernel, "sgemm_v3");
+    assert_eq!(parsed.options.target, Target::SM_90, "sm_90 by default");
+    assert!(parsed.options.shape.is_empty() && parsed.options.gpu.is_none() && parsed.options.nvrtc && !parsed.json);
+
+    let parsed = parse_args(&strings(&[
+        "--json",
+        "sgemm_v5",
+        "--arch",
+        "sm_86",
+        "--shape",
+        "M=1000, N=17,K=3",
+        "--gpu",
+        "h200",
+        "--no-nvrtc",
+    ]))
+    .unwrap();
+    assert_eq!(parsed.kernel, "sgemm_v5");
+    assert_eq!(parsed.options.target, Target::SM_86);
+    assert_eq!(parsed.options.shape, vec![("M".into(), 1000), ("N".into(), 17), ("K".into(), 3)]);
+    assert_eq!(parsed.options.gpu.map(|g| g.name), Some("H200"));
+    assert!(parsed.json && !parsed.options.nvrtc);
+
+    let error = |args: &[&str]| parse_args(&strings(args)).unwrap_err();
+    assert!(error(&["k", "--arch", "sm_75"]).contains("expected one of sm_80, sm_86, sm_89, sm_90"));
+    assert!(error(&["k", "--arch"]).contains("--arch needs a value"));
+    assert!(error(&["k", "--shape", "M4096"]).contains("`M4096` is not SYMBOL=value"));
+    assert!(error(&["k", "--shape", "M=big"]).contains("`big` in `M=big` is not an integer"));
+    assert!(error(&["k", "--shape", "M=0"]).contains("positive"));
+    assert!(error(&["k", "--gpu", "rtx9090"]).contains("expected one of A100 SXM, A40, L40S, H100 SXM, H200"));
+    assert!(error(&["k", "--fast"]).contains("unknown option `--fast`"));
+    assert!(error(&["k", "other"]).contains("check takes one kernel"));
+    assert!(error(&["--json"]).contains("check needs a kernel name"));
+}
+
+fn fresh(target: Target) -> CheckOptions {
+    // no disk cache: NVRTC compiles, and its log is the one the registers came from
+    CheckOptions { cache: None, ..CheckOptions::new(target) }
+}
+
+#[test]
+fn the_registers_are_those_of_the_ptxas_log_of_the_same_compile_and_bound_the_occupancy() {
+    for target in [Target::SM_80, Target::SM_90] {
+        let report = check(&sgemm::sgemm_v3::KERNEL, &fresh(target)).unwrap();
+        let registers = report.registers.as_ref().expect("NVRTC compiled it");
+        let log = report.nvrtc_log.as_deref().unwrap();
+        let ptxas = PtxasReport::parse(log, "sgemm_v3").unwrap_or_else(|| panic!("no figures in:\n{log}"));
+        assert_eq!(registers.per_thread, ptxas.registers, "{log}");
+        assert_eq!(registers.from, "ptxas log");
+        assert!(registers.per_thread > 64 && registers.per_thread <= 255, "{registers:?}");
+
+        // The occupancy is the calculator's, with exactly those registers.
+        let expected = Occupancy::new(&target, 256, 16_384, Some(ptxas.registers));
+        assert_eq!(report.occupancy, expected);
+        assert_eq!(report.occupancy_before_registers, Occupancy::new(&target, 256, 16_384, None));
+        // 256 threads, 16 KiB: 8 blocks by warps on both, 9 (sm_80) / 13 (sm_90) by shared
+        // memory; 65–128 registers allow 2 blocks of 8 warps, 129–255 only 1.
+        assert_eq!(report.occupancy_before_registers.blocks_per_sm, 8);
+        let by_registers = if ptxas.registers <= 128 { 2 } else { 1 };
+        assert_eq!(report.occupancy.blocks_per_sm, by_registers);
+        assert_eq!(report.occupancy.limited_by, vec![Limiter::Registers]);
+    }
+}
+
+#[test]
+fn the_roofline_of_sgemm_at_4096_cubed_is_compute_bound_as_worked_by_hand() {
+    let kernel = sgemm::sgemm_v3::KERNEL.ir().unwrap();
+    let shape = vec![("M".to_string(), 4096), ("N".to_string(), 4096), ("K".to_string(), 4096)];
+    let h100 = GpuSpec::find("H100 SXM").unwrap();
+    let r = roofline(kernel, &shape, &h100).unwrap();
+    // grid: 4096 / 128 = 32 × 32 = 1 024 blocks
+    assert_eq!((r.grid.clone(), r.blocks), (vec![32, 32], 1024));
+    // FLOPs: 2 · M · N · K = 2 · 4096³ = 137 438 953 472
+    assert_eq!(r.flops, 137_438_953_472.0);
+    // compulsory: A, B and C read once, C written once: 4 × 4096² × 4 B = 268 435 456 B
+    assert_eq!(r.compulsory_bytes, 268_435_456.0);
+    // issued, per block: 512 k-tiles × (128×8 + 8×128) × 4 B = 4 MiB of A and B, plus C read
+    // and written (β ≠ 0): 2 × 128 × 128 × 4 B = 128 KiB → (4 194 304 + 131 072) × 1 024
+    assert_eq!(r.issued_bytes, 4_429_185_024.0);
+    // 137.4 GFLOP / 67 TFLOP/s = 2.051 ms ≫ 268 MB / 3.35 TB/s = 80 µs: compute-bound
+    assert!((r.compute_seconds - 2.0513e-3).abs() < 1e-6, "{}", r.compute_seconds);
+    assert!((r.memory_seconds - 80.13e-6).abs() < 1e-8, "{}", r.memory_seconds);
+    assert_eq!((r.bound_by, r.bound_seconds), (Bound::Compute, r.compute_seconds));
+    assert_eq!(r.intensity(), 512.0);
+
+    // y = x on 2²⁴ floats: 128 MiB moved, no FLOPs: memory-bound at 67.1 µs on an A100
+    let copy = copy::copy_f32x4::KERNEL.ir().unwrap();
+    let r = roofline(copy, &[("N".into(), 1 << 24)], &GpuSpec::default_for(&Target::SM_80)).unwrap();
+    assert_eq!((r.flops, r.compulsory_bytes, r.issued_bytes), (0.0, 134_217_728.0, 134_217_728.0));
+    assert_eq!(r.bound_by, Bound::Memory);
+    assert!((r.bound_seconds - 67.1e-6).abs() < 1e-7, "{}", r.bound_seconds);
+
+    // the grid-stride copy walks the same 2¹⁴ tiles with fewer blocks: the same traffic
+    let strided = copy::copy_f32x4_grid_stride::KERNEL.ir().unwrap();
+    let s = roofline(strided, &[("N".into(), 1 << 24)], &GpuSpec::default_for(&Target::SM_80)).unwrap();
+    assert_eq!((s.blocks, s.issued_bytes, s.compulsory_bytes), (1 << 14, r.issued_bytes, r.compulsory_bytes));
+
+    // a symbol the kernel lacks, or one left out, is an error naming them
+    let missing = roofline(kernel, &shape[..2], &h100).unwrap_err().to_string();
+    assert!(missing.contains("no value for `K`"), "{missing}");
+    let unknown = roofline(copy, &[("Q".into(), 3)], &h100).unwrap_err().to_string();
+    assert!(unknown.contains("`Q` is not a shape symbol of the kernel; its shape symbols are N"), "{unknown}");
+}
+
+#[test]
+fn the_text_report_is_an_aligned_table_of_resources_occupancy_roofline_and_accesses() {
+    let options = CheckOptions {
+        shape: vec![("M".into(), 4096), ("N".into(), 4096), ("K".into(), 4096)],
+        ..fresh(Target::SM_80)
+    };
+    let report = check(&sgemm::sgemm_v3::KERNEL, &options).unwrap();
+    let text = report.to_string();
+    let registers = report.registers.as_ref().unwrap().per_thread;
+    for wanted in [
+        "sgemm_v3 on sm_80: threads = 256, vector = 4, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8)\n",
+        "\nresources per block\n",
+        "  threads               256 (8 warps)\n",
+        "  shared memory         16384 B (16.0 KiB), static (limit 49152 B; 166912 B with opt-in)\n",
+        &format!("  registers             {registers} per thread, no spills (NVRTC "),
+        "\noccupancy per SM on sm_80             blocks\n",
+        "  warp slots (64 warps)                    8\n",
+        "  block slots (32)                        32\n",
+        "  shared memory (17408 B per block)        9\n",
+        "  resident                                 2  blocks, 16 warps: 25% of 64, limited by registers\n",
+        "\nroofline at M=4096, K=4096, N=4096 on A100 SXM (2.00 TB/s DRAM, 19.5 TFLOP/s: data-sheet peaks, assumed)\n",
+        "  grid                  32 × 32 = 1024 blocks\n",
+        "  FLOPs                 137.4 GFLOP (2 per multiply-add of mma)\n",
+        "  global traffic        268.4 MB compulsory (each tensor once)\n",
+        "                        4.4 GB as issued (every tile load and store, no cache reuse)\n",
+        "  intensity             512.00 FLOP/B compulsory, 31.03 FLOP/B issued\n",
+        "  time bound            ≥ 7.048 ms, compute-bound\n",
+        "\nstatic analysis: 2 barriers\n",
+        "    load  shared a_s.t()  128-bit × 16  conflict-free\n",
+    ] {
+        assert!(text.contains(wanted), "missing {wanted:?} in:\n{text}");
+    }
+    // registers × 32 rounded up to the 256-register allocation unit
+    assert!(text.contains(&format!("  registers ({} per warp)", (registers * 32).div_ceil(256) * 256)), "{text}");
+    // the limit is marked on its row, and only there
+    assert_eq!(text.matches("← limit").count(), 1, "{text}");
+    assert!(!text.contains("default extents"), "every symbol was given: {text}");
+}
+
+#[test]
+fn the_json_report_follows_the_schema_in_the_help() {
+    let report = check(&sgemm::sgemm_v5::KERNEL, &fresh(Target::SM_90)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    for key in [
+        "kernel",
+        "config",
+        "arch",
+        "threads_per_block",
+        "warps_per_block",
+        "shared_memory",
+        "registers",
+        "registers_unavailable",
+        "occupancy_before_registers",
+        "occupancy",
+        "roofline",
+        "barriers",
+        "accesses",
+    ] {
+        assert!(json.get(key).is_some(), "no `{key}` in {json}");
+        assert!(HELP.contains(&format!("\"{key}\"")), "`{key}` is not documented in the help");
+    }
+    assert_eq!(json["kernel"], "sgemm_v5");
+    assert_eq!(json["arch"], "sm_90");
+    assert_eq!(json["shared_memory"]["bytes"], 32_768);
+    assert_eq!(json["shared_memory"]["dynamic"], false);
+    assert_eq!(json["shared_memory"]["buffers"][1]["buffer"], "b_s");
+    assert_eq!(json["shared_memory"]["buffers"][1]["offset"], 16_384);
+    assert_eq!(json["registers"]["per_thread"], report.registers.as_ref().unwrap().per_thread);
+    assert!(json["registers_unavailable"].is_null());
+    let occupancy = &json["occupancy"];
+    for key in ["blocks_by_warps", "blocks_by_shared_memory", "blocks_by_registers", "limited_by", "max_warps_per_sm"] {
+        assert!(occupancy.get(key).is_some(), "no occupancy `{key}`");
+        assert!(HELP.contains(&format!("\"{key}\"")), "`{key}` is not documented in the help");
+    }
+    // min_blocks = 2 holds registers at 128: 2 blocks
+    assert_eq!(occupancy["blocks_per_sm"], 2);
+    let roofline = &json["roofline"];
+    for key in
+        ["gpu", "shape", "shape_defaults", "flops", "compulsory_bytes", "issued_bytes", "bound_seconds", "bound_by"]
+    {
+        assert!(roofline.get(key).is_some(), "no roofline `{key}`");
+        assert!(HELP.contains(&format!("\"{key}\"")), "`{key}` is not documented in the help");
+    }
+    assert_eq!(roofline["gpu"]["name"], "H100 SXM");
+    assert_eq!(roofline["shape_defaults"], serde_json::json!(["M", "K", "N"]));
+    assert_eq!(roofline["bound_by"], "compute");
+    let access = &json["accesses"][0];
+    assert_eq!((access["space"].as_str(), access["direction"].as_str()), (Some("global"), Some("load")));
+}
+
+#[test]
+fn without_nvrtc_the_report_says_so_and_keeps_the_bounds_that_need_no_registers() {
+    let options = CheckOptions { nvrtc: false, ..fresh(Target::SM_90) };
+    let report = check(&sgemm::sgemm_v3::KERNEL, &options).unwrap();
+    assert!(report.registers.is_none());
+    assert_eq!(report.occupancy, report.occupancy_before_registers);
+    assert_eq!(report.occupancy.blocks_per_sm, 8);
+    let text = report.to_string();
+    assert!(text.contains("  registers             unknown: not compiled (--no-nvrtc)\n"), "{text}");
+    assert!(text.contains("registers (not known)                    ?\n"), "{text}");
+    assert!(text.contains("limited by warps (an upper bound: registers can only lower it)"), "{text}");
+}
+
+#[test]
+fn every_catalog_kernel_checks_on_every_architecture() {
+    for kernel in tessera::catalog::all() {
+        for target in Target::KNOWN {
+            let report = check(kernel, &CheckOptions { nvrtc: false, ..fresh(target) })
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", kernel.name(), target.name()));
+            assert!(report.occupancy.blocks_per_sm >= 1, "{}: {:?}", kernel.name(), report.occupancy);
+            assert!(report.roofline.roofline.bound_seconds > 0.0, "{}", kernel.name());
+            assert!(!report.to_string().is_empty());
+        }
+    }
+}
+
+fn tessera(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera")).args(args).output().unwrap()
+}
+
+#[test]
+fn the_binary_prints_the_table_the_json_and_the_help() {
+    let out = tessera(&["check", "transpose_padded", "--arch", "sm_80", "--shape", "R=8192,C=8192"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("transpose_padded on sm_80: threads = (32, 8)"), "{text}");
+    assert!(text.contains("roofline at R=8192, C=8192 on A100 SXM"), "{text}");
+    // 2 × 8192² × 4 B = 536.9 MB at 2 TB/s
+    assert!(text.contains("  time bound            ≥ 268.44 µs, memory-bound\n"), "{text}");
+
+    let out = tessera(&["check", "sgemm_v3", "--json", "--gpu", "h200"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["roofline"]["gpu"]["name"], "H200");
+    assert_eq!(json["roofline"]["gpu"]["dram_bytes_per_second"], 4.8e12);
+
+    let out = tessera(&["check", "--help"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"occupancy_before_registers\": OCCUPANCY"));
+
+    let out = tessera(&["check", "sgemm_v99"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no catalog kernel `sgemm_v99`"));
+    let out = tessera(&["check", "sgemm_v3", "--arch", "sm_70"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--arch sm_70: expected one of sm_80, sm_86, sm_89, sm_90"));
+
+    // `list` and `show` still work
+    let out = tessera(&["list"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("sgemm_v6"));
+    let out = tessera(&["show", "transpose_padded", "--report"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && report.contains("sm_90   8 blocks  64 warps (100%)  limited by warps"), "{report}");
+}
+
+#[test]
+fn the_binary_without_nvrtc_on_its_library_path_reports_the_bounds_it_can() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["check", "copy_f32x4"])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    // Either NVRTC is installed system-wide and compiles it, or the report says it is missing.
+    let compiled = text.contains(" per thread, no spills (NVRTC ");
+    let missing = text.contains("registers             unknown: NVRTC not found (libnvrtc is not on the library path)");
+    assert!(compiled != missing, "{text}");
+    assert!(text.contains("  resident                                 8  blocks, 64 warps: 100% of 64"), "{text}");
+}
