@@ -236,7 +236,7 @@ fn every_catalog_kernel_checks_on_every_architecture() {
 }
 
 fn tessera(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera")).args(args).output().unwrap()
+    Command::new(tessera_binary()).args(args).output().unwrap()
 }
 
 #[test]
@@ -276,7 +276,7 @@ fn the_binary_prints_the_table_the_json_and_the_help() {
 
 #[test]
 fn the_binary_without_nvrtc_on_its_library_path_reports_the_bounds_it_can() {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+    let out = Command::new(tessera_binary())
         .args(["check", "copy_f32x4"])
         .env_remove("LD_LIBRARY_PATH")
         .output()
@@ -288,4 +288,15 @@ fn the_binary_without_nvrtc_on_its_library_path_reports_the_bounds_it_can() {
     let missing = text.contains("registers             unknown: NVRTC not found (libnvrtc is not on the library path)");
     assert!(compiled != missing, "{text}");
     assert!(text.contains("  resident                                 8  blocks, 64 warps: 100% of 64"), "{text}");
+}
+
+/// The CLI cargo built for this test, or — where the tests were copied to another machine
+/// without that path (the GPU machine's bundle) — the `tessera` beside this test executable.
+fn tessera_binary() -> std::path::PathBuf {
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_tessera"));
+    if built.exists() {
+        return built;
+    }
+    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("tessera")));
+    beside.filter(|path| path.exists()).unwrap_or(built)
 }
