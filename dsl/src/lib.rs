@@ -58,5 +58,5 @@ pub use statement::{
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 pub use target::Target;
-pub use tune::{shape_class, Candidate, TuneSpace};
+pub use tune::{configure, shape_class, Candidate, TuneSpace};
 pub use validate::validate;

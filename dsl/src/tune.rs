@@ -146,3 +146,47 @@ pub fn shape_class(binding: &[(String, i64)]) -> String {
     parts.sort();
     parts.join(",")
 }
+
+/// `kernel` at another configuration: each override names a constant, or `threads`,
+/// `vector` or `min_blocks` (0: none). The result is validated against the portable limits.
+///
+/// ```
+/// use tessera_dsl::{configure, Config, Constant, Kernel, Origin};
+/// let kernel = Kernel {
+///     name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(),
+///     config: Config { constants: vec![Constant::new("BK", 8)], ..Config::default() },
+/// };
+/// let changed = configure(&kernel, &[("BK".into(), 16), ("threads".into(), 128)]).unwrap_err();
+/// assert!(changed.contains("never says how blocks map to tiles"), "{changed}"); // a toy kernel with no body
+/// assert!(configure(&kernel, &[("BQ".into(), 16)]).unwrap_err().contains("no constant `BQ`"));
+/// ```
+pub fn configure(kernel: &Kernel, overrides: &[(String, i64)]) -> Result<Kernel, String> {
+    let mut configured = kernel.clone();
+    for (name, value) in overrides {
+        let unsigned = |what: &str| {
+            u32::try_from(*value).map_err(|_| format!("{what} = {value}: expected a small non-negative integer"))
+        };
+        match name.as_str() {
+            "threads" => configured.config.threads = ThreadBlock::linear(unsigned("threads")?),
+            "vector" => {
+                configured.config.vector =
+                    VectorWidth::new(unsigned("vector")?).ok_or(format!("vector = {value}: expected 1, 2 or 4"))?
+            }
+            "min_blocks" => configured.config.min_blocks = Some(unsigned("min_blocks")?).filter(|b| *b > 0),
+            constant => match configured.config.constants.iter_mut().find(|c| c.name == constant) {
+                Some(c) => c.value = *value,
+                None => {
+                    let known: Vec<&str> = kernel.config.constants.iter().map(|c| c.name.as_str()).collect();
+                    return Err(format!(
+                        "`{}` has no constant `{constant}`; it has {}, and threads, vector, min_blocks",
+                        kernel.name,
+                        known.join(", ")
+                    ));
+                }
+            },
+        }
+    }
+    validate(&configured, &Target::PORTABLE)
+        .map_err(|d| format!("`{}` with {overrides:?} is invalid:\n{d}", kernel.name))?;
+    Ok(configured)
+}

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tessera list
-//! tessera show <kernel> [--vector 1|2|4] [--arch sm_90] [--ptx | --log | --report]
+//! tessera show <kernel> [--config BM=64,BK=16,threads=128] [--vector 1|2|4] [--arch sm_90] [--ptx | --sass | --log | --report]
 //! tessera check <kernel> [--arch sm_80|sm_86|sm_89|sm_90] [--shape M=4096,N=4096,K=4096] [--gpu H200] [--no-nvrtc] [--json]
 //! ```
 //! `show` prints the CUDA source (at another vector width with `--vector`), the PTX NVRTC
@@ -51,7 +51,7 @@ fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
+const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--config BM=64,..] [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
 
 fn bench(args: &[String]) -> Result<(), String> {
     use tessera::bench::{self, BenchOptions, Output};
@@ -228,7 +228,8 @@ fn check(args: &[String]) -> Result<(), String> {
 fn show(args: &[String]) -> Result<(), String> {
     let name = args.first().ok_or("show needs a kernel name; `tessera list` lists them")?;
     let kernel = catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
-    let mut width = kernel.ir().map_err(|e| e.to_string())?.config.vector;
+    let mut width: Option<VectorWidth> = None;
+    let mut overrides: Vec<(String, i64)> = Vec::new();
     let mut arch = Arch::SM_90;
     let mut output = Output::Source;
     let mut rest = args[1..].iter();
@@ -236,11 +237,19 @@ fn show(args: &[String]) -> Result<(), String> {
         match arg.as_str() {
             "--vector" => {
                 let value = rest.next().ok_or("--vector needs 1, 2 or 4")?;
-                width = value
-                    .parse()
-                    .ok()
-                    .and_then(VectorWidth::new)
-                    .ok_or(format!("--vector {value}: expected 1, 2 or 4"))?;
+                width = Some(
+                    value
+                        .parse()
+                        .ok()
+                        .and_then(VectorWidth::new)
+                        .ok_or(format!("--vector {value}: expected 1, 2 or 4"))?,
+                );
+            }
+            "--config" => {
+                let text = rest.next().ok_or("--config needs NAME=VALUE,.. e.g. BM=64,BK=16,threads=128")?;
+                for (name, value) in parse_assignments(text)? {
+                    overrides.push((name, value as i64));
+                }
             }
             "--arch" => arch = rest.next().ok_or("--arch needs a value like sm_90")?.parse()?,
             "--ptx" => output = Output::Ptx,
@@ -250,13 +259,18 @@ fn show(args: &[String]) -> Result<(), String> {
             other => return Err(format!("unknown option `{other}`")),
         }
     }
-    let source = kernel.source_with_vector(width).map_err(|e| e.to_string())?;
+    if let Some(width) = width {
+        overrides.push(("vector".into(), i64::from(width.get())));
+    }
+    let declared = kernel.ir().map_err(|e| e.to_string())?;
+    let configured = tessera::dsl::configure(declared, &overrides)?;
+    let source = if configured.config == declared.config {
+        kernel.cuda_source().to_string()
+    } else {
+        tessera::codegen::render(&configured).map_err(|e| e.to_string())?
+    };
     match output {
-        Output::Report => {
-            let mut ir = kernel.ir().map_err(|e| e.to_string())?.clone();
-            ir.config.vector = width;
-            print!("{}", tessera::dsl::analyze(&ir).map_err(|e| e.to_string())?);
-        }
+        Output::Report => print!("{}", tessera::dsl::analyze(&configured).map_err(|e| e.to_string())?),
         Output::Source => print!("{source}"),
         Output::Ptx => print!("{}", nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?),
         Output::Sass => {
