@@ -275,9 +275,22 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
             }
         }
     }
-    // The roof uses the best copy bandwidth measured (or, without a copy, each row's own).
+    // The roof uses the best copy bandwidth measured; a run without a memory-bound family
+    // measures one copy of 2^26 floats for it.
+    let bandwidth = match bandwidth {
+        Some(bandwidth) => bandwidth,
+        None if rows.is_empty() => 0.0,
+        None => {
+            progress("device copy for the roofline's bandwidth");
+            let elements = 1usize << 26;
+            let from: DeviceTensor<f32> = gpu.zeros([elements])?;
+            let mut to: DeviceTensor<f32> = gpu.zeros([elements])?;
+            let timing =
+                gpu.time_flushed(options.warmup, options.repetitions, &mut flush, || gpu.copy(&from, &mut to))?;
+            2.0 * 4.0 * elements as f64 / 1e9 / (timing.median_ms * 1e-3)
+        }
+    };
     for row in &mut rows {
-        let bandwidth = bandwidth.unwrap_or(row.baseline_value);
         row.roofline = if row.unit == "GB/s" { bandwidth } else { peak.min(row.intensity * bandwidth / 1e3) };
         row.percent_of_roofline = 100.0 * row.value / row.roofline;
     }
