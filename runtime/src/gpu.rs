@@ -248,21 +248,9 @@ impl Gpu {
         &self,
         warmup: usize,
         repetitions: usize,
-        mut work: impl FnMut() -> Result<(), Error>,
+        work: impl FnMut() -> Result<(), Error>,
     ) -> Result<Timing, Error> {
-        for _ in 0..warmup {
-            work()?;
-        }
-        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let mut samples = Vec::with_capacity(repetitions);
-        for _ in 0..repetitions {
-            let start = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
-            work()?;
-            let end = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
-            end.synchronize().map_err(Error::driver("waiting for an event"))?;
-            samples.push(f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?));
-        }
-        Ok(Timing::from_samples(samples))
+        self.time_flushed(warmup, repetitions, || Ok(()), work)
     }
 
     /// Like [`Gpu::time`], but `flush` runs untimed before every run (to evict the L2 cache,

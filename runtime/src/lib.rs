@@ -22,6 +22,7 @@ mod cubin;
 mod cublas;
 mod definition;
 mod error;
+mod excerpt;
 mod gpu;
 mod libraries;
 pub mod nvrtc;

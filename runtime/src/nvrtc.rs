@@ -148,26 +148,9 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
 /// The source lines an NVRTC log complains about (`name.cu(12): error: ...`), two lines of
 /// context each side, numbered.
 fn failing_lines(source: &str, log: &str, file: &str) -> String {
-    let lines: Vec<&str> = source.lines().collect();
-    let mut wanted: Vec<usize> = log
-        .lines()
-        .filter_map(|l| l.strip_prefix(file)?.strip_prefix('(')?.split(')').next()?.parse::<usize>().ok())
-        .collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut out = String::new();
-    for line in wanted {
-        let first = line.saturating_sub(2).max(1);
-        let last = (line + 2).min(lines.len());
-        for number in first..=last {
-            let marker = if number == line { ">" } else { " " };
-            if let Some(text) = lines.get(number - 1) {
-                out.push_str(&format!("{marker}{number:5} | {text}\n"));
-            }
-        }
-        out.push_str("      ...\n");
-    }
-    out
+    let named =
+        log.lines().filter_map(|l| l.strip_prefix(file)?.strip_prefix('(')?.split(')').next()?.parse::<usize>().ok());
+    crate::excerpt::source_excerpt(source, named)
 }
 
 #[cfg(test)]

@@ -178,26 +178,9 @@ pub fn translation_unit(source: &str, kernel: &str) -> String {
 fn failing_lines(unit: &str, log: &str, file: &str) -> String {
     let marker = format!("#line 1 \"{file}\"\n");
     let source = unit.find(&marker).map(|start| &unit[start + marker.len()..]).unwrap_or_default();
-    let lines: Vec<&str> = source.lines().collect();
-    let mut wanted: Vec<usize> = log
-        .lines()
-        .filter_map(|l| l.strip_prefix(file)?.strip_prefix(':')?.split(':').next()?.parse::<usize>().ok())
-        .collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut out = String::new();
-    for line in wanted {
-        let first = line.saturating_sub(2).max(1);
-        let last = (line + 2).min(lines.len());
-        for number in first..=last {
-            let marker = if number == line { ">" } else { " " };
-            if let Some(text) = lines.get(number - 1) {
-                out.push_str(&format!("{marker}{number:5} | {text}\n"));
-            }
-        }
-        out.push_str("      ...\n");
-    }
-    out
+    let named =
+        log.lines().filter_map(|l| l.strip_prefix(file)?.strip_prefix(':')?.split(':').next()?.parse::<usize>().ok());
+    crate::excerpt::source_excerpt(source, named)
 }
 
 #[cfg(test)]
