@@ -51,7 +51,7 @@ fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--config BM=64,..] [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
+const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--config BM=64,..] [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--rounds 2] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
 
 fn bench(args: &[String]) -> Result<(), String> {
     use tessera::bench::{self, BenchOptions, Output};
@@ -104,13 +104,21 @@ fn tune(args: &[String]) -> Result<(), String> {
     use tessera::runtime::tune::{self, Outcome, Progress};
     let name = args.first().ok_or("tune needs a kernel name; `tessera list` lists them")?;
     let kernel = catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
-    let (mut shape, mut scalars, mut dry_run) = (Vec::new(), Vec::new(), false);
+    let (mut shape, mut scalars, mut dry_run, mut rounds) = (Vec::new(), Vec::new(), false, 2usize);
     let mut rest = args[1..].iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--shape" => shape = parse_assignments(rest.next().ok_or("--shape needs M=..,N=..")?)?,
             "--scalar" => scalars = parse_assignments(rest.next().ok_or("--scalar needs alpha=..")?)?,
             "--dry-run" => dry_run = true,
+            "--rounds" => {
+                rounds = rest
+                    .next()
+                    .ok_or("--rounds needs a count")?
+                    .parse()
+                    .map_err(|_| "--rounds needs a count".to_string())?;
+                rounds = rounds.max(1);
+            }
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -152,14 +160,38 @@ fn tune(args: &[String]) -> Result<(), String> {
         )
     };
     let arch = gpu.as_ref().map_or(tessera::Arch::SM_90, |g| g.arch());
-    let report = match &gpu {
-        Some(gpu) => {
-            let mut measure = tune::GpuMeasure::new(gpu, kernel, &binding, &scalars).map_err(|e| e.to_string())?;
-            tune::tune(kernel, &space, arch, &binding, &mut measure, &mut bar)
+    // Each round searches around the best configuration so far (the first around the
+    // declared one); the trials of every round are kept.
+    let mut report: Option<tune::TuneReport> = None;
+    let mut space = space;
+    for round in 0..rounds {
+        if round > 0 {
+            let Some((winner, _)) = report.as_ref().and_then(|r| r.winner()) else { break };
+            let mut center = ir.clone();
+            center.config = winner.config.clone();
+            space = tessera::dsl::TuneSpace::around(&center);
+            eprintln!("round {}: around {winner}", round + 1);
         }
-        None => tune::tune(kernel, &space, arch, &binding, &mut NoGpu, &mut bar),
+        let next = match &gpu {
+            Some(gpu) => {
+                let mut measure = tune::GpuMeasure::new(gpu, kernel, &binding, &scalars).map_err(|e| e.to_string())?;
+                tune::tune(kernel, &space, arch, &binding, &mut measure, &mut bar)
+            }
+            None => tune::tune(kernel, &space, arch, &binding, &mut NoGpu, &mut bar),
+        }
+        .map_err(|e| e.to_string())?;
+        report = Some(match report {
+            None => next,
+            Some(mut all) => {
+                all.trials.extend(next.trials.into_iter().filter(|t| !matches!(t.outcome, tune::Outcome::Pruned(_))));
+                all
+            }
+        });
+        if dry_run {
+            break;
+        }
     }
-    .map_err(|e| e.to_string())?;
+    let report = report.ok_or("no tuning round ran")?;
     let count = |f: fn(&Outcome) -> bool| report.trials.iter().filter(|t| f(&t.outcome)).count();
     println!(
         "{}: {} configurations for {} ({arch}): {} pruned by the validator, {} failed to compile, {} spill, {} compiled cleanly, {} measured",
