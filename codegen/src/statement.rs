@@ -223,9 +223,23 @@ fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderEr
 /// by element.
 fn linear_copy_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static str) -> Result<String, RenderError> {
     let (OperandPlan::Global(src), OperandPlan::Global(dst)) = (&plan.src, &plan.dst) else {
-        unreachable!("linear_copy_source is called with two global operands");
+        return Err(RenderError::Invalid {
+            kernel: String::new(),
+            diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(
+                copy.origin,
+                "a 1-D copy moves between two global tiles",
+            )]),
+        });
     };
-    let extent = &src.extent_exprs[0];
+    let Some(extent) = src.extent_exprs.first() else {
+        return Err(RenderError::Invalid {
+            kernel: String::new(),
+            diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(
+                copy.origin,
+                "a 1-D tile has one extent",
+            )]),
+        });
+    };
     TileCopySource {
         dsl: copy.to_string(),
         src: &src.tensor,
