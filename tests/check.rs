@@ -276,11 +276,8 @@ fn the_binary_prints_the_table_the_json_and_the_help() {
 
 #[test]
 fn the_binary_without_nvrtc_on_its_library_path_reports_the_bounds_it_can() {
-    let out = Command::new(tessera_binary())
-        .args(["check", "copy_f32x4"])
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .unwrap();
+    let out =
+        Command::new(tessera_binary()).args(["check", "copy_f32x4"]).env_remove("LD_LIBRARY_PATH").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     // Either NVRTC is installed system-wide and compiles it, or the report says it is missing.
