@@ -1058,3 +1058,61 @@ impl std::fmt::Display for ThreadStatement {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float(text: &str) -> ThreadExpr {
+        ThreadExpr::new(ThreadExprKind::Float { text: text.into(), suffix: None })
+    }
+
+    fn binary(op: ThreadOp, lhs: ThreadExpr, rhs: ThreadExpr) -> ThreadExpr {
+        ThreadExpr::new(ThreadExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) })
+    }
+
+    fn call(function: Intrinsic, args: Vec<ThreadExpr>) -> ThreadExpr {
+        ThreadExpr::new(ThreadExprKind::Call { function, args })
+    }
+
+    #[test]
+    fn an_unsuffixed_literal_takes_the_type_of_the_other_operand() {
+        let mut env = TypeEnv::default();
+        env.bind_value("d", ThreadType::F64, false);
+        env.bind_value("u", ThreadType::U32, false);
+        assert_eq!(env.type_of(&binary(ThreadOp::Mul, float("0.5"), ThreadExpr::name("d"))), Ok(ThreadType::F64));
+        assert_eq!(env.type_of(&binary(ThreadOp::Add, ThreadExpr::name("u"), ThreadExpr::int(1))), Ok(ThreadType::U32));
+        assert_eq!(env.type_of(&float("0.5")), Ok(ThreadType::F32));
+    }
+
+    #[test]
+    fn mixing_floats_and_integers_is_a_mismatch() {
+        let mut env = TypeEnv::default();
+        env.bind_value("i", ThreadType::I32, false);
+        let error = env.type_of(&binary(ThreadOp::Mul, float("0.5"), ThreadExpr::name("i"))).unwrap_err();
+        assert!(error.message.contains("mismatched types"), "{}", error.message);
+    }
+
+    #[test]
+    fn a_shuffle_under_a_lane_dependent_if_is_reported_and_under_a_warp_dependent_one_is_not() {
+        let shuffle = |condition_on: Intrinsic| {
+            ThreadStatement::new(ThreadStatementKind::If {
+                condition: binary(ThreadOp::Lt, call(condition_on, vec![]), ThreadExpr::int(16)),
+                then: vec![ThreadStatement::new(ThreadStatementKind::Let {
+                    name: "s".into(),
+                    mutable: false,
+                    ty: None,
+                    init: call(Intrinsic::WarpSum, vec![float("1.0")]),
+                })],
+                otherwise: vec![],
+            })
+        };
+        let diagnostics = |statement: &ThreadStatement| {
+            let mut out = Vec::new();
+            check_thread_statement(statement, &mut TypeEnv::default(), &mut Vec::new(), None, &mut out);
+            out
+        };
+        assert_eq!(diagnostics(&shuffle(Intrinsic::Lane)).len(), 1);
+        assert!(diagnostics(&shuffle(Intrinsic::WarpIndex)).is_empty());
+    }
+}
