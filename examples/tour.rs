@@ -7,7 +7,7 @@
 //! `cargo run --release --example tour -- [--quick] [--sources]`
 
 use tessera::bench::{self, BenchOptions, Family};
-use tessera::catalog::{copy, sgemm, transpose};
+use tessera::catalog::{copy, map, reduce, sgemm, transpose};
 use tessera::{Argument, Backend, KernelDefinition, Simulator};
 
 fn main() {
@@ -21,9 +21,13 @@ fn main() {
         std::process::exit(2);
     }
     println!("tessera — a tour of the catalog\n");
-    for (family, kernels) in
-        [("copy", copy::ALL.to_vec()), ("transpose", transpose::ALL.to_vec()), ("sgemm", sgemm::ALL.to_vec())]
-    {
+    for (family, kernels) in [
+        ("copy", copy::ALL.to_vec()),
+        ("transpose", transpose::ALL.to_vec()),
+        ("sgemm", sgemm::ALL.to_vec()),
+        ("reduce", reduce::ALL.to_vec()),
+        ("map", map::ALL.to_vec()),
+    ] {
         println!("══ {family} ══════════════════════════════════════════════════════════════");
         for kernel in kernels {
             describe(kernel, sources);
@@ -166,5 +170,50 @@ fn simulate(sim: &Simulator) -> Result<(), String> {
             if error < 1e-5 { "(< 1e-5), SIMULATED" } else { "— WRONG" }
         );
     }
+    // The reductions: two passes, block partials then one block's sum of them.
+    let n = 65537;
+    let (hx, hy) = (values(n, 5), values(n, 6));
+    let x = sim.upload(&hx, [n]).map_err(err)?;
+    let y = sim.upload(&hy, [n]).map_err(err)?;
+    let mut partials = sim.zeros::<f32>([reduce::PARTIALS]).map_err(err)?;
+    let mut total = sim.zeros::<f32>([1]).map_err(err)?;
+    let terms = [
+        ("sum_partials_f32", hx.iter().map(|v| f64::from(*v)).collect::<Vec<_>>()),
+        ("dot_partials_f32", hx.iter().zip(&hy).map(|(a, b)| f64::from(*a) * f64::from(*b)).collect()),
+    ];
+    for (name, terms) in terms {
+        let want: f64 = terms.iter().sum();
+        // relative to Σ|term|: the scale of the rounding errors of any summation order
+        let scale: f64 = terms.iter().map(|t| t.abs()).sum::<f64>().max(f64::MIN_POSITIVE);
+        if name == "sum_partials_f32" {
+            reduce::sum_partials_f32::launch(sim, &x, &mut partials).map_err(err)?;
+        } else {
+            reduce::dot_partials_f32::launch(sim, &x, &y, &mut partials).map_err(err)?;
+        }
+        reduce::sum_finish_f32::launch(sim, &partials, &mut total).map_err(err)?;
+        let got = f64::from(sim.download(&total).map_err(err)?[0]);
+        let error = (got - want).abs() / scale;
+        println!(
+            "  {:<32} {n} elements + sum_finish_f32: error {error:.1e} of Σ|term| {}",
+            name,
+            if error < 1e-5 { "(< 1e-5), SIMULATED" } else { "— WRONG" }
+        );
+    }
+    let mut out = sim.upload(&hy, [n]).map_err(err)?;
+    map::saxpy::launch(sim, 2.0, &x, &mut out).map_err(err)?;
+    let exact = sim.download(&out).map_err(err)?.iter().zip(hx.iter().zip(&hy)).all(|(g, (a, b))| *g == 2.0 * a + b);
+    println!("  {:<32} y = 2·x + y for {n} elements: {}", "saxpy", if exact { "exact, SIMULATED" } else { "WRONG" });
+    let mut out = sim.filled([n], f32::NAN).map_err(err)?;
+    map::gelu_tanh::launch(sim, &x, &mut out).map_err(err)?;
+    let worst = sim.download(&out).map_err(err)?.iter().zip(&hx).fold(0.0f64, |worst, (g, v)| {
+        let v = f64::from(*v);
+        let want = 0.5 * v * (1.0 + (0.7978845608 * (v + 0.044715 * v * v * v)).tanh());
+        worst.max((f64::from(*g) - want).abs())
+    });
+    println!(
+        "  {:<32} y = GELU(x) for {n} elements: largest error {worst:.1e} {}",
+        "gelu_tanh",
+        if worst < 1e-6 { "(< 1e-6), SIMULATED" } else { "— WRONG" }
+    );
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! Regenerate after an intended change with `TESSERA_BLESS=1 cargo test --test golden`,
 //! then review the diff like code.
 
-use tessera::catalog::{self, copy, sgemm, transpose};
+use tessera::catalog::{self, copy, map, reduce, sgemm, transpose};
 
 /// (file name, emitted source, golden source) for each kernel module named.
 macro_rules! cases {
@@ -41,6 +41,11 @@ const CASES: &[(&str, &str, &str)] = cases![
     sgemm::sgemm_v6,
     sgemm::sgemm_v6_128x64,
     sgemm::sgemm_v4_small,
+    reduce::sum_partials_f32,
+    reduce::dot_partials_f32,
+    reduce::sum_finish_f32,
+    map::saxpy,
+    map::gelu_tanh,
 ];
 
 #[test]

@@ -2,7 +2,7 @@
 //! sm_90 cubins without spills, and each vector width shows up as the accesses it promises.
 //! These need libnvrtc (CI installs it from PyPI); without it they fail, they never skip.
 
-use tessera::catalog::{self, copy, transpose};
+use tessera::catalog::{self, copy, reduce, transpose};
 use tessera::dsl::VectorWidth;
 use tessera::{nvrtc, Arch, DiskCache, Error};
 
@@ -78,6 +78,24 @@ fn width_4_moves_whole_tiles_with_128_bit_loads_and_stores() {
             kernel.name()
         );
     }
+}
+
+#[test]
+fn the_reductions_read_with_128_bit_loads_and_shuffle_with_shfl_down() {
+    for kernel in [&reduce::sum_partials_f32::KERNEL, &reduce::dot_partials_f32::KERNEL] {
+        let ptx = ptx(kernel.cuda_source(), kernel.name());
+        let accesses = global_accesses(&ptx);
+        assert!(
+            accesses.iter().any(|a| a.starts_with("ld.global") && a.ends_with(".v4.f32")),
+            "{}: {accesses:?}",
+            kernel.name()
+        );
+        assert!(ptx.contains("shfl.sync.down.b32"), "{}: no warp shuffle in the PTX", kernel.name());
+    }
+    // at width 1 (unaligned input) `x.vector(i)` is a scalar load
+    let narrower = reduce::sum_partials_f32::KERNEL.source_with_vector(VectorWidth::W1).unwrap();
+    let accesses = global_accesses(&ptx(&narrower, "sum_partials_f32"));
+    assert!(accesses.iter().all(|a| !a.contains(".v2") && !a.contains(".v4")), "{accesses:?}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ mod gemm;
 mod operand;
 mod render;
 mod statement;
+mod thread_code;
 
 pub use c_expr::c_expr;
 pub use render::{attribute_text, render, RenderError};

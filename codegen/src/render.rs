@@ -28,6 +28,8 @@ struct KernelSource<'a> {
     /// Bytes of dynamic shared memory, when the buffers exceed the static limit.
     dynamic_shared: Option<i64>,
     body: Vec<String>,
+    /// Device functions the thread code calls (`warp_sum`, `.sum()`), defined before the kernel.
+    helpers: Vec<&'static str>,
 }
 
 /// Renders `kernel` to CUDA C after validating it against the limits every target shares.
@@ -78,6 +80,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         thread_index: thread_index(kernel),
         dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
         body: render_body(kernel, &with_barriers(&kernel.body), 1)?,
+        helpers: crate::thread_code::helpers(kernel),
     };
     source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
 }

@@ -3,8 +3,8 @@
 
 use askama::Template;
 use tessera_dsl::{
-    Barrier, BinaryOp, CopyPlan, Expr, GridBinding, GridStrideLoop, ItemOrder, Kernel, Operand, OperandPlan,
-    SharedBuffer, SharedLayout, Statement, TileCopy, VectorWidth,
+    Barrier, BinaryOp, Binding, CopyPlan, Expr, GridBinding, GridStrideLoop, ItemOrder, Kernel, Operand, OperandPlan,
+    SharedBuffer, SharedLayout, Statement, ThreadType, TileCopy, TypeEnv, VectorWidth,
 };
 
 use crate::operand::OperandText;
@@ -105,11 +105,37 @@ pub(crate) fn template_error(template: &'static str) -> impl FnOnce(askama::Erro
 
 /// Renders `body`, each statement indented by `depth` levels of four spaces.
 pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> Result<Vec<String>, RenderError> {
+    render_scoped(kernel, body, depth, &mut base_env(kernel))
+}
+
+/// The names every statement sees: parameters, constants, block indices, loop variables and
+/// shared buffers (thread-code locals are added as they are declared).
+fn base_env(kernel: &Kernel) -> TypeEnv {
+    let mut env = TypeEnv::of_kernel(kernel);
+    for statement in kernel.statements() {
+        match statement {
+            Statement::Grid(grid) => grid.vars.iter().for_each(|v| env.bind_value(v, ThreadType::I32, false)),
+            Statement::GridStride(stride) => env.bind_value(&stride.var, ThreadType::I32, false),
+            Statement::Pipeline(pipeline) => env.bind_value(&pipeline.var, ThreadType::I32, false),
+            Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
+            _ => {}
+        }
+    }
+    env
+}
+
+fn render_scoped(
+    kernel: &Kernel,
+    body: &[Statement],
+    depth: usize,
+    env: &mut TypeEnv,
+) -> Result<Vec<String>, RenderError> {
     body.iter()
         .map(|statement| {
             let text = match statement {
+                Statement::Thread(thread) => crate::thread_code::thread_source(kernel, thread, env),
                 Statement::Grid(grid) => grid_source(grid),
-                Statement::GridStride(stride) => grid_stride_source(kernel, stride),
+                Statement::GridStride(stride) => grid_stride_source(kernel, stride, &mut env.clone()),
                 Statement::Shared(buffer) => shared_source(kernel, buffer),
                 Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => {
                     crate::gemm::epilogue_source(kernel, copy)
@@ -137,12 +163,12 @@ fn grid_source(grid: &GridBinding) -> Result<String, RenderError> {
     .map_err(template_error("grid.cu"))
 }
 
-fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop) -> Result<String, RenderError> {
+fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop, env: &mut TypeEnv) -> Result<String, RenderError> {
     GridStrideSource {
         dsl: format!("for {} in grid_stride({})", stride.var, stride.count),
         var: stride.var.clone(),
         count: c_expr(&stride.count),
-        body: render_body(kernel, &stride.body, 1)?,
+        body: render_scoped(kernel, &stride.body, 1, env)?,
     }
     .render()
     .map_err(template_error("grid_stride.cu"))

@@ -3,7 +3,9 @@
 {%- for line in doc_lines %}
 //{{ line }}
 {%- endfor %}
-
+{% for helper in helpers %}
+{{ helper }}
+{% endfor %}
 extern "C" __global__ void __launch_bounds__({{ threads }}{% if let Some(blocks) = min_blocks %}, {{ blocks }}{% endif %})
 {{ name }}({{ params|join(", ") }})
 {

@@ -27,10 +27,23 @@ struct Use {
 /// ```
 pub fn with_barriers(body: &[Statement]) -> Vec<Statement> {
     let mut state = BTreeMap::new();
-    place(body, &mut state)
+    let mut shared = Vec::new();
+    shared_buffers(body, &mut shared);
+    place(body, &mut state, &shared)
 }
 
-fn place(body: &[Statement], state: &mut BTreeMap<String, Use>) -> Vec<Statement> {
+fn shared_buffers(body: &[Statement], out: &mut Vec<String>) {
+    for statement in body {
+        match statement {
+            Statement::Shared(buffer) => out.push(buffer.name.clone()),
+            Statement::GridStride(stride) => shared_buffers(&stride.body, out),
+            Statement::Pipeline(pipeline) => shared_buffers(&pipeline.body, out),
+            _ => {}
+        }
+    }
+}
+
+fn place(body: &[Statement], state: &mut BTreeMap<String, Use>, shared: &[String]) -> Vec<Statement> {
     let mut out = Vec::with_capacity(body.len() + 2);
     for statement in body {
         match statement {
@@ -70,14 +83,14 @@ fn place(body: &[Statement], state: &mut BTreeMap<String, Use>) -> Vec<Statement
             Statement::GridStride(stride) => {
                 // What one iteration leaves behind is what the next one starts with.
                 let mut first = state.clone();
-                place(&stride.body, &mut first);
+                place(&stride.body, &mut first, shared);
                 let mut entry = state.clone();
                 for (buffer, used) in first {
                     let slot = entry.entry(buffer).or_default();
                     slot.read |= used.read;
                     slot.written |= used.written;
                 }
-                let body = place(&stride.body, &mut entry);
+                let body = place(&stride.body, &mut entry, shared);
                 *state = entry;
                 let mut stride = stride.clone();
                 stride.body = body;
@@ -111,18 +124,46 @@ fn place(body: &[Statement], state: &mut BTreeMap<String, Use>) -> Vec<Statement
             }
             Statement::Pipeline(pipeline) => {
                 let mut first = state.clone();
-                place(&pipeline.body, &mut first);
+                place(&pipeline.body, &mut first, shared);
                 let mut entry = state.clone();
                 for (buffer, used) in first {
                     let slot = entry.entry(buffer).or_default();
                     slot.read |= used.read;
                     slot.written |= used.written;
                 }
-                let body = place(&pipeline.body, &mut entry);
+                let body = place(&pipeline.body, &mut entry, shared);
                 *state = entry;
                 let mut pipeline = pipeline.clone();
                 pipeline.body = body;
                 out.push(Statement::Pipeline(pipeline));
+            }
+            Statement::Thread(thread) => {
+                // Per-thread code that indexes a shared buffer hands it over like a copy does;
+                // within one statement (a loop, an `if`) no barrier can go, so none is placed.
+                let (reads, writes) = thread.indexed();
+                let reads: Vec<String> = reads.into_iter().filter(|b| shared.contains(b)).collect();
+                let writes: Vec<String> = writes.into_iter().filter(|b| shared.contains(b)).collect();
+                let mut reason = None;
+                for buffer in reads.iter().filter(|b| state.get(*b).is_some_and(|u| u.written)) {
+                    reason.get_or_insert_with(|| format!("{buffer}: written above, read below"));
+                }
+                for buffer in &writes {
+                    let used = state.get(buffer).copied().unwrap_or_default();
+                    if used.read {
+                        reason.get_or_insert_with(|| format!("{buffer}: read above, overwritten below"));
+                    }
+                }
+                if let Some(reason) = reason {
+                    out.push(Statement::Sync(Barrier { reason: Some(reason), origin: thread.origin }));
+                    state.clear();
+                }
+                for buffer in reads {
+                    state.entry(buffer).or_default().read = true;
+                }
+                for buffer in writes {
+                    state.entry(buffer).or_default().written = true;
+                }
+                out.push(statement.clone());
             }
             Statement::Grid(_) | Statement::Shared(_) | Statement::Fragment(_) => out.push(statement.clone()),
         }

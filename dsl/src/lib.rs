@@ -32,6 +32,7 @@ mod roofline;
 mod shared_memory;
 mod statement;
 mod target;
+mod thread_code;
 mod tune;
 mod validate;
 
@@ -58,5 +59,9 @@ pub use statement::{
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 pub use target::Target;
+pub use thread_code::{
+    check_thread_statement, is_varying, Binding, Intrinsic, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement,
+    ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
+};
 pub use tune::{configure, shape_class, Candidate, TuneSpace};
 pub use validate::validate;

@@ -221,8 +221,11 @@ pub fn roofline(kernel: &Kernel, shape: &[(String, i64)], gpu: &GpuSpec) -> Resu
     let mut work = Work::default();
     work.add(kernel, body, &scope, 1.0)?;
     let flops = work.flops * blocks as f64;
-    let issued_bytes = work.bytes * blocks as f64;
     let compulsory_bytes = compulsory_bytes(kernel, &scope, &work);
+    let mut issued_bytes = work.bytes * blocks as f64;
+    if work.thread_code {
+        issued_bytes = issued_bytes.max(compulsory_bytes);
+    }
     let peak = gpu.peak_flops_per_second(work.element.unwrap_or(ElementType::F32));
     let compute_seconds = flops / peak;
     let memory_seconds = compulsory_bytes / gpu.dram_bytes_per_second;
@@ -256,6 +259,8 @@ struct Work {
     element: Option<ElementType>,
     read: Vec<String>,
     written: Vec<String>,
+    /// Whether the body has per-thread code, whose traffic is not counted block by block.
+    thread_code: bool,
 }
 
 impl Work {
@@ -308,6 +313,19 @@ impl Work {
                     self.add(kernel, &pipeline.body, scope, times * count.max(0) as f64)?;
                 }
                 Statement::GridStride(stride) => self.add(kernel, &stride.body, scope, times)?,
+                Statement::Thread(thread) => {
+                    // Per-thread code's traffic depends on its loops and guards, which are
+                    // not evaluated here: each tensor it touches counts once per direction
+                    // (the compulsory traffic), and the issued traffic is taken to be that.
+                    self.thread_code = true;
+                    let (read, written) = thread.indexed();
+                    for tensor in read.iter().filter(|t| kernel.param(t).is_some_and(|p| p.tensor().is_some())) {
+                        self.note(tensor, true, false);
+                    }
+                    for tensor in written.iter().filter(|t| kernel.param(t).is_some_and(|p| p.tensor().is_some())) {
+                        self.note(tensor, false, true);
+                    }
+                }
                 Statement::Grid(_) | Statement::Shared(_) | Statement::Fragment(_) | Statement::Sync(_) => {}
             }
         }

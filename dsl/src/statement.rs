@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{ElementType, Expr, Origin};
+use crate::{ElementType, Expr, Origin, ThreadStatement};
 
 /// One statement of a kernel body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +22,9 @@ pub enum Statement {
     /// `__syncthreads()`: written as `sync();`, or placed by [`crate::with_barriers`] where a
     /// shared buffer changes hands.
     Sync(Barrier),
+    /// Per-thread code: `let mut s = 0.0f32;`, `s += x[i];`, `if`, `for j in 0..4 { .. }`,
+    /// `atomic_add(&y[0], s);` (see [`ThreadStatement`]).
+    Thread(ThreadStatement),
 }
 
 /// A block tile of accumulators held in registers, spread over the threads: each thread

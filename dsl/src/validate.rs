@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::{
     CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, Fragment, FragmentLayout, Kernel, MmaPlan, Operand,
-    OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, TileCopy,
+    OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, ThreadStatement,
+    ThreadStatementKind, TileCopy, TypeEnv,
 };
 
 /// Registers a thread may give its accumulators and one row of each operand; the rest of
@@ -252,6 +253,35 @@ impl Checker<'_> {
         bound.extend(self.kernel.config.constants.iter().map(|c| c.name.clone()));
         let body = self.kernel.body.clone();
         self.statements(&body, &mut bound, &mut scope, false);
+        let mut found = Vec::new();
+        crate::thread_code::check_body(self.kernel, &body, &mut TypeEnv::of_kernel(self.kernel), &mut found);
+        for diagnostic in found {
+            self.diagnostics.push(diagnostic);
+        }
+    }
+
+    /// A `let` or loop variable of thread code may not take a name the generated CUDA declares.
+    fn reserved_locals(&mut self, thread: &ThreadStatement) {
+        let (name, nested): (Option<&String>, Vec<&ThreadStatement>) = match &thread.kind {
+            ThreadStatementKind::Let { name, .. } => (Some(name), vec![]),
+            ThreadStatementKind::For { var, body, .. } => (Some(var), body.iter().collect()),
+            ThreadStatementKind::If { then, otherwise, .. } => (None, then.iter().chain(otherwise).collect()),
+            ThreadStatementKind::Assign { .. } | ThreadStatementKind::AtomicAdd { .. } => (None, vec![]),
+        };
+        if let Some(name) = name.filter(|n| RESERVED.contains(&n.as_str())) {
+            self.error(
+                thread.origin,
+                format!("`{name}` is reserved: the generated CUDA declares it itself"),
+                Some(if name == "tid" {
+                    "use `thread_index()` for the thread's index".into()
+                } else {
+                    "rename it".into()
+                }),
+            );
+        }
+        for inner in nested {
+            self.reserved_locals(inner);
+        }
     }
 
     fn statements(&mut self, body: &[Statement], bound: &mut Vec<String>, scope: &mut Scope, nested: bool) {
@@ -308,6 +338,7 @@ impl Checker<'_> {
                     self.copy(copy, bound, scope);
                 }
                 Statement::Sync(_) => {}
+                Statement::Thread(thread) => self.reserved_locals(thread),
                 Statement::Fragment(fragment) => self.fragment(fragment, scope),
                 Statement::Pipeline(pipeline) => {
                     if nested {

@@ -12,7 +12,8 @@ use tessera_dsl::{
 use crate::spans::SpanTable;
 
 const STATEMENTS: &str = "expected `let (bx,) = grid(..);`, `let t = shared::<f32>([..]);`, \
-`for t in grid_stride(..) { .. }`, `copy(src, dst);` or `sync();`";
+`for t in grid_stride(..) { .. }`, `copy(src, dst);`, `sync();` or thread code (`let`, assignments, `if`, \
+`for i in a..b`, `atomic_add(&y[i], v);`)";
 
 pub(crate) fn parse(block: &Block, spans: &mut SpanTable) -> syn::Result<Vec<Statement>> {
     let mut body = statements(block, spans)?;
@@ -73,13 +74,11 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             if let Some(fragment) = fragment(&local.pat, &init.expr, spans)? {
                 return Ok(Statement::Fragment(fragment));
             }
-            let (name, args) = call(&init.expr).ok_or_else(|| unsupported(init.expr.span()))?;
-            if name != "grid" {
-                return Err(syn::Error::new(
-                    init.expr.span(),
-                    format!("`let` binds block indices from `grid(..)` or a buffer from `shared::<T>([..])`; found `{name}(..)`"),
-                ));
-            }
+            let Some((name, args)) = call(&init.expr).filter(|(name, _)| name == "grid") else {
+                // Any other `let` is per-thread code: `let mut s = 0.0f32;`
+                return crate::thread_code::local(local, spans).map(Statement::Thread);
+            };
+            debug_assert_eq!(name, "grid");
             let vars = binding_names(&local.pat)?;
             let extents = args.iter().map(|a| expr(a, spans)).collect::<syn::Result<_>>()?;
             Ok(Statement::Grid(GridBinding { vars, extents, origin: spans.origin(local.span()) }))
@@ -95,15 +94,13 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
                 debug_assert_eq!(name, "pipeline");
                 return pipeline(var.ident.to_string(), &args, for_loop, spans);
             }
-            let args = call(&for_loop.expr)
+            let Some(args) = call(&for_loop.expr)
                 .filter(|(name, args)| name == "grid_stride" && args.len() == 1)
                 .map(|(_, args)| args)
-                .ok_or_else(|| {
-                    syn::Error::new(
-                        for_loop.expr.span(),
-                        "tile kernels loop over `grid_stride(count)` or `pipeline(0..count, stages = n)`",
-                    )
-                })?;
+            else {
+                // A loop over a range is per-thread code: `for j in 0..4 { .. }`
+                return crate::thread_code::for_statement(for_loop, spans).map(Statement::Thread);
+            };
             Ok(Statement::GridStride(GridStrideLoop {
                 var: var.ident.to_string(),
                 count: expr(args[0], spans)?,
@@ -137,7 +134,13 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             }
             Ok(Statement::Copy(copy))
         }
-        Stmt::Expr(e @ RustExpr::Call(_), Some(_)) => call_statement(e, spans),
+        Stmt::Expr(e @ RustExpr::Call(_), Some(_)) if call(e).is_some_and(|(name, _)| name != "atomic_add") => {
+            call_statement(e, spans)
+        }
+        Stmt::Expr(e, semicolon) => match crate::thread_code::expression_statement(e, semicolon.is_some(), spans)? {
+            Some(thread) => Ok(Statement::Thread(thread)),
+            None => Err(unsupported(e.span())),
+        },
         other => Err(unsupported(other.span())),
     }
 }

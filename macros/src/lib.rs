@@ -10,6 +10,7 @@ mod body;
 mod expand;
 mod signature;
 mod spans;
+mod thread_code;
 
 use proc_macro::TokenStream;
 

@@ -1,0 +1,332 @@
+//! Per-thread code → CUDA C: a small printer, one C construct per Rust construct, typed by
+//! the same rules that validated it ([`TypeEnv`]).
+
+use tessera_dsl::{
+    Intrinsic, Kernel, Statement, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind,
+    ThreadType, TypeEnv, UnaryOp,
+};
+
+use crate::statement::{indent, invalid};
+use crate::RenderError;
+
+/// The device functions the thread code of `kernel` calls, defined before the kernel.
+pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
+    let mut used = Vec::new();
+    for statement in kernel.statements() {
+        let Statement::Thread(thread) = statement else { continue };
+        for expr in thread.expressions() {
+            expr.walk(&mut |e| match &e.kind {
+                ThreadExprKind::Call { function: Intrinsic::WarpSum, .. } => used.push(WARP_SUM),
+                ThreadExprKind::Call { function: Intrinsic::WarpMax, .. } => used.push(WARP_MAX),
+                ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
+                ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
+                _ => {}
+            });
+        }
+    }
+    let mut helpers = Vec::new();
+    for helper in [WARP_SUM, WARP_MAX, VECTOR_SUM, DOT] {
+        if used.contains(&helper) {
+            helpers.push(helper);
+        }
+    }
+    helpers
+}
+
+const WARP_SUM: &str = "// warp_sum(v): lane 0 gets the sum over the warp's 32 lanes (a shuffle-down tree)
+template <typename T>
+__device__ __forceinline__ T tessera_warp_sum(T v)
+{
+    for (int offset = 16; offset > 0; offset /= 2) {
+        v += __shfl_down_sync(0xffffffff, v, offset);
+    }
+    return v;
+}";
+
+const WARP_MAX: &str = "// warp_max(v): lane 0 gets the maximum over the warp's 32 lanes
+template <typename T>
+__device__ __forceinline__ T tessera_warp_max(T v)
+{
+    for (int offset = 16; offset > 0; offset /= 2) {
+        v = max(v, __shfl_down_sync(0xffffffff, v, offset));
+    }
+    return v;
+}";
+
+const VECTOR_SUM: &str = "// v.sum(): the elements of one vector access, added left to right
+__device__ __forceinline__ float tessera_sum(float v) { return v; }
+__device__ __forceinline__ float tessera_sum(float2 v) { return v.x + v.y; }
+__device__ __forceinline__ float tessera_sum(float4 v) { return v.x + v.y + v.z + v.w; }
+__device__ __forceinline__ double tessera_sum(double v) { return v; }
+__device__ __forceinline__ double tessera_sum(double2 v) { return v.x + v.y; }
+__device__ __forceinline__ int tessera_sum(int v) { return v; }
+__device__ __forceinline__ int tessera_sum(int2 v) { return v.x + v.y; }
+__device__ __forceinline__ int tessera_sum(int4 v) { return v.x + v.y + v.z + v.w; }
+__device__ __forceinline__ unsigned int tessera_sum(unsigned int v) { return v; }
+__device__ __forceinline__ unsigned int tessera_sum(uint2 v) { return v.x + v.y; }
+__device__ __forceinline__ unsigned int tessera_sum(uint4 v) { return v.x + v.y + v.z + v.w; }";
+
+const DOT: &str = "// dot(a, b): the products of two vector accesses' elements, added left to right
+__device__ __forceinline__ float tessera_dot(float a, float b) { return a * b; }
+__device__ __forceinline__ float tessera_dot(float2 a, float2 b) { return a.x * b.x + a.y * b.y; }
+__device__ __forceinline__ float tessera_dot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+__device__ __forceinline__ double tessera_dot(double a, double b) { return a * b; }
+__device__ __forceinline__ double tessera_dot(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }";
+
+/// Renders one top-level thread statement; `env` holds what the statements before it bound.
+pub(crate) fn thread_source(
+    kernel: &Kernel,
+    statement: &ThreadStatement,
+    env: &mut TypeEnv,
+) -> Result<String, RenderError> {
+    let printer = Printer { kernel };
+    let mut lines = Vec::new();
+    // Loops and branches get the line they came from; a plain statement reads the same in C.
+    if matches!(statement.kind, ThreadStatementKind::If { .. } | ThreadStatementKind::For { .. }) {
+        lines.push(format!("// {statement}"));
+    }
+    printer.statement(statement, env, &mut lines)?;
+    Ok(lines.join("\n"))
+}
+
+struct Printer<'a> {
+    kernel: &'a Kernel,
+}
+
+impl Printer<'_> {
+    fn fail(&self, origin: tessera_dsl::Origin, message: &str) -> RenderError {
+        invalid(self.kernel, origin, message)
+    }
+
+    fn type_of(&self, env: &TypeEnv, expr: &ThreadExpr, wanted: Option<ThreadType>) -> Result<ThreadType, RenderError> {
+        env.type_with(expr, wanted).map_err(|d| self.fail(d.origin, &d.message))
+    }
+
+    fn c_type(&self, ty: ThreadType, origin: tessera_dsl::Origin) -> Result<&'static str, RenderError> {
+        match ty {
+            ThreadType::Scalar(element) => Ok(element.cuda_name()),
+            ThreadType::Bool => Ok("bool"),
+            ThreadType::Vector(element) => element
+                .vector_type(self.kernel.config.vector)
+                .ok_or_else(|| self.fail(origin, "no CUDA vector type for this element type at this vector width")),
+        }
+    }
+
+    fn block(&self, body: &[ThreadStatement], env: &TypeEnv, out: &mut Vec<String>) -> Result<(), RenderError> {
+        let mut inner = env.clone();
+        let mut lines = Vec::new();
+        for statement in body {
+            self.statement(statement, &mut inner, &mut lines)?;
+        }
+        out.push(indent(&lines.join("\n"), 1));
+        Ok(())
+    }
+
+    fn statement(
+        &self,
+        statement: &ThreadStatement,
+        env: &mut TypeEnv,
+        out: &mut Vec<String>,
+    ) -> Result<(), RenderError> {
+        match &statement.kind {
+            ThreadStatementKind::Let { name, mutable, ty, init } => {
+                let ty = match ty {
+                    Some(ty) => *ty,
+                    None => self.type_of(env, init, None)?,
+                };
+                let constness = if *mutable { "" } else { "const " };
+                let value = self.expr(init, env, Some(ty))?;
+                out.push(format!("{constness}{} {name} = {value};", self.c_type(ty, statement.origin)?));
+                env.bind_value(name, ty, *mutable);
+            }
+            ThreadStatementKind::Assign { place, op, value } => {
+                let ty = self.type_of(env, place, None)?;
+                let symbol = op.map(ThreadOp::symbol).unwrap_or("");
+                out.push(format!("{} {symbol}= {};", self.expr(place, env, None)?, self.expr(value, env, Some(ty))?));
+            }
+            ThreadStatementKind::AtomicAdd { place, value } => {
+                let ty = self.type_of(env, place, None)?;
+                out.push(format!(
+                    "atomicAdd(&{}, {});",
+                    self.expr(place, env, None)?,
+                    self.expr(value, env, Some(ty))?
+                ));
+            }
+            ThreadStatementKind::If { condition, then, otherwise } => {
+                out.push(format!("if ({}) {{", self.expr(condition, env, None)?));
+                self.block(then, env, out)?;
+                if otherwise.is_empty() {
+                    out.push("}".into());
+                } else {
+                    out.push("} else {".into());
+                    self.block(otherwise, env, out)?;
+                    out.push("}".into());
+                }
+            }
+            ThreadStatementKind::For { var, start, end, step, body } => {
+                let int = Some(ThreadType::I32);
+                let constant = |e: &ThreadExpr| {
+                    let mut constant = true;
+                    e.walk(&mut |e| match &e.kind {
+                        ThreadExprKind::Int { .. } | ThreadExprKind::Binary { .. } => {}
+                        ThreadExprKind::Name(name)
+                            if self.kernel.config.constants.iter().any(|c| &c.name == name)
+                                || name == "THREADS"
+                                || name == "VECTOR" => {}
+                        _ => constant = false,
+                    });
+                    constant
+                };
+                // Constant trip counts unroll: the loop body's registers become straight-line code.
+                if constant(start) && constant(end) && step.as_ref().is_none_or(constant) {
+                    out.push("#pragma unroll".into());
+                }
+                let advance = match step {
+                    Some(step) => format!("{var} += {}", self.expr(step, env, int)?),
+                    None => format!("++{var}"),
+                };
+                out.push(format!(
+                    "for (int {var} = {}; {var} < {}; {advance}) {{",
+                    self.expr(start, env, int)?,
+                    self.expr(end, env, int)?
+                ));
+                let mut inner = env.clone();
+                inner.bind_value(var, ThreadType::I32, false);
+                self.block(body, &inner, out)?;
+                out.push("}".into());
+            }
+        }
+        Ok(())
+    }
+
+    fn expr(&self, expr: &ThreadExpr, env: &TypeEnv, wanted: Option<ThreadType>) -> Result<String, RenderError> {
+        Ok(self.precedence(expr, env, wanted)?.0)
+    }
+
+    /// The C text of `expr` and how tightly it binds (`u8::MAX`: a primary expression).
+    fn precedence(
+        &self,
+        expr: &ThreadExpr,
+        env: &TypeEnv,
+        wanted: Option<ThreadType>,
+    ) -> Result<(String, u8), RenderError> {
+        const PRIMARY: u8 = u8::MAX;
+        const UNARY: u8 = 20;
+        let ty = self.type_of(env, expr, wanted)?;
+        let wrap = |(text, p): (String, u8), min: u8| if p < min { format!("({text})") } else { text };
+        Ok(match &expr.kind {
+            ThreadExprKind::Int { value, .. } => match ty {
+                ThreadType::U32 => (format!("{value}u"), PRIMARY),
+                _ => (value.to_string(), PRIMARY),
+            },
+            ThreadExprKind::Float { text, .. } => {
+                let text = if text.contains(['.', 'e', 'E']) { text.clone() } else { format!("{text}.0") };
+                match ty {
+                    ThreadType::F32 => (format!("{text}f"), PRIMARY),
+                    _ => (text, PRIMARY),
+                }
+            }
+            ThreadExprKind::Bool(value) => (value.to_string(), PRIMARY),
+            ThreadExprKind::Name(name) => (name.clone(), PRIMARY),
+            ThreadExprKind::Index { base, indices } => {
+                let int = Some(ThreadType::I32);
+                let index: Vec<String> = indices.iter().map(|i| self.expr(i, env, int)).collect::<Result<_, _>>()?;
+                let tensor = self.kernel.param(base).and_then(|p| p.tensor());
+                match (tensor, index.as_slice()) {
+                    (Some(_), [i]) => (format!("{base}[{i}]"), PRIMARY),
+                    (Some(tensor), [_, _]) => {
+                        let cols = tensor.contiguous_symbol().unwrap_or("1");
+                        let row = wrap(self.precedence(&indices[0], env, int)?, 10);
+                        let col = wrap(self.precedence(&indices[1], env, int)?, 10);
+                        (format!("{base}[{row} * {cols} + {col}]"), PRIMARY)
+                    }
+                    _ => (format!("{base}{}", index.iter().map(|i| format!("[{i}]")).collect::<String>()), PRIMARY),
+                }
+            }
+            ThreadExprKind::Unary { op, operand } => {
+                let symbol = match (op, ty) {
+                    (UnaryOp::Neg, _) => "-",
+                    (UnaryOp::Not, ThreadType::Bool) => "!",
+                    (UnaryOp::Not, _) => "~",
+                };
+                (format!("{symbol}{}", wrap(self.precedence(operand, env, wanted)?, UNARY)), UNARY)
+            }
+            ThreadExprKind::Binary { op, lhs, rhs } => {
+                let operand_wanted =
+                    if op.is_comparison() || matches!(op, ThreadOp::And | ThreadOp::Or) { None } else { wanted };
+                let (l, r) = env.pair(lhs, rhs, operand_wanted).map_err(|d| self.fail(d.origin, &d.message))?;
+                let p = op.precedence();
+                let left = wrap(self.precedence(lhs, env, Some(l))?, p);
+                let right = wrap(self.precedence(rhs, env, Some(r))?, p + 1);
+                (format!("{left} {} {right}", op.symbol()), p)
+            }
+            ThreadExprKind::Cast { value, to } => {
+                let c_type = self.c_type(*to, expr.origin)?;
+                (format!("static_cast<{c_type}>({})", self.expr(value, env, None)?), PRIMARY)
+            }
+            ThreadExprKind::Call { function, args } => self.call(*function, args, env, ty)?,
+            ThreadExprKind::VectorLoad { tensor, index } => {
+                let index = self.expr(index, env, Some(ThreadType::I32))?;
+                if self.kernel.config.vector.get() == 1 {
+                    (format!("{tensor}[{index}]"), PRIMARY)
+                } else {
+                    let vector_type = self.c_type(ty, expr.origin)?;
+                    (format!("reinterpret_cast<const {vector_type}*>({tensor})[{index}]"), PRIMARY)
+                }
+            }
+            ThreadExprKind::VectorSum(value) => (format!("tessera_sum({})", self.expr(value, env, None)?), PRIMARY),
+        })
+    }
+
+    fn call(
+        &self,
+        function: Intrinsic,
+        args: &[ThreadExpr],
+        env: &TypeEnv,
+        ty: ThreadType,
+    ) -> Result<(String, u8), RenderError> {
+        const PRIMARY: u8 = u8::MAX;
+        let arg = |i: usize, wanted: Option<ThreadType>| self.expr(&args[i], env, wanted);
+        let float = |f32_name: &str, f64_name: &str| match ty {
+            ThreadType::F64 => f64_name.to_string(),
+            _ => f32_name.to_string(),
+        };
+        let text = match function {
+            Intrinsic::ThreadIndex => "tid".to_string(),
+            Intrinsic::Lane => return Ok(("tid % 32".into(), 10)),
+            Intrinsic::WarpIndex => return Ok(("tid / 32".into(), 10)),
+            Intrinsic::BlockIndex => "blockIdx.x".into(),
+            Intrinsic::BlockCount => "gridDim.x".into(),
+            Intrinsic::Sqrt => format!("{}({})", float("sqrtf", "sqrt"), arg(0, Some(ty))?),
+            Intrinsic::Exp => format!("{}({})", float("expf", "exp"), arg(0, Some(ty))?),
+            Intrinsic::Tanh => format!("{}({})", float("tanhf", "tanh"), arg(0, Some(ty))?),
+            Intrinsic::Abs if ty.is_float() => format!("{}({})", float("fabsf", "fabs"), arg(0, Some(ty))?),
+            Intrinsic::Abs => format!("abs({})", arg(0, Some(ty))?),
+            Intrinsic::Min | Intrinsic::Max => {
+                let (l, r) = env.pair(&args[0], &args[1], Some(ty)).map_err(|d| self.fail(d.origin, &d.message))?;
+                let name = match (function, ty.is_float(), ty == ThreadType::F64) {
+                    (Intrinsic::Min, true, false) => "fminf",
+                    (Intrinsic::Min, true, true) => "fmin",
+                    (Intrinsic::Max, true, false) => "fmaxf",
+                    (Intrinsic::Max, true, true) => "fmax",
+                    (Intrinsic::Min, false, _) => "min",
+                    _ => "max",
+                };
+                format!("{name}({}, {})", arg(0, Some(l))?, arg(1, Some(r))?)
+            }
+            Intrinsic::Fma => {
+                format!("{}({}, {}, {})", float("fmaf", "fma"), arg(0, Some(ty))?, arg(1, Some(ty))?, arg(2, Some(ty))?)
+            }
+            Intrinsic::Dot => format!("tessera_dot({}, {})", arg(0, None)?, arg(1, None)?),
+            Intrinsic::WarpSum => format!("tessera_warp_sum({})", arg(0, Some(ty))?),
+            Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
+            Intrinsic::ShflDown => {
+                format!("__shfl_down_sync(0xffffffff, {}, {})", arg(0, Some(ty))?, arg(1, Some(ThreadType::I32))?)
+            }
+            Intrinsic::ShflXor => {
+                format!("__shfl_xor_sync(0xffffffff, {}, {})", arg(0, Some(ty))?, arg(1, Some(ThreadType::I32))?)
+            }
+        };
+        Ok((text, PRIMARY))
+    }
+}

@@ -1,0 +1,1118 @@
+//! Thread-level code inside a tile kernel: `let` bindings, assignments, `if`, `for` over
+//! ranges, arithmetic, indexing of tensors and shared buffers, math intrinsics, warp
+//! shuffles and atomics — each with one CUDA C counterpart. Plain data, typed by [`TypeEnv`]
+//! (the same rules for validation and for rendering).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Access, Diagnostic, ElementType, Kernel, Origin, ParamKind, Statement};
+
+/// One statement of per-thread code.
+///
+/// ```
+/// use tessera_dsl::{ThreadExpr, ThreadStatement, ThreadStatementKind};
+/// let s = ThreadStatement::new(ThreadStatementKind::Assign {
+///     place: ThreadExpr::name("s"), op: Some(tessera_dsl::ThreadOp::Add), value: ThreadExpr::name("v"),
+/// });
+/// assert_eq!(s.to_string(), "s += v;");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadStatement {
+    pub kind: ThreadStatementKind,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThreadStatementKind {
+    /// `let mut s = 0.0f32;` or `let s: f64 = ..;`
+    Let { name: String, mutable: bool, ty: Option<ThreadType>, init: ThreadExpr },
+    /// `place = value;` or, with `op`, `place op= value;`
+    Assign { place: ThreadExpr, op: Option<ThreadOp>, value: ThreadExpr },
+    /// `if condition { .. } else { .. }`
+    If { condition: ThreadExpr, then: Vec<ThreadStatement>, otherwise: Vec<ThreadStatement> },
+    /// `for var in start..end { .. }` or `for var in (start..end).step_by(step) { .. }`
+    For { var: String, start: ThreadExpr, end: ThreadExpr, step: Option<ThreadExpr>, body: Vec<ThreadStatement> },
+    /// `atomic_add(&y[i], value);`
+    AtomicAdd { place: ThreadExpr, value: ThreadExpr },
+}
+
+/// The type of a thread-level value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThreadType {
+    Scalar(ElementType),
+    Bool,
+    /// `VECTOR` elements loaded at once by `x.vector(i)` (`float4` at vector = 4).
+    Vector(ElementType),
+}
+
+impl ThreadType {
+    pub const F32: Self = Self::Scalar(ElementType::F32);
+    pub const F64: Self = Self::Scalar(ElementType::F64);
+    pub const I32: Self = Self::Scalar(ElementType::I32);
+    pub const U32: Self = Self::Scalar(ElementType::U32);
+
+    /// `f32`, `f64`, `i32`, `u32` or `bool`.
+    pub fn from_rust_name(name: &str) -> Option<Self> {
+        if name == "bool" {
+            return Some(Self::Bool);
+        }
+        ElementType::from_rust_name(name).map(Self::Scalar)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Self::Scalar(ElementType::F32 | ElementType::F64))
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(self, Self::Scalar(ElementType::I32 | ElementType::U32))
+    }
+}
+
+impl std::fmt::Display for ThreadType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Scalar(element) => element.fmt(f),
+            Self::Bool => f.write_str("bool"),
+            Self::Vector(element) => write!(f, "vector of {element}"),
+        }
+    }
+}
+
+/// A thread-level expression.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadExpr {
+    pub kind: ThreadExprKind,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThreadExprKind {
+    /// `3`, `3u32`: without a suffix an integer literal takes the integer type beside it (i32 alone).
+    Int {
+        value: i64,
+        suffix: Option<ElementType>,
+    },
+    /// `0.5`, `0.5f64`, kept as written: without a suffix it takes the float type beside it (f32 alone).
+    Float {
+        text: String,
+        suffix: Option<ElementType>,
+    },
+    Bool(bool),
+    /// A local, a parameter, a constant, a shape symbol, a block index or a loop variable.
+    Name(String),
+    /// `x[i]` (1-D tensor), `u[[r, c]]` (2-D tensor or shared buffer).
+    Index {
+        base: String,
+        indices: Vec<ThreadExpr>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<ThreadExpr>,
+    },
+    Binary {
+        op: ThreadOp,
+        lhs: Box<ThreadExpr>,
+        rhs: Box<ThreadExpr>,
+    },
+    /// `value as f32`
+    Cast {
+        value: Box<ThreadExpr>,
+        to: ThreadType,
+    },
+    Call {
+        function: Intrinsic,
+        args: Vec<ThreadExpr>,
+    },
+    /// `x.vector(i)`: elements `i * VECTOR ..` of a 1-D tensor in one access.
+    VectorLoad {
+        tensor: String,
+        index: Box<ThreadExpr>,
+    },
+    /// `v.sum()`: the sum of a vector's elements.
+    VectorSum(Box<ThreadExpr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+}
+
+/// Binary operators, with C's (and Rust's) precedence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThreadOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl ThreadOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Self::Add => "+",
+            Self::Sub => "-",
+            Self::Mul => "*",
+            Self::Div => "/",
+            Self::Rem => "%",
+            Self::Lt => "<",
+            Self::Le => "<=",
+            Self::Gt => ">",
+            Self::Ge => ">=",
+            Self::Eq => "==",
+            Self::Ne => "!=",
+            Self::And => "&&",
+            Self::Or => "||",
+            Self::BitAnd => "&",
+            Self::BitOr => "|",
+            Self::BitXor => "^",
+            Self::Shl => "<<",
+            Self::Shr => ">>",
+        }
+    }
+
+    /// C's binding strength (higher binds tighter).
+    pub fn precedence(self) -> u8 {
+        match self {
+            Self::Mul | Self::Div | Self::Rem => 10,
+            Self::Add | Self::Sub => 9,
+            Self::Shl | Self::Shr => 8,
+            Self::Lt | Self::Le | Self::Gt | Self::Ge => 7,
+            Self::Eq | Self::Ne => 6,
+            Self::BitAnd => 5,
+            Self::BitXor => 4,
+            Self::BitOr => 3,
+            Self::And => 2,
+            Self::Or => 1,
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Self::Lt | Self::Le | Self::Gt | Self::Ge | Self::Eq | Self::Ne)
+    }
+
+    pub fn is_arithmetic(self) -> bool {
+        matches!(self, Self::Add | Self::Sub | Self::Mul | Self::Div | Self::Rem)
+    }
+}
+
+/// The functions thread code may call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Intrinsic {
+    Sqrt,
+    Exp,
+    Tanh,
+    Abs,
+    Min,
+    Max,
+    Fma,
+    /// The sum over the 32 lanes of the warp, in lane 0 (a `__shfl_down_sync` tree).
+    WarpSum,
+    /// The maximum over the warp, in lane 0.
+    WarpMax,
+    /// `__shfl_down_sync(0xffffffff, v, delta)`
+    ShflDown,
+    /// `__shfl_xor_sync(0xffffffff, v, mask)`
+    ShflXor,
+    /// The linear thread index within the block (`tid`).
+    ThreadIndex,
+    /// `tid % 32`
+    Lane,
+    /// `tid / 32`
+    WarpIndex,
+    /// `blockIdx.x`
+    BlockIndex,
+    /// `gridDim.x`
+    BlockCount,
+    /// `dot(a, b)` or `a.dot(b)`: the sum of the products of two vectors' elements (or a · b).
+    Dot,
+}
+
+impl Intrinsic {
+    pub const ALL: [Intrinsic; 17] = [
+        Self::Sqrt,
+        Self::Exp,
+        Self::Tanh,
+        Self::Abs,
+        Self::Min,
+        Self::Max,
+        Self::Fma,
+        Self::WarpSum,
+        Self::WarpMax,
+        Self::ShflDown,
+        Self::ShflXor,
+        Self::ThreadIndex,
+        Self::Lane,
+        Self::WarpIndex,
+        Self::BlockIndex,
+        Self::BlockCount,
+        Self::Dot,
+    ];
+
+    /// The name thread code calls it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sqrt => "sqrt",
+            Self::Exp => "exp",
+            Self::Tanh => "tanh",
+            Self::Abs => "abs",
+            Self::Min => "min",
+            Self::Max => "max",
+            Self::Fma => "fma",
+            Self::WarpSum => "warp_sum",
+            Self::WarpMax => "warp_max",
+            Self::ShflDown => "shfl_down",
+            Self::ShflXor => "shfl_xor",
+            Self::ThreadIndex => "thread_index",
+            Self::Lane => "lane",
+            Self::WarpIndex => "warp_index",
+            Self::BlockIndex => "block_index",
+            Self::BlockCount => "block_count",
+            Self::Dot => "dot",
+        }
+    }
+
+    /// The intrinsic called `name`.
+    ///
+    /// ```
+    /// use tessera_dsl::Intrinsic;
+    /// assert_eq!(Intrinsic::from_name("warp_sum"), Some(Intrinsic::WarpSum));
+    /// assert_eq!(Intrinsic::from_name("printf"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|i| i.name() == name)
+    }
+
+    pub fn arity(self) -> usize {
+        match self {
+            Self::ThreadIndex | Self::Lane | Self::WarpIndex | Self::BlockIndex | Self::BlockCount => 0,
+            Self::Sqrt | Self::Exp | Self::Tanh | Self::Abs | Self::WarpSum | Self::WarpMax => 1,
+            Self::Min | Self::Max | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
+            Self::Fma => 3,
+        }
+    }
+
+    /// Whether every lane of the warp must call it together.
+    pub fn is_warp_collective(self) -> bool {
+        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflDown | Self::ShflXor)
+    }
+
+    /// Every name, for the messages.
+    pub fn names() -> String {
+        Self::ALL.iter().map(|i| format!("`{}`", i.name())).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl ThreadExpr {
+    pub fn new(kind: ThreadExprKind) -> Self {
+        Self { kind, origin: Origin::default() }
+    }
+
+    pub fn name(name: impl Into<String>) -> Self {
+        Self::new(ThreadExprKind::Name(name.into()))
+    }
+
+    pub fn int(value: i64) -> Self {
+        Self::new(ThreadExprKind::Int { value, suffix: None })
+    }
+
+    /// Every sub-expression, this one first.
+    pub fn walk<'a>(&'a self, visit: &mut impl FnMut(&'a ThreadExpr)) {
+        visit(self);
+        match &self.kind {
+            ThreadExprKind::Int { .. } | ThreadExprKind::Float { .. } | ThreadExprKind::Bool(_) => {}
+            ThreadExprKind::Name(_) => {}
+            ThreadExprKind::Index { indices, .. } => indices.iter().for_each(|i| i.walk(visit)),
+            ThreadExprKind::Unary { operand, .. } => operand.walk(visit),
+            ThreadExprKind::Binary { lhs, rhs, .. } => {
+                lhs.walk(visit);
+                rhs.walk(visit);
+            }
+            ThreadExprKind::Cast { value, .. } => value.walk(visit),
+            ThreadExprKind::Call { args, .. } => args.iter().for_each(|a| a.walk(visit)),
+            ThreadExprKind::VectorLoad { index, .. } => index.walk(visit),
+            ThreadExprKind::VectorSum(value) => value.walk(visit),
+        }
+    }
+}
+
+impl ThreadStatement {
+    pub fn new(kind: ThreadStatementKind) -> Self {
+        Self { kind, origin: Origin::default() }
+    }
+
+    /// Every expression of the statement and of the statements inside it.
+    pub fn expressions(&self) -> Vec<&ThreadExpr> {
+        let mut out = Vec::new();
+        match &self.kind {
+            ThreadStatementKind::Let { init, .. } => out.push(init),
+            ThreadStatementKind::Assign { place, value, .. } | ThreadStatementKind::AtomicAdd { place, value } => {
+                out.push(place);
+                out.push(value);
+            }
+            ThreadStatementKind::If { condition, then, otherwise } => {
+                out.push(condition);
+                for s in then.iter().chain(otherwise) {
+                    out.extend(s.expressions());
+                }
+            }
+            ThreadStatementKind::For { start, end, step, body, .. } => {
+                out.push(start);
+                out.push(end);
+                out.extend(step);
+                for s in body {
+                    out.extend(s.expressions());
+                }
+            }
+        }
+        out
+    }
+
+    /// The names indexed (read or written) anywhere in the statement, and those written.
+    pub fn indexed(&self) -> (Vec<String>, Vec<String>) {
+        let mut all = Vec::new();
+        for expr in self.expressions() {
+            expr.walk(&mut |e| match &e.kind {
+                ThreadExprKind::Index { base, .. } => all.push(base.clone()),
+                ThreadExprKind::VectorLoad { tensor, .. } => all.push(tensor.clone()),
+                _ => {}
+            });
+        }
+        let mut written = Vec::new();
+        self.collect_written(&mut written);
+        let read = all.into_iter().filter(|name| !written.contains(name) || self.reads_back(name)).collect();
+        (read, written)
+    }
+
+    fn collect_written(&self, out: &mut Vec<String>) {
+        match &self.kind {
+            ThreadStatementKind::Assign { place, .. } | ThreadStatementKind::AtomicAdd { place, .. } => {
+                if let ThreadExprKind::Index { base, .. } = &place.kind {
+                    out.push(base.clone());
+                }
+            }
+            ThreadStatementKind::If { then, otherwise, .. } => {
+                then.iter().chain(otherwise).for_each(|s| s.collect_written(out))
+            }
+            ThreadStatementKind::For { body, .. } => body.iter().for_each(|s| s.collect_written(out)),
+            ThreadStatementKind::Let { .. } => {}
+        }
+    }
+
+    /// Whether `name` is read anywhere other than as the place of an assignment.
+    fn reads_back(&self, name: &str) -> bool {
+        let mut found = false;
+        let mut look = |e: &ThreadExpr| {
+            e.walk(&mut |e| {
+                if matches!(&e.kind, ThreadExprKind::Index { base, .. } | ThreadExprKind::VectorLoad { tensor: base, .. } if base == name) {
+                    found = true;
+                }
+            })
+        };
+        match &self.kind {
+            ThreadStatementKind::Let { init, .. } => look(init),
+            ThreadStatementKind::Assign { place, op, value } => {
+                look(value);
+                if op.is_some() {
+                    look(place);
+                }
+                if let ThreadExprKind::Index { indices, .. } = &place.kind {
+                    indices.iter().for_each(&mut look);
+                }
+            }
+            ThreadStatementKind::AtomicAdd { place, value } => {
+                look(value);
+                if let ThreadExprKind::Index { indices, .. } = &place.kind {
+                    indices.iter().for_each(&mut look);
+                }
+            }
+            ThreadStatementKind::If { condition, then, otherwise } => {
+                look(condition);
+                found |= then.iter().chain(otherwise).any(|s| s.reads_back(name));
+            }
+            ThreadStatementKind::For { start, end, step, body, .. } => {
+                look(start);
+                look(end);
+                step.iter().for_each(&mut look);
+                found |= body.iter().any(|s| s.reads_back(name));
+            }
+        }
+        found
+    }
+}
+
+/// What a name denotes in thread code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// A global tensor of this element type and rank; `writable` for `GlobalMut`.
+    Tensor { element: ElementType, shape: Vec<String>, writable: bool },
+    /// A shared buffer (2-D).
+    Shared { element: ElementType },
+    /// A value: a local (mutable or not), a scalar parameter, a constant, an index.
+    Value { ty: ThreadType, mutable: bool },
+}
+
+/// The names in scope and their types; the type rules of thread code.
+///
+/// ```
+/// use tessera_dsl::{ThreadExpr, ThreadExprKind, ThreadType, TypeEnv};
+/// let mut env = TypeEnv::default();
+/// env.bind_value("s", ThreadType::F64, true);
+/// let half = ThreadExpr::new(ThreadExprKind::Float { text: "0.5".into(), suffix: None });
+/// let sum = ThreadExpr::new(ThreadExprKind::Binary {
+///     op: tessera_dsl::ThreadOp::Mul, lhs: Box::new(ThreadExpr::name("s")), rhs: Box::new(half),
+/// });
+/// assert_eq!(env.type_of(&sum), Ok(ThreadType::F64)); // the literal takes f64 from `s`
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeEnv {
+    names: BTreeMap<String, Binding>,
+}
+
+impl TypeEnv {
+    /// Parameters, shape symbols, constants, `THREADS` and `VECTOR`.
+    pub fn of_kernel(kernel: &Kernel) -> Self {
+        let mut env = Self::default();
+        for name in ["THREADS", "VECTOR"] {
+            env.bind_value(name, ThreadType::I32, false);
+        }
+        for constant in &kernel.config.constants {
+            env.bind_value(&constant.name, ThreadType::I32, false);
+        }
+        for symbol in kernel.shape_symbols() {
+            env.bind_value(symbol, ThreadType::I32, false);
+        }
+        for param in &kernel.params {
+            let binding = match &param.kind {
+                ParamKind::Global(tensor) => Binding::Tensor {
+                    element: tensor.element,
+                    shape: tensor.shape.iter().map(|(s, _)| s.clone()).collect(),
+                    writable: tensor.access == Access::Writable,
+                },
+                ParamKind::Scalar(element) => Binding::Value { ty: ThreadType::Scalar(*element), mutable: false },
+            };
+            env.names.insert(param.name.clone(), binding);
+        }
+        env
+    }
+
+    pub fn bind_value(&mut self, name: &str, ty: ThreadType, mutable: bool) {
+        self.names.insert(name.to_string(), Binding::Value { ty, mutable });
+    }
+
+    pub fn bind(&mut self, name: &str, binding: Binding) {
+        self.names.insert(name.to_string(), binding);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Binding> {
+        self.names.get(name)
+    }
+
+    /// Names in scope, for messages.
+    pub fn known(&self) -> String {
+        self.names.keys().cloned().collect::<Vec<_>>().join(", ")
+    }
+
+    /// The type of `expr`, or why it has none.
+    pub fn type_of(&self, expr: &ThreadExpr) -> Result<ThreadType, Diagnostic> {
+        self.typed(expr, None)
+    }
+
+    /// The type of `expr` where the context expects `wanted` (unsuffixed literals take it).
+    pub fn type_with(&self, expr: &ThreadExpr, wanted: Option<ThreadType>) -> Result<ThreadType, Diagnostic> {
+        self.typed(expr, wanted)
+    }
+
+    fn typed(&self, expr: &ThreadExpr, wanted: Option<ThreadType>) -> Result<ThreadType, Diagnostic> {
+        let error = |message: String| Diagnostic::new(expr.origin, message);
+        match &expr.kind {
+            ThreadExprKind::Int { suffix: Some(element), .. } => Ok(ThreadType::Scalar(*element)),
+            ThreadExprKind::Int { .. } => Ok(match wanted {
+                Some(t) if t.is_integer() => t,
+                _ => ThreadType::I32,
+            }),
+            ThreadExprKind::Float { suffix: Some(element), .. } => Ok(ThreadType::Scalar(*element)),
+            ThreadExprKind::Float { .. } => Ok(match wanted {
+                Some(t) if t.is_float() => t,
+                _ => ThreadType::F32,
+            }),
+            ThreadExprKind::Bool(_) => Ok(ThreadType::Bool),
+            ThreadExprKind::Name(name) => {
+                match self.names.get(name) {
+                    Some(Binding::Value { ty, .. }) => Ok(*ty),
+                    Some(Binding::Tensor { .. }) => Err(error(format!(
+                    "`{name}` is a tensor; thread code reads its elements: `{name}[i]` (1-D) or `{name}[[r, c]]` (2-D)"
+                ))),
+                    Some(Binding::Shared { .. }) => Err(error(format!(
+                        "`{name}` is a shared buffer; thread code reads its elements: `{name}[[r, c]]`"
+                    ))),
+                    None => Err(error(format!("unknown name `{name}`"))
+                        .with_hint(format!("names in scope here: {}", self.known()))),
+                }
+            }
+            ThreadExprKind::Index { base, indices } => {
+                for index in indices {
+                    let ty = self.typed(index, Some(ThreadType::I32))?;
+                    if !ty.is_integer() {
+                        return Err(Diagnostic::new(index.origin, format!("an index is an integer; this is {ty}"))
+                            .with_hint("convert it with `as i32`"));
+                    }
+                }
+                match self.names.get(base) {
+                    Some(Binding::Tensor { element, shape, .. }) => {
+                        if indices.len() != shape.len() {
+                            let form = if shape.len() == 1 { format!("{base}[i]") } else { format!("{base}[[r, c]]") };
+                            return Err(error(format!(
+                                "`{base}` has {} dimension(s) but is indexed with {}",
+                                shape.len(),
+                                indices.len()
+                            ))
+                            .with_hint(format!("write `{form}`")));
+                        }
+                        Ok(ThreadType::Scalar(*element))
+                    }
+                    Some(Binding::Shared { element }) => {
+                        if indices.len() != 2 {
+                            return Err(error(format!("shared buffer `{base}` is 2-D; index it as `{base}[[r, c]]`")));
+                        }
+                        Ok(ThreadType::Scalar(*element))
+                    }
+                    Some(Binding::Value { ty, .. }) => Err(error(format!(
+                        "`{base}` is a {ty} value, not a tensor or shared buffer: it has no elements"
+                    ))),
+                    None => Err(error(format!("unknown tensor `{base}`"))
+                        .with_hint(format!("names in scope here: {}", self.known()))),
+                }
+            }
+            ThreadExprKind::Unary { op: UnaryOp::Neg, operand } => {
+                let ty = self.typed(operand, wanted)?;
+                match ty {
+                    ThreadType::Scalar(ElementType::U32) | ThreadType::Bool | ThreadType::Vector(_) => {
+                        Err(error(format!("`-` needs a signed number; this is {ty}")))
+                    }
+                    _ => Ok(ty),
+                }
+            }
+            ThreadExprKind::Unary { op: UnaryOp::Not, operand } => {
+                let ty = self.typed(operand, wanted)?;
+                match ty {
+                    ThreadType::Bool | ThreadType::Scalar(ElementType::I32 | ElementType::U32) => Ok(ty),
+                    _ => Err(error(format!("`!` needs a bool or an integer; this is {ty}"))),
+                }
+            }
+            ThreadExprKind::Binary { op, lhs, rhs } => {
+                let operand_wanted =
+                    if op.is_comparison() || matches!(op, ThreadOp::And | ThreadOp::Or) { None } else { wanted };
+                let (l, r) = self.pair(lhs, rhs, operand_wanted)?;
+                if matches!(op, ThreadOp::And | ThreadOp::Or) {
+                    if l != ThreadType::Bool || r != ThreadType::Bool {
+                        return Err(error(format!("`{}` joins two bools; these are {l} and {r}", op.symbol())));
+                    }
+                    return Ok(ThreadType::Bool);
+                }
+                if l != r {
+                    return Err(error(format!("mismatched types: `{}` between {l} and {r}", op.symbol())).with_hint(
+                        format!("convert one side with `as {l}` or `as {r}`: thread code never converts implicitly"),
+                    ));
+                }
+                if matches!(l, ThreadType::Vector(_)) {
+                    return Err(error(
+                        "vectors from `.vector(i)` support `.sum()` only; there is no vector arithmetic".into(),
+                    ));
+                }
+                if op.is_comparison() {
+                    return Ok(ThreadType::Bool);
+                }
+                let bitwise =
+                    matches!(op, ThreadOp::BitAnd | ThreadOp::BitOr | ThreadOp::BitXor | ThreadOp::Shl | ThreadOp::Shr);
+                if bitwise
+                    && !l.is_integer()
+                    && !(l == ThreadType::Bool && !matches!(op, ThreadOp::Shl | ThreadOp::Shr))
+                {
+                    return Err(error(format!("`{}` needs integers; these are {l}", op.symbol())));
+                }
+                if op.is_arithmetic() && l == ThreadType::Bool {
+                    return Err(error(format!("`{}` needs numbers; these are bools", op.symbol())));
+                }
+                Ok(l)
+            }
+            ThreadExprKind::Cast { value, to } => {
+                let from = self.typed(value, None)?;
+                match (from, to) {
+                    (ThreadType::Scalar(_), ThreadType::Scalar(_)) | (ThreadType::Bool, ThreadType::Scalar(_)) => {
+                        Ok(*to)
+                    }
+                    _ => Err(error(format!("cannot convert {from} to {to}"))),
+                }
+            }
+            ThreadExprKind::Call { function, args } => self.call(expr, *function, args, wanted),
+            ThreadExprKind::VectorLoad { tensor, index } => {
+                let ty = self.typed(index, Some(ThreadType::I32))?;
+                if !ty.is_integer() {
+                    return Err(Diagnostic::new(index.origin, format!("an index is an integer; this is {ty}")));
+                }
+                match self.names.get(tensor) {
+                    Some(Binding::Tensor { element, shape, .. }) if shape.len() == 1 => {
+                        Ok(ThreadType::Vector(*element))
+                    }
+                    _ => Err(error(format!("`.vector(i)` loads from a 1-D tensor parameter; `{tensor}` is not one"))),
+                }
+            }
+            ThreadExprKind::VectorSum(value) => match self.typed(value, None)? {
+                ThreadType::Vector(element) => Ok(ThreadType::Scalar(element)),
+                other => Err(error(format!("`.sum()` adds up a vector from `x.vector(i)`; this is {other}"))),
+            },
+        }
+    }
+
+    /// Both operands' types, unsuffixed literals taking the other side's type.
+    pub fn pair(
+        &self,
+        lhs: &ThreadExpr,
+        rhs: &ThreadExpr,
+        wanted: Option<ThreadType>,
+    ) -> Result<(ThreadType, ThreadType), Diagnostic> {
+        let l = self.typed(lhs, wanted)?;
+        let r = self.typed(rhs, Some(l))?;
+        if is_literal(lhs) && !is_literal(rhs) {
+            return Ok((self.typed(lhs, Some(r))?, r));
+        }
+        Ok((l, r))
+    }
+
+    fn call(
+        &self,
+        expr: &ThreadExpr,
+        function: Intrinsic,
+        args: &[ThreadExpr],
+        wanted: Option<ThreadType>,
+    ) -> Result<ThreadType, Diagnostic> {
+        let error = |message: String| Diagnostic::new(expr.origin, message);
+        if args.len() != function.arity() {
+            return Err(error(format!(
+                "`{}` takes {} argument(s); {} given",
+                function.name(),
+                function.arity(),
+                args.len()
+            )));
+        }
+        use Intrinsic::*;
+        match function {
+            ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount => Ok(ThreadType::I32),
+            Sqrt | Exp | Tanh => {
+                let ty = self.typed(&args[0], wanted)?;
+                if !ty.is_float() {
+                    return Err(error(format!("`{}` takes an f32 or f64; this is {ty}", function.name()))
+                        .with_hint("convert it with `as f32`"));
+                }
+                Ok(ty)
+            }
+            Abs | WarpSum | WarpMax => {
+                let ty = self.typed(&args[0], wanted)?;
+                if !matches!(ty, ThreadType::Scalar(_)) {
+                    return Err(error(format!("`{}` takes a number; this is {ty}", function.name())));
+                }
+                if function == Abs && ty == ThreadType::U32 {
+                    return Err(error("`abs` of a u32 is the value itself".into()));
+                }
+                Ok(ty)
+            }
+            Min | Max => {
+                let (l, r) = self.pair(&args[0], &args[1], wanted)?;
+                if l != r || !matches!(l, ThreadType::Scalar(_)) {
+                    return Err(error(format!(
+                        "`{}` takes two numbers of one type; these are {l} and {r}",
+                        function.name()
+                    )));
+                }
+                Ok(l)
+            }
+            Fma => {
+                let ty = self.typed(&args[0], wanted)?;
+                for arg in &args[1..] {
+                    let other = self.typed(arg, Some(ty))?;
+                    if other != ty {
+                        return Err(error(format!("`fma` takes three values of one type; found {ty} and {other}")));
+                    }
+                }
+                if !ty.is_float() {
+                    return Err(error(format!("`fma` takes f32 or f64; this is {ty}")));
+                }
+                Ok(ty)
+            }
+            Dot => {
+                let (l, r) = self.pair(&args[0], &args[1], None)?;
+                match (l, r) {
+                    (ThreadType::Vector(a), ThreadType::Vector(b)) | (ThreadType::Scalar(a), ThreadType::Scalar(b))
+                        if a == b =>
+                    {
+                        Ok(ThreadType::Scalar(a))
+                    }
+                    _ => Err(error(format!("`dot` takes two vectors (or numbers) of one type; these are {l} and {r}"))),
+                }
+            }
+            ShflDown | ShflXor => {
+                let ty = self.typed(&args[0], wanted)?;
+                let delta = self.typed(&args[1], Some(ThreadType::I32))?;
+                if !matches!(ty, ThreadType::Scalar(_)) || !delta.is_integer() {
+                    return Err(error(format!(
+                        "`{}(value, lanes)` shuffles a number by an integer lane distance; found {ty} and {delta}",
+                        function.name()
+                    )));
+                }
+                Ok(ty)
+            }
+        }
+    }
+}
+
+fn is_literal(expr: &ThreadExpr) -> bool {
+    match &expr.kind {
+        ThreadExprKind::Int { suffix: None, .. } | ThreadExprKind::Float { suffix: None, .. } => true,
+        ThreadExprKind::Unary { op: UnaryOp::Neg, operand } => is_literal(operand),
+        _ => false,
+    }
+}
+
+/// Checks thread statements in `env`, binding their `let`s; every problem is pushed.
+pub fn check_thread_statement(
+    statement: &ThreadStatement,
+    env: &mut TypeEnv,
+    varying: &mut Vec<String>,
+    divergent: Option<Origin>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let check_expr = |expr: &ThreadExpr, wanted: Option<ThreadType>, env: &TypeEnv, out: &mut Vec<Diagnostic>| {
+        if let Err(d) = env.type_with(expr, wanted) {
+            out.push(d);
+        }
+        if let Some(condition) = divergent {
+            expr.walk(&mut |e| {
+                if let ThreadExprKind::Call { function, .. } = &e.kind {
+                    if function.is_warp_collective() {
+                        out.push(
+                            Diagnostic::new(
+                                e.origin,
+                                format!(
+                                    "`{}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
+                                    function.name(),
+                                    condition.line
+                                ),
+                            )
+                            .with_hint("call it where the whole warp is, e.g. before the `if`, or make the condition depend on `warp_index()` only"),
+                        );
+                    }
+                }
+            });
+        }
+    };
+    match &statement.kind {
+        ThreadStatementKind::Let { name, mutable, ty, init } => {
+            check_expr(init, *ty, env, out);
+            let found = env.type_with(init, *ty).ok();
+            if let (Some(declared), Some(found)) = (ty, found) {
+                if *declared != found {
+                    out.push(
+                        Diagnostic::new(
+                            init.origin,
+                            format!("mismatched types: `{name}` is declared {declared} but its value is {found}"),
+                        )
+                        .with_hint(format!("convert it with `as {declared}`")),
+                    );
+                }
+            }
+            if env.get(name).is_some() {
+                out.push(
+                    Diagnostic::new(
+                        statement.origin,
+                        format!("`{name}` is already declared; thread code does not shadow names"),
+                    )
+                    .with_hint("give the new value its own name"),
+                );
+            }
+            if is_varying(init, varying) {
+                varying.push(name.clone());
+            }
+            env.bind_value(name, ty.or(found).unwrap_or(ThreadType::F32), *mutable);
+        }
+        ThreadStatementKind::Assign { place, value, .. } | ThreadStatementKind::AtomicAdd { place, value } => {
+            let op = op_of(&statement.kind);
+            let atomic = matches!(statement.kind, ThreadStatementKind::AtomicAdd { .. });
+            check_expr(place, None, env, out);
+            let place_ty = env.type_of(place).ok();
+            check_expr(value, place_ty, env, out);
+            let value_ty = env.type_with(value, place_ty).ok();
+            if let (Some(p), Some(v)) = (place_ty, value_ty) {
+                if p != v {
+                    out.push(
+                        Diagnostic::new(value.origin, format!("mismatched types: assigning {v} to {p}"))
+                            .with_hint(format!("convert it with `as {p}`")),
+                    );
+                } else if op.is_some_and(|o| !o.is_arithmetic() && p != ThreadType::Bool && !p.is_integer()) {
+                    out.push(Diagnostic::new(statement.origin, format!("bitwise assignment on {p}")));
+                }
+            }
+            match &place.kind {
+                ThreadExprKind::Name(name) => match env.get(name) {
+                    Some(Binding::Value { mutable: true, .. }) if !atomic => {
+                        if divergent.is_some() || is_varying(value, varying) {
+                            varying.push(name.clone());
+                        }
+                    }
+                    Some(Binding::Value { .. }) if !atomic => out.push(
+                        Diagnostic::new(place.origin, format!("cannot assign to `{name}`: it is not a `let mut` local"))
+                            .with_hint(format!("declare it `let mut {name} = ..;`")),
+                    ),
+                    _ => out.push(Diagnostic::new(
+                        place.origin,
+                        format!("`atomic_add` adds to an element of a writable tensor or shared buffer: `atomic_add(&y[i], v)`; `{name}` is not one"),
+                    )),
+                },
+                ThreadExprKind::Index { base, .. } => {
+                    if let Some(Binding::Tensor { writable: false, .. }) = env.get(base) {
+                        out.push(
+                            Diagnostic::new(place.origin, format!("`{base}` is read-only (`Global`); it cannot be written"))
+                                .with_hint("declare the parameter `GlobalMut<..>` to write it"),
+                        );
+                    }
+                    if atomic && !matches!(value_ty, Some(ThreadType::Scalar(_))) {
+                        out.push(Diagnostic::new(value.origin, "`atomic_add` adds a number".to_string()));
+                    }
+                }
+                _ => out.push(Diagnostic::new(
+                    place.origin,
+                    "the left side of an assignment is a `let mut` local or an element: `s`, `y[i]`, `t[[r, c]]`"
+                        .to_string(),
+                )),
+            }
+        }
+        ThreadStatementKind::If { condition, then, otherwise } => {
+            check_expr(condition, None, env, out);
+            if let Ok(ty) = env.type_of(condition) {
+                if ty != ThreadType::Bool {
+                    out.push(Diagnostic::new(condition.origin, format!("an `if` condition is a bool; this is {ty}")));
+                }
+            }
+            let inner_divergent = divergent.or_else(|| is_varying(condition, varying).then_some(condition.origin));
+            for branch in [then, otherwise] {
+                let mut inner = env.clone();
+                for s in branch {
+                    check_thread_statement(s, &mut inner, varying, inner_divergent, out);
+                }
+            }
+        }
+        ThreadStatementKind::For { var, start, end, step, body } => {
+            for bound in [Some(start), Some(end), step.as_ref()].into_iter().flatten() {
+                check_expr(bound, Some(ThreadType::I32), env, out);
+                if let Ok(ty) = env.type_with(bound, Some(ThreadType::I32)) {
+                    if ty != ThreadType::I32 {
+                        out.push(Diagnostic::new(bound.origin, format!("loop bounds are i32; this is {ty}")));
+                    }
+                }
+            }
+            let bounds_vary =
+                [Some(start), Some(end), step.as_ref()].into_iter().flatten().any(|b| is_varying(b, varying));
+            if bounds_vary {
+                varying.push(var.clone());
+            }
+            let inner_divergent = divergent.or_else(|| bounds_vary.then_some(statement.origin));
+            if env.get(var).is_some() {
+                out.push(Diagnostic::new(
+                    statement.origin,
+                    format!("`{var}` is already declared; thread code does not shadow names"),
+                ));
+            }
+            let mut inner = env.clone();
+            inner.bind_value(var, ThreadType::I32, false);
+            for s in body {
+                check_thread_statement(s, &mut inner, varying, inner_divergent, out);
+            }
+        }
+    }
+}
+
+fn op_of(kind: &ThreadStatementKind) -> Option<ThreadOp> {
+    match kind {
+        ThreadStatementKind::Assign { op, .. } => *op,
+        ThreadStatementKind::AtomicAdd { .. } => Some(ThreadOp::Add),
+        _ => None,
+    }
+}
+
+/// Whether `expr` can differ between the lanes of one warp: it mentions `thread_index()`,
+/// `lane()` or a local computed from them. (`warp_index()` is the same across a warp.)
+pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
+    let mut found = false;
+    expr.walk(&mut |e| match &e.kind {
+        ThreadExprKind::Call { function: Intrinsic::ThreadIndex | Intrinsic::Lane, .. } => found = true,
+        ThreadExprKind::Name(name) if varying.contains(name) => found = true,
+        _ => {}
+    });
+    found
+}
+
+/// The thread statements of a body, with the bindings they see: for validation of the whole
+/// kernel (see [`crate::validate`]).
+pub(crate) fn check_body(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, out: &mut Vec<Diagnostic>) {
+    let mut varying = Vec::new();
+    walk(kernel, body, env, &mut varying, out);
+}
+
+fn walk(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, varying: &mut Vec<String>, out: &mut Vec<Diagnostic>) {
+    for statement in body {
+        match statement {
+            Statement::Grid(grid) => {
+                for var in &grid.vars {
+                    env.bind_value(var, ThreadType::I32, false);
+                }
+            }
+            Statement::GridStride(stride) => {
+                let mut inner = env.clone();
+                inner.bind_value(&stride.var, ThreadType::I32, false);
+                walk(kernel, &stride.body, &mut inner, varying, out);
+            }
+            Statement::Pipeline(pipeline) => {
+                let mut inner = env.clone();
+                inner.bind_value(&pipeline.var, ThreadType::I32, false);
+                walk(kernel, &pipeline.body, &mut inner, varying, out);
+            }
+            Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
+            Statement::Thread(thread) => check_thread_statement(thread, env, varying, None, out),
+            Statement::Copy(_) | Statement::Fragment(_) | Statement::Mma(_) | Statement::Sync(_) => {}
+        }
+    }
+}
+
+/// Rust-like rendering, as written (for messages and the comments of the CUDA source).
+impl std::fmt::Display for ThreadExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |exprs: &[ThreadExpr]| exprs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+        match &self.kind {
+            ThreadExprKind::Int { value, suffix } => {
+                write!(f, "{value}{}", suffix.map(ElementType::rust_name).unwrap_or(""))
+            }
+            ThreadExprKind::Float { text, suffix } => {
+                write!(f, "{text}{}", suffix.map(ElementType::rust_name).unwrap_or(""))
+            }
+            ThreadExprKind::Bool(value) => write!(f, "{value}"),
+            ThreadExprKind::Name(name) => f.write_str(name),
+            ThreadExprKind::Index { base, indices } if indices.len() == 1 => write!(f, "{base}[{}]", indices[0]),
+            ThreadExprKind::Index { base, indices } => write!(f, "{base}[[{}]]", list(indices)),
+            ThreadExprKind::Unary { op: UnaryOp::Neg, operand } => write!(f, "-{}", wrap(operand, u8::MAX)),
+            ThreadExprKind::Unary { op: UnaryOp::Not, operand } => write!(f, "!{}", wrap(operand, u8::MAX)),
+            ThreadExprKind::Binary { op, lhs, rhs } => {
+                write!(f, "{} {} {}", wrap(lhs, op.precedence()), op.symbol(), wrap(rhs, op.precedence() + 1))
+            }
+            ThreadExprKind::Cast { value, to } => write!(f, "{} as {to}", wrap(value, u8::MAX)),
+            ThreadExprKind::Call { function, args } => write!(f, "{}({})", function.name(), list(args)),
+            ThreadExprKind::VectorLoad { tensor, index } => write!(f, "{tensor}.vector({index})"),
+            ThreadExprKind::VectorSum(value) => write!(f, "{}.sum()", wrap(value, u8::MAX)),
+        }
+    }
+}
+
+fn wrap(expr: &ThreadExpr, parent: u8) -> String {
+    match &expr.kind {
+        ThreadExprKind::Binary { op, .. } if op.precedence() < parent => format!("({expr})"),
+        ThreadExprKind::Cast { .. } if parent == u8::MAX => format!("({expr})"),
+        _ => expr.to_string(),
+    }
+}
+
+impl std::fmt::Display for ThreadStatement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            ThreadStatementKind::Let { name, mutable, ty, init } => {
+                let ty = ty.map(|t| format!(": {t}")).unwrap_or_default();
+                write!(f, "let {}{name}{ty} = {init};", if *mutable { "mut " } else { "" })
+            }
+            ThreadStatementKind::Assign { place, op, value } => {
+                write!(f, "{place} {}= {value};", op.map(ThreadOp::symbol).unwrap_or(""))
+            }
+            ThreadStatementKind::AtomicAdd { place, value } => write!(f, "atomic_add(&{place}, {value});"),
+            ThreadStatementKind::If { condition, otherwise, .. } => {
+                write!(f, "if {condition} {{ .. }}{}", if otherwise.is_empty() { "" } else { " else { .. }" })
+            }
+            ThreadStatementKind::For { var, start, end, step: None, .. } => {
+                write!(f, "for {var} in {start}..{end} {{ .. }}")
+            }
+            ThreadStatementKind::For { var, start, end, step: Some(step), .. } => {
+                write!(f, "for {var} in ({start}..{end}).step_by({step}) {{ .. }}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float(text: &str) -> ThreadExpr {
+        ThreadExpr::new(ThreadExprKind::Float { text: text.into(), suffix: None })
+    }
+
+    fn binary(op: ThreadOp, lhs: ThreadExpr, rhs: ThreadExpr) -> ThreadExpr {
+        ThreadExpr::new(ThreadExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) })
+    }
+
+    fn call(function: Intrinsic, args: Vec<ThreadExpr>) -> ThreadExpr {
+        ThreadExpr::new(ThreadExprKind::Call { function, args })
+    }
+
+    #[test]
+    fn an_unsuffixed_literal_takes_the_type_of_the_other_operand() {
+        let mut env = TypeEnv::default();
+        env.bind_value("d", ThreadType::F64, false);
+        env.bind_value("u", ThreadType::U32, false);
+        assert_eq!(env.type_of(&binary(ThreadOp::Mul, float("0.5"), ThreadExpr::name("d"))), Ok(ThreadType::F64));
+        assert_eq!(env.type_of(&binary(ThreadOp::Add, ThreadExpr::name("u"), ThreadExpr::int(1))), Ok(ThreadType::U32));
+        assert_eq!(env.type_of(&float("0.5")), Ok(ThreadType::F32));
+    }
+
+    #[test]
+    fn mixing_floats_and_integers_is_a_mismatch() {
+        let mut env = TypeEnv::default();
+        env.bind_value("i", ThreadType::I32, false);
+        let error = env.type_of(&binary(ThreadOp::Mul, float("0.5"), ThreadExpr::name("i"))).unwrap_err();
+        assert!(error.message.contains("mismatched types"), "{}", error.message);
+    }
+
+    #[test]
+    fn a_shuffle_under_a_lane_dependent_if_is_reported_and_under_a_warp_dependent_one_is_not() {
+        let shuffle = |condition_on: Intrinsic| {
+            ThreadStatement::new(ThreadStatementKind::If {
+                condition: binary(ThreadOp::Lt, call(condition_on, vec![]), ThreadExpr::int(16)),
+                then: vec![ThreadStatement::new(ThreadStatementKind::Let {
+                    name: "s".into(),
+                    mutable: false,
+                    ty: None,
+                    init: call(Intrinsic::WarpSum, vec![float("1.0")]),
+                })],
+                otherwise: vec![],
+            })
+        };
+        let diagnostics = |statement: &ThreadStatement| {
+            let mut out = Vec::new();
+            check_thread_statement(statement, &mut TypeEnv::default(), &mut Vec::new(), None, &mut out);
+            out
+        };
+        assert_eq!(diagnostics(&shuffle(Intrinsic::Lane)).len(), 1);
+        assert!(diagnostics(&shuffle(Intrinsic::WarpIndex)).is_empty());
+    }
+}

@@ -1,0 +1,128 @@
+//! Reductions written as thread code: the sum of an f32 vector and the dot product of two.
+//!
+//! Each is two passes, so the result never depends on the order threads run in (the
+//! simulator checks that under three orders; float atomics would make it depend on it):
+//!
+//! 1. `*_partials`: `P` blocks (the length of `partials`, e.g. 1024), each thread a
+//!    grid-stride loop over 128-bit vector loads (`x.vector(i)`, `VECTOR` elements), then
+//!    the scalar tail; a warp shuffle tree (`warp_sum`) per warp, the warps' sums through
+//!    shared memory, and warp 0 adds those up: one partial per block.
+//! 2. `sum_finish`: one block adds the `P` partials the same way into `total[0]`.
+//!
+//! [`sum_f32`] and [`dot_f32`] run both passes from Rust.
+
+use crate::prelude::*;
+use crate::{Backend, Input};
+
+/// Partials per first pass: enough blocks to fill an H200 (132 SMs × 8 blocks of 256 threads).
+pub const PARTIALS: usize = 1024;
+
+/// Pass 1 of the sum: block b adds up its grid-stride share of `x` into `partials[b]`.
+#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8))]
+pub fn sum_partials_f32(x: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
+    let (bx,) = grid(P);
+    let warp_sums = shared::<f32>([1, WARPS]);
+    let first = bx * THREADS + thread_index();
+    let stride = P * THREADS;
+    let mut s = 0.0f32;
+    for i in (first..N / VECTOR).step_by(stride) {
+        s += x.vector(i).sum();
+    }
+    for i in (N / VECTOR * VECTOR + first..N).step_by(stride) {
+        s += x[i];
+    }
+    let warp_total = warp_sum(s);
+    if lane() == 0 {
+        warp_sums[[0, warp_index()]] = warp_total;
+    }
+    if warp_index() == 0 {
+        let mut t = 0.0f32;
+        if lane() < WARPS {
+            t = warp_sums[[0, lane()]];
+        }
+        let block_total = warp_sum(t);
+        if lane() == 0 {
+            partials[bx] = block_total;
+        }
+    }
+}
+
+/// Pass 1 of the dot product: block b adds up its share of x · y into `partials[b]`.
+#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8))]
+pub fn dot_partials_f32(x: Global<f32, (N,)>, y: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
+    let (bx,) = grid(P);
+    let warp_sums = shared::<f32>([1, WARPS]);
+    let first = bx * THREADS + thread_index();
+    let stride = P * THREADS;
+    let mut s = 0.0f32;
+    for i in (first..N / VECTOR).step_by(stride) {
+        s += x.vector(i).dot(y.vector(i));
+    }
+    for i in (N / VECTOR * VECTOR + first..N).step_by(stride) {
+        s += x[i] * y[i];
+    }
+    let warp_total = warp_sum(s);
+    if lane() == 0 {
+        warp_sums[[0, warp_index()]] = warp_total;
+    }
+    if warp_index() == 0 {
+        let mut t = 0.0f32;
+        if lane() < WARPS {
+            t = warp_sums[[0, lane()]];
+        }
+        let block_total = warp_sum(t);
+        if lane() == 0 {
+            partials[bx] = block_total;
+        }
+    }
+}
+
+/// Pass 2: one block adds the partials up, in a fixed order, into `total[0]`.
+#[tile_kernel(threads = 1024, vector = 1, consts(WARPS = 32))]
+pub fn sum_finish_f32(partials: Global<f32, (P,)>, total: GlobalMut<f32, (ONE,)>) {
+    let (bx,) = grid(ONE);
+    let warp_sums = shared::<f32>([1, WARPS]);
+    let mut s = 0.0f32;
+    for i in (thread_index()..P).step_by(THREADS) {
+        s += partials[i];
+    }
+    let warp_total = warp_sum(s);
+    if lane() == 0 {
+        warp_sums[[0, warp_index()]] = warp_total;
+    }
+    if warp_index() == 0 {
+        let block_total = warp_sum(warp_sums[[0, lane()]]);
+        if lane() == 0 && bx == 0 {
+            total[0] = block_total;
+        }
+    }
+}
+
+/// Σ x on `device`, in two passes ([`sum_partials_f32`], [`sum_finish_f32`]).
+///
+/// ```ignore
+/// let x = backend.upload(&host, [n])?;
+/// let total = tessera::catalog::reduce::sum_f32(&backend, &x)?;
+/// ```
+pub fn sum_f32(device: &Backend, x: &impl Input<f32>) -> Result<f32, Error> {
+    let mut partials = device.zeros::<f32>([PARTIALS])?;
+    sum_partials_f32::launch(device, x, &mut partials)?;
+    finish(device, &partials)
+}
+
+/// x · y on `device`, in two passes ([`dot_partials_f32`], [`sum_finish_f32`]).
+pub fn dot_f32(device: &Backend, x: &impl Input<f32>, y: &impl Input<f32>) -> Result<f32, Error> {
+    let mut partials = device.zeros::<f32>([PARTIALS])?;
+    dot_partials_f32::launch(device, x, y, &mut partials)?;
+    finish(device, &partials)
+}
+
+fn finish(device: &Backend, partials: &impl Input<f32>) -> Result<f32, Error> {
+    let mut total = device.zeros::<f32>([1])?;
+    sum_finish_f32::launch(device, partials, &mut total)?;
+    Ok(device.download(&total)?[0])
+}
+
+/// Every kernel of the family, for tests, examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 3] =
+    [&sum_partials_f32::KERNEL, &dot_partials_f32::KERNEL, &sum_finish_f32::KERNEL];

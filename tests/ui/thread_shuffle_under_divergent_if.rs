@@ -1,0 +1,13 @@
+use tessera::prelude::*;
+
+#[tile_kernel(threads = 256, vector = 1, consts(TILE = 256))]
+pub fn partial_warp(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>) {
+    let (bx,) = grid(cdiv(N, TILE));
+    let i = bx * TILE + thread_index();
+    if lane() < 16 {
+        let s = warp_sum(x[i]);
+        y[i] = s;
+    }
+}
+
+fn main() {}
