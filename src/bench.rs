@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::catalog::{copy, sgemm, transpose};
+use crate::catalog::{copy, map, reduce, sgemm, transpose};
 use crate::runtime::tune::GpuMeasure;
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition, Timing};
 
@@ -15,16 +15,21 @@ pub enum Family {
     Copy,
     Transpose,
     Sgemm,
+    /// The reductions' first pass (the bandwidth-bound one): sum and dot partials.
+    Reduce,
+    Map,
 }
 
 impl Family {
-    pub const ALL: [Family; 3] = [Family::Copy, Family::Transpose, Family::Sgemm];
+    pub const ALL: [Family; 5] = [Family::Copy, Family::Transpose, Family::Sgemm, Family::Reduce, Family::Map];
 
     pub fn name(self) -> &'static str {
         match self {
             Family::Copy => "copy",
             Family::Transpose => "transpose",
             Family::Sgemm => "sgemm",
+            Family::Reduce => "reduce",
+            Family::Map => "map",
         }
     }
 
@@ -33,6 +38,8 @@ impl Family {
             Family::Copy => copy::ALL.to_vec(),
             Family::Transpose => transpose::ALL.to_vec(),
             Family::Sgemm => sgemm::ALL.to_vec(),
+            Family::Reduce => vec![&reduce::sum_partials_f32::KERNEL, &reduce::dot_partials_f32::KERNEL],
+            Family::Map => map::ALL.to_vec(),
         }
     }
 
@@ -55,11 +62,14 @@ impl Family {
                     shape(&[("M", 8192), ("N", 8192), ("K", 256)]),
                 ])
                 .collect(),
+            Family::Reduce => vec![shape(&[("N", 1 << 24), ("P", 1024)]), shape(&[("N", 1 << 28), ("P", 1024)])],
+            Family::Map => vec![shape(&[("N", 1 << 24)]), shape(&[("N", 1 << 28)])],
         }
     }
 
-    /// (floating-point operations, compulsory bytes of global traffic) at `shape`.
-    pub fn work(self, shape: &[(String, i64)]) -> (f64, f64) {
+    /// (floating-point operations, compulsory bytes of global traffic) of `kernel` at `shape`;
+    /// memory-bound families count no operations (their roof is bandwidth).
+    pub fn work(self, kernel: &str, shape: &[(String, i64)]) -> (f64, f64) {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0.0, |(_, v)| *v as f64);
         match self {
             Family::Copy => (0.0, 2.0 * 4.0 * value("N")),
@@ -68,6 +78,12 @@ impl Family {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n))
             }
+            // read once, and a partial per block written
+            Family::Reduce => {
+                (0.0, 4.0 * value("N") * if kernel.starts_with("dot") { 2.0 } else { 1.0 } + 4.0 * value("P"))
+            }
+            // saxpy reads x and y and writes y; the others read x and write y
+            Family::Map => (0.0, 4.0 * value("N") * if kernel == "saxpy" { 3.0 } else { 2.0 }),
         }
     }
 }
@@ -127,6 +143,8 @@ impl BenchOptions {
                 "copy" => options.families.push(Family::Copy),
                 "transpose" => options.families.push(Family::Transpose),
                 "sgemm" => options.families.push(Family::Sgemm),
+                "reduce" => options.families.push(Family::Reduce),
+                "map" => options.families.push(Family::Map),
                 "--sizes" => options.sizes = Some(parse_sizes(&value("--sizes")?)?),
                 "--reps" => options.repetitions = value("--reps")?.parse().map_err(|e| format!("--reps: {e}"))?,
                 "--warmup" => options.warmup = value("--warmup")?.parse().map_err(|e| format!("--warmup: {e}"))?,
@@ -234,15 +252,24 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                 continue;
             }
             let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
-            let (flops, bytes) = family.work(&shape);
             progress(&format!("{} at {label}: baseline", family.name()));
             let (baseline_name, baseline) = baseline(gpu, *family, &shape, options, &mut flush)?;
-            let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
-            let baseline_value = scale / (baseline.median_ms * 1e-3);
-            if flops == 0.0 {
-                bandwidth = Some(bandwidth.map_or(baseline_value, |b: f64| b.max(baseline_value)));
-            }
+            // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
+            let (baseline_flops, baseline_bytes) = match family {
+                Family::Sgemm | Family::Copy | Family::Transpose => family.work("", &shape),
+                Family::Reduce | Family::Map => Family::Copy.work("", &shape),
+            };
+            let baseline_value = if baseline_flops > 0.0 {
+                baseline_flops / 1e12 / (baseline.median_ms * 1e-3)
+            } else {
+                bandwidth = Some(bandwidth.map_or(baseline_bytes / 1e9 / (baseline.median_ms * 1e-3), |b: f64| {
+                    b.max(baseline_bytes / 1e9 / (baseline.median_ms * 1e-3))
+                }));
+                baseline_bytes / 1e9 / (baseline.median_ms * 1e-3)
+            };
             for kernel in kernels {
+                let (flops, bytes) = family.work(kernel.name(), &shape);
+                let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
                 let largest = shape.iter().map(|(_, v)| *v).max().unwrap_or(0);
                 if kernel.name() == "sgemm_naive" && largest > options.naive_up_to {
                     continue;
@@ -306,8 +333,8 @@ fn baseline(
 ) -> Result<(&'static str, Timing), Error> {
     let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
     match family {
-        Family::Copy | Family::Transpose => {
-            let elements = if family == Family::Copy { value("N") } else { value("R") * value("C") };
+        Family::Copy | Family::Transpose | Family::Reduce | Family::Map => {
+            let elements = if family == Family::Transpose { value("R") * value("C") } else { value("N") };
             let from: DeviceTensor<f32> = gpu.zeros([elements])?;
             let mut to: DeviceTensor<f32> = gpu.zeros([elements])?;
             let timing =

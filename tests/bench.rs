@@ -58,6 +58,7 @@ fn arguments_select_families_sizes_and_the_output_format() {
     assert_eq!(options.svg_dir.as_deref(), Some(std::path::Path::new("/tmp/charts")));
     let all = BenchOptions::parse(&[]).unwrap();
     assert_eq!(all.families, Family::ALL.to_vec());
+    assert_eq!(BenchOptions::parse(&args(&["reduce", "map"])).unwrap().families, vec![Family::Reduce, Family::Map]);
     assert!(all.flush_l2 && all.output == Output::Table);
 }
 
@@ -73,9 +74,14 @@ fn bad_arguments_are_errors_that_name_them() {
 #[test]
 fn the_work_of_each_family_counts_bytes_and_flops() {
     let shape = |pairs: &[(&str, i64)]| pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect::<Vec<_>>();
-    assert_eq!(Family::Copy.work(&shape(&[("N", 1000)])), (0.0, 8000.0));
-    assert_eq!(Family::Transpose.work(&shape(&[("R", 10), ("C", 20)])), (0.0, 1600.0));
-    assert_eq!(Family::Sgemm.work(&shape(&[("M", 2), ("N", 3), ("K", 4)])), (48.0, 4.0 * (8.0 + 12.0 + 6.0)));
+    assert_eq!(Family::Copy.work("copy_f32x4", &shape(&[("N", 1000)])), (0.0, 8000.0));
+    assert_eq!(Family::Transpose.work("transpose_padded", &shape(&[("R", 10), ("C", 20)])), (0.0, 1600.0));
+    assert_eq!(
+        Family::Sgemm.work("sgemm_v3", &shape(&[("M", 2), ("N", 3), ("K", 4)])),
+        (48.0, 4.0 * (8.0 + 12.0 + 6.0))
+    );
+    assert_eq!(Family::Reduce.work("dot_partials_f32", &shape(&[("N", 1000), ("P", 8)])), (0.0, 8032.0));
+    assert_eq!(Family::Map.work("saxpy", &shape(&[("N", 1000)])), (0.0, 12000.0));
 }
 
 #[test]
