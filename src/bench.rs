@@ -383,7 +383,8 @@ pub fn table(rows: &[BenchRow]) -> String {
     if let Some(first) = rows.first() {
         let _ = writeln!(
             out,
-            "values in GB/s (read + written) for copy and transpose, TFLOP/s for sgemm; first baseline: {} at {:.1} {}",
+            "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce and map, TFLOP/s for sgemm; \\
+             first baseline: {} at {:.1} {}",
             first.baseline, first.baseline_value, first.unit
         );
     }

@@ -16,10 +16,10 @@ gelu_tanh(const float* __restrict__ x, float* __restrict__ y, const int N)
     #pragma unroll
     for (int k = 0; k < TILE / THREADS; ++k) {
         const int i = bx * TILE + k * THREADS + tid;
+        const float v = x[min(i, N - 1)];
+        const float gelu = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
         if (i < N) {
-            const float v = x[i];
-            const float inner = 0.7978845608f * (v + 0.044715f * v * v * v);
-            y[i] = 0.5f * v * (1.0f + tanhf(inner));
+            y[i] = gelu;
         }
     }
 }
