@@ -191,20 +191,28 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
     }
 }
 
-/// `let t = shared::<f32>([R, C])` with optional `.pad(n)` and `.swizzle(unit)`; `None`
-/// when the initializer is something else.
-fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Option<SharedBuffer>> {
+/// A call `name::<T>(args)` followed by option methods, e.g. `shared::<f32>([T, T]).pad(1)`.
+struct TypedConstructor<'a> {
+    call: &'a syn::ExprCall,
+    /// `T`, when it is an element type tessera knows.
+    element: Option<ElementType>,
+    /// The option methods, outermost first.
+    modifiers: Vec<&'a syn::ExprMethodCall>,
+}
+
+/// `init` as a call of the constructor `name`; `None` when it calls something else.
+fn typed_constructor<'a>(init: &'a RustExpr, name: &str) -> Option<TypedConstructor<'a>> {
     let mut modifiers = Vec::new();
     let mut current = init;
     while let RustExpr::MethodCall(method) = current {
         modifiers.push(method);
         current = &method.receiver;
     }
-    let RustExpr::Call(call_expr) = current else { return Ok(None) };
-    let RustExpr::Path(path) = &*call_expr.func else { return Ok(None) };
-    let Some(segment) = path.path.segments.last() else { return Ok(None) };
-    if segment.ident != "shared" {
-        return Ok(None);
+    let RustExpr::Call(call) = current else { return None };
+    let RustExpr::Path(path) = &*call.func else { return None };
+    let segment = path.path.segments.last()?;
+    if segment.ident != name {
+        return None;
     }
     let element = match &segment.arguments {
         PathArguments::AngleBracketed(args) => match args.args.first() {
@@ -214,9 +222,18 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
             _ => None,
         },
         _ => None,
-    }
-    .ok_or_else(|| {
-        syn::Error::new(segment.span(), "a shared buffer names its element type: `shared::<f32>([ROWS, COLS])`")
+    };
+    Some(TypedConstructor { call, element, modifiers })
+}
+
+/// `let t = shared::<f32>([R, C])` with optional `.pad(n)` and `.swizzle(unit)`; `None`
+/// when the initializer is something else.
+fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Option<SharedBuffer>> {
+    let Some(TypedConstructor { call: call_expr, element, modifiers }) = typed_constructor(init, "shared") else {
+        return Ok(None);
+    };
+    let element = element.ok_or_else(|| {
+        syn::Error::new(call_expr.func.span(), "a shared buffer names its element type: `shared::<f32>([ROWS, COLS])`")
     })?;
     let Pat::Ident(name) = pat else {
         return Err(syn::Error::new(
@@ -296,28 +313,12 @@ fn pipeline(
 
 /// `let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN])` with optional `.split([2, 2])`.
 fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Option<Fragment>> {
-    let mut modifiers = Vec::new();
-    let mut current = init;
-    while let RustExpr::MethodCall(method) = current {
-        modifiers.push(method);
-        current = &method.receiver;
-    }
-    let RustExpr::Call(call_expr) = current else { return Ok(None) };
-    let RustExpr::Path(path) = &*call_expr.func else { return Ok(None) };
-    let Some(segment) = path.path.segments.last() else { return Ok(None) };
-    if segment.ident != "fragment" {
+    let Some(TypedConstructor { call: call_expr, element, modifiers }) = typed_constructor(init, "fragment") else {
         return Ok(None);
-    }
-    let element = match &segment.arguments {
-        PathArguments::AngleBracketed(args) => match args.args.first() {
-            Some(GenericArgument::Type(Type::Path(t))) => {
-                t.path.get_ident().and_then(|i| ElementType::from_rust_name(&i.to_string()))
-            }
-            _ => None,
-        },
-        _ => None,
-    }
-    .ok_or_else(|| syn::Error::new(segment.span(), "a fragment names its element type: `fragment::<f32>([BM, BN])`"))?;
+    };
+    let element = element.ok_or_else(|| {
+        syn::Error::new(call_expr.func.span(), "a fragment names its element type: `fragment::<f32>([BM, BN])`")
+    })?;
     let Pat::Ident(name) = pat else {
         return Err(syn::Error::new(
             pat.span(),
