@@ -16,9 +16,11 @@ use crate::catalog::reduce::{sum_finish_f32, PARTIALS};
 use crate::prelude::*;
 use crate::Input;
 
-/// out = Δu, the 5-point Laplacian without the 1/h² factor: u[r−1,c] + u[r+1,c] + u[r,c−1] +
-/// u[r,c+1] − 4·u[r,c] at interior points. Points on the domain's edge have no four
-/// neighbours; they copy u (so `out` is fully written and the boundary is visible in it).
+/// out = Δu, the 5-point Laplacian (no 1/h² factor) through a halo tile; edge points copy u.
+///
+/// At interior points u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u[r,c]. Points on the
+/// domain's edge have no four neighbours; they copy u (so `out` is fully written and the
+/// boundary is visible in it).
 ///
 /// Threads are a BR × BC block of points (8 × 32: a warp is one row, coalesced). The tile
 /// load walks the (BR + 2) × (BC + 2) halo tile linearly, each thread every THREADS-th cell,
@@ -51,9 +53,11 @@ pub fn laplacian_5pt(u: Global<f32, (R, C)>, out: GlobalMut<f32, (R, C)>) {
     }
 }
 
-/// One colour of a red-black Gauss-Seidel sweep for −Δu = f: every interior point with
-/// (r + c) % 2 == `colour` becomes (h²·f[r,c] + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1]) / 4.
-/// Red (`colour` 0) then black (1) is one sweep.
+/// One colour of a red-black Gauss-Seidel sweep for −Δu = f (`colour` 0 red, 1 black).
+///
+/// Every interior point with (r + c) % 2 == `colour` becomes
+/// (h²·f[r,c] + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1]) / 4; the outer ring of u is the
+/// Dirichlet boundary and never changes. Red then black is one sweep.
 ///
 /// This is how Gauss-Seidel, sequential by nature (each update reads the points updated
 /// just before it), is reorganised to run in parallel: colour the grid like a chessboard.
@@ -77,9 +81,11 @@ pub fn gauss_seidel_red_black(f: Global<f32, (R, C)>, u: GlobalMut<f32, (R, C)>,
     }
 }
 
-/// Pass 1 of ‖residual‖²: block b adds up, over its grid-stride share of the interior points,
-/// (h²·f + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u)² — the residual of the discrete
-/// equation scaled by h² — into `partials[b]`. Pass 2 is the reduce family's `sum_finish_f32`.
+/// Pass 1 of ‖residual‖²: block b adds up its grid-stride share of the squared residuals.
+///
+/// The residual at an interior point is h²·f + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u,
+/// that of the discrete equation scaled by h²; block b's sum of their squares goes into
+/// `partials[b]`. Pass 2 is the reduce family's `sum_finish_f32`.
 #[tile_kernel(threads = 256, vector = 1, consts(WARPS = 8))]
 pub fn residual_partials(f: Global<f32, (R, C)>, u: Global<f32, (R, C)>, partials: GlobalMut<f32, (P,)>, h2: f32) {
     let (bx,) = grid(P);
