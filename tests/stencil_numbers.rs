@@ -9,7 +9,8 @@
 //! * `solve_poisson` against a CPU red-black solver in f64 stopped at the same relative
 //!   residual, with f = 1 on 33 × 47 and f = 2π²·sin(πx)·sin(πy) on 33 × 33 (65 × 65 on a
 //!   GPU), whose continuous solution sin(πx)·sin(πy) it must also match to the
-//!   discretisation error.
+//!   discretisation error; and, given a tolerance below the f32 floor, stopping once u
+//!   stops changing.
 
 mod common;
 
@@ -21,7 +22,8 @@ on_both_backends!(
     the_laplacian_matches_an_f64_reference_at_tail_shapes,
     one_red_black_sweep_equals_a_cpu_sweep_bit_for_bit,
     solve_poisson_with_f_one_matches_an_f64_red_black_solver,
-    solve_poisson_matches_a_manufactured_solution_and_an_f64_solver
+    solve_poisson_matches_a_manufactured_solution_and_an_f64_solver,
+    solve_poisson_stops_when_f32_stalls_above_an_unreachable_tolerance
 );
 
 fn laplacian_reference(u: &[f32], rows: usize, cols: usize) -> Vec<f64> {
@@ -179,6 +181,23 @@ fn solve_poisson_matches_a_manufactured_solution_and_an_f64_solver(backend: &Bac
     let worst = (0..n * n).map(|i| (f64::from(solution.u[i]) - exact(i / n, i % n)).abs()).fold(0.0, f64::max);
     let bound = 2.0 * discretisation + 10.0 * f64::from(TOLERANCE);
     assert!(worst <= bound, "{n} × {n}: max |u − sin(πx)·sin(πy)| = {worst:e}, more than {bound:e}");
+}
+
+/// A tolerance below the f32 floor: the solver stops once u stops changing, long before
+/// `max_sweeps`, and says how far it got.
+fn solve_poisson_stops_when_f32_stalls_above_an_unreachable_tolerance(backend: &Backend) {
+    let n = 17;
+    let h = 1.0 / (n - 1) as f64;
+    let f = vec![1.0f32; n * n];
+    let max_sweeps = 100_000;
+    let solution = stencil::solve_poisson(backend, &f, n, n, (h * h) as f32, 1e-12, max_sweeps).unwrap();
+    assert!(solution.sweeps < max_sweeps / 10, "ran {} sweeps", solution.sweeps);
+    assert!(
+        solution.relative_residual > 1e-12 && solution.relative_residual < 1e-4,
+        "stalled at {} after {} sweeps",
+        solution.relative_residual,
+        solution.sweeps
+    );
 }
 
 #[test]

@@ -160,9 +160,17 @@ pub struct PoissonSolution {
 ///
 /// Every [`CHECK_EVERY`] sweeps (and after the last) it computes the relative residual
 /// ‖h²f + Σneighbours − 4u‖₂ / ‖h²f‖₂ (absolute when f is zero) and stops once it is at most
-/// `tolerance`, or after `max_sweeps` sweeps, whichever comes first — the caller reads
-/// `relative_residual` to tell which. `f` must hold `rows × cols` values (its boundary ring
-/// is ignored), else `Err(LengthMismatch)`. A grid with no interior point returns at once.
+/// `tolerance`, or after `max_sweeps` sweeps, or once u has stopped changing (the residual
+/// is the same, bit for bit, at two checks in a row), whichever comes first — the caller
+/// reads `relative_residual` to tell which. `f` must hold `rows × cols` values (its
+/// boundary ring is ignored), else `Err(LengthMismatch)`. A grid with no interior point
+/// returns at once.
+///
+/// In f32 the iteration stalls where the updates fall below half an ulp of u: for f =
+/// 2π²·sin(πx)·sin(πy) on the unit square the relative residual stops at about 4.5e-5 on
+/// 65 × 65 and 1.8e-4 on 129 × 129 (it grows like the grid's side squared), so a tolerance
+/// below that stops by stalling instead. Gauss-Seidel also needs O(side²) sweeps: this is the
+/// textbook smoother, not a solver for large grids (multigrid uses it as one).
 pub fn solve_poisson(
     device: &Backend,
     f: &[f32],
@@ -195,7 +203,11 @@ pub fn solve_poisson(
         red_black_sweep(device, &f_device, &mut u, h2)?;
         sweeps += 1;
         if sweeps % CHECK_EVERY == 0 || sweeps == max_sweeps {
+            let previous = relative_residual;
             relative_residual = residual_norm(device, &f_device, &u, h2)? / scale;
+            if relative_residual == previous {
+                break;
+            }
         }
     }
     Ok(PoissonSolution { u: device.download(&u)?, sweeps, relative_residual })
