@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::catalog::{copy, map, reduce, sgemm, transpose};
+use crate::catalog::{copy, map, reduce, sgemm, stencil, transpose};
 use crate::runtime::tune::GpuMeasure;
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition, Timing};
 
@@ -18,10 +18,13 @@ pub enum Family {
     /// The reductions' first pass (the bandwidth-bound one): sum and dot partials.
     Reduce,
     Map,
+    /// The 5-point Laplacian, one colour of red-black Gauss-Seidel, the residual's pass 1.
+    Stencil,
 }
 
 impl Family {
-    pub const ALL: [Family; 5] = [Family::Copy, Family::Transpose, Family::Sgemm, Family::Reduce, Family::Map];
+    pub const ALL: [Family; 6] =
+        [Family::Copy, Family::Transpose, Family::Sgemm, Family::Reduce, Family::Map, Family::Stencil];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -30,6 +33,7 @@ impl Family {
             Family::Sgemm => "sgemm",
             Family::Reduce => "reduce",
             Family::Map => "map",
+            Family::Stencil => "stencil",
         }
     }
 
@@ -40,6 +44,7 @@ impl Family {
             Family::Sgemm => sgemm::ALL.to_vec(),
             Family::Reduce => vec![&reduce::sum_partials_f32::KERNEL, &reduce::dot_partials_f32::KERNEL],
             Family::Map => map::ALL.to_vec(),
+            Family::Stencil => stencil::ALL.to_vec(),
         }
     }
 
@@ -64,6 +69,12 @@ impl Family {
                 .collect(),
             Family::Reduce => vec![shape(&[("N", 1 << 24), ("P", 1024)]), shape(&[("N", 1 << 28), ("P", 1024)])],
             Family::Map => vec![shape(&[("N", 1 << 24)]), shape(&[("N", 1 << 28)])],
+            // a square power of two and a tail in both dimensions; the residual's pass 1 with P
+            Family::Stencil => vec![
+                shape(&[("R", 8192), ("C", 8192)]),
+                shape(&[("R", 8191), ("C", 8193)]),
+                shape(&[("R", 8192), ("C", 8192), ("P", 1024)]),
+            ],
         }
     }
 
@@ -84,6 +95,21 @@ impl Family {
             }
             // saxpy reads x and y and writes y; the others read x and write y
             Family::Map => (0.0, 4.0 * value("N") * if kernel == "saxpy" { 3.0 } else { 2.0 }),
+            // The Laplacian reads u once and writes out once (the halo re-reads hit in cache).
+            // A row of gauss_seidel_red_black is one launch, one colour, half a sweep: f at
+            // the colour's points, u at the other colour's (the neighbours) and u written at
+            // the colour's, each half the grid, 6·R·C bytes in all. Those points are every
+            // other float, so whole 32-byte sectors move and the hardware moves about twice
+            // that; the percentage of the copy shows what the chessboard costs. The residual's
+            // pass 1 reads f and u once and writes a partial per block.
+            Family::Stencil => {
+                let points = value("R") * value("C");
+                match kernel {
+                    "gauss_seidel_red_black" => (0.0, 6.0 * points),
+                    "residual_partials" => (0.0, 8.0 * points + 4.0 * value("P")),
+                    _ => (0.0, 8.0 * points),
+                }
+            }
         }
     }
 }
@@ -145,6 +171,7 @@ impl BenchOptions {
                 "sgemm" => options.families.push(Family::Sgemm),
                 "reduce" => options.families.push(Family::Reduce),
                 "map" => options.families.push(Family::Map),
+                "stencil" => options.families.push(Family::Stencil),
                 "--sizes" => options.sizes = Some(parse_sizes(&value("--sizes")?)?),
                 "--reps" => options.repetitions = value("--reps")?.parse().map_err(|e| format!("--reps: {e}"))?,
                 "--warmup" => options.warmup = value("--warmup")?.parse().map_err(|e| format!("--warmup: {e}"))?,
@@ -257,6 +284,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
             // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
             let (baseline_flops, baseline_bytes) = match family {
                 Family::Sgemm | Family::Copy | Family::Transpose => family.work("", &shape),
+                Family::Stencil => Family::Transpose.work("", &shape),
                 Family::Reduce | Family::Map => Family::Copy.work("", &shape),
             };
             let baseline_value = if baseline_flops > 0.0 {
@@ -275,7 +303,18 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                     continue;
                 }
                 progress(&format!("{} at {label}", kernel.name()));
-                let mut measure = GpuMeasure::new(gpu, kernel, &shape, &[("alpha".into(), 1.0), ("beta".into(), 0.0)])?;
+                let mut measure = GpuMeasure::new(
+                    gpu,
+                    kernel,
+                    &shape,
+                    &[
+                        ("alpha".into(), 1.0),
+                        ("beta".into(), 0.0),
+                        // the stencil family: h² at 8192 points a side, the red points
+                        ("h2".into(), 1.5e-8),
+                        ("colour".into(), 0.0),
+                    ],
+                )?;
                 measure.warmup = options.warmup;
                 measure.repetitions = options.repetitions;
                 let (timing, launched) = measure.time_launch(&mut flush)?;
@@ -333,8 +372,12 @@ fn baseline(
 ) -> Result<(&'static str, Timing), Error> {
     let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
     match family {
-        Family::Copy | Family::Transpose | Family::Reduce | Family::Map => {
-            let elements = if family == Family::Transpose { value("R") * value("C") } else { value("N") };
+        Family::Copy | Family::Transpose | Family::Reduce | Family::Map | Family::Stencil => {
+            let elements = if matches!(family, Family::Transpose | Family::Stencil) {
+                value("R") * value("C")
+            } else {
+                value("N")
+            };
             let from: DeviceTensor<f32> = gpu.zeros([elements])?;
             let mut to: DeviceTensor<f32> = gpu.zeros([elements])?;
             let timing =
@@ -383,7 +426,7 @@ pub fn table(rows: &[BenchRow]) -> String {
     if let Some(first) = rows.first() {
         let _ = writeln!(
             out,
-            "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce and map, TFLOP/s for sgemm; \\
+            "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce, map and stencil, TFLOP/s for sgemm; \\
              first baseline: {} at {:.1} {}",
             first.baseline, first.baseline_value, first.unit
         );

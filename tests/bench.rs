@@ -59,6 +59,7 @@ fn arguments_select_families_sizes_and_the_output_format() {
     let all = BenchOptions::parse(&[]).unwrap();
     assert_eq!(all.families, Family::ALL.to_vec());
     assert_eq!(BenchOptions::parse(&args(&["reduce", "map"])).unwrap().families, vec![Family::Reduce, Family::Map]);
+    assert_eq!(BenchOptions::parse(&args(&["stencil"])).unwrap().families, vec![Family::Stencil]);
     assert!(all.flush_l2 && all.output == Output::Table);
 }
 
@@ -82,6 +83,11 @@ fn the_work_of_each_family_counts_bytes_and_flops() {
     );
     assert_eq!(Family::Reduce.work("dot_partials_f32", &shape(&[("N", 1000), ("P", 8)])), (0.0, 8032.0));
     assert_eq!(Family::Map.work("saxpy", &shape(&[("N", 1000)])), (0.0, 12000.0));
+    let grid = shape(&[("R", 10), ("C", 20)]);
+    assert_eq!(Family::Stencil.work("laplacian_5pt", &grid), (0.0, 1600.0));
+    // one colour: half of f and of u read, half of u written
+    assert_eq!(Family::Stencil.work("gauss_seidel_red_black", &grid), (0.0, 1200.0));
+    assert_eq!(Family::Stencil.work("residual_partials", &shape(&[("R", 10), ("C", 20), ("P", 8)])), (0.0, 1632.0));
 }
 
 #[test]

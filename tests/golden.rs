@@ -2,7 +2,7 @@
 //! Regenerate after an intended change with `TESSERA_BLESS=1 cargo test --test golden`,
 //! then review the diff like code.
 
-use tessera::catalog::{self, copy, map, reduce, sgemm, transpose};
+use tessera::catalog::{self, copy, map, reduce, sgemm, stencil, transpose};
 
 /// (file name, emitted source, golden source) for each kernel module named.
 macro_rules! cases {
@@ -46,6 +46,9 @@ const CASES: &[(&str, &str, &str)] = cases![
     reduce::sum_finish_f32,
     map::saxpy,
     map::gelu_tanh,
+    stencil::laplacian_5pt,
+    stencil::gauss_seidel_red_black,
+    stencil::residual_partials,
 ];
 
 #[test]

@@ -51,7 +51,7 @@ fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--config BM=64,..] [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--rounds 2] [--dry-run]\n       tessera bench [copy|transpose|sgemm ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
+const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--config BM=64,..] [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--rounds 2] [--dry-run]\n       tessera bench [copy|transpose|sgemm|reduce|map|stencil ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
 
 fn bench(args: &[String]) -> Result<(), String> {
     use tessera::bench::{self, BenchOptions, Output};

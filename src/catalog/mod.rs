@@ -6,11 +6,19 @@ pub mod copy;
 pub mod map;
 pub mod reduce;
 pub mod sgemm;
+pub mod stencil;
 pub mod transpose;
 
 /// Every catalog kernel, for the CLI, the examples and the tests.
 pub fn all() -> Vec<&'static crate::KernelDefinition> {
-    copy::ALL.into_iter().chain(transpose::ALL).chain(sgemm::ALL).chain(reduce::ALL).chain(map::ALL).collect()
+    copy::ALL
+        .into_iter()
+        .chain(transpose::ALL)
+        .chain(sgemm::ALL)
+        .chain(reduce::ALL)
+        .chain(map::ALL)
+        .chain(stencil::ALL)
+        .collect()
 }
 
 /// The catalog kernel named `name`.

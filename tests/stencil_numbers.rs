@@ -1,0 +1,207 @@
+//! The stencil family's numbers against CPU references, on the CPU simulation of the emitted
+//! CUDA C (three thread orders) and, ignored without one, on a GPU:
+//!
+//! * the 5-point Laplacian against an f64 one at shapes that are not multiples of the 8 × 32
+//!   tile (37 × 53, 1 × 5, 3 × 3) and at 64 × 64, every element written (the output starts
+//!   poisoned);
+//! * one red-black sweep against a CPU sweep doing the same f32 operations in the same order:
+//!   bit for bit;
+//! * `solve_poisson` against a CPU red-black solver in f64 stopped at the same relative
+//!   residual, with f = 1 on 33 × 47 and f = 2π²·sin(πx)·sin(πy) on 33 × 33 (65 × 65 on a
+//!   GPU), whose continuous solution sin(πx)·sin(πy) it must also match to the
+//!   discretisation error; and, given a tolerance below the f32 floor, stopping once u
+//!   stops changing.
+
+mod common;
+
+use common::{random_floats, POISON};
+use tessera::catalog::stencil::{self, gauss_seidel_red_black, laplacian_5pt};
+use tessera::Backend;
+
+on_both_backends!(
+    the_laplacian_matches_an_f64_reference_at_tail_shapes,
+    one_red_black_sweep_equals_a_cpu_sweep_bit_for_bit,
+    solve_poisson_with_f_one_matches_an_f64_red_black_solver,
+    solve_poisson_matches_a_manufactured_solution_and_an_f64_solver,
+    solve_poisson_stops_when_f32_stalls_above_an_unreachable_tolerance
+);
+
+fn laplacian_reference(u: &[f32], rows: usize, cols: usize) -> Vec<f64> {
+    let at = |r: usize, c: usize| f64::from(u[r * cols + c]);
+    (0..rows * cols)
+        .map(|i| {
+            let (r, c) = (i / cols, i % cols);
+            if r == 0 || c == 0 || r == rows - 1 || c == cols - 1 {
+                at(r, c)
+            } else {
+                at(r - 1, c) + at(r + 1, c) + at(r, c - 1) + at(r, c + 1) - 4.0 * at(r, c)
+            }
+        })
+        .collect()
+}
+
+fn the_laplacian_matches_an_f64_reference_at_tail_shapes(backend: &Backend) {
+    for (rows, cols) in [(37, 53), (64, 64), (1, 5), (3, 3), (9, 33)] {
+        let host = random_floats(rows * cols, 17 + (rows * cols) as u64);
+        let u = backend.upload(&host, [rows, cols]).unwrap();
+        let mut out = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
+        laplacian_5pt::launch(backend, &u, &mut out).unwrap();
+        let got = backend.download(&out).unwrap();
+        let want = laplacian_reference(&host, rows, cols);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            // five terms of magnitude ≤ 1 (4u counted as 4): a few roundings of at most 8
+            let tolerance = 8.0 * 8.0 * f64::from(f32::EPSILON);
+            assert!(
+                (f64::from(*g) - w).abs() <= tolerance,
+                "{rows} × {cols}, point ({}, {}): {g} (bits {:#x}), f64 reference {w}",
+                i / cols,
+                i % cols,
+                g.to_bits()
+            );
+        }
+    }
+}
+
+/// One colour of the sweep on the CPU, in the kernel's f32 operations and order.
+fn cpu_colour_f32(f: &[f32], u: &mut [f32], rows: usize, cols: usize, h2: f32, colour: usize) {
+    for r in 1..rows.saturating_sub(1) {
+        for c in 1..cols.saturating_sub(1) {
+            if (r + c) % 2 == colour {
+                let s = h2.mul_add(f[r * cols + c], u[(r - 1) * cols + c])
+                    + u[(r + 1) * cols + c]
+                    + u[r * cols + c - 1]
+                    + u[r * cols + c + 1];
+                u[r * cols + c] = 0.25 * s;
+            }
+        }
+    }
+}
+
+fn one_red_black_sweep_equals_a_cpu_sweep_bit_for_bit(backend: &Backend) {
+    for (rows, cols) in [(37, 53), (64, 64), (3, 3), (10, 129)] {
+        let host_f = random_floats(rows * cols, 23 + rows as u64);
+        let host_u = random_floats(rows * cols, 29 + cols as u64);
+        let h2 = 0.01f32;
+        let f = backend.upload(&host_f, [rows, cols]).unwrap();
+        let mut u = backend.upload(&host_u, [rows, cols]).unwrap();
+        let mut want = host_u.clone();
+        for colour in [0, 1] {
+            gauss_seidel_red_black::launch(backend, &f, &mut u, h2, colour as i32).unwrap();
+            cpu_colour_f32(&host_f, &mut want, rows, cols, h2, colour);
+            let got = backend.download(&u).unwrap();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    g.to_bits() == w.to_bits(),
+                    "{rows} × {cols}, after colour {colour}, point ({}, {}): {g}, CPU sweep {w}",
+                    i / cols,
+                    i % cols
+                );
+            }
+        }
+    }
+}
+
+/// Red-black Gauss-Seidel in f64 from u = 0 until ‖residual‖₂ ≤ tolerance · ‖h²f‖₂ (checked
+/// after every sweep, so it stops no later than the device solver would).
+fn cpu_solve_f64(f: &[f32], rows: usize, cols: usize, h2: f64, tolerance: f64) -> Vec<f64> {
+    let f: Vec<f64> = f.iter().map(|v| h2 * f64::from(*v)).collect();
+    let mut u = vec![0.0f64; rows * cols];
+    let interior = |i: usize| {
+        let (r, c) = (i / cols, i % cols);
+        r > 0 && r + 1 < rows && c > 0 && c + 1 < cols
+    };
+    let source: f64 = (0..rows * cols).filter(|i| interior(*i)).map(|i| f[i] * f[i]).sum::<f64>().sqrt();
+    for _ in 0..1_000_000 {
+        for colour in [0, 1] {
+            for i in (0..rows * cols).filter(|i| interior(*i) && (i / cols + i % cols) % 2 == colour) {
+                u[i] = 0.25 * (f[i] + u[i - cols] + u[i + cols] + u[i - 1] + u[i + 1]);
+            }
+        }
+        let residual: f64 = (0..rows * cols)
+            .filter(|i| interior(*i))
+            .map(|i| (f[i] + u[i - cols] + u[i + cols] + u[i - 1] + u[i + 1] - 4.0 * u[i]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        if residual <= tolerance * source {
+            return u;
+        }
+    }
+    panic!("the f64 reference did not converge");
+}
+
+/// Both solutions stop at relative residual ≤ τ. The error left in each is A⁻¹·residual,
+/// dominated by the smoothest mode, for which ‖A⁻¹r‖ / ‖A⁻¹h²f‖ ≈ ‖r‖ / ‖h²f‖ ≤ τ; with f32
+/// rounding on top, 10·τ relative to max |u| bounds their difference with room to spare.
+fn assert_close_to_the_f64_solver(got: &[f32], want: &[f64], tolerance: f64, what: &str) {
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let worst = got.iter().zip(want).map(|(g, w)| (f64::from(*g) - w).abs()).fold(0.0, f64::max);
+    assert!(worst <= 10.0 * tolerance * scale, "{what}: max |u − u_f64| = {worst:e}, max |u_f64| = {scale:e}");
+}
+
+const TOLERANCE: f32 = 1e-4;
+
+fn solve_poisson_with_f_one_matches_an_f64_red_black_solver(backend: &Backend) {
+    let (rows, cols) = (33, 47);
+    let h = 1.0 / (cols - 1) as f64;
+    let f = vec![1.0f32; rows * cols];
+    let solution = stencil::solve_poisson(backend, &f, rows, cols, (h * h) as f32, TOLERANCE, 20_000).unwrap();
+    assert!(
+        solution.relative_residual <= TOLERANCE,
+        "stopped after {} sweeps at {}",
+        solution.sweeps,
+        solution.relative_residual
+    );
+    assert_eq!(solution.sweeps % stencil::CHECK_EVERY, 0, "the residual is checked every CHECK_EVERY sweeps");
+    let want = cpu_solve_f64(&f, rows, cols, h * h, f64::from(TOLERANCE));
+    assert_close_to_the_f64_solver(&solution.u, &want, f64::from(TOLERANCE), "f = 1 on 33 × 47");
+    for i in (0..rows * cols).filter(|i| i / cols == 0 || i % cols == 0 || i / cols == rows - 1 || i % cols == cols - 1)
+    {
+        assert_eq!(solution.u[i], 0.0, "the boundary ring stays fixed");
+    }
+}
+
+fn solve_poisson_matches_a_manufactured_solution_and_an_f64_solver(backend: &Backend) {
+    // 65 × 65 takes ~4000 sweeps, two minutes on the simulation: it runs on the GPU only
+    let n = if backend.is_simulated() { 33 } else { 65 };
+    let h = 1.0 / (n - 1) as f64;
+    let pi = std::f64::consts::PI;
+    let exact = |r: usize, c: usize| (pi * r as f64 * h).sin() * (pi * c as f64 * h).sin();
+    let f: Vec<f32> = (0..n * n).map(|i| (2.0 * pi * pi * exact(i / n, i % n)) as f32).collect();
+    let solution = stencil::solve_poisson(backend, &f, n, n, (h * h) as f32, TOLERANCE, 50_000).unwrap();
+    assert!(
+        solution.relative_residual <= TOLERANCE,
+        "stopped after {} sweeps at {}",
+        solution.sweeps,
+        solution.relative_residual
+    );
+    let want = cpu_solve_f64(&f, n, n, h * h, f64::from(TOLERANCE));
+    assert_close_to_the_f64_solver(&solution.u, &want, f64::from(TOLERANCE), &format!("manufactured, {n} × {n}"));
+    // the 5-point scheme's error on sin·sin is π²h²/12 relative (8e-4 at 33, 2e-4 at 65), plus the iteration's
+    let discretisation = pi * pi * h * h / 12.0;
+    let worst = (0..n * n).map(|i| (f64::from(solution.u[i]) - exact(i / n, i % n)).abs()).fold(0.0, f64::max);
+    let bound = 2.0 * discretisation + 10.0 * f64::from(TOLERANCE);
+    assert!(worst <= bound, "{n} × {n}: max |u − sin(πx)·sin(πy)| = {worst:e}, more than {bound:e}");
+}
+
+/// A tolerance below the f32 floor: the solver stops once u stops changing, long before
+/// `max_sweeps`, and says how far it got.
+fn solve_poisson_stops_when_f32_stalls_above_an_unreachable_tolerance(backend: &Backend) {
+    let n = 17;
+    let h = 1.0 / (n - 1) as f64;
+    let f = vec![1.0f32; n * n];
+    let max_sweeps = 100_000;
+    let solution = stencil::solve_poisson(backend, &f, n, n, (h * h) as f32, 1e-12, max_sweeps).unwrap();
+    assert!(solution.sweeps < max_sweeps / 10, "ran {} sweeps", solution.sweeps);
+    assert!(
+        solution.relative_residual > 1e-12 && solution.relative_residual < 1e-4,
+        "stalled at {} after {} sweeps",
+        solution.relative_residual,
+        solution.sweeps
+    );
+}
+
+#[test]
+fn solve_poisson_rejects_a_source_of_the_wrong_length() {
+    let backend = common::simulator();
+    assert!(stencil::solve_poisson(&backend, &[1.0; 10], 4, 4, 1.0, 1e-3, 10).is_err());
+}
