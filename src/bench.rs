@@ -426,7 +426,7 @@ pub fn table(rows: &[BenchRow]) -> String {
     if let Some(first) = rows.first() {
         let _ = writeln!(
             out,
-            "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce, map and stencil, TFLOP/s for sgemm; \\
+            "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce, map and stencil, TFLOP/s for sgemm; \
              first baseline: {} at {:.1} {}",
             first.baseline, first.baseline_value, first.unit
         );

@@ -22,33 +22,49 @@ use crate::Input;
 /// domain's edge have no four neighbours; they copy u (so `out` is fully written and the
 /// boundary is visible in it).
 ///
-/// Threads are a BR × BC block of points (8 × 32: a warp is one row, coalesced). The tile
-/// load walks the (BR + 2) × (BC + 2) halo tile linearly, each thread every THREADS-th cell,
-/// and skips cells outside the grid (those are only ever read by edge points, which copy
-/// instead). R and C need not be multiples of the tile.
-#[tile_kernel(threads = 256, vector = 1, consts(BR = 8, BC = 32, HR = 10, HC = 34))]
+/// A block computes BR × BC points (32 × 64) with its threads as THREAD_ROWS × BC (4 × 64: a warp is
+/// half a row, coalesced), each thread every THREAD_ROWS-th row. It first stages the (BR + 2) × (BC + 2)
+/// halo tile in shared memory, so each u value is read from global memory about 1.1 times
+/// instead of five. The loads are clamped into the grid rather than guarded, and only the
+/// stores are guarded: the loop is then straight-line code whose loads all issue before the
+/// first one returns. (A guarded load per element, as in the first version with an 8 × 32
+/// tile, ran at 38% of the device copy.) Clamped cells outside the grid are read only by edge
+/// points, which copy instead. R and C need not be multiples of the tile.
+#[tile_kernel(threads = 256, vector = 1, consts(BR = 32, BC = 64, HR = 34, HC = 66, THREAD_ROWS = 4))]
 pub fn laplacian_5pt(u: Global<f32, (R, C)>, out: GlobalMut<f32, (R, C)>) {
     let (bx, by) = grid(cdiv(C, BC), cdiv(R, BR));
     let tile = shared::<f32>([HR, HC]);
-    for i in (thread_index()..HR * HC).step_by(THREADS) {
-        let hr = i / HC;
-        let hc = i % HC;
-        let gr = by * BR + hr - 1;
-        let gc = bx * BC + hc - 1;
-        if gr >= 0 && gr < R && gc >= 0 && gc < C {
-            tile[[hr, hc]] = u[[gr, gc]];
+    let row = thread_index() / BC;
+    let col = thread_index() % BC;
+    let gc = min(max(bx * BC + col - 1, 0), C - 1);
+    for k in 0..(HR + THREAD_ROWS - 1) / THREAD_ROWS {
+        let hr = row + k * THREAD_ROWS;
+        let v = u[[min(max(by * BR + hr - 1, 0), R - 1), gc]];
+        if hr < HR {
+            tile[[hr, col]] = v;
         }
     }
-    let tr = thread_index() / BC + 1;
-    let tc = thread_index() % BC + 1;
-    let r = by * BR + tr - 1;
-    let c = bx * BC + tc - 1;
-    if r < R && c < C {
-        if r == 0 || c == 0 || r == R - 1 || c == C - 1 {
-            out[[r, c]] = tile[[tr, tc]];
-        } else {
-            out[[r, c]] = tile[[tr - 1, tc]] + tile[[tr + 1, tc]] + tile[[tr, tc - 1]] + tile[[tr, tc + 1]]
-                - 4.0 * tile[[tr, tc]];
+    // The two columns right of the BC the threads cover.
+    if col < HC - BC {
+        let right = min(bx * BC + BC + col - 1, C - 1);
+        for hr in (row..HR).step_by(THREAD_ROWS) {
+            tile[[hr, BC + col]] = u[[min(max(by * BR + hr - 1, 0), R - 1), right]];
+        }
+    }
+    for k in 0..BR / THREAD_ROWS {
+        let tr = row + k * THREAD_ROWS + 1;
+        let tc = col + 1;
+        let r = by * BR + tr - 1;
+        let c = bx * BC + tc - 1;
+        let centre = tile[[tr, tc]];
+        let laplacian =
+            tile[[tr - 1, tc]] + tile[[tr + 1, tc]] + tile[[tr, tc - 1]] + tile[[tr, tc + 1]] - 4.0 * centre;
+        if r < R && c < C {
+            if r == 0 || c == 0 || r == R - 1 || c == C - 1 {
+                out[[r, c]] = centre;
+            } else {
+                out[[r, c]] = laplacian;
+            }
         }
     }
 }
