@@ -464,6 +464,9 @@ pub enum Binding {
     Tensor { element: ElementType, shape: Vec<String>, writable: bool },
     /// A shared buffer (2-D).
     Shared { element: ElementType },
+    /// A register fragment: thread code indexes the calling thread's own values,
+    /// `acc[[i, j]]` with i < TM and j < TN (its thread tile), e.g. for an epilogue.
+    Fragment { element: ElementType },
     /// A value: a local (mutable or not), a scalar parameter, a constant, an index.
     Value { ty: ThreadType, mutable: bool },
 }
@@ -562,6 +565,9 @@ impl TypeEnv {
                     Some(Binding::Shared { .. }) => Err(error(format!(
                         "`{name}` is a shared buffer; thread code reads its elements: `{name}[[r, c]]`"
                     ))),
+                    Some(Binding::Fragment { .. }) => Err(error(format!(
+                        "`{name}` is a fragment; thread code reads this thread's values: `{name}[[i, j]]`"
+                    ))),
                     None => Err(error(format!("unknown name `{name}`"))
                         .with_hint(format!("names in scope here: {}", self.known()))),
                 }
@@ -590,6 +596,14 @@ impl TypeEnv {
                     Some(Binding::Shared { element }) => {
                         if indices.len() != 2 {
                             return Err(error(format!("shared buffer `{base}` is 2-D; index it as `{base}[[r, c]]`")));
+                        }
+                        Ok(ThreadType::Scalar(*element))
+                    }
+                    Some(Binding::Fragment { element }) => {
+                        if indices.len() != 2 {
+                            return Err(error(format!(
+                                "fragment `{base}` is indexed by this thread's row and column: `{base}[[i, j]]`"
+                            )));
                         }
                         Ok(ThreadType::Scalar(*element))
                     }
@@ -891,6 +905,12 @@ pub fn check_thread_statement(
                                 .with_hint("declare the parameter `GlobalMut<..>` to write it"),
                         );
                     }
+                    if atomic && matches!(env.get(base), Some(Binding::Fragment { .. })) {
+                        out.push(Diagnostic::new(
+                            place.origin,
+                            format!("`atomic_add` on `{base}`: a fragment is the thread's own registers; add to it with `{base}[[i, j]] += v`"),
+                        ));
+                    }
                     if atomic && !matches!(value_ty, Some(ThreadType::Scalar(_))) {
                         out.push(Diagnostic::new(value.origin, "`atomic_add` adds a number".to_string()));
                     }
@@ -993,8 +1013,9 @@ fn walk(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, varying: &mut Ve
                 walk(kernel, &pipeline.body, &mut inner, varying, out);
             }
             Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
+            Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::Fragment { element: fragment.element }),
             Statement::Thread(thread) => check_thread_statement(thread, env, varying, None, out),
-            Statement::Copy(_) | Statement::Fragment(_) | Statement::Mma(_) | Statement::Sync(_) => {}
+            Statement::Copy(_) | Statement::Mma(_) | Statement::Sync(_) => {}
         }
     }
 }
