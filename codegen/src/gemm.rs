@@ -7,7 +7,7 @@ use tessera_dsl::{
 };
 
 use crate::operand::{zero, OperandText, COMPONENTS};
-use crate::statement::{indent, invalid, item_coordinates, render_body, template_error};
+use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_body, template_error};
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -199,10 +199,7 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
 /// `mma` on shared (or, for the naive kernel, global) operands; `stage` picks the half of
 /// double-buffered shared memory.
 pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Result<String, RenderError> {
-    let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(|errors| RenderError::Invalid {
-        kernel: kernel.name.clone(),
-        diagnostics: tessera_dsl::Diagnostics(errors),
-    })?;
+    let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
     let names = FragmentNames::of(fragment);
     let layout = plan.layout;
@@ -289,10 +286,7 @@ fn fragment_load(
 
 /// `copy(&acc, c.tile(..))`, optionally `.axpby(alpha, beta)`.
 pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
-    let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).map_err(|errors| RenderError::Invalid {
-        kernel: kernel.name.clone(),
-        diagnostics: tessera_dsl::Diagnostics(errors),
-    })?;
+    let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
     let names = FragmentNames::of(fragment);
     let layout = plan.layout;
@@ -401,10 +395,7 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
     for statement in &pipeline.body {
         match statement {
             Statement::Copy(copy) => {
-                let plan = CopyPlan::new(kernel, copy, &scope).map_err(|errors| RenderError::Invalid {
-                    kernel: kernel.name.clone(),
-                    diagnostics: tessera_dsl::Diagnostics(errors),
-                })?;
+                let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
                 let OperandPlan::Shared(shared) = &plan.dst else {
                     return Err(invalid(
                         kernel,
@@ -425,10 +416,7 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
                 if let Operand::Global(tile) = &mut ahead.src {
                     tile.index = tile.index.iter().map(|e| e.substitute(&pipeline.var, &next)).collect();
                 }
-                let ahead_plan = CopyPlan::new(kernel, &ahead, &scope).map_err(|errors| RenderError::Invalid {
-                    kernel: kernel.name.clone(),
-                    diagnostics: tessera_dsl::Diagnostics(errors),
-                })?;
+                let ahead_plan = CopyPlan::new(kernel, &ahead, &scope).map_err(invalid_plan(kernel))?;
                 fetch_next
                     .push(indent(&fetch_source(&ahead, &ahead_plan, &staged, vector_type, Some(&pipeline.var))?, 3));
                 stash_next.push(indent(&stash_source(copy, &plan, &staged, vector_type, "stage ^ 1")?, 3));

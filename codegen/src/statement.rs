@@ -222,6 +222,11 @@ fn barrier_source(barrier: &Barrier) -> Result<String, RenderError> {
     BarrierSource { reason: barrier.reason.as_deref() }.render().map_err(template_error("barrier.cu"))
 }
 
+/// A plan's diagnostics as the kernel's render error: `CopyPlan::new(..).map_err(invalid_plan(kernel))`.
+pub(crate) fn invalid_plan(kernel: &Kernel) -> impl FnOnce(Vec<tessera_dsl::Diagnostic>) -> RenderError + '_ {
+    |errors| RenderError::Invalid { kernel: kernel.name.clone(), diagnostics: tessera_dsl::Diagnostics(errors) }
+}
+
 pub(crate) fn invalid(kernel: &Kernel, origin: tessera_dsl::Origin, message: &str) -> RenderError {
     RenderError::Invalid {
         kernel: kernel.name.clone(),
@@ -230,17 +235,14 @@ pub(crate) fn invalid(kernel: &Kernel, origin: tessera_dsl::Origin, message: &st
 }
 
 fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
-    let plan = CopyPlan::new(kernel, copy, &kernel.constant_scope()).map_err(|errors| RenderError::Invalid {
-        kernel: kernel.name.clone(),
-        diagnostics: tessera_dsl::Diagnostics(errors),
-    })?;
+    let plan = CopyPlan::new(kernel, copy, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     let width =
         VectorWidth::new(plan.vector as u32).ok_or_else(|| invalid(kernel, copy.origin, "unsupported vector width"))?;
     let vector_type =
         plan.element.vector_type(width).ok_or_else(|| invalid(kernel, copy.origin, "no vector type for this width"))?;
     match (&plan.src, &plan.dst) {
         (OperandPlan::Global(src), OperandPlan::Global(dst)) if src.extent.len() == 1 && dst.extent.len() == 1 => {
-            linear_copy_source(copy, &plan, vector_type)
+            linear_copy_source(kernel, copy, &plan, vector_type)
         }
         _ => tile_copy_2d_source(copy, &plan, vector_type),
     }
@@ -248,24 +250,17 @@ fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderEr
 
 /// A 1-D tile copy: whole tiles move as vectors with no bounds checks, the last one element
 /// by element.
-fn linear_copy_source(copy: &TileCopy, plan: &CopyPlan, vector_type: &'static str) -> Result<String, RenderError> {
+fn linear_copy_source(
+    kernel: &Kernel,
+    copy: &TileCopy,
+    plan: &CopyPlan,
+    vector_type: &'static str,
+) -> Result<String, RenderError> {
     let (OperandPlan::Global(src), OperandPlan::Global(dst)) = (&plan.src, &plan.dst) else {
-        return Err(RenderError::Invalid {
-            kernel: String::new(),
-            diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(
-                copy.origin,
-                "a 1-D copy moves between two global tiles",
-            )]),
-        });
+        return Err(invalid(kernel, copy.origin, "a 1-D copy moves between two global tiles"));
     };
     let Some(extent) = src.extent_exprs.first() else {
-        return Err(RenderError::Invalid {
-            kernel: String::new(),
-            diagnostics: tessera_dsl::Diagnostics(vec![tessera_dsl::Diagnostic::new(
-                copy.origin,
-                "a 1-D tile has one extent",
-            )]),
-        });
+        return Err(invalid(kernel, copy.origin, "a 1-D tile has one extent"));
     };
     TileCopySource {
         dsl: copy.to_string(),

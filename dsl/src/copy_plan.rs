@@ -171,17 +171,7 @@ impl CopyPlan {
         let (Some((src, src_type)), Some((dst, dst_type))) = (src, dst) else {
             return Err(errors);
         };
-        if let Operand::Global(tile) = &copy.dst {
-            if kernel.param(&tile.tensor).and_then(|p| p.tensor()).is_some_and(|t| t.access == Access::ReadOnly) {
-                errors.push(
-                    Diagnostic::new(
-                        tile.origin,
-                        format!("`{}` is read-only, so a copy cannot write to it", tile.tensor),
-                    )
-                    .with_hint(format!("declare it as `GlobalMut<{dst_type}, ..>`")),
-                );
-            }
-        }
+        errors.extend(read_only_destination(kernel, copy, dst_type));
         if src_type != dst_type {
             errors.push(Diagnostic::new(
                 copy.origin,
@@ -502,17 +492,7 @@ impl EpiloguePlan {
             }
             None => return Err(errors),
         };
-        if let Operand::Global(tile) = &copy.dst {
-            if kernel.param(&tile.tensor).and_then(|p| p.tensor()).is_some_and(|t| t.access == Access::ReadOnly) {
-                errors.push(
-                    Diagnostic::new(
-                        tile.origin,
-                        format!("`{}` is read-only, so a copy cannot write to it", tile.tensor),
-                    )
-                    .with_hint(format!("declare it as `GlobalMut<{}, ..>`", layout.element)),
-                );
-            }
-        }
+        errors.extend(read_only_destination(kernel, copy, layout.element));
         if dst.extent != [layout.rows, layout.cols] {
             errors.push(Diagnostic::new(
                 copy.origin,
@@ -596,4 +576,14 @@ impl MmaPlan {
         let actual = [4, 2, 1].into_iter().find(|w| fits(*w) && shared.layout.vector_ok(*w)).unwrap_or(1);
         (natural, actual)
     }
+}
+
+/// The error for a copy into a `Global` (read-only) tensor, if `copy` is one.
+fn read_only_destination(kernel: &Kernel, copy: &TileCopy, element: ElementType) -> Option<Diagnostic> {
+    let Operand::Global(tile) = &copy.dst else { return None };
+    let tensor = kernel.param(&tile.tensor).and_then(|p| p.tensor())?;
+    (tensor.access == Access::ReadOnly).then(|| {
+        Diagnostic::new(tile.origin, format!("`{}` is read-only, so a copy cannot write to it", tile.tensor))
+            .with_hint(format!("declare it as `GlobalMut<{element}, ..>`"))
+    })
 }
