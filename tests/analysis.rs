@@ -1,7 +1,9 @@
 //! The static analysis tells the stories of seeds/002 and the classic transpose from the
 //! kernels' own IR: the bank-conflict ways and sectors are computed, not written down.
 
-use tessera::catalog::{copy, sgemm, transpose};
+mod common;
+
+use tessera::catalog::{copy, map, reduce, sgemm, stencil, transpose};
 use tessera::dsl::{analyze, AccessReport, Direction, MemorySpace, Report};
 use tessera::KernelDefinition;
 
@@ -73,12 +75,18 @@ fn shared_memory_and_barriers_are_counted() {
     assert_eq!((copy.shared_bytes, copy.barriers), (0, 0));
 }
 
+/// (kernel name, embedded REPORT, definition) for each kernel module named.
+macro_rules! reports {
+    ($($family:ident :: $kernel:ident),* $(,)?) => {
+        [$((stringify!($kernel), $family::$kernel::REPORT, &$family::$kernel::KERNEL)),*]
+    };
+}
+
 #[test]
 fn every_kernel_embeds_its_report() {
-    assert_eq!(
-        transpose::transpose_f32x4_padded::REPORT,
-        report(&transpose::transpose_f32x4_padded::KERNEL).to_string()
-    );
+    for (name, embedded, kernel) in with_every_catalog_kernel!(reports) {
+        assert_eq!(embedded, report(kernel).to_string(), "{name}: the embedded REPORT differs from its analysis");
+    }
     assert!(
         transpose::transpose_shared::REPORT.contains("32-way bank conflict"),
         "{}",

@@ -69,6 +69,8 @@ fn the_typed_launch_binds_shapes_and_computes_the_grid(backend: &Backend) {
     assert_eq!(launched.registers > 0, !backend.is_simulated(), "ptxas figures exist on the GPU only");
     assert_bitwise_equal("copy_f32x4", 4097, &backend.download(&y).unwrap(), &host);
 
+    // a fresh poisoned output, so the second kernel's values are its own
+    let mut y = backend.filled([4097], f32::from_bits(POISON)).unwrap();
     let grid_stride = copy::copy_f32x4_grid_stride::launch(backend, &x, &mut y).unwrap();
     assert!(grid_stride.grid[0] <= 5 && grid_stride.grid[0] >= 1, "{grid_stride:?}");
     assert_bitwise_equal("copy_f32x4_grid_stride", 4097, &backend.download(&y).unwrap(), &host);

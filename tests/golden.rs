@@ -2,6 +2,8 @@
 //! Regenerate after an intended change with `TESSERA_BLESS=1 cargo test --test golden`,
 //! then review the diff like code.
 
+mod common;
+
 use tessera::catalog::{self, copy, map, reduce, sgemm, stencil, transpose};
 
 /// (file name, emitted source, golden source) for each kernel module named.
@@ -15,41 +17,7 @@ macro_rules! cases {
     };
 }
 
-const CASES: &[(&str, &str, &str)] = cases![
-    copy::copy_f32,
-    copy::copy_f32x2,
-    copy::copy_f32x4,
-    copy::copy_f32_grid_stride,
-    copy::copy_f32x2_grid_stride,
-    copy::copy_f32x4_grid_stride,
-    transpose::transpose_naive,
-    transpose::transpose_shared,
-    transpose::transpose_padded,
-    transpose::transpose_swizzled,
-    transpose::transpose_padded_64,
-    transpose::transpose_padded_128x32,
-    transpose::transpose_padded_256x32,
-    transpose::transpose_f32x4_shared,
-    transpose::transpose_f32x4_padded,
-    transpose::transpose_f32x4_conflict_free,
-    sgemm::sgemm_naive,
-    sgemm::sgemm_v1,
-    sgemm::sgemm_v2,
-    sgemm::sgemm_v3,
-    sgemm::sgemm_v4,
-    sgemm::sgemm_v5,
-    sgemm::sgemm_v6,
-    sgemm::sgemm_v6_128x64,
-    sgemm::sgemm_v4_small,
-    reduce::sum_partials_f32,
-    reduce::dot_partials_f32,
-    reduce::sum_finish_f32,
-    map::saxpy,
-    map::gelu_tanh,
-    stencil::laplacian_5pt,
-    stencil::gauss_seidel_red_black,
-    stencil::residual_partials,
-];
+const CASES: &[(&str, &str, &str)] = with_every_catalog_kernel!(cases);
 
 #[test]
 fn emitted_cuda_matches_the_golden_files() {

@@ -95,6 +95,7 @@ fn the_reductions_read_with_128_bit_loads_and_shuffle_with_shfl_down() {
     // at width 1 (unaligned input) `x.vector(i)` is a scalar load
     let narrower = reduce::sum_partials_f32::KERNEL.source_with_vector(VectorWidth::W1).unwrap();
     let accesses = global_accesses(&ptx(&narrower, "sum_partials_f32"));
+    assert!(accesses.iter().any(|a| a.starts_with("ld.global")), "no global load: {accesses:?}");
     assert!(accesses.iter().all(|a| !a.contains(".v2") && !a.contains(".v4")), "{accesses:?}");
 }
 
@@ -122,7 +123,11 @@ fn the_narrower_fallback_of_a_width_4_kernel_has_no_128_bit_access() {
     for width in [VectorWidth::W2, VectorWidth::W1] {
         let source = kernel.source_with_vector(width).unwrap();
         let accesses = global_accesses(&ptx(&source, kernel.name()));
+        assert!(accesses.iter().any(|a| a.starts_with("ld.global")), "width {width}: no global load: {accesses:?}");
         assert!(accesses.iter().all(|a| !a.contains(".v4")), "width {width}: {accesses:?}");
+        if width == VectorWidth::W2 {
+            assert!(accesses.iter().any(|a| a.ends_with(".v2.f32")), "width 2 without a 64-bit access: {accesses:?}");
+        }
     }
 }
 

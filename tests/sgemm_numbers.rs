@@ -47,11 +47,13 @@ fn relative_error(got: &[f32], want: &[f64]) -> f64 {
     }
 }
 
-/// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square; the simulation takes the
-/// small ones.
-const SHAPES: [(usize, usize, usize); 12] = [
+/// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square, and two small non-square
+/// tails; the simulation takes the small ones (M, N and K all different among them).
+const SHAPES: [(usize, usize, usize); 14] = [
     (1, 1, 1),
     (17, 17, 17),
+    (33, 17, 9),
+    (17, 65, 33),
     (127, 129, 17),
     (129, 127, 1000),
     (1000, 17, 129),

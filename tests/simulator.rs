@@ -238,15 +238,15 @@ extern "C" __global__ void warp_sums(const int* __restrict__ x, int* __restrict_
     int all = x[i];
     for (int mask = width / 2; mask > 0; mask >>= 1)
         all += __shfl_xor_sync(lanes, all, mask);       // every lane ends with it
-    const int first = __shfl_sync(lanes, x[i], 0);      // lane 0's element, everywhere
+    const int last = __shfl_sync(lanes, x[i], width - 1); // the last lane's element, everywhere
     const unsigned odd = __ballot_sync(lanes, x[i] % 2 != 0);
-    const int any_big = __any_sync(lanes, x[i] > 90);
-    const int all_small = __all_sync(lanes, x[i] < 100);
+    const int any_big = __any_sync(lanes, x[i] > 97);
+    const int all_small = __all_sync(lanes, x[i] <= 98);
     const int slot = blockIdx.x * (blockDim.x / 32 + 1) + warp;
     if (lane == 0) {
         sums[slot] = v;
         ballots[slot] = odd;
-        flags[slot] = (all == v) + 2 * (first == x[i]) + 4 * any_big + 8 * all_small;
+        flags[slot] = (all == v) + 2 * (last == x[i + width - 1]) + 4 * any_big + 8 * all_small;
     }
 }
 "#;
@@ -278,6 +278,8 @@ fn warp_shuffles_and_votes_exchange_exactly_the_lanes_values_in_full_and_partial
     .unwrap();
     let (sums, ballots, flags) =
         (sim.download(&sums).unwrap(), sim.download(&ballots).unwrap(), sim.download(&flags).unwrap());
+    // the votes must differ between warps, or a constant vote would pass
+    let (mut any_seen, mut all_seen) = (Vec::new(), Vec::new());
     for block in 0..blocks {
         for (warp, range) in [(0usize, 0..32usize), (1, 32..48)] {
             let lanes = &host[block * threads + range.start..block * threads + range.end];
@@ -285,10 +287,15 @@ fn warp_shuffles_and_votes_exchange_exactly_the_lanes_values_in_full_and_partial
             assert_eq!(sums[slot], lanes.iter().sum::<i32>(), "block {block} warp {warp}");
             let odd = lanes.iter().enumerate().filter(|(_, v)| *v % 2 != 0).fold(0u32, |m, (l, _)| m | 1 << l);
             assert_eq!(ballots[slot], odd, "block {block} warp {warp}");
-            let any_big = lanes.iter().any(|&v| v > 90) as i32;
-            assert_eq!(flags[slot], 1 + 2 + 4 * any_big + 8, "block {block} warp {warp}");
+            let any_big = lanes.iter().any(|&v| v > 97) as i32;
+            let all_small = lanes.iter().all(|&v| v <= 98) as i32;
+            assert_eq!(flags[slot], 1 + 2 + 4 * any_big + 8 * all_small, "block {block} warp {warp}");
+            any_seen.push(any_big);
+            all_seen.push(all_small);
         }
     }
+    assert!(any_seen.contains(&0) && any_seen.contains(&1), "__any_sync inputs do not vary: {any_seen:?}");
+    assert!(all_seen.contains(&0) && all_seen.contains(&1), "__all_sync inputs do not vary: {all_seen:?}");
 }
 
 #[test]

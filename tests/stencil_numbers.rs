@@ -202,5 +202,6 @@ fn solve_poisson_stops_when_f32_stalls_above_an_unreachable_tolerance(backend: &
 #[test]
 fn solve_poisson_rejects_a_source_of_the_wrong_length() {
     let backend = common::simulator();
-    assert!(stencil::solve_poisson(&backend, &[1.0; 10], 4, 4, 1.0, 1e-3, 10).is_err());
+    let result = stencil::solve_poisson(&backend, &[1.0; 10], 4, 4, 1.0, 1e-3, 10);
+    assert!(matches!(result, Err(tessera::Error::LengthMismatch { len: 10, expected: 16, .. })), "{result:?}");
 }

@@ -27,6 +27,50 @@ macro_rules! on_both_backends {
     )*};
 }
 
+/// `$then![family::kernel, ..]` with every catalog kernel module, for tests that check
+/// something each module embeds (its CUDA source, its REPORT). The golden test checks the
+/// list against `catalog::all()`, so a kernel left out fails there.
+#[macro_export]
+macro_rules! with_every_catalog_kernel {
+    ($then:ident) => {
+        $then![
+            copy::copy_f32,
+            copy::copy_f32x2,
+            copy::copy_f32x4,
+            copy::copy_f32_grid_stride,
+            copy::copy_f32x2_grid_stride,
+            copy::copy_f32x4_grid_stride,
+            transpose::transpose_naive,
+            transpose::transpose_shared,
+            transpose::transpose_padded,
+            transpose::transpose_swizzled,
+            transpose::transpose_padded_64,
+            transpose::transpose_padded_128x32,
+            transpose::transpose_padded_256x32,
+            transpose::transpose_f32x4_shared,
+            transpose::transpose_f32x4_padded,
+            transpose::transpose_f32x4_conflict_free,
+            sgemm::sgemm_naive,
+            sgemm::sgemm_v1,
+            sgemm::sgemm_v2,
+            sgemm::sgemm_v3,
+            sgemm::sgemm_v4,
+            sgemm::sgemm_v5,
+            sgemm::sgemm_v6,
+            sgemm::sgemm_v6_128x64,
+            sgemm::sgemm_v4_small,
+            reduce::sum_partials_f32,
+            reduce::dot_partials_f32,
+            reduce::sum_finish_f32,
+            map::saxpy,
+            map::gelu_tanh,
+            stencil::laplacian_5pt,
+            stencil::gauss_seidel_red_black,
+            stencil::residual_partials,
+        ]
+    };
+}
+
 /// The simulator, under three thread orders: any output that depends on the order fails.
 pub fn simulator() -> Backend {
     let sim = Simulator::new()
