@@ -129,16 +129,24 @@ fn mismatched_shapes_are_an_error_and_launch_nothing(backend: &Backend) {
 fn a_second_gpu_handle_reuses_the_disk_cache() {
     let dir = std::env::temp_dir().join(format!("tessera-gpu-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let x = {
+    let host = random_floats(64, 9);
+    // Each handle starts with an empty in-memory cache: only the disk can serve the second.
+    let copy_with_a_fresh_handle = || {
         let gpu = Gpu::new(0)
             .unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"))
             .with_disk_cache(Some(tessera::DiskCache::new(&dir)));
-        let x = gpu.upload(&random_floats(64, 9), [64]).unwrap();
+        let x = gpu.upload(&host, [64]).unwrap();
         let mut y = gpu.zeros::<f32>([64]).unwrap();
         copy::copy_f32::launch(&gpu, &x, &mut y).unwrap();
-        gpu.download(&x).unwrap()
+        assert_bitwise_equal("copy_f32", 64, &gpu.download(&y).unwrap(), &host);
     };
-    assert_eq!(x.len(), 64);
-    let entries = std::fs::read_dir(&dir).unwrap().count();
-    assert_eq!(entries, 1, "one compiled kernel, one cache entry");
+    let entry = || {
+        let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(entries.len(), 1, "one compiled kernel, one cache entry: {entries:?}");
+        std::fs::metadata(&entries[0]).unwrap().modified().unwrap()
+    };
+    copy_with_a_fresh_handle();
+    let written = entry();
+    copy_with_a_fresh_handle();
+    assert_eq!(entry(), written, "the second handle compiled again and rewrote the entry instead of reading it");
 }
