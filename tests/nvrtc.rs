@@ -207,10 +207,32 @@ fn sgemm_v2_and_v3_read_their_register_tiles_with_128_bit_shared_loads_only() {
             .filter(|a| a.starts_with("ld."))
             .collect()
     };
-    for kernel in [&sgemm::sgemm_v2::KERNEL, &sgemm::sgemm_v3::KERNEL, &sgemm::sgemm_v6::KERNEL] {
+    for kernel in
+        [&sgemm::sgemm_v2::KERNEL, &sgemm::sgemm_v3::KERNEL, &sgemm::sgemm_v6::KERNEL, &sgemm::sgemm_v7::KERNEL]
+    {
         let loads = shared_loads(kernel);
         assert!(!loads.is_empty() && loads.iter().all(|l| l == "ld.shared.v4.f32"), "{}: {loads:?}", kernel.name());
     }
     // (V1's column reads of A are vectorized too: NVRTC loads a_s[m][kk..kk + 3] across the
     // unrolled k-loop. What V2 removes there is the bank conflict, which the analyzer shows.)
+}
+
+#[test]
+fn sgemm_v7_moves_its_tiles_with_cp_async_only_and_keeps_two_groups_in_flight() {
+    use tessera::catalog::sgemm;
+    let kernel = &sgemm::sgemm_v7::KERNEL;
+    let ptx = ptx(kernel.cuda_source(), kernel.name());
+    let instructions: Vec<&str> = ptx.lines().filter_map(|line| line.split_whitespace().next()).collect();
+    // B's rows: one 16-byte copy per item; A (transposed in shared memory): 4-byte copies
+    assert!(instructions.contains(&"cp.async.cg.shared.global"), "no 16-byte cp.async");
+    assert!(instructions.contains(&"cp.async.ca.shared.global"), "no 4-byte cp.async");
+    assert!(ptx.contains("cp.async.wait_group 1;"), "3 stages: wait until one group is left in flight");
+    assert!(instructions.contains(&"cp.async.commit_group;"));
+    // no tile passes through registers: every global load comes after the pipeline has
+    // drained (C's, for β ≠ 0), none inside it
+    let drained = ptx.find("cp.async.wait_group 0;").unwrap_or(0);
+    let loads_inside =
+        ptx[..drained].lines().filter(|line| line.trim_start().starts_with("ld.global")).collect::<Vec<_>>();
+    assert!(drained > 0 && loads_inside.is_empty(), "A and B loaded into registers: {loads_inside:?}");
+    assert!(ptx[drained..].lines().any(|line| line.trim_start().starts_with("ld.global")), "C is read after it");
 }

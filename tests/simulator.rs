@@ -93,6 +93,92 @@ fn a_single_order_runs_once_and_reports_no_race_even_with_one() {
     assert!(!got[255].is_nan(), "the last thread reads slot 0, written before it");
 }
 
+/// `neighbour_sum` staged through cp.async (tessera's helpers, as the simulator defines them):
+/// each thread copies its element into shared memory (zero past `n`), optionally waits for its
+/// copy, then a barrier, then the neighbour read.
+fn async_neighbour_sum(with_wait: bool) -> String {
+    format!(
+        r#"
+extern "C" __global__ void async_neighbour_sum(const float* __restrict__ x, float* __restrict__ y, int n)
+{{
+    __shared__ __align__(16) float staged[256];
+    const int tid = threadIdx.x;
+    const int i = blockIdx.x * 256 + tid;
+    tessera_async_copy<4>(&staged[tid], i < n ? &x[i] : x, i < n ? 4 : 0);
+    tessera_async_commit();
+    {wait}
+    __syncthreads();
+    if (i < n) y[i] = staged[tid] + staged[(tid + 1) % 256];
+}}
+"#,
+        wait = if with_wait { "tessera_async_wait<0>();" } else { "" }
+    )
+}
+
+fn run_async_neighbour_sum(with_wait: bool, n: usize) -> Result<Vec<f32>, Error> {
+    let sim = simulator();
+    let x = sim.upload(&ramp(n), [n])?;
+    let mut y = sim.filled([n], f32::NAN)?;
+    sim.run_source(
+        &async_neighbour_sum(with_wait),
+        "async_neighbour_sum",
+        &mut [Argument::input("x", &x), Argument::output("y", &mut y), Argument::scalar("n", n as i32)],
+        [n.div_ceil(256) as u32, 1, 1],
+        [256, 1, 1],
+        TWO_ORDERS,
+    )?;
+    sim.download(&y)
+}
+
+#[test]
+fn cp_async_copies_land_at_the_wait_and_zero_fill_what_they_do_not_read() {
+    for n in [1, 255, 256, 1000] {
+        assert_eq!(run_async_neighbour_sum(true, n).unwrap(), neighbour_sum_reference(&ramp(n)), "n = {n}");
+    }
+}
+
+#[test]
+fn reading_a_cp_async_destination_without_waiting_for_it_is_a_race() {
+    // Forward order lands the copies as late as allowed (here: when each thread ends), reverse
+    // order at issue: the barrier alone does not make another thread's copy visible.
+    match run_async_neighbour_sum(false, 512) {
+        Err(Error::Race { kernel, values, .. }) => {
+            assert_eq!(kernel, "async_neighbour_sum");
+            assert_eq!(values[0], "NaN", "forward order read the poisoned slot: {values:?}");
+        }
+        other => panic!("expected a race, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_misaligned_16_byte_cp_async_is_stopped_naming_the_addresses() {
+    let source = r#"
+extern "C" __global__ void misaligned(const float* x, float* y, int k)
+{
+    __shared__ __align__(16) float staged[8];
+    tessera_async_copy<16>(&staged[0], x + k, 16);
+    tessera_async_commit();
+    tessera_async_wait<0>();
+    y[threadIdx.x] = staged[threadIdx.x % 4];
+}
+"#;
+    let sim = simulator();
+    let x = sim.upload(&ramp(16), [16]).unwrap();
+    let mut y = sim.filled([1], f32::NAN).unwrap();
+    let result = sim.run_source(
+        source,
+        "misaligned",
+        &mut [Argument::input("x", &x), Argument::output("y", &mut y), Argument::scalar("k", 1)],
+        [1, 1, 1],
+        [1, 1, 1],
+        TWO_ORDERS,
+    );
+    match result {
+        Err(Error::SimTrap { message, .. }) => assert!(message.contains("misaligned"), "{message}"),
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
 const COPY_TAIL: &str = r#"
 extern "C" __global__ void copy_tail(const float* __restrict__ x, float* __restrict__ y, int n)
 {

@@ -74,6 +74,37 @@ struct DoublePipelineSource {
 }
 
 #[derive(Template)]
+#[template(path = "pipeline_async.cu", escape = "none")]
+struct AsyncPipelineSource {
+    dsl: String,
+    var: String,
+    count: String,
+    stages: u32,
+    ahead: u32,
+    prologue: Vec<String>,
+    refill: Vec<String>,
+    compute: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "async_copy.cu", escape = "none")]
+struct AsyncCopySource {
+    dsl: String,
+    what: String,
+    buffer: String,
+    stage: String,
+    bytes: i64,
+    rows: String,
+    cols: String,
+    origins: Vec<(String, String)>,
+    whole_tile: String,
+    row_of_item: String,
+    col_of_item: String,
+    whole: Vec<String>,
+    edge: Vec<String>,
+}
+
+#[derive(Template)]
 #[template(path = "fetch.cu", escape = "none")]
 struct FetchSource {
     dsl: String,
@@ -388,6 +419,9 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
         .render()
         .map_err(template_error("pipeline_single.cu"));
     }
+    if pipeline.stages > 2 {
+        return async_pipeline_source(kernel, pipeline, dsl);
+    }
     let scope = kernel.constant_scope();
     let next = Expr::binary(BinaryOp::Add, Expr::name(pipeline.var.clone()), Expr::int(1));
     let (mut staging, mut prologue, mut fetch_next, mut compute, mut stash_next) =
@@ -443,6 +477,132 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
     }
     .render()
     .map_err(template_error("pipeline_double.cu"))
+}
+
+/// `stages ≥ 3`: every copy of the body becomes cp.async copies into a ring of `stages`
+/// shared tiles, `stages − 1` of them in flight while the oldest is computed.
+fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) -> Result<String, RenderError> {
+    let scope = kernel.constant_scope();
+    let ahead = pipeline.stages - 1;
+    let var = &pipeline.var;
+    let later = Expr::binary(BinaryOp::Add, Expr::name(var.clone()), Expr::int(i64::from(ahead)));
+    let (mut prologue, mut refill, mut compute) = (vec![], vec![], vec![]);
+    for statement in &pipeline.body {
+        match statement {
+            Statement::Copy(copy) => {
+                let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
+                if !matches!((&plan.src, &plan.dst), (OperandPlan::Global(_), OperandPlan::Shared(_))) {
+                    return Err(invalid(
+                        kernel,
+                        copy.origin,
+                        "a cp.async pipeline copies global tiles into shared buffers",
+                    ));
+                }
+                prologue.push(indent(&async_copy_source(kernel, copy, &plan, "the tile", "stage")?, 3));
+                let mut ahead_copy = copy.clone();
+                if let Operand::Global(tile) = &mut ahead_copy.src {
+                    tile.index = tile.index.iter().map(|e| e.substitute(var, &later)).collect();
+                }
+                let ahead_plan = CopyPlan::new(kernel, &ahead_copy, &scope).map_err(invalid_plan(kernel))?;
+                let what = format!("tile {var} + {ahead}");
+                refill.push(indent(&async_copy_source(kernel, &ahead_copy, &ahead_plan, &what, "stage_ahead")?, 3));
+            }
+            Statement::Mma(mma) => compute.push(indent(&mma_source(kernel, mma, Some("stage"))?, 2)),
+            other => {
+                return Err(invalid(
+                    kernel,
+                    pipeline.origin,
+                    &format!("a cp.async pipeline holds copies and mma, not {other:?}"),
+                ));
+            }
+        }
+    }
+    AsyncPipelineSource {
+        dsl,
+        var: var.clone(),
+        count: c_expr(&pipeline.count),
+        stages: pipeline.stages,
+        ahead,
+        prologue,
+        refill,
+        compute,
+    }
+    .render()
+    .map_err(template_error("pipeline_async.cu"))
+}
+
+/// One global → shared tile copy as cp.async: a `width`-element copy per item where both
+/// sides are contiguous and aligned for it, else one copy per element (a transposed buffer).
+/// On edge tiles a copy reads only the elements inside the tensor (`valid` bytes) and
+/// zero-fills the rest.
+fn async_copy_source(
+    kernel: &Kernel,
+    copy: &TileCopy,
+    plan: &CopyPlan,
+    what: &str,
+    stage: &str,
+) -> Result<String, RenderError> {
+    let src = OperandText::new(&plan.src);
+    let dst = OperandText::new(&plan.dst).with_stage(Some(stage.to_string()));
+    let element_bytes = i64::from(plan.element.size_bytes());
+    let base = match &plan.src {
+        OperandPlan::Global(tile) => tile.tensor.clone(),
+        OperandPlan::Shared(_) => return Err(invalid(kernel, copy.origin, "cp.async copies from global memory")),
+    };
+    let width = plan.vector;
+    let vector_copy = width > 1 && plan.src.vector_ok(width) && plan.dst.vector_ok(width);
+    let (mut whole, mut edge) = (vec![], vec![]);
+    let bytes = if vector_copy {
+        let bytes = width * element_bytes;
+        whole.push(format!("tessera_async_copy<{bytes}>(&{}, &{}, {bytes});", dst.element(0), src.element(0)));
+        let valid: Vec<String> =
+            (0..width).map(|v| format!("({} ? {element_bytes} : 0)", src.in_bounds(v).unwrap_or_default())).collect();
+        edge.push("{".into());
+        edge.push(format!("    const int valid = {};  // the elements inside the tensor: a prefix", valid.join(" + ")));
+        edge.push(format!(
+            "    tessera_async_copy<{bytes}>(&{}, valid > 0 ? &{} : {base}, valid);",
+            dst.element(0),
+            src.element(0)
+        ));
+        edge.push("}".into());
+        bytes
+    } else {
+        for v in 0..width {
+            whole.push(format!(
+                "tessera_async_copy<{element_bytes}>(&{}, &{}, {element_bytes});",
+                dst.element(v),
+                src.element(v)
+            ));
+            edge.push("{".into());
+            edge.push(format!("    const bool inside = {};", src.in_bounds(v).unwrap_or_default()));
+            edge.push(format!(
+                "    tessera_async_copy<{element_bytes}>(&{}, inside ? &{} : {base}, inside ? {element_bytes} : 0);",
+                dst.element(v),
+                src.element(v)
+            ));
+            edge.push("}".into());
+        }
+        element_bytes
+    };
+    let (rows, cols) = shape_names(plan);
+    let (row_of_item, col_of_item) = item_coordinates(plan);
+    AsyncCopySource {
+        dsl: copy.to_string(),
+        what: what.into(),
+        buffer: copy.dst.name().to_string(),
+        stage: stage.into(),
+        bytes,
+        rows,
+        cols,
+        origins: src.origin_declarations(),
+        whole_tile: src.whole_tile().unwrap_or_else(|| "true".into()),
+        row_of_item,
+        col_of_item,
+        whole,
+        edge,
+    }
+    .render()
+    .map_err(template_error("async_copy.cu"))
 }
 
 fn fetch_source(

@@ -1,5 +1,5 @@
 use askama::Template;
-use tessera_dsl::{validate, with_barriers, Access, Config, Constant, Diagnostics, Kernel, ParamKind};
+use tessera_dsl::{validate, with_barriers, Access, Config, Constant, Diagnostics, Kernel, ParamKind, Statement};
 
 use crate::statement::render_body;
 
@@ -80,10 +80,24 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         thread_index: thread_index(kernel),
         dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
         body: render_body(kernel, &with_barriers(&kernel.body), 1)?,
-        helpers: crate::thread_code::helpers(kernel),
+        helpers: helpers(kernel),
     };
     source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
 }
+
+/// The device functions defined before the kernel: cp.async for pipelines of 3 or more
+/// stages, then those the thread code calls.
+fn helpers(kernel: &Kernel) -> Vec<&'static str> {
+    let async_copies = kernel.statements().iter().any(|s| matches!(s, Statement::Pipeline(p) if p.stages > 2));
+    let mut helpers = Vec::new();
+    if async_copies {
+        helpers.push(ASYNC_COPY_HELPERS.trim_end());
+    }
+    helpers.extend(crate::thread_code::helpers(kernel));
+    helpers
+}
+
+const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.
 ///

@@ -3,6 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The deepest `pipeline(.., stages = n)`: n − 1 tiles in flight through cp.async.
+pub const MAX_PIPELINE_STAGES: u32 = 8;
+
 use crate::{
     CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, Fragment, FragmentLayout, Kernel, MmaPlan, Operand,
     OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, ThreadStatement,
@@ -355,14 +358,17 @@ impl Checker<'_> {
                         0 => self.error(
                             pipeline.origin,
                             "stages = 0: a pipeline needs at least one stage".into(),
-                            Some("use stages = 1 (no overlap) or 2 (double buffering)".into()),
+                            Some("use stages = 1 (no overlap), 2 (register prefetch) or 3 to 8 (cp.async)".into()),
                         ),
-                        1 | 2 => {}
+                        1..=MAX_PIPELINE_STAGES => {}
                         n => self.error(
                             pipeline.origin,
-                            format!("stages = {n}: tessera pipelines have 1 or 2 stages so far (more need cp.async)"),
+                            format!(
+                                "stages = {n}: a cp.async pipeline keeps every stage's tiles in shared memory; \
+                                 tessera allows at most {MAX_PIPELINE_STAGES}"
+                            ),
                             Some(
-                                "use stages = 2: the next tile is prefetched into registers while this one is computed"
+                                "3 or 4 stages hide global latency on sm_80 and newer; more only cost shared memory"
                                     .into(),
                             ),
                         ),

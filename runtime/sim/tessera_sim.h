@@ -17,7 +17,8 @@
 // opt-in maximum, poisoned with the rest.
 //
 // Not simulated (the runtime refuses the kernel before compiling it): inline PTX (`asm`),
-// other forms of `extern __shared__`, CUDA headers (cp.async pipelines, mma, half).
+// other forms of `extern __shared__`, CUDA headers (the `<cuda_pipeline.h>` cp.async API, mma,
+// half). tessera's own cp.async helpers (`tessera_async_copy/commit/wait`) are simulated.
 #ifndef TESSERA_SIM_H
 #define TESSERA_SIM_H
 
@@ -36,6 +37,7 @@
 
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #if defined(__x86_64__) && !defined(TESSERA_SIM_UCONTEXT)
 #define TESSERA_SIM_ASM_SWITCH 1
@@ -139,7 +141,7 @@ namespace tessera_sim {
 
 constexpr uint32_t kMaxThreads = 1024;
 constexpr uint32_t kWarpSize = 32;
-constexpr uint32_t kAbiVersion = 2;
+constexpr uint32_t kAbiVersion = 3;
 
 // Kept in step with runtime/src/sim/library.rs.
 enum Status : int32_t {
@@ -162,6 +164,8 @@ struct Launch {
     const uint32_t* thread_order;  // a permutation of 0..threads per block
     const uint32_t* block_order;   // a permutation of 0..blocks in the grid
     uint64_t stack_bytes;          // per fiber
+    uint32_t async_copies_at_issue;  // cp.async lands at issue (1) or as late as allowed: the wait (0)
+    uint32_t reserved;
 };
 
 // What happened. Kept in step with runtime/src/sim/library.rs.
@@ -190,6 +194,16 @@ struct Fiber {
     uint3 index;
     State state;
     uint32_t sync_mask;  // lanes it waits for at a warp-synchronous op
+};
+
+// A cp.async copy in flight: `valid` bytes from `global`, zeros up to `bytes`, into `shared`,
+// in this thread's commit group `group`.
+struct AsyncCopy {
+    void* shared;
+    const void* global;
+    uint32_t bytes;
+    uint32_t valid;
+    uint32_t group;
 };
 
 struct Machine {
@@ -222,6 +236,9 @@ struct Machine {
     uint32_t warp_waiting[kMaxThreads / kWarpSize];
     uint32_t warp_ops[kMaxThreads];
     uint64_t slot[2][kMaxThreads];
+    // each thread's cp.async copies in flight, and how many groups it has committed
+    std::vector<AsyncCopy> async_copies[kMaxThreads];
+    uint32_t async_groups[kMaxThreads];
     // the way back to the entry point from a fault
     sigjmp_buf escape;
     uint8_t* alt_stack = nullptr;
@@ -299,9 +316,12 @@ inline void yield() {
 #endif
 }
 
+inline void land_async_copies(uint32_t pending_groups);
+
 [[noreturn]] inline void fiber_main() {
     Machine& s = m();
     s.body(s.body_arg);
+    land_async_copies(0);  // a thread's copies complete even if it never waited for them
     s.fibers[s.current].state = State::Done;
     s.finished++;
     yield();  // never resumed
@@ -341,6 +361,8 @@ inline void start_fiber(uint32_t t) {
     f.index = unlinear(t);
     f.state = State::Ready;
     f.sync_mask = 0;
+    s.async_copies[t].clear();
+    s.async_groups[t] = 0;
 }
 
 inline void resume(uint32_t t) {
@@ -554,6 +576,54 @@ inline void diagnose() {
              s.arrived, s.finished);
 }
 
+// ── cp.async ─────────────────────────────────────────────────────────────────────────────
+// Under the runtime's forward order a copy lands as late as the program allows (at the wait
+// that covers its group), under the others at issue: code that reads a stage before waiting
+// for it, or refills a stage other threads still read, computes different outputs under the
+// two — a race.
+inline void land(const AsyncCopy& copy) {
+    if (copy.valid > 0) memcpy(copy.shared, copy.global, copy.valid);
+    memset(static_cast<uint8_t*>(copy.shared) + copy.valid, 0, copy.bytes - copy.valid);
+}
+
+// Lands every copy of the calling thread except those of its newest `pending_groups` groups.
+inline void land_async_copies(uint32_t pending_groups) {
+    Machine& s = m();
+    std::vector<AsyncCopy>& copies = s.async_copies[s.current];
+    uint32_t committed = s.async_groups[s.current];
+    size_t kept = 0;
+    for (const AsyncCopy& copy : copies) {
+        if (copy.group + pending_groups < committed) {
+            land(copy);
+        } else {
+            copies[kept++] = copy;
+        }
+    }
+    copies.resize(kept);
+}
+
+inline void async_copy(void* shared, const void* global, uint32_t bytes, int valid) {
+    Machine& s = m();
+    char message[160];
+    if (valid < 0 || static_cast<uint32_t>(valid) > bytes) {
+        snprintf(message, sizeof message, "cp.async of %u bytes told to read %d of them", bytes, valid);
+        stop_thread(kTrap, message);
+    }
+    uintptr_t to = reinterpret_cast<uintptr_t>(shared);
+    uintptr_t from = reinterpret_cast<uintptr_t>(global);
+    if (to % bytes != 0 || (valid > 0 && from % bytes != 0)) {
+        snprintf(message, sizeof message, "cp.async of %u bytes at a misaligned address (shared %#lx, global %#lx)",
+                 bytes, static_cast<unsigned long>(to), static_cast<unsigned long>(from));
+        stop_thread(kTrap, message);
+    }
+    AsyncCopy copy{shared, global, bytes, static_cast<uint32_t>(valid), s.async_groups[s.current]};
+    if (s.launch->async_copies_at_issue) {
+        land(copy);
+    } else {
+        s.async_copies[s.current].push_back(copy);
+    }
+}
+
 inline void poison_shared() {
     uintptr_t start = reinterpret_cast<uintptr_t>(__start_tessera_shared);
     uintptr_t stop = reinterpret_cast<uintptr_t>(__stop_tessera_shared);
@@ -736,6 +806,15 @@ inline const char* signature(void (*)(P...)) {
 
 // ── Synchronization ──────────────────────────────────────────────────────────────────────
 inline void __syncthreads() { tessera_sim::block_barrier(0); }
+// cp.async as tessera's emitted helpers name it (the GPU versions are inline PTX).
+template <int BYTES>
+inline void tessera_async_copy(void* shared, const void* global, int valid) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+    tessera_sim::async_copy(shared, global, BYTES, valid);
+}
+inline void tessera_async_commit() { tessera_sim::m().async_groups[tessera_sim::m().current]++; }
+template <int PENDING>
+inline void tessera_async_wait() { tessera_sim::land_async_copies(PENDING); }
 inline int __syncthreads_count(int predicate) { return tessera_sim::block_barrier(predicate); }
 inline int __syncthreads_and(int predicate) {
     return tessera_sim::block_barrier(predicate) == static_cast<int>(tessera_sim::m().threads);

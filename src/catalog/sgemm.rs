@@ -113,6 +113,22 @@ pub fn sgemm_v6(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
+/// V7: V6 with a 3-stage cp.async pipeline — two tiles travel straight from global to shared
+/// memory while one is computed, and no registers hold them on the way.
+#[tile_kernel(threads = 256, vector = 4, min_blocks = 2, consts(BM = 128, BN = 128, BK = 16, TM = 8, TN = 8))]
+pub fn sgemm_v7(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]).pad(4);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
 /// V6 on 128×64 block tiles of 128 threads: twice the blocks of V6, for shapes that leave
 /// SMs idle with 128×128 tiles.
 #[tile_kernel(threads = 128, vector = 4, consts(BM = 128, BN = 64, BK = 16, TM = 8, TN = 8))]
@@ -158,7 +174,7 @@ pub fn sgemm_v4_small(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 9] = [
+pub const ALL: [&crate::KernelDefinition; 10] = [
     &sgemm_naive::KERNEL,
     &sgemm_v1::KERNEL,
     &sgemm_v2::KERNEL,
@@ -166,6 +182,7 @@ pub const ALL: [&crate::KernelDefinition; 9] = [
     &sgemm_v4::KERNEL,
     &sgemm_v5::KERNEL,
     &sgemm_v6::KERNEL,
+    &sgemm_v7::KERNEL,
     &sgemm_v6_128x64::KERNEL,
     &sgemm_v4_small::KERNEL,
 ];

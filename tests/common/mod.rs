@@ -57,6 +57,7 @@ macro_rules! with_every_catalog_kernel {
             sgemm::sgemm_v4,
             sgemm::sgemm_v5,
             sgemm::sgemm_v6,
+            sgemm::sgemm_v7,
             sgemm::sgemm_v6_128x64,
             sgemm::sgemm_v4_small,
             reduce::sum_partials_f32,

@@ -118,6 +118,8 @@ pub(crate) fn execute(
             thread_order: thread_order.as_ptr(),
             block_order: block_order.as_ptr(),
             stack_bytes: shape.stack_bytes as u64,
+            async_copies_at_issue: u32::from(order.lands_async_copies_at_issue()),
+            reserved: 0,
         };
         let report = library.run(&launch);
         let overrun = take_overrun(shape.kernel, arguments);

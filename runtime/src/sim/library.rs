@@ -11,7 +11,7 @@ use super::fault::{self, FaultHook};
 use crate::Error;
 
 /// The ABI of `tessera_sim.h` this runtime speaks (`tessera_sim::kAbiVersion`).
-const ABI_VERSION: c_uint = 2;
+const ABI_VERSION: c_uint = 3;
 
 /// `tessera_sim::Launch`.
 #[repr(C)]
@@ -23,6 +23,9 @@ pub(crate) struct LaunchFfi {
     pub thread_order: *const u32,
     pub block_order: *const u32,
     pub stack_bytes: u64,
+    /// 1: cp.async copies land when issued; 0: at the wait that covers them.
+    pub async_copies_at_issue: u32,
+    pub reserved: u32,
 }
 
 /// `tessera_sim::Status`.

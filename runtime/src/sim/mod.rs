@@ -57,6 +57,23 @@ impl Order {
         self.permute(n, 0x9e37_79b9_7f4a_7c15)
     }
 
+    /// When cp.async copies land under this order: at issue, or (forward) as late as the
+    /// program allows, at the wait that covers them. Two orders that differ here tell a
+    /// stage read before its wait, or refilled while others read it, by different outputs.
+    ///
+    /// ```
+    /// use tessera_runtime::Order;
+    /// assert!(!Order::Forward.lands_async_copies_at_issue());
+    /// assert!(Order::Reverse.lands_async_copies_at_issue());
+    /// ```
+    pub fn lands_async_copies_at_issue(self) -> bool {
+        match self {
+            Order::Forward => false,
+            Order::Reverse => true,
+            Order::Shuffled { seed } => seed % 2 == 1,
+        }
+    }
+
     fn permute(self, n: usize, salt: u64) -> Vec<u32> {
         let mut items: Vec<u32> = (0..n as u32).collect();
         match self {

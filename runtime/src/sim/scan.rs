@@ -26,7 +26,7 @@ pub(crate) fn check(source: &str, kernel: &str) -> Result<(), Error> {
     let is_identifier = !kernel.is_empty()
         && !kernel.starts_with(|c: char| c.is_ascii_digit())
         && kernel.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let code = without_comments(source);
+    let code = without_host_excluded(&without_comments(source));
     if !is_identifier || !code.lines().any(|line| has_identifier(line, kernel)) {
         return Err(Error::KernelNotInSource { kernel: kernel.into() });
     }
@@ -105,6 +105,28 @@ fn has_identifier(line: &str, word: &str) -> bool {
     })
 }
 
+/// `code` with the lines between `#ifndef TESSERA_SIM_H` and its `#endif` blanked out: the
+/// simulator's header defines that name, so its compiler never sees them (tessera's cp.async
+/// helpers are inline PTX there, and the header defines its own).
+fn without_host_excluded(code: &str) -> String {
+    let mut depth = 0usize; // > 0: inside the excluded block, counting nested #if's
+    let mut out = String::with_capacity(code.len());
+    for line in code.lines() {
+        let directive = line.trim_start();
+        if depth == 0 && directive.starts_with("#ifndef") && has_identifier(directive, "TESSERA_SIM_H") {
+            depth = 1;
+        } else if depth > 0 && directive.starts_with("#if") {
+            depth += 1;
+        } else if depth > 0 && directive.starts_with("#endif") {
+            depth -= 1;
+        } else if depth == 0 {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// `source` with `//` and `/* */` comments blanked out, line structure kept.
 fn without_comments(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
@@ -164,6 +186,17 @@ mod tests {
                 assert!(feature.contains("asm"), "{feature}");
                 assert_eq!(line, 3);
             }
+            other => panic!("expected SimUnsupported, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn code_only_the_gpu_compiles_is_skipped_and_code_after_it_is_still_checked() {
+        let guarded = "#ifndef TESSERA_SIM_H\n#if 1\nasm volatile(\"cp.async.commit_group;\\n\" ::);\n#endif\n#endif  // TESSERA_SIM_H\n";
+        check(&format!("{guarded}{KERNEL}"), "k").unwrap();
+        let after = format!("{guarded}extern \"C\" __global__ void k(float* y) {{\n    asm(\"trap;\");\n}}\n");
+        match check(&after, "k") {
+            Err(Error::SimUnsupported { line, .. }) => assert_eq!(line, 7),
             other => panic!("expected SimUnsupported, got {other:?}"),
         }
     }

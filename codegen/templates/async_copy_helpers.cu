@@ -1,0 +1,29 @@
+// cp.async (sm_80 and newer): global → shared memory without a trip through registers. A copy
+// of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
+// branch around it. Copies land in order of their commit groups; `tessera_async_wait<N>` waits
+// until at most N of this thread's groups are still in flight (a barrier then makes every
+// thread's copies visible). The simulator defines the same three functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+template <int BYTES>
+__device__ __forceinline__ void tessera_async_copy(void* shared, const void* global, int valid)
+{
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    if constexpr (BYTES == 16) {
+        // .cg: 16-byte copies skip L1, as the tile is read once per block
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
+    }
+}
+
+__device__ __forceinline__ void tessera_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int PENDING>
+__device__ __forceinline__ void tessera_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(PENDING));
+}
+#endif  // TESSERA_SIM_H

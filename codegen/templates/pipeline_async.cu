@@ -1,0 +1,39 @@
+// {{ dsl }}: a {{ stages }}-stage cp.async pipeline — tiles {{ var }} + 1 .. {{ var }} + {{ ahead }} travel
+// from global to shared memory (no registers on the way) while tile {{ var }} is computed; one
+// barrier per tile
+{
+    constexpr int STAGES = {{ stages }};
+    const int {{ var }}_tiles = {{ count }};
+    // prologue: tiles 0 .. STAGES - 2 in flight, one commit group each (empty past the end)
+    #pragma unroll
+    for (int {{ var }} = 0; {{ var }} < STAGES - 1; ++{{ var }}) {
+        if ({{ var }} < {{ var }}_tiles) {
+            const int stage = {{ var }};
+{%- for block in prologue %}
+{{ block }}
+{%- endfor %}
+        }
+        tessera_async_commit();
+    }
+    for (int {{ var }} = 0; {{ var }} < {{ var }}_tiles; ++{{ var }}) {
+        const int stage = {{ var }} % STAGES;
+        // tile {{ var }} has landed: this thread's copies (all but the newest STAGES - 2 groups),
+        // then every thread's; past this barrier no one reads the stage tile {{ var }} - 1 used
+        tessera_async_wait<STAGES - 2>();
+        __syncthreads();
+        if ({{ var }} + STAGES - 1 < {{ var }}_tiles) {
+            // refill that stage with tile {{ var }} + STAGES - 1
+            const int stage_ahead = ({{ var }} + STAGES - 1) % STAGES;
+{%- for block in refill %}
+{{ block }}
+{%- endfor %}
+        }
+        tessera_async_commit();
+{%- for block in compute %}
+{{ block }}
+{%- endfor %}
+    }
+    // nothing left in flight, and every thread is done with the buffers
+    tessera_async_wait<0>();
+    __syncthreads();
+}
