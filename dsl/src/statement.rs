@@ -74,7 +74,9 @@ impl std::fmt::Display for Fragment {
 
 /// A loop over `count` k-tiles. With `stages = 1` each iteration loads, waits, computes and
 /// waits; with `stages = 2` the next tile is fetched into registers while the current one is
-/// computed from the other half of double-buffered shared memory (one barrier per tile).
+/// computed from the other half of double-buffered shared memory (one barrier per tile); with
+/// `stages = n ≥ 3` (up to 8) the copies become cp.async into a ring of n shared tiles, n − 1
+/// of them in flight while the oldest is computed (one barrier per tile, no staging registers).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineLoop {
     pub var: String,
