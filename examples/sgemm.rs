@@ -2,7 +2,7 @@
 //! % of the FP32 peak; every kernel's result checked against cuBLAS's first.
 //! Without a GPU: each kernel's static report.
 //!
-//! `cargo run --release --example sgemm -- [--shapes M,N,K;M,N,K..] [--reps N] [--only NAME] [--naive-up-to N]`
+//! `cargo run --release --example sgemm -- [--shapes M,N,K;M,N,K..] [--reps N] [--only NAME,NAME..] [--naive-up-to N]`
 
 use tessera::catalog::sgemm;
 use tessera::{Argument, Gpu, KernelDefinition};
@@ -51,7 +51,7 @@ fn main() {
         }
     };
     let kernels: Vec<&KernelDefinition> =
-        sgemm::ALL.into_iter().filter(|k| options.only.as_deref().is_none_or(|o| k.name() == o)).collect();
+        sgemm::ALL.into_iter().filter(|k| options.only.as_deref().is_none_or(|only| only.split(',').any(|o| k.name() == o.trim()))).collect();
     match Gpu::new(0) {
         Ok(gpu) => {
             if let Err(error) = run(&gpu, &kernels, &options) {
