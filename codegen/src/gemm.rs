@@ -38,6 +38,19 @@ struct MmaSource {
 }
 
 #[derive(Template)]
+#[template(path = "mma_double_buffered.cu", escape = "none")]
+struct DoubleBufferedMmaSource {
+    dsl: String,
+    k_name: String,
+    thread_rows: String,
+    thread_cols: String,
+    element: &'static str,
+    first_loads: Vec<String>,
+    next_loads: Vec<String>,
+    acc: String,
+}
+
+#[derive(Template)]
 #[template(path = "epilogue.cu", escape = "none")]
 struct EpilogueSource {
     dsl: String,
@@ -237,33 +250,37 @@ pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Res
     let element = layout.element;
     let vector_of =
         |width: i64| element.vector_type(VectorWidth::new(width as u32).unwrap_or(VectorWidth::W1)).unwrap_or("float");
-    let mut loads = Vec::new();
     let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
-    for load in plan.a_loads() {
-        let row = coordinate(
-            "i",
-            "thread_row",
-            &names.rows,
-            &names.thread_rows,
-            layout.split[0],
-            layout.sub_rows(),
-            Some(load.first),
-        );
-        loads.push(fragment_load("a_frag", load.first, load.width, &a, &row, "kk", vector_of(load.width), element));
-    }
     let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
-    for load in plan.b_loads() {
-        let col = coordinate(
-            "j",
-            "thread_col",
-            &names.cols,
-            &names.thread_cols,
-            layout.split[1],
-            layout.sub_cols(),
-            Some(load.first),
-        );
-        loads.push(fragment_load("b_frag", load.first, load.width, &b, "kk", &col, vector_of(load.width), element));
-    }
+    // The loads of step `kk` (a C expression) into `a_target` / `b_target`.
+    let loads_at = |kk: &str, a_target: &str, b_target: &str| -> Vec<String> {
+        let mut loads = Vec::new();
+        for load in plan.a_loads() {
+            let row = coordinate(
+                "i",
+                "thread_row",
+                &names.rows,
+                &names.thread_rows,
+                layout.split[0],
+                layout.sub_rows(),
+                Some(load.first),
+            );
+            loads.push(fragment_load(a_target, load.first, load.width, &a, &row, kk, vector_of(load.width), element));
+        }
+        for load in plan.b_loads() {
+            let col = coordinate(
+                "j",
+                "thread_col",
+                &names.cols,
+                &names.thread_cols,
+                layout.split[1],
+                layout.sub_cols(),
+                Some(load.first),
+            );
+            loads.push(fragment_load(b_target, load.first, load.width, &b, kk, &col, vector_of(load.width), element));
+        }
+        loads
+    };
     let k_name = match &mma.b {
         Operand::Shared(view) => kernel
             .shared(&view.buffer)
@@ -274,17 +291,32 @@ pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Res
     };
     let mut global_origins = a.origin_declarations();
     global_origins.extend(b.origin_declarations());
-    let source = MmaSource {
-        dsl: mma.to_string(),
-        k_name,
-        thread_rows: names.thread_rows,
-        thread_cols: names.thread_cols,
-        element: element.cuda_name(),
-        loads,
-        acc: mma.acc.clone(),
-    }
-    .render()
-    .map_err(template_error("mma.cu"))?;
+    let source = if mma.double_buffered_fragments {
+        DoubleBufferedMmaSource {
+            dsl: mma.to_string(),
+            k_name,
+            thread_rows: names.thread_rows.clone(),
+            thread_cols: names.thread_cols.clone(),
+            element: element.cuda_name(),
+            first_loads: loads_at("0", "a_frag[0]", "b_frag[0]"),
+            next_loads: loads_at("kk + 1", "a_frag[(kk + 1) % 2]", "b_frag[(kk + 1) % 2]"),
+            acc: mma.acc.clone(),
+        }
+        .render()
+        .map_err(template_error("mma_double_buffered.cu"))?
+    } else {
+        MmaSource {
+            dsl: mma.to_string(),
+            k_name,
+            thread_rows: names.thread_rows.clone(),
+            thread_cols: names.thread_cols.clone(),
+            element: element.cuda_name(),
+            loads: loads_at("kk", "a_frag", "b_frag"),
+            acc: mma.acc.clone(),
+        }
+        .render()
+        .map_err(template_error("mma.cu"))?
+    };
     if global_origins.is_empty() {
         return Ok(source);
     }

@@ -88,17 +88,26 @@ pub struct PipelineLoop {
 
 /// `mma(a, b, &mut acc)`: acc += a · b over the shared k extent, as FFMA outer products on
 /// each thread's tile. `a` is seen as [rows of acc, k], `b` as [k, columns of acc].
+/// `.double_buffer_fragments()` reads step kk + 1's values of a and b from shared memory into
+/// a second set of registers while step kk's are multiplied, so the loads' latency hides
+/// behind the FFMAs even with few warps per scheduler.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mma {
     pub a: Operand,
     pub b: Operand,
     pub acc: String,
+    #[serde(default)]
+    pub double_buffered_fragments: bool,
     pub origin: Origin,
 }
 
 impl std::fmt::Display for Mma {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "mma({}, {}, &mut {})", self.a, self.b, self.acc)
+        write!(f, "mma({}, {}, &mut {})", self.a, self.b, self.acc)?;
+        if self.double_buffered_fragments {
+            f.write_str(".double_buffer_fragments()")?;
+        }
+        Ok(())
     }
 }
 

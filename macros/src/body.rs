@@ -109,9 +109,26 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             }))
         }
         Stmt::Expr(RustExpr::MethodCall(method), Some(_)) if matches!(&*method.receiver, RustExpr::Call(_)) => {
-            let Statement::Copy(mut copy) = call_statement(&method.receiver, spans)? else {
-                return Err(syn::Error::new(method.span(), "only `copy(..)` takes options such as `.column_major()`"));
+            let copy = match call_statement(&method.receiver, spans)? {
+                Statement::Copy(copy) => copy,
+                Statement::Mma(mut mma) => {
+                    if method.method != "double_buffer_fragments" || !method.args.is_empty() {
+                        return Err(syn::Error::new(
+                            method.method.span(),
+                            format!("unknown mma option `{}`: expected `.double_buffer_fragments()`", method.method),
+                        ));
+                    }
+                    mma.double_buffered_fragments = true;
+                    return Ok(Statement::Mma(mma));
+                }
+                _ => {
+                    return Err(syn::Error::new(
+                        method.span(),
+                        "only `copy(..)` and `mma(..)` take options such as `.column_major()`",
+                    ))
+                }
             };
+            let mut copy = copy;
             match method.method.to_string().as_str() {
                 "column_major" if method.args.is_empty() => copy.order = ItemOrder::ColumnMajor,
                 "row_major" if method.args.is_empty() => copy.order = ItemOrder::RowMajor,
@@ -169,6 +186,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 a: operand(a, spans)?,
                 b: operand(b, spans)?,
                 acc,
+                double_buffered_fragments: false,
                 origin: spans.origin(e.span()),
             }))
         }

@@ -129,6 +129,60 @@ pub fn sgemm_v7(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
+/// V8: V7 on the tiles cuBLAS picks for large FP32 GEMMs on sm_90 (its kernel name says
+/// `tilesize256x128x8_stage3_warpsize4x2x1`): 256×128 block tiles, BK = 8, 16×8 thread tiles
+/// (64×64 per warp), 3 stages, one block per SM holding all the registers it wants.
+#[tile_kernel(threads = 256, vector = 4, consts(BM = 256, BN = 128, BK = 8, TM = 16, TN = 8))]
+pub fn sgemm_v8(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]).pad(4);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// V9: V7 with double-buffered fragments — step kk + 1's values of A and B come from shared
+/// memory into a second set of registers while step kk's are multiplied.
+#[tile_kernel(threads = 256, vector = 4, min_blocks = 2, consts(BM = 128, BN = 128, BK = 16, TM = 8, TN = 8))]
+pub fn sgemm_v9(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]).pad(4);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments();
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// V8 with double-buffered fragments (V9's idea on cuBLAS's tiles).
+#[tile_kernel(threads = 256, vector = 4, consts(BM = 256, BN = 128, BK = 8, TM = 16, TN = 8))]
+pub fn sgemm_v9_256x128(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (K, N)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]).pad(4);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments();
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
 /// V6 on 128×64 block tiles of 128 threads: twice the blocks of V6, for shapes that leave
 /// SMs idle with 128×128 tiles.
 #[tile_kernel(threads = 128, vector = 4, consts(BM = 128, BN = 64, BK = 16, TM = 8, TN = 8))]
@@ -174,7 +228,7 @@ pub fn sgemm_v4_small(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 10] = [
+pub const ALL: [&crate::KernelDefinition; 13] = [
     &sgemm_naive::KERNEL,
     &sgemm_v1::KERNEL,
     &sgemm_v2::KERNEL,
@@ -183,6 +237,9 @@ pub const ALL: [&crate::KernelDefinition; 10] = [
     &sgemm_v5::KERNEL,
     &sgemm_v6::KERNEL,
     &sgemm_v7::KERNEL,
+    &sgemm_v8::KERNEL,
+    &sgemm_v9::KERNEL,
+    &sgemm_v9_256x128::KERNEL,
     &sgemm_v6_128x64::KERNEL,
     &sgemm_v4_small::KERNEL,
 ];
