@@ -286,3 +286,35 @@ fn the_typed_launch_takes_submatrices(backend: &Backend) {
     let error = sgemm::sgemm_v6::launch(backend, &short, &b, &mut c, 1.0, 0.0).unwrap_err().to_string();
     assert!(error.contains("shape symbol `K`"), "{error}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cublas_takes_the_same_submatrices() {
+    let gpu = tessera::Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
+    let (a_place, b_place, c_place) = (
+        Placement::new([300, 101], (3, 1), 5),
+        Placement::new([101, 203], (1, 2), 7),
+        Placement::new([300, 203], (2, 3), 3),
+    );
+    let parent_a = random_floats(a_place.len(), 1);
+    let parent_b = random_floats(b_place.len(), 2);
+    let parent_c = random_floats(c_place.len(), 3);
+    let a_parent = gpu.upload(&parent_a, a_place.parent).unwrap();
+    let b_parent = gpu.upload(&parent_b, b_place.parent).unwrap();
+    let a = a_parent.submatrix(a_place.rows.clone(), a_place.cols.clone()).unwrap();
+    let b = b_parent.submatrix(b_place.rows.clone(), b_place.cols.clone()).unwrap();
+    let mut c_parent = gpu.upload(&parent_c, c_place.parent).unwrap();
+    let mut c = c_parent.submatrix_mut(c_place.rows.clone(), c_place.cols.clone()).unwrap();
+    gpu.cublas().unwrap().sgemm(1.0, &a, &b, 0.5, &mut c).unwrap();
+    let want = gemm_reference(
+        &a_place.packed(&parent_a),
+        &b_place.packed(&parent_b),
+        &c_place.packed(&parent_c),
+        (300, 203, 101),
+        1.0,
+        0.5,
+    );
+    assert!(relative_error(&gpu.download(&c).unwrap(), &want) < 1e-5);
+    let after = gpu.download(&c_parent).unwrap();
+    assert_eq!(c_place.first_change_outside(&parent_c, &after), None);
+}
