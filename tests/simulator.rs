@@ -211,6 +211,93 @@ fn an_off_by_one_tail_write_is_reported_out_of_bounds_at_the_first_missing_eleme
     }
 }
 
+/// Each thread writes one row of a `rows × cols` matrix whose rows are `ld` apart, to
+/// column `last` (exclusive): `cols` stays inside the view, `ld` writes the gaps too.
+const FILL_ROWS: &str = r#"
+extern "C" __global__ void fill_rows(float* __restrict__ y, int rows, int last, int ld)
+{
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        for (int c = 0; c < last; ++c) y[r * ld + c] = 1.0f + r;
+    }
+}
+"#;
+
+#[test]
+fn a_kernel_writing_only_inside_its_view_leaves_the_rest_of_the_parent_as_it_was() {
+    let sim = simulator();
+    let (parent_rows, parent_cols) = (40, 29);
+    let before = ramp(parent_rows * parent_cols);
+    let mut parent = sim.upload(&before, [parent_rows, parent_cols]).unwrap();
+    let (rows, cols) = (31, 17);
+    let mut view = parent.submatrix_mut(5..5 + rows, 3..3 + cols).unwrap();
+    sim.run_source(
+        FILL_ROWS,
+        "fill_rows",
+        &mut [
+            Argument::output("y", &mut view),
+            Argument::scalar("rows", rows as i32),
+            Argument::scalar("last", cols as i32),
+            Argument::scalar("ld", parent_cols as i32),
+        ],
+        [1, 1, 1],
+        [64, 1, 1],
+        TWO_ORDERS,
+    )
+    .unwrap();
+    assert_eq!(sim.download(&view).unwrap(), (0..rows * cols).map(|i| 1.0 + (i / cols) as f32).collect::<Vec<_>>());
+    let after = sim.download(&parent).unwrap();
+    for (i, (got, was)) in after.iter().zip(&before).enumerate() {
+        let (r, c) = (i / parent_cols, i % parent_cols);
+        if !(5..5 + rows).contains(&r) || !(3..3 + cols).contains(&c) {
+            assert_eq!(got, was, "parent element ({r}, {c}), outside the view, changed");
+        }
+    }
+}
+
+#[test]
+fn a_write_between_the_rows_of_a_view_is_an_error_and_undone() {
+    let sim = simulator();
+    let (parent_rows, parent_cols) = (12, 10);
+    let before = ramp(parent_rows * parent_cols);
+    let mut parent = sim.upload(&before, [parent_rows, parent_cols]).unwrap();
+    let (rows, cols) = (6, 7);
+    let mut view = parent.submatrix_mut(2..2 + rows, 1..1 + cols).unwrap();
+    // wrong: each row is written up to the leading dimension, into the parent's next row
+    let result = sim.run_source(
+        FILL_ROWS,
+        "fill_rows",
+        &mut [
+            Argument::output("y", &mut view),
+            Argument::scalar("rows", rows as i32),
+            Argument::scalar("last", parent_cols as i32),
+            Argument::scalar("ld", parent_cols as i32),
+        ],
+        [1, 1, 1],
+        [32, 1, 1],
+        TWO_ORDERS,
+    );
+    match result {
+        Err(error @ Error::OutsideView { .. }) => {
+            let text = error.to_string();
+            let Error::OutsideView { kernel, param, offset, rows: r, cols: c, ld } = error else { unreachable!() };
+            assert_eq!((kernel.as_str(), param.as_str()), ("fill_rows", "y"));
+            // row 0's columns 7, 8 and 9 of the view are parent columns 8, 9 and row 3's 0
+            assert_eq!((offset, r, c, ld), (7, rows, cols, parent_cols));
+            assert!(text.contains("outside its view, at element 7"), "{text}");
+        }
+        other => panic!("expected a write outside the view, got {other:?}"),
+    }
+    // the simulator restored what the kernel wrote outside the view
+    let after = sim.download(&parent).unwrap();
+    for (i, (got, was)) in after.iter().zip(&before).enumerate() {
+        let (r, c) = (i / parent_cols, i % parent_cols);
+        if !(2..2 + rows).contains(&r) || !(1..1 + cols).contains(&c) {
+            assert_eq!(got, was, "parent element ({r}, {c}) was left changed");
+        }
+    }
+}
+
 const WRONG_INDEX: &str = r#"
 extern "C" __global__ void copy_wrong_index(const float* __restrict__ x, float* __restrict__ y, int n)
 {

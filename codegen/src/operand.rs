@@ -1,7 +1,7 @@
 //! How one side of a copy (or an mma operand) is addressed in C: lvalues of logical
 //! (row, col), vector accesses where the layout allows them, bounds for the guarded path.
 
-use tessera_dsl::{BinaryOp, ElementType, Expr, OperandPlan};
+use tessera_dsl::{leading_dimension_name, BinaryOp, ElementType, Expr, OperandPlan};
 
 use crate::c_expr;
 
@@ -103,7 +103,13 @@ impl<'a> OperandText<'a> {
         match self.plan {
             OperandPlan::Global(g) => match g.symbols.as_slice() {
                 [_] => format!("{}[{} + {pcol}]", g.tensor, self.origin.1),
-                [_, c] => format!("{}[({} + {prow}) * {c} + {} + {pcol}]", g.tensor, self.origin.0, self.origin.1),
+                [_, _] => format!(
+                    "{}[({} + {prow}) * {} + {} + {pcol}]",
+                    g.tensor,
+                    self.origin.0,
+                    leading_dimension_name(&g.tensor),
+                    self.origin.1
+                ),
                 _ => String::new(),
             },
             OperandPlan::Shared(s) => {

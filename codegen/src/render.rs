@@ -24,6 +24,8 @@ struct KernelSource<'a> {
     vector_bits: u32,
     constants: &'a [Constant],
     params: Vec<String>,
+    /// What the trailing `<param>_ld` parameters are (2-D tensors only).
+    leading_dimension_note: Option<String>,
     thread_index: &'static str,
     /// Bytes of dynamic shared memory, when the buffers exceed the static limit.
     dynamic_shared: Option<i64>,
@@ -77,6 +79,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
         params: parameter_declarations(kernel),
+        leading_dimension_note: leading_dimension_note(kernel),
         thread_index: thread_index(kernel),
         dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
         body: render_body(kernel, &with_barriers(&kernel.body), 1)?,
@@ -134,7 +137,28 @@ fn parameter_declarations(kernel: &Kernel) -> Vec<String> {
         })
         .collect();
     params.extend(kernel.shape_symbols().into_iter().map(|symbol| format!("const int {symbol}")));
+    params.extend(kernel.leading_dimensions().into_iter().map(|(_, ld)| format!("const int {ld}")));
     params
+}
+
+/// The comment above the signature saying what the `<param>_ld` parameters are, if any:
+/// `a_ld, b_ld, c_ld: the leading dimensions of a, b and c (..)`.
+fn leading_dimension_note(kernel: &Kernel) -> Option<String> {
+    let found = kernel.leading_dimensions();
+    let names: Vec<&str> = found.iter().map(|(_, ld)| ld.as_str()).collect();
+    let tensors: Vec<&str> = found.iter().map(|(tensor, _)| *tensor).collect();
+    let what = "elements from one row to the next";
+    match (names.as_slice(), tensors.split_last()) {
+        ([ld], Some((tensor, _))) => {
+            Some(format!("{ld}: the leading dimension of {tensor}, {what} (its column count when dense)"))
+        }
+        (_, Some((last, rest))) if !rest.is_empty() => Some(format!(
+            "{}: the leading dimensions of {} and {last}, {what} (the column count when dense)",
+            names.join(", "),
+            rest.join(", ")
+        )),
+        _ => None,
+    }
 }
 
 /// The linear thread index within the block, in the form the block's rank needs.

@@ -234,11 +234,12 @@ impl Printer<'_> {
                 let tensor = self.kernel.param(base).and_then(|p| p.tensor());
                 match (tensor, index.as_slice()) {
                     (Some(_), [i]) => (format!("{base}[{i}]"), PRIMARY),
-                    (Some(tensor), [_, _]) => {
-                        let cols = tensor.contiguous_symbol().unwrap_or("1");
+                    (Some(_), [_, _]) => {
+                        // rows are the tensor's leading dimension apart (its column count when dense)
+                        let ld = tessera_dsl::leading_dimension_name(base);
                         let row = wrap(self.precedence(&indices[0], env, int)?, 10);
                         let col = wrap(self.precedence(&indices[1], env, int)?, 10);
-                        (format!("{base}[{row} * {cols} + {col}]"), PRIMARY)
+                        (format!("{base}[{row} * {ld} + {col}]"), PRIMARY)
                     }
                     _ => (format!("{base}{}", index.iter().map(|i| format!("[{i}]")).collect::<String>()), PRIMARY),
                 }

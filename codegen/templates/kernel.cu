@@ -6,6 +6,9 @@
 {% for helper in helpers %}
 {{ helper }}
 {% endfor %}
+{%- if let Some(note) = leading_dimension_note %}
+// {{ note }}
+{%- endif %}
 extern "C" __global__ void __launch_bounds__({{ threads }}{% if let Some(blocks) = min_blocks %}, {{ blocks }}{% endif %})
 {{ name }}({{ params|join(", ") }})
 {

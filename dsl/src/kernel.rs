@@ -1,6 +1,9 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{Config, Expr, Origin, Param, Scope, SharedBuffer, SharedMemoryPlan, Statement, Target};
+use crate::{
+    leading_dimension_name, Config, Expr, GlobalTensor, Origin, Param, Scope, SharedBuffer, SharedMemoryPlan,
+    Statement, Target,
+};
 
 /// A whole tile kernel: its signature, its configuration and its body.
 ///
@@ -53,6 +56,16 @@ impl Kernel {
             }
         }
         symbols
+    }
+
+    /// The leading-dimension parameters (`a_ld`, ..), one per 2-D tensor parameter in
+    /// parameter order; the CUDA kernel receives them after the shape symbols.
+    pub fn leading_dimensions(&self) -> Vec<(&str, String)> {
+        self.params
+            .iter()
+            .filter(|p| p.tensor().is_some_and(GlobalTensor::has_leading_dimension))
+            .map(|p| (p.name.as_str(), leading_dimension_name(&p.name)))
+            .collect()
     }
 
     /// The limits the kernel is validated against: those of `target = sm_XY`, else those

@@ -13,6 +13,9 @@ pub const MAX_ELEMENTS: i64 = i32::MAX as i64 - (1 << 20);
 pub struct TensorShape<'a> {
     pub param: &'a str,
     pub dims: &'a [usize],
+    /// Elements from the start of one row to the next for a 2-D tensor whose rows lie
+    /// apart (a sub-matrix); `None` (or the column count) when dense.
+    pub leading_dimension: Option<usize>,
 }
 
 /// The value each shape symbol took at a launch, in the kernel's symbol order.
@@ -47,7 +50,7 @@ impl ShapeBinding {
 ///         origin: Origin::default(),
 ///     })],
 /// };
-/// let plan = LaunchPlan::new(&kernel, &[TensorShape { param: "x", dims: &[4097] }], 0).unwrap();
+/// let plan = LaunchPlan::new(&kernel, &[TensorShape { param: "x", dims: &[4097], leading_dimension: None }], 0).unwrap();
 /// assert_eq!(plan.grid, [5, 1, 1]);
 /// assert_eq!(plan.binding.get("N"), Some(4097));
 /// ```
@@ -80,7 +83,7 @@ pub enum LaunchPlanError {
         dim: usize,
         value: usize,
     },
-    #[error("`{param}` has {elements} elements (or a dimension that large); tessera indexes with 32-bit integers, so at most {limit}")]
+    #[error("`{param}` spans {elements} elements (or has a dimension or leading dimension that large); tessera indexes with 32-bit integers, so at most {limit}")]
     TensorTooLarge { param: String, elements: u128, limit: i64 },
     #[error("the grid needs {blocks} blocks along {axis}, over the limit of {limit}")]
     GridTooLarge { axis: char, blocks: i64, limit: i64 },
@@ -149,8 +152,16 @@ fn bind_shapes(kernel: &Kernel, shapes: &[TensorShape<'_>]) -> Result<ShapeBindi
                 shape: shape.dims.to_vec(),
             });
         }
-        let elements: u128 = shape.dims.iter().map(|&d| d as u128).product();
-        if elements > MAX_ELEMENTS as u128 || shape.dims.iter().any(|&d| d as u128 > MAX_ELEMENTS as u128) {
+        // the elements a kernel's indices reach: (rows − 1)·ld + cols for a strided matrix
+        let mut elements: u128 = shape.dims.iter().map(|&d| d as u128).product();
+        let ld = shape.leading_dimension.filter(|_| shape.dims.len() == 2);
+        if let (Some(ld), [rows, cols]) = (ld, shape.dims) {
+            if *rows > 0 && *cols > 0 {
+                elements = elements.max((*rows as u128 - 1) * ld as u128 + *cols as u128);
+            }
+        }
+        let widest = shape.dims.iter().copied().chain(ld).max().unwrap_or(0);
+        if elements > MAX_ELEMENTS as u128 || widest as u128 > MAX_ELEMENTS as u128 {
             return Err(LaunchPlanError::TensorTooLarge { param: param.name.clone(), elements, limit: MAX_ELEMENTS });
         }
         for (dim, ((symbol, _), &value)) in tensor.shape.iter().zip(shape.dims).enumerate() {
@@ -177,4 +188,51 @@ fn bind_shapes(kernel: &Kernel, shapes: &[TensorShape<'_>]) -> Result<ShapeBindi
         .filter_map(|symbol| first.iter().find(|(s, ..)| s == symbol).map(|(s, v, ..)| (s.clone(), *v as i64)))
         .collect();
     Ok(ShapeBinding { values })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Access, Config, ElementType, Expr, GlobalTensor, GridBinding, Origin, Param, ParamKind, Statement};
+
+    fn matrix_kernel() -> Kernel {
+        Kernel {
+            name: "k".into(),
+            doc: None,
+            origin: Origin::default(),
+            params: vec![Param {
+                name: "a".into(),
+                origin: Origin::default(),
+                kind: ParamKind::Global(GlobalTensor {
+                    element: ElementType::F32,
+                    access: Access::ReadOnly,
+                    shape: vec![("M".into(), Origin::default()), ("K".into(), Origin::default())],
+                }),
+            }],
+            config: Config::default(),
+            body: vec![Statement::Grid(GridBinding {
+                vars: vec!["bx".into()],
+                extents: vec![Expr::name("M")],
+                origin: Origin::default(),
+            })],
+        }
+    }
+
+    #[test]
+    fn a_strided_matrix_is_limited_by_the_elements_it_spans() {
+        let kernel = matrix_kernel();
+        let shape = |dims: &'static [usize], ld| [TensorShape { param: "a", dims, leading_dimension: ld }];
+        // 46 340² < 2³¹ − 2²⁰ elements dense, but rows 46 341 apart span more
+        assert!(LaunchPlan::new(&kernel, &shape(&[46_000, 46_000], None), 0).is_ok());
+        assert!(LaunchPlan::new(&kernel, &shape(&[46_000, 46_000], Some(46_000)), 0).is_ok());
+        match LaunchPlan::new(&kernel, &shape(&[46_000, 1], Some(50_000)), 0) {
+            Err(LaunchPlanError::TensorTooLarge { param, elements, .. }) => {
+                assert_eq!((param.as_str(), elements), ("a", 45_999 * 50_000 + 1));
+            }
+            other => panic!("expected TensorTooLarge, got {other:?}"),
+        }
+        // a leading dimension alone past the limit, on one row
+        let wide = shape(&[1, 4], Some(MAX_ELEMENTS as usize + 1));
+        assert!(matches!(LaunchPlan::new(&kernel, &wide, 0), Err(LaunchPlanError::TensorTooLarge { .. })));
+    }
 }

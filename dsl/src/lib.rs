@@ -51,7 +51,7 @@ pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MA
 pub use layout::SharedLayout;
 pub use occupancy::{Limiter, Occupancy};
 pub use origin::Origin;
-pub use param::{Access, GlobalTensor, Param, ParamKind};
+pub use param::{leading_dimension_name, Access, GlobalTensor, Param, ParamKind};
 pub use roofline::{roofline, Bound, GpuSpec, Roofline, RooflineError};
 pub use shared_memory::{SharedMemoryPlan, SharedSlot, SHARED_ALIGNMENT};
 pub use statement::{

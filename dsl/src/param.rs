@@ -61,6 +61,23 @@ impl GlobalTensor {
     pub fn contiguous_symbol(&self) -> Option<&str> {
         self.shape.last().map(|(name, _)| name.as_str())
     }
+
+    /// Whether rows of this tensor may lie apart in memory: a 2-D tensor's rows are
+    /// `<param>_ld` elements apart (its leading dimension, passed at launch), not its
+    /// column count, so it may be a sub-matrix of a larger one.
+    pub fn has_leading_dimension(&self) -> bool {
+        self.rank() == 2
+    }
+}
+
+/// The name of the kernel parameter holding a 2-D tensor's leading dimension: the number of
+/// elements from the start of one row to the start of the next (cuBLAS's `lda`).
+///
+/// ```
+/// assert_eq!(tessera_dsl::leading_dimension_name("a"), "a_ld");
+/// ```
+pub fn leading_dimension_name(param: &str) -> String {
+    format!("{param}_ld")
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

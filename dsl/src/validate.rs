@@ -206,8 +206,15 @@ impl Checker<'_> {
                 declared.push((&fragment.name, fragment.origin, "fragment"));
             }
         }
+        let leading_dimensions = self.kernel.leading_dimensions();
         for (name, origin, what) in declared {
-            if RESERVED.contains(&name) {
+            if let Some((tensor, _)) = leading_dimensions.iter().find(|(_, ld)| ld == name) {
+                self.error(
+                    origin,
+                    format!("`{name}` is reserved: the generated CUDA passes `{tensor}`'s leading dimension under that name"),
+                    Some(format!("rename the {what}")),
+                );
+            } else if RESERVED.contains(&name) {
                 self.error(
                     origin,
                     format!("`{name}` is reserved: the generated CUDA declares it itself"),
@@ -271,7 +278,17 @@ impl Checker<'_> {
             ThreadStatementKind::If { then, otherwise, .. } => (None, then.iter().chain(otherwise).collect()),
             ThreadStatementKind::Assign { .. } | ThreadStatementKind::AtomicAdd { .. } => (None, vec![]),
         };
-        if let Some(name) = name.filter(|n| RESERVED.contains(&n.as_str())) {
+        if let Some((name, (tensor, _))) = name.and_then(|n| {
+            self.kernel.leading_dimensions().into_iter().find(|(_, ld)| ld == n).map(|found| (n.clone(), found))
+        }) {
+            self.error(
+                thread.origin,
+                format!(
+                    "`{name}` is reserved: the generated CUDA passes `{tensor}`'s leading dimension under that name"
+                ),
+                Some("rename the variable".into()),
+            );
+        } else if let Some(name) = name.filter(|n| RESERVED.contains(&n.as_str())) {
             self.error(
                 thread.origin,
                 format!("`{name}` is reserved: the generated CUDA declares it itself"),
@@ -836,5 +853,21 @@ mod tests {
         let mut kernel = copy_kernel(256, VectorWidth::W4, 1024);
         kernel.config.constants.push(Constant::new("THREADS", 3));
         assert!(messages(&kernel).iter().any(|m| m.contains("`THREADS` is reserved")));
+    }
+
+    #[test]
+    fn the_name_of_a_matrix_leading_dimension_is_reserved() {
+        let mut kernel = copy_kernel(256, VectorWidth::W4, 1024);
+        // 1-D tensors get no leading dimension: the name is free
+        kernel.config.constants.push(Constant::new("x_ld", 3));
+        assert_eq!(messages(&kernel), Vec::<String>::new());
+        if let ParamKind::Global(tensor) = &mut kernel.params[0].kind {
+            tensor.shape.insert(0, ("R".into(), Origin::default()));
+        }
+        let found = messages(&kernel);
+        assert!(
+            found.iter().any(|m| m.contains("`x_ld` is reserved: the generated CUDA passes `x`'s leading dimension")),
+            "{found:?}"
+        );
     }
 }

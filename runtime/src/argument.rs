@@ -44,6 +44,9 @@ pub enum Argument<'a> {
         param: &'static str,
         element: ElementType,
         dims: Vec<usize>,
+        /// Elements from the start of one row to the next: the last dimension when dense,
+        /// more for a sub-matrix. Kernels receive it as `<param>_ld` (2-D tensors).
+        leading_dimension: usize,
         location: Location,
         address: u64,
         writable: bool,
@@ -74,6 +77,7 @@ impl<'a> Argument<'a> {
             param,
             element: T::TYPE,
             dims: tensor.shape().to_vec(),
+            leading_dimension: tensor.row_stride(),
             location: tensor.location(),
             address,
             writable: false,
@@ -84,6 +88,7 @@ impl<'a> Argument<'a> {
 
     pub fn output<T: Element>(param: &'static str, tensor: &'a mut impl Output<T>) -> Self {
         let dims = tensor.shape().to_vec();
+        let leading_dimension = tensor.row_stride();
         let location = tensor.location();
         let (address, host) = match tensor.memory_mut() {
             MemoryMut::Cuda(mut view) => {
@@ -97,7 +102,17 @@ impl<'a> Argument<'a> {
                 (address as u64, Some(region))
             }
         };
-        Argument::Tensor { param, element: T::TYPE, dims, location, address, writable: true, host, borrow: PhantomData }
+        Argument::Tensor {
+            param,
+            element: T::TYPE,
+            dims,
+            leading_dimension,
+            location,
+            address,
+            writable: true,
+            host,
+            borrow: PhantomData,
+        }
     }
 
     pub fn scalar<T: Into<ScalarValue>>(param: &'static str, value: T) -> Self {

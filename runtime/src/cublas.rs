@@ -40,7 +40,8 @@ impl Gpu {
 }
 
 impl Cublas {
-    /// C = α·A·B + β·C for row-major A (M×K), B (K×N), C (M×N).
+    /// C = α·A·B + β·C for row-major A (M×K), B (K×N), C (M×N); sub-matrices
+    /// ([`DeviceTensor::submatrix`](crate::DeviceTensor::submatrix)) pass their leading dimensions.
     pub fn sgemm(
         &self,
         alpha: f32,
@@ -62,7 +63,9 @@ impl Cublas {
         }
         let int =
             |v: usize| i32::try_from(v).map_err(|_| Error::GemmShape { a: vec![m, k], b: vec![k, n], c: vec![m, n] });
-        // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: pass B first, both untransposed.
+        // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: pass B first, both untransposed; a
+        // row-major leading dimension is the column-major one of the transpose.
+        let (a_ld, b_ld, c_ld) = (a.row_stride(), b.row_stride(), c.row_stride());
         let config = GemmConfig {
             transa: sys::cublasOperation_t::CUBLAS_OP_N,
             transb: sys::cublasOperation_t::CUBLAS_OP_N,
@@ -70,10 +73,10 @@ impl Cublas {
             n: int(m)?,
             k: int(k)?,
             alpha,
-            lda: int(n.max(1))?,
-            ldb: int(k.max(1))?,
+            lda: int(b_ld.max(1))?,
+            ldb: int(a_ld.max(1))?,
             beta,
-            ldc: int(n.max(1))?,
+            ldc: int(c_ld.max(1))?,
         };
         let (a_location, b_location, c_location) = (a.location(), b.location(), c.location());
         let (Memory::Cuda(a), Memory::Cuda(b), MemoryMut::Cuda(mut c)) = (a.memory(), b.memory(), c.memory_mut())
@@ -84,7 +87,8 @@ impl Cublas {
                 .unwrap_or(("c", c_location));
             return Err(Error::WrongDevice { param: param.into(), tensor, launch: crate::Location::Gpu(0) });
         };
-        // SAFETY: the shapes were checked against the buffers' extents above.
+        // SAFETY: the shapes were checked above; each view spans (rows − 1)·ld + cols elements,
+        // all that cuBLAS reads or writes at these leading dimensions.
         unsafe { self.blas.gemm(config, &b, &a, &mut c) }
             .map_err(|source| Error::Cublas { action: "running sgemm", source })
     }

@@ -181,7 +181,7 @@ impl KernelDefinition {
         if plan.is_empty() {
             return Ok(launched);
         }
-        let symbols: Vec<i32> = plan.binding.values.iter().map(|(_, v)| *v as i32).collect();
+        let trailing = trailing_ints(kernel, &plan, arguments);
         let mut builder = gpu.stream().launch_builder(&loaded.function);
         for argument in arguments.iter() {
             match argument {
@@ -192,8 +192,8 @@ impl KernelDefinition {
                 Argument::Scalar { value: ScalarValue::U32(v), .. } => builder.arg(v),
             };
         }
-        for symbol in &symbols {
-            builder.arg(symbol);
+        for value in &trailing {
+            builder.arg(value);
         }
         let config = cudarc::driver::LaunchConfig {
             grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
@@ -203,7 +203,8 @@ impl KernelDefinition {
         // SAFETY: the arguments match the kernel's signature in order and type (checked
         // above against the IR the source was rendered from), every pointer is a live
         // device allocation borrowed for this call, and every access the kernel makes is
-        // bounded by the shape symbols passed with them.
+        // bounded by the shape symbols passed with them (rows leading-dimension apart, each
+        // view spanning (rows − 1)·ld + cols elements of its allocation).
         unsafe { builder.launch(config) }.map_err(Error::driver("launching the kernel"))?;
         launched.queued = true;
         Ok(launched)
@@ -234,12 +235,12 @@ impl KernelDefinition {
             return Ok(launched);
         }
         let library = sim.load(&source, self.name)?;
-        let symbols: Vec<i32> = plan.binding.values.iter().map(|(_, v)| *v as i32).collect();
+        let trailing = trailing_ints(kernel, &plan, arguments);
         let shape = Shape {
             kernel: self.name,
             grid: plan.grid,
             block: plan.block,
-            symbols: &symbols,
+            symbols: &trailing,
             stack_bytes: sim.stack_bytes(),
         };
         sim::execute(&library, &shape, arguments, sim.orders())?;
@@ -251,7 +252,9 @@ impl KernelDefinition {
         let shapes: Vec<TensorShape<'_>> = arguments
             .iter()
             .filter_map(|a| match a {
-                Argument::Tensor { param, dims, .. } => Some(TensorShape { param, dims }),
+                Argument::Tensor { param, dims, leading_dimension, .. } => {
+                    Some(TensorShape { param, dims, leading_dimension: Some(*leading_dimension) })
+                }
                 Argument::Scalar { .. } => None,
             })
             .collect();
@@ -309,13 +312,28 @@ impl KernelDefinition {
     }
 }
 
+/// The `int` parameters after the arguments: the shape symbols' values, then the leading
+/// dimension of every 2-D tensor parameter, in parameter order (as codegen declares them).
+fn trailing_ints(kernel: &Kernel, plan: &LaunchPlan, arguments: &[Argument<'_>]) -> Vec<i32> {
+    let mut values: Vec<i32> = plan.binding.values.iter().map(|(_, v)| *v as i32).collect();
+    for (argument, param) in arguments.iter().zip(&kernel.params) {
+        let matrix = param.tensor().is_some_and(|tensor| tensor.has_leading_dimension());
+        if let (true, Argument::Tensor { leading_dimension, .. }) = (matrix, argument) {
+            // within MAX_ELEMENTS: the launch plan checked it
+            values.push(*leading_dimension as i32);
+        }
+    }
+    values
+}
+
 /// The widest width up to `declared` at which every tensor's address is aligned and every
-/// row of a 2-D tensor starts aligned (its length a multiple of the width), so no vector
-/// access is ever misaligned.
+/// row of a 2-D tensor starts aligned (its leading dimension a multiple of the width), so no
+/// vector access is ever misaligned. The column count does not matter: vector accesses stay
+/// inside whole tiles, and edge tiles check each element against it.
 fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<VectorWidth, Error> {
     let mut width = declared;
     for argument in arguments {
-        let Argument::Tensor { param, element, address, dims, .. } = argument else { continue };
+        let Argument::Tensor { param, element, address, dims, leading_dimension, .. } = argument else { continue };
         let element_bytes = u64::from(element.size_bytes());
         if address % element_bytes != 0 {
             return Err(Error::Misaligned {
@@ -324,7 +342,7 @@ fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<V
                 element_bytes: element.size_bytes(),
             });
         }
-        let row = if dims.len() >= 2 { dims.last().copied().unwrap_or(1) as u64 } else { 0 };
+        let row = if dims.len() >= 2 { *leading_dimension as u64 } else { 0 };
         while address % (element_bytes * u64::from(width.get())) != 0 || row % u64::from(width.get()) != 0 {
             match width.narrower() {
                 Some(narrower) => width = narrower,
@@ -346,10 +364,16 @@ mod tests {
     }
 
     fn matrix(param: &'static str, address: u64, dims: Vec<usize>) -> Argument<'static> {
+        let leading_dimension = dims.last().copied().unwrap_or(1);
+        strided(param, address, dims, leading_dimension)
+    }
+
+    fn strided(param: &'static str, address: u64, dims: Vec<usize>, leading_dimension: usize) -> Argument<'static> {
         Argument::Tensor {
             param,
             element: ElementType::F32,
             dims,
+            leading_dimension,
             location: Location::Gpu(0),
             address,
             writable: false,
@@ -369,6 +393,29 @@ mod tests {
         assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![3, 8])]).unwrap(), VectorWidth::W4);
         // a 1-D tensor's length does not matter: its tail takes the guarded path
         assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![4097])]).unwrap(), VectorWidth::W4);
+    }
+
+    #[test]
+    fn the_leading_dimension_not_the_column_count_decides_the_width() {
+        let aligned = 0x1000;
+        // a 4095-column sub-matrix of a 4096-column parent keeps 128-bit accesses
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &[strided("a", aligned, vec![4095, 4095], 4096)]).unwrap(),
+            VectorWidth::W4
+        );
+        // 4096 columns of a 4097-column parent: rows start misaligned
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &[strided("a", aligned, vec![4095, 4096], 4097)]).unwrap(),
+            VectorWidth::W1
+        );
+        assert_eq!(widest_aligned(VectorWidth::W4, &[strided("a", aligned, vec![8, 3], 6)]).unwrap(), VectorWidth::W2);
+        // the view's first element decides the address: column 1 of an aligned parent
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &[strided("a", aligned + 4, vec![8, 7], 8)]).unwrap(),
+            VectorWidth::W1
+        );
+        // a 1-D tensor has no rows to align
+        assert_eq!(widest_aligned(VectorWidth::W4, &[strided("x", aligned, vec![4097], 3)]).unwrap(), VectorWidth::W4);
     }
 
     #[test]

@@ -43,6 +43,26 @@ pub enum Error {
     LengthMismatch { what: &'static str, len: usize, shape: Vec<usize>, expected: usize },
     #[error("slice {start}..{end} is outside a tensor of {len} elements")]
     SliceOutOfBounds { start: usize, end: usize, len: usize },
+    #[error("sub-matrix rows {rows:?}, columns {cols:?} is not inside the {} × {} matrix", dims[0], dims[1])]
+    SubmatrixOutOfBounds { rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, dims: [usize; 2] },
+    #[error("a sub-matrix needs a 2-D tensor, not one of shape {dims:?}")]
+    NotAMatrix { dims: Vec<usize> },
+    #[error("leading dimension {ld} is less than the {cols} columns of a row: rows would overlap")]
+    LeadingDimensionTooSmall { ld: usize, cols: usize },
+    #[error(
+        "a {rows} × {cols} matrix from element {start} with rows {ld} apart does not fit in a tensor of {len} elements"
+    )]
+    StridedViewOutOfBounds { start: usize, rows: usize, cols: usize, ld: usize, len: usize },
+    #[error(
+        "`{param}` is a matrix with rows {ld} elements apart but only {cols} columns; {what} needs contiguous elements"
+    )]
+    NotContiguous { what: &'static str, param: &'static str, cols: usize, ld: usize },
+    #[error(
+        "`{kernel}` wrote `{param}` outside its view, at element {offset} counted from the view's first; \
+         the view is a {rows} × {cols} matrix whose rows are {ld} elements apart, and a kernel may write \
+         only element r·{ld} + c with r < {rows}, c < {cols}"
+    )]
+    OutsideView { kernel: String, param: String, offset: i64, rows: usize, cols: usize, ld: usize },
     #[error("device copy between tensors of {src} and {dst} elements")]
     CopyLengthMismatch { src: usize, dst: usize },
     #[error(

@@ -201,7 +201,8 @@ impl Gpu {
         self.upload(&host, dims)
     }
 
-    /// Copies a tensor or view back to the host (waits for queued work first).
+    /// Copies a tensor or view back to the host (waits for queued work first); a sub-matrix
+    /// comes back packed, `rows × cols` elements row after row.
     pub fn download<T: Element>(&self, tensor: &impl Input<T>) -> Result<Vec<T>, Error> {
         let location = tensor.location();
         let Memory::Cuda(view) = tensor.memory() else {
@@ -213,11 +214,15 @@ impl Gpu {
         if view.is_empty() {
             return Ok(Vec::new());
         }
-        self.stream.clone_dtoh(&view).map_err(Error::driver("copying to the host"))
+        let span = self.stream.clone_dtoh(&view).map_err(Error::driver("copying to the host"))?;
+        Ok(crate::tensor::packed(&span, tensor.shape(), tensor.row_stride()))
     }
 
-    /// The device-to-device copy (`cuMemcpyDtoDAsync`): the bandwidth baseline.
+    /// The device-to-device copy (`cuMemcpyDtoDAsync`): the bandwidth baseline. Both sides
+    /// must be contiguous (not sub-matrices with gaps between rows).
     pub fn copy<T: Element>(&self, src: &impl Input<T>, dst: &mut impl Output<T>) -> Result<(), Error> {
+        crate::tensor::check_contiguous("a device copy", "src", src.shape(), src.row_stride())?;
+        crate::tensor::check_contiguous("a device copy", "dst", dst.shape(), dst.row_stride())?;
         let (src_location, dst_location) = (src.location(), dst.location());
         let Memory::Cuda(from) = src.memory() else {
             return Err(self.wrong_device("src", src_location));

@@ -44,6 +44,6 @@ pub use gpu::Gpu;
 pub use libraries::{driver_available, nvrtc_available};
 pub use ptxas::PtxasReport;
 pub use sim::{HostCompiler, Order, SimCompiled, SimulatedRun, Simulator};
-pub use tensor::{DeviceTensor, Element, Input, Location, Output, TensorView, TensorViewMut};
+pub use tensor::{span_len, DeviceTensor, Element, Input, Location, Output, TensorView, TensorViewMut};
 pub use timing::Timing;
 pub use tune::{Lookup, TuneCache};

@@ -116,7 +116,7 @@ impl<T: Element> DeviceTensor<T> {
             Storage::Cuda(data) => View::Cuda(data.slice(range.clone())),
             Storage::Host(buffer) => View::Host { buffer, range: range.clone() },
         };
-        Ok(TensorView { view, dims: vec![range.len()], location: self.location })
+        Ok(TensorView { view, dims: vec![range.len()], ld: range.len(), location: self.location })
     }
 
     /// A writable 1-D view of elements `range`.
@@ -127,7 +127,79 @@ impl<T: Element> DeviceTensor<T> {
             Storage::Cuda(data) => ViewMut::Cuda(data.slice_mut(range.clone())),
             Storage::Host(buffer) => ViewMut::Host { buffer, range: range.clone() },
         };
-        Ok(TensorViewMut { view, dims: vec![range.len()], location })
+        Ok(TensorViewMut { view, dims: vec![range.len()], ld: range.len(), location })
+    }
+
+    /// The sub-matrix `rows × cols` of a 2-D tensor, without copying: its rows lie the
+    /// tensor's column count apart (its leading dimension), which every launch passes to the
+    /// kernel, so a kernel reads and writes only the elements of the view.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let a = gpu.upload(&vec![1.0f32; 64 * 4096], [64, 4096])?;
+    /// let block = a.submatrix(1..64, 3..4098)?;   // 63 × 4095, rows 4096 elements apart
+    /// assert_eq!((block.dims(), block.leading_dimension()), (&[63, 4095][..], 4096));
+    /// assert!(a.submatrix(0..65, 0..1).is_err());   // Error::SubmatrixOutOfBounds
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn submatrix(&self, rows: Range<usize>, cols: Range<usize>) -> Result<TensorView<'_, T>, Error> {
+        let (start, dims) = submatrix_of(&self.dims, self.leading_dimension(), &rows, &cols)?;
+        self.view_with_leading_dimension(start, dims, self.leading_dimension())
+    }
+
+    /// A writable sub-matrix (see [`submatrix`](Self::submatrix)): a kernel's output that
+    /// is part of a larger matrix; the elements outside it stay as they are.
+    pub fn submatrix_mut(&mut self, rows: Range<usize>, cols: Range<usize>) -> Result<TensorViewMut<'_, T>, Error> {
+        let (start, dims) = submatrix_of(&self.dims, self.leading_dimension(), &rows, &cols)?;
+        let ld = self.leading_dimension();
+        self.view_with_leading_dimension_mut(start, dims, ld)
+    }
+
+    /// A `rows × cols` matrix whose element (r, c) is element `start + r·ld + c` of this
+    /// tensor (in its row-major order), as cuBLAS reads a pointer with a leading dimension:
+    /// `ld ≥ cols`, and the last row must end inside the tensor.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let buffer = gpu.upload(&vec![0.0f32; 1000], [1000])?;
+    /// let a = buffer.view_with_leading_dimension(8, [10, 30], 32)?;  // 10 × 30, rows 32 apart
+    /// assert_eq!(a.dims(), &[10, 30]);
+    /// assert!(buffer.view_with_leading_dimension(0, [10, 30], 29).is_err()); // ld < cols
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn view_with_leading_dimension(
+        &self,
+        start: usize,
+        [rows, cols]: [usize; 2],
+        ld: usize,
+    ) -> Result<TensorView<'_, T>, Error> {
+        let span = strided_span(self.len(), start, [rows, cols], ld)?;
+        let view = match &self.storage {
+            Storage::Cuda(data) => View::Cuda(data.slice(span.clone())),
+            Storage::Host(buffer) => View::Host { buffer, range: span },
+        };
+        Ok(TensorView { view, dims: vec![rows, cols], ld, location: self.location })
+    }
+
+    /// The writable form of [`view_with_leading_dimension`](Self::view_with_leading_dimension).
+    pub fn view_with_leading_dimension_mut(
+        &mut self,
+        start: usize,
+        [rows, cols]: [usize; 2],
+        ld: usize,
+    ) -> Result<TensorViewMut<'_, T>, Error> {
+        let span = strided_span(self.len(), start, [rows, cols], ld)?;
+        let location = self.location;
+        let view = match &mut self.storage {
+            Storage::Cuda(data) => ViewMut::Cuda(data.slice_mut(span.clone())),
+            Storage::Host(buffer) => ViewMut::Host { buffer, range: span },
+        };
+        Ok(TensorViewMut { view, dims: vec![rows, cols], ld, location })
+    }
+
+    /// Elements from the start of one row to the next: the last dimension (tensors are dense).
+    pub fn leading_dimension(&self) -> usize {
+        dense_leading_dimension(&self.dims)
     }
 
     fn check_range(&self, range: &Range<usize>) -> Result<(), Error> {
@@ -150,31 +222,168 @@ enum ViewMut<'a, T: Element> {
     Host { buffer: &'a mut HostBuffer<T>, range: Range<usize> },
 }
 
-/// A borrowed, read-only part of a [`DeviceTensor`].
+/// A borrowed, read-only part of a [`DeviceTensor`]: a 1-D slice, or a matrix whose rows
+/// may lie apart (a sub-matrix, [`leading_dimension`](Self::leading_dimension) elements
+/// from one row's start to the next).
 #[derive(Debug)]
 pub struct TensorView<'a, T: Element> {
+    /// The elements from the first of the view to its last, the gaps between rows included.
     view: View<'a, T>,
     dims: Vec<usize>,
+    ld: usize,
     location: Location,
 }
 
-/// A borrowed, writable part of a [`DeviceTensor`].
+/// A borrowed, writable part of a [`DeviceTensor`] (see [`TensorView`]).
 #[derive(Debug)]
 pub struct TensorViewMut<'a, T: Element> {
+    /// The elements from the first of the view to its last, the gaps between rows included.
     view: ViewMut<'a, T>,
     dims: Vec<usize>,
+    ld: usize,
     location: Location,
 }
 
-impl<T: Element> TensorView<'_, T> {
+impl<'a, T: Element> TensorView<'a, T> {
     pub fn dims(&self) -> &[usize] {
         &self.dims
+    }
+
+    /// Elements from the start of one row to the next (the column count when dense).
+    pub fn leading_dimension(&self) -> usize {
+        self.ld
+    }
+
+    /// The sub-matrix `rows × cols` of this 2-D view, rows as far apart as in this one; it
+    /// borrows the tensor, not this view.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let a = gpu.upload(&vec![0.0f32; 100], [10, 10])?;
+    /// let inner = a.submatrix(1..9, 1..9)?.submatrix(1..7, 1..7)?;   // rows 2..8, cols 2..8 of a
+    /// assert_eq!((inner.dims(), inner.leading_dimension()), (&[6, 6][..], 10));
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn submatrix(&self, rows: Range<usize>, cols: Range<usize>) -> Result<TensorView<'a, T>, Error> {
+        let (start, [r, c]) = submatrix_of(&self.dims, self.ld, &rows, &cols)?;
+        let span = strided_span(span_len(&self.dims, self.ld), start, [r, c], self.ld)?;
+        let view = match &self.view {
+            View::Cuda(view) => View::Cuda(view.slice(span)),
+            View::Host { buffer, range } => {
+                View::Host { buffer, range: range.start + span.start..range.start + span.end }
+            }
+        };
+        Ok(TensorView { view, dims: vec![r, c], ld: self.ld, location: self.location })
     }
 }
 
 impl<T: Element> TensorViewMut<'_, T> {
     pub fn dims(&self) -> &[usize] {
         &self.dims
+    }
+
+    /// Elements from the start of one row to the next (the column count when dense).
+    pub fn leading_dimension(&self) -> usize {
+        self.ld
+    }
+
+    /// A writable sub-matrix `rows × cols` of this 2-D view (see [`TensorView::submatrix`]).
+    pub fn submatrix_mut(&mut self, rows: Range<usize>, cols: Range<usize>) -> Result<TensorViewMut<'_, T>, Error> {
+        let (start, [r, c]) = submatrix_of(&self.dims, self.ld, &rows, &cols)?;
+        let span = strided_span(span_len(&self.dims, self.ld), start, [r, c], self.ld)?;
+        let view = match &mut self.view {
+            ViewMut::Cuda(view) => ViewMut::Cuda(view.slice_mut(span)),
+            ViewMut::Host { buffer, range } => {
+                ViewMut::Host { buffer, range: range.start + span.start..range.start + span.end }
+            }
+        };
+        Ok(TensorViewMut { view, dims: vec![r, c], ld: self.ld, location: self.location })
+    }
+}
+
+/// The leading dimension of a dense row-major tensor: its last dimension (1 for a scalar).
+pub(crate) fn dense_leading_dimension(dims: &[usize]) -> usize {
+    dims.last().copied().unwrap_or(1)
+}
+
+/// How many elements a tensor of `dims` with rows `ld` apart spans, from its first element
+/// to its last: `(rows − 1)·ld + cols` for a matrix, all of them otherwise.
+///
+/// ```
+/// use tessera_runtime::span_len;
+/// assert_eq!(span_len(&[3, 5], 8), 21);
+/// assert_eq!(span_len(&[3, 5], 5), 15);
+/// assert_eq!(span_len(&[0, 5], 8), 0);
+/// assert_eq!(span_len(&[7], 7), 7);
+/// ```
+pub fn span_len(dims: &[usize], ld: usize) -> usize {
+    match dims {
+        [rows, cols] if *rows > 0 && *cols > 0 => (rows - 1).saturating_mul(ld).saturating_add(*cols),
+        _ => dims.iter().product(),
+    }
+}
+
+/// Whether a tensor's elements are one contiguous run (no gaps between rows).
+pub(crate) fn is_contiguous(dims: &[usize], ld: usize) -> bool {
+    span_len(dims, ld) == dims.iter().product::<usize>()
+}
+
+/// `Err(NotContiguous)` for a matrix with gaps between its rows, where `what` needs one run.
+pub(crate) fn check_contiguous(
+    what: &'static str,
+    param: &'static str,
+    dims: &[usize],
+    ld: usize,
+) -> Result<(), Error> {
+    if is_contiguous(dims, ld) {
+        return Ok(());
+    }
+    Err(Error::NotContiguous { what, param, cols: dims.last().copied().unwrap_or(1), ld })
+}
+
+/// The `rows × cols` elements of a strided matrix, packed row after row, from `span`, its
+/// elements from first to last (gaps included).
+pub(crate) fn packed<T: Copy>(span: &[T], dims: &[usize], ld: usize) -> Vec<T> {
+    match dims {
+        [rows, cols] if !is_contiguous(dims, ld) => {
+            (0..*rows).flat_map(|r| span[r * ld..r * ld + cols].iter().copied()).collect()
+        }
+        _ => span.to_vec(),
+    }
+}
+
+/// The first element and dims of sub-matrix `rows × cols` of a matrix of `dims` whose rows
+/// are `ld` apart.
+fn submatrix_of(
+    dims: &[usize],
+    ld: usize,
+    rows: &Range<usize>,
+    cols: &Range<usize>,
+) -> Result<(usize, [usize; 2]), Error> {
+    let &[height, width] = dims else {
+        return Err(Error::NotAMatrix { dims: dims.to_vec() });
+    };
+    if rows.start > rows.end || rows.end > height || cols.start > cols.end || cols.end > width {
+        return Err(Error::SubmatrixOutOfBounds { rows: rows.clone(), cols: cols.clone(), dims: [height, width] });
+    }
+    let shape = [rows.len(), cols.len()];
+    if shape.contains(&0) {
+        // an empty view: where it starts does not matter, as long as it is inside
+        return Ok((0, shape));
+    }
+    Ok((rows.start * ld + cols.start, shape))
+}
+
+/// The elements a `rows × cols` matrix from `start` with rows `ld` apart covers, checked to
+/// lie inside `len` elements.
+fn strided_span(len: usize, start: usize, [rows, cols]: [usize; 2], ld: usize) -> Result<Range<usize>, Error> {
+    if ld < cols {
+        return Err(Error::LeadingDimensionTooSmall { ld, cols });
+    }
+    let end = start.checked_add(span_len(&[rows, cols], ld)).filter(|&end| end <= len);
+    match end {
+        Some(end) => Ok(start..end),
+        None => Err(Error::StridedViewOutOfBounds { start, rows, cols, ld, len }),
     }
 }
 
@@ -206,6 +415,9 @@ impl<'a, T: Element> Memory<'a, T> {
 pub trait Input<T: Element> {
     #[doc(hidden)]
     fn shape(&self) -> &[usize];
+    /// Elements from the start of one row to the next (the last dimension when dense).
+    #[doc(hidden)]
+    fn row_stride(&self) -> usize;
     #[doc(hidden)]
     fn location(&self) -> Location;
     #[doc(hidden)]
@@ -216,6 +428,9 @@ pub trait Input<T: Element> {
 pub trait Output<T: Element> {
     #[doc(hidden)]
     fn shape(&self) -> &[usize];
+    /// Elements from the start of one row to the next (the last dimension when dense).
+    #[doc(hidden)]
+    fn row_stride(&self) -> usize;
     #[doc(hidden)]
     fn location(&self) -> Location;
     #[doc(hidden)]
@@ -225,6 +440,9 @@ pub trait Output<T: Element> {
 impl<T: Element> Input<T> for DeviceTensor<T> {
     fn shape(&self) -> &[usize] {
         &self.dims
+    }
+    fn row_stride(&self) -> usize {
+        self.leading_dimension()
     }
     fn location(&self) -> Location {
         self.location
@@ -241,6 +459,9 @@ impl<T: Element> Input<T> for TensorView<'_, T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
+    fn row_stride(&self) -> usize {
+        self.leading_dimension()
+    }
     fn location(&self) -> Location {
         self.location
     }
@@ -256,6 +477,9 @@ impl<T: Element> Input<T> for TensorViewMut<'_, T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
+    fn row_stride(&self) -> usize {
+        self.leading_dimension()
+    }
     fn location(&self) -> Location {
         self.location
     }
@@ -270,6 +494,9 @@ impl<T: Element> Input<T> for TensorViewMut<'_, T> {
 impl<T: Element> Output<T> for DeviceTensor<T> {
     fn shape(&self) -> &[usize] {
         &self.dims
+    }
+    fn row_stride(&self) -> usize {
+        self.leading_dimension()
     }
     fn location(&self) -> Location {
         self.location
@@ -287,6 +514,9 @@ impl<T: Element> Output<T> for TensorViewMut<'_, T> {
     fn shape(&self) -> &[usize] {
         &self.dims
     }
+    fn row_stride(&self) -> usize {
+        self.leading_dimension()
+    }
     fn location(&self) -> Location {
         self.location
     }
@@ -295,5 +525,100 @@ impl<T: Element> Output<T> for TensorViewMut<'_, T> {
             ViewMut::Cuda(view) => MemoryMut::Cuda(view.slice_mut(..)),
             ViewMut::Host { buffer, range } => MemoryMut::Host { buffer, range: range.clone() },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `rows × cols` host tensor holding 0, 1, 2, .. (as the simulator keeps them).
+    fn host_matrix(rows: usize, cols: usize) -> DeviceTensor<f32> {
+        let values: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+        let buffer = HostBuffer::from_slice(&values).unwrap();
+        DeviceTensor { storage: Storage::Host(buffer), dims: vec![rows, cols], location: Location::Host }
+    }
+
+    fn elements(view: &impl Input<f32>) -> Vec<f32> {
+        let memory = view.memory();
+        packed(memory.host().unwrap(), view.shape(), view.row_stride())
+    }
+
+    #[test]
+    fn a_submatrix_has_the_parents_leading_dimension_and_its_elements() {
+        let parent = host_matrix(5, 7);
+        let view = parent.submatrix(1..4, 2..5).unwrap();
+        assert_eq!((view.dims(), view.leading_dimension()), (&[3, 3][..], 7));
+        assert_eq!(elements(&view), vec![9.0, 10.0, 11.0, 16.0, 17.0, 18.0, 23.0, 24.0, 25.0]);
+        // it spans from its first element to its last, the gaps between rows included
+        assert_eq!(view.memory().host().unwrap().len(), span_len(&[3, 3], 7));
+        assert_eq!(span_len(&[3, 3], 7), 17);
+        // a view of the view: rows 2..4, columns 3..5 of the parent
+        let inner = view.submatrix(1..3, 1..3).unwrap();
+        assert_eq!((inner.dims(), inner.leading_dimension()), (&[2, 2][..], 7));
+        assert_eq!(elements(&inner), vec![17.0, 18.0, 24.0, 25.0]);
+        // the whole matrix is dense
+        assert!(is_contiguous(parent.submatrix(0..5, 0..7).unwrap().dims(), 7));
+        assert!(!is_contiguous(view.dims(), 7));
+    }
+
+    #[test]
+    fn a_writable_submatrix_writes_only_its_elements() {
+        let mut parent = host_matrix(4, 6);
+        let mut view = parent.submatrix_mut(1..3, 1..4).unwrap();
+        let mut inner = view.submatrix_mut(1..2, 0..3).unwrap(); // parent row 2, columns 1..4
+        assert_eq!((inner.dims(), inner.leading_dimension()), (&[1, 3][..], 6));
+        if let MemoryMut::Host { buffer, range } = inner.memory_mut() {
+            buffer.as_mut_slice()[range].fill(-1.0);
+        }
+        let Storage::Host(buffer) = &parent.storage else { unreachable!() };
+        let changed: Vec<usize> =
+            buffer.as_slice().iter().enumerate().filter(|(i, v)| **v != *i as f32).map(|(i, _)| i).collect();
+        assert_eq!(changed, vec![13, 14, 15]);
+    }
+
+    #[test]
+    fn submatrices_outside_the_parent_are_errors_with_the_numbers() {
+        let parent = host_matrix(5, 7);
+        match parent.submatrix(2..6, 0..7) {
+            Err(error @ Error::SubmatrixOutOfBounds { .. }) => {
+                assert_eq!(error.to_string(), "sub-matrix rows 2..6, columns 0..7 is not inside the 5 × 7 matrix");
+            }
+            other => panic!("expected SubmatrixOutOfBounds, got {other:?}"),
+        }
+        assert!(matches!(parent.submatrix(0..5, 3..8), Err(Error::SubmatrixOutOfBounds { dims: [5, 7], .. })));
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = parent.submatrix(3..2, 0..1);
+        assert!(matches!(reversed, Err(Error::SubmatrixOutOfBounds { .. })));
+        // of a view: the view's own shape bounds it
+        let view = parent.submatrix(1..4, 1..4).unwrap();
+        assert!(matches!(view.submatrix(0..3, 0..4), Err(Error::SubmatrixOutOfBounds { dims: [3, 3], .. })));
+        // an empty sub-matrix is fine, wherever it is
+        assert_eq!(parent.submatrix(5..5, 0..7).unwrap().dims(), &[0, 7]);
+        let flat = parent.reshape([35]).unwrap();
+        assert!(matches!(flat.submatrix(0..1, 0..1), Err(Error::NotAMatrix { dims }) if dims == vec![35]));
+    }
+
+    #[test]
+    fn explicit_leading_dimensions_are_checked() {
+        let buffer = host_matrix(1, 100).reshape([100]).unwrap();
+        let view = buffer.view_with_leading_dimension(3, [4, 10], 24).unwrap();
+        assert_eq!((view.dims(), view.leading_dimension()), (&[4, 10][..], 24));
+        assert_eq!(elements(&view)[..3], [3.0, 4.0, 5.0]);
+        assert_eq!(elements(&view)[10], 27.0);
+        match buffer.view_with_leading_dimension(0, [4, 10], 9) {
+            Err(error @ Error::LeadingDimensionTooSmall { ld: 9, cols: 10 }) => {
+                assert!(error.to_string().contains("leading dimension 9 is less than the 10 columns"), "{error}");
+            }
+            other => panic!("expected LeadingDimensionTooSmall, got {other:?}"),
+        }
+        // the last row ends at 30 + 3·24 + 10 = 112 > 100
+        match buffer.view_with_leading_dimension(30, [4, 10], 24) {
+            Err(Error::StridedViewOutOfBounds { start: 30, rows: 4, cols: 10, ld: 24, len: 100 }) => {}
+            other => panic!("expected StridedViewOutOfBounds, got {other:?}"),
+        }
+        // exactly to the end is inside
+        assert!(buffer.view_with_leading_dimension(18, [4, 10], 24).is_ok());
+        assert!(buffer.view_with_leading_dimension(usize::MAX, [1, 1], 1).is_err());
     }
 }

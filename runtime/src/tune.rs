@@ -222,7 +222,8 @@ pub fn tune(
 }
 
 /// The widest vector every 2-D tensor's rows allow at `binding` (rows whose length is not a
-/// multiple of the width would make vector accesses misaligned).
+/// multiple of the width would make vector accesses misaligned). The tuner times dense
+/// tensors, whose leading dimension is their row length.
 fn shape_vector_cap(kernel: &Kernel, binding: &[(String, i64)]) -> tessera_dsl::VectorWidth {
     let mut width = tessera_dsl::VectorWidth::W4;
     for tensor in kernel.params.iter().filter_map(|p| p.tensor()).filter(|t| t.rank() >= 2) {

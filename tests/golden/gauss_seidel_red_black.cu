@@ -18,8 +18,9 @@
 // arithmetic is spelt out — `fma(h2, f, north)`, then the other three neighbours added in
 // order, then × 0.25 (exact) — so a CPU sweep written the same way gives the same bits.
 
+// f_ld, u_ld: the leading dimensions of f and u, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-gauss_seidel_red_black(const float* __restrict__ f, float* __restrict__ u, const float h2, const int colour, const int R, const int C)
+gauss_seidel_red_black(const float* __restrict__ f, float* __restrict__ u, const float h2, const int colour, const int R, const int C, const int f_ld, const int u_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 1;  // elements per 32-bit access
@@ -35,7 +36,7 @@ gauss_seidel_red_black(const float* __restrict__ f, float* __restrict__ u, const
     const int c = bx * BW + 2 * (tid % BC) + (r + colour) % 2;
     // if r > 0 && r < R - 1 && c > 0 && c < C - 1 { .. }
     if (r > 0 && r < R - 1 && c > 0 && c < C - 1) {
-        const float s = fmaf(h2, f[r * C + c], u[(r - 1) * C + c]) + u[(r + 1) * C + c] + u[r * C + (c - 1)] + u[r * C + (c + 1)];
-        u[r * C + c] = 0.25f * s;
+        const float s = fmaf(h2, f[r * f_ld + c], u[(r - 1) * u_ld + c]) + u[(r + 1) * u_ld + c] + u[r * u_ld + (c - 1)] + u[r * u_ld + (c + 1)];
+        u[r * u_ld + c] = 0.25f * s;
     }
 }

@@ -15,8 +15,9 @@
 // tile, ran at 38% of the device copy.) Clamped cells outside the grid are read only by edge
 // points, which copy instead. R and C need not be multiples of the tile.
 
+// u_ld, out_ld: the leading dimensions of u and out, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-laplacian_5pt(const float* __restrict__ u, float* __restrict__ out, const int R, const int C)
+laplacian_5pt(const float* __restrict__ u, float* __restrict__ out, const int R, const int C, const int u_ld, const int out_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 1;  // elements per 32-bit access
@@ -39,7 +40,7 @@ laplacian_5pt(const float* __restrict__ u, float* __restrict__ out, const int R,
     #pragma unroll
     for (int k = 0; k < (HR + THREAD_ROWS - 1) / THREAD_ROWS; ++k) {
         const int hr = row + k * THREAD_ROWS;
-        const float v = u[min(max(by * BR + hr - 1, 0), R - 1) * C + gc];
+        const float v = u[min(max(by * BR + hr - 1, 0), R - 1) * u_ld + gc];
         if (hr < HR) {
             tile[hr][col] = v;
         }
@@ -48,7 +49,7 @@ laplacian_5pt(const float* __restrict__ u, float* __restrict__ out, const int R,
     if (col < HC - BC) {
         const int right = min(bx * BC + BC + col - 1, C - 1);
         for (int hr = row; hr < HR; hr += THREAD_ROWS) {
-            tile[hr][BC + col] = u[min(max(by * BR + hr - 1, 0), R - 1) * C + right];
+            tile[hr][BC + col] = u[min(max(by * BR + hr - 1, 0), R - 1) * u_ld + right];
         }
     }
     __syncthreads();  // tile: written above, read below
@@ -63,9 +64,9 @@ laplacian_5pt(const float* __restrict__ u, float* __restrict__ out, const int R,
         const float laplacian = tile[tr - 1][tc] + tile[tr + 1][tc] + tile[tr][tc - 1] + tile[tr][tc + 1] - 4.0f * centre;
         if (r < R && c < C) {
             if (r == 0 || c == 0 || r == R - 1 || c == C - 1) {
-                out[r * C + c] = centre;
+                out[r * out_ld + c] = centre;
             } else {
-                out[r * C + c] = laplacian;
+                out[r * out_ld + c] = laplacian;
             }
         }
     }

@@ -16,8 +16,9 @@ __device__ __forceinline__ T tessera_warp_sum(T v)
     return v;
 }
 
+// f_ld, u_ld: the leading dimensions of f and u, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-residual_partials(const float* __restrict__ f, const float* __restrict__ u, float* __restrict__ partials, const float h2, const int R, const int C, const int P)
+residual_partials(const float* __restrict__ f, const float* __restrict__ u, float* __restrict__ partials, const float h2, const int R, const int C, const int P, const int f_ld, const int u_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 1;  // elements per 32-bit access
@@ -34,8 +35,8 @@ residual_partials(const float* __restrict__ f, const float* __restrict__ u, floa
         const int r = i / C;
         const int c = i % C;
         if (r > 0 && r < R - 1 && c > 0 && c < C - 1) {
-            const float neighbours = u[(r - 1) * C + c] + u[(r + 1) * C + c] + u[r * C + (c - 1)] + u[r * C + (c + 1)];
-            const float residual = h2 * f[r * C + c] + neighbours - 4.0f * u[r * C + c];
+            const float neighbours = u[(r - 1) * u_ld + c] + u[(r + 1) * u_ld + c] + u[r * u_ld + (c - 1)] + u[r * u_ld + (c + 1)];
+            const float residual = h2 * f[r * f_ld + c] + neighbours - 4.0f * u[r * u_ld + c];
             s += residual * residual;
         }
     }

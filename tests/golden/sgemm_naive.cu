@@ -2,8 +2,9 @@
 // Edit the Rust function, not this file.
 // Naive: one thread per element of C, reading A and B straight from global memory.
 
+// a_ld, b_ld, c_ld: the leading dimensions of a, b and c, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-sgemm_naive(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, const float alpha, const float beta, const int M, const int K, const int N)
+sgemm_naive(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, const float alpha, const float beta, const int M, const int K, const int N, const int a_ld, const int b_ld, const int c_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 1;  // elements per 32-bit access
@@ -31,8 +32,8 @@ sgemm_naive(const float* __restrict__ a, const float* __restrict__ b, float* __r
             for (int kk = 0; kk < 1; ++kk) {
                 float a_frag[1];
                 float b_frag[1];
-                a_frag[0] = a_row0 + thread_row * 1 < M && a_col0 + kk < K ? a[(a_row0 + thread_row * 1) * K + a_col0 + kk] : 0.0f;
-                b_frag[0] = b_row0 + kk < K && b_col0 + thread_col * 1 < N ? b[(b_row0 + kk) * N + b_col0 + thread_col * 1] : 0.0f;
+                a_frag[0] = a_row0 + thread_row * 1 < M && a_col0 + kk < K ? a[(a_row0 + thread_row * 1) * a_ld + a_col0 + kk] : 0.0f;
+                b_frag[0] = b_row0 + kk < K && b_col0 + thread_col * 1 < N ? b[(b_row0 + kk) * b_ld + b_col0 + thread_col * 1] : 0.0f;
                 #pragma unroll
                 for (int i = 0; i < 1; ++i) {
                     #pragma unroll
@@ -59,13 +60,13 @@ sgemm_naive(const float* __restrict__ a, const float* __restrict__ b, float* __r
                     if (beta == 0.0f) {
                         value = alpha * value;
                     } else {
-                        const float old = c[(c_row0 + row) * N + c_col0 + col];
+                        const float old = c[(c_row0 + row) * c_ld + c_col0 + col];
                         value = alpha * value + beta * old;
                     }
-                    c[(c_row0 + row) * N + c_col0 + col] = value;
+                    c[(c_row0 + row) * c_ld + c_col0 + col] = value;
                 } else {
                     // a tile on the edge: each element bounds-checked
-                    if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * N + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * N + c_col0 + col];
+                    if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
                 }
             }
         }

@@ -3,8 +3,9 @@
 // V5: V4 with BK = 16 — twice the work per barrier and per prefetch — holding registers to
 // 128 so two blocks stay resident per SM.
 
+// a_ld, b_ld, c_ld: the leading dimensions of a, b and c, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256, 2)
-sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, const float alpha, const float beta, const int M, const int K, const int N)
+sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, const float alpha, const float beta, const int M, const int K, const int N, const int a_ld, const int b_ld, const int c_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 4;  // elements per 128-bit access
@@ -51,7 +52,7 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                         const int item = step * THREADS + tid;
                         const int row = item / (COLS / VECTOR);
                         const int col = item % (COLS / VECTOR) * VECTOR;
-                        a_s_staged[step] = *reinterpret_cast<const float4*>(&a[(a_row0 + row) * K + a_col0 + col]);
+                        a_s_staged[step] = *reinterpret_cast<const float4*>(&a[(a_row0 + row) * a_ld + a_col0 + col]);
                     }
                 } else {
                     // a tile on the edge: elements outside the tensor are zero
@@ -61,10 +62,10 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                         const int row = item / (COLS / VECTOR);
                         const int col = item % (COLS / VECTOR) * VECTOR;
                         a_s_staged[step] = {};
-                        if (a_row0 + row < M && a_col0 + col < K) a_s_staged[step].x = a[(a_row0 + row) * K + a_col0 + col];
-                        if (a_row0 + row < M && a_col0 + col + 1 < K) a_s_staged[step].y = a[(a_row0 + row) * K + a_col0 + col + 1];
-                        if (a_row0 + row < M && a_col0 + col + 2 < K) a_s_staged[step].z = a[(a_row0 + row) * K + a_col0 + col + 2];
-                        if (a_row0 + row < M && a_col0 + col + 3 < K) a_s_staged[step].w = a[(a_row0 + row) * K + a_col0 + col + 3];
+                        if (a_row0 + row < M && a_col0 + col < K) a_s_staged[step].x = a[(a_row0 + row) * a_ld + a_col0 + col];
+                        if (a_row0 + row < M && a_col0 + col + 1 < K) a_s_staged[step].y = a[(a_row0 + row) * a_ld + a_col0 + col + 1];
+                        if (a_row0 + row < M && a_col0 + col + 2 < K) a_s_staged[step].z = a[(a_row0 + row) * a_ld + a_col0 + col + 2];
+                        if (a_row0 + row < M && a_col0 + col + 3 < K) a_s_staged[step].w = a[(a_row0 + row) * a_ld + a_col0 + col + 3];
                     }
                 }
             }
@@ -97,7 +98,7 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                         const int item = step * THREADS + tid;
                         const int row = item / (COLS / VECTOR);
                         const int col = item % (COLS / VECTOR) * VECTOR;
-                        b_s_staged[step] = *reinterpret_cast<const float4*>(&b[(b_row0 + row) * N + b_col0 + col]);
+                        b_s_staged[step] = *reinterpret_cast<const float4*>(&b[(b_row0 + row) * b_ld + b_col0 + col]);
                     }
                 } else {
                     // a tile on the edge: elements outside the tensor are zero
@@ -107,10 +108,10 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                         const int row = item / (COLS / VECTOR);
                         const int col = item % (COLS / VECTOR) * VECTOR;
                         b_s_staged[step] = {};
-                        if (b_row0 + row < K && b_col0 + col < N) b_s_staged[step].x = b[(b_row0 + row) * N + b_col0 + col];
-                        if (b_row0 + row < K && b_col0 + col + 1 < N) b_s_staged[step].y = b[(b_row0 + row) * N + b_col0 + col + 1];
-                        if (b_row0 + row < K && b_col0 + col + 2 < N) b_s_staged[step].z = b[(b_row0 + row) * N + b_col0 + col + 2];
-                        if (b_row0 + row < K && b_col0 + col + 3 < N) b_s_staged[step].w = b[(b_row0 + row) * N + b_col0 + col + 3];
+                        if (b_row0 + row < K && b_col0 + col < N) b_s_staged[step].x = b[(b_row0 + row) * b_ld + b_col0 + col];
+                        if (b_row0 + row < K && b_col0 + col + 1 < N) b_s_staged[step].y = b[(b_row0 + row) * b_ld + b_col0 + col + 1];
+                        if (b_row0 + row < K && b_col0 + col + 2 < N) b_s_staged[step].z = b[(b_row0 + row) * b_ld + b_col0 + col + 2];
+                        if (b_row0 + row < K && b_col0 + col + 3 < N) b_s_staged[step].w = b[(b_row0 + row) * b_ld + b_col0 + col + 3];
                     }
                 }
             }
@@ -145,7 +146,7 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int item = step * THREADS + tid;
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
-                            a_s_staged[step] = *reinterpret_cast<const float4*>(&a[(a_row0 + row) * K + a_col0 + col]);
+                            a_s_staged[step] = *reinterpret_cast<const float4*>(&a[(a_row0 + row) * a_ld + a_col0 + col]);
                         }
                     } else {
                         // a tile on the edge: elements outside the tensor are zero
@@ -155,10 +156,10 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
                             a_s_staged[step] = {};
-                            if (a_row0 + row < M && a_col0 + col < K) a_s_staged[step].x = a[(a_row0 + row) * K + a_col0 + col];
-                            if (a_row0 + row < M && a_col0 + col + 1 < K) a_s_staged[step].y = a[(a_row0 + row) * K + a_col0 + col + 1];
-                            if (a_row0 + row < M && a_col0 + col + 2 < K) a_s_staged[step].z = a[(a_row0 + row) * K + a_col0 + col + 2];
-                            if (a_row0 + row < M && a_col0 + col + 3 < K) a_s_staged[step].w = a[(a_row0 + row) * K + a_col0 + col + 3];
+                            if (a_row0 + row < M && a_col0 + col < K) a_s_staged[step].x = a[(a_row0 + row) * a_ld + a_col0 + col];
+                            if (a_row0 + row < M && a_col0 + col + 1 < K) a_s_staged[step].y = a[(a_row0 + row) * a_ld + a_col0 + col + 1];
+                            if (a_row0 + row < M && a_col0 + col + 2 < K) a_s_staged[step].z = a[(a_row0 + row) * a_ld + a_col0 + col + 2];
+                            if (a_row0 + row < M && a_col0 + col + 3 < K) a_s_staged[step].w = a[(a_row0 + row) * a_ld + a_col0 + col + 3];
                         }
                     }
                 }
@@ -175,7 +176,7 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int item = step * THREADS + tid;
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
-                            b_s_staged[step] = *reinterpret_cast<const float4*>(&b[(b_row0 + row) * N + b_col0 + col]);
+                            b_s_staged[step] = *reinterpret_cast<const float4*>(&b[(b_row0 + row) * b_ld + b_col0 + col]);
                         }
                     } else {
                         // a tile on the edge: elements outside the tensor are zero
@@ -185,10 +186,10 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
                             b_s_staged[step] = {};
-                            if (b_row0 + row < K && b_col0 + col < N) b_s_staged[step].x = b[(b_row0 + row) * N + b_col0 + col];
-                            if (b_row0 + row < K && b_col0 + col + 1 < N) b_s_staged[step].y = b[(b_row0 + row) * N + b_col0 + col + 1];
-                            if (b_row0 + row < K && b_col0 + col + 2 < N) b_s_staged[step].z = b[(b_row0 + row) * N + b_col0 + col + 2];
-                            if (b_row0 + row < K && b_col0 + col + 3 < N) b_s_staged[step].w = b[(b_row0 + row) * N + b_col0 + col + 3];
+                            if (b_row0 + row < K && b_col0 + col < N) b_s_staged[step].x = b[(b_row0 + row) * b_ld + b_col0 + col];
+                            if (b_row0 + row < K && b_col0 + col + 1 < N) b_s_staged[step].y = b[(b_row0 + row) * b_ld + b_col0 + col + 1];
+                            if (b_row0 + row < K && b_col0 + col + 2 < N) b_s_staged[step].z = b[(b_row0 + row) * b_ld + b_col0 + col + 2];
+                            if (b_row0 + row < K && b_col0 + col + 3 < N) b_s_staged[step].w = b[(b_row0 + row) * b_ld + b_col0 + col + 3];
                         }
                     }
                 }
@@ -263,19 +264,19 @@ sgemm_v5(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                         value.z = alpha * value.z;
                         value.w = alpha * value.w;
                     } else {
-                        const float4 old = *reinterpret_cast<const float4*>(&c[(c_row0 + row) * N + c_col0 + col]);
+                        const float4 old = *reinterpret_cast<const float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
                         value.x = alpha * value.x + beta * old.x;
                         value.y = alpha * value.y + beta * old.y;
                         value.z = alpha * value.z + beta * old.z;
                         value.w = alpha * value.w + beta * old.w;
                     }
-                    *reinterpret_cast<float4*>(&c[(c_row0 + row) * N + c_col0 + col]) = value;
+                    *reinterpret_cast<float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = value;
                 } else {
                     // a tile on the edge: each element bounds-checked
-                    if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * N + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * N + c_col0 + col];
-                    if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * N + c_col0 + col + 1] = beta == 0.0f ? alpha * acc[i][j + 1] : alpha * acc[i][j + 1] + beta * c[(c_row0 + row) * N + c_col0 + col + 1];
-                    if (c_row0 + row < M && c_col0 + col + 2 < N) c[(c_row0 + row) * N + c_col0 + col + 2] = beta == 0.0f ? alpha * acc[i][j + 2] : alpha * acc[i][j + 2] + beta * c[(c_row0 + row) * N + c_col0 + col + 2];
-                    if (c_row0 + row < M && c_col0 + col + 3 < N) c[(c_row0 + row) * N + c_col0 + col + 3] = beta == 0.0f ? alpha * acc[i][j + 3] : alpha * acc[i][j + 3] + beta * c[(c_row0 + row) * N + c_col0 + col + 3];
+                    if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
+                    if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? alpha * acc[i][j + 1] : alpha * acc[i][j + 1] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
+                    if (c_row0 + row < M && c_col0 + col + 2 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 2] = beta == 0.0f ? alpha * acc[i][j + 2] : alpha * acc[i][j + 2] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 2];
+                    if (c_row0 + row < M && c_col0 + col + 3 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 3] = beta == 0.0f ? alpha * acc[i][j + 3] : alpha * acc[i][j + 3] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 3];
                 }
             }
         }

@@ -4,8 +4,9 @@
 // so a warp reads 32 consecutive columns of one shared row — no bank conflict, at the
 // price of y's float4 stores landing in 32 different rows.
 
+// x_ld, y_ld: the leading dimensions of x and y, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-transpose_f32x4_conflict_free(const float* __restrict__ x, float* __restrict__ y, const int R, const int C)
+transpose_f32x4_conflict_free(const float* __restrict__ x, float* __restrict__ y, const int R, const int C, const int x_ld, const int y_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 4;  // elements per 128-bit access
@@ -33,7 +34,7 @@ transpose_f32x4_conflict_free(const float* __restrict__ x, float* __restrict__ y
                 const int item = step * THREADS + tid;
                 const int row = item / (COLS / VECTOR);
                 const int col = item % (COLS / VECTOR) * VECTOR;
-                staged[step] = *reinterpret_cast<const float4*>(&x[(x_row0 + row) * C + x_col0 + col]);
+                staged[step] = *reinterpret_cast<const float4*>(&x[(x_row0 + row) * x_ld + x_col0 + col]);
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
@@ -50,10 +51,10 @@ transpose_f32x4_conflict_free(const float* __restrict__ x, float* __restrict__ y
                 const int item = step * THREADS + tid;
                 const int row = item / (COLS / VECTOR);
                 const int col = item % (COLS / VECTOR) * VECTOR;
-                if (x_row0 + row < R && x_col0 + col < C) staged[step].x = x[(x_row0 + row) * C + x_col0 + col];
-                if (x_row0 + row < R && x_col0 + col + 1 < C) staged[step].y = x[(x_row0 + row) * C + x_col0 + col + 1];
-                if (x_row0 + row < R && x_col0 + col + 2 < C) staged[step].z = x[(x_row0 + row) * C + x_col0 + col + 2];
-                if (x_row0 + row < R && x_col0 + col + 3 < C) staged[step].w = x[(x_row0 + row) * C + x_col0 + col + 3];
+                if (x_row0 + row < R && x_col0 + col < C) staged[step].x = x[(x_row0 + row) * x_ld + x_col0 + col];
+                if (x_row0 + row < R && x_col0 + col + 1 < C) staged[step].y = x[(x_row0 + row) * x_ld + x_col0 + col + 1];
+                if (x_row0 + row < R && x_col0 + col + 2 < C) staged[step].z = x[(x_row0 + row) * x_ld + x_col0 + col + 2];
+                if (x_row0 + row < R && x_col0 + col + 3 < C) staged[step].w = x[(x_row0 + row) * x_ld + x_col0 + col + 3];
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
@@ -87,7 +88,7 @@ transpose_f32x4_conflict_free(const float* __restrict__ x, float* __restrict__ y
                 const int item = step * THREADS + tid;
                 const int row = item % ROWS;
                 const int col = item / ROWS * VECTOR;
-                *reinterpret_cast<float4*>(&y[(y_row0 + row) * R + y_col0 + col]) = staged[step];
+                *reinterpret_cast<float4*>(&y[(y_row0 + row) * y_ld + y_col0 + col]) = staged[step];
             }
         } else {
             // a tile on the edge: the same steps, each element bounds-checked
@@ -104,10 +105,10 @@ transpose_f32x4_conflict_free(const float* __restrict__ x, float* __restrict__ y
                 const int item = step * THREADS + tid;
                 const int row = item % ROWS;
                 const int col = item / ROWS * VECTOR;
-                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * R + y_col0 + col] = staged[step].x;
-                if (y_row0 + row < C && y_col0 + col + 1 < R) y[(y_row0 + row) * R + y_col0 + col + 1] = staged[step].y;
-                if (y_row0 + row < C && y_col0 + col + 2 < R) y[(y_row0 + row) * R + y_col0 + col + 2] = staged[step].z;
-                if (y_row0 + row < C && y_col0 + col + 3 < R) y[(y_row0 + row) * R + y_col0 + col + 3] = staged[step].w;
+                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * y_ld + y_col0 + col] = staged[step].x;
+                if (y_row0 + row < C && y_col0 + col + 1 < R) y[(y_row0 + row) * y_ld + y_col0 + col + 1] = staged[step].y;
+                if (y_row0 + row < C && y_col0 + col + 2 < R) y[(y_row0 + row) * y_ld + y_col0 + col + 2] = staged[step].z;
+                if (y_row0 + row < C && y_col0 + col + 3 < R) y[(y_row0 + row) * y_ld + y_col0 + col + 3] = staged[step].w;
             }
         }
     }

@@ -2,8 +2,9 @@
 // Edit the Rust function, not this file.
 // Naive: each thread reads x down a column (strided) and writes y along a row (coalesced).
 
+// x_ld, y_ld: the leading dimensions of x and y, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-transpose_naive(const float* __restrict__ x, float* __restrict__ y, const int R, const int C)
+transpose_naive(const float* __restrict__ x, float* __restrict__ y, const int R, const int C, const int x_ld, const int y_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 1;  // elements per 32-bit access
@@ -30,14 +31,14 @@ transpose_naive(const float* __restrict__ x, float* __restrict__ y, const int R,
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                staged[step] = x[(x_row0 + col) * C + x_col0 + row];
+                staged[step] = x[(x_row0 + col) * x_ld + x_col0 + row];
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                y[(y_row0 + row) * R + y_col0 + col] = staged[step];
+                y[(y_row0 + row) * y_ld + y_col0 + col] = staged[step];
             }
         } else {
             // a tile on the edge: the same steps, each element bounds-checked
@@ -47,14 +48,14 @@ transpose_naive(const float* __restrict__ x, float* __restrict__ y, const int R,
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (x_row0 + col < R && x_col0 + row < C) staged[step] = x[(x_row0 + col) * C + x_col0 + row];
+                if (x_row0 + col < R && x_col0 + row < C) staged[step] = x[(x_row0 + col) * x_ld + x_col0 + row];
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * R + y_col0 + col] = staged[step];
+                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * y_ld + y_col0 + col] = staged[step];
             }
         }
     }

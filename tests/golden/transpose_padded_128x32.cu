@@ -3,8 +3,9 @@
 // Padded 128×32 tiles: each block writes 128-element runs of y's rows, so rows of y that
 // are not 32-byte aligned leave partial sectors at the ends of 512 bytes, not 256.
 
+// x_ld, y_ld: the leading dimensions of x and y, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-transpose_padded_128x32(const float* __restrict__ x, float* __restrict__ y, const int R, const int C)
+transpose_padded_128x32(const float* __restrict__ x, float* __restrict__ y, const int R, const int C, const int x_ld, const int y_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 1;  // elements per 32-bit access
@@ -32,7 +33,7 @@ transpose_padded_128x32(const float* __restrict__ x, float* __restrict__ y, cons
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                staged[step] = x[(x_row0 + row) * C + x_col0 + col];
+                staged[step] = x[(x_row0 + row) * x_ld + x_col0 + col];
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
@@ -49,7 +50,7 @@ transpose_padded_128x32(const float* __restrict__ x, float* __restrict__ y, cons
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (x_row0 + row < R && x_col0 + col < C) staged[step] = x[(x_row0 + row) * C + x_col0 + col];
+                if (x_row0 + row < R && x_col0 + col < C) staged[step] = x[(x_row0 + row) * x_ld + x_col0 + col];
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
@@ -83,7 +84,7 @@ transpose_padded_128x32(const float* __restrict__ x, float* __restrict__ y, cons
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                y[(y_row0 + row) * R + y_col0 + col] = staged[step];
+                y[(y_row0 + row) * y_ld + y_col0 + col] = staged[step];
             }
         } else {
             // a tile on the edge: the same steps, each element bounds-checked
@@ -100,7 +101,7 @@ transpose_padded_128x32(const float* __restrict__ x, float* __restrict__ y, cons
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * R + y_col0 + col] = staged[step];
+                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * y_ld + y_col0 + col] = staged[step];
             }
         }
     }

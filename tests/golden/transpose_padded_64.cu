@@ -2,8 +2,9 @@
 // Edit the Rust function, not this file.
 // Padded 64×64 tiles: 16 elements in flight per thread, for bandwidth.
 
+// x_ld, y_ld: the leading dimensions of x and y, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
-transpose_padded_64(const float* __restrict__ x, float* __restrict__ y, const int R, const int C)
+transpose_padded_64(const float* __restrict__ x, float* __restrict__ y, const int R, const int C, const int x_ld, const int y_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 1;  // elements per 32-bit access
@@ -30,7 +31,7 @@ transpose_padded_64(const float* __restrict__ x, float* __restrict__ y, const in
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                staged[step] = x[(x_row0 + row) * C + x_col0 + col];
+                staged[step] = x[(x_row0 + row) * x_ld + x_col0 + col];
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
@@ -47,7 +48,7 @@ transpose_padded_64(const float* __restrict__ x, float* __restrict__ y, const in
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (x_row0 + row < R && x_col0 + col < C) staged[step] = x[(x_row0 + row) * C + x_col0 + col];
+                if (x_row0 + row < R && x_col0 + col < C) staged[step] = x[(x_row0 + row) * x_ld + x_col0 + col];
             }
             #pragma unroll
             for (int step = 0; step < STEPS; ++step) {
@@ -81,7 +82,7 @@ transpose_padded_64(const float* __restrict__ x, float* __restrict__ y, const in
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                y[(y_row0 + row) * R + y_col0 + col] = staged[step];
+                y[(y_row0 + row) * y_ld + y_col0 + col] = staged[step];
             }
         } else {
             // a tile on the edge: the same steps, each element bounds-checked
@@ -98,7 +99,7 @@ transpose_padded_64(const float* __restrict__ x, float* __restrict__ y, const in
                 const int item = step * THREADS + tid;
                 const int row = item / COLS;
                 const int col = item % COLS;
-                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * R + y_col0 + col] = staged[step];
+                if (y_row0 + row < C && y_col0 + col < R) y[(y_row0 + row) * y_ld + y_col0 + col] = staged[step];
             }
         }
     }

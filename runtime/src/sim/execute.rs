@@ -10,14 +10,15 @@ use super::fault::signal_name;
 use super::library::{status, LaunchFfi, ReportFfi, SimLibrary};
 use super::Order;
 use crate::argument::ScalarValue;
-use crate::{Argument, Error};
+use crate::{span_len, Argument, Error};
 
 /// What one launch needs besides its arguments.
 pub(crate) struct Shape<'a> {
     pub kernel: &'a str,
     pub grid: [u32; 3],
     pub block: [u32; 3],
-    /// Trailing `int` parameters after the arguments (the kernel's shape symbols).
+    /// Trailing `int` parameters after the arguments (the kernel's shape symbols, then the
+    /// leading dimensions of its 2-D tensors).
     pub symbols: &'a [i32],
     pub stack_bytes: usize,
 }
@@ -87,15 +88,28 @@ pub(crate) fn execute(
     let written: Vec<Written> = arguments
         .iter()
         .filter_map(|argument| match argument {
-            Argument::Tensor { param, element, dims, address, writable: true, host: Some(_), .. } => Some(Written {
+            Argument::Tensor {
                 param,
-                element: *element,
-                address: *address as usize,
-                bytes: dims.iter().product::<usize>() * element.size_bytes() as usize,
-            }),
+                element,
+                dims,
+                leading_dimension,
+                address,
+                writable: true,
+                host: Some(_),
+                ..
+            } => {
+                Some(Written {
+                    param,
+                    element: *element,
+                    address: *address as usize,
+                    // a sub-matrix's rows and the gaps between them (writes there are found below)
+                    bytes: span_len(dims, *leading_dimension) * element.size_bytes() as usize,
+                })
+            }
             _ => None,
         })
         .collect();
+    let surroundings: Vec<Surroundings> = arguments.iter().filter_map(Surroundings::of).collect();
     let compare = orders.len() > 1;
     let before: Vec<Vec<u8>> = if compare { written.iter().map(Written::read).collect() } else { Vec::new() };
 
@@ -125,6 +139,9 @@ pub(crate) fn execute(
         let overrun = take_overrun(shape.kernel, arguments);
         check_report(shape, &report, arguments)?;
         overrun?;
+        for parent in &surroundings {
+            parent.check(shape.kernel)?;
+        }
         if compare {
             let after: Vec<Vec<u8>> = written.iter().map(Written::read).collect();
             match &first {
@@ -134,6 +151,93 @@ pub(crate) fn execute(
         }
     }
     Ok(())
+}
+
+/// The elements of a writable view's buffer outside the view (before it, after it, and
+/// between its rows), as they were before the launch: a kernel must leave them as they are.
+struct Surroundings {
+    param: &'static str,
+    /// The view's first element.
+    start: usize,
+    dims: [usize; 2],
+    ld: usize,
+    element_bytes: usize,
+    /// The addresses of the whole buffer's elements.
+    parent: std::ops::Range<usize>,
+    saved: Vec<u8>,
+}
+
+impl Surroundings {
+    /// `None` for a read-only tensor, or a view that covers its whole buffer.
+    fn of(argument: &Argument<'_>) -> Option<Self> {
+        let Argument::Tensor {
+            param,
+            element,
+            dims,
+            leading_dimension,
+            address,
+            writable: true,
+            host: Some(region),
+            ..
+        } = argument
+        else {
+            return None;
+        };
+        let element_bytes = element.size_bytes() as usize;
+        let (dims, ld) = match dims.as_slice() {
+            [rows, cols] => ([*rows, *cols], *leading_dimension),
+            _ => {
+                let len = dims.iter().product();
+                ([1, len], len)
+            }
+        };
+        let parent = region.data();
+        let start = *address as usize;
+        // as many elements as the buffer, from its first: the whole buffer, no gaps
+        if start == parent.start && dims.iter().product::<usize>() * element_bytes == parent.len() {
+            return None;
+        }
+        // SAFETY: the buffer's elements, borrowed mutably by this launch's argument; read only.
+        let saved = unsafe { std::slice::from_raw_parts(parent.start as *const u8, parent.len()) }.to_vec();
+        Some(Self { param, start, dims, ld, element_bytes, parent, saved })
+    }
+
+    /// Whether byte `address` belongs to an element of the view.
+    fn inside(&self, address: usize) -> bool {
+        let Some(offset) = address.checked_sub(self.start) else { return false };
+        let element = offset / self.element_bytes;
+        let [rows, cols] = self.dims;
+        self.ld > 0 && element / self.ld < rows && element % self.ld < cols
+    }
+
+    /// `Err(OutsideView)` for the first element outside the view that the kernel changed;
+    /// those elements are restored either way.
+    fn check(&self, kernel: &str) -> Result<(), Error> {
+        // SAFETY: as in `of`; written below only where the kernel already wrote.
+        let now = unsafe { std::slice::from_raw_parts_mut(self.parent.start as *mut u8, self.parent.len()) };
+        if now == self.saved.as_slice() {
+            return Ok(());
+        }
+        let mut first = None;
+        for (i, (byte, was)) in now.iter_mut().zip(&self.saved).enumerate() {
+            let address = self.parent.start + i;
+            if *byte != *was && !self.inside(address) {
+                first.get_or_insert(address);
+                *byte = *was;
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(address) => Err(Error::OutsideView {
+                kernel: kernel.into(),
+                param: self.param.into(),
+                offset: (address as i64 - self.start as i64).div_euclid(self.element_bytes as i64),
+                rows: self.dims[0],
+                cols: self.dims[1],
+                ld: self.ld,
+            }),
+        }
+    }
 }
 
 fn slot_of<T: Copy>(value: T) -> u64 {
@@ -196,14 +300,14 @@ fn check_signature(library: &SimLibrary, shape: &Shape<'_>, arguments: &[Argumen
 fn take_overrun(kernel: &str, arguments: &[Argument<'_>]) -> Result<(), Error> {
     let mut found = None;
     for argument in arguments {
-        if let Argument::Tensor { param, dims, address, host: Some(region), .. } = argument {
+        if let Argument::Tensor { param, dims, leading_dimension, address, host: Some(region), .. } = argument {
             if let Some(offset) = region.take_overrun() {
                 let from_view = offset + region.data_start() as isize - *address as isize;
                 found.get_or_insert(Error::OutOfBounds {
                     kernel: kernel.into(),
                     param: (*param).into(),
                     element: from_view.div_euclid(region.element_bytes() as isize) as i64,
-                    len: dims.iter().product(),
+                    len: span_len(dims, *leading_dimension),
                 });
             }
         }

@@ -200,6 +200,11 @@ impl HostRegion {
         })
     }
 
+    /// The addresses of the buffer's elements (all of them, whichever view a launch got).
+    pub(crate) fn data(&self) -> std::ops::Range<usize> {
+        self.data.clone()
+    }
+
     /// The address of the first element.
     pub(crate) fn data_start(&self) -> usize {
         self.data.start

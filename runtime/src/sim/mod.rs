@@ -285,18 +285,21 @@ impl Simulator {
         Ok(tensor)
     }
 
-    /// Copies a simulated tensor or view back into a `Vec`.
+    /// Copies a simulated tensor or view back into a `Vec` (a sub-matrix packed, row after row).
     pub fn download<T: Element>(&self, tensor: &impl Input<T>) -> Result<Vec<T>, Error> {
         let location = tensor.location();
-        tensor.memory().host().map(<[T]>::to_vec).ok_or(Error::WrongDevice {
+        let packed = |span: &[T]| crate::tensor::packed(span, tensor.shape(), tensor.row_stride());
+        tensor.memory().host().map(packed).ok_or(Error::WrongDevice {
             param: "download".into(),
             tensor: location,
             launch: Location::Host,
         })
     }
 
-    /// Copies `src` into `dst` (both simulated, of equal length).
+    /// Copies `src` into `dst` (both simulated, contiguous, of equal length).
     pub fn copy<T: Element>(&self, src: &impl Input<T>, dst: &mut impl Output<T>) -> Result<(), Error> {
+        crate::tensor::check_contiguous("a copy", "src", src.shape(), src.row_stride())?;
+        crate::tensor::check_contiguous("a copy", "dst", dst.shape(), dst.row_stride())?;
         let wrong = |param: &str, tensor| Error::WrongDevice { param: param.into(), tensor, launch: Location::Host };
         let (src_location, dst_location) = (src.location(), dst.location());
         let from = src.memory();
