@@ -50,8 +50,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let kernels: Vec<&KernelDefinition> =
-        sgemm::ALL.into_iter().filter(|k| options.only.as_deref().is_none_or(|only| only.split(',').any(|o| k.name() == o.trim()))).collect();
+    let kernels: Vec<&KernelDefinition> = sgemm::ALL
+        .into_iter()
+        .filter(|k| options.only.as_deref().is_none_or(|only| only.split(',').any(|o| k.name() == o.trim())))
+        .collect();
     match Gpu::new(0) {
         Ok(gpu) => {
             if let Err(error) = run(&gpu, &kernels, &options) {
