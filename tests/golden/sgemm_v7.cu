@@ -33,8 +33,9 @@ __device__ __forceinline__ void tessera_async_wait()
 }
 #endif  // TESSERA_SIM_H
 
+// a_ld, b_ld, c_ld: the leading dimensions of a, b and c, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256, 2)
-sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, const float alpha, const float beta, const int M, const int K, const int N)
+sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, const float alpha, const float beta, const int M, const int K, const int N, const int a_ld, const int b_ld, const int c_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 4;  // elements per 128-bit access
@@ -86,10 +87,10 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int item = step * THREADS + tid;
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<4>(&a_s[stage][col][row], &a[(a_row0 + row) * K + a_col0 + col], 4);
-                            tessera_async_copy<4>(&a_s[stage][col + 1][row], &a[(a_row0 + row) * K + a_col0 + col + 1], 4);
-                            tessera_async_copy<4>(&a_s[stage][col + 2][row], &a[(a_row0 + row) * K + a_col0 + col + 2], 4);
-                            tessera_async_copy<4>(&a_s[stage][col + 3][row], &a[(a_row0 + row) * K + a_col0 + col + 3], 4);
+                            tessera_async_copy<4>(&a_s[stage][col][row], &a[(a_row0 + row) * a_ld + a_col0 + col], 4);
+                            tessera_async_copy<4>(&a_s[stage][col + 1][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 1], 4);
+                            tessera_async_copy<4>(&a_s[stage][col + 2][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 2], 4);
+                            tessera_async_copy<4>(&a_s[stage][col + 3][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 3], 4);
                         }
                     } else {
                         // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
@@ -100,19 +101,19 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int col = item % (COLS / VECTOR) * VECTOR;
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col < K;
-                                tessera_async_copy<4>(&a_s[stage][col][row], inside ? &a[(a_row0 + row) * K + a_col0 + col] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage][col][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col] : a, inside ? 4 : 0);
                             }
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col + 1 < K;
-                                tessera_async_copy<4>(&a_s[stage][col + 1][row], inside ? &a[(a_row0 + row) * K + a_col0 + col + 1] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage][col + 1][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 1] : a, inside ? 4 : 0);
                             }
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col + 2 < K;
-                                tessera_async_copy<4>(&a_s[stage][col + 2][row], inside ? &a[(a_row0 + row) * K + a_col0 + col + 2] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage][col + 2][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 2] : a, inside ? 4 : 0);
                             }
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col + 3 < K;
-                                tessera_async_copy<4>(&a_s[stage][col + 3][row], inside ? &a[(a_row0 + row) * K + a_col0 + col + 3] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage][col + 3][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 3] : a, inside ? 4 : 0);
                             }
                         }
                     }
@@ -130,7 +131,7 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int item = step * THREADS + tid;
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&b_s[stage][row][col], &b[(b_row0 + row) * N + b_col0 + col], 16);
+                            tessera_async_copy<16>(&b_s[stage][row][col], &b[(b_row0 + row) * b_ld + b_col0 + col], 16);
                         }
                     } else {
                         // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
@@ -141,7 +142,7 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int col = item % (COLS / VECTOR) * VECTOR;
                             {
                                 const int valid = (b_row0 + row < K && b_col0 + col < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 1 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 2 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 3 < N ? 4 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&b_s[stage][row][col], valid > 0 ? &b[(b_row0 + row) * N + b_col0 + col] : b, valid);
+                                tessera_async_copy<16>(&b_s[stage][row][col], valid > 0 ? &b[(b_row0 + row) * b_ld + b_col0 + col] : b, valid);
                             }
                         }
                     }
@@ -171,10 +172,10 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int item = step * THREADS + tid;
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<4>(&a_s[stage_ahead][col][row], &a[(a_row0 + row) * K + a_col0 + col], 4);
-                            tessera_async_copy<4>(&a_s[stage_ahead][col + 1][row], &a[(a_row0 + row) * K + a_col0 + col + 1], 4);
-                            tessera_async_copy<4>(&a_s[stage_ahead][col + 2][row], &a[(a_row0 + row) * K + a_col0 + col + 2], 4);
-                            tessera_async_copy<4>(&a_s[stage_ahead][col + 3][row], &a[(a_row0 + row) * K + a_col0 + col + 3], 4);
+                            tessera_async_copy<4>(&a_s[stage_ahead][col][row], &a[(a_row0 + row) * a_ld + a_col0 + col], 4);
+                            tessera_async_copy<4>(&a_s[stage_ahead][col + 1][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 1], 4);
+                            tessera_async_copy<4>(&a_s[stage_ahead][col + 2][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 2], 4);
+                            tessera_async_copy<4>(&a_s[stage_ahead][col + 3][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 3], 4);
                         }
                     } else {
                         // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
@@ -185,19 +186,19 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int col = item % (COLS / VECTOR) * VECTOR;
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col][row], inside ? &a[(a_row0 + row) * K + a_col0 + col] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage_ahead][col][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col] : a, inside ? 4 : 0);
                             }
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col + 1 < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col + 1][row], inside ? &a[(a_row0 + row) * K + a_col0 + col + 1] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage_ahead][col + 1][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 1] : a, inside ? 4 : 0);
                             }
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col + 2 < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col + 2][row], inside ? &a[(a_row0 + row) * K + a_col0 + col + 2] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage_ahead][col + 2][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 2] : a, inside ? 4 : 0);
                             }
                             {
                                 const bool inside = a_row0 + row < M && a_col0 + col + 3 < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col + 3][row], inside ? &a[(a_row0 + row) * K + a_col0 + col + 3] : a, inside ? 4 : 0);
+                                tessera_async_copy<4>(&a_s[stage_ahead][col + 3][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 3] : a, inside ? 4 : 0);
                             }
                         }
                     }
@@ -215,7 +216,7 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int item = step * THREADS + tid;
                             const int row = item / (COLS / VECTOR);
                             const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&b_s[stage_ahead][row][col], &b[(b_row0 + row) * N + b_col0 + col], 16);
+                            tessera_async_copy<16>(&b_s[stage_ahead][row][col], &b[(b_row0 + row) * b_ld + b_col0 + col], 16);
                         }
                     } else {
                         // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
@@ -226,7 +227,7 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                             const int col = item % (COLS / VECTOR) * VECTOR;
                             {
                                 const int valid = (b_row0 + row < K && b_col0 + col < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 1 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 2 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 3 < N ? 4 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&b_s[stage_ahead][row][col], valid > 0 ? &b[(b_row0 + row) * N + b_col0 + col] : b, valid);
+                                tessera_async_copy<16>(&b_s[stage_ahead][row][col], valid > 0 ? &b[(b_row0 + row) * b_ld + b_col0 + col] : b, valid);
                             }
                         }
                     }
@@ -274,19 +275,19 @@ sgemm_v7(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                         value.z = alpha * value.z;
                         value.w = alpha * value.w;
                     } else {
-                        const float4 old = *reinterpret_cast<const float4*>(&c[(c_row0 + row) * N + c_col0 + col]);
+                        const float4 old = *reinterpret_cast<const float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
                         value.x = alpha * value.x + beta * old.x;
                         value.y = alpha * value.y + beta * old.y;
                         value.z = alpha * value.z + beta * old.z;
                         value.w = alpha * value.w + beta * old.w;
                     }
-                    *reinterpret_cast<float4*>(&c[(c_row0 + row) * N + c_col0 + col]) = value;
+                    *reinterpret_cast<float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = value;
                 } else {
                     // a tile on the edge: each element bounds-checked
-                    if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * N + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * N + c_col0 + col];
-                    if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * N + c_col0 + col + 1] = beta == 0.0f ? alpha * acc[i][j + 1] : alpha * acc[i][j + 1] + beta * c[(c_row0 + row) * N + c_col0 + col + 1];
-                    if (c_row0 + row < M && c_col0 + col + 2 < N) c[(c_row0 + row) * N + c_col0 + col + 2] = beta == 0.0f ? alpha * acc[i][j + 2] : alpha * acc[i][j + 2] + beta * c[(c_row0 + row) * N + c_col0 + col + 2];
-                    if (c_row0 + row < M && c_col0 + col + 3 < N) c[(c_row0 + row) * N + c_col0 + col + 3] = beta == 0.0f ? alpha * acc[i][j + 3] : alpha * acc[i][j + 3] + beta * c[(c_row0 + row) * N + c_col0 + col + 3];
+                    if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
+                    if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? alpha * acc[i][j + 1] : alpha * acc[i][j + 1] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
+                    if (c_row0 + row < M && c_col0 + col + 2 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 2] = beta == 0.0f ? alpha * acc[i][j + 2] : alpha * acc[i][j + 2] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 2];
+                    if (c_row0 + row < M && c_col0 + col + 3 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 3] = beta == 0.0f ? alpha * acc[i][j + 3] : alpha * acc[i][j + 3] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 3];
                 }
             }
         }
