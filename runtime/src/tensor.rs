@@ -100,12 +100,7 @@ impl<T: Element> DeviceTensor<T> {
 
     /// The same elements under another shape with as many elements.
     pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
-        let dims = dims.as_ref().to_vec();
-        let expected: usize = dims.iter().product();
-        if expected != self.len() {
-            return Err(Error::LengthMismatch { what: "reshape", len: self.len(), shape: dims, expected });
-        }
-        self.dims = dims;
+        self.dims = checked_dims("reshape", self.len(), dims.as_ref())?;
         Ok(self)
     }
 
@@ -170,12 +165,33 @@ impl<T: Element> TensorView<'_, T> {
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }
+
+    /// The same elements under another shape with as many elements (a 2-D view at any offset).
+    pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
+        self.dims = checked_dims("reshape", self.dims.iter().product(), dims.as_ref())?;
+        Ok(self)
+    }
 }
 
 impl<T: Element> TensorViewMut<'_, T> {
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }
+
+    /// The same elements under another shape with as many elements (a 2-D view at any offset).
+    pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
+        self.dims = checked_dims("reshape", self.dims.iter().product(), dims.as_ref())?;
+        Ok(self)
+    }
+}
+
+/// `dims`, if they hold exactly `len` elements.
+fn checked_dims(what: &'static str, len: usize, dims: &[usize]) -> Result<Vec<usize>, Error> {
+    let expected: usize = dims.iter().product();
+    if expected != len {
+        return Err(Error::LengthMismatch { what, len, shape: dims.to_vec(), expected });
+    }
+    Ok(dims.to_vec())
 }
 
 /// The elements an argument reads, on its backend (how launches and copies reach them).

@@ -102,8 +102,51 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
     copy(&t.t(), y.tile([bx, by], [TC, TR])).column_major();
 }
 
+/// Sector-aligned stores: every run a block writes into a row of y starts on a 32-byte
+/// boundary, so each 32-byte sector of y is written whole by one block. HBM3 has no write
+/// mask, and a sector two blocks write in parts is read, merged and written back: with rows
+/// of y not a multiple of 8 floats long, that happened at every tile edge of the padded kernels.
+///
+/// Block (bx, by) owns, in y's row r, the columns [by·TR + h, by·TR + TR + h) with h in 0..8
+/// the shift that makes y[r][by·TR + h] 32-byte aligned (TR a multiple of 8 makes h the same for
+/// every by); block 0 also owns [0, h). So it stages x's rows by·TR .. by·TR + TR + 8 (an 8-row
+/// halo) in shared memory, loads clamped into x and unguarded, and each warp writes its rows of
+/// y from the aligned start, 32 lanes per 128 bytes. Only speed assumes y's base is 32-byte
+/// aligned; the one sector where a row of y ends and the next begins is still split.
+#[tile_kernel(threads = 256, vector = 1, consts(TR = 64, TC = 64))]
+pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let t = shared::<f32>([TR + 8, TC]).pad(1);
+    for k in 0..((TR + 8) * TC + THREADS - 1) / THREADS {
+        let e = k * THREADS + thread_index();
+        let i = e / TC;
+        let j = e % TC;
+        let v = x[[min(by * TR + i, R - 1), min(bx * TC + j, C - 1)]];
+        if i < TR + 8 {
+            t[[i, j]] = v;
+        }
+    }
+    for lr in (warp_index()..TC).step_by(THREADS / 32) {
+        let r = bx * TC + lr;
+        if r < C {
+            // y[r][h] is the first element of row r on a 32-byte boundary
+            let h = (8 - r * R % 8) % 8;
+            let mut first = by * TR + h;
+            if by == 0 {
+                first = h - 8;
+            }
+            let end = min(by * TR + TR + h, R);
+            for c in (first + lane()..end).step_by(32) {
+                if c >= 0 {
+                    y[[r, c]] = t[[c - by * TR, lr]];
+                }
+            }
+        }
+    }
+}
+
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 10] = [
+pub const ALL: [&crate::KernelDefinition; 11] = [
     &transpose_naive::KERNEL,
     &transpose_shared::KERNEL,
     &transpose_padded::KERNEL,
@@ -114,4 +157,5 @@ pub const ALL: [&crate::KernelDefinition; 10] = [
     &transpose_f32x4_shared::KERNEL,
     &transpose_f32x4_padded::KERNEL,
     &transpose_f32x4_conflict_free::KERNEL,
+    &transpose_sector_aligned::KERNEL,
 ];

@@ -50,6 +50,7 @@ macro_rules! with_every_catalog_kernel {
             transpose::transpose_f32x4_shared,
             transpose::transpose_f32x4_padded,
             transpose::transpose_f32x4_conflict_free,
+            transpose::transpose_sector_aligned,
             sgemm::sgemm_naive,
             sgemm::sgemm_v1,
             sgemm::sgemm_v2,
