@@ -113,7 +113,7 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
 /// halo) in shared memory, loads clamped into x and unguarded, and each warp writes its rows of
 /// y from the aligned start, 32 lanes per 128 bytes. Only speed assumes y's base is 32-byte
 /// aligned; the one sector where a row of y ends and the next begins is still split.
-#[tile_kernel(threads = 256, vector = 1, consts(TR = 64, TC = 64))]
+#[tile_kernel(threads = 256, vector = 1, consts(TR = 64, TC = 64), require(TR % 8 == 0))]
 pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
     let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
     let t = shared::<f32>([TR + 8, TC]).pad(1);
