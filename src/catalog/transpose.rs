@@ -111,8 +111,9 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
 /// the shift that makes y[r][by·TR + h] 32-byte aligned (TR a multiple of 8 makes h the same for
 /// every by); block 0 also owns [0, h). So it stages x's rows by·TR .. by·TR + TR + 8 (an 8-row
 /// halo) in shared memory, loads clamped into x and unguarded, and each warp writes its rows of
-/// y from the aligned start, 32 lanes per 128 bytes. Only speed assumes y's base is 32-byte
-/// aligned; the one sector where a row of y ends and the next begins is still split.
+/// y from the aligned start, 32 lanes per 128 bytes (block 0's head [0, h) with h lanes). Only
+/// speed assumes y's base is 32-byte aligned; the sector where a row of y ends and the next
+/// begins is still split.
 #[tile_kernel(threads = 256, vector = 1, consts(TR = 64, TC = 64), require(TR % 8 == 0))]
 pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
     let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
@@ -126,20 +127,23 @@ pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)
             t[[i, j]] = v;
         }
     }
-    for lr in (warp_index()..TC).step_by(THREADS / 32) {
+    // warp w stores rows w, w + WARPS, .. of the block's TC rows of y; constant trip counts,
+    // so the loops unroll and the shared reads of all stores issue together
+    for q in 0..(TC + THREADS / 32 - 1) / (THREADS / 32) {
+        let lr = warp_index() + q * (THREADS / 32);
         let r = bx * TC + lr;
-        if r < C {
+        if lr < TC && r < C {
             // y[r][h] is the first element of row r on a 32-byte boundary
             let h = (8 - r * R % 8) % 8;
-            let mut first = by * TR + h;
-            if by == 0 {
-                first = h - 8;
-            }
             let end = min(by * TR + TR + h, R);
-            for c in (first + lane()..end).step_by(32) {
-                if c >= 0 {
+            for k in 0..(TR + 31) / 32 {
+                let c = by * TR + h + 32 * k + lane();
+                if c < end {
                     y[[r, c]] = t[[c - by * TR, lr]];
                 }
+            }
+            if by == 0 && lane() < min(h, R) {
+                y[[r, lane()]] = t[[lane(), lr]];
             }
         }
     }

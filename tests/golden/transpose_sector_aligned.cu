@@ -9,8 +9,9 @@
 // the shift that makes y[r][by·TR + h] 32-byte aligned (TR a multiple of 8 makes h the same for
 // every by); block 0 also owns [0, h). So it stages x's rows by·TR .. by·TR + TR + 8 (an 8-row
 // halo) in shared memory, loads clamped into x and unguarded, and each warp writes its rows of
-// y from the aligned start, 32 lanes per 128 bytes. Only speed assumes y's base is 32-byte
-// aligned; the one sector where a row of y ends and the next begins is still split.
+// y from the aligned start, 32 lanes per 128 bytes (block 0's head [0, h) with h lanes). Only
+// speed assumes y's base is 32-byte aligned; the sector where a row of y ends and the next
+// begins is still split.
 
 extern "C" __global__ void __launch_bounds__(256)
 transpose_sector_aligned(const float* __restrict__ x, float* __restrict__ y, const int R, const int C)
@@ -39,20 +40,23 @@ transpose_sector_aligned(const float* __restrict__ x, float* __restrict__ y, con
         }
     }
     __syncthreads();  // t: written above, read below
-    // for lr in (warp_index()..TC).step_by(THREADS / 32) { .. }
-    for (int lr = tid / 32; lr < TC; lr += THREADS / 32) {
+    // for q in 0..(TC + THREADS / 32 - 1) / (THREADS / 32) { .. }
+    #pragma unroll
+    for (int q = 0; q < (TC + THREADS / 32 - 1) / (THREADS / 32); ++q) {
+        const int lr = tid / 32 + q * (THREADS / 32);
         const int r = bx * TC + lr;
-        if (r < C) {
+        if (lr < TC && r < C) {
             const int h = (8 - r * R % 8) % 8;
-            int first = by * TR + h;
-            if (by == 0) {
-                first = h - 8;
-            }
             const int end = min(by * TR + TR + h, R);
-            for (int c = first + tid % 32; c < end; c += 32) {
-                if (c >= 0) {
+            #pragma unroll
+            for (int k = 0; k < (TR + 31) / 32; ++k) {
+                const int c = by * TR + h + 32 * k + tid % 32;
+                if (c < end) {
                     y[r * R + c] = t[c - by * TR][lr];
                 }
+            }
+            if (by == 0 && tid % 32 < min(h, R)) {
+                y[r * R + tid % 32] = t[tid % 32][lr];
             }
         }
     }
