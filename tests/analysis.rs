@@ -164,3 +164,43 @@ fn thread_code_loads_off_a_sector_boundary_take_an_extra_sector() {
     let store = report.accesses.iter().find(|a| a.direction == Direction::Store && a.operand == "out").unwrap();
     assert_eq!(store.sectors, Some((4.0, 4.0)), "{report}");
 }
+
+/// Every other element: each warp request of x spans twice the sectors its bytes need.
+#[tessera::tile_kernel(threads = 64, vector = 1, consts(T = 64))]
+pub fn every_other(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>, stride: i32) {
+    let (bx,) = grid(cdiv(N, T));
+    let i = bx * T + thread_index();
+    if i < N / 2 {
+        y[i] = x[2 * i + stride];
+    }
+}
+
+/// A row per lane of an unpadded 32 × 32 tile, read down a column: all lanes in one bank.
+#[tessera::tile_kernel(threads = 32, vector = 1, consts(T = 32))]
+pub fn column_reads(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>) {
+    let (bx,) = grid(cdiv(N, T * T));
+    let t = shared::<f32>([T, T]);
+    for row in 0..T {
+        t[[row, lane()]] = x[min((bx * T + row) * T + lane(), N - 1)];
+    }
+    for col in 0..T {
+        let i = (bx * T + col) * T + lane();
+        if i < N {
+            y[i] = t[[lane(), col]];
+        }
+    }
+}
+
+#[test]
+fn thread_code_reports_strided_sectors_and_column_conflicts() {
+    let strided = report(&every_other::KERNEL);
+    let load = strided.accesses.iter().find(|a| a.operand == "x").unwrap();
+    assert_eq!((load.sectors, load.instructions), (Some((8.0, 4.0)), 1), "{strided}");
+    let store = strided.accesses.iter().find(|a| a.operand == "y").unwrap();
+    assert_eq!(store.sectors, Some((4.0, 4.0)), "{strided}");
+
+    let columns = report(&column_reads::KERNEL);
+    let access = |direction| columns.accesses.iter().find(|a| a.operand == "t" && a.direction == direction).unwrap();
+    assert_eq!((access(Direction::Store).bank_ways, access(Direction::Store).instructions), (Some(1), 32), "{columns}");
+    assert_eq!(access(Direction::Load).bank_ways, Some(32), "{columns}");
+}
