@@ -102,18 +102,15 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
     copy(&t.t(), y.tile([bx, by], [TC, TR])).column_major();
 }
 
-/// Sector-aligned stores: every run a block writes into a row of y starts on a 32-byte
-/// boundary, so each 32-byte sector of y is written whole by one block. HBM3 has no write
-/// mask, and a sector two blocks write in parts is read, merged and written back: with rows
-/// of y not a multiple of 8 floats long, that happened at every tile edge of the padded kernels.
+/// Sector-aligned stores: each run a block writes into a row of y starts on a 32-byte boundary,
+/// so every sector of y is written whole by one block. HBM3 has no write mask: a sector two
+/// blocks write in parts is read, merged and written back, which the padded kernels pay at every
+/// tile edge when y's rows are not a multiple of 8 floats long.
 ///
-/// Block (bx, by) owns, in y's row r, the columns [by·TR + h, by·TR + TR + h) with h in 0..8
-/// the shift that makes y[r][by·TR + h] 32-byte aligned (TR a multiple of 8 makes h the same for
-/// every by); block 0 also owns [0, h). So it stages x's rows by·TR .. by·TR + TR + 8 (an 8-row
-/// halo) in shared memory, loads clamped into x and unguarded, and each warp writes its rows of
-/// y from the aligned start, 32 lanes per 128 bytes (block 0's head [0, h) with h lanes). Only
-/// speed assumes y's base is 32-byte aligned; the sector where a row of y ends and the next
-/// begins is still split.
+/// Block (bx, by) owns [by·TR + h, by·TR + TR + h) of y's row r, h < 8 the shift to its first
+/// aligned element (block 0 also [0, h)), so it stages x's rows by·TR .. by·TR + TR + 8 in
+/// shared memory (loads clamped, not guarded). Only speed assumes y's base is aligned; the
+/// sector where one row of y ends and the next begins is still split.
 #[tile_kernel(threads = 256, vector = 1, consts(TR = 64, TC = 64), require(TR % 8 == 0))]
 pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
     let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
@@ -127,7 +124,7 @@ pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)
             t[[i, j]] = v;
         }
     }
-    // warp w stores rows w, w + WARPS, .. of the block's TC rows of y; constant trip counts,
+    // warp w stores rows w, w + THREADS / 32, .. of the block's TC rows of y; constant trip counts,
     // so the loops unroll and the shared reads of all stores issue together
     for q in 0..(TC + THREADS / 32 - 1) / (THREADS / 32) {
         let lr = warp_index() + q * (THREADS / 32);
