@@ -117,3 +117,90 @@ fn double_buffering_doubles_shared_memory_and_keeps_two_barriers() {
     assert_eq!(v3.shared_bytes, 2 * v2.shared_bytes);
     assert_eq!((v2.barriers, v3.barriers), (2, 2));
 }
+
+/// Thread code's accesses, found by running each warp's lanes abstractly: the sector-aligned
+/// transpose stages x and stores y with whole sectors, and its padded tile is conflict-free
+/// both ways; without the padding its column reads are a 32-way conflict.
+#[test]
+fn thread_code_accesses_are_analyzed_like_copies() {
+    let kernel = &transpose::transpose_sector_aligned::KERNEL;
+    let report = report(kernel);
+    let find = |report: &Report, space, direction| {
+        let found: Vec<_> =
+            report.accesses.iter().filter(|a| a.space == space && a.direction == direction).cloned().collect();
+        assert_eq!(found.len(), 1, "{report}");
+        found[0].clone()
+    };
+    let load_x = find(&report, MemorySpace::Global, Direction::Load);
+    assert_eq!((load_x.operand.as_str(), load_x.instructions, load_x.sectors), ("x", 18, Some((4.0, 4.0))));
+    let store_y = find(&report, MemorySpace::Global, Direction::Store);
+    assert_eq!((store_y.operand.as_str(), store_y.instructions, store_y.sectors), ("y", 16, Some((4.0, 4.0))));
+    assert_eq!(store_y.statement, "y[[r, c]] = t[[c - by * TR, lr]];");
+    assert_eq!(find(&report, MemorySpace::Shared, Direction::Store).bank_ways, Some(1));
+    assert_eq!(find(&report, MemorySpace::Shared, Direction::Load).bank_ways, Some(1));
+
+    let mut unpadded = kernel.ir().unwrap().clone();
+    for statement in &mut unpadded.body {
+        if let tessera::dsl::Statement::Shared(buffer) = statement {
+            buffer.pad = 0;
+        }
+    }
+    let report = analyze(&unpadded).unwrap();
+    assert_eq!(find(&report, MemorySpace::Shared, Direction::Load).bank_ways, Some(32), "{report}");
+    assert_eq!(find(&report, MemorySpace::Shared, Direction::Store).bank_ways, Some(1), "{report}");
+}
+
+/// The laplacian's loads one column left of the block's are off a sector boundary: five
+/// sectors for 128 bytes, which the analyzer counts from the index expressions.
+#[test]
+fn thread_code_loads_off_a_sector_boundary_take_an_extra_sector() {
+    let report = report(&stencil::laplacian_5pt::KERNEL);
+    let load = report
+        .accesses
+        .iter()
+        .find(|a| a.space == MemorySpace::Global && a.direction == Direction::Load && a.operand == "u")
+        .unwrap();
+    assert_eq!(load.sectors, Some((5.0, 4.0)), "{report}");
+    let store = report.accesses.iter().find(|a| a.direction == Direction::Store && a.operand == "out").unwrap();
+    assert_eq!(store.sectors, Some((4.0, 4.0)), "{report}");
+}
+
+/// Every other element: each warp request of x spans twice the sectors its bytes need.
+#[tessera::tile_kernel(threads = 64, vector = 1, consts(T = 64))]
+pub fn every_other(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>, stride: i32) {
+    let (bx,) = grid(cdiv(N, T));
+    let i = bx * T + thread_index();
+    if i < N / 2 {
+        y[i] = x[2 * i + stride];
+    }
+}
+
+/// A row per lane of an unpadded 32 × 32 tile, read down a column: all lanes in one bank.
+#[tessera::tile_kernel(threads = 32, vector = 1, consts(T = 32))]
+pub fn column_reads(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>) {
+    let (bx,) = grid(cdiv(N, T * T));
+    let t = shared::<f32>([T, T]);
+    for row in 0..T {
+        t[[row, lane()]] = x[min((bx * T + row) * T + lane(), N - 1)];
+    }
+    for col in 0..T {
+        let i = (bx * T + col) * T + lane();
+        if i < N {
+            y[i] = t[[lane(), col]];
+        }
+    }
+}
+
+#[test]
+fn thread_code_reports_strided_sectors_and_column_conflicts() {
+    let strided = report(&every_other::KERNEL);
+    let load = strided.accesses.iter().find(|a| a.operand == "x").unwrap();
+    assert_eq!((load.sectors, load.instructions), (Some((8.0, 4.0)), 1), "{strided}");
+    let store = strided.accesses.iter().find(|a| a.operand == "y").unwrap();
+    assert_eq!(store.sectors, Some((4.0, 4.0)), "{strided}");
+
+    let columns = report(&column_reads::KERNEL);
+    let access = |direction| columns.accesses.iter().find(|a| a.operand == "t" && a.direction == direction).unwrap();
+    assert_eq!((access(Direction::Store).bank_ways, access(Direction::Store).instructions), (Some(1), 32), "{columns}");
+    assert_eq!(access(Direction::Load).bank_ways, Some(32), "{columns}");
+}

@@ -93,3 +93,26 @@ fn candidates_never_ask_for_vectors_the_shapes_rows_cannot_hold() {
     assert!(report.trials.iter().all(|t| t.candidate.config.vector == VectorWidth::W1), "{:#?}", report.trials);
     assert!(report.winner().is_some(), "{:#?}", report.trials);
 }
+
+#[test]
+fn a_requirement_prunes_every_candidate_that_breaks_it() {
+    let kernel = tessera::catalog::transpose::transpose_sector_aligned::KERNEL.ir().unwrap();
+    let space = TuneSpace {
+        // TR = 60 and 36 break `require(TR % 8 == 0)`: the stores would leave 32-byte alignment
+        constants: vec![("TR".into(), vec![36, 60, 64, 128])],
+        vectors: vec![VectorWidth::W1],
+        min_blocks: vec![None],
+    };
+    let candidates = space.candidates(kernel);
+    assert_eq!(candidates.len(), 4);
+    for (candidate, checked) in candidates {
+        let tr = candidate.config.constant("TR").unwrap();
+        match checked {
+            Ok(()) => assert_eq!(tr % 8, 0, "TR = {tr} was not pruned"),
+            Err(errors) => {
+                assert_ne!(tr % 8, 0, "TR = {tr} was pruned: {errors}");
+                assert!(errors.to_string().contains(&format!("require(TR % 8 == 0) does not hold with TR = {tr}")));
+            }
+        }
+    }
+}

@@ -1,6 +1,7 @@
 use askama::Template;
 use tessera_dsl::{validate, with_barriers, Access, Config, Constant, Diagnostics, Kernel, ParamKind, Statement};
 
+use crate::c_expr;
 use crate::statement::render_body;
 
 /// Why a kernel could not be rendered.
@@ -23,6 +24,8 @@ struct KernelSource<'a> {
     vector: u32,
     vector_bits: u32,
     constants: &'a [Constant],
+    /// `require(..)`, each as a C condition for a `static_assert`.
+    requirements: Vec<String>,
     params: Vec<String>,
     /// What the trailing `<param>_ld` parameters are (2-D tensors only).
     leading_dimension_note: Option<String>,
@@ -78,6 +81,12 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
+        requirements: kernel
+            .config
+            .requirements
+            .iter()
+            .map(|r| format!("{} {} {}", c_expr(&r.lhs), r.relation.symbol(), c_expr(&r.rhs)))
+            .collect(),
         params: parameter_declarations(kernel),
         leading_dimension_note: leading_dimension_note(kernel),
         thread_index: thread_index(kernel),
@@ -120,6 +129,10 @@ pub fn attribute_text(config: &Config) -> String {
     if !config.constants.is_empty() {
         let list: Vec<String> = config.constants.iter().map(|c| format!("{} = {}", c.name, c.value)).collect();
         text.push_str(&format!(", consts({})", list.join(", ")));
+    }
+    if !config.requirements.is_empty() {
+        let list: Vec<String> = config.requirements.iter().map(|r| r.to_string()).collect();
+        text.push_str(&format!(", require({})", list.join(", ")));
     }
     text
 }

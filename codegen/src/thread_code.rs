@@ -276,6 +276,7 @@ impl Printer<'_> {
                 }
             }
             ThreadExprKind::VectorSum(value) => (format!("tessera_sum({})", self.expr(value, env, None)?), PRIMARY),
+            ThreadExprKind::LeadingDimension(tensor) => (tessera_dsl::leading_dimension_name(tensor), PRIMARY),
         })
     }
 

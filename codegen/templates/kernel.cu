@@ -17,6 +17,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}{% if let Some(blocks)
 {%- for constant in constants %}
     constexpr int {{ constant.name }} = {{ constant.value }};
 {%- endfor %}
+{%- for requirement in requirements %}
+    static_assert({{ requirement }}, "require({{ requirement }})");
+{%- endfor %}
     const int tid = {{ thread_index }};
 {%- if let Some(bytes) = dynamic_shared %}
     // {{ bytes }} B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic

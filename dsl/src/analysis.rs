@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::thread_access::{thread_accesses, AccessSite, Instruction};
 use crate::{
     validate, with_barriers, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan, Occupancy, Operand,
     OperandPlan, Statement, Target,
@@ -102,6 +103,7 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
             _ => {}
         }
     }
+    accesses.extend(thread_accesses(kernel).iter().map(thread_access));
     let shared = kernel.shared_memory();
     let barriers = count_barriers(&with_barriers(&kernel.body));
     let threads = kernel.config.threads.count();
@@ -131,9 +133,6 @@ fn count_barriers(body: &[Statement]) -> usize {
         })
         .sum()
 }
-
-/// The word addresses (4-byte units) each lane touches in one instruction.
-type Instruction = Vec<Vec<i64>>;
 
 fn access(plan: &CopyPlan, operand: &OperandPlan, direction: Direction, statement: String) -> AccessReport {
     let element_bytes = i64::from(plan.element.size_bytes());
@@ -269,6 +268,34 @@ fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
         instructions: layout.thread_rows * layout.thread_cols / plan.vector,
         bank_ways: None,
         sectors: Some((average, ideal)),
+    }
+}
+
+/// One access site of thread code: the worst bank conflict of its instructions, or their
+/// average sectors beside the fewest their active lanes' bytes could take.
+fn thread_access(site: &AccessSite) -> AccessReport {
+    let (space, bank_ways, sectors_per_request) = if site.shared {
+        let ways = site.instructions.iter().map(|i| bank_ways(i, site.lane_bytes)).max().unwrap_or(1);
+        (MemorySpace::Shared, Some(ways), None)
+    } else {
+        let count = site.instructions.len().max(1) as f64;
+        let total: usize = site.instructions.iter().map(sectors).sum();
+        let ideal: i64 = site
+            .instructions
+            .iter()
+            .map(|i| ((i.iter().filter(|lane| !lane.is_empty()).count() as i64 * site.lane_bytes + 31) / 32).max(1))
+            .sum();
+        (MemorySpace::Global, None, Some((total as f64 / count, ideal as f64 / count)))
+    };
+    AccessReport {
+        statement: site.statement.clone(),
+        operand: site.operand.clone(),
+        space,
+        direction: if site.store { Direction::Store } else { Direction::Load },
+        width_bits: (site.lane_bytes * 8) as u32,
+        instructions: site.per_thread,
+        bank_ways,
+        sectors: sectors_per_request,
     }
 }
 

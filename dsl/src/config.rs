@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::Origin;
+use crate::{Expr, Origin};
 
 /// The knobs of a kernel: what `#[tile_kernel(threads = .., vector = .., consts(..))]` sets.
 ///
@@ -42,6 +42,10 @@ pub struct Config {
     /// Where `target = ..` was written.
     #[serde(default)]
     pub target_origin: Origin,
+    /// `require(TR % 8 == 0, ..)`: what the body assumes of the constants, checked by
+    /// validation for every configuration (the autotuner's included).
+    #[serde(default)]
+    pub requirements: Vec<Requirement>,
 }
 
 impl Config {
@@ -63,6 +67,75 @@ impl Constant {
     /// A constant with no source position (built in Rust rather than parsed).
     pub fn new(name: impl Into<String>, value: i64) -> Self {
         Self { name: name.into(), value, origin: Origin::default() }
+    }
+}
+
+/// `lhs relation rhs` over constants, `THREADS` and `VECTOR`: a fact the kernel's body relies
+/// on that no other check knows (an alignment, a divisibility), so that a configuration
+/// breaking it is an error at the requirement, not wrong numbers at run time.
+///
+/// ```
+/// use tessera_dsl::{BinaryOp, Expr, Origin, Relation, Requirement, Scope};
+/// let requirement = Requirement {
+///     lhs: Expr::binary(BinaryOp::Rem, Expr::name("TR"), Expr::int(8)),
+///     relation: Relation::Eq,
+///     rhs: Expr::int(0),
+///     origin: Origin::default(),
+/// };
+/// assert_eq!(requirement.to_string(), "TR % 8 == 0");
+/// assert_eq!(requirement.holds(&Scope::default().with("TR", 64)), Ok(true));
+/// assert_eq!(requirement.holds(&Scope::default().with("TR", 60)), Ok(false));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requirement {
+    pub lhs: Expr,
+    pub relation: Relation,
+    pub rhs: Expr,
+    pub origin: Origin,
+}
+
+impl Requirement {
+    /// Whether it holds with the names of `scope`; `Err` names what could not be evaluated.
+    pub fn holds(&self, scope: &crate::Scope) -> Result<bool, crate::EvalError> {
+        let (lhs, rhs) = (self.lhs.eval(scope)?, self.rhs.eval(scope)?);
+        Ok(match self.relation {
+            Relation::Eq => lhs == rhs,
+            Relation::Ne => lhs != rhs,
+            Relation::Lt => lhs < rhs,
+            Relation::Le => lhs <= rhs,
+            Relation::Gt => lhs > rhs,
+            Relation::Ge => lhs >= rhs,
+        })
+    }
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} {}", self.lhs, self.relation.symbol(), self.rhs)
+    }
+}
+
+/// The comparison of a [`Requirement`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Relation {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Relation {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Self::Eq => "==",
+            Self::Ne => "!=",
+            Self::Lt => "<",
+            Self::Le => "<=",
+            Self::Gt => ">",
+            Self::Ge => ">=",
+        }
     }
 }
 

@@ -32,13 +32,14 @@ mod roofline;
 mod shared_memory;
 mod statement;
 mod target;
+mod thread_access;
 mod thread_code;
 mod tune;
 mod validate;
 
 pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report};
 pub use barriers::with_barriers;
-pub use config::{Config, Constant, ThreadBlock, VectorWidth};
+pub use config::{Config, Constant, Relation, Requirement, ThreadBlock, VectorWidth};
 pub use copy_plan::{
     CopyPlan, EpiloguePlan, FragmentLoad, GlobalPlan, MmaPlan, OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD,
 };

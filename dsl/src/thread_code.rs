@@ -132,6 +132,9 @@ pub enum ThreadExprKind {
     },
     /// `v.sum()`: the sum of a vector's elements.
     VectorSum(Box<ThreadExpr>),
+    /// `y.leading_dimension()`: elements from one row of a 2-D tensor to the next (an `i32`;
+    /// the column count when dense), e.g. to find where a row's 32-byte sectors start.
+    LeadingDimension(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -337,7 +340,7 @@ impl ThreadExpr {
         visit(self);
         match &self.kind {
             ThreadExprKind::Int { .. } | ThreadExprKind::Float { .. } | ThreadExprKind::Bool(_) => {}
-            ThreadExprKind::Name(_) => {}
+            ThreadExprKind::Name(_) | ThreadExprKind::LeadingDimension(_) => {}
             ThreadExprKind::Index { indices, .. } => indices.iter().for_each(|i| i.walk(visit)),
             ThreadExprKind::Unary { operand, .. } => operand.walk(visit),
             ThreadExprKind::Binary { lhs, rhs, .. } => {
@@ -688,6 +691,12 @@ impl TypeEnv {
                     _ => Err(error(format!("`.vector(i)` loads from a 1-D tensor parameter; `{tensor}` is not one"))),
                 }
             }
+            ThreadExprKind::LeadingDimension(tensor) => match self.names.get(tensor) {
+                Some(Binding::Tensor { shape, .. }) if shape.len() == 2 => Ok(ThreadType::I32),
+                _ => Err(error(format!(
+                    "`.leading_dimension()` is the row stride of a 2-D tensor parameter; `{tensor}` is not one"
+                ))),
+            },
             ThreadExprKind::VectorSum(value) => match self.typed(value, None)? {
                 ThreadType::Vector(element) => Ok(ThreadType::Scalar(element)),
                 other => Err(error(format!("`.sum()` adds up a vector from `x.vector(i)`; this is {other}"))),
@@ -1043,6 +1052,7 @@ impl std::fmt::Display for ThreadExpr {
             ThreadExprKind::Cast { value, to } => write!(f, "{} as {to}", wrap(value, u8::MAX)),
             ThreadExprKind::Call { function, args } => write!(f, "{}({})", function.name(), list(args)),
             ThreadExprKind::VectorLoad { tensor, index } => write!(f, "{tensor}.vector({index})"),
+            ThreadExprKind::LeadingDimension(tensor) => write!(f, "{tensor}.leading_dimension()"),
             ThreadExprKind::VectorSum(value) => write!(f, "{}.sum()", wrap(value, u8::MAX)),
         }
     }

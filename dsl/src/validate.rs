@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAX_PIPELINE_STAGES: u32 = 8;
 
 use crate::{
-    CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, Fragment, FragmentLayout, Kernel, MmaPlan, Operand,
-    OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, ThreadStatement,
+    CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, ExprKind, Fragment, FragmentLayout, Kernel, MmaPlan,
+    Operand, OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, ThreadStatement,
     ThreadStatementKind, TileCopy, TypeEnv,
 };
 
@@ -62,6 +62,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.names();
     check.body();
     check.min_blocks();
+    check.requirements();
     if check.diagnostics.is_empty() {
         Ok(())
     } else {
@@ -98,6 +99,49 @@ impl Checker<'_> {
                 format!("target = sm_{cc}: tessera knows the limits of {} only", Target::known_names()),
                 Some("name one of them, or leave `target` out to validate against every supported GPU".into()),
             );
+        }
+    }
+
+    /// Every `require(..)` must hold with this configuration's constants, `THREADS` and `VECTOR`.
+    fn requirements(&mut self) {
+        let config = &self.kernel.config;
+        let scope = self
+            .kernel
+            .constant_scope()
+            .with("THREADS", config.threads.count() as i64)
+            .with("VECTOR", i64::from(config.vector.get()));
+        for requirement in &config.requirements {
+            let values = || {
+                let mut names: Vec<&str> = requirement.lhs.names().into_iter().map(|(n, _)| n).collect();
+                names.extend(requirement.rhs.names().into_iter().map(|(n, _)| n));
+                let mut seen = BTreeSet::new();
+                names.retain(|n| seen.insert(*n));
+                let known: Vec<String> =
+                    names.iter().filter_map(|n| scope.get(n).map(|v| format!("{n} = {v}"))).collect();
+                known.join(", ")
+            };
+            match requirement.holds(&scope) {
+                Ok(true) => {}
+                Ok(false) => {
+                    // the value of each side that is more than a literal
+                    let sides: Vec<String> = [&requirement.lhs, &requirement.rhs]
+                        .into_iter()
+                        .filter(|side| !matches!(side.kind, ExprKind::Int(_) | ExprKind::Name(_)))
+                        .filter_map(|side| side.eval(&scope).ok().map(|value| format!("{side} is {value}")))
+                        .collect();
+                    let sides = if sides.is_empty() { String::new() } else { format!(": {}", sides.join(", ")) };
+                    self.error(
+                        requirement.origin,
+                        format!("require({requirement}) does not hold with {}{sides}", values()),
+                        Some("the kernel's body relies on it: choose constants that keep it".into()),
+                    );
+                }
+                Err(error) => self.error(
+                    requirement.origin,
+                    format!("require({requirement}): {error}"),
+                    Some("a requirement may use integers, constants, THREADS and VECTOR".into()),
+                ),
+            }
         }
     }
 

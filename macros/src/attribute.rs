@@ -4,8 +4,8 @@ use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Ident, Lit, LitInt, Token};
-use tessera_dsl::{Config, Constant, ThreadBlock, VectorWidth};
+use syn::{BinOp, Expr, ExprLit, Ident, Lit, LitInt, Token};
+use tessera_dsl::{Config, Constant, Relation, Requirement, ThreadBlock, VectorWidth};
 
 use crate::spans::SpanTable;
 
@@ -16,6 +16,8 @@ enum Item {
     /// `target = sm_90` (or `"sm_90"`), kept with its span.
     Target(String, proc_macro2::Span),
     Consts(Punctuated<ConstItem, Token![,]>),
+    /// `require(TR % 8 == 0, ..)`: comparisons the body relies on.
+    Require(Punctuated<Expr, Token![,]>),
 }
 
 struct ConstItem {
@@ -63,10 +65,15 @@ impl Parse for Item {
                 syn::parenthesized!(content in input);
                 Ok(Item::Consts(content.parse_terminated(ConstItem::parse, Token![,])?))
             }
+            "require" => {
+                let content;
+                syn::parenthesized!(content in input);
+                Ok(Item::Require(content.parse_terminated(Expr::parse, Token![,])?))
+            }
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target` or `consts(..)`"
+                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target`, `consts(..)` or `require(..)`"
                 ),
             )),
         }
@@ -130,6 +137,11 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
                     });
                 }
             }
+            Item::Require(list) => {
+                for expr in list {
+                    config.requirements.push(requirement(&expr, spans)?);
+                }
+            }
         }
     }
     if !threads_seen {
@@ -139,6 +151,28 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
         ));
     }
     Ok(config)
+}
+
+/// `lhs == rhs` (or `!= < <= > >=`) over integer expressions; whether it holds is
+/// validation's to say, for this configuration and every other one tried.
+fn requirement(expr: &Expr, spans: &mut SpanTable) -> syn::Result<Requirement> {
+    let comparison = || syn::Error::new(expr.span(), "require(..) takes comparisons, e.g. require(TR % 8 == 0)");
+    let Expr::Binary(binary) = expr else { return Err(comparison()) };
+    let relation = match binary.op {
+        BinOp::Eq(_) => Relation::Eq,
+        BinOp::Ne(_) => Relation::Ne,
+        BinOp::Lt(_) => Relation::Lt,
+        BinOp::Le(_) => Relation::Le,
+        BinOp::Gt(_) => Relation::Gt,
+        BinOp::Ge(_) => Relation::Ge,
+        _ => return Err(comparison()),
+    };
+    Ok(Requirement {
+        lhs: crate::body::expr(&binary.left, spans)?,
+        relation,
+        rhs: crate::body::expr(&binary.right, spans)?,
+        origin: spans.origin(expr.span()),
+    })
 }
 
 fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {

@@ -537,7 +537,7 @@ fn tile(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<TileOperand> {
 }
 
 /// An integer expression: literals, names, `+ - * / %`, parentheses, `cdiv`, `min`, `max`.
-fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Expr> {
+pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Expr> {
     let kind = match e {
         RustExpr::Lit(lit) => match &lit.lit {
             Lit::Int(int) => ExprKind::Int(int.base10_parse()?),

@@ -333,6 +333,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                     ThreadExprKind::VectorLoad { tensor, index: Box::new(expr(&method.args[0], spans)?) }
                 }
                 ("sum", 0, _) => ThreadExprKind::VectorSum(Box::new(expr(&method.receiver, spans)?)),
+                ("leading_dimension", 0, Some(tensor)) => ThreadExprKind::LeadingDimension(tensor),
                 (function @ ("sqrt" | "exp" | "tanh" | "abs" | "min" | "max" | "dot"), _, _) => {
                     let function = Intrinsic::from_name(function).unwrap_or(Intrinsic::Sqrt);
                     let mut args = vec![expr(&method.receiver, spans)?];
@@ -347,7 +348,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 _ => {
                     return Err(error(
                         method.method.span(),
-                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` (1-D, VECTOR elements at once), vectors `.sum()` and `.dot(w)`, numbers `.sqrt()`, `.exp()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
+                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` (1-D, VECTOR elements at once) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, numbers `.sqrt()`, `.exp()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
                     ))
                 }
             }

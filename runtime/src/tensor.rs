@@ -100,12 +100,7 @@ impl<T: Element> DeviceTensor<T> {
 
     /// The same elements under another shape with as many elements.
     pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
-        let dims = dims.as_ref().to_vec();
-        let expected: usize = dims.iter().product();
-        if expected != self.len() {
-            return Err(Error::LengthMismatch { what: "reshape", len: self.len(), shape: dims, expected });
-        }
-        self.dims = dims;
+        self.dims = checked_dims("reshape", self.len(), dims.as_ref())?;
         Ok(self)
     }
 
@@ -275,6 +270,15 @@ impl<'a, T: Element> TensorView<'a, T> {
         };
         Ok(TensorView { view, dims: vec![r, c], ld: self.ld, location: self.location })
     }
+
+    /// The same elements under another shape with as many elements (a 2-D view at any
+    /// offset); a view with gaps between its rows cannot be reshaped.
+    pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
+        check_contiguous("reshape", "the view", &self.dims, self.ld)?;
+        self.dims = checked_dims("reshape", self.dims.iter().product(), dims.as_ref())?;
+        self.ld = dense_leading_dimension(&self.dims);
+        Ok(self)
+    }
 }
 
 impl<T: Element> TensorViewMut<'_, T> {
@@ -298,6 +302,15 @@ impl<T: Element> TensorViewMut<'_, T> {
             }
         };
         Ok(TensorViewMut { view, dims: vec![r, c], ld: self.ld, location: self.location })
+    }
+
+    /// The same elements under another shape with as many elements (a 2-D view at any
+    /// offset); a view with gaps between its rows cannot be reshaped.
+    pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
+        check_contiguous("reshape", "the view", &self.dims, self.ld)?;
+        self.dims = checked_dims("reshape", self.dims.iter().product(), dims.as_ref())?;
+        self.ld = dense_leading_dimension(&self.dims);
+        Ok(self)
     }
 }
 
@@ -385,6 +398,15 @@ fn strided_span(len: usize, start: usize, [rows, cols]: [usize; 2], ld: usize) -
         Some(end) => Ok(start..end),
         None => Err(Error::StridedViewOutOfBounds { start, rows, cols, ld, len }),
     }
+}
+
+/// `dims`, if they hold exactly `len` elements.
+fn checked_dims(what: &'static str, len: usize, dims: &[usize]) -> Result<Vec<usize>, Error> {
+    let expected: usize = dims.iter().product();
+    if expected != len {
+        return Err(Error::LengthMismatch { what, len, shape: dims.to_vec(), expected });
+    }
+    Ok(dims.to_vec())
 }
 
 /// The elements an argument reads, on its backend (how launches and copies reach them).
@@ -560,6 +582,16 @@ mod tests {
         // the whole matrix is dense
         assert!(is_contiguous(parent.submatrix(0..5, 0..7).unwrap().dims(), 7));
         assert!(!is_contiguous(view.dims(), 7));
+    }
+
+    #[test]
+    fn a_dense_view_reshapes_with_a_dense_leading_dimension_and_a_strided_one_is_refused() {
+        let parent = host_matrix(4, 6);
+        let rows = parent.submatrix(1..3, 0..6).unwrap().reshape([3, 4]).unwrap();
+        assert_eq!((rows.dims(), rows.leading_dimension()), (&[3, 4][..], 4));
+        assert_eq!(elements(&rows)[..3], [6.0, 7.0, 8.0]);
+        let strided = parent.submatrix(1..3, 1..4).unwrap();
+        assert!(matches!(strided.reshape([6]), Err(Error::NotContiguous { cols: 3, ld: 6, .. })));
     }
 
     #[test]

@@ -102,8 +102,53 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
     copy(&t.t(), y.tile([bx, by], [TC, TR])).column_major();
 }
 
+/// Sector-aligned stores: each run a block writes into a row of y starts on a 32-byte boundary,
+/// so every sector of y is written whole by one block. HBM3 has no write mask: a sector two
+/// blocks write in parts is read, merged and written back, which the padded kernels pay at every
+/// tile edge when y's rows are not a multiple of 8 floats long.
+///
+/// Block (bx, by) owns [by·TR + h, by·TR + TR + h) of y's row r, h < 8 the shift to its first
+/// aligned element (block 0 also [0, h)), so it stages x's rows by·TR .. by·TR + TR + 8 in
+/// shared memory (loads clamped, not guarded). h follows y's leading dimension, so sub-matrix
+/// outputs stay aligned too. Only speed assumes y's base is aligned; the sector where one row
+/// of y ends and the next begins is still split.
+#[tile_kernel(threads = 256, vector = 1, consts(TR = 64, TC = 64), require(TR % 8 == 0))]
+pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let t = shared::<f32>([TR + 8, TC]).pad(1);
+    for k in 0..((TR + 8) * TC + THREADS - 1) / THREADS {
+        let e = k * THREADS + thread_index();
+        let i = e / TC;
+        let j = e % TC;
+        let v = x[[min(by * TR + i, R - 1), min(bx * TC + j, C - 1)]];
+        if i < TR + 8 {
+            t[[i, j]] = v;
+        }
+    }
+    // warp w stores rows w, w + THREADS / 32, .. of the block's TC rows of y; constant trip counts,
+    // so the loops unroll and the shared reads of all stores issue together
+    for q in 0..(TC + THREADS / 32 - 1) / (THREADS / 32) {
+        let lr = warp_index() + q * (THREADS / 32);
+        let r = bx * TC + lr;
+        if lr < TC && r < C {
+            // y[r][h] is the first element of row r on a 32-byte boundary
+            let h = (8 - r * y.leading_dimension() % 8) % 8;
+            let end = min(by * TR + TR + h, R);
+            for k in 0..(TR + 31) / 32 {
+                let c = by * TR + h + 32 * k + lane();
+                if c < end {
+                    y[[r, c]] = t[[c - by * TR, lr]];
+                }
+            }
+            if by == 0 && lane() < min(h, R) {
+                y[[r, lane()]] = t[[lane(), lr]];
+            }
+        }
+    }
+}
+
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 10] = [
+pub const ALL: [&crate::KernelDefinition; 11] = [
     &transpose_naive::KERNEL,
     &transpose_shared::KERNEL,
     &transpose_padded::KERNEL,
@@ -114,4 +159,5 @@ pub const ALL: [&crate::KernelDefinition; 10] = [
     &transpose_f32x4_shared::KERNEL,
     &transpose_f32x4_padded::KERNEL,
     &transpose_f32x4_conflict_free::KERNEL,
+    &transpose_sector_aligned::KERNEL,
 ];
