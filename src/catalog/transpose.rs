@@ -112,37 +112,41 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
 /// shared memory (loads clamped, not guarded). h follows y's leading dimension, so sub-matrix
 /// outputs stay aligned too. Only speed assumes y's base is aligned; the sector where one row
 /// of y ends and the next begins is still split.
-#[tile_kernel(threads = 256, vector = 1, consts(TR = 64, TC = 64), require(TR % 8 == 0))]
+#[tile_kernel(
+    threads = 256,
+    vector = 1,
+    consts(TR = 64, TC = 64),
+    require(TR % 8 == 0, (TR + 8) * TC % THREADS == 0, TC % (THREADS / 32) == 0)
+)]
 pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
     let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
     let t = shared::<f32>([TR + 8, TC]).pad(1);
-    for k in 0..((TR + 8) * TC + THREADS - 1) / THREADS {
+    // the slab divides into whole passes of the block (required), so no load is guarded and
+    // all of a thread's loads issue before its first shared store
+    for k in 0..(TR + 8) * TC / THREADS {
         let e = k * THREADS + thread_index();
         let i = e / TC;
         let j = e % TC;
-        let v = x[[min(by * TR + i, R - 1), min(bx * TC + j, C - 1)]];
-        if i < TR + 8 {
-            t[[i, j]] = v;
-        }
+        t[[i, j]] = x[[min(by * TR + i, R - 1), min(bx * TC + j, C - 1)]];
     }
-    // warp w stores rows w, w + THREADS / 32, .. of the block's TC rows of y; constant trip counts,
-    // so the loops unroll and the shared reads of all stores issue together
-    for q in 0..(TC + THREADS / 32 - 1) / (THREADS / 32) {
+    // warp w stores rows w, w + THREADS / 32, .. of the block's TC rows of y; only the stores
+    // are guarded, so every shared read of a thread issues before its first store
+    for q in 0..TC / (THREADS / 32) {
         let lr = warp_index() + q * (THREADS / 32);
         let r = bx * TC + lr;
-        if lr < TC && r < C {
-            // y[r][h] is the first element of row r on a 32-byte boundary
-            let h = (8 - r * y.leading_dimension() % 8) % 8;
-            let end = min(by * TR + TR + h, R);
-            for k in 0..(TR + 31) / 32 {
-                let c = by * TR + h + 32 * k + lane();
-                if c < end {
-                    y[[r, c]] = t[[c - by * TR, lr]];
-                }
+        // y[r][h] is the first element of row r on a 32-byte boundary
+        let h = (8 - r * y.leading_dimension() % 8) % 8;
+        let end = min(by * TR + TR + h, R);
+        for k in 0..(TR + 31) / 32 {
+            let c = by * TR + h + 32 * k + lane();
+            let v = t[[min(c - by * TR, TR + 7), lr]];
+            if r < C && c < end {
+                y[[r, c]] = v;
             }
-            if by == 0 && lane() < min(h, R) {
-                y[[r, lane()]] = t[[lane(), lr]];
-            }
+        }
+        let head = t[[lane(), lr]];
+        if by == 0 && r < C && lane() < min(h, R) {
+            y[[r, lane()]] = head;
         }
     }
 }
