@@ -103,9 +103,10 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
 }
 
 /// Sector-aligned stores: each run a block writes into a row of y starts on a 32-byte boundary,
-/// so every sector of y is written whole by one block. HBM3 has no write mask: a sector two
-/// blocks write in parts is read, merged and written back, which the padded kernels pay at every
-/// tile edge when y's rows are not a multiple of 8 floats long.
+/// so every sector of y is written whole by one block. When y's rows are not a multiple of 8
+/// floats long, the padded kernels' 128-byte warp stores each touch 5 sectors, 2 of them
+/// partial (ncu at 4095×4097: 17% more L2 write sectors, and the load/store unit throttles);
+/// here they touch 4.
 ///
 /// Block (bx, by) owns [by·TR + h, by·TR + TR + h) of y's row r, h < 8 the shift to its first
 /// aligned element (block 0 also [0, h)), so it stages x's rows by·TR .. by·TR + TR + 8 in
