@@ -116,3 +116,32 @@ fn a_requirement_prunes_every_candidate_that_breaks_it() {
         }
     }
 }
+
+/// Tuning for one GPU keeps the configurations only that GPU can hold: V9 with BK = 32 and
+/// BN = 256 needs 149 KiB of shared memory for its three stages — over the 99 KiB every
+/// supported GPU allows, under the 227 KiB of an sm_90 — and then renders for sm_90 alone.
+#[test]
+fn tuning_for_sm_90_keeps_configurations_over_the_portable_shared_memory_limit_and_targets_them() {
+    let kernel = sgemm::sgemm_v9::KERNEL.ir().unwrap();
+    let space = TuneSpace {
+        constants: vec![("BN".into(), vec![128, 256]), ("BK".into(), vec![16, 32]), ("TN".into(), vec![16])],
+        vectors: vec![VectorWidth::W4],
+        min_blocks: vec![None],
+    };
+    let big = |c: &tessera::dsl::Candidate| c.config.constant("BN") == Some(256) && c.config.constant("BK") == Some(32);
+    let portable = space.candidates(kernel);
+    let (_, checked) = portable.iter().find(|(c, _)| big(c)).unwrap();
+    let message = checked.as_ref().unwrap_err().iter().next().unwrap().message.clone();
+    assert!(message.contains("exceeds the 101376 B"), "{message}");
+
+    let for_sm_90 = space.candidates_for(kernel, Some(&tessera::dsl::Target::SM_90));
+    let (candidate, checked) = for_sm_90.iter().find(|(c, _)| big(c)).unwrap();
+    assert!(checked.is_ok(), "{checked:?}");
+    assert_eq!(candidate.config.target, Some(90));
+    // the others still render for every GPU
+    assert!(for_sm_90.iter().filter(|(c, _)| !big(c)).all(|(c, checked)| checked.is_ok() && c.config.target.is_none()));
+    let mut tuned = kernel.clone();
+    tuned.config = candidate.config.clone();
+    let source = tessera::codegen::render(&tuned).unwrap();
+    assert!(source.contains("target = sm_90") && source.contains("extern __shared__"), "{}", &source[..400]);
+}

@@ -78,9 +78,32 @@ impl TuneSpace {
         Self { constants, vectors, min_blocks }
     }
 
-    /// Every combination, each with its validation: `Ok` candidates can be compiled, the
-    /// others are pruned with the reason.
+    /// Every combination, each with its validation against the limits every supported GPU
+    /// shares: `Ok` candidates can be compiled, the others are pruned with the reason.
     pub fn candidates(&self, kernel: &Kernel) -> Vec<(Candidate, Result<(), Diagnostics>)> {
+        self.candidates_for(kernel, None)
+    }
+
+    /// The same, tuning for one GPU: a candidate only that GPU can run (more shared memory
+    /// than the portable limit, say) is kept with `target` set to it, so it renders, and
+    /// launches, for that architecture alone.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Constant, Kernel, Origin, Target, TuneSpace};
+    /// let kernel = Kernel {
+    ///     name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(),
+    ///     config: Config { constants: vec![Constant::new("BK", 8)], ..Config::default() },
+    /// };
+    /// let space = TuneSpace::around(&kernel);
+    /// let portable = space.candidates(&kernel);
+    /// let for_sm_90 = space.candidates_for(&kernel, Some(&Target::SM_90));
+    /// assert_eq!(portable.len(), for_sm_90.len()); // the same candidates, judged for one GPU
+    /// ```
+    pub fn candidates_for(
+        &self,
+        kernel: &Kernel,
+        device: Option<&Target>,
+    ) -> Vec<(Candidate, Result<(), Diagnostics>)> {
         let mut configs = vec![kernel.config.clone()];
         for (name, values) in &self.constants {
             configs = configs
@@ -103,7 +126,13 @@ impl TuneSpace {
                     let mut candidate = kernel.clone();
                     candidate.config = Config { vector: *vector, min_blocks: *min_blocks, ..config.clone() };
                     derive_threads(&mut candidate);
-                    let checked = validate(&candidate, &Target::PORTABLE);
+                    let mut checked = validate(&candidate, &Target::PORTABLE);
+                    if let (Err(_), Some(target), None) = (&checked, device, candidate.config.target) {
+                        if validate(&candidate, target).is_ok() {
+                            candidate.config.target = Some(target.compute_capability);
+                            checked = Ok(());
+                        }
+                    }
                     out.push((Candidate { config: candidate.config }, checked));
                 }
             }

@@ -183,7 +183,10 @@ pub fn tune(
     let mut space = space.clone();
     space.vectors = space.vectors.iter().map(|v| (*v).min(cap)).collect();
     space.vectors.dedup();
-    for (candidate, checked) in space.candidates(declared) {
+    // Tuning is for the GPU in hand: configurations only it can run (more shared memory than
+    // every GPU allows) are tried too, and carry `target = sm_XY` if they win.
+    let device = tessera_dsl::Target::from_compute_capability(arch.major, arch.minor);
+    for (candidate, checked) in space.candidates_for(declared, device.as_ref()) {
         match checked {
             Err(diagnostics) => {
                 let reason = diagnostics.iter().next().map(|d| d.message.clone()).unwrap_or_default();
