@@ -228,7 +228,11 @@ fn every_catalog_kernel_checks_on_every_architecture() {
         for target in Target::KNOWN {
             let report = check(kernel, &CheckOptions { nvrtc: false, ..fresh(target) })
                 .unwrap_or_else(|e| panic!("{} on {}: {e}", kernel.name(), target.name()));
-            assert!(report.occupancy.blocks_per_sm >= 1, "{}: {:?}", kernel.name(), report.occupancy);
+            // a kernel declared for one architecture (sgemm_v10: 149 KiB of shared memory) may not
+            // fit the others' SMs, and check says so with 0 blocks
+            let shared = kernel.ir().unwrap().shared_memory().bytes;
+            let fits = shared <= i64::from(target.opt_in_shared_memory_bytes);
+            assert_eq!(report.occupancy.blocks_per_sm >= 1, fits, "{}: {:?}", kernel.name(), report.occupancy);
             assert!(report.roofline.roofline.bound_seconds > 0.0, "{}", kernel.name());
             assert!(!report.to_string().is_empty());
         }

@@ -215,7 +215,7 @@ pub fn configure(kernel: &Kernel, overrides: &[(String, i64)]) -> Result<Kernel,
             },
         }
     }
-    validate(&configured, &Target::PORTABLE)
+    validate(&configured, &configured.target())
         .map_err(|d| format!("`{}` with {overrides:?} is invalid:\n{d}", kernel.name))?;
     Ok(configured)
 }
