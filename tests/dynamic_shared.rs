@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::random_floats;
+use common::{gemm_reference, random_floats, relative_error};
 use tessera::dsl::{analyze, Occupancy, Target};
 use tessera::prelude::*;
 use tessera::{nvrtc, Arch, KernelDefinition};
@@ -117,35 +117,19 @@ fn the_report_and_the_occupancy_count_the_dynamic_bytes() {
     assert_eq!((on("sm_90"), on("sm_80"), on("sm_86"), on("sm_89")), (1, 0, 0, 0));
 }
 
-fn reference(a: &[f32], b: &[f32], c: &[f32], (m, n, k): (usize, usize, usize), alpha: f64, beta: f64) -> Vec<f64> {
-    let mut out = vec![0.0; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            let sum: f64 = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j])).sum();
-            out[i * n + j] = alpha * sum + beta * f64::from(c[i * n + j]);
-        }
-    }
-    out
-}
-
 fn sgemm_with_66_kib_of_shared_memory_matches_the_reference(device: &Backend) {
     let shapes: &[(usize, usize, usize)] =
         if device.is_simulated() { &[(129, 130, 67), (256, 128, 64)] } else { &[(129, 130, 67), (1000, 1000, 1000)] };
     for &(m, n, k) in shapes {
         let (host_a, host_b, host_c) = (random_floats(m * k, 1), random_floats(k * n, 2), random_floats(m * n, 3));
-        let want = reference(&host_a, &host_b, &host_c, (m, n, k), 1.5, -0.5);
+        let want = gemm_reference(&host_a, &host_b, &host_c, (m, n, k), 1.5, -0.5);
         let a = device.upload(&host_a, [m, k]).unwrap();
         let b = device.upload(&host_b, [k, n]).unwrap();
         let mut c = device.upload(&host_c, [m, n]).unwrap();
         let launched = sgemm_bk32::launch(device, &a, &b, &mut c, 1.5, -0.5).unwrap();
         assert_eq!(launched.dynamic_shared_bytes, 66_560);
         let got = device.download(&c).unwrap();
-        let (mut diff, mut norm) = (0.0f64, 0.0f64);
-        for (g, w) in got.iter().zip(&want) {
-            diff += (f64::from(*g) - w).powi(2);
-            norm += w.powi(2);
-        }
-        let error = (diff / norm).sqrt();
+        let error = relative_error(&got, &want);
         assert!(error < 1e-5, "{m}×{n}×{k}: relative error {error}");
         if let Backend::Gpu(gpu) = device {
             // the driver's occupancy calculator and tessera's agree on the resident blocks

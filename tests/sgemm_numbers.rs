@@ -4,48 +4,11 @@
 
 mod common;
 
-use common::random_floats;
+use common::{gemm_reference, random_floats, relative_error};
 use tessera::catalog::sgemm;
 use tessera::{Argument, Backend};
 
 on_both_backends!(every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes, beta_zero_never_reads_c);
-
-/// α·A·B + β·C in f64, rows spread over the machine's cores.
-fn reference(a: &[f32], b: &[f32], c: &[f32], (m, n, k): (usize, usize, usize), alpha: f64, beta: f64) -> Vec<f64> {
-    let mut out = vec![0.0f64; m * n];
-    let threads = std::thread::available_parallelism().map_or(4, |p| p.get());
-    let rows_per = m.div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for (chunk_index, chunk) in out.chunks_mut(rows_per * n.max(1)).enumerate() {
-            scope.spawn(move || {
-                for (r, row) in chunk.chunks_mut(n.max(1)).enumerate() {
-                    let i = chunk_index * rows_per + r;
-                    for (j, value) in row.iter_mut().enumerate() {
-                        let mut sum = 0.0f64;
-                        for p in 0..k {
-                            sum += f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
-                        }
-                        *value = alpha * sum + beta * f64::from(c[i * n + j]);
-                    }
-                }
-            });
-        }
-    });
-    out
-}
-
-fn relative_error(got: &[f32], want: &[f64]) -> f64 {
-    let (mut diff, mut norm) = (0.0f64, 0.0f64);
-    for (g, w) in got.iter().zip(want) {
-        diff += (f64::from(*g) - w).powi(2);
-        norm += w.powi(2);
-    }
-    if norm == 0.0 {
-        diff.sqrt()
-    } else {
-        (diff / norm).sqrt()
-    }
-}
 
 /// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square, and two small non-square
 /// tails; the simulation takes the small ones (M, N and K all different among them).
@@ -77,7 +40,7 @@ fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
             random_floats(m * n, 200),
         );
         let (alpha, beta) = (1.5f32, -0.5f32);
-        let want = reference(&host_a, &host_b, &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
+        let want = gemm_reference(&host_a, &host_b, &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
         let a = gpu.upload(&host_a, [m, k]).unwrap();
         let b = gpu.upload(&host_b, [k, n]).unwrap();
         for kernel in sgemm::ALL {
@@ -103,7 +66,7 @@ fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
 fn beta_zero_never_reads_c(gpu: &Backend) {
     let (m, n, k) = (129, 131, 67);
     let (host_a, host_b) = (random_floats(m * k, 5), random_floats(k * n, 6));
-    let want = reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), 2.0, 0.0);
+    let want = gemm_reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), 2.0, 0.0);
     let a = gpu.upload(&host_a, [m, k]).unwrap();
     let b = gpu.upload(&host_b, [k, n]).unwrap();
     for kernel in sgemm::ALL {

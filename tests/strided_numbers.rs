@@ -9,7 +9,7 @@ mod common;
 
 use std::ops::Range;
 
-use common::{random_floats, POISON};
+use common::{gemm_reference, random_floats, relative_error, POISON};
 use tessera::catalog::{sgemm, stencil, transpose};
 use tessera::dsl::VectorWidth;
 use tessera::{Argument, Backend};
@@ -60,38 +60,6 @@ impl Placement {
     /// The first parent element outside the view that differs between `before` and `after`.
     fn first_change_outside(&self, before: &[f32], after: &[f32]) -> Option<usize> {
         (0..self.len()).find(|&i| !self.holds(i) && before[i].to_bits() != after[i].to_bits())
-    }
-}
-
-/// α·A·B + β·C in f64 on packed row-major operands.
-fn gemm_reference(
-    a: &[f32],
-    b: &[f32],
-    c: &[f32],
-    (m, n, k): (usize, usize, usize),
-    alpha: f64,
-    beta: f64,
-) -> Vec<f64> {
-    let mut out = vec![0.0f64; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            let sum: f64 = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j])).sum();
-            out[i * n + j] = alpha * sum + beta * f64::from(c[i * n + j]);
-        }
-    }
-    out
-}
-
-fn relative_error(got: &[f32], want: &[f64]) -> f64 {
-    let (mut diff, mut norm) = (0.0f64, 0.0f64);
-    for (g, w) in got.iter().zip(want) {
-        diff += (f64::from(*g) - w).powi(2);
-        norm += w.powi(2);
-    }
-    if norm == 0.0 {
-        diff.sqrt()
-    } else {
-        (diff / norm).sqrt()
     }
 }
 

@@ -100,3 +100,48 @@ pub fn random_floats(len: usize, seed: u64) -> Vec<f32> {
         })
         .collect()
 }
+
+/// α·A·B + β·C in f64, rows spread over the machine's cores.
+pub fn gemm_reference(
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    beta: f64,
+) -> Vec<f64> {
+    let mut out = vec![0.0f64; m * n];
+    let threads = std::thread::available_parallelism().map_or(4, |p| p.get());
+    let rows_per = m.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (chunk_index, chunk) in out.chunks_mut(rows_per * n.max(1)).enumerate() {
+            scope.spawn(move || {
+                for (r, row) in chunk.chunks_mut(n.max(1)).enumerate() {
+                    let i = chunk_index * rows_per + r;
+                    for (j, value) in row.iter_mut().enumerate() {
+                        let mut sum = 0.0f64;
+                        for p in 0..k {
+                            sum += f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+                        }
+                        *value = alpha * sum + beta * f64::from(c[i * n + j]);
+                    }
+                }
+            });
+        }
+    });
+    out
+}
+
+/// ‖got − want‖ / ‖want‖ (Frobenius), or ‖got − want‖ when want is all zeros.
+pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for (g, w) in got.iter().zip(want) {
+        diff += (f64::from(*g) - w).powi(2);
+        norm += w.powi(2);
+    }
+    if norm == 0.0 {
+        diff.sqrt()
+    } else {
+        (diff / norm).sqrt()
+    }
+}
