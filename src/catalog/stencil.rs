@@ -30,36 +30,26 @@ use crate::Input;
 /// first one returns. (A guarded load per element, as in the first version with an 8 × 32
 /// tile, ran at 38% of the device copy.) Clamped cells outside the grid are read only by edge
 /// points, which copy instead. R and C need not be multiples of the tile.
-#[tile_kernel(
-    threads = 256,
-    vector = 1,
-    consts(BR = 32, BC = 64, HR = 34, HC = 66, THREAD_ROWS = 4),
-    require(HR == BR + 2, HC == BC + 2, THREADS == THREAD_ROWS * BC, 2 * HR <= THREADS)
-)]
+#[tile_kernel(threads = 256, vector = 1, consts(BR = 32, BC = 64, HR = 34, HC = 66, THREAD_ROWS = 4))]
 pub fn laplacian_5pt(u: Global<f32, (R, C)>, out: GlobalMut<f32, (R, C)>) {
     let (bx, by) = grid(cdiv(C, BC), cdiv(R, BR));
     let tile = shared::<f32>([HR, HC]);
     let row = thread_index() / BC;
     let col = thread_index() % BC;
     let gc = min(max(bx * BC + col - 1, 0), C - 1);
-    // whole passes of the block over the halo tile's first rows: no guard, so every load
-    // issues before the first shared store
-    for k in 0..HR / THREAD_ROWS {
+    for k in 0..(HR + THREAD_ROWS - 1) / THREAD_ROWS {
         let hr = row + k * THREAD_ROWS;
-        tile[[hr, col]] = u[[min(max(by * BR + hr - 1, 0), R - 1), gc]];
+        let v = u[[min(max(by * BR + hr - 1, 0), R - 1), gc]];
+        if hr < HR {
+            tile[[hr, col]] = v;
+        }
     }
-    // the rows left over, and the two columns right of the BC the threads cover: one element
-    // per thread, all at once (not a loop in a few threads the others wait for)
-    // (threads with nothing to load read their neighbour's element again: same sector)
-    let last = HR / THREAD_ROWS * THREAD_ROWS + row;
-    let v = u[[min(max(by * BR + min(last, HR - 1) - 1, 0), R - 1), gc]];
-    if last < HR {
-        tile[[last, col]] = v;
-    }
-    let e = min(thread_index(), 2 * HR - 1);
-    let right = u[[min(max(by * BR + e / 2 - 1, 0), R - 1), min(bx * BC + BC + e % 2 - 1, C - 1)]];
-    if thread_index() < 2 * HR {
-        tile[[e / 2, BC + e % 2]] = right;
+    // The two columns right of the BC the threads cover.
+    if col < HC - BC {
+        let right = min(bx * BC + BC + col - 1, C - 1);
+        for hr in (row..HR).step_by(THREAD_ROWS) {
+            tile[[hr, BC + col]] = u[[min(max(by * BR + hr - 1, 0), R - 1), right]];
+        }
     }
     for k in 0..BR / THREAD_ROWS {
         let tr = row + k * THREAD_ROWS + 1;
