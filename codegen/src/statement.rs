@@ -118,7 +118,7 @@ fn base_env(kernel: &Kernel) -> TypeEnv {
             Statement::GridStride(stride) => env.bind_value(&stride.var, ThreadType::I32, false),
             Statement::Pipeline(pipeline) => env.bind_value(&pipeline.var, ThreadType::I32, false),
             Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
-            Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::Fragment { element: fragment.element }),
+            Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::fragment(fragment, kernel)),
             _ => {}
         }
     }

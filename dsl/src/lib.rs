@@ -62,7 +62,7 @@ pub use statement::{
 pub use target::Target;
 pub use thread_code::{
     check_thread_statement, is_varying, Binding, Intrinsic, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement,
-    ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
+    ThreadStatementKind, ThreadTileBounds, ThreadType, TypeEnv, UnaryOp,
 };
 pub use tune::{configure, shape_class, Candidate, TuneSpace};
 pub use validate::validate;

@@ -468,10 +468,33 @@ pub enum Binding {
     /// A shared buffer (2-D).
     Shared { element: ElementType },
     /// A register fragment: thread code indexes the calling thread's own values,
-    /// `acc[[i, j]]` with i < TM and j < TN (its thread tile), e.g. for an epilogue.
-    Fragment { element: ElementType },
+    /// `acc[[i, j]]` with i < TM and j < TN (its thread tile, when constant), e.g. for an
+    /// epilogue.
+    Fragment { element: ElementType, thread_tile: Option<ThreadTileBounds> },
     /// A value: a local (mutable or not), a scalar parameter, a constant, an index.
     Value { ty: ThreadType, mutable: bool },
+}
+
+/// A fragment's thread tile as declared (`[TM, TN]`) and its constant values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadTileBounds {
+    pub declared: String,
+    pub values: [i64; 2],
+}
+
+impl Binding {
+    /// The binding of a fragment declaration, its thread tile evaluated when constant.
+    pub fn fragment(fragment: &crate::Fragment, kernel: &Kernel) -> Self {
+        let scope = kernel.constant_scope();
+        let thread_tile = match fragment.thread_tile.as_slice() {
+            [rows, cols] => match (rows.eval(&scope), cols.eval(&scope)) {
+                (Ok(r), Ok(c)) => Some(ThreadTileBounds { declared: format!("[{rows}, {cols}]"), values: [r, c] }),
+                _ => None,
+            },
+            _ => None,
+        };
+        Binding::Fragment { element: fragment.element, thread_tile }
+    }
 }
 
 /// The names in scope and their types; the type rules of thread code.
@@ -602,11 +625,31 @@ impl TypeEnv {
                         }
                         Ok(ThreadType::Scalar(*element))
                     }
-                    Some(Binding::Fragment { element }) => {
+                    Some(Binding::Fragment { element, thread_tile }) => {
                         if indices.len() != 2 {
                             return Err(error(format!(
                                 "fragment `{base}` is indexed by this thread's row and column: `{base}[[i, j]]`"
                             )));
+                        }
+                        // a literal index past the thread tile names a register the thread does not have
+                        if let Some(tile) = thread_tile {
+                            for ((index, bound), what) in indices.iter().zip(tile.values).zip(["row", "column"]) {
+                                if let ThreadExprKind::Int { value, .. } = index.kind {
+                                    if value < 0 || value >= bound {
+                                        return Err(Diagnostic::new(
+                                            index.origin,
+                                            format!(
+                                                "{what} {value} of fragment `{base}` is outside this thread's tile: \
+                                                 thread_tile({}) is {} × {}, so {what}s 0 to {}",
+                                                tile.declared,
+                                                tile.values[0],
+                                                tile.values[1],
+                                                bound - 1
+                                            ),
+                                        ));
+                                    }
+                                }
+                            }
                         }
                         Ok(ThreadType::Scalar(*element))
                     }
@@ -1022,7 +1065,7 @@ fn walk(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, varying: &mut Ve
                 walk(kernel, &pipeline.body, &mut inner, varying, out);
             }
             Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
-            Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::Fragment { element: fragment.element }),
+            Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::fragment(fragment, kernel)),
             Statement::Thread(thread) => check_thread_statement(thread, env, varying, None, out),
             Statement::Copy(_) | Statement::Mma(_) | Statement::Sync(_) => {}
         }
