@@ -5,7 +5,7 @@
 //! `cargo run --release --example sgemm -- [--shapes M,N,K;M,N,K..] [--reps N] [--only NAME,NAME..] [--naive-up-to N]`
 
 use tessera::catalog::sgemm;
-use tessera::{Argument, Gpu, KernelDefinition};
+use tessera::{Gpu, KernelDefinition};
 
 const DEFAULT_SHAPES: &str =
     "1024,1024,1024;2048,2048,2048;4096,4096,4096;8192,8192,8192;4095,4095,4095;4097,4097,4097;8192,8192,256";
@@ -114,32 +114,8 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
             if kernel.name() == "sgemm_naive" && m.max(n).max(k) > options.naive_up_to {
                 continue;
             }
-            let launch = |c: &mut tessera::DeviceTensor<f32>| {
-                kernel
-                    .launch(
-                        gpu,
-                        &mut [
-                            Argument::input("a", &a),
-                            Argument::input("b", &b),
-                            Argument::output("c", c),
-                            Argument::scalar("alpha", 1.0f32),
-                            Argument::scalar("beta", 0.0f32),
-                        ],
-                    )
-                    .map(|_| ())
-            };
-            let tuned = kernel
-                .launch(
-                    gpu,
-                    &mut [
-                        Argument::input("a", &a),
-                        Argument::input("b", &b),
-                        Argument::output("c", &mut c),
-                        Argument::scalar("alpha", 1.0f32),
-                        Argument::scalar("beta", 0.0f32),
-                    ],
-                )?
-                .tuned;
+            let launch = |c: &mut tessera::DeviceTensor<f32>| sgemm::launch(kernel, gpu, &a, &b, c, 1.0, 0.0);
+            let tuned = launch(&mut c)?.tuned;
             let got = gpu.download(&c)?;
             let (mut diff, mut norm) = (0.0f64, 0.0f64);
             for (g, w) in got.iter().zip(&want) {
@@ -147,7 +123,7 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
                 norm += f64::from(*w).powi(2);
             }
             let error = (diff / norm.max(f64::MIN_POSITIVE)).sqrt();
-            let timing = gpu.time(2, options.repetitions, || launch(&mut c))?;
+            let timing = gpu.time(2, options.repetitions, || launch(&mut c).map(|_| ()))?;
             let tflops = timing.tflop_per_s(flops);
             println!(
                 "{shape:<22} {:<16} {:>9.3} {:>8.1} {:>8.1}% {:>8} {:>10.1e}",

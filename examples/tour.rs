@@ -143,18 +143,7 @@ fn simulate(sim: &Simulator) -> Result<(), String> {
     let b = sim.upload(&hb, [k, nn]).map_err(err)?;
     for kernel in sgemm::ALL {
         let mut c = sim.filled([m, nn], f32::NAN).map_err(err)?;
-        kernel
-            .launch(
-                sim,
-                &mut [
-                    Argument::input("a", &a),
-                    Argument::input("b", &b),
-                    Argument::output("c", &mut c),
-                    Argument::scalar("alpha", 1.0f32),
-                    Argument::scalar("beta", 0.0f32),
-                ],
-            )
-            .map_err(err)?;
+        sgemm::launch(kernel, sim, &a, &b, &mut c, 1.0, 0.0).map_err(err)?;
         let got = sim.download(&c).map_err(err)?;
         let (mut diff, mut norm) = (0.0f64, 0.0f64);
         for i in 0..m {

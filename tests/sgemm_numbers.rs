@@ -6,7 +6,7 @@ mod common;
 
 use common::{gemm_reference, random_floats, relative_error};
 use tessera::catalog::sgemm;
-use tessera::{Argument, Backend};
+use tessera::Backend;
 
 on_both_backends!(every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes, beta_zero_never_reads_c);
 
@@ -45,18 +45,7 @@ fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
         let b = gpu.upload(&host_b, [k, n]).unwrap();
         for kernel in sgemm::ALL {
             let mut c = gpu.upload(&host_c, [m, n]).unwrap();
-            kernel
-                .launch(
-                    gpu,
-                    &mut [
-                        Argument::input("a", &a),
-                        Argument::input("b", &b),
-                        Argument::output("c", &mut c),
-                        Argument::scalar("alpha", alpha),
-                        Argument::scalar("beta", beta),
-                    ],
-                )
-                .unwrap();
+            sgemm::launch(kernel, gpu, &a, &b, &mut c, alpha, beta).unwrap();
             let error = relative_error(&gpu.download(&c).unwrap(), &want);
             assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
         }
@@ -71,18 +60,7 @@ fn beta_zero_never_reads_c(gpu: &Backend) {
     let b = gpu.upload(&host_b, [k, n]).unwrap();
     for kernel in sgemm::ALL {
         let mut c = gpu.filled([m, n], f32::NAN).unwrap();
-        kernel
-            .launch(
-                gpu,
-                &mut [
-                    Argument::input("a", &a),
-                    Argument::input("b", &b),
-                    Argument::output("c", &mut c),
-                    Argument::scalar("alpha", 2.0f32),
-                    Argument::scalar("beta", 0.0f32),
-                ],
-            )
-            .unwrap();
+        sgemm::launch(kernel, gpu, &a, &b, &mut c, 2.0, 0.0).unwrap();
         let got = gpu.download(&c).unwrap();
         assert!(got.iter().all(|v| v.is_finite()), "{}: NaN from C leaked through beta = 0", kernel.name());
         assert!(relative_error(&got, &want) < 1e-5, "{}", kernel.name());

@@ -9,7 +9,7 @@ mod common;
 
 use std::ops::Range;
 
-use common::{gemm_reference, random_floats, relative_error, POISON};
+use common::{assert_bits_equal, gemm_reference, random_floats, relative_error, transposed, POISON};
 use tessera::catalog::{sgemm, stencil, transpose};
 use tessera::dsl::VectorWidth;
 use tessera::{Argument, Backend};
@@ -120,18 +120,7 @@ fn every_sgemm_kernel_on_submatrices_matches_an_f64_reference(backend: &Backend)
         for kernel in sgemm::ALL {
             let mut c_parent = backend.upload(&parent_c, case.c.parent).unwrap();
             let mut c = c_parent.submatrix_mut(case.c.rows.clone(), case.c.cols.clone()).unwrap();
-            let launched = kernel
-                .launch(
-                    backend,
-                    &mut [
-                        Argument::input("a", &a),
-                        Argument::input("b", &b),
-                        Argument::output("c", &mut c),
-                        Argument::scalar("alpha", alpha),
-                        Argument::scalar("beta", beta),
-                    ],
-                )
-                .unwrap();
+            let launched = sgemm::launch(kernel, backend, &a, &b, &mut c, alpha, beta).unwrap();
             let name = kernel.name();
             let declared = kernel.ir().unwrap().config.vector;
             assert_eq!(launched.vector, declared.min(case.width), "{name}, case {index}");
@@ -146,16 +135,6 @@ fn every_sgemm_kernel_on_submatrices_matches_an_f64_reference(backend: &Backend)
             }
         }
     }
-}
-
-fn transposed(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut y = vec![0.0; x.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            y[c * rows + r] = x[r * cols + c];
-        }
-    }
-    y
 }
 
 fn every_transpose_kernel_on_submatrices_is_exact(backend: &Backend) {
@@ -182,10 +161,7 @@ fn every_transpose_kernel_on_submatrices_is_exact(backend: &Backend) {
                 kernel.launch(backend, &mut [Argument::input("x", &x), Argument::output("y", &mut y)]).unwrap();
             let name = kernel.name();
             assert_eq!(launched.vector, kernel.ir().unwrap().config.vector.min(width), "{name}, case {index}");
-            let got = backend.download(&y).unwrap();
-            if let Some(i) = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits()) {
-                panic!("{name}, case {index}: y[{}][{}] = {} (want {})", i / rows, i % rows, got[i], want[i]);
-            }
+            assert_bits_equal(&format!("{name}, case {index}"), &backend.download(&y).unwrap(), &want, rows);
             let after = backend.download(&y_parent).unwrap();
             if let Some(i) = place_y.first_change_outside(&parent_y, &after) {
                 panic!("{name}, case {index}: y's parent changed outside the view at element {i}");

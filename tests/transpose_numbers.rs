@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{random_floats, POISON};
+use common::{assert_bits_equal, random_floats, transposed, POISON};
 use tessera::catalog::transpose;
 use tessera::dsl::VectorWidth;
 use tessera::{Argument, Backend, Order, Simulator};
@@ -26,16 +26,6 @@ fn shapes(backend: &Backend) -> Vec<(usize, usize)> {
     shapes
 }
 
-fn transposed(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut y = vec![0.0; x.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            y[c * rows + r] = x[r * cols + c];
-        }
-    }
-    y
-}
-
 fn every_transpose_kernel_transposes_every_shape_exactly(gpu: &Backend) {
     for (rows, cols) in shapes(gpu) {
         let host = random_floats(rows * cols, (rows * 7919 + cols) as u64);
@@ -53,18 +43,7 @@ fn every_transpose_kernel_transposes_every_shape_exactly(gpu: &Backend) {
                 .unwrap_or(VectorWidth::W1);
             assert_eq!(launched.vector, expected, "{} at {rows}×{cols}", kernel.name());
             let got = gpu.download(&y).unwrap();
-            if let Some(i) = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits()) {
-                let unwritten = got[i].to_bits() == POISON;
-                panic!(
-                    "{} at {rows}×{cols}: y[{}][{}] = {} (want {}){}",
-                    kernel.name(),
-                    i / rows,
-                    i % rows,
-                    got[i],
-                    want[i],
-                    if unwritten { ", never written" } else { "" }
-                );
-            }
+            assert_bits_equal(&format!("{} at {rows}×{cols}", kernel.name()), &got, &want, rows);
         }
     }
 }
@@ -88,18 +67,7 @@ fn assert_transposes(gpu: &Backend, kernel: &tessera::KernelDefinition, rows: us
     let mut y = gpu.filled([cols, rows], f32::from_bits(POISON)).unwrap();
     kernel.launch(gpu, &mut [Argument::input("x", &x), Argument::output("y", &mut y)]).unwrap();
     let got = gpu.download(&y).unwrap();
-    if let Some(i) = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits()) {
-        let unwritten = got[i].to_bits() == POISON;
-        panic!(
-            "{} at {rows}×{cols}: y[{}][{}] = {} (want {}){}",
-            kernel.name(),
-            i / rows,
-            i % rows,
-            got[i],
-            want[i],
-            if unwritten { ", never written" } else { "" }
-        );
-    }
+    assert_bits_equal(&format!("{} at {rows}×{cols}", kernel.name()), &got, &want, rows);
 }
 
 /// Row lengths of y (= rows of x) of every residue mod 8, so every shift h of the owned

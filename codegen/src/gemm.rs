@@ -455,7 +455,6 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
         return async_pipeline_source(kernel, pipeline, dsl);
     }
     let scope = kernel.constant_scope();
-    let next = Expr::binary(BinaryOp::Add, Expr::name(pipeline.var.clone()), Expr::int(1));
     let (mut staging, mut prologue, mut fetch_next, mut compute, mut stash_next) =
         (vec![], vec![], vec![], vec![], vec![]);
     for statement in &pipeline.body {
@@ -478,11 +477,7 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
                 ));
                 prologue.push(indent(&fetch_source(copy, &plan, &staged, vector_type, None)?, 2));
                 prologue.push(indent(&stash_source(copy, &plan, &staged, vector_type, "stage")?, 2));
-                let mut ahead = copy.clone();
-                if let Operand::Global(tile) = &mut ahead.src {
-                    tile.index = tile.index.iter().map(|e| e.substitute(&pipeline.var, &next)).collect();
-                }
-                let ahead_plan = CopyPlan::new(kernel, &ahead, &scope).map_err(invalid_plan(kernel))?;
+                let (ahead, ahead_plan) = copy_ahead(kernel, copy, &pipeline.var, 1)?;
                 fetch_next
                     .push(indent(&fetch_source(&ahead, &ahead_plan, &staged, vector_type, Some(&pipeline.var))?, 3));
                 stash_next.push(indent(&stash_source(copy, &plan, &staged, vector_type, "stage ^ 1")?, 3));
@@ -511,13 +506,23 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
     .map_err(template_error("pipeline_double.cu"))
 }
 
+/// `copy` of the tile `distance` iterations of `var` later (`k + 1`, `k + 2`), and its plan.
+fn copy_ahead(kernel: &Kernel, copy: &TileCopy, var: &str, distance: u32) -> Result<(TileCopy, CopyPlan), RenderError> {
+    let later = Expr::binary(BinaryOp::Add, Expr::name(var.to_string()), Expr::int(i64::from(distance)));
+    let mut ahead = copy.clone();
+    if let Operand::Global(tile) = &mut ahead.src {
+        tile.index = tile.index.iter().map(|e| e.substitute(var, &later)).collect();
+    }
+    let plan = CopyPlan::new(kernel, &ahead, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
+    Ok((ahead, plan))
+}
+
 /// `stages ≥ 3`: every copy of the body becomes cp.async copies into a ring of `stages`
 /// shared tiles, `stages − 1` of them in flight while the oldest is computed.
 fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) -> Result<String, RenderError> {
     let scope = kernel.constant_scope();
     let ahead = pipeline.stages - 1;
     let var = &pipeline.var;
-    let later = Expr::binary(BinaryOp::Add, Expr::name(var.clone()), Expr::int(i64::from(ahead)));
     let (mut prologue, mut refill, mut compute) = (vec![], vec![], vec![]);
     for statement in &pipeline.body {
         match statement {
@@ -531,11 +536,7 @@ fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) 
                     ));
                 }
                 prologue.push(indent(&async_copy_source(kernel, copy, &plan, "the tile", "stage")?, 3));
-                let mut ahead_copy = copy.clone();
-                if let Operand::Global(tile) = &mut ahead_copy.src {
-                    tile.index = tile.index.iter().map(|e| e.substitute(var, &later)).collect();
-                }
-                let ahead_plan = CopyPlan::new(kernel, &ahead_copy, &scope).map_err(invalid_plan(kernel))?;
+                let (ahead_copy, ahead_plan) = copy_ahead(kernel, copy, var, ahead)?;
                 let what = format!("tile {var} + {ahead}");
                 refill.push(indent(&async_copy_source(kernel, &ahead_copy, &ahead_plan, &what, "stage_ahead")?, 3));
             }

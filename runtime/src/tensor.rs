@@ -274,9 +274,7 @@ impl<'a, T: Element> TensorView<'a, T> {
     /// The same elements under another shape with as many elements (a 2-D view at any
     /// offset); a view with gaps between its rows cannot be reshaped.
     pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
-        check_contiguous("reshape", "the view", &self.dims, self.ld)?;
-        self.dims = checked_dims("reshape", self.dims.iter().product(), dims.as_ref())?;
-        self.ld = dense_leading_dimension(&self.dims);
+        (self.dims, self.ld) = reshaped_view(&self.dims, self.ld, dims.as_ref())?;
         Ok(self)
     }
 }
@@ -307,9 +305,7 @@ impl<T: Element> TensorViewMut<'_, T> {
     /// The same elements under another shape with as many elements (a 2-D view at any
     /// offset); a view with gaps between its rows cannot be reshaped.
     pub fn reshape(mut self, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
-        check_contiguous("reshape", "the view", &self.dims, self.ld)?;
-        self.dims = checked_dims("reshape", self.dims.iter().product(), dims.as_ref())?;
-        self.ld = dense_leading_dimension(&self.dims);
+        (self.dims, self.ld) = reshaped_view(&self.dims, self.ld, dims.as_ref())?;
         Ok(self)
     }
 }
@@ -398,6 +394,15 @@ fn strided_span(len: usize, start: usize, [rows, cols]: [usize; 2], ld: usize) -
         Some(end) => Ok(start..end),
         None => Err(Error::StridedViewOutOfBounds { start, rows, cols, ld, len }),
     }
+}
+
+/// The dims and leading dimension of a view of `dims` (rows `ld` apart) reshaped to `new`:
+/// only a view without gaps between its rows can be.
+fn reshaped_view(dims: &[usize], ld: usize, new: &[usize]) -> Result<(Vec<usize>, usize), Error> {
+    check_contiguous("reshape", "the view", dims, ld)?;
+    let new = checked_dims("reshape", dims.iter().product(), new)?;
+    let ld = dense_leading_dimension(&new);
+    Ok((new, ld))
 }
 
 /// `dims`, if they hold exactly `len` elements.

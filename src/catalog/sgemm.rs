@@ -226,6 +226,41 @@ pub fn sgemm_v4_small(
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
+/// Launches any kernel of the family — C = α·A·B + β·C — on a GPU or the simulation, for code
+/// that walks [`ALL`] (each kernel's own `launch` is the typed form of the same call).
+///
+/// ```no_run
+/// use tessera::catalog::sgemm;
+/// let gpu = tessera::Gpu::new(0)?;
+/// let a = gpu.upload(&[1.0f32; 6], [2, 3])?;
+/// let b = gpu.upload(&[1.0f32; 12], [3, 4])?;
+/// let mut c = gpu.zeros::<f32>([2, 4])?;
+/// for kernel in sgemm::ALL {
+///     sgemm::launch(kernel, &gpu, &a, &b, &mut c, 1.0, 0.0)?;
+/// }
+/// # Ok::<(), tessera::Error>(())
+/// ```
+pub fn launch(
+    kernel: &crate::KernelDefinition,
+    device: &impl crate::Device,
+    a: &impl crate::Input<f32>,
+    b: &impl crate::Input<f32>,
+    c: &mut impl crate::Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    kernel.launch(
+        device,
+        &mut [
+            crate::Argument::input("a", a),
+            crate::Argument::input("b", b),
+            crate::Argument::output("c", c),
+            crate::Argument::scalar("alpha", alpha),
+            crate::Argument::scalar("beta", beta),
+        ],
+    )
+}
+
 /// Every kernel of the family, for tests, examples and benchmarks.
 pub const ALL: [&crate::KernelDefinition; 13] = [
     &sgemm_naive::KERNEL,

@@ -145,3 +145,32 @@ pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
         (diff / norm).sqrt()
     }
 }
+
+/// xᵀ of a row-major `rows × cols` matrix.
+pub fn transposed(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut y = vec![0.0; x.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            y[c * rows + r] = x[r * cols + c];
+        }
+    }
+    y
+}
+
+/// Panics at the first element of `got` (a matrix with rows `row_len` long) whose bits differ
+/// from `want`'s, naming it as `y[r][c]`, `what` went wrong, and whether it was never written
+/// (still the poison pattern).
+pub fn assert_bits_equal(what: &str, got: &[f32], want: &[f32], row_len: usize) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()) {
+        let unwritten = got[i].to_bits() == POISON;
+        panic!(
+            "{what}: y[{}][{}] = {} (want {}){}",
+            i / row_len,
+            i % row_len,
+            got[i],
+            want[i],
+            if unwritten { ", never written" } else { "" }
+        );
+    }
+}
