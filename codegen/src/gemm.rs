@@ -6,6 +6,7 @@ use tessera_dsl::{
     PipelineLoop, Statement, TileCopy, VectorWidth,
 };
 
+use crate::async_copy::MappedCopy;
 use crate::operand::{zero, OperandText, COMPONENTS};
 use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_body, template_error};
 use crate::{c_expr, RenderError};
@@ -30,6 +31,7 @@ struct FragmentSource<'a> {
 struct MmaSource {
     dsl: String,
     k_name: String,
+    unroll: Option<u32>,
     thread_rows: String,
     thread_cols: String,
     element: &'static str,
@@ -42,6 +44,8 @@ struct MmaSource {
 struct DoubleBufferedMmaSource {
     dsl: String,
     k_name: String,
+    unroll: Option<u32>,
+    each_trip: Vec<String>,
     thread_rows: String,
     thread_cols: String,
     element: &'static str,
@@ -94,6 +98,8 @@ struct AsyncPipelineSource {
     count: String,
     stages: u32,
     ahead: u32,
+    declarations: Vec<String>,
+    spread: bool,
     prologue: Vec<String>,
     refill: Vec<String>,
     compute: Vec<String>,
@@ -243,6 +249,17 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
 /// `mma` on shared (or, for the naive kernel, global) operands; `stage` picks the half of
 /// double-buffered shared memory.
 pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Result<String, RenderError> {
+    mma_source_with(kernel, mma, stage, Vec::new())
+}
+
+/// `mma` with `each_trip` issued at the start of every trip of its k loop (`.unroll(n)` with
+/// double-buffered fragments): a pipeline's refill copies, spread over the trips.
+pub(crate) fn mma_source_with(
+    kernel: &Kernel,
+    mma: &Mma,
+    stage: Option<&str>,
+    each_trip: Vec<String>,
+) -> Result<String, RenderError> {
     let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
     let names = FragmentNames::of(fragment);
@@ -291,15 +308,20 @@ pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Res
     };
     let mut global_origins = a.origin_declarations();
     global_origins.extend(b.origin_declarations());
+    // `.unroll(n)` with n = the whole extent is the plain unrolled loop
+    let unroll = mma.unroll.filter(|steps| i64::from(*steps) < plan.k);
+    let next = if unroll.is_some() { "(step + 1) % 2" } else { "(kk + 1) % 2" };
     let source = if mma.double_buffered_fragments {
         DoubleBufferedMmaSource {
             dsl: mma.to_string(),
             k_name,
+            unroll,
+            each_trip,
             thread_rows: names.thread_rows.clone(),
             thread_cols: names.thread_cols.clone(),
             element: element.cuda_name(),
             first_loads: loads_at("0", "a_frag[0]", "b_frag[0]"),
-            next_loads: loads_at("kk + 1", "a_frag[(kk + 1) % 2]", "b_frag[(kk + 1) % 2]"),
+            next_loads: loads_at("kk + 1", &format!("a_frag[{next}]"), &format!("b_frag[{next}]")),
             acc: mma.acc.clone(),
         }
         .render()
@@ -308,6 +330,7 @@ pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Res
         MmaSource {
             dsl: mma.to_string(),
             k_name,
+            unroll,
             thread_rows: names.thread_rows.clone(),
             thread_cols: names.thread_cols.clone(),
             element: element.cuda_name(),
@@ -523,7 +546,8 @@ fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) 
     let scope = kernel.constant_scope();
     let ahead = pipeline.stages - 1;
     let var = &pipeline.var;
-    let (mut prologue, mut refill, mut compute) = (vec![], vec![], vec![]);
+    let mut copies = Vec::new();
+    let mut mmas = Vec::new();
     for statement in &pipeline.body {
         match statement {
             Statement::Copy(copy) => {
@@ -535,12 +559,10 @@ fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) 
                         "a cp.async pipeline copies global tiles into shared buffers",
                     ));
                 }
-                prologue.push(indent(&async_copy_source(kernel, copy, &plan, "the tile", "stage")?, 3));
                 let (ahead_copy, ahead_plan) = copy_ahead(kernel, copy, var, ahead)?;
-                let what = format!("tile {var} + {ahead}");
-                refill.push(indent(&async_copy_source(kernel, &ahead_copy, &ahead_plan, &what, "stage_ahead")?, 3));
+                copies.push((copy, plan, ahead_copy, ahead_plan));
             }
-            Statement::Mma(mma) => compute.push(indent(&mma_source(kernel, mma, Some("stage"))?, 2)),
+            Statement::Mma(mma) => mmas.push(mma),
             other => {
                 return Err(invalid(
                     kernel,
@@ -550,12 +572,64 @@ fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) 
             }
         }
     }
+    let mapped: Vec<Option<MappedCopy<'_>>> =
+        copies.iter().map(|(copy, plan, ..)| MappedCopy::new(copy, plan)).collect();
+    // the refill goes out in one part per trip of the mma's k loop when there is one such loop,
+    // every copy has a layout that divides into that many parts, and each reads its own tensor
+    let trips = match mmas.as_slice() {
+        [mma] if mma.double_buffered_fragments => {
+            let plan = MmaPlan::new(kernel, mma, &scope).map_err(invalid_plan(kernel))?;
+            mma.unroll.map(i64::from).filter(|u| *u < plan.k).map(|u| plan.k / u)
+        }
+        _ => None,
+    };
+    let mut tensors: Vec<&str> = mapped.iter().flatten().map(MappedCopy::tensor).collect();
+    tensors.sort_unstable();
+    tensors.dedup();
+    let trips = trips.filter(|t| {
+        tensors.len() == copies.len() && mapped.iter().all(|m| m.as_ref().is_some_and(|m| m.mapping.splits_into(*t)))
+    });
+    let (mut declarations, mut prologue, mut refill, mut compute) = (vec![], vec![], vec![], vec![]);
+    let scoped = |setup: String, part: String| format!("{{\n{}\n{}\n}}", indent(&setup, 1), indent(&part, 1));
+    for (m, (copy, plan, ahead_copy, ahead_plan)) in mapped.iter().zip(&copies) {
+        let what = format!("tile {var} + {ahead}");
+        match m {
+            Some(m) => {
+                declarations.extend(m.first_element());
+                prologue.push(indent(&scoped(m.setup(copy, plan, "the tile", "stage")?, m.part(None)?), 3));
+                let setup = m.setup(ahead_copy, ahead_plan, &what, "stage_ahead")?;
+                match trips {
+                    Some(_) => refill.push(indent(&setup, 2)),
+                    None => refill.push(indent(&scoped(setup, m.part(None)?), 3)),
+                }
+            }
+            None => {
+                prologue.push(indent(&async_copy_source(kernel, copy, plan, "the tile", "stage")?, 3));
+                refill.push(indent(&async_copy_source(kernel, ahead_copy, ahead_plan, &what, "stage_ahead")?, 3));
+            }
+        }
+    }
+    for mma in &mmas {
+        let mut each_trip = Vec::new();
+        if let (Some(t), Some(u)) = (trips, mma.unroll) {
+            each_trip.push("if (refill) {".to_string());
+            for m in mapped.iter().flatten() {
+                let part = indent(&m.part(Some((&format!("k0 / {u}"), t)))?, 1);
+                each_trip.extend(part.lines().map(str::to_owned));
+            }
+            each_trip.push("}".into());
+        }
+        compute.push(indent(&mma_source_with(kernel, mma, Some("stage"), each_trip)?, 2));
+    }
+    let spread = trips.is_some();
     AsyncPipelineSource {
         dsl,
         var: var.clone(),
         count: c_expr(&pipeline.count),
         stages: pipeline.stages,
         ahead,
+        declarations,
+        spread,
         prologue,
         refill,
         compute,

@@ -10,6 +10,7 @@
 //! assert_eq!(tessera_codegen::c_expr(&tiles), "(N + TILE - 1) / TILE");
 //! ```
 
+mod async_copy;
 mod c_expr;
 mod gemm;
 mod operand;

@@ -131,6 +131,31 @@ impl<'a> OperandText<'a> {
         }
     }
 
+    /// The element offset, as C, from logical element (r0, c0) to (r0 + row, c0 + col) on an
+    /// affine operand (a global tile, or an unswizzled shared buffer); `row` and `col` are C
+    /// expressions (`0`, `8`, `part_row + 32`).
+    pub(crate) fn offset_between(&self, row: &str, col: &str) -> String {
+        let (prow, pcol) = if self.plan.transposed() { (col, row) } else { (row, col) };
+        let stride = match self.plan {
+            OperandPlan::Global(g) => leading_dimension_name(&g.tensor),
+            OperandPlan::Shared(s) => match s.shape_exprs.as_slice() {
+                [_, cols] if s.layout.pad > 0 => format!("({} + {})", c_expr(cols), s.layout.pad),
+                [_, cols] => c_expr(cols),
+                _ => s.layout.stride().to_string(),
+            },
+        };
+        let row_term = match prow {
+            "0" => None,
+            "1" => Some(stride),
+            r => Some(format!("{} * {stride}", atom(r))),
+        };
+        match (row_term, pcol) {
+            (None, c) => c.to_string(),
+            (Some(r), "0") => r,
+            (Some(r), c) => format!("{r} + {c}"),
+        }
+    }
+
     /// The lvalue of logical element (row, col + offset).
     pub(crate) fn element(&self, offset: i64) -> String {
         self.element_at("row", &plus("col", offset))

@@ -4,6 +4,9 @@
 {
     constexpr int STAGES = {{ stages }};
     const int {{ var }}_tiles = {{ count }};
+{%- for line in declarations %}
+    {{ line }}
+{%- endfor %}
     // prologue: tiles 0 .. STAGES - 2 in flight, one commit group each (empty past the end)
     #pragma unroll
     for (int {{ var }} = 0; {{ var }} < STAGES - 1; ++{{ var }}) {
@@ -21,6 +24,19 @@
         // then every thread's; past this barrier no one reads the stage tile {{ var }} - 1 used
         tessera_async_wait<STAGES - 2>();
         __syncthreads();
+{%- if spread %}
+        // refill that stage with tile {{ var }} + STAGES - 1, in parts: one at the start of each trip of
+        // the mma's k loop, so the copies queue behind the FFMAs instead of all at once
+        const bool refill = {{ var }} + STAGES - 1 < {{ var }}_tiles;
+        const int stage_ahead = ({{ var }} + STAGES - 1) % STAGES;
+{%- for block in refill %}
+{{ block }}
+{%- endfor %}
+{%- for block in compute %}
+{{ block }}
+{%- endfor %}
+        tessera_async_commit();
+{%- else %}
         if ({{ var }} + STAGES - 1 < {{ var }}_tiles) {
             // refill that stage with tile {{ var }} + STAGES - 1
             const int stage_ahead = ({{ var }} + STAGES - 1) % STAGES;
@@ -32,6 +48,7 @@
 {%- for block in compute %}
 {{ block }}
 {%- endfor %}
+{%- endif %}
     }
     // nothing left in flight, and every thread is done with the buffers
     tessera_async_wait<0>();

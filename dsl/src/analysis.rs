@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::thread_access::{thread_accesses, AccessSite, Instruction};
 use crate::{
-    validate, with_barriers, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan, Occupancy, Operand,
-    OperandPlan, Statement, Target,
+    validate, with_barriers, AsyncCopyMapping, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan,
+    Occupancy, Operand, OperandPlan, Statement, Target,
 };
 
 /// Elements per row assumed for global tensors when counting sectors: any multiple of 32
@@ -83,6 +83,7 @@ pub enum Direction {
 pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
     validate(kernel, &kernel.target())?;
     let scope = kernel.constant_scope();
+    let async_copies = kernel.async_copies();
     let mut accesses = Vec::new();
     for statement in kernel.statements() {
         match statement {
@@ -92,8 +93,12 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
             }
             Statement::Copy(copy) => {
                 let plan = CopyPlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
+                let mapping = async_copies.contains(&copy).then(|| AsyncCopyMapping::of(&plan)).flatten();
                 for (operand, direction) in [(&plan.src, Direction::Load), (&plan.dst, Direction::Store)] {
-                    accesses.push(access(&plan, operand, direction, copy.to_string()));
+                    accesses.push(match &mapping {
+                        Some(mapping) => async_access(&plan, mapping, operand, direction, copy.to_string()),
+                        None => access(&plan, operand, direction, copy.to_string()),
+                    });
                 }
             }
             Statement::Mma(mma) => {
@@ -138,7 +143,6 @@ fn access(plan: &CopyPlan, operand: &OperandPlan, direction: Direction, statemen
     let element_bytes = i64::from(plan.element.size_bytes());
     let vectorized = operand.vector_ok(plan.vector);
     let lane_elements = if vectorized { plan.vector } else { 1 };
-    let width_bits = (lane_elements * element_bytes * 8) as u32;
     let components = if vectorized { 1 } else { plan.vector };
     let warps = (plan.threads + WARP - 1) / WARP;
     let mut instructions: Vec<Instruction> = Vec::new();
@@ -160,6 +164,20 @@ fn access(plan: &CopyPlan, operand: &OperandPlan, direction: Direction, statemen
             }
         }
     }
+    summarize(operand, direction, statement, &instructions, lane_elements, element_bytes, plan.steps * components)
+}
+
+/// The report of one side of a copy from its warp instructions (each lane's 4-byte words).
+fn summarize(
+    operand: &OperandPlan,
+    direction: Direction,
+    statement: String,
+    instructions: &[Instruction],
+    lane_elements: i64,
+    element_bytes: i64,
+    per_thread: i64,
+) -> AccessReport {
+    let width_bits = (lane_elements * element_bytes * 8) as u32;
     let (space, name, bank_ways, sectors) = match operand {
         OperandPlan::Shared(shared) => {
             let ways = instructions.iter().map(|i| bank_ways(i, lane_elements * element_bytes)).max().unwrap_or(1);
@@ -167,7 +185,7 @@ fn access(plan: &CopyPlan, operand: &OperandPlan, direction: Direction, statemen
             (MemorySpace::Shared, name, Some(ways), None)
         }
         OperandPlan::Global(global) => {
-            let total: usize = instructions.iter().map(|i| sectors(i)).sum();
+            let total: usize = instructions.iter().map(sectors).sum();
             let average = total as f64 / instructions.len().max(1) as f64;
             let ideal = (WARP * lane_elements * element_bytes) as f64 / 32.0;
             let name = if global.transposed { format!("{}.t()", global.tensor) } else { global.tensor.clone() };
@@ -180,10 +198,41 @@ fn access(plan: &CopyPlan, operand: &OperandPlan, direction: Direction, statemen
         space,
         direction,
         width_bits,
-        instructions: plan.steps * components,
+        instructions: per_thread,
         bank_ways,
         sectors,
     }
+}
+
+/// A copy of a cp.async pipeline: each thread's copies at `mapping`'s offsets from its first
+/// element, one warp instruction per offset.
+fn async_access(
+    plan: &CopyPlan,
+    mapping: &AsyncCopyMapping,
+    operand: &OperandPlan,
+    direction: Direction,
+    statement: String,
+) -> AccessReport {
+    let element_bytes = i64::from(plan.element.size_bytes());
+    let bytes = mapping.width * element_bytes;
+    let warps = (plan.threads + WARP - 1) / WARP;
+    let mut instructions: Vec<Instruction> = Vec::new();
+    for warp in 0..warps {
+        for (row_offset, col_offset) in &mapping.offsets {
+            let lanes = (0..WARP)
+                .map(|lane| warp * WARP + lane)
+                .filter(|tid| *tid < plan.threads)
+                .map(|tid| {
+                    let (row, col) = mapping.first(tid);
+                    let (prow, pcol) = operand.physical(row + row_offset, col + col_offset);
+                    let first = element_offset(operand, prow, pcol) * element_bytes;
+                    (first / 4..(first + bytes) / 4).collect()
+                })
+                .collect();
+            instructions.push(lanes);
+        }
+    }
+    summarize(operand, direction, statement, &instructions, mapping.width, element_bytes, mapping.offsets.len() as i64)
 }
 
 /// The shared loads of one k-step of `mma`: each thread reads its values of a and b.

@@ -166,4 +166,21 @@ impl Kernel {
         walk(&self.body, &mut out);
         out
     }
+
+    /// The copies that cp.async pipelines (`stages ≥ 3`) issue, which deal their tiles to
+    /// threads by [`crate::AsyncCopyMapping`].
+    pub fn async_copies(&self) -> Vec<&crate::TileCopy> {
+        self.statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Pipeline(p) if p.stages >= 3 => Some(&p.body),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|s| match s {
+                Statement::Copy(copy) => Some(copy),
+                _ => None,
+            })
+            .collect()
+    }
 }

@@ -15,6 +15,7 @@
 //! ```
 
 mod analysis;
+mod async_copy;
 mod barriers;
 mod config;
 mod copy_plan;
@@ -38,6 +39,7 @@ mod tune;
 mod validate;
 
 pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report};
+pub use async_copy::{AsyncCopyLayout, AsyncCopyMapping};
 pub use barriers::with_barriers;
 pub use config::{Config, Constant, Relation, Requirement, ThreadBlock, VectorWidth};
 pub use copy_plan::{

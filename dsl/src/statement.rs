@@ -90,7 +90,17 @@ pub struct PipelineLoop {
 /// each thread's tile. `a` is seen as [rows of acc, k], `b` as [k, columns of acc].
 /// `.double_buffer_fragments()` reads step kk + 1's values of a and b from shared memory into
 /// a second set of registers while step kk's are multiplied, so the loads' latency hides
-/// behind the FFMAs even with few warps per scheduler.
+/// behind the FFMAs even with few warps per scheduler. `.unroll(8)` unrolls the k-steps 8 at
+/// a time inside a loop over the k extent instead of all of them: a 32-deep tile of 16 × 8
+/// outer products is 4096 FFMAs, more code than the instruction cache holds.
+///
+/// ```
+/// use tessera_dsl::{Mma, Operand, Origin, SharedOperand};
+/// let shared = |buffer: &str, transposed| Operand::Shared(SharedOperand { buffer: buffer.into(), transposed, origin: Origin::default() });
+/// let mma = Mma { a: shared("a_s", true), b: shared("b_s", false), acc: "acc".into(),
+///                 double_buffered_fragments: true, unroll: Some(8), unroll_origin: Origin::default(), origin: Origin::default() };
+/// assert_eq!(mma.to_string(), "mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8)");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mma {
     pub a: Operand,
@@ -98,6 +108,12 @@ pub struct Mma {
     pub acc: String,
     #[serde(default)]
     pub double_buffered_fragments: bool,
+    /// k-steps unrolled per trip of the loop over the k extent (`None`: all of them).
+    #[serde(default)]
+    pub unroll: Option<u32>,
+    /// Where `.unroll(n)`'s argument is, for diagnostics.
+    #[serde(default)]
+    pub unroll_origin: Origin,
     pub origin: Origin,
 }
 
@@ -106,6 +122,9 @@ impl std::fmt::Display for Mma {
         write!(f, "mma({}, {}, &mut {})", self.a, self.b, self.acc)?;
         if self.double_buffered_fragments {
             f.write_str(".double_buffer_fragments()")?;
+        }
+        if let Some(steps) = self.unroll {
+            write!(f, ".unroll({steps})")?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAX_PIPELINE_STAGES: u32 = 8;
 
 use crate::{
-    CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, ExprKind, Fragment, FragmentLayout, Kernel, MmaPlan,
+    CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, ExprKind, Fragment, FragmentLayout, Kernel, Mma, MmaPlan,
     Operand, OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, ThreadStatement,
     ThreadStatementKind, TileCopy, TypeEnv,
 };
@@ -448,7 +448,10 @@ impl Checker<'_> {
                         }
                     }
                     match MmaPlan::new(self.kernel, mma, scope) {
-                        Ok(plan) => self.mma_vectors(&plan),
+                        Ok(plan) => {
+                            self.mma_vectors(&plan);
+                            self.mma_unroll(mma, &plan);
+                        }
                         Err(errors) => {
                             for error in errors {
                                 self.diagnostics.push(error);
@@ -584,6 +587,29 @@ impl Checker<'_> {
                     layout.thread_cols
                 ),
                 Some("use a smaller thread tile, e.g. thread_tile([8, 8])".into()),
+            );
+        }
+    }
+
+    /// `.unroll(n)`: n k-steps per loop trip must tile the k extent, and with double-buffered
+    /// fragments n must be even, so every trip starts on the same register set.
+    fn mma_unroll(&mut self, mma: &Mma, plan: &MmaPlan) {
+        let Some(steps) = mma.unroll.map(i64::from) else { return };
+        let k = plan.k;
+        if steps == 0 || k % steps != 0 {
+            let divisors: Vec<String> = (1..=k).filter(|d| k % d == 0).map(|d| d.to_string()).collect();
+            self.error(
+                mma.unroll_origin,
+                format!("`.unroll({steps})` does not divide the {k} k-steps of `{mma}`"),
+                Some(format!("unroll by one of {}", divisors.join(", "))),
+            );
+        } else if mma.double_buffered_fragments && steps % 2 == 1 && steps != k {
+            self.error(
+                mma.unroll_origin,
+                format!(
+                    "`.unroll({steps})` with `.double_buffer_fragments()`: an odd number of k-steps per trip would start every other trip on the wrong register set"
+                ),
+                Some(format!("unroll by an even number, e.g. `.unroll({})`", if k % (steps * 2) == 0 { steps * 2 } else { k })),
             );
         }
     }

@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Block, Expr as RustExpr, GenericArgument, Lit, Pat, PathArguments, Stmt, Type};
 use tessera_dsl::{
     Barrier, BinaryOp, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder,
-    Mma, Operand, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
+    Mma, Operand, Origin, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 
 use crate::spans::SpanTable;
@@ -108,19 +108,12 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
                 origin: spans.origin(for_loop.for_token.span()),
             }))
         }
+        Stmt::Expr(RustExpr::MethodCall(method), Some(_)) if is_mma_with_options(method) => {
+            mma_with_options(method, spans)
+        }
         Stmt::Expr(RustExpr::MethodCall(method), Some(_)) if matches!(&*method.receiver, RustExpr::Call(_)) => {
             let copy = match call_statement(&method.receiver, spans)? {
                 Statement::Copy(copy) => copy,
-                Statement::Mma(mut mma) => {
-                    if method.method != "double_buffer_fragments" || !method.args.is_empty() {
-                        return Err(syn::Error::new(
-                            method.method.span(),
-                            format!("unknown mma option `{}`: expected `.double_buffer_fragments()`", method.method),
-                        ));
-                    }
-                    mma.double_buffered_fragments = true;
-                    return Ok(Statement::Mma(mma));
-                }
                 _ => {
                     return Err(syn::Error::new(
                         method.span(),
@@ -162,6 +155,62 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
     }
 }
 
+/// Whether `method` is `mma(..)` followed by one or more options: `.double_buffer_fragments()`, `.unroll(8)`.
+fn is_mma_with_options(method: &syn::ExprMethodCall) -> bool {
+    let mut receiver = &*method.receiver;
+    while let RustExpr::MethodCall(inner) = receiver {
+        receiver = &inner.receiver;
+    }
+    call(receiver).is_some_and(|(name, _)| name == "mma")
+}
+
+/// `mma(a, b, &mut acc).double_buffer_fragments().unroll(8)`: the options in any order, each once.
+fn mma_with_options(method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn::Result<Statement> {
+    let mut options = vec![method];
+    let mut receiver = &*method.receiver;
+    while let RustExpr::MethodCall(inner) = receiver {
+        options.push(inner);
+        receiver = &inner.receiver;
+    }
+    let Statement::Mma(mut mma) = call_statement(receiver, spans)? else {
+        return Err(syn::Error::new(method.span(), "expected `mma(..)` before its options"));
+    };
+    for option in options.into_iter().rev() {
+        let name = option.method.to_string();
+        match (name.as_str(), option.args.len()) {
+            ("double_buffer_fragments", 0) if !mma.double_buffered_fragments => mma.double_buffered_fragments = true,
+            ("unroll", 1) if mma.unroll.is_none() => {
+                let steps = match &option.args[0] {
+                    RustExpr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<u32>().ok(),
+                    _ => None,
+                }
+                .filter(|steps| *steps > 0)
+                .ok_or_else(|| {
+                    syn::Error::new(
+                        option.args.span(),
+                        "`.unroll(n)` takes a positive integer literal: the k-steps per loop trip",
+                    )
+                })?;
+                mma.unroll = Some(steps);
+                mma.unroll_origin = spans.origin(option.args.span());
+            }
+            ("double_buffer_fragments" | "unroll", _) => {
+                return Err(syn::Error::new(
+                    option.method.span(),
+                    format!("`.{name}` is given twice or with the wrong arguments: `.double_buffer_fragments()`, `.unroll(8)`"),
+                ));
+            }
+            _ => {
+                return Err(syn::Error::new(
+                    option.method.span(),
+                    format!("unknown mma option `{name}`: expected `.double_buffer_fragments()` or `.unroll(n)`"),
+                ));
+            }
+        }
+    }
+    Ok(Statement::Mma(mma))
+}
+
 /// `copy(src, dst)` or `sync()`.
 fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement> {
     let (name, args) = call(e).ok_or_else(|| unsupported(e.span()))?;
@@ -187,6 +236,8 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 b: operand(b, spans)?,
                 acc,
                 double_buffered_fragments: false,
+                unroll: None,
+                unroll_origin: Origin::default(),
                 origin: spans.origin(e.span()),
             }))
         }

@@ -69,81 +69,75 @@ sgemm_v9(const float* __restrict__ a, const float* __restrict__ b, float* __rest
     {
         constexpr int STAGES = 3;
         const int k_tiles = (K + BK - 1) / BK;
+        // copy(a.tile([by, k], [BM, BK]), &a_s.t()): each warp copies 4 rows × 8 columns per
+    // instruction: a 32-byte sector of each row, stored to 8 rows of the transposed buffer
+        const int a_s_first_row = tid / 32 * 4 + tid % 4;
+        const int a_s_first_col = tid % 32 / 4;
+        // copy(b.tile([k, bx], [BK, BN]), &b_s): 16 threads copy each row, 16 B at a time
+        const int b_s_first_row = tid / 16;
+        const int b_s_first_col = tid % 16 * 4;
         // prologue: tiles 0 .. STAGES - 2 in flight, one commit group each (empty past the end)
         #pragma unroll
         for (int k = 0; k < STAGES - 1; ++k) {
             if (k < k_tiles) {
                 const int stage = k;
-                // copy(a.tile([by, k], [BM, BK]), &a_s.t()): the tile → a_s[stage] by cp.async, 4 B per copy
                 {
-                    constexpr int ROWS = BM;
-                    constexpr int COLS = BK;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    // copy(a.tile([by, k], [BM, BK]), &a_s.t()): the tile → a_s[stage] by cp.async, 4 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
                     const int a_row0 = by * BM;
                     const int a_col0 = k * BK;
-                    if (M - a_row0 >= BM && K - a_col0 >= BK) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<4>(&a_s[stage][col][row], &a[(a_row0 + row) * a_ld + a_col0 + col], 4);
-                            tessera_async_copy<4>(&a_s[stage][col + 1][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 1], 4);
-                            tessera_async_copy<4>(&a_s[stage][col + 2][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 2], 4);
-                            tessera_async_copy<4>(&a_s[stage][col + 3][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 3], 4);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col < K;
-                                tessera_async_copy<4>(&a_s[stage][col][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col] : a, inside ? 4 : 0);
-                            }
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col + 1 < K;
-                                tessera_async_copy<4>(&a_s[stage][col + 1][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 1] : a, inside ? 4 : 0);
-                            }
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col + 2 < K;
-                                tessera_async_copy<4>(&a_s[stage][col + 2][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 2] : a, inside ? 4 : 0);
-                            }
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col + 3 < K;
-                                tessera_async_copy<4>(&a_s[stage][col + 3][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 3] : a, inside ? 4 : 0);
-                            }
+                    const float* a_s_src = &a[(a_row0 + a_s_first_row) * a_ld + a_col0 + a_s_first_col];
+                    float* a_s_dst = &a_s[stage][a_s_first_col][a_s_first_row];
+                    const bool a_s_whole = M - a_row0 >= BM && K - a_col0 >= BK;
+                    {
+                        const float* src = a_s_src;
+                        float* dst = a_s_dst;
+                        if (a_s_whole) {
+                            tessera_async_copy<4>(dst, src, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4), src + 8, 4);
+                            tessera_async_copy<4>(dst + 32, src + 32 * a_ld, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
+                            tessera_async_copy<4>(dst + 64, src + 64 * a_ld, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
+                            tessera_async_copy<4>(dst + 96, src + 96 * a_ld, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = M - a_row0 - a_s_first_row;
+                            const int cols_left = K - a_col0 - a_s_first_col;
+                            { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst, inside ? src : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
                         }
                     }
                 }
-                // copy(b.tile([k, bx], [BK, BN]), &b_s): the tile → b_s[stage] by cp.async, 16 B per copy
                 {
-                    constexpr int ROWS = BK;
-                    constexpr int COLS = BN;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    // copy(b.tile([k, bx], [BK, BN]), &b_s): the tile → b_s[stage] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
                     const int b_row0 = k * BK;
                     const int b_col0 = bx * BN;
-                    if (K - b_row0 >= BK && N - b_col0 >= BN) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&b_s[stage][row][col], &b[(b_row0 + row) * b_ld + b_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (b_row0 + row < K && b_col0 + col < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 1 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 2 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 3 < N ? 4 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&b_s[stage][row][col], valid > 0 ? &b[(b_row0 + row) * b_ld + b_col0 + col] : b, valid);
-                            }
+                    const float* b_s_src = &b[(b_row0 + b_s_first_row) * b_ld + b_col0 + b_s_first_col];
+                    float* b_s_dst = &b_s[stage][b_s_first_row][b_s_first_col];
+                    const bool b_s_whole = K - b_row0 >= BK && N - b_col0 >= BN;
+                    {
+                        const float* src = b_s_src;
+                        float* dst = b_s_dst;
+                        if (b_s_whole) {
+                            tessera_async_copy<16>(dst, src, 16);
+                            tessera_async_copy<16>(dst + 64, src + 64, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = K - b_row0 - b_s_first_row;
+                            const int cols_left = N - b_col0 - b_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy<16>(dst, valid > 0 ? src : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 64, valid > 0 ? src + 64 : b, valid); }
                         }
                     }
                 }
@@ -159,76 +153,63 @@ sgemm_v9(const float* __restrict__ a, const float* __restrict__ b, float* __rest
             if (k + STAGES - 1 < k_tiles) {
                 // refill that stage with tile k + STAGES - 1
                 const int stage_ahead = (k + STAGES - 1) % STAGES;
-                // copy(a.tile([by, k + 2], [BM, BK]), &a_s.t()): tile k + 2 → a_s[stage_ahead] by cp.async, 4 B per copy
                 {
-                    constexpr int ROWS = BM;
-                    constexpr int COLS = BK;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    // copy(a.tile([by, k + 2], [BM, BK]), &a_s.t()): tile k + 2 → a_s[stage_ahead] by cp.async, 4 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
                     const int a_row0 = by * BM;
                     const int a_col0 = (k + 2) * BK;
-                    if (M - a_row0 >= BM && K - a_col0 >= BK) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<4>(&a_s[stage_ahead][col][row], &a[(a_row0 + row) * a_ld + a_col0 + col], 4);
-                            tessera_async_copy<4>(&a_s[stage_ahead][col + 1][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 1], 4);
-                            tessera_async_copy<4>(&a_s[stage_ahead][col + 2][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 2], 4);
-                            tessera_async_copy<4>(&a_s[stage_ahead][col + 3][row], &a[(a_row0 + row) * a_ld + a_col0 + col + 3], 4);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col] : a, inside ? 4 : 0);
-                            }
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col + 1 < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col + 1][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 1] : a, inside ? 4 : 0);
-                            }
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col + 2 < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col + 2][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 2] : a, inside ? 4 : 0);
-                            }
-                            {
-                                const bool inside = a_row0 + row < M && a_col0 + col + 3 < K;
-                                tessera_async_copy<4>(&a_s[stage_ahead][col + 3][row], inside ? &a[(a_row0 + row) * a_ld + a_col0 + col + 3] : a, inside ? 4 : 0);
-                            }
+                    const float* a_s_src = &a[(a_row0 + a_s_first_row) * a_ld + a_col0 + a_s_first_col];
+                    float* a_s_dst = &a_s[stage_ahead][a_s_first_col][a_s_first_row];
+                    const bool a_s_whole = M - a_row0 >= BM && K - a_col0 >= BK;
+                    {
+                        const float* src = a_s_src;
+                        float* dst = a_s_dst;
+                        if (a_s_whole) {
+                            tessera_async_copy<4>(dst, src, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4), src + 8, 4);
+                            tessera_async_copy<4>(dst + 32, src + 32 * a_ld, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
+                            tessera_async_copy<4>(dst + 64, src + 64 * a_ld, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
+                            tessera_async_copy<4>(dst + 96, src + 96 * a_ld, 4);
+                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = M - a_row0 - a_s_first_row;
+                            const int cols_left = K - a_col0 - a_s_first_col;
+                            { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst, inside ? src : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
                         }
                     }
                 }
-                // copy(b.tile([k + 2, bx], [BK, BN]), &b_s): tile k + 2 → b_s[stage_ahead] by cp.async, 16 B per copy
                 {
-                    constexpr int ROWS = BK;
-                    constexpr int COLS = BN;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    // copy(b.tile([k + 2, bx], [BK, BN]), &b_s): tile k + 2 → b_s[stage_ahead] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
                     const int b_row0 = (k + 2) * BK;
                     const int b_col0 = bx * BN;
-                    if (K - b_row0 >= BK && N - b_col0 >= BN) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&b_s[stage_ahead][row][col], &b[(b_row0 + row) * b_ld + b_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (b_row0 + row < K && b_col0 + col < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 1 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 2 < N ? 4 : 0) + (b_row0 + row < K && b_col0 + col + 3 < N ? 4 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&b_s[stage_ahead][row][col], valid > 0 ? &b[(b_row0 + row) * b_ld + b_col0 + col] : b, valid);
-                            }
+                    const float* b_s_src = &b[(b_row0 + b_s_first_row) * b_ld + b_col0 + b_s_first_col];
+                    float* b_s_dst = &b_s[stage_ahead][b_s_first_row][b_s_first_col];
+                    const bool b_s_whole = K - b_row0 >= BK && N - b_col0 >= BN;
+                    {
+                        const float* src = b_s_src;
+                        float* dst = b_s_dst;
+                        if (b_s_whole) {
+                            tessera_async_copy<16>(dst, src, 16);
+                            tessera_async_copy<16>(dst + 64, src + 64, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = K - b_row0 - b_s_first_row;
+                            const int cols_left = N - b_col0 - b_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy<16>(dst, valid > 0 ? src : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 64, valid > 0 ? src + 64 : b, valid); }
                         }
                     }
                 }
@@ -255,7 +236,9 @@ sgemm_v9(const float* __restrict__ a, const float* __restrict__ b, float* __rest
                     #pragma unroll
                     for (int i = 0; i < TM; ++i) {
                         #pragma unroll
-                        for (int j = 0; j < TN; ++j) {
+                        for (int jj = 0; jj < TN; ++jj) {
+                            // serpentine: odd rows run right to left, so each row change reuses a b value
+                            const int j = i % 2 == 0 ? jj : TN - 1 - jj;
                             acc[i][j] += a_frag[kk % 2][i] * b_frag[kk % 2][j];
                         }
                     }

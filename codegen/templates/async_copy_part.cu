@@ -1,0 +1,26 @@
+{
+{%- match part %}
+{%- when Some with (part) %}
+    // {{ buffer }}: part {{ part.index }} of {{ part.count }} of this thread's {{ copies }} copies
+    const int row = {{ part.row }};
+    const int col = {{ part.col }};
+    const {{ element }}* src = {{ buffer }}_src + {{ part.src_offset }};
+    {{ element }}* dst = {{ buffer }}_dst + {{ part.dst_offset }};
+{%- when None %}
+    const {{ element }}* src = {{ buffer }}_src;
+    {{ element }}* dst = {{ buffer }}_dst;
+{%- endmatch %}
+    if ({{ buffer }}_whole) {
+{%- for line in whole %}
+        {{ line }}
+{%- endfor %}
+    } else {
+        // a tile on the edge: the rows and columns left inside the tensor from this thread's
+        // first element; a copy from outside reads nothing and zero-fills
+        const int rows_left = {{ rows_left }};
+        const int cols_left = {{ cols_left }};
+{%- for line in edge %}
+        {{ line }}
+{%- endfor %}
+    }
+}

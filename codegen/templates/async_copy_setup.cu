@@ -1,0 +1,8 @@
+// {{ dsl }}: {{ what }} → {{ buffer }}[{{ stage }}] by cp.async, {{ bytes }} B per copy;
+// the thread's first element on both sides, its other copies at constant offsets from it
+{%- for (name, value) in origins %}
+const int {{ name }} = {{ value }};
+{%- endfor %}
+const {{ element }}* {{ buffer }}_src = &{{ src_first }};
+{{ element }}* {{ buffer }}_dst = &{{ dst_first }};
+const bool {{ buffer }}_whole = {{ whole_tile }};
