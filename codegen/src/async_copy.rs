@@ -183,9 +183,9 @@ impl<'a> MappedCopy<'a> {
         let (mut whole, mut edge) = (Vec::new(), Vec::new());
         for (row, col) in local {
             let (r, c) = (row.to_string(), col.to_string());
-            let d = at("dst", dst.offset_between(&r, &c));
+            let d = format!("{}_dst, {}", self.buffer, at("dst", dst.offset_between(&r, &c)));
             let s = at("src", src.offset_between(&r, &c));
-            whole.push(format!("tessera_async_copy<{bytes}>({d}, {s}, {bytes});"));
+            whole.push(format!("tessera_async_copy_to<{bytes}>({d}, {s}, {bytes});"));
             let less = |offset: i64, left: &str| {
                 if offset == 0 {
                     format!("0 < {left}")
@@ -195,14 +195,14 @@ impl<'a> MappedCopy<'a> {
             };
             if width == 1 {
                 edge.push(format!(
-                    "{{ const bool inside = {} && {}; tessera_async_copy<{bytes}>({d}, inside ? {s} : {base}, inside ? {bytes} : 0); }}",
+                    "{{ const bool inside = {} && {}; tessera_async_copy_to<{bytes}>({d}, inside ? {s} : {base}, inside ? {bytes} : 0); }}",
                     less(*row, "rows_left"),
                     less(*col, "cols_left")
                 ));
             } else {
                 let left = if *col == 0 { "cols_left".to_string() } else { format!("cols_left - {col}") };
                 edge.push(format!(
-                    "{{ const int valid = {} ? min(max({left}, 0), {width}) * {element_bytes} : 0; tessera_async_copy<{bytes}>({d}, valid > 0 ? {s} : {base}, valid); }}",
+                    "{{ const int valid = {} ? min(max({left}, 0), {width}) * {element_bytes} : 0; tessera_async_copy_to<{bytes}>({d}, valid > 0 ? {s} : {base}, valid); }}",
                     less(*row, "rows_left")
                 ));
             }

@@ -98,6 +98,8 @@ struct AsyncPipelineSource {
     count: String,
     stages: u32,
     ahead: u32,
+    /// The first k-tile when the loop runs over a range (stream-K), else 0.
+    first: Option<String>,
     declarations: Vec<String>,
     spread: bool,
     prologue: Vec<String>,
@@ -463,7 +465,23 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
 }
 
 pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Result<String, RenderError> {
+    pipeline_range_source(kernel, pipeline, None)
+}
+
+/// The pipeline over k-tiles `range` = (first, end) instead of 0 .. count (a stream-K unit;
+/// cp.async pipelines only).
+pub(crate) fn pipeline_range_source(
+    kernel: &Kernel,
+    pipeline: &PipelineLoop,
+    range: Option<(&str, &str)>,
+) -> Result<String, RenderError> {
     let dsl = format!("for {} in pipeline(0..{}, stages = {})", pipeline.var, pipeline.count, pipeline.stages);
+    if let Some(range) = range {
+        if pipeline.stages < 3 {
+            return Err(invalid(kernel, pipeline.origin, "only cp.async pipelines run over a range of k-tiles"));
+        }
+        return async_pipeline_source(kernel, pipeline, dsl, Some(range));
+    }
     if pipeline.stages < 2 {
         return SinglePipelineSource {
             dsl,
@@ -475,7 +493,7 @@ pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Resul
         .map_err(template_error("pipeline_single.cu"));
     }
     if pipeline.stages > 2 {
-        return async_pipeline_source(kernel, pipeline, dsl);
+        return async_pipeline_source(kernel, pipeline, dsl, None);
     }
     let scope = kernel.constant_scope();
     let (mut staging, mut prologue, mut fetch_next, mut compute, mut stash_next) =
@@ -542,7 +560,12 @@ fn copy_ahead(kernel: &Kernel, copy: &TileCopy, var: &str, distance: u32) -> Res
 
 /// `stages ≥ 3`: every copy of the body becomes cp.async copies into a ring of `stages`
 /// shared tiles, `stages − 1` of them in flight while the oldest is computed.
-fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) -> Result<String, RenderError> {
+fn async_pipeline_source(
+    kernel: &Kernel,
+    pipeline: &PipelineLoop,
+    dsl: String,
+    range: Option<(&str, &str)>,
+) -> Result<String, RenderError> {
     let scope = kernel.constant_scope();
     let ahead = pipeline.stages - 1;
     let var = &pipeline.var;
@@ -625,9 +648,10 @@ fn async_pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, dsl: String) 
     AsyncPipelineSource {
         dsl,
         var: var.clone(),
-        count: c_expr(&pipeline.count),
+        count: range.map_or_else(|| c_expr(&pipeline.count), |(_, end)| end.to_string()),
         stages: pipeline.stages,
         ahead,
+        first: range.map(|(first, _)| first.to_string()),
         declarations,
         spread,
         prologue,

@@ -16,6 +16,7 @@ mod gemm;
 mod operand;
 mod render;
 mod statement;
+mod stream_k;
 mod thread_code;
 
 pub use c_expr::c_expr;

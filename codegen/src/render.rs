@@ -1,5 +1,7 @@
 use askama::Template;
-use tessera_dsl::{validate, with_barriers, Access, Config, Constant, Diagnostics, Kernel, ParamKind, Statement};
+use tessera_dsl::{
+    validate, with_barriers, Access, Config, Constant, Diagnostics, GridMapping, Kernel, ParamKind, Statement,
+};
 
 use crate::c_expr;
 use crate::statement::render_body;
@@ -59,6 +61,7 @@ struct KernelSource<'a> {
 ///         Statement::Grid(GridBinding {
 ///             vars: vec!["bx".into()],
 ///             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
+///             stream_k: false,
 ///             origin: Origin::default(),
 ///         }),
 ///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, origin: Origin::default() }),
@@ -91,7 +94,10 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         leading_dimension_note: leading_dimension_note(kernel),
         thread_index: thread_index(kernel),
         dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
-        body: render_body(kernel, &with_barriers(&kernel.body), 1)?,
+        body: match kernel.grid_mapping() {
+            Some(GridMapping::StreamK { .. }) => crate::stream_k::body(kernel, &with_barriers(&kernel.body))?,
+            _ => render_body(kernel, &with_barriers(&kernel.body), 1)?,
+        },
         helpers: helpers(kernel),
     };
     source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
@@ -151,6 +157,11 @@ fn parameter_declarations(kernel: &Kernel) -> Vec<String> {
         .collect();
     params.extend(kernel.shape_symbols().into_iter().map(|symbol| format!("const int {symbol}")));
     params.extend(kernel.leading_dimensions().into_iter().map(|(_, ld)| format!("const int {ld}")));
+    if let Some(workspace) = kernel.stream_k_workspace(1) {
+        // stream-K: the shares of split tiles, and how many k-tiles of each have arrived
+        params.push(format!("{}* __restrict__ tessera_partials", workspace.element.cuda_name()));
+        params.push("int* __restrict__ tessera_tile_counters".into());
+    }
     params
 }
 

@@ -153,15 +153,9 @@ fn render_scoped(
 }
 
 fn grid_source(grid: &GridBinding) -> Result<String, RenderError> {
-    let extents: Vec<String> = grid.extents.iter().map(Expr::to_string).collect();
-    let vars =
-        if grid.vars.len() == 1 { format!("({},)", grid.vars[0]) } else { format!("({})", grid.vars.join(", ")) };
-    GridSource {
-        dsl: format!("let {vars} = grid({});", extents.join(", ")),
-        bindings: grid.vars.iter().cloned().zip(['x', 'y', 'z']).collect(),
-    }
-    .render()
-    .map_err(template_error("grid.cu"))
+    GridSource { dsl: grid.to_string(), bindings: grid.vars.iter().cloned().zip(['x', 'y', 'z']).collect() }
+        .render()
+        .map_err(template_error("grid.cu"))
 }
 
 fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop, env: &mut TypeEnv) -> Result<String, RenderError> {

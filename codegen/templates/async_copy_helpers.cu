@@ -2,7 +2,7 @@
 // of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
 // branch around it. Copies land in order of their commit groups; `tessera_async_wait<N>` waits
 // until at most N of this thread's groups are still in flight (a barrier then makes every
-// thread's copies visible). The simulator defines the same three functions in tessera_sim.h.
+// thread's copies visible). The simulator defines the same functions in tessera_sim.h.
 #ifndef TESSERA_SIM_H
 template <int BYTES>
 __device__ __forceinline__ void tessera_async_copy(void* shared, const void* global, int valid)
@@ -10,6 +10,27 @@ __device__ __forceinline__ void tessera_async_copy(void* shared, const void* glo
     const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
     if constexpr (BYTES == 16) {
         // .cg: 16-byte copies skip L1, as the tile is read once per block
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
+    }
+}
+
+// A shared-memory address as cp.async takes it: 32 bits, where a generic pointer takes 64, and
+// converted once per tile rather than per copy. `tessera_async_copy_to` copies to the element
+// `offset` elements of T past it.
+using tessera_shared_ref = unsigned;
+
+__device__ __forceinline__ tessera_shared_ref tessera_shared_address(const void* shared)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(shared));
+}
+
+template <int BYTES, class T>
+__device__ __forceinline__ void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T* global, int valid)
+{
+    const unsigned address = shared + offset * static_cast<int>(sizeof(T));
+    if constexpr (BYTES == 16) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
     } else {
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));

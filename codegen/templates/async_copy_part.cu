@@ -1,3 +1,4 @@
+// {{ buffer }}_dst + dst + offset: where each copy lands, `offset` elements past this part's first
 {
 {%- match part %}
 {%- when Some with (part) %}
@@ -5,10 +6,10 @@
     const int row = {{ part.row }};
     const int col = {{ part.col }};
     const {{ element }}* src = {{ buffer }}_src + {{ part.src_offset }};
-    {{ element }}* dst = {{ buffer }}_dst + {{ part.dst_offset }};
+    const int dst = {{ part.dst_offset }};
 {%- when None %}
     const {{ element }}* src = {{ buffer }}_src;
-    {{ element }}* dst = {{ buffer }}_dst;
+    const int dst = 0;
 {%- endmatch %}
     if ({{ buffer }}_whole) {
 {%- for line in whole %}

@@ -4,5 +4,5 @@
 const int {{ name }} = {{ value }};
 {%- endfor %}
 const {{ element }}* {{ buffer }}_src = &{{ src_first }};
-{{ element }}* {{ buffer }}_dst = &{{ dst_first }};
+const tessera_shared_ref {{ buffer }}_dst = tessera_shared_address(&{{ dst_first }});
 const bool {{ buffer }}_whole = {{ whole_tile }};

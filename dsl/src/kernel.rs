@@ -37,6 +37,21 @@ pub enum GridMapping<'a> {
     Exact(&'a [Expr]),
     /// `grid_stride(count)`: at most `count` blocks, capped at what the device keeps resident.
     Strided(&'a Expr),
+    /// `grid(e0, e1, ..).stream_k()`: as many blocks as the device keeps resident, at most one
+    /// per k-tile of work (`tiles` × `k_tiles`, the count of the pipeline's loop).
+    StreamK { tiles: &'a [Expr], k_tiles: &'a Expr },
+}
+
+/// What a `.stream_k()` kernel needs besides its arguments, for a grid of `blocks`: room for
+/// two partial tiles per block (the share that starts a tile and the one that continues one)
+/// and one counter per tile the blocks may split (fewer than two per block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamKWorkspace {
+    pub element: crate::ElementType,
+    /// Elements of the partial tiles: 2 × blocks × the fragment's rows × columns.
+    pub partials: usize,
+    /// Tile counters (`int`), zero before every launch; the kernel leaves them zero.
+    pub counters: usize,
 }
 
 impl Kernel {
@@ -94,6 +109,13 @@ impl Kernel {
     /// The first grid mapping of the body (validation guarantees there is exactly one).
     pub fn grid_mapping(&self) -> Option<GridMapping<'_>> {
         self.body.iter().find_map(|statement| match statement {
+            Statement::Grid(grid) if grid.stream_k => {
+                let k_tiles = self.body.iter().find_map(|s| match s {
+                    Statement::Pipeline(pipeline) => Some(&pipeline.count),
+                    _ => None,
+                })?;
+                Some(GridMapping::StreamK { tiles: &grid.extents, k_tiles })
+            }
             Statement::Grid(grid) => Some(GridMapping::Exact(&grid.extents)),
             Statement::GridStride(stride) => Some(GridMapping::Strided(&stride.count)),
             _ => None,
@@ -165,6 +187,20 @@ impl Kernel {
         let mut out = Vec::new();
         walk(&self.body, &mut out);
         out
+    }
+
+    /// The workspace a `.stream_k()` kernel launched on `blocks` blocks needs (`None` for
+    /// other kernels): sized by the fragment its epilogue stores.
+    pub fn stream_k_workspace(&self, blocks: u32) -> Option<StreamKWorkspace> {
+        let Some(GridMapping::StreamK { .. }) = self.grid_mapping() else { return None };
+        let fragment = self.statements().into_iter().find_map(|s| match s {
+            Statement::Fragment(fragment) => Some(fragment),
+            _ => None,
+        })?;
+        let layout = crate::FragmentLayout::of(fragment, self)?;
+        let tile = usize::try_from(layout.rows * layout.cols).ok()?;
+        let blocks = blocks.max(1) as usize;
+        Some(StreamKWorkspace { element: fragment.element, partials: 2 * blocks * tile, counters: 2 * blocks })
     }
 
     /// The copies that cp.async pipelines (`stages ≥ 3`) issue, which deal their tiles to

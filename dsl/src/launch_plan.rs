@@ -47,6 +47,7 @@ impl ShapeBinding {
 ///     body: vec![Statement::Grid(GridBinding {
 ///         vars: vec!["bx".into()],
 ///         extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
+///         stream_k: false,
 ///         origin: Origin::default(),
 ///     })],
 /// };
@@ -91,12 +92,14 @@ pub enum LaunchPlanError {
     Grid(#[from] EvalError),
     #[error("kernel `{kernel}` has no grid mapping")]
     NoGrid { kernel: String },
+    #[error("stream-K over {tiles} tiles of {k_tiles} k-tiles each: {} k-tiles in all, over the {} an int numbers", (*tiles as i128) * (*k_tiles as i128), i32::MAX)]
+    StreamKTooLarge { tiles: i64, k_tiles: i64 },
 }
 
 impl LaunchPlan {
     /// Binds the shape symbols from `shapes` and evaluates the grid. `resident_blocks` caps a
-    /// grid-stride kernel's grid (the device's SM count × blocks per SM); it is ignored by
-    /// kernels with an exact `grid(..)`.
+    /// grid-stride or stream-K kernel's grid (the device's SM count × blocks per SM); it is
+    /// ignored by kernels with an exact `grid(..)`.
     pub fn new(kernel: &Kernel, shapes: &[TensorShape<'_>], resident_blocks: u32) -> Result<Self, LaunchPlanError> {
         let binding = bind_shapes(kernel, shapes)?;
         let mut scope: Scope = kernel.constant_scope();
@@ -109,6 +112,19 @@ impl LaunchPlan {
             Some(GridMapping::Exact(extents)) => extents.iter().map(|e| e.eval(&scope)).collect::<Result<_, _>>()?,
             Some(GridMapping::Strided(count)) => {
                 vec![count.eval(&scope)?.min(i64::from(resident_blocks.max(1)))]
+            }
+            Some(GridMapping::StreamK { tiles, k_tiles }) => {
+                let tiles =
+                    tiles.iter().try_fold(1i64, |product, e| Ok::<_, EvalError>(product * e.eval(&scope)?.max(0)))?;
+                // every resident block takes a share, but no block is left without a k-tile
+                // (a K of 0 still stores β·C: one block per tile)
+                let k_tiles = k_tiles.eval(&scope)?.max(1);
+                let work = tiles.saturating_mul(k_tiles);
+                if work > i64::from(i32::MAX) {
+                    // the kernel numbers k-tiles across all tiles with an int
+                    return Err(LaunchPlanError::StreamKTooLarge { tiles, k_tiles });
+                }
+                vec![work.min(i64::from(resident_blocks.max(1)))]
             }
             None => return Err(LaunchPlanError::NoGrid { kernel: kernel.name.clone() }),
         };
@@ -213,6 +229,7 @@ mod tests {
             body: vec![Statement::Grid(GridBinding {
                 vars: vec!["bx".into()],
                 extents: vec![Expr::name("M")],
+                stream_k: false,
                 origin: Origin::default(),
             })],
         }

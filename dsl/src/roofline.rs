@@ -164,7 +164,7 @@ pub enum RooflineError {
 /// #     params: vec![tensor("x", Access::ReadOnly), tensor("y", Access::Writable)],
 /// #     config: Config { vector: VectorWidth::W4, constants: vec![Constant::new("TILE", 1024)], ..Config::default() },
 /// #     body: vec![
-/// #         Statement::Grid(GridBinding { vars: vec!["bx".into()],
+/// #         Statement::Grid(GridBinding { vars: vec!["bx".into()], stream_k: false,
 /// #             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))], origin: Origin::default() }),
 /// #         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, origin: Origin::default() }),
 /// #     ] };
@@ -200,7 +200,8 @@ pub fn roofline(kernel: &Kernel, shape: &[(String, i64)], gpu: &GpuSpec) -> Resu
         expr.eval(&scope).map_err(|_| RooflineError::NotEvaluable { what, expr: expr.to_string() })
     };
     let (grid, body) = match kernel.grid_mapping() {
-        Some(GridMapping::Exact(extents)) => {
+        // stream-K runs each tile's k loop once in all, split or not: the work of one block per tile
+        Some(GridMapping::Exact(extents)) | Some(GridMapping::StreamK { tiles: extents, .. }) => {
             let grid = extents.iter().map(|e| evaluate(e, "a grid extent")).collect::<Result<Vec<_>, _>>()?;
             (grid, kernel.body.as_slice())
         }

@@ -140,20 +140,43 @@ pub struct Barrier {
 
 /// Binds one block index per grid dimension; the grid has exactly these extents.
 ///
+/// With `.stream_k()` the extents count tiles, not blocks: as many blocks as the device keeps
+/// resident share the tiles' k loops evenly (the tiles of all but the last full round one to
+/// a block, the rest cut into equal runs of k-tiles), so no SM idles through a last, partial
+/// round of tiles. A tile split between blocks is summed through a workspace the runtime
+/// provides, by whichever of them finishes last, always in k order.
+///
 /// ```
 /// use tessera_dsl::{Expr, GridBinding, Origin};
 /// let grid = GridBinding {
 ///     vars: vec!["bx".into()],
 ///     extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
+///     stream_k: false,
 ///     origin: Origin::default(),
 /// };
-/// assert_eq!(grid.vars.len(), grid.extents.len());
+/// assert_eq!(grid.to_string(), "let (bx,) = grid(cdiv(N, TILE));");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GridBinding {
     pub vars: Vec<String>,
     pub extents: Vec<Expr>,
+    /// `.stream_k()`: persistent blocks share the tiles' k loops.
+    #[serde(default)]
+    pub stream_k: bool,
     pub origin: Origin,
+}
+
+impl std::fmt::Display for GridBinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let extents: Vec<String> = self.extents.iter().map(Expr::to_string).collect();
+        let vars =
+            if self.vars.len() == 1 { format!("({},)", self.vars[0]) } else { format!("({})", self.vars.join(", ")) };
+        write!(f, "let {vars} = grid({})", extents.join(", "))?;
+        if self.stream_k {
+            f.write_str(".stream_k()")?;
+        }
+        f.write_str(";")
+    }
 }
 
 /// A loop over `count` tile indices spread across however many blocks the device keeps

@@ -61,6 +61,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.threads();
     check.names();
     check.body();
+    check.stream_k();
     check.min_blocks();
     check.requirements();
     if check.diagnostics.is_empty() {
@@ -99,6 +100,79 @@ impl Checker<'_> {
                 format!("target = sm_{cc}: tessera knows the limits of {} only", Target::known_names()),
                 Some("name one of them, or leave `target` out to validate against every supported GPU".into()),
             );
+        }
+    }
+
+    /// `.stream_k()` splits a kernel's one k loop between blocks and sums the shares of its
+    /// one fragment, so the body must be exactly that: the grid, shared buffers, one
+    /// fragment, one cp.async pipeline (stages ≥ 3) whose count does not depend on the tile,
+    /// and one copy of the fragment out after it.
+    fn stream_k(&mut self) {
+        let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
+            Statement::Grid(grid) if grid.stream_k => Some(grid),
+            _ => None,
+        }) else {
+            return;
+        };
+        if grid.extents.len() > 2 {
+            self.error(
+                grid.origin,
+                format!("`.stream_k()` on a {}-D grid: it numbers tiles along x, then y", grid.extents.len()),
+                Some("use a 1-D or 2-D grid".into()),
+            );
+        }
+        let shape = "a stream-K body is the grid, shared buffers, one fragment, one cp.async `pipeline(..)` (stages ≥ 3) with its copies and `mma`, then one `copy(&acc, c.tile(..))`";
+        let (mut fragments, mut pipelines, mut epilogues) = (0, 0, 0);
+        for statement in &self.kernel.body {
+            let misplaced = match statement {
+                Statement::Grid(_) | Statement::Shared(_) => None,
+                Statement::Fragment(fragment) => {
+                    fragments += 1;
+                    (fragments > 1).then(|| (fragment.origin, "a second fragment".to_string()))
+                }
+                Statement::Pipeline(pipeline) => {
+                    pipelines += 1;
+                    if pipelines > 1 {
+                        Some((pipeline.origin, "a second pipeline".to_string()))
+                    } else if pipeline.stages < 3 {
+                        Some((
+                            pipeline.origin,
+                            format!("a pipeline of {} stage(s): stream-K restarts the loop at any k-tile, which the cp.async ring does", pipeline.stages),
+                        ))
+                    } else if let Some((name, origin)) =
+                        pipeline.count.names().into_iter().find(|(name, _)| grid.vars.iter().any(|v| v == name))
+                    {
+                        Some((origin, format!("the pipeline's count uses the tile index `{name}`: every tile must have the same k loop")))
+                    } else {
+                        None
+                    }
+                }
+                Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) && pipelines == 1 => {
+                    epilogues += 1;
+                    (epilogues > 1).then(|| (copy.origin, "a second copy of the fragment".to_string()))
+                }
+                Statement::Copy(copy) => Some((copy.origin, format!("`{copy}`"))),
+                Statement::Sync(barrier) => Some((barrier.origin, "`sync()`".to_string())),
+                Statement::Mma(mma) => Some((mma.origin, "an `mma` outside the pipeline".to_string())),
+                Statement::GridStride(stride) => Some((stride.origin, "a `grid_stride` loop".to_string())),
+                Statement::Thread(thread) => Some((thread.origin, "thread code".to_string())),
+            };
+            if let Some((origin, what)) = misplaced {
+                self.error(origin, format!("{what} in a `.stream_k()` kernel"), Some(shape.into()));
+            }
+        }
+        if fragments == 0 || pipelines == 0 || epilogues == 0 {
+            let missing = [
+                (fragments, "a fragment"),
+                (pipelines, "a pipeline"),
+                (epilogues, "a copy of the fragment out after the pipeline"),
+            ]
+            .into_iter()
+            .filter(|(n, _)| *n == 0)
+            .map(|(_, what)| what)
+            .collect::<Vec<_>>()
+            .join(", ");
+            self.error(grid.origin, format!("`.stream_k()` without {missing}"), Some(shape.into()));
         }
     }
 
@@ -879,6 +953,7 @@ mod tests {
                 Statement::Grid(GridBinding {
                     vars: vec!["bx".into()],
                     extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
+                    stream_k: false,
                     origin: Origin::default(),
                 }),
                 Statement::Copy(TileCopy {

@@ -74,14 +74,27 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             if let Some(fragment) = fragment(&local.pat, &init.expr, spans)? {
                 return Ok(Statement::Fragment(fragment));
             }
-            let Some((name, args)) = call(&init.expr).filter(|(name, _)| name == "grid") else {
+            // `grid(..)` or `grid(..).stream_k()`
+            let (grid_call, stream_k) = match &*init.expr {
+                RustExpr::MethodCall(method) if call(&method.receiver).is_some_and(|(name, _)| name == "grid") => {
+                    if method.method != "stream_k" || !method.args.is_empty() {
+                        return Err(syn::Error::new(
+                            method.method.span(),
+                            format!("unknown grid option `{}`: expected `.stream_k()`", method.method),
+                        ));
+                    }
+                    (&*method.receiver, true)
+                }
+                other => (other, false),
+            };
+            let Some((name, args)) = call(grid_call).filter(|(name, _)| name == "grid") else {
                 // Any other `let` is per-thread code: `let mut s = 0.0f32;`
                 return crate::thread_code::local(local, spans).map(Statement::Thread);
             };
             debug_assert_eq!(name, "grid");
             let vars = binding_names(&local.pat)?;
             let extents = args.iter().map(|a| expr(a, spans)).collect::<syn::Result<_>>()?;
-            Ok(Statement::Grid(GridBinding { vars, extents, origin: spans.origin(local.span()) }))
+            Ok(Statement::Grid(GridBinding { vars, extents, stream_k, origin: spans.origin(local.span()) }))
         }
         Stmt::Expr(RustExpr::ForLoop(for_loop), _) => {
             let Pat::Ident(var) = &*for_loop.pat else {

@@ -812,6 +812,13 @@ inline void tessera_async_copy(void* shared, const void* global, int valid) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
     tessera_sim::async_copy(shared, global, BYTES, valid);
 }
+// A shared-memory address: here simply the pointer (the GPU's is a 32-bit shared-window address).
+using tessera_shared_ref = char*;
+inline tessera_shared_ref tessera_shared_address(const void* shared) { return static_cast<char*>(const_cast<void*>(shared)); }
+template <int BYTES, class T>
+inline void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T* global, int valid) {
+    tessera_async_copy<BYTES>(shared + offset * static_cast<int>(sizeof(T)), global, valid);
+}
 inline void tessera_async_commit() { tessera_sim::m().async_groups[tessera_sim::m().current]++; }
 template <int PENDING>
 inline void tessera_async_wait() { tessera_sim::land_async_copies(PENDING); }

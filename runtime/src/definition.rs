@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::PushKernelArg;
 
-use tessera_dsl::{Kernel, LaunchPlan, ParamKind, TensorShape, VectorWidth};
+use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorShape, VectorWidth};
 
 use crate::argument::ScalarValue;
 use crate::sim::{self, Shape};
@@ -195,6 +195,15 @@ impl KernelDefinition {
         for value in &trailing {
             builder.arg(value);
         }
+        // a stream-K kernel's workspace: the partial tiles, then the tile counters
+        let workspace = match kernel.stream_k_workspace(plan.grid[0]) {
+            Some(need) => Some(gpu.stream_k_workspace(&need)?),
+            None => None,
+        };
+        if let Some(workspace) = &workspace {
+            builder.arg(&workspace.partials);
+            builder.arg(&workspace.counters);
+        }
         let config = cudarc::driver::LaunchConfig {
             grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
@@ -243,7 +252,17 @@ impl KernelDefinition {
             symbols: &trailing,
             stack_bytes: sim.stack_bytes(),
         };
-        sim::execute(&library, &shape, arguments, sim.orders())?;
+        match kernel.stream_k_workspace(plan.grid[0]) {
+            // a stream-K kernel's workspace: host tensors after the shape symbols, checked like
+            // any other (red zones, writes outside them)
+            Some(need) => match need.element {
+                ElementType::F32 => simulate_stream_k::<f32>(sim, &library, &shape, arguments, &need)?,
+                ElementType::F64 => simulate_stream_k::<f64>(sim, &library, &shape, arguments, &need)?,
+                ElementType::I32 => simulate_stream_k::<i32>(sim, &library, &shape, arguments, &need)?,
+                ElementType::U32 => simulate_stream_k::<u32>(sim, &library, &shape, arguments, &need)?,
+            },
+            None => sim::execute(&library, &shape, arguments, &mut [], sim.orders())?,
+        }
         launched.queued = true;
         Ok(launched)
     }
@@ -310,6 +329,22 @@ impl KernelDefinition {
         }
         Ok(())
     }
+}
+
+/// Runs a stream-K kernel on the simulator with its workspace: partial tiles of `T` and the
+/// tile counters, host tensors passed after the shape symbols.
+fn simulate_stream_k<T: crate::Element>(
+    sim: &Simulator,
+    library: &sim::SimLibrary,
+    shape: &Shape<'_>,
+    arguments: &mut [Argument<'_>],
+    need: &tessera_dsl::StreamKWorkspace,
+) -> Result<(), Error> {
+    let mut partials = sim.zeros::<T>([need.partials])?;
+    let mut counters = sim.zeros::<i32>([need.counters])?;
+    let mut workspace =
+        [Argument::output("tessera_partials", &mut partials), Argument::output("tessera_tile_counters", &mut counters)];
+    sim::execute(library, shape, arguments, &mut workspace, sim.orders())
 }
 
 /// The `int` parameters after the arguments: the shape symbols' values, then the leading

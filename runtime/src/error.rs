@@ -138,6 +138,8 @@ pub enum Error {
     Cublas { action: &'static str, source: cudarc::cublas::result::CublasError },
     #[error("GEMM shapes do not chain: A {a:?} · B {b:?} → C {c:?}")]
     GemmShape { a: Vec<usize>, b: Vec<usize>, c: Vec<usize> },
+    #[error("the stream-K workspace could not be prepared: {message}")]
+    Workspace { message: String },
 }
 
 impl Error {

@@ -32,6 +32,8 @@ pub struct Gpu {
     loaded: Mutex<HashMap<String, Arc<LoadedKernel>>>,
     /// Tuning-cache answers by (kernel, shape class): the file is read once per kernel and class.
     tuned: Mutex<HashMap<(String, String), Option<tessera_dsl::Config>>>,
+    /// Scratch memory for `.stream_k()` kernels.
+    workspace: crate::workspace::Workspace,
 }
 
 /// A kernel compiled for this device and loaded into its context.
@@ -87,6 +89,7 @@ impl Gpu {
             tune_cache: TuneCache::default_location(),
             loaded: Mutex::new(HashMap::new()),
             tuned: Mutex::new(HashMap::new()),
+            workspace: crate::workspace::Workspace::default(),
         })
     }
 
@@ -295,6 +298,14 @@ impl Gpu {
 
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The stream-K workspace for one launch: `need` bytes of room, counters zeroed on the stream.
+    pub(crate) fn stream_k_workspace(
+        &self,
+        need: &tessera_dsl::StreamKWorkspace,
+    ) -> Result<crate::workspace::WorkspaceAddresses, Error> {
+        self.workspace.prepare(&self.stream, need)
     }
 
     /// The kernel `name` of `source`, compiled for this device (memory, then disk cache,

@@ -31,6 +31,7 @@ pub mod sim;
 mod tensor;
 mod timing;
 pub mod tune;
+mod workspace;
 
 pub use argument::{Argument, ScalarValue};
 pub use backend::{Backend, Device, DeviceRef};

@@ -8,7 +8,7 @@
 // of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
 // branch around it. Copies land in order of their commit groups; `tessera_async_wait<N>` waits
 // until at most N of this thread's groups are still in flight (a barrier then makes every
-// thread's copies visible). The simulator defines the same three functions in tessera_sim.h.
+// thread's copies visible). The simulator defines the same functions in tessera_sim.h.
 #ifndef TESSERA_SIM_H
 template <int BYTES>
 __device__ __forceinline__ void tessera_async_copy(void* shared, const void* global, int valid)
@@ -16,6 +16,27 @@ __device__ __forceinline__ void tessera_async_copy(void* shared, const void* glo
     const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
     if constexpr (BYTES == 16) {
         // .cg: 16-byte copies skip L1, as the tile is read once per block
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
+    }
+}
+
+// A shared-memory address as cp.async takes it: 32 bits, where a generic pointer takes 64, and
+// converted once per tile rather than per copy. `tessera_async_copy_to` copies to the element
+// `offset` elements of T past it.
+using tessera_shared_ref = unsigned;
+
+__device__ __forceinline__ tessera_shared_ref tessera_shared_address(const void* shared)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(shared));
+}
+
+template <int BYTES, class T>
+__device__ __forceinline__ void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T* global, int valid)
+{
+    const unsigned address = shared + offset * static_cast<int>(sizeof(T));
+    if constexpr (BYTES == 16) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
     } else {
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
@@ -88,49 +109,50 @@ sgemm_v10(const float* __restrict__ a, const float* __restrict__ b, float* __res
                     const int a_row0 = by * BM;
                     const int a_col0 = k * BK;
                     const float* a_s_src = &a[(a_row0 + a_s_first_row) * a_ld + a_col0 + a_s_first_col];
-                    float* a_s_dst = &a_s[stage][a_s_first_col][a_s_first_row];
+                    const tessera_shared_ref a_s_dst = tessera_shared_address(&a_s[stage][a_s_first_col][a_s_first_row]);
                     const bool a_s_whole = M - a_row0 >= BM && K - a_col0 >= BK;
+                    // a_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
                     {
                         const float* src = a_s_src;
-                        float* dst = a_s_dst;
+                        const int dst = 0;
                         if (a_s_whole) {
-                            tessera_async_copy<4>(dst, src, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4), src + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4), src + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4), src + 24, 4);
-                            tessera_async_copy<4>(dst + 32, src + 32 * a_ld, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4) + 32, src + 32 * a_ld + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4) + 32, src + 32 * a_ld + 24, 4);
-                            tessera_async_copy<4>(dst + 64, src + 64 * a_ld, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4) + 64, src + 64 * a_ld + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4) + 64, src + 64 * a_ld + 24, 4);
-                            tessera_async_copy<4>(dst + 96, src + 96 * a_ld, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4) + 96, src + 96 * a_ld + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4) + 96, src + 96 * a_ld + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst, src, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), src + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), src + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), src + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 32, src + 32 * a_ld, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, src + 32 * a_ld + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, src + 32 * a_ld + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 64, src + 64 * a_ld, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, src + 64 * a_ld + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, src + 64 * a_ld + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 96, src + 96 * a_ld, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, src + 96 * a_ld + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, src + 96 * a_ld + 24, 4);
                         } else {
                             // a tile on the edge: the rows and columns left inside the tensor from this thread's
                             // first element; a copy from outside reads nothing and zero-fills
                             const int rows_left = M - a_row0 - a_s_first_row;
                             const int cols_left = K - a_col0 - a_s_first_col;
-                            { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst, inside ? src : a, inside ? 4 : 0); }
-                            { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 0 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4), inside ? src + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 0 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4), inside ? src + 24 : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4) + 32, inside ? src + 32 * a_ld + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4) + 32, inside ? src + 32 * a_ld + 24 : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4) + 64, inside ? src + 64 * a_ld + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4) + 64, inside ? src + 64 * a_ld + 24 : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4) + 96, inside ? src + 96 * a_ld + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4) + 96, inside ? src + 96 * a_ld + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst, inside ? src : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), inside ? src + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), inside ? src + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, inside ? src + 32 * a_ld + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, inside ? src + 32 * a_ld + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, inside ? src + 64 * a_ld + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, inside ? src + 64 * a_ld + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, inside ? src + 96 * a_ld + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, inside ? src + 96 * a_ld + 24 : a, inside ? 4 : 0); }
                         }
                     }
                 }
@@ -140,33 +162,34 @@ sgemm_v10(const float* __restrict__ a, const float* __restrict__ b, float* __res
                     const int b_row0 = k * BK;
                     const int b_col0 = bx * BN;
                     const float* b_s_src = &b[(b_row0 + b_s_first_row) * b_ld + b_col0 + b_s_first_col];
-                    float* b_s_dst = &b_s[stage][b_s_first_row][b_s_first_col];
+                    const tessera_shared_ref b_s_dst = tessera_shared_address(&b_s[stage][b_s_first_row][b_s_first_col]);
                     const bool b_s_whole = K - b_row0 >= BK && N - b_col0 >= BN;
+                    // b_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
                     {
                         const float* src = b_s_src;
-                        float* dst = b_s_dst;
+                        const int dst = 0;
                         if (b_s_whole) {
-                            tessera_async_copy<16>(dst, src, 16);
-                            tessera_async_copy<16>(dst + 32, src + 32, 16);
-                            tessera_async_copy<16>(dst + 64, src + 64, 16);
-                            tessera_async_copy<16>(dst + 96, src + 96, 16);
-                            tessera_async_copy<16>(dst + 128, src + 128, 16);
-                            tessera_async_copy<16>(dst + 160, src + 160, 16);
-                            tessera_async_copy<16>(dst + 192, src + 192, 16);
-                            tessera_async_copy<16>(dst + 224, src + 224, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 32, src + 32, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 64, src + 64, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 96, src + 96, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 128, src + 128, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 160, src + 160, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 192, src + 192, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 224, src + 224, 16);
                         } else {
                             // a tile on the edge: the rows and columns left inside the tensor from this thread's
                             // first element; a copy from outside reads nothing and zero-fills
                             const int rows_left = K - b_row0 - b_s_first_row;
                             const int cols_left = N - b_col0 - b_s_first_col;
-                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy<16>(dst, valid > 0 ? src : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 32, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 32, valid > 0 ? src + 32 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 64, valid > 0 ? src + 64 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 96, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 96, valid > 0 ? src + 96 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 128, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 128, valid > 0 ? src + 128 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 160, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 160, valid > 0 ? src + 160 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 192, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 192, valid > 0 ? src + 192 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 224, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 224, valid > 0 ? src + 224 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst, valid > 0 ? src : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 32, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 32, valid > 0 ? src + 32 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 64, valid > 0 ? src + 64 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 96, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 96, valid > 0 ? src + 96 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 128, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 128, valid > 0 ? src + 128 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 160, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 160, valid > 0 ? src + 160 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 192, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 192, valid > 0 ? src + 192 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 224, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 224, valid > 0 ? src + 224 : b, valid); }
                         }
                     }
                 }
@@ -188,49 +211,50 @@ sgemm_v10(const float* __restrict__ a, const float* __restrict__ b, float* __res
                     const int a_row0 = by * BM;
                     const int a_col0 = (k + 2) * BK;
                     const float* a_s_src = &a[(a_row0 + a_s_first_row) * a_ld + a_col0 + a_s_first_col];
-                    float* a_s_dst = &a_s[stage_ahead][a_s_first_col][a_s_first_row];
+                    const tessera_shared_ref a_s_dst = tessera_shared_address(&a_s[stage_ahead][a_s_first_col][a_s_first_row]);
                     const bool a_s_whole = M - a_row0 >= BM && K - a_col0 >= BK;
+                    // a_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
                     {
                         const float* src = a_s_src;
-                        float* dst = a_s_dst;
+                        const int dst = 0;
                         if (a_s_whole) {
-                            tessera_async_copy<4>(dst, src, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4), src + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4), src + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4), src + 24, 4);
-                            tessera_async_copy<4>(dst + 32, src + 32 * a_ld, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4) + 32, src + 32 * a_ld + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4) + 32, src + 32 * a_ld + 24, 4);
-                            tessera_async_copy<4>(dst + 64, src + 64 * a_ld, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4) + 64, src + 64 * a_ld + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4) + 64, src + 64 * a_ld + 24, 4);
-                            tessera_async_copy<4>(dst + 96, src + 96 * a_ld, 4);
-                            tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
-                            tessera_async_copy<4>(dst + 16 * (BM + 4) + 96, src + 96 * a_ld + 16, 4);
-                            tessera_async_copy<4>(dst + 24 * (BM + 4) + 96, src + 96 * a_ld + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst, src, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), src + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), src + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), src + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 32, src + 32 * a_ld, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, src + 32 * a_ld + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, src + 32 * a_ld + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 64, src + 64 * a_ld, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, src + 64 * a_ld + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, src + 64 * a_ld + 24, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 96, src + 96 * a_ld, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, src + 96 * a_ld + 16, 4);
+                            tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, src + 96 * a_ld + 24, 4);
                         } else {
                             // a tile on the edge: the rows and columns left inside the tensor from this thread's
                             // first element; a copy from outside reads nothing and zero-fills
                             const int rows_left = M - a_row0 - a_s_first_row;
                             const int cols_left = K - a_col0 - a_s_first_col;
-                            { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst, inside ? src : a, inside ? 4 : 0); }
-                            { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 0 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4), inside ? src + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 0 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4), inside ? src + 24 : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4) + 32, inside ? src + 32 * a_ld + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 32 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4) + 32, inside ? src + 32 * a_ld + 24 : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4) + 64, inside ? src + 64 * a_ld + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 64 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4) + 64, inside ? src + 64 * a_ld + 24 : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy<4>(dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy<4>(dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 16 < cols_left; tessera_async_copy<4>(dst + 16 * (BM + 4) + 96, inside ? src + 96 * a_ld + 16 : a, inside ? 4 : 0); }
-                            { const bool inside = 96 < rows_left && 24 < cols_left; tessera_async_copy<4>(dst + 24 * (BM + 4) + 96, inside ? src + 96 * a_ld + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst, inside ? src : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), inside ? src + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 0 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), inside ? src + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, inside ? src + 32 * a_ld + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 32 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, inside ? src + 32 * a_ld + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, inside ? src + 64 * a_ld + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 64 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, inside ? src + 64 * a_ld + 24 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, inside ? src + 96 * a_ld + 16 : a, inside ? 4 : 0); }
+                            { const bool inside = 96 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, inside ? src + 96 * a_ld + 24 : a, inside ? 4 : 0); }
                         }
                     }
                 }
@@ -240,33 +264,34 @@ sgemm_v10(const float* __restrict__ a, const float* __restrict__ b, float* __res
                     const int b_row0 = (k + 2) * BK;
                     const int b_col0 = bx * BN;
                     const float* b_s_src = &b[(b_row0 + b_s_first_row) * b_ld + b_col0 + b_s_first_col];
-                    float* b_s_dst = &b_s[stage_ahead][b_s_first_row][b_s_first_col];
+                    const tessera_shared_ref b_s_dst = tessera_shared_address(&b_s[stage_ahead][b_s_first_row][b_s_first_col]);
                     const bool b_s_whole = K - b_row0 >= BK && N - b_col0 >= BN;
+                    // b_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
                     {
                         const float* src = b_s_src;
-                        float* dst = b_s_dst;
+                        const int dst = 0;
                         if (b_s_whole) {
-                            tessera_async_copy<16>(dst, src, 16);
-                            tessera_async_copy<16>(dst + 32, src + 32, 16);
-                            tessera_async_copy<16>(dst + 64, src + 64, 16);
-                            tessera_async_copy<16>(dst + 96, src + 96, 16);
-                            tessera_async_copy<16>(dst + 128, src + 128, 16);
-                            tessera_async_copy<16>(dst + 160, src + 160, 16);
-                            tessera_async_copy<16>(dst + 192, src + 192, 16);
-                            tessera_async_copy<16>(dst + 224, src + 224, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 32, src + 32, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 64, src + 64, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 96, src + 96, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 128, src + 128, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 160, src + 160, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 192, src + 192, 16);
+                            tessera_async_copy_to<16>(b_s_dst, dst + 224, src + 224, 16);
                         } else {
                             // a tile on the edge: the rows and columns left inside the tensor from this thread's
                             // first element; a copy from outside reads nothing and zero-fills
                             const int rows_left = K - b_row0 - b_s_first_row;
                             const int cols_left = N - b_col0 - b_s_first_col;
-                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy<16>(dst, valid > 0 ? src : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 32, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 32, valid > 0 ? src + 32 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 64, valid > 0 ? src + 64 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 96, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 96, valid > 0 ? src + 96 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 128, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 128, valid > 0 ? src + 128 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 160, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 160, valid > 0 ? src + 160 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 192, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 192, valid > 0 ? src + 192 : b, valid); }
-                            { const int valid = 0 < rows_left ? min(max(cols_left - 224, 0), 4) * 4 : 0; tessera_async_copy<16>(dst + 224, valid > 0 ? src + 224 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst, valid > 0 ? src : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 32, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 32, valid > 0 ? src + 32 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 64, valid > 0 ? src + 64 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 96, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 96, valid > 0 ? src + 96 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 128, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 128, valid > 0 ? src + 128 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 160, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 160, valid > 0 ? src + 160 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 192, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 192, valid > 0 ? src + 192 : b, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 224, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 224, valid > 0 ? src + 224 : b, valid); }
                         }
                     }
                 }

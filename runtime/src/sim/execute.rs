@@ -44,14 +44,16 @@ impl Written {
 }
 
 /// Runs `library`'s kernel once per order in `orders` (at least once); with two or more
-/// orders, outputs that differ between them are a race.
+/// orders, outputs that differ between them are a race. `after` are tensors the kernel takes
+/// after the shape symbols (a stream-K kernel's workspace).
 pub(crate) fn execute(
     library: &SimLibrary,
     shape: &Shape<'_>,
     arguments: &mut [Argument<'_>],
+    after: &mut [Argument<'_>],
     orders: &[Order],
 ) -> Result<(), Error> {
-    check_signature(library, shape, arguments)?;
+    check_signature(library, shape, arguments, after)?;
     let threads = shape.block.iter().map(|&d| u64::from(d)).product::<u64>();
     let blocks = shape.grid.iter().map(|&d| u64::from(d)).product::<u64>();
     if blocks == 0 {
@@ -83,10 +85,16 @@ pub(crate) fn execute(
         });
     }
     slots.extend(shape.symbols.iter().map(|&s| slot_of(s)));
+    for argument in after.iter() {
+        if let Argument::Tensor { address, .. } = argument {
+            slots.push(slot_of(*address));
+        }
+    }
     let pointers: Vec<*mut c_void> = slots.iter_mut().map(|slot| slot as *mut u64 as *mut c_void).collect();
 
     let written: Vec<Written> = arguments
         .iter()
+        .chain(after.iter())
         .filter_map(|argument| match argument {
             Argument::Tensor {
                 param,
@@ -109,7 +117,7 @@ pub(crate) fn execute(
             _ => None,
         })
         .collect();
-    let surroundings: Vec<Surroundings> = arguments.iter().filter_map(Surroundings::of).collect();
+    let surroundings: Vec<Surroundings> = arguments.iter().chain(after.iter()).filter_map(Surroundings::of).collect();
     let compare = orders.len() > 1;
     let before: Vec<Vec<u8>> = if compare { written.iter().map(Written::read).collect() } else { Vec::new() };
 
@@ -136,7 +144,7 @@ pub(crate) fn execute(
             reserved: 0,
         };
         let report = library.run(&launch);
-        let overrun = take_overrun(shape.kernel, arguments);
+        let overrun = take_overrun(shape.kernel, arguments).and(take_overrun(shape.kernel, after));
         check_report(shape, &report, arguments)?;
         overrun?;
         for parent in &surroundings {
@@ -258,13 +266,21 @@ fn describe(argument: &Argument<'_>) -> String {
 }
 
 /// The kernel's parameter types (as its own source declares them) against the arguments.
-fn check_signature(library: &SimLibrary, shape: &Shape<'_>, arguments: &[Argument<'_>]) -> Result<(), Error> {
+fn check_signature(
+    library: &SimLibrary,
+    shape: &Shape<'_>,
+    arguments: &[Argument<'_>],
+    after: &[Argument<'_>],
+) -> Result<(), Error> {
     let expected = &library.signature;
-    let given = arguments.len() + shape.symbols.len();
+    let given = arguments.len() + shape.symbols.len() + after.len();
     if expected.len() != given {
         return Err(Error::ArgumentCount { kernel: shape.kernel.into(), given, expected: expected.len() });
     }
-    for (position, (argument, want)) in arguments.iter().zip(expected).enumerate() {
+    let symbols = arguments.len()..arguments.len() + shape.symbols.len();
+    let tensors = arguments.iter().enumerate().chain(after.iter().enumerate().map(|(i, a)| (symbols.end + i, a)));
+    for (position, argument) in tensors {
+        let want = &expected[position];
         let fits = match argument {
             Argument::Tensor { element, writable, .. } => {
                 let name = element.rust_name();
@@ -282,11 +298,11 @@ fn check_signature(library: &SimLibrary, shape: &Shape<'_>, arguments: &[Argumen
             });
         }
     }
-    for (i, want) in expected[arguments.len()..].iter().enumerate() {
+    for (i, want) in expected[symbols.clone()].iter().enumerate() {
         if want != "i32" {
             return Err(Error::ArgumentType {
                 kernel: shape.kernel.into(),
-                position: arguments.len() + i,
+                position: symbols.start + i,
                 param: "(shape symbol)".into(),
                 given: "an i32 scalar".into(),
                 expected: want.clone(),

@@ -424,7 +424,7 @@ impl Simulator {
         let library = self.load(source, kernel)?;
         let start = Instant::now();
         let shape = Shape { kernel, grid, block, symbols: &[], stack_bytes: self.stack_bytes };
-        execute(&library, &shape, arguments, orders)?;
+        execute(&library, &shape, arguments, &mut [], orders)?;
         Ok(SimulatedRun {
             kernel: kernel.into(),
             grid,

@@ -1,0 +1,129 @@
+//! `grid(..).stream_k()`: the body of a stream-K kernel — the schedule, a loop over this
+//! block's units of work (a tile and a run of its k-tiles), the pipeline over that run, and
+//! the epilogue behind the fix-up that sums a split tile's shares.
+
+use askama::Template;
+use tessera_dsl::{Expr, Fragment, GridBinding, Kernel, Operand, Statement};
+
+use crate::statement::{indent, invalid, render_body, template_error};
+use crate::{c_expr, RenderError};
+
+#[derive(Template)]
+#[template(path = "stream_k.cu", escape = "none")]
+struct ScheduleSource {
+    dsl: String,
+    extents: Vec<(String, String)>,
+    tiles: String,
+    k_tiles: String,
+}
+
+#[derive(Template)]
+#[template(path = "stream_k_unit.cu", escape = "none")]
+struct UnitSource {
+    bindings: Vec<(String, String)>,
+}
+
+#[derive(Template)]
+#[template(path = "stream_k_epilogue.cu", escape = "none")]
+struct FixupSource {
+    dsl: String,
+    element: &'static str,
+    thread_rows: String,
+    thread_cols: String,
+    acc: String,
+    epilogue: String,
+}
+
+/// The names of the tile counts along each grid dimension.
+const TILE_COUNTS: [&str; 2] = ["tiles_x", "tiles_y"];
+
+/// The kernel body of a `.stream_k()` kernel (validation has checked its shape: the grid,
+/// shared buffers, one fragment, one cp.async pipeline, one epilogue copy).
+pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
+    let Some(grid) = body.iter().find_map(|s| match s {
+        Statement::Grid(grid) => Some(grid),
+        _ => None,
+    }) else {
+        return Err(invalid(kernel, kernel.origin, "a stream-K kernel has a grid"));
+    };
+    let pipeline = body
+        .iter()
+        .find_map(|s| match s {
+            Statement::Pipeline(p) => Some(p),
+            _ => None,
+        })
+        .ok_or_else(|| invalid(kernel, grid.origin, "a stream-K kernel has a pipeline"))?;
+    let fragment = body
+        .iter()
+        .find_map(|s| match s {
+            Statement::Fragment(f) => Some(f),
+            _ => None,
+        })
+        .ok_or_else(|| invalid(kernel, grid.origin, "a stream-K kernel has a fragment"))?;
+    let mut lines = vec![indent(&schedule(kernel, grid, fragment, &pipeline.count)?, 1)];
+    // shared buffers once, outside the loop; the rest per unit of work
+    let (outside, inside): (Vec<Statement>, Vec<Statement>) = body
+        .iter()
+        .filter(|s| !matches!(s, Statement::Grid(_)))
+        .cloned()
+        .partition(|s| matches!(s, Statement::Shared(_)));
+    lines.extend(render_body(kernel, &outside, 1)?);
+    lines.push("    for (;;) {".into());
+    lines.push(indent(&unit(kernel, grid)?, 2));
+    for statement in &inside {
+        let text = match statement {
+            Statement::Pipeline(pipeline) => {
+                crate::gemm::pipeline_range_source(kernel, pipeline, Some(("k_begin", "k_end")))?
+            }
+            Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => fixup(kernel, fragment, copy)?,
+            other => render_body(kernel, std::slice::from_ref(other), 0)?.join("\n"),
+        };
+        lines.push(indent(&text, 2));
+    }
+    lines.push("    }".into());
+    Ok(lines)
+}
+
+fn schedule(kernel: &Kernel, grid: &GridBinding, fragment: &Fragment, k_tiles: &Expr) -> Result<String, RenderError> {
+    let extents: Vec<(String, String)> =
+        grid.extents.iter().zip(TILE_COUNTS).map(|(e, name)| (name.to_string(), c_expr(e))).collect();
+    let tiles = extents.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(" * ");
+    let source = ScheduleSource { dsl: grid.to_string(), extents, tiles, k_tiles: c_expr(k_tiles) }
+        .render()
+        .map_err(template_error("stream_k.cu"))?;
+    let thread_tile = fragment.thread_tile.iter().map(c_expr).collect::<Vec<_>>().join(" * ");
+    if thread_tile.is_empty() {
+        return Err(invalid(kernel, fragment.origin, "a fragment without a thread tile"));
+    }
+    Ok(format!("{source}\nconstexpr int TILE_VALUES = THREADS * {thread_tile};  // values in one share of a tile"))
+}
+
+fn unit(kernel: &Kernel, grid: &GridBinding) -> Result<String, RenderError> {
+    // tiles run along x first: bx = tile % tiles_x, by = tile / tiles_x (validation allows 1-D
+    // and 2-D grids)
+    let bindings = match grid.vars.as_slice() {
+        [x] => vec![(x.clone(), "tile".to_string())],
+        [x, y] => vec![
+            ("tiles_x".to_string(), "stream_k[SK_TILES_X]".to_string()),
+            (x.clone(), "tile % tiles_x".to_string()),
+            (y.clone(), "tile / tiles_x".to_string()),
+        ],
+        _ => return Err(invalid(kernel, grid.origin, "stream-K takes a 1-D or 2-D grid")),
+    };
+    UnitSource { bindings }.render().map_err(template_error("stream_k_unit.cu"))
+}
+
+fn fixup(kernel: &Kernel, fragment: &Fragment, copy: &tessera_dsl::TileCopy) -> Result<String, RenderError> {
+    let epilogue = crate::gemm::epilogue_source(kernel, copy)?;
+    let tile = |i: usize| fragment.thread_tile.get(i).map(c_expr).unwrap_or_else(|| "1".into());
+    FixupSource {
+        dsl: copy.to_string(),
+        element: fragment.element.cuda_name(),
+        thread_rows: tile(0),
+        thread_cols: tile(1),
+        acc: fragment.name.clone(),
+        epilogue: indent(&epilogue, 2),
+    }
+    .render()
+    .map_err(template_error("stream_k_epilogue.cu"))
+}

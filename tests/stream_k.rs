@@ -1,0 +1,88 @@
+//! `grid(..).stream_k()` (sgemm_v12): tiles split between blocks are summed exactly once, in
+//! the same order whichever block finishes last; the grid is what stays resident; K = 0 still
+//! scales C by β. Simulated with 2 to 5 resident blocks (every mix of whole and split tiles),
+//! and on a GPU with `cargo test --release --test stream_k -- --include-ignored`.
+
+mod common;
+
+use common::{gemm_reference, random_floats, relative_error};
+use tessera::catalog::sgemm::sgemm_v12;
+use tessera::{Backend, Order, Simulator};
+
+on_both_backends!(split_tiles_match_an_f64_reference, k_zero_scales_c_by_beta);
+
+/// The simulator with `blocks` resident blocks, under three thread and block orders (the
+/// block order decides which block finishes a split tile last).
+fn simulator_with(blocks: u32) -> Backend {
+    let sim = Simulator::new()
+        .unwrap_or_else(|e| panic!("the simulation needs a host C++ compiler: {e}"))
+        .with_resident_blocks(blocks)
+        .with_orders([Order::Forward, Order::Reverse, Order::Shuffled { seed: 0x5eed }]);
+    Backend::Simulator(sim)
+}
+
+fn check(gpu: &Backend, (m, n, k): (usize, usize, usize), seed: u64) {
+    let (host_a, host_b, host_c) =
+        (random_floats(m * k, seed), random_floats(k * n, seed + 1), random_floats(m * n, seed + 2));
+    let (alpha, beta) = (1.25f32, -0.75f32);
+    let want = gemm_reference(&host_a, &host_b, &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
+    let a = gpu.upload(&host_a, [m, k]).unwrap();
+    let b = gpu.upload(&host_b, [k, n]).unwrap();
+    let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+    sgemm_v12::launch(gpu, &a, &b, &mut c, alpha, beta).unwrap();
+    let got = gpu.download(&c).unwrap();
+    let error = relative_error(&got, &want);
+    assert!(error < 1e-5, "M={m} N={n} K={k}: relative error {error:e}");
+    // a second launch adds the shares in the same order: the same bits
+    let mut again = gpu.upload(&host_c, [m, n]).unwrap();
+    sgemm_v12::launch(gpu, &a, &b, &mut again, alpha, beta).unwrap();
+    assert_eq!(got, gpu.download(&again).unwrap(), "M={m} N={n} K={k}: a second launch summed differently");
+}
+
+fn split_tiles_match_an_f64_reference(gpu: &Backend) {
+    // 6 tiles of 128 × 256: split between every block when fewer than 6 are resident (or
+    // when, on a GPU, 42 k-tiles of work meet 132 SMs); tails in M, N and K
+    check(gpu, (300, 300, 200), 1);
+    check(gpu, (257, 511, 97), 2);
+    if !gpu.is_simulated() {
+        for (index, &shape) in
+            [(1000, 1000, 1000), (4097, 4095, 1023), (1024, 4096, 4096), (129, 8192, 2048)].iter().enumerate()
+        {
+            check(gpu, shape, 10 + index as u64);
+        }
+    }
+}
+
+fn k_zero_scales_c_by_beta(gpu: &Backend) {
+    let (m, n) = (130, 260);
+    let host_c = random_floats(m * n, 9);
+    let a = gpu.upload(&[0.0f32; 0], [m, 0]).unwrap();
+    let b = gpu.upload(&[0.0f32; 0], [0, n]).unwrap();
+    let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+    sgemm_v12::launch(gpu, &a, &b, &mut c, 2.0, 0.5).unwrap();
+    let want: Vec<f32> = host_c.iter().map(|v| 0.5 * v).collect();
+    assert_eq!(gpu.download(&c).unwrap(), want);
+}
+
+/// With 2 resident blocks, 6 tiles are two full rounds of one tile per block, then two tiles
+/// split between the two blocks; with 3 and 6 the tiles divide evenly (one per block); with 4
+/// and 5, every tile is split. Each mix matches the reference.
+#[test]
+fn every_mix_of_whole_and_split_tiles_matches_the_reference() {
+    for blocks in [2, 3, 4, 5, 6] {
+        let sim = simulator_with(blocks);
+        check(&sim, (300, 300, 200), 20 + u64::from(blocks));
+    }
+}
+
+#[test]
+fn the_grid_is_what_stays_resident_capped_by_the_k_tiles_of_work() {
+    let sim = simulator_with(5);
+    let (m, n, k) = (300, 300, 64); // 6 tiles of 2 k-tiles: 12 units of work
+    let a = sim.upload(&random_floats(m * k, 3), [m, k]).unwrap();
+    let b = sim.upload(&random_floats(k * n, 4), [k, n]).unwrap();
+    let mut c = sim.zeros::<f32>([m, n]).unwrap();
+    assert_eq!(sgemm_v12::launch(&sim, &a, &b, &mut c, 1.0, 0.0).unwrap().grid, [5, 1, 1]);
+    let sim = simulator_with(64);
+    assert_eq!(sgemm_v12::launch(&sim, &a, &b, &mut c, 1.0, 0.0).unwrap().grid, [12, 1, 1]);
+}
