@@ -32,6 +32,10 @@ struct Part {
     col: String,
     src_offset: String,
     dst_offset: String,
+    /// How far the next part starts from this one, (source, destination) as C, when the parts
+    /// follow each other at a constant step: then the whole-tile copies run from pointers that
+    /// move on a part at a time instead of offsets computed from the part's index.
+    step: Option<(String, String)>,
 }
 
 #[derive(Template)]
@@ -138,6 +142,15 @@ impl<'a> MappedCopy<'a> {
         .map_err(template_error("async_copy_setup.cu"))
     }
 
+    /// Where the next part of a tile's copies starts, when parts follow at a constant step:
+    /// declared after [`Self::setup`] for copies issued in parts.
+    pub(crate) fn running(&self) -> Vec<String> {
+        vec![
+            format!("const {}* {}_next_src = {}_src;", self.plan.element.cuda_name(), self.buffer, self.buffer),
+            format!("int {}_next_dst = 0;", self.buffer),
+        ]
+    }
+
     /// The copies: all of them (`part` = `None`), or part `index` (a C expression) of `count`.
     pub(crate) fn part(&self, part: Option<(&str, i64)>) -> Result<String, RenderError> {
         let src = OperandText::new(&self.plan.src);
@@ -148,16 +161,20 @@ impl<'a> MappedCopy<'a> {
             Some((index, count)) => {
                 let each = offsets.len() / count as usize;
                 let per_row = self.mapping.per_row as usize;
-                let (row, col) = if each % per_row == 0 {
-                    (scaled(index, (each / per_row) as i64 * self.mapping.row_step), "0".to_string())
+                let col_step = offsets.get(1).map_or(0, |o| o.1 - offsets[0].1);
+                let (row, col, step) = if each % per_row == 0 {
+                    let rows = (each / per_row) as i64 * self.mapping.row_step;
+                    (scaled(index, rows), "0".to_string(), Some((rows, 0)))
                 } else {
                     let parts_per_row = (per_row / each) as i64;
-                    let col_step = offsets.get(1).map_or(0, |o| o.1 - offsets[0].1);
+                    let step = (count <= parts_per_row).then_some((0, each as i64 * col_step));
                     (
                         scaled(&format!("{index} / {parts_per_row}"), self.mapping.row_step),
                         scaled(&format!("{index} % {parts_per_row}"), each as i64 * col_step),
+                        step,
                     )
                 };
+                let step = step.map(|(r, c)| (src.offset_between(&r.to_string(), &c.to_string()), dst.offset_between(&r.to_string(), &c.to_string())));
                 let part = Part {
                     index: index.to_string(),
                     count,
@@ -165,6 +182,7 @@ impl<'a> MappedCopy<'a> {
                     col,
                     src_offset: src.offset_between("row", "col"),
                     dst_offset: dst.offset_between("row", "col"),
+                    step,
                 };
                 (&offsets[..each], Some(part))
             }

@@ -622,7 +622,10 @@ fn async_pipeline_source(
                 prologue.push(indent(&scoped(m.setup(copy, plan, "the tile", "stage")?, m.part(None)?), 3));
                 let setup = m.setup(ahead_copy, ahead_plan, &what, "stage_ahead")?;
                 match trips {
-                    Some(_) => refill.push(indent(&setup, 2)),
+                    Some(_) => {
+                        refill.push(indent(&setup, 2));
+                        refill.push(indent(&m.running().join("\n"), 2));
+                    }
                     None => refill.push(indent(&scoped(setup, m.part(None)?), 3)),
                 }
             }

@@ -126,7 +126,8 @@ impl TuneSpace {
                     let mut candidate = kernel.clone();
                     candidate.config = Config { vector: *vector, min_blocks: *min_blocks, ..config.clone() };
                     derive_threads(&mut candidate);
-                    let mut checked = validate(&candidate, &Target::PORTABLE);
+                    // a candidate that keeps the declared `target = sm_XY` is judged for it
+                    let mut checked = validate(&candidate, &candidate.target());
                     if let (Err(_), Some(target), None) = (&checked, device, candidate.config.target) {
                         if validate(&candidate, target).is_ok() {
                             candidate.config.target = Some(target.compute_capability);

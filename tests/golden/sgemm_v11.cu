@@ -213,6 +213,8 @@ sgemm_v11(const float* __restrict__ a, const float* __restrict__ b, float* __res
             const float* a_s_src = &a[(a_row0 + a_s_first_row) * a_ld + a_col0 + a_s_first_col];
             const tessera_shared_ref a_s_dst = tessera_shared_address(&a_s[stage_ahead][a_s_first_col][a_s_first_row]);
             const bool a_s_whole = M - a_row0 >= BM && K - a_col0 >= BK;
+            const float* a_s_next_src = a_s_src;
+            int a_s_next_dst = 0;
             // copy(b.tile([k + 2, bx], [BK, BN]), &b_s): tile k + 2 → b_s[stage_ahead] by cp.async, 16 B per copy;
             // the thread's first element on both sides, its other copies at constant offsets from it
             const int b_row0 = (k + 2) * BK;
@@ -220,6 +222,8 @@ sgemm_v11(const float* __restrict__ a, const float* __restrict__ b, float* __res
             const float* b_s_src = &b[(b_row0 + b_s_first_row) * b_ld + b_col0 + b_s_first_col];
             const tessera_shared_ref b_s_dst = tessera_shared_address(&b_s[stage_ahead][b_s_first_row][b_s_first_col]);
             const bool b_s_whole = K - b_row0 >= BK && N - b_col0 >= BN;
+            const float* b_s_next_src = b_s_src;
+            int b_s_next_dst = 0;
             // mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8): BK steps of TM × TN outer products; step kk + 1's
             // values of a and b are read from shared memory into the other register set while step kk's
             // are multiplied; 8 steps per trip of a loop over them (fewer
@@ -239,17 +243,25 @@ sgemm_v11(const float* __restrict__ a, const float* __restrict__ b, float* __res
                         // a_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
                         {
                             // a_s: part k0 / 8 of 4 of this thread's 16 copies
-                            const int row = k0 / 8 * 32;
-                            const int col = 0;
-                            const float* src = a_s_src + row * a_ld + col;
-                            const int dst = col * (BM + 4) + row;
+                            // from where the previous part left off; the next part's start is computed first, so the
+                            // copies keep their own registers (overwriting one a copy still reads would wait for it)
+                            const float* next_src = a_s_next_src;
+                            const int next_dst = a_s_next_dst;
+                            a_s_next_src += 32 * a_ld;
+                            a_s_next_dst += 32;
                             if (a_s_whole) {
+                                const float* src = next_src;
+                                const int dst = next_dst;
                                 tessera_async_copy_to<4>(a_s_dst, dst, src, 4);
                                 tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), src + 8, 4);
                                 tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), src + 16, 4);
                                 tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), src + 24, 4);
                             } else {
-                                // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                                const int row = k0 / 8 * 32;
+                                const int col = 0;
+                                const float* src = a_s_src + row * a_ld + col;
+                                const int dst = col * (BM + 4) + row;
+                                // a tile on the edge: the rows and columns left inside the tensor from this part's
                                 // first element; a copy from outside reads nothing and zero-fills
                                 const int rows_left = M - a_row0 - a_s_first_row - row;
                                 const int cols_left = K - a_col0 - a_s_first_col - col;
@@ -262,15 +274,23 @@ sgemm_v11(const float* __restrict__ a, const float* __restrict__ b, float* __res
                         // b_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
                         {
                             // b_s: part k0 / 8 of 4 of this thread's 8 copies
-                            const int row = k0 / 8 / 4 * 32;
-                            const int col = k0 / 8 % 4 * 64;
-                            const float* src = b_s_src + row * b_ld + col;
-                            const int dst = row * BN + col;
+                            // from where the previous part left off; the next part's start is computed first, so the
+                            // copies keep their own registers (overwriting one a copy still reads would wait for it)
+                            const float* next_src = b_s_next_src;
+                            const int next_dst = b_s_next_dst;
+                            b_s_next_src += 64;
+                            b_s_next_dst += 64;
                             if (b_s_whole) {
+                                const float* src = next_src;
+                                const int dst = next_dst;
                                 tessera_async_copy_to<16>(b_s_dst, dst, src, 16);
                                 tessera_async_copy_to<16>(b_s_dst, dst + 32, src + 32, 16);
                             } else {
-                                // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                                const int row = k0 / 8 / 4 * 32;
+                                const int col = k0 / 8 % 4 * 64;
+                                const float* src = b_s_src + row * b_ld + col;
+                                const int dst = row * BN + col;
+                                // a tile on the edge: the rows and columns left inside the tensor from this part's
                                 // first element; a copy from outside reads nothing and zero-fills
                                 const int rows_left = K - b_row0 - b_s_first_row - row;
                                 const int cols_left = N - b_col0 - b_s_first_col - col;
