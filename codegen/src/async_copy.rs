@@ -174,7 +174,12 @@ impl<'a> MappedCopy<'a> {
                         step,
                     )
                 };
-                let step = step.map(|(r, c)| (src.offset_between(&r.to_string(), &c.to_string()), dst.offset_between(&r.to_string(), &c.to_string())));
+                let step = step.map(|(r, c)| {
+                    (
+                        src.offset_between(&r.to_string(), &c.to_string()),
+                        dst.offset_between(&r.to_string(), &c.to_string()),
+                    )
+                });
                 let part = Part {
                     index: index.to_string(),
                     count,

@@ -137,7 +137,7 @@ impl Checker<'_> {
                     } else if pipeline.stages < 3 {
                         Some((
                             pipeline.origin,
-                            format!("a pipeline of {} stage(s): stream-K restarts the loop at any k-tile, which the cp.async ring does", pipeline.stages),
+                            format!("a pipeline of {} stage(s) (stream-K starts a tile's loop at any k-tile, which only a cp.async ring of 3 or more stages does)", pipeline.stages),
                         ))
                     } else if let Some((name, origin)) =
                         pipeline.count.names().into_iter().find(|(name, _)| grid.vars.iter().any(|v| v == name))

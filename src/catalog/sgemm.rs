@@ -5,8 +5,9 @@
 //! conflict-free 128-bit load) → V3 (`stages = 2`: the next tiles are fetched into registers
 //! while this one is computed). Each kernel is its predecessor plus one idea; past the note:
 //! V4 warp tiling, V5 BK = 16 with two blocks per SM, V6 A's rows padded, V7 a 3-stage
-//! cp.async pipeline, V8 V7 on cuBLAS's own tile shape, V9 V7 with double-buffered fragments, V10 V9 on the
-//! tuner's best tiles for 4096³ on an H200.
+//! cp.async pipeline, V8 V7 on cuBLAS's own tile shape, V9 V7 with double-buffered fragments,
+//! V10 V9 on the tuner's best tiles for 4096³ on an H200, V11 V10 with the k loop unrolled 8
+//! steps at a time and the next tile's copies spread over those trips, V12 V11 under stream-K.
 
 use crate::prelude::*;
 
