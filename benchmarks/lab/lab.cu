@@ -8,6 +8,7 @@
 #include <cublas_v2.h>
 #include "lab.cuh"
 #include "../../tests/golden/sgemm_v10.cu"
+#include <tuple>
 #include "lab2.cuh"
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
@@ -71,9 +72,9 @@ int main(int argc, char** argv) {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     float* partials; int* flags;
-    CK(cudaMalloc(&partials, (size_t)sms * 128 * 256 * 4));
-    CK(cudaMalloc(&flags, sms * 4));
-    CK(cudaMemset(flags, 0, sms * 4));
+    CK(cudaMalloc(&partials, (size_t)2 * sms * 128 * 256 * 4));
+    CK(cudaMalloc(&flags, 2 * sms * 4));
+    CK(cudaMemset(flags, 0, 2 * sms * 4));
     cublasHandle_t h;
     cublasCreate(&h);
     cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
             dim3 grid((N + v.bn - 1) / v.bn, (M + v.bm - 1) / v.bm);
             int tiles = grid.x * grid.y;
             auto launch = [&] {
-                if (ks) ks<<<std::min(tiles, sms), 256, v.smem>>>(a, b, c, 1.0f, 0.0f, M, K, N, K, N, N, partials, flags);
+                if (ks) ks<<<std::min(tiles * ((K + 31) / 32), sms), 256, v.smem>>>(a, b, c, 1.0f, 0.0f, M, K, N, K, N, N, partials, flags);
                 else k<<<grid, 256, v.smem>>>(a, b, c, 1.0f, 0.0f, M, K, N, K, N, N);
             };
             CK(cudaMemset(c, 0xff, nc * 4));
