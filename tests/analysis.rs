@@ -210,3 +210,29 @@ fn thread_code_reports_strided_sectors_and_column_conflicts() {
     assert_eq!((access(Direction::Store).bank_ways, access(Direction::Store).instructions), (Some(1), 32), "{columns}");
     assert_eq!(access(Direction::Load).bank_ways, Some(32), "{columns}");
 }
+
+/// The accesses of `statement`'s copy of `operand` (the first copy statement that names it).
+fn copy_access<'a>(report: &'a Report, operand: &str, direction: Direction) -> &'a AccessReport {
+    report
+        .accesses
+        .iter()
+        .find(|a| a.statement.starts_with("copy(") && a.operand == operand && a.direction == direction)
+        .unwrap_or_else(|| panic!("no {direction:?} of {operand} in\n{report}"))
+}
+
+#[test]
+fn cp_async_copies_into_a_transposed_buffer_read_whole_sectors_and_store_conflict_free() {
+    // V6 stages A through registers in the item order: 128-bit loads, 2-way transposed stores;
+    // V11's cp.async pipeline deals A as 4 rows × 8 columns per warp instruction: one 4-byte
+    // copy per element, 4 sectors per request, 32 banks per store (row stride 128 + 4)
+    let staged = report(&sgemm::sgemm_v6::KERNEL);
+    assert_eq!(copy_access(&staged, "a_s.t()", Direction::Store).bank_ways, Some(2), "{staged}");
+    let cp_async = report(&sgemm::sgemm_v11::KERNEL);
+    let load = copy_access(&cp_async, "a", Direction::Load);
+    assert_eq!((load.width_bits, load.instructions, load.sectors), (32, 16, Some((4.0, 4.0))), "{cp_async}");
+    let store = copy_access(&cp_async, "a_s.t()", Direction::Store);
+    assert_eq!((store.width_bits, store.instructions, store.bank_ways), (32, 16, Some(1)), "{cp_async}");
+    // B: whole 128-byte row segments, 8 copies of 16 bytes per thread
+    let b = copy_access(&cp_async, "b", Direction::Load);
+    assert_eq!((b.width_bits, b.instructions, b.sectors), (128, 8, Some((16.0, 16.0))), "{cp_async}");
+}

@@ -24,27 +24,16 @@ struct SetupSource<'a> {
     whole_tile: String,
 }
 
-/// Where one part of a thread's copies starts, relative to its first element.
-struct Part {
-    index: String,
-    count: i64,
-    row: String,
-    col: String,
-    src_offset: String,
-    dst_offset: String,
-    /// How far the next part starts from this one, (source, destination) as C, when the parts
-    /// follow each other at a constant step: then the whole-tile copies run from pointers that
-    /// move on a part at a time instead of offsets computed from the part's index.
-    step: Option<(String, String)>,
-}
-
 #[derive(Template)]
 #[template(path = "async_copy_part.cu", escape = "none")]
 struct PartSource<'a> {
     buffer: &'a str,
-    element: &'static str,
-    copies: usize,
-    part: Option<Part>,
+    /// Where `src` and `dst` come from, before the branch on a whole tile.
+    before: Vec<String>,
+    /// `thread's` (all the copies) or `part's`.
+    first: &'static str,
+    /// The same, on the edge branch only (where a part's start is computed from its index).
+    edge_setup: Vec<String>,
     rows_left: String,
     cols_left: String,
     whole: Vec<String>,
@@ -156,13 +145,22 @@ impl<'a> MappedCopy<'a> {
         let src = OperandText::new(&self.plan.src);
         let dst = OperandText::new(&self.plan.dst);
         let offsets = &self.mapping.offsets;
-        let (local, part) = match part {
-            None => (&offsets[..], None),
+        let element = self.plan.element.cuda_name();
+        let buffer = &self.buffer;
+        let (mut before, mut whole, mut edge_setup) = (Vec::new(), Vec::new(), Vec::new());
+        let local = match part {
+            None => {
+                before.push(format!("const {element}* src = {buffer}_src;"));
+                before.push("const int dst = 0;".to_string());
+                &offsets[..]
+            }
             Some((index, count)) => {
                 let each = offsets.len() / count as usize;
                 let per_row = self.mapping.per_row as usize;
                 let col_step = offsets.get(1).map_or(0, |o| o.1 - offsets[0].1);
-                let (row, col, step) = if each % per_row == 0 {
+                // where part `index` starts, and how far the next one starts from it when parts
+                // follow each other at a constant step
+                let (row, col, step) = if each.is_multiple_of(per_row) {
                     let rows = (each / per_row) as i64 * self.mapping.row_step;
                     (scaled(index, rows), "0".to_string(), Some((rows, 0)))
                 } else {
@@ -174,22 +172,34 @@ impl<'a> MappedCopy<'a> {
                         step,
                     )
                 };
-                let step = step.map(|(r, c)| {
-                    (
-                        src.offset_between(&r.to_string(), &c.to_string()),
-                        dst.offset_between(&r.to_string(), &c.to_string()),
-                    )
-                });
-                let part = Part {
-                    index: index.to_string(),
-                    count,
-                    row,
-                    col,
-                    src_offset: src.offset_between("row", "col"),
-                    dst_offset: dst.offset_between("row", "col"),
-                    step,
-                };
-                (&offsets[..each], Some(part))
+                before.push(format!("// {buffer}: part {index} of {count} of this thread's {} copies", offsets.len()));
+                let from_index = vec![
+                    format!("const int row = {row};"),
+                    format!("const int col = {col};"),
+                    format!("const {element}* src = {buffer}_src + {};", src.offset_between("row", "col")),
+                    format!("const int dst = {};", dst.offset_between("row", "col")),
+                ];
+                match step {
+                    // the whole-tile copies run from pointers that move on a part at a time
+                    Some((r, c)) => {
+                        let (r, c) = (r.to_string(), c.to_string());
+                        before.extend([
+                            "// from where the previous part left off; the next part's start is computed first, so the"
+                                .to_string(),
+                            "// copies keep their own registers (overwriting one a copy still reads would wait for it)"
+                                .to_string(),
+                            format!("const {element}* next_src = {buffer}_next_src;"),
+                            format!("const int next_dst = {buffer}_next_dst;"),
+                            format!("{buffer}_next_src += {};", src.offset_between(&r, &c)),
+                            format!("{buffer}_next_dst += {};", dst.offset_between(&r, &c)),
+                        ]);
+                        whole.push(format!("const {element}* src = next_src;"));
+                        whole.push("const int dst = next_dst;".to_string());
+                        edge_setup = from_index;
+                    }
+                    None => before.extend(from_index),
+                }
+                &offsets[..each]
             }
         };
         let bytes = self.bytes();
@@ -203,7 +213,7 @@ impl<'a> MappedCopy<'a> {
                 format!("{pointer} + {offset}")
             }
         };
-        let (mut whole, mut edge) = (Vec::new(), Vec::new());
+        let mut edge = Vec::new();
         for (row, col) in local {
             let (r, c) = (row.to_string(), col.to_string());
             let d = format!("{}_dst, {}", self.buffer, at("dst", dst.offset_between(&r, &c)));
@@ -232,10 +242,10 @@ impl<'a> MappedCopy<'a> {
         }
         let (rows_left, cols_left) = self.left(part.is_some());
         PartSource {
-            buffer: &self.buffer,
-            element: self.plan.element.cuda_name(),
-            copies: offsets.len(),
-            part,
+            buffer,
+            before,
+            first: if part.is_some() { "part's" } else { "thread's" },
+            edge_setup,
             rows_left,
             cols_left,
             whole,

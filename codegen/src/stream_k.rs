@@ -3,7 +3,7 @@
 //! the epilogue behind the fix-up that sums a split tile's shares.
 
 use askama::Template;
-use tessera_dsl::{Expr, Fragment, GridBinding, Kernel, Operand, Statement};
+use tessera_dsl::{Expr, Fragment, GridBinding, Kernel, Operand, Statement, StreamKBody};
 
 use crate::statement::{indent, invalid, render_body, template_error};
 use crate::{c_expr, RenderError};
@@ -40,26 +40,9 @@ const TILE_COUNTS: [&str; 2] = ["tiles_x", "tiles_y"];
 /// The kernel body of a `.stream_k()` kernel (validation has checked its shape: the grid,
 /// shared buffers, one fragment, one cp.async pipeline, one epilogue copy).
 pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
-    let Some(grid) = body.iter().find_map(|s| match s {
-        Statement::Grid(grid) => Some(grid),
-        _ => None,
-    }) else {
-        return Err(invalid(kernel, kernel.origin, "a stream-K kernel has a grid"));
+    let Some(StreamKBody { grid, pipeline, fragment }) = kernel.stream_k_body() else {
+        return Err(invalid(kernel, kernel.origin, "a stream-K kernel has a grid, a pipeline and a fragment"));
     };
-    let pipeline = body
-        .iter()
-        .find_map(|s| match s {
-            Statement::Pipeline(p) => Some(p),
-            _ => None,
-        })
-        .ok_or_else(|| invalid(kernel, grid.origin, "a stream-K kernel has a pipeline"))?;
-    let fragment = body
-        .iter()
-        .find_map(|s| match s {
-            Statement::Fragment(f) => Some(f),
-            _ => None,
-        })
-        .ok_or_else(|| invalid(kernel, grid.origin, "a stream-K kernel has a fragment"))?;
     let mut lines = vec![indent(&schedule(kernel, grid, fragment, &pipeline.count)?, 1)];
     // shared buffers once, outside the loop; the rest per unit of work
     let (outside, inside): (Vec<Statement>, Vec<Statement>) = body

@@ -42,6 +42,15 @@ pub enum GridMapping<'a> {
     StreamK { tiles: &'a [Expr], k_tiles: &'a Expr },
 }
 
+/// The statements a `.stream_k()` kernel is built around: the grid of tiles, the pipeline whose
+/// k loop the blocks share, and the fragment whose shares are summed.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamKBody<'a> {
+    pub grid: &'a crate::GridBinding,
+    pub pipeline: &'a crate::PipelineLoop,
+    pub fragment: &'a crate::Fragment,
+}
+
 /// What a `.stream_k()` kernel needs besides its arguments, for a grid of `blocks`: room for
 /// two partial tiles per block (the share that starts a tile and the one that continues one)
 /// and one counter per tile the blocks may split (fewer than two per block).
@@ -109,13 +118,9 @@ impl Kernel {
     /// The first grid mapping of the body (validation guarantees there is exactly one).
     pub fn grid_mapping(&self) -> Option<GridMapping<'_>> {
         self.body.iter().find_map(|statement| match statement {
-            Statement::Grid(grid) if grid.stream_k => {
-                let k_tiles = self.body.iter().find_map(|s| match s {
-                    Statement::Pipeline(pipeline) => Some(&pipeline.count),
-                    _ => None,
-                })?;
-                Some(GridMapping::StreamK { tiles: &grid.extents, k_tiles })
-            }
+            Statement::Grid(grid) if grid.stream_k => self
+                .stream_k_body()
+                .map(|body| GridMapping::StreamK { tiles: &grid.extents, k_tiles: &body.pipeline.count }),
             Statement::Grid(grid) => Some(GridMapping::Exact(&grid.extents)),
             Statement::GridStride(stride) => Some(GridMapping::Strided(&stride.count)),
             _ => None,
@@ -189,14 +194,26 @@ impl Kernel {
         out
     }
 
+    /// The grid, pipeline and fragment of a `.stream_k()` body (`None` for other kernels, or a
+    /// body validation rejects for missing one of them).
+    pub fn stream_k_body(&self) -> Option<StreamKBody<'_>> {
+        let find = |pick: fn(&Statement) -> bool| self.body.iter().find(|s| pick(s));
+        match (
+            find(|s| matches!(s, Statement::Grid(g) if g.stream_k))?,
+            find(|s| matches!(s, Statement::Pipeline(_)))?,
+            find(|s| matches!(s, Statement::Fragment(_)))?,
+        ) {
+            (Statement::Grid(grid), Statement::Pipeline(pipeline), Statement::Fragment(fragment)) => {
+                Some(StreamKBody { grid, pipeline, fragment })
+            }
+            _ => None,
+        }
+    }
+
     /// The workspace a `.stream_k()` kernel launched on `blocks` blocks needs (`None` for
     /// other kernels): sized by the fragment its epilogue stores.
     pub fn stream_k_workspace(&self, blocks: u32) -> Option<StreamKWorkspace> {
-        let Some(GridMapping::StreamK { .. }) = self.grid_mapping() else { return None };
-        let fragment = self.statements().into_iter().find_map(|s| match s {
-            Statement::Fragment(fragment) => Some(fragment),
-            _ => None,
-        })?;
+        let fragment = self.stream_k_body()?.fragment;
         let layout = crate::FragmentLayout::of(fragment, self)?;
         let tile = usize::try_from(layout.rows * layout.cols).ok()?;
         let blocks = blocks.max(1) as usize;
