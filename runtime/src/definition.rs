@@ -1,5 +1,5 @@
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::PushKernelArg;
 
@@ -7,6 +7,7 @@ use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorShape, Vecto
 
 use crate::argument::ScalarValue;
 use crate::sim::{self, Shape};
+use crate::source::KernelSource;
 use crate::{nvrtc, Arch, Argument, CompiledKernel, Device, DeviceRef, DiskCache, Error, Gpu, Location, Simulator};
 
 /// A kernel as `#[tile_kernel]` embeds it: name, CUDA source at the declared configuration
@@ -21,8 +22,10 @@ pub struct KernelDefinition {
     cuda_source: &'static str,
     ir_json: &'static str,
     ir: OnceLock<Result<Kernel, String>>,
+    /// `cuda_source` with its digest, made on the first launch.
+    declared_source: OnceLock<KernelSource>,
     /// Sources rendered for other configurations, so a launch renders each only once.
-    rendered: Mutex<Vec<(tessera_dsl::Config, Arc<str>)>>,
+    rendered: Mutex<Vec<(tessera_dsl::Config, KernelSource)>>,
 }
 
 /// What a launch did.
@@ -50,7 +53,14 @@ pub struct Launched {
 
 impl KernelDefinition {
     pub const fn new(name: &'static str, cuda_source: &'static str, ir_json: &'static str) -> Self {
-        Self { name, cuda_source, ir_json, ir: OnceLock::new(), rendered: Mutex::new(Vec::new()) }
+        Self {
+            name,
+            cuda_source,
+            ir_json,
+            ir: OnceLock::new(),
+            declared_source: OnceLock::new(),
+            rendered: Mutex::new(Vec::new()),
+        }
     }
 
     pub fn name(&self) -> &'static str {
@@ -115,7 +125,7 @@ impl KernelDefinition {
         let width = widest_aligned(tuned.as_ref().map_or(declared.config.vector, |c| c.vector), arguments)?;
         if tuned.is_none() && width == declared.config.vector {
             // the common case: the embedded source, nothing to render
-            return self.launch_configured(gpu, declared, self.cuda_source, arguments);
+            return self.launch_configured(gpu, declared, self.declared_source(), arguments);
         }
         let mut kernel = declared.clone();
         if let Some(config) = &tuned {
@@ -128,20 +138,25 @@ impl KernelDefinition {
         Ok(launched)
     }
 
+    /// The embedded source and its digest (hashed on first use).
+    fn declared_source(&self) -> &KernelSource {
+        self.declared_source.get_or_init(|| KernelSource::new(self.cuda_source))
+    }
+
     /// The source of `kernel`, a configuration of this definition: the embedded source when
     /// it is the declared one, else rendered (once per configuration).
-    pub(crate) fn source_for(&self, kernel: &Kernel) -> Result<Arc<str>, Error> {
+    pub(crate) fn source_for(&self, kernel: &Kernel) -> Result<KernelSource, Error> {
         if kernel.config == self.ir()?.config {
-            return Ok(Arc::from(self.cuda_source));
+            return Ok(self.declared_source().clone());
         }
         let known =
             self.rendered.lock().ok().and_then(|r| r.iter().find(|(c, _)| *c == kernel.config).map(|(_, s)| s.clone()));
         if let Some(found) = known {
             return Ok(found);
         }
-        let source: Arc<str> = tessera_codegen::render(kernel)
-            .map_err(|source| Error::Render { kernel: self.name.into(), source })?
-            .into();
+        let source = KernelSource::new(
+            tessera_codegen::render(kernel).map_err(|source| Error::Render { kernel: self.name.into(), source })?,
+        );
         if let Ok(mut rendered) = self.rendered.lock() {
             rendered.push((kernel.config.clone(), source.clone()));
         }
@@ -155,7 +170,7 @@ impl KernelDefinition {
         &self,
         gpu: &Gpu,
         kernel: &Kernel,
-        source: &str,
+        source: &KernelSource,
         arguments: &mut [Argument<'_>],
     ) -> Result<Launched, Error> {
         let width = kernel.config.vector;

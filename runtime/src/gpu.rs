@@ -6,6 +6,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use cudarc::nvrtc::Ptx;
 
 use crate::libraries::require_driver;
+use crate::source::KernelSource;
 use crate::tensor::{Memory, MemoryMut, Storage};
 use crate::tune::TuneCache;
 use crate::{nvrtc, Arch, DeviceTensor, DiskCache, Element, Error, Input, Location, Output, Timing};
@@ -28,8 +29,8 @@ pub struct Gpu {
     max_shared_memory_per_block_optin: u32,
     disk_cache: Option<DiskCache>,
     tune_cache: Option<TuneCache>,
-    /// Loaded kernels by their exact source: one module per distinct source.
-    loaded: Mutex<HashMap<String, Arc<LoadedKernel>>>,
+    /// Loaded kernels by their source's digest (then exact text): one module per distinct source.
+    loaded: Mutex<HashMap<u64, Vec<(KernelSource, Arc<LoadedKernel>)>>>,
     /// Tuning-cache answers by (kernel, shape class): the file is read once per kernel and class.
     tuned: Mutex<HashMap<(String, String), Option<tessera_dsl::Config>>>,
     /// Scratch memory for `.stream_k()` kernels.
@@ -313,16 +314,20 @@ impl Gpu {
     /// is opted in to that much first (over 48 KiB a launch fails without it).
     pub(crate) fn load(
         &self,
-        source: &str,
+        source: &KernelSource,
         name: &str,
         threads: u32,
         dynamic_shared_bytes: u32,
     ) -> Result<Arc<LoadedKernel>, Error> {
         check_shared_memory(name, dynamic_shared_bytes, self.max_shared_memory_per_block_optin, &self.arch)?;
-        if let Some(found) = self.loaded.lock().ok().and_then(|map| map.get(source).cloned()) {
+        let known = self.loaded.lock().ok().and_then(|map| {
+            let same = map.get(&source.digest())?.iter().find(|(text, _)| text.same_text(source));
+            same.map(|(_, loaded)| loaded.clone())
+        });
+        if let Some(found) = known {
             return Ok(found);
         }
-        let compiled = nvrtc::compile_cached(source, name, self.arch, self.disk_cache.as_ref())?;
+        let compiled = nvrtc::compile_cached(source.text(), name, self.arch, self.disk_cache.as_ref())?;
         let module = self
             .context
             .load_module(Ptx::from_binary(compiled.cubin.clone()))
@@ -343,7 +348,7 @@ impl Gpu {
         let registers = function.num_regs().map_err(Error::driver("reading the kernel's registers"))? as u32;
         let loaded = Arc::new(LoadedKernel { function, blocks_per_sm, registers, dynamic_shared_bytes });
         if let Ok(mut map) = self.loaded.lock() {
-            map.insert(source.to_string(), loaded.clone());
+            map.entry(source.digest()).or_default().push((source.clone(), loaded.clone()));
         }
         Ok(loaded)
     }

@@ -28,6 +28,7 @@ mod libraries;
 pub mod nvrtc;
 mod ptxas;
 pub mod sim;
+mod source;
 mod tensor;
 mod timing;
 pub mod tune;

@@ -196,7 +196,7 @@ pub fn tune(
                 let mut kernel = declared.clone();
                 kernel.config = candidate.config.clone();
                 match definition.source_for(&kernel) {
-                    Ok(source) => compilable.push((candidate, kernel, source.to_string())),
+                    Ok(source) => compilable.push((candidate, kernel, source.text().to_string())),
                     Err(error) => trials.push(Trial { candidate, outcome: Outcome::CompileFailed(error.to_string()) }),
                 }
             }
@@ -408,10 +408,12 @@ impl Measure for GpuMeasure<'_> {
         let (gpu, warmup, repetitions) = (self.gpu, self.warmup, self.repetitions);
         let scalars = self.scalars.clone();
         let tensors = &mut self.tensors;
+        // hashed once here, not in every timed launch
+        let source = crate::source::KernelSource::new(source);
         let timing = gpu
             .time(warmup, repetitions, || {
                 let mut arguments = build_arguments(definition, declared, tensors, &scalars);
-                definition.launch_configured(gpu, kernel, source, &mut arguments).map(|_| ())
+                definition.launch_configured(gpu, kernel, &source, &mut arguments).map(|_| ())
             })
             .map_err(|e| e.to_string())?;
         Ok(timing.median_ms)

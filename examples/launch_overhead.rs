@@ -1,0 +1,78 @@
+//! What one launch costs the host: the time a `launch` call takes to return (argument checks,
+//! shape binding, the compiled-kernel lookup, the stream-K workspace and the driver call),
+//! beside cuBLAS's `cublasSgemm` call. The GPU work is tiny and the calls are timed in batches
+//! short enough that the stream's queue never fills, so the time is the host's alone.
+//!
+//! `cargo run --release --example launch_overhead -- [--calls N]`
+
+use std::time::Instant;
+
+use tessera::catalog::sgemm;
+use tessera::{Gpu, KernelDefinition};
+
+/// Calls between synchronizations: well under the driver's queue depth.
+const BATCH: usize = 100;
+
+fn main() {
+    let mut calls = 2000usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        match (flag.as_str(), args.next().and_then(|v| v.parse().ok())) {
+            ("--calls", Some(n)) => calls = n,
+            _ => {
+                eprintln!("usage: launch_overhead [--calls N]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let gpu = match Gpu::new(0) {
+        Ok(gpu) => gpu,
+        Err(reason) => {
+            println!("No GPU here ({reason}): nothing to time.");
+            return;
+        }
+    };
+    if let Err(error) = run(&gpu, calls) {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
+}
+
+/// Median over batches of the host microseconds per call of `call`.
+fn per_call_us(
+    gpu: &Gpu,
+    calls: usize,
+    mut call: impl FnMut() -> Result<(), tessera::Error>,
+) -> Result<f64, tessera::Error> {
+    call()?; // compile, load, allocate: not part of the steady state
+    gpu.synchronize()?;
+    let mut samples = Vec::new();
+    for _ in 0..calls.div_ceil(BATCH) {
+        let start = Instant::now();
+        for _ in 0..BATCH {
+            call()?;
+        }
+        samples.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
+        gpu.synchronize()?;
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+fn run(gpu: &Gpu, calls: usize) -> Result<(), tessera::Error> {
+    let (m, n, k) = (64usize, 64usize, 64usize);
+    let a = gpu.upload(&vec![1.0f32; m * k], [m, k])?;
+    let b = gpu.upload(&vec![1.0f32; k * n], [k, n])?;
+    let mut c = gpu.zeros::<f32>([m, n])?;
+    println!("{} — host time per call, median of batches of {BATCH} ({calls} calls), {m}×{n}×{k}", gpu.name());
+    let blas = gpu.cublas()?;
+    let us = per_call_us(gpu, calls, || blas.sgemm(1.0, &a, &b, 0.0, &mut c))?;
+    println!("{:<16} {us:>8.1} µs", "cublasSgemm");
+    let kernels: [&KernelDefinition; 3] =
+        [&sgemm::sgemm_v3::KERNEL, &sgemm::sgemm_v11::KERNEL, &sgemm::sgemm_v12::KERNEL];
+    for kernel in kernels {
+        let us = per_call_us(gpu, calls, || sgemm::launch(kernel, gpu, &a, &b, &mut c, 1.0, 0.0).map(|_| ()))?;
+        println!("{:<16} {us:>8.1} µs", kernel.name());
+    }
+    Ok(())
+}
