@@ -1,5 +1,7 @@
 //! The SGEMM family beside cuBLAS (FP32, pedantic math) in one run: TFLOP/s, % of cuBLAS,
-//! % of the FP32 peak; every kernel's result checked against cuBLAS's first.
+//! % of the FP32 peak; every kernel's result checked against cuBLAS's first. Each kernel is
+//! timed in alternation with cuBLAS (one run of each per repetition), and its % is of that
+//! cuBLAS time, so the GPU's drift over the run reaches both alike.
 //! Without a GPU: each kernel's static report.
 //!
 //! `cargo run --release --example sgemm -- [--shapes M,N,K;M,N,K..] [--reps N] [--only NAME,NAME..] [--naive-up-to N]`
@@ -123,8 +125,15 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
                 norm += f64::from(*w).powi(2);
             }
             let error = (diff / norm.max(f64::MIN_POSITIVE)).sqrt();
-            let timing = gpu.time(2, options.repetitions, || launch(&mut c).map(|_| ()))?;
+            let (beside, timing) = gpu.time_paired(
+                2,
+                options.repetitions,
+                || Ok(()),
+                || blas.sgemm(1.0, &a, &b, 0.0, &mut reference),
+                || launch(&mut c).map(|_| ()),
+            )?;
             let tflops = timing.tflop_per_s(flops);
+            let base_tflops = beside.tflop_per_s(flops);
             println!(
                 "{shape:<22} {:<16} {:>9.3} {:>8.1} {:>8.1}% {:>8} {:>10.1e}",
                 if tuned { format!("{} (tuned)", kernel.name()) } else { kernel.name().to_string() },

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use crate::catalog::{copy, map, reduce, sgemm, stencil, transpose};
-use crate::runtime::tune::GpuMeasure;
-use crate::{DeviceTensor, Error, Gpu, KernelDefinition, Timing};
+use crate::runtime::tune::{measurement_value, GpuMeasure};
+use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
 /// A catalog family and the baseline it is measured against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -279,21 +279,12 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                 continue;
             }
             let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
-            progress(&format!("{} at {label}: baseline", family.name()));
-            let (baseline_name, baseline) = baseline(gpu, *family, &shape, options, &mut flush)?;
+            let mut baseline = Baseline::new(gpu, *family, &shape)?;
             // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
             let (baseline_flops, baseline_bytes) = match family {
                 Family::Sgemm | Family::Copy | Family::Transpose => family.work("", &shape),
                 Family::Stencil => Family::Transpose.work("", &shape),
                 Family::Reduce | Family::Map => Family::Copy.work("", &shape),
-            };
-            let baseline_value = if baseline_flops > 0.0 {
-                baseline_flops / 1e12 / (baseline.median_ms * 1e-3)
-            } else {
-                bandwidth = Some(bandwidth.map_or(baseline_bytes / 1e9 / (baseline.median_ms * 1e-3), |b: f64| {
-                    b.max(baseline_bytes / 1e9 / (baseline.median_ms * 1e-3))
-                }));
-                baseline_bytes / 1e9 / (baseline.median_ms * 1e-3)
             };
             for kernel in kernels {
                 let (flops, bytes) = family.work(kernel.name(), &shape);
@@ -317,8 +308,16 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                 )?;
                 measure.warmup = options.warmup;
                 measure.repetitions = options.repetitions;
-                let (timing, launched) = measure.time_launch(&mut flush)?;
+                // timed in alternation with the baseline, which each row carries
+                let (base, timing, launched) = measure.time_launch_beside(&mut flush, || baseline.run())?;
                 let value = scale / (timing.median_ms * 1e-3);
+                let baseline_value = if baseline_flops > 0.0 {
+                    baseline_flops / 1e12 / (base.median_ms * 1e-3)
+                } else {
+                    let gb_per_s = baseline_bytes / 1e9 / (base.median_ms * 1e-3);
+                    bandwidth = Some(bandwidth.map_or(gb_per_s, |b: f64| b.max(gb_per_s)));
+                    gb_per_s
+                };
                 let intensity = if bytes > 0.0 { flops / bytes } else { 0.0 };
                 rows.push(BenchRow {
                     family: family.name().into(),
@@ -329,7 +328,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                     max_ms: timing.max_ms,
                     value,
                     unit: unit.into(),
-                    baseline: baseline_name.into(),
+                    baseline: baseline.name().into(),
                     baseline_value,
                     percent_of_baseline: 100.0 * value / baseline_value,
                     intensity,
@@ -363,37 +362,55 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
     Ok(rows)
 }
 
-fn baseline(
-    gpu: &Gpu,
-    family: Family,
-    shape: &[(String, i64)],
-    options: &BenchOptions,
-    flush: &mut dyn FnMut() -> Result<(), Error>,
-) -> Result<(&'static str, Timing), Error> {
-    let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
-    match family {
-        Family::Copy | Family::Transpose | Family::Reduce | Family::Map | Family::Stencil => {
-            let elements = if matches!(family, Family::Transpose | Family::Stencil) {
-                value("R") * value("C")
-            } else {
-                value("N")
-            };
-            let from: DeviceTensor<f32> = gpu.zeros([elements])?;
-            let mut to: DeviceTensor<f32> = gpu.zeros([elements])?;
-            let timing =
-                gpu.time_flushed(options.warmup, options.repetitions, &mut *flush, || gpu.copy(&from, &mut to))?;
-            Ok(("device copy", timing))
+/// What a family's kernels are measured against, its tensors allocated once per shape and
+/// filled like the kernels' own ([`measurement_value`]).
+enum Baseline<'g> {
+    /// `cuMemcpyDtoDAsync` of the same number of floats.
+    Copy { gpu: &'g Gpu, from: DeviceTensor<f32>, to: DeviceTensor<f32> },
+    /// cuBLAS SGEMM (pedantic FP32) of the same M, N, K.
+    Sgemm { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
+}
+
+impl<'g> Baseline<'g> {
+    fn new(gpu: &'g Gpu, family: Family, shape: &[(String, i64)]) -> Result<Self, Error> {
+        let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
+        let filled = |dims: &[usize]| -> Result<DeviceTensor<f32>, Error> {
+            let len = dims.iter().product::<usize>();
+            gpu.upload(&(0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>(), dims)
+        };
+        match family {
+            Family::Copy | Family::Transpose | Family::Reduce | Family::Map | Family::Stencil => {
+                let elements = if matches!(family, Family::Transpose | Family::Stencil) {
+                    value("R") * value("C")
+                } else {
+                    value("N")
+                };
+                Ok(Baseline::Copy { gpu, from: filled(&[elements])?, to: gpu.zeros([elements])? })
+            }
+            Family::Sgemm => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                Ok(Baseline::Sgemm {
+                    blas: gpu.cublas()?,
+                    a: filled(&[m, k])?,
+                    b: filled(&[k, n])?,
+                    c: gpu.zeros([m, n])?,
+                })
+            }
         }
-        Family::Sgemm => {
-            let (m, n, k) = (value("M"), value("N"), value("K"));
-            let blas = gpu.cublas()?;
-            let a = gpu.zeros::<f32>([m, k])?;
-            let b = gpu.zeros::<f32>([k, n])?;
-            let mut c = gpu.zeros::<f32>([m, n])?;
-            let timing = gpu.time_flushed(options.warmup, options.repetitions, &mut *flush, || {
-                blas.sgemm(1.0, &a, &b, 0.0, &mut c)
-            })?;
-            Ok(("cuBLAS", timing))
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Baseline::Copy { .. } => "device copy",
+            Baseline::Sgemm { .. } => "cuBLAS",
+        }
+    }
+
+    /// Queues one run.
+    fn run(&mut self) -> Result<(), Error> {
+        match self {
+            Baseline::Copy { gpu, from, to } => gpu.copy(&*from, to),
+            Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, 0.0, c),
         }
     }
 }

@@ -275,17 +275,59 @@ impl Gpu {
             flush()?;
             work()?;
         }
-        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut samples = Vec::with_capacity(repetitions);
         for _ in 0..repetitions {
             flush()?;
-            let start = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
-            work()?;
-            let end = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
-            end.synchronize().map_err(Error::driver("waiting for an event"))?;
-            samples.push(f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?));
+            samples.push(self.time_once(&mut work)?);
         }
         Ok(Timing::from_samples(samples))
+    }
+
+    /// Times `baseline` and `work` in alternation, `flush` untimed before each run: one
+    /// repetition runs the baseline, then the work. Timed one after the other, the second
+    /// would run on a warmer GPU (its clock drifts over a long benchmark); alternating, both
+    /// see the same drift. Returns (baseline, work).
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let (from, mut to) = (gpu.zeros::<f32>([1 << 20])?, gpu.zeros::<f32>([1 << 20])?);
+    /// let (mut x, mut y) = (gpu.zeros::<f32>([1 << 20])?, gpu.zeros::<f32>([1 << 20])?);
+    /// let (copy, other) = gpu.time_paired(3, 20, || Ok(()), || gpu.copy(&from, &mut to), || gpu.copy(&x, &mut y))?;
+    /// println!("{:.1}% of the copy", 100.0 * copy.median_ms / other.median_ms);
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn time_paired(
+        &self,
+        warmup: usize,
+        repetitions: usize,
+        mut flush: impl FnMut() -> Result<(), Error>,
+        mut baseline: impl FnMut() -> Result<(), Error>,
+        mut work: impl FnMut() -> Result<(), Error>,
+    ) -> Result<(Timing, Timing), Error> {
+        for _ in 0..warmup {
+            flush()?;
+            baseline()?;
+            flush()?;
+            work()?;
+        }
+        let (mut base_samples, mut work_samples) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
+        for _ in 0..repetitions {
+            flush()?;
+            base_samples.push(self.time_once(&mut baseline)?);
+            flush()?;
+            work_samples.push(self.time_once(&mut work)?);
+        }
+        Ok((Timing::from_samples(base_samples), Timing::from_samples(work_samples)))
+    }
+
+    /// Milliseconds between CUDA events recorded before and after `work` is queued.
+    fn time_once(&self, work: &mut impl FnMut() -> Result<(), Error>) -> Result<f64, Error> {
+        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
+        work()?;
+        let end = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
+        end.synchronize().map_err(Error::driver("waiting for an event"))?;
+        Ok(f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?))
     }
 
     /// Bytes of L2 cache on this device.

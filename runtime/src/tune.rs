@@ -316,7 +316,7 @@ impl<'a> GpuMeasure<'a> {
                 .map(|(symbol, _)| binding.iter().find(|(s, _)| s == symbol).map_or(1, |(_, v)| (*v).max(0) as usize))
                 .collect();
             let len: usize = dims.iter().product();
-            let values = |i: usize| ((i * 7919) % 2003) as f64 / 1001.0 - 1.0;
+            let values = measurement_value;
             let any = match tensor.element {
                 tessera_dsl::ElementType::F32 => {
                     AnyTensor::F32(gpu.upload(&(0..len).map(|i| values(i) as f32).collect::<Vec<_>>(), &dims)?)
@@ -340,25 +340,41 @@ impl<'a> GpuMeasure<'a> {
 impl GpuMeasure<'_> {
     /// Times the definition's own launch (its tuned configuration, if any), with `flush` run
     /// untimed before each repetition; also returns what the last launch reported.
-    pub fn time_launch(
+    /// Times the kernel in alternation with `baseline` ([`crate::Gpu::time_paired`]), so a
+    /// comparison of the two is not skewed by the GPU's drift: (baseline, kernel, the last launch).
+    pub fn time_launch_beside(
         &mut self,
-        mut flush: impl FnMut() -> Result<(), Error>,
-    ) -> Result<(crate::Timing, crate::Launched), Error> {
+        flush: impl FnMut() -> Result<(), Error>,
+        baseline: impl FnMut() -> Result<(), Error>,
+    ) -> Result<(crate::Timing, crate::Timing, crate::Launched), Error> {
         let definition = self.definition;
         let declared = definition.ir()?;
         let (gpu, warmup, repetitions) = (self.gpu, self.warmup, self.repetitions);
         let scalars = self.scalars.clone();
         let tensors = &mut self.tensors;
         let mut last = None;
-        let timing = gpu.time_flushed(warmup, repetitions, &mut flush, || {
+        let (base, timing) = gpu.time_paired(warmup, repetitions, flush, baseline, || {
             let mut arguments = build_arguments(definition, declared, tensors, &scalars);
             last = Some(definition.launch(gpu, &mut arguments)?);
             Ok(())
         })?;
         let launched =
             last.ok_or_else(|| Error::Ir { kernel: definition.name().into(), message: "no repetition ran".into() })?;
-        Ok((timing, launched))
+        Ok((base, timing, launched))
     }
+}
+
+/// Element `i` of every tensor the tuner and `tessera bench` time kernels on: values in
+/// [−1, 1] that repeat every 2003 elements. A baseline timed beside a kernel gets the same
+/// (the energy of an FFMA, and so the clock under a power limit, depends on its operands).
+///
+/// ```
+/// use tessera_runtime::tune::measurement_value;
+/// assert_eq!(measurement_value(0), -1.0);
+/// assert!((0..5000).map(measurement_value).all(|v| (-1.0..=1.0).contains(&v)));
+/// ```
+pub fn measurement_value(i: usize) -> f64 {
+    ((i * 7919) % 2003) as f64 / 1001.0 - 1.0
 }
 
 /// The arguments of `declared`'s parameters, in order, from the allocated tensors and scalars.
