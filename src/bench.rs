@@ -1,6 +1,7 @@
 //! `tessera bench`: every catalog kernel beside its baseline in one run — cuBLAS SGEMM for
 //! GEMM, the device-to-device copy of the same bytes for the memory-bound families — with
-//! CUDA events, warm-up, the L2 cache flushed before every repetition, medians and spread;
+//! CUDA events, warm-up, the L2 cache flushed before every repetition, each kernel timed in
+//! alternation with its baseline on the same inputs, medians and spread;
 //! as a table, JSON or CSV, and SVG charts (a roofline, and % of baseline by size).
 
 use std::fmt::Write as _;
