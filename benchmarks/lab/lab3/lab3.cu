@@ -1,5 +1,5 @@
 // SGEMM lab 3: stream-K kernels as tessera emits them (and hand edits of them) beside cuBLAS.
-// Built by build3.sh from variants3.inc (one V(name) per kernel, each in a .cu here).
+// nvcc -O3 -arch=sm_90 lab3.cu <variant>.cu ... -lcublas -o lab3 ; ./lab3 reps rounds "M,N,K;..."
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -13,7 +13,7 @@ typedef void (*KernSK)(const float*, const float*, float*, float, float, int, in
 #define V(name) extern "C" __global__ void name(const float*, const float*, float*, float, float, int, int, int, int, int, int, float*, int*);
 #include "variants3.inc"
 #undef V
-struct Variant { const char* name; KernSK k; int smem; };
+struct Variant { const char* name; KernSK k; int smem; int threads = 256; };
 int main(int argc, char** argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 20;
     int rounds = argc > 2 ? atoi(argv[2]) : 3;
@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
         int smem = 148992;
         if (std::string(v.name).find("_s4") != std::string::npos) smem = 198656;
         v.smem = smem;
+        if (std::string(v.name).find("ws") != std::string::npos) v.threads = 384;
         CK(cudaFuncSetAttribute(v.k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         printf("%-24s %d registers\n", v.name, at.numRegs);
     }
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
             auto& v = vs[i];
             CK(cudaMemset(c, 0xff, nc * 4));
             CK(cudaMemsetAsync(counters, 0, tiles * 4));
-            v.k<<<grid, 256, v.smem>>>(a, b, c, 1.0f, 0.0f, M, K, N, K, N, N, partials, counters);
+            v.k<<<grid, v.threads, v.smem>>>(a, b, c, 1.0f, 0.0f, M, K, N, K, N, N, partials, counters);
             CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(got.data(), c, nc * 4, cudaMemcpyDeviceToHost));
             double d = 0, n2 = 0;
@@ -89,7 +90,7 @@ int main(int argc, char** argv) {
             float base = time(cublas);
             for (size_t i = 0; i < vs.size(); ++i) {
                 auto& v = vs[i];
-                float ms = time([&] { cudaMemsetAsync(counters, 0, tiles * 4); v.k<<<grid, 256, v.smem>>>(a, b, c, 1.0f, 0.0f, M, K, N, K, N, N, partials, counters); });
+                float ms = time([&] { cudaMemsetAsync(counters, 0, tiles * 4); v.k<<<grid, v.threads, v.smem>>>(a, b, c, 1.0f, 0.0f, M, K, N, K, N, N, partials, counters); });
                 ratio[i].push_back(100.0f * base / ms);
             }
             printf("%dx%dx%d round %d: cuBLAS %.3f ms\n", M, N, K, round, base);
