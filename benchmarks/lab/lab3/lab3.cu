@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
         int smem = 148992;
         if (std::string(v.name).find("_s4") != std::string::npos) smem = 198656;
         v.smem = smem;
-        if (std::string(v.name).find("ws") != std::string::npos) v.threads = 384;
+        if (std::string(v.name).find("ws") != std::string::npos) v.threads = std::string(v.name).find("w1") != std::string::npos ? 288 : 384;
         CK(cudaFuncSetAttribute(v.k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         printf("%-24s %d registers\n", v.name, at.numRegs);
     }
