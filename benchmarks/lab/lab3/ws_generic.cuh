@@ -1,8 +1,7 @@
-// Warp-specialised V12-shaped SGEMM (lab only; ws.cu, ws_nomax.cu and ws_w1.cu instantiate it
-// with WS_NAME, WS_PRODUCERS and WS_SETMAXNREG). The first WS_PRODUCERS threads copy tiles with
-// cp.async into a 3-stage ring guarded by mbarriers; the other 256 (V12's thread layout) only read
+// Warp-specialised V12-shaped SGEMM (lab only): warpgroup 0 copies tiles with cp.async into a
+// 3-stage ring guarded by mbarriers; warpgroups 1-2 (256 threads, V12's thread layout) only read
 // shared memory and multiply. Persistent over tiles, data-parallel (no stream-K). Aligned shapes
-// only: M % 128, N % 256, K % 32 == 0. setmaxnreg needs sm_90a (build3.sh compiles for it).
+// only: M % 128, N % 256, K % 32 == 0.
 typedef unsigned long long uint64_t;
 
 namespace ws {
@@ -81,7 +80,12 @@ WS_NAME(const float* __restrict__ a, const float* __restrict__ b, float* __restr
                     #pragma unroll
                     for (int cc = 0; cc < BN; cc += 32) copy16(b_dst + 4 * (r * BN + cc), bs + r * b_ld + cc);
                 }
+#if WS_WAIT_ALL
+                asm volatile("cp.async.wait_all;" ::: "memory");
+                bar_arrive(&full[s]);
+#else
                 copies_arrive(&full[s]);
+#endif
             }
         }
         return;

@@ -1,4 +1,5 @@
 #define WS_NAME x_ws_w1
 #define WS_PRODUCERS 32
 #define WS_SETMAXNREG 0
+#define WS_WAIT_ALL 0
 #include "ws_generic.cuh"
