@@ -108,6 +108,33 @@ struct AsyncPipelineSource {
 }
 
 #[derive(Template)]
+#[template(path = "pipeline_warp_specialized.cu", escape = "none")]
+struct WarpSpecializedPipelineSource {
+    dsl: String,
+    var: String,
+    count: String,
+    stages: u32,
+    ahead: u32,
+    producers: u32,
+    producer_registers: u32,
+    compute_registers: u32,
+    declarations: Vec<String>,
+    copies: Vec<String>,
+    compute: Vec<String>,
+}
+
+/// Registers a producer thread keeps (`setmaxnreg.dec`): its loop needs a few pointers.
+const PRODUCER_REGISTERS: u32 = 40;
+
+/// What each of `threads` compute threads may take (`setmaxnreg.inc`) once `producers` threads
+/// keep [`PRODUCER_REGISTERS`]: the SM's 64 K registers shared out, in steps of 8, at most 256.
+fn compute_registers(threads: u64, producers: u32) -> u32 {
+    let left = 65_536u64.saturating_sub(u64::from(producers) * u64::from(PRODUCER_REGISTERS));
+    let each = (left / threads.max(1)).min(256);
+    (each - each % 8) as u32
+}
+
+#[derive(Template)]
 #[template(path = "async_copy.cu", escape = "none")]
 struct AsyncCopySource {
     dsl: String,
@@ -475,7 +502,9 @@ pub(crate) fn pipeline_range_source(
     pipeline: &PipelineLoop,
     range: Option<(&str, &str)>,
 ) -> Result<String, RenderError> {
-    let dsl = format!("for {} in pipeline(0..{}, stages = {})", pipeline.var, pipeline.count, pipeline.stages);
+    let producers = pipeline.producers.map(|p| format!(", producers = {p}")).unwrap_or_default();
+    let dsl =
+        format!("for {} in pipeline(0..{}, stages = {}{producers})", pipeline.var, pipeline.count, pipeline.stages);
     if let Some(range) = range {
         if pipeline.stages < 3 {
             return Err(invalid(kernel, pipeline.origin, "only cp.async pipelines run over a range of k-tiles"));
@@ -600,6 +629,8 @@ fn async_pipeline_source(
     // the refill goes out in one part per trip of the mma's k loop when there is one such loop,
     // every copy has a layout that divides into that many parts, and each reads its own tensor
     let trips = match mmas.as_slice() {
+        // producers copy whole tiles; the compute threads' loop carries no copies
+        _ if pipeline.producers.is_some() => None,
         [mma] if mma.double_buffered_fragments => {
             let plan = MmaPlan::new(kernel, mma, &scope).map_err(invalid_plan(kernel))?;
             mma.unroll.map(i64::from).filter(|u| *u < plan.k).map(|u| plan.k / u)
@@ -646,6 +677,24 @@ fn async_pipeline_source(
             each_trip.push("}".into());
         }
         compute.push(indent(&mma_source_with(kernel, mma, Some("stage"), each_trip)?, 2));
+    }
+    if let Some(producers) = pipeline.producers {
+        let threads = kernel.config.threads.count();
+        return WarpSpecializedPipelineSource {
+            dsl,
+            var: var.clone(),
+            count: c_expr(&pipeline.count),
+            stages: pipeline.stages,
+            ahead: pipeline.stages - 1,
+            producers,
+            producer_registers: PRODUCER_REGISTERS,
+            compute_registers: compute_registers(threads, producers),
+            declarations,
+            copies: prologue.iter().map(|block| indent(block, 1)).collect(),
+            compute,
+        }
+        .render()
+        .map_err(template_error("pipeline_warp_specialized.cu"));
     }
     let spread = trips.is_some();
     AsyncPipelineSource {

@@ -22,6 +22,8 @@ struct KernelSource<'a> {
     attribute: String,
     doc_lines: Vec<&'a str>,
     threads: u64,
+    /// `threads` and a warp-specialised pipeline's producers: what a launch starts per block.
+    launch_threads: u64,
     min_blocks: Option<u32>,
     vector: u32,
     vector_bits: u32,
@@ -80,7 +82,9 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         attribute: attribute_text(&kernel.config),
         doc_lines: kernel.doc.as_deref().map(|d| d.lines().collect()).unwrap_or_default(),
         threads: kernel.config.threads.count(),
-        min_blocks: kernel.config.min_blocks,
+        launch_threads: kernel.config.threads.count() + u64::from(kernel.producer_threads()),
+        // ptxas honours setmaxnreg's register budgets only under a minimum of one block per SM
+        min_blocks: kernel.config.min_blocks.or((kernel.producer_threads() > 0).then_some(1)),
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
@@ -111,11 +115,15 @@ fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     if async_copies {
         helpers.push(ASYNC_COPY_HELPERS.trim_end());
     }
+    if kernel.producer_threads() > 0 {
+        helpers.push(MBARRIER_HELPERS.trim_end());
+    }
     helpers.extend(crate::thread_code::helpers(kernel));
     helpers
 }
 
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
+const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.
 ///

@@ -9,7 +9,7 @@
 {%- if let Some(note) = leading_dimension_note %}
 // {{ note }}
 {%- endif %}
-extern "C" __global__ void __launch_bounds__({{ threads }}{% if let Some(blocks) = min_blocks %}, {{ blocks }}{% endif %})
+extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(blocks) = min_blocks %}, {{ blocks }}{% endif %})
 {{ name }}({{ params|join(", ") }})
 {
     constexpr int THREADS = {{ threads }};  // threads per block

@@ -194,6 +194,24 @@ impl Kernel {
         out
     }
 
+    /// Threads a warp-specialised pipeline (`producers = n`) adds to each block: 0 without one.
+    /// They come after the block's own (`tid ≥ THREADS`), so the fragment layout is unchanged.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert_eq!(kernel.producer_threads(), 0);
+    /// ```
+    pub fn producer_threads(&self) -> u32 {
+        self.body
+            .iter()
+            .find_map(|s| match s {
+                Statement::Pipeline(p) => p.producers,
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
+
     /// The grid, pipeline and fragment of a `.stream_k()` body (`None` for other kernels, or a
     /// body validation rejects for missing one of them).
     pub fn stream_k_body(&self) -> Option<StreamKBody<'_>> {

@@ -135,7 +135,9 @@ impl LaunchPlan {
             grid[axis] = (*blocks).max(0) as u32;
         }
         let threads = kernel.config.threads;
-        Ok(Self { grid, block: [threads.x, threads.y, threads.z], binding })
+        // a warp-specialised pipeline's producer threads follow the block's own along x
+        let x = threads.x.saturating_add(kernel.producer_threads());
+        Ok(Self { grid, block: [x, threads.y, threads.z], binding })
     }
 
     /// A grid with no blocks: nothing to launch (a zero-length tensor).

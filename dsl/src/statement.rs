@@ -77,11 +77,17 @@ impl std::fmt::Display for Fragment {
 /// computed from the other half of double-buffered shared memory (one barrier per tile); with
 /// `stages = n ≥ 3` (up to 8) the copies become cp.async into a ring of n shared tiles, n − 1
 /// of them in flight while the oldest is computed (one barrier per tile, no staging registers).
+/// With `producers = 128` (sm_90) a warpgroup of its own issues the cp.async copies, signalling
+/// each filled stage on an mbarrier, while the block's threads only read shared memory and
+/// compute; the two hand registers over with `setmaxnreg` (producers keep 40).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineLoop {
     pub var: String,
     pub count: Expr,
     pub stages: u32,
+    /// Threads added to the block that only copy (a warp-specialised pipeline), if any.
+    #[serde(default)]
+    pub producers: Option<u32>,
     pub body: Vec<Statement>,
     pub origin: Origin,
 }

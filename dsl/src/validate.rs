@@ -62,6 +62,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.names();
     check.body();
     check.stream_k();
+    check.producers();
     check.min_blocks();
     check.requirements();
     if check.diagnostics.is_empty() {
@@ -99,6 +100,73 @@ impl Checker<'_> {
                 self.kernel.config.target_origin,
                 format!("target = sm_{cc}: tessera knows the limits of {} only", Target::known_names()),
                 Some("name one of them, or leave `target` out to validate against every supported GPU".into()),
+            );
+        }
+    }
+
+    /// `producers = n`: a warpgroup-aligned set of copying threads beside a 1-D block, a
+    /// cp.async ring, sm_90's `setmaxnreg`, and nothing after the loop but the fragment's
+    /// copies out (the producers are gone by then: a barrier there would wait for them).
+    fn producers(&mut self) {
+        let Some((index, pipeline, producers)) = self.kernel.body.iter().enumerate().find_map(|(i, s)| match s {
+            Statement::Pipeline(p) => p.producers.map(|n| (i, p, n)),
+            _ => None,
+        }) else {
+            return;
+        };
+        let threads = self.kernel.config.threads;
+        if producers == 0 || producers % 128 != 0 {
+            self.error(
+                pipeline.origin,
+                format!("producers = {producers}: producer threads come in warpgroups of 128 (setmaxnreg applies to whole warpgroups)"),
+                Some("use producers = 128".into()),
+            );
+        }
+        if threads.y != 1 || threads.z != 1 || threads.x % 128 != 0 {
+            self.error(
+                self.kernel.config.threads_origin,
+                format!("threads = {threads} beside producers: the compute threads must be whole warpgroups along x (a multiple of 128, 1-D)"),
+                Some("use threads = 256".into()),
+            );
+        }
+        let launched = threads.count() + u64::from(producers);
+        if launched > u64::from(self.target.max_threads_per_block) {
+            self.error(
+                pipeline.origin,
+                format!("{} threads and {producers} producers make {launched} threads a block, over the {} a block may have", threads.count(), self.target.max_threads_per_block),
+                None,
+            );
+        }
+        if pipeline.stages < 3 {
+            self.error(
+                pipeline.origin,
+                format!(
+                    "producers with stages = {}: producers fill a cp.async ring, which takes 3 or more stages",
+                    pipeline.stages
+                ),
+                Some("use stages = 3".into()),
+            );
+        }
+        if self.kernel.config.target != Some(90) {
+            self.error(
+                pipeline.origin,
+                "producers hand their registers to the compute threads with setmaxnreg, which sm_90 has".into(),
+                Some("add `target = sm_90` to the attribute".into()),
+            );
+        }
+        if self.kernel.body.iter().any(|s| matches!(s, Statement::Grid(g) if g.stream_k)) {
+            self.error(
+                pipeline.origin,
+                "producers and `.stream_k()` do not combine yet".into(),
+                Some("drop one of them".into()),
+            );
+        }
+        let after = &self.kernel.body[index + 1..];
+        if after.iter().any(|s| !matches!(s, Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)))) {
+            self.error(
+                pipeline.origin,
+                "only copies of a fragment out may follow a pipeline with producers: the producers have finished by then, and a barrier would wait for them".into(),
+                Some("move the other statements before the pipeline".into()),
             );
         }
     }

@@ -365,32 +365,43 @@ fn pipeline(
     for_loop: &syn::ExprForLoop,
     spans: &mut SpanTable,
 ) -> syn::Result<Statement> {
-    let usage = "expected `pipeline(0..count, stages = n)`";
-    let [range, stages] = args[..] else { return Err(syn::Error::new(for_loop.expr.span(), usage)) };
+    let usage = "expected `pipeline(0..count, stages = n)` or `pipeline(0..count, stages = n, producers = 128)`";
+    let (range, stages, producers) = match args[..] {
+        [range, stages] => (range, stages, None),
+        [range, stages, producers] => (range, stages, Some(producers)),
+        _ => return Err(syn::Error::new(for_loop.expr.span(), usage)),
+    };
     let RustExpr::Range(range) = range else { return Err(syn::Error::new(range.span(), usage)) };
     let starts_at_zero = matches!(range.start.as_deref(), Some(RustExpr::Lit(l)) if matches!(&l.lit, Lit::Int(i) if i.base10_digits() == "0"));
     let (true, Some(end), syn::RangeLimits::HalfOpen(_)) = (starts_at_zero, range.end.as_deref(), &range.limits) else {
         return Err(syn::Error::new(range.span(), "a pipeline runs over `0..count`"));
     };
-    let stages = match stages {
-        RustExpr::Assign(assign) if matches!(&*assign.left, RustExpr::Path(p) if p.path.is_ident("stages")) => {
-            match &*assign.right {
-                RustExpr::Lit(lit) => match &lit.lit {
-                    Lit::Int(int) => int.base10_parse::<u32>()?,
-                    other => return Err(syn::Error::new(other.span(), "stages is an integer")),
-                },
-                other => return Err(syn::Error::new(other.span(), "stages is an integer literal")),
-            }
-        }
-        other => return Err(syn::Error::new(other.span(), usage)),
-    };
+    let stages = named_integer(stages, "stages", usage)?;
+    let producers = producers.map(|p| named_integer(p, "producers", usage)).transpose()?;
     Ok(Statement::Pipeline(PipelineLoop {
         var,
         count: expr(end, spans)?,
         stages,
+        producers,
         body: statements(&for_loop.body, spans)?,
         origin: spans.origin(for_loop.expr.span()),
     }))
+}
+
+/// `name = <integer literal>` in a call's arguments (`stages = 3`).
+fn named_integer(arg: &RustExpr, name: &str, usage: &str) -> syn::Result<u32> {
+    match arg {
+        RustExpr::Assign(assign) if matches!(&*assign.left, RustExpr::Path(p) if p.path.is_ident(name)) => {
+            match &*assign.right {
+                RustExpr::Lit(lit) => match &lit.lit {
+                    Lit::Int(int) => int.base10_parse::<u32>(),
+                    other => Err(syn::Error::new(other.span(), format!("{name} is an integer"))),
+                },
+                other => Err(syn::Error::new(other.span(), format!("{name} is an integer literal"))),
+            }
+        }
+        other => Err(syn::Error::new(other.span(), usage)),
+    }
 }
 
 /// `let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN])` with optional `.split([2, 2])`.

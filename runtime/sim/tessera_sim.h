@@ -183,7 +183,7 @@ struct Report {
     char message[400];
 };
 
-enum class State : uint8_t { Ready, AtBarrier, AtWarpSync, Done };
+enum class State : uint8_t { Ready, AtBarrier, AtWarpSync, AtMbarrier, Done };
 
 struct Fiber {
 #if TESSERA_SIM_ASM_SWITCH
@@ -194,6 +194,8 @@ struct Fiber {
     uint3 index;
     State state;
     uint32_t sync_mask;  // lanes it waits for at a warp-synchronous op
+    const uint32_t* mbarrier_phase;  // the phase counter of the mbarrier it waits on
+    uint32_t mbarrier_parity;        // the parity of the phase it waits for
 };
 
 // A cp.async copy in flight: `valid` bytes from `global`, zeros up to `bytes`, into `shared`,
@@ -527,6 +529,20 @@ inline bool release_warps() {
     return released;
 }
 
+// Threads waiting on an mbarrier whose phase has completed can go on.
+inline bool release_mbarrier_waiters() {
+    Machine& s = m();
+    bool released = false;
+    for (uint32_t t = 0; t < s.threads; ++t) {
+        Fiber& f = s.fibers[t];
+        if (f.state == State::AtMbarrier && (*f.mbarrier_phase & 1u) != f.mbarrier_parity) {
+            f.state = State::Ready;
+            released = true;
+        }
+    }
+    return released;
+}
+
 inline void release_barrier() {
     Machine& s = m();
     for (uint32_t t = 0; t < s.threads; ++t) s.fibers[t].state = State::Ready;
@@ -564,6 +580,18 @@ inline void diagnose() {
                      gone.state == State::Done ? "has finished" : "waits at __syncthreads");
             return;
         }
+    }
+    uint32_t on_mbarrier = 0;
+    for (uint32_t t = 0; t < s.threads; ++t) on_mbarrier += s.fibers[t].state == State::AtMbarrier;
+    if (on_mbarrier) {
+        r->status = kBarrierDivergence;
+        r->waiting = on_mbarrier;
+        for (uint32_t t = 0; t < s.threads; ++t)
+            if (s.fibers[t].state == State::AtMbarrier) copy_index(r->other, s.fibers[t].index);
+        snprintf(r->message, sizeof r->message,
+                 "%u thread(s) wait on an mbarrier phase that never completes (%u finished, %u at __syncthreads)",
+                 on_mbarrier, s.finished, s.arrived);
+        return;
     }
     r->status = kBarrierDivergence;
     r->waiting = s.arrived;
@@ -651,6 +679,7 @@ inline bool run_block(uint32_t b) {
         }
         if (s.finished == s.threads) return true;
         if (release_warps()) continue;
+        if (release_mbarrier_waiters()) continue;
         if (s.arrived == s.threads) {
             release_barrier();
             continue;
@@ -822,6 +851,45 @@ inline void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T
 inline void tessera_async_commit() { tessera_sim::m().async_groups[tessera_sim::m().current]++; }
 template <int PENDING>
 inline void tessera_async_wait() { tessera_sim::land_async_copies(PENDING); }
+// mbarriers (a warp-specialised pipeline): an arrival count per phase and the phases completed.
+struct tessera_mbarrier {
+    uint32_t expected, pending, phase;
+};
+inline void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals) {
+    bar->expected = bar->pending = static_cast<uint32_t>(arrivals);
+    bar->phase = 0;
+}
+inline void tessera_mbarrier_init_fence() {}
+inline void tessera_mbarrier_arrive(tessera_mbarrier* bar) {
+    if (bar->pending == 0 || bar->pending > bar->expected)
+        tessera_sim::stop_thread(tessera_sim::kTrap, "an arrival on an mbarrier that was not initialised");
+    if (--bar->pending == 0) {
+        bar->phase++;
+        bar->pending = bar->expected;
+    }
+}
+// Phase `parity` has completed once the phase counter's parity differs from it.
+inline void tessera_mbarrier_wait(tessera_mbarrier* bar, int parity) {
+    tessera_sim::Machine& s = tessera_sim::m();
+    while ((bar->phase & 1u) == static_cast<uint32_t>(parity)) {
+        tessera_sim::Fiber& f = s.fibers[s.current];
+        f.state = tessera_sim::State::AtMbarrier;
+        f.mbarrier_phase = &bar->phase;
+        f.mbarrier_parity = static_cast<uint32_t>(parity);
+        tessera_sim::yield();
+    }
+}
+// cp.async.mbarrier.arrive: this thread's copies land, then it arrives.
+inline void tessera_async_arrive_on(tessera_mbarrier* bar) {
+    tessera_async_commit();
+    tessera_async_wait<0>();
+    tessera_mbarrier_arrive(bar);
+}
+// setmaxnreg: registers are not the simulator's concern.
+template <int REGISTERS>
+inline void tessera_registers_down() {}
+template <int REGISTERS>
+inline void tessera_registers_up() {}
 inline int __syncthreads_count(int predicate) { return tessera_sim::block_barrier(predicate); }
 inline int __syncthreads_and(int predicate) {
     return tessera_sim::block_barrier(predicate) == static_cast<int>(tessera_sim::m().threads);

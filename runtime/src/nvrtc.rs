@@ -19,12 +19,30 @@ pub fn version() -> Result<(u32, u32), Error> {
     Ok((major as u32, minor as u32))
 }
 
-/// The options tessera compiles with: the device's own `sm_XY` (a cubin, not PTX a newer
-/// NVRTC might make unloadable), ptxas figures in the log, and line info for the sanitizer
-/// and profilers.
-pub fn options(arch: Arch) -> Vec<String> {
-    vec![format!("--gpu-architecture={arch}"), "--ptxas-options=-v".into(), "--std=c++17".into(), "-lineinfo".into()]
+/// The options tessera compiles `source` with: the device's own `sm_XY` (a cubin, not PTX a
+/// newer NVRTC might make unloadable) — `sm_90a` on a 9.0 device when the source asks for
+/// sm_90a's own instructions (a warp-specialised pipeline's `setmaxnreg`) — ptxas figures in
+/// the log, and line info for the sanitizer and profilers.
+///
+/// ```
+/// use tessera_runtime::{nvrtc, Arch};
+/// assert_eq!(nvrtc::options(Arch::SM_90, "__global__ void k() {}")[0], "--gpu-architecture=sm_90");
+/// let warp_specialised = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\nasm(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n#endif";
+/// assert_eq!(nvrtc::options(Arch::SM_90, warp_specialised)[0], "--gpu-architecture=sm_90a");
+/// assert_eq!(nvrtc::options(Arch::SM_80, warp_specialised)[0], "--gpu-architecture=sm_80");
+/// ```
+pub fn options(arch: Arch, source: &str) -> Vec<String> {
+    let suffix = if arch == Arch::SM_90 && source.contains(SM_90A_FEATURES) { "a" } else { "" };
+    vec![
+        format!("--gpu-architecture={arch}{suffix}"),
+        "--ptxas-options=-v".into(),
+        "--std=c++17".into(),
+        "-lineinfo".into(),
+    ]
 }
+
+/// The macro a source tests before using sm_90a's own instructions.
+const SM_90A_FEATURES: &str = "__CUDA_ARCH_FEAT_SM90_ALL";
 
 /// Compiles `source` to a cubin for `arch`, looking in `cache` first and storing there after.
 pub fn compile_cached(
@@ -34,7 +52,7 @@ pub fn compile_cached(
     cache: Option<&DiskCache>,
 ) -> Result<CompiledKernel, Error> {
     let nvrtc_version = version()?;
-    let key = cache.map(|c| c.key(source, arch, nvrtc_version, &options(arch)));
+    let key = cache.map(|c| c.key(source, arch, nvrtc_version, &options(arch, source)));
     if let (Some(cache), Some(key)) = (cache, &key) {
         if let Some(found) = cache.load(key, kernel, arch) {
             return Ok(found);
@@ -57,7 +75,7 @@ pub fn compile_cached(
 /// # Ok::<(), tessera_runtime::Error>(())
 /// ```
 pub fn compile_cubin(source: &str, kernel: &str, arch: Arch) -> Result<CompiledKernel, Error> {
-    let program = Program::compile(source, kernel, arch, &options(arch))?;
+    let program = Program::compile(source, kernel, arch, &options(arch, source))?;
     let cubin = program.cubin()?;
     let ptxas = PtxasReport::from_log_or_cubin(&program.log, &cubin, kernel);
     Ok(CompiledKernel { name: kernel.into(), arch, cubin, log: program.log.clone(), ptxas, from_disk_cache: false })

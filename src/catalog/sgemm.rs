@@ -216,6 +216,24 @@ pub fn sgemm_v12(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f3
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
+/// V13: V11 with its copies taken off the compute threads — 128 more threads (a warpgroup) only
+/// issue the cp.async copies, stage by stage as the compute threads free them (mbarriers, no
+/// block-wide barrier per tile), and give most of their registers to the 256 that multiply
+/// (`setmaxnreg`, sm_90a). The k loop is FFMAs and shared loads only.
+#[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
+pub fn sgemm_v13(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]).pad(4);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 128) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
 /// V6 on 128×64 block tiles of 128 threads: twice the blocks of V6, for shapes that leave
 /// SMs idle with 128×128 tiles.
 #[tile_kernel(threads = 128, vector = 4, consts(BM = 128, BN = 64, BK = 16, TM = 8, TN = 8))]
@@ -296,7 +314,7 @@ pub fn launch(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 15] = [
+pub const ALL: [&crate::KernelDefinition; 16] = [
     &sgemm_naive::KERNEL,
     &sgemm_v1::KERNEL,
     &sgemm_v2::KERNEL,
@@ -310,6 +328,7 @@ pub const ALL: [&crate::KernelDefinition; 15] = [
     &sgemm_v10::KERNEL,
     &sgemm_v11::KERNEL,
     &sgemm_v12::KERNEL,
+    &sgemm_v13::KERNEL,
     &sgemm_v6_128x64::KERNEL,
     &sgemm_v4_small::KERNEL,
 ];

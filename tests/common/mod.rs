@@ -64,6 +64,7 @@ macro_rules! with_every_catalog_kernel {
             sgemm::sgemm_v10,
             sgemm::sgemm_v11,
             sgemm::sgemm_v12,
+            sgemm::sgemm_v13,
             sgemm::sgemm_v6_128x64,
             sgemm::sgemm_v4_small,
             reduce::sum_partials_f32,

@@ -1,0 +1,58 @@
+// A warp-specialised pipeline (sm_90a): producer threads copy, compute threads wait on
+// mbarriers — one per stage says it is full, one says it is free again. Each mbarrier counts
+// arrivals; a phase completes when all expected have arrived, and waiters ask for a phase by its
+// parity. The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+using tessera_mbarrier = unsigned long long;
+
+__device__ __forceinline__ void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" :: "r"(tessera_shared_address(bar)), "r"(arrivals));
+}
+
+// the initialised mbarriers are visible to the async proxy (cp.async's arrivals) too
+__device__ __forceinline__ void tessera_mbarrier_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void tessera_mbarrier_arrive(tessera_mbarrier* bar)
+{
+    asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" :: "r"(tessera_shared_address(bar)) : "memory");
+}
+
+// waits until the phase of parity `parity` has completed
+__device__ __forceinline__ void tessera_mbarrier_wait(tessera_mbarrier* bar, int parity)
+{
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "tessera_wait_%=:\n"
+        " mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
+        " @!done bra tessera_wait_%=;\n}\n" :: "r"(tessera_shared_address(bar)), "r"(parity) : "memory");
+}
+
+// arrives on `bar` once every cp.async this thread has issued so far has landed
+__device__ __forceinline__ void tessera_async_arrive_on(tessera_mbarrier* bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" :: "r"(tessera_shared_address(bar)) : "memory");
+}
+
+// a warpgroup gives registers back (producers) or takes them (compute threads): setmaxnreg, an
+// sm_90a instruction (tessera compiles such sources for sm_90a); compiled for another target the
+// kernel still runs, with the launch's even share of registers
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_down()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_up()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+#endif  // TESSERA_SIM_H

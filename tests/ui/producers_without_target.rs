@@ -1,0 +1,19 @@
+use tessera::prelude::*;
+
+// producers hand registers over with setmaxnreg, which only sm_90 has; and they come in
+// warpgroups
+#[tile_kernel(threads = 256, vector = 4, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8))]
+pub fn producers_without_target(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 96) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN]));
+}
+
+fn main() {}
