@@ -108,33 +108,6 @@ struct AsyncPipelineSource {
 }
 
 #[derive(Template)]
-#[template(path = "pipeline_warp_specialized.cu", escape = "none")]
-struct WarpSpecializedPipelineSource {
-    dsl: String,
-    var: String,
-    count: String,
-    stages: u32,
-    ahead: u32,
-    producers: u32,
-    producer_registers: u32,
-    compute_registers: u32,
-    declarations: Vec<String>,
-    copies: Vec<String>,
-    compute: Vec<String>,
-}
-
-/// Registers a producer thread keeps (`setmaxnreg.dec`): its loop needs a few pointers.
-const PRODUCER_REGISTERS: u32 = 40;
-
-/// What each of `threads` compute threads may take (`setmaxnreg.inc`) once `producers` threads
-/// keep [`PRODUCER_REGISTERS`]: the SM's 64 K registers shared out, in steps of 8, at most 256.
-fn compute_registers(threads: u64, producers: u32) -> u32 {
-    let left = 65_536u64.saturating_sub(u64::from(producers) * u64::from(PRODUCER_REGISTERS));
-    let each = (left / threads.max(1)).min(256);
-    (each - each % 8) as u32
-}
-
-#[derive(Template)]
 #[template(path = "async_copy.cu", escape = "none")]
 struct AsyncCopySource {
     dsl: String,
@@ -589,12 +562,48 @@ fn copy_ahead(kernel: &Kernel, copy: &TileCopy, var: &str, distance: u32) -> Res
 
 /// `stages ≥ 3`: every copy of the body becomes cp.async copies into a ring of `stages`
 /// shared tiles, `stages − 1` of them in flight while the oldest is computed.
+/// The pieces of a cp.async pipeline's source: the copies' per-thread declarations, each copy
+/// of tile `var` into `stage` (the prologue's), the refill of `stage_ahead` (whole, or its
+/// set-up when it goes out in parts), and the mma blocks (with those parts in their trips).
+pub(crate) struct AsyncPipelineParts {
+    pub(crate) declarations: Vec<String>,
+    pub(crate) prologue: Vec<String>,
+    pub(crate) refill: Vec<String>,
+    pub(crate) compute: Vec<String>,
+    /// Whether the refill goes out in one part per trip of the mma's k loop.
+    pub(crate) spread: bool,
+}
+
 fn async_pipeline_source(
     kernel: &Kernel,
     pipeline: &PipelineLoop,
     dsl: String,
     range: Option<(&str, &str)>,
 ) -> Result<String, RenderError> {
+    let AsyncPipelineParts { declarations, prologue, refill, compute, spread } =
+        async_pipeline_parts(kernel, pipeline)?;
+    AsyncPipelineSource {
+        dsl,
+        var: pipeline.var.clone(),
+        count: range.map_or_else(|| c_expr(&pipeline.count), |(_, end)| end.to_string()),
+        stages: pipeline.stages,
+        ahead: pipeline.stages - 1,
+        first: range.map(|(first, _)| first.to_string()),
+        declarations,
+        spread,
+        prologue,
+        refill,
+        compute,
+    }
+    .render()
+    .map_err(template_error("pipeline_async.cu"))
+}
+
+/// [`AsyncPipelineParts`] of `pipeline` (stages ≥ 3).
+pub(crate) fn async_pipeline_parts(
+    kernel: &Kernel,
+    pipeline: &PipelineLoop,
+) -> Result<AsyncPipelineParts, RenderError> {
     let scope = kernel.constant_scope();
     let ahead = pipeline.stages - 1;
     let var = &pipeline.var;
@@ -678,40 +687,7 @@ fn async_pipeline_source(
         }
         compute.push(indent(&mma_source_with(kernel, mma, Some("stage"), each_trip)?, 2));
     }
-    if let Some(producers) = pipeline.producers {
-        let threads = kernel.config.threads.count();
-        return WarpSpecializedPipelineSource {
-            dsl,
-            var: var.clone(),
-            count: c_expr(&pipeline.count),
-            stages: pipeline.stages,
-            ahead: pipeline.stages - 1,
-            producers,
-            producer_registers: PRODUCER_REGISTERS,
-            compute_registers: compute_registers(threads, producers),
-            declarations,
-            copies: prologue.iter().map(|block| indent(block, 1)).collect(),
-            compute,
-        }
-        .render()
-        .map_err(template_error("pipeline_warp_specialized.cu"));
-    }
-    let spread = trips.is_some();
-    AsyncPipelineSource {
-        dsl,
-        var: var.clone(),
-        count: range.map_or_else(|| c_expr(&pipeline.count), |(_, end)| end.to_string()),
-        stages: pipeline.stages,
-        ahead,
-        first: range.map(|(first, _)| first.to_string()),
-        declarations,
-        spread,
-        prologue,
-        refill,
-        compute,
-    }
-    .render()
-    .map_err(template_error("pipeline_async.cu"))
+    Ok(AsyncPipelineParts { declarations, prologue, refill, compute, spread: trips.is_some() })
 }
 
 /// One global → shared tile copy as cp.async: a `width`-element copy per item where both

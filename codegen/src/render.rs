@@ -100,6 +100,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
         body: match kernel.grid_mapping() {
             Some(GridMapping::StreamK { .. }) => crate::stream_k::body(kernel, &with_barriers(&kernel.body))?,
+            Some(GridMapping::Persistent { .. }) => crate::warp_specialized::body(kernel, &kernel.body)?,
             _ => render_body(kernel, &with_barriers(&kernel.body), 1)?,
         },
         helpers: helpers(kernel),

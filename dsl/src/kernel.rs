@@ -40,6 +40,10 @@ pub enum GridMapping<'a> {
     /// `grid(e0, e1, ..).stream_k()`: as many blocks as the device keeps resident, at most one
     /// per k-tile of work (`tiles` × `k_tiles`, the count of the pipeline's loop).
     StreamK { tiles: &'a [Expr], k_tiles: &'a Expr },
+    /// `grid(e0, e1, ..)` around a pipeline with producers: as many blocks as the device keeps
+    /// resident, at most one per tile, each taking tiles blockIdx.x, + gridDim.x, .. (so the
+    /// producers run on into a block's next tile while its compute threads finish this one).
+    Persistent { tiles: &'a [Expr] },
 }
 
 /// The statements a `.stream_k()` kernel is built around: the grid of tiles, the pipeline whose
@@ -121,6 +125,9 @@ impl Kernel {
             Statement::Grid(grid) if grid.stream_k => self
                 .stream_k_body()
                 .map(|body| GridMapping::StreamK { tiles: &grid.extents, k_tiles: &body.pipeline.count }),
+            Statement::Grid(grid) if self.producer_threads() > 0 => {
+                Some(GridMapping::Persistent { tiles: &grid.extents })
+            }
             Statement::Grid(grid) => Some(GridMapping::Exact(&grid.extents)),
             Statement::GridStride(stride) => Some(GridMapping::Strided(&stride.count)),
             _ => None,

@@ -126,6 +126,11 @@ impl LaunchPlan {
                 }
                 vec![work.min(i64::from(resident_blocks.max(1)))]
             }
+            Some(GridMapping::Persistent { tiles }) => {
+                let tiles =
+                    tiles.iter().try_fold(1i64, |product, e| Ok::<_, EvalError>(product * e.eval(&scope)?.max(0)))?;
+                vec![tiles.min(i64::from(resident_blocks.max(1)))]
+            }
             None => return Err(LaunchPlanError::NoGrid { kernel: kernel.name.clone() }),
         };
         for (axis, (blocks, limit)) in extents.iter().zip(limits).enumerate() {

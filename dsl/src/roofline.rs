@@ -201,7 +201,9 @@ pub fn roofline(kernel: &Kernel, shape: &[(String, i64)], gpu: &GpuSpec) -> Resu
     };
     let (grid, body) = match kernel.grid_mapping() {
         // stream-K runs each tile's k loop once in all, split or not: the work of one block per tile
-        Some(GridMapping::Exact(extents)) | Some(GridMapping::StreamK { tiles: extents, .. }) => {
+        Some(GridMapping::Exact(extents))
+        | Some(GridMapping::StreamK { tiles: extents, .. })
+        | Some(GridMapping::Persistent { tiles: extents }) => {
             let grid = extents.iter().map(|e| evaluate(e, "a grid extent")).collect::<Result<Vec<_>, _>>()?;
             (grid, kernel.body.as_slice())
         }

@@ -115,14 +115,14 @@ impl Checker<'_> {
             return;
         };
         let threads = self.kernel.config.threads;
-        if producers == 0 || producers % 128 != 0 {
+        if producers == 0 || !producers.is_multiple_of(128) {
             self.error(
                 pipeline.origin,
                 format!("producers = {producers}: producer threads come in warpgroups of 128 (setmaxnreg applies to whole warpgroups)"),
                 Some("use producers = 128".into()),
             );
         }
-        if threads.y != 1 || threads.z != 1 || threads.x % 128 != 0 {
+        if threads.y != 1 || threads.z != 1 || !threads.x.is_multiple_of(128) {
             self.error(
                 self.kernel.config.threads_origin,
                 format!("threads = {threads} beside producers: the compute threads must be whole warpgroups along x (a multiple of 128, 1-D)"),
@@ -159,6 +159,41 @@ impl Checker<'_> {
                 pipeline.origin,
                 "producers and `.stream_k()` do not combine yet".into(),
                 Some("drop one of them".into()),
+            );
+        }
+        // the kernel becomes persistent around the pipeline: grid, shared buffers and one
+        // fragment before it, each block's k loop the same for every tile
+        let before_ok = self.kernel.body[..index].iter().all(|s| {
+            matches!(s, Statement::Grid(g) if g.extents.len() <= 2)
+                || matches!(s, Statement::Shared(_) | Statement::Fragment(_))
+        });
+        let fragments = self.kernel.body.iter().filter(|s| matches!(s, Statement::Fragment(_))).count();
+        if !before_ok || fragments != 1 {
+            self.error(
+                pipeline.origin,
+                "a kernel with producers is a 1-D or 2-D grid, shared buffers, one fragment, this pipeline, then the fragment's copies out".into(),
+                Some("producers make the kernel persistent: each block runs that shape once per tile".into()),
+            );
+        }
+        let grid_vars: Vec<&String> = self
+            .kernel
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Grid(g) => Some(&g.vars),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if let Some((name, origin)) =
+            pipeline.count.names().into_iter().find(|(name, _)| grid_vars.iter().any(|v| v == name))
+        {
+            self.error(
+                origin,
+                format!(
+                    "the pipeline's count uses the tile index `{name}`: with producers every tile has the same k loop"
+                ),
+                None,
             );
         }
         let after = &self.kernel.body[index + 1..];

@@ -132,27 +132,22 @@ sgemm_v13(const float* __restrict__ a, const float* __restrict__ b, float* __res
     // buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
-    // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
-    const int bx = blockIdx.x;
-    const int by = blockIdx.y;
     // let a_s = shared::<f32>([BK, BM]).pad(4);: bytes 0 to 50688 of tessera_smem
     float (&a_s)[3][BK][BM + 4] = *reinterpret_cast<float (*)[3][BK][BM + 4]>(tessera_smem + 0);
     // let b_s = shared::<f32>([BK, BN]);: bytes 50688 to 148992 of tessera_smem
     float (&b_s)[3][BK][BN] = *reinterpret_cast<float (*)[3][BK][BN]>(tessera_smem + 50688);
-    // let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
-    // thread (thread_row, thread_col) of a 8 × 32 grid holds 2 × 2 sub-tiles of 8 × 4, BM / 2 and BN / 2 apart
-    // each warp holds a 4 × 8 block of thread tiles
-    const int thread_row = tid / 32 / (32 / 8) * 4 + tid % 32 / 8;
-    const int thread_col = tid / 32 % (32 / 8) * 8 + tid % 32 % 8;
-    float acc[TM][TN] = {};
-    // for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 128): a warp-specialised 3-stage pipeline — 128 more threads
-    // (tid ≥ THREADS) only copy: tiles k .. k + 2 travel by cp.async into a ring of
-    // shared stages, each stage's landing counted on an mbarrier; the block's THREADS threads only
-    // wait, read shared memory and compute, and free each stage on a second mbarrier. No barrier
-    // stops all threads per tile, and no copy sits between the FFMAs.
+    // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)); with `pipeline(.., producers = 128)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
+    // (tid ≥ THREADS) only copy: k-tiles travel by cp.async into a ring of 3 shared stages, each
+    // stage's landing counted on an mbarrier, running on into the block's next tile while this one
+    // is finished; the THREADS compute threads only wait, read shared memory and multiply, and free
+    // each stage on a second mbarrier. No barrier stops the whole block per k-tile.
     {
         constexpr int STAGES = 3;
         constexpr int PRODUCERS = 128;
+        const int tiles_x = (N + BN - 1) / BN;
+        const int tiles_y = (M + BM - 1) / BM;
+        const int tiles = tiles_x * tiles_y;
         const int k_tiles = (K + BK - 1) / BK;
         __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
         if (tid == 0) {
@@ -166,198 +161,214 @@ sgemm_v13(const float* __restrict__ a, const float* __restrict__ b, float* __res
         if (tid >= THREADS) {
             // the producers need few registers: 40 each leaves 232 to every compute thread
             tessera_registers_down<40>();
-            for (int k = 0; k < k_tiles; ++k) {
-                const int stage = k % STAGES;
-                // the stage is free once every compute warp is done with tile k - STAGES
-                if (k >= STAGES) {
-                    tessera_mbarrier_wait(&tessera_free[stage], (k / STAGES - 1) & 1);
-                }
-                // each producer does the copies of THREADS / PRODUCERS compute threads
-                for (int tid = threadIdx.x - THREADS; tid < THREADS; tid += PRODUCERS) {
-                    // copy(a.tile([by, k], [BM, BK]), &a_s.t()): each warp copies 4 rows × 8 columns per
+            int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                const int bx = tile % tiles_x;
+                const int by = tile / tiles_x;
+                for (int k = 0; k < k_tiles; ++k, ++filled) {
+                    const int stage = filled % STAGES;
+                    // the stage is free once every compute warp is done with what it held
+                    if (filled >= STAGES) {
+                        tessera_mbarrier_wait(&tessera_free[stage], (filled / STAGES - 1) & 1);
+                    }
+                    // each producer does the copies of THREADS / PRODUCERS compute threads
+                    for (int tid = threadIdx.x - THREADS; tid < THREADS; tid += PRODUCERS) {
+                        // copy(a.tile([by, k], [BM, BK]), &a_s.t()): each warp copies 4 rows × 8 columns per
     // instruction: a 32-byte sector of each row, stored to 8 rows of the transposed buffer
-                    const int a_s_first_row = tid / 32 * 4 + tid % 4;
-                    const int a_s_first_col = tid % 32 / 4;
-                    // copy(b.tile([k, bx], [BK, BN]), &b_s): 8 threads copy each row, 16 B at a time
-                    const int b_s_first_row = tid / 8;
-                    const int b_s_first_col = tid % 8 * 4;
-                    {
-                        // copy(a.tile([by, k], [BM, BK]), &a_s.t()): the tile → a_s[stage] by cp.async, 4 B per copy;
-                        // the thread's first element on both sides, its other copies at constant offsets from it
-                        const int a_row0 = by * BM;
-                        const int a_col0 = k * BK;
-                        const float* a_s_src = &a[(a_row0 + a_s_first_row) * a_ld + a_col0 + a_s_first_col];
-                        const tessera_shared_ref a_s_dst = tessera_shared_address(&a_s[stage][a_s_first_col][a_s_first_row]);
-                        const bool a_s_whole = M - a_row0 >= BM && K - a_col0 >= BK;
-                        // a_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                        const int a_s_first_row = tid / 32 * 4 + tid % 4;
+                        const int a_s_first_col = tid % 32 / 4;
+                        // copy(b.tile([k, bx], [BK, BN]), &b_s): 8 threads copy each row, 16 B at a time
+                        const int b_s_first_row = tid / 8;
+                        const int b_s_first_col = tid % 8 * 4;
                         {
-                            const float* src = a_s_src;
-                            const int dst = 0;
-                            if (a_s_whole) {
-                                tessera_async_copy_to<4>(a_s_dst, dst, src, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), src + 8, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), src + 16, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), src + 24, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 32, src + 32 * a_ld, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, src + 32 * a_ld + 16, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, src + 32 * a_ld + 24, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 64, src + 64 * a_ld, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, src + 64 * a_ld + 16, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, src + 64 * a_ld + 24, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 96, src + 96 * a_ld, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, src + 96 * a_ld + 16, 4);
-                                tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, src + 96 * a_ld + 24, 4);
-                            } else {
-                                // a tile on the edge: the rows and columns left inside the tensor from this thread's
-                                // first element; a copy from outside reads nothing and zero-fills
-                                const int rows_left = M - a_row0 - a_s_first_row;
-                                const int cols_left = K - a_col0 - a_s_first_col;
-                                { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst, inside ? src : a, inside ? 4 : 0); }
-                                { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
-                                { const bool inside = 0 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), inside ? src + 16 : a, inside ? 4 : 0); }
-                                { const bool inside = 0 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), inside ? src + 24 : a, inside ? 4 : 0); }
-                                { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
-                                { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
-                                { const bool inside = 32 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, inside ? src + 32 * a_ld + 16 : a, inside ? 4 : 0); }
-                                { const bool inside = 32 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, inside ? src + 32 * a_ld + 24 : a, inside ? 4 : 0); }
-                                { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
-                                { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
-                                { const bool inside = 64 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, inside ? src + 64 * a_ld + 16 : a, inside ? 4 : 0); }
-                                { const bool inside = 64 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, inside ? src + 64 * a_ld + 24 : a, inside ? 4 : 0); }
-                                { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
-                                { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
-                                { const bool inside = 96 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, inside ? src + 96 * a_ld + 16 : a, inside ? 4 : 0); }
-                                { const bool inside = 96 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, inside ? src + 96 * a_ld + 24 : a, inside ? 4 : 0); }
+                            // copy(a.tile([by, k], [BM, BK]), &a_s.t()): the tile → a_s[stage] by cp.async, 4 B per copy;
+                            // the thread's first element on both sides, its other copies at constant offsets from it
+                            const int a_row0 = by * BM;
+                            const int a_col0 = k * BK;
+                            const float* a_s_src = &a[(a_row0 + a_s_first_row) * a_ld + a_col0 + a_s_first_col];
+                            const tessera_shared_ref a_s_dst = tessera_shared_address(&a_s[stage][a_s_first_col][a_s_first_row]);
+                            const bool a_s_whole = M - a_row0 >= BM && K - a_col0 >= BK;
+                            // a_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                            {
+                                const float* src = a_s_src;
+                                const int dst = 0;
+                                if (a_s_whole) {
+                                    tessera_async_copy_to<4>(a_s_dst, dst, src, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), src + 8, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), src + 16, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), src + 24, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 32, src + 32 * a_ld, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, src + 32 * a_ld + 8, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, src + 32 * a_ld + 16, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, src + 32 * a_ld + 24, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 64, src + 64 * a_ld, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, src + 64 * a_ld + 8, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, src + 64 * a_ld + 16, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, src + 64 * a_ld + 24, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 96, src + 96 * a_ld, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, src + 96 * a_ld + 8, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, src + 96 * a_ld + 16, 4);
+                                    tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, src + 96 * a_ld + 24, 4);
+                                } else {
+                                    // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                                    // first element; a copy from outside reads nothing and zero-fills
+                                    const int rows_left = M - a_row0 - a_s_first_row;
+                                    const int cols_left = K - a_col0 - a_s_first_col;
+                                    { const bool inside = 0 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst, inside ? src : a, inside ? 4 : 0); }
+                                    { const bool inside = 0 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4), inside ? src + 8 : a, inside ? 4 : 0); }
+                                    { const bool inside = 0 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4), inside ? src + 16 : a, inside ? 4 : 0); }
+                                    { const bool inside = 0 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4), inside ? src + 24 : a, inside ? 4 : 0); }
+                                    { const bool inside = 32 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 32, inside ? src + 32 * a_ld : a, inside ? 4 : 0); }
+                                    { const bool inside = 32 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 32, inside ? src + 32 * a_ld + 8 : a, inside ? 4 : 0); }
+                                    { const bool inside = 32 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 32, inside ? src + 32 * a_ld + 16 : a, inside ? 4 : 0); }
+                                    { const bool inside = 32 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 32, inside ? src + 32 * a_ld + 24 : a, inside ? 4 : 0); }
+                                    { const bool inside = 64 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 64, inside ? src + 64 * a_ld : a, inside ? 4 : 0); }
+                                    { const bool inside = 64 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 64, inside ? src + 64 * a_ld + 8 : a, inside ? 4 : 0); }
+                                    { const bool inside = 64 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 64, inside ? src + 64 * a_ld + 16 : a, inside ? 4 : 0); }
+                                    { const bool inside = 64 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 64, inside ? src + 64 * a_ld + 24 : a, inside ? 4 : 0); }
+                                    { const bool inside = 96 < rows_left && 0 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 96, inside ? src + 96 * a_ld : a, inside ? 4 : 0); }
+                                    { const bool inside = 96 < rows_left && 8 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 8 * (BM + 4) + 96, inside ? src + 96 * a_ld + 8 : a, inside ? 4 : 0); }
+                                    { const bool inside = 96 < rows_left && 16 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 16 * (BM + 4) + 96, inside ? src + 96 * a_ld + 16 : a, inside ? 4 : 0); }
+                                    { const bool inside = 96 < rows_left && 24 < cols_left; tessera_async_copy_to<4>(a_s_dst, dst + 24 * (BM + 4) + 96, inside ? src + 96 * a_ld + 24 : a, inside ? 4 : 0); }
+                                }
+                            }
+                        }
+                        {
+                            // copy(b.tile([k, bx], [BK, BN]), &b_s): the tile → b_s[stage] by cp.async, 16 B per copy;
+                            // the thread's first element on both sides, its other copies at constant offsets from it
+                            const int b_row0 = k * BK;
+                            const int b_col0 = bx * BN;
+                            const float* b_s_src = &b[(b_row0 + b_s_first_row) * b_ld + b_col0 + b_s_first_col];
+                            const tessera_shared_ref b_s_dst = tessera_shared_address(&b_s[stage][b_s_first_row][b_s_first_col]);
+                            const bool b_s_whole = K - b_row0 >= BK && N - b_col0 >= BN;
+                            // b_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                            {
+                                const float* src = b_s_src;
+                                const int dst = 0;
+                                if (b_s_whole) {
+                                    tessera_async_copy_to<16>(b_s_dst, dst, src, 16);
+                                    tessera_async_copy_to<16>(b_s_dst, dst + 32, src + 32, 16);
+                                    tessera_async_copy_to<16>(b_s_dst, dst + 64, src + 64, 16);
+                                    tessera_async_copy_to<16>(b_s_dst, dst + 96, src + 96, 16);
+                                    tessera_async_copy_to<16>(b_s_dst, dst + 128, src + 128, 16);
+                                    tessera_async_copy_to<16>(b_s_dst, dst + 160, src + 160, 16);
+                                    tessera_async_copy_to<16>(b_s_dst, dst + 192, src + 192, 16);
+                                    tessera_async_copy_to<16>(b_s_dst, dst + 224, src + 224, 16);
+                                } else {
+                                    // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                                    // first element; a copy from outside reads nothing and zero-fills
+                                    const int rows_left = K - b_row0 - b_s_first_row;
+                                    const int cols_left = N - b_col0 - b_s_first_col;
+                                    { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst, valid > 0 ? src : b, valid); }
+                                    { const int valid = 0 < rows_left ? min(max(cols_left - 32, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 32, valid > 0 ? src + 32 : b, valid); }
+                                    { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 64, valid > 0 ? src + 64 : b, valid); }
+                                    { const int valid = 0 < rows_left ? min(max(cols_left - 96, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 96, valid > 0 ? src + 96 : b, valid); }
+                                    { const int valid = 0 < rows_left ? min(max(cols_left - 128, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 128, valid > 0 ? src + 128 : b, valid); }
+                                    { const int valid = 0 < rows_left ? min(max(cols_left - 160, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 160, valid > 0 ? src + 160 : b, valid); }
+                                    { const int valid = 0 < rows_left ? min(max(cols_left - 192, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 192, valid > 0 ? src + 192 : b, valid); }
+                                    { const int valid = 0 < rows_left ? min(max(cols_left - 224, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 224, valid > 0 ? src + 224 : b, valid); }
+                                }
                             }
                         }
                     }
-                    {
-                        // copy(b.tile([k, bx], [BK, BN]), &b_s): the tile → b_s[stage] by cp.async, 16 B per copy;
-                        // the thread's first element on both sides, its other copies at constant offsets from it
-                        const int b_row0 = k * BK;
-                        const int b_col0 = bx * BN;
-                        const float* b_s_src = &b[(b_row0 + b_s_first_row) * b_ld + b_col0 + b_s_first_col];
-                        const tessera_shared_ref b_s_dst = tessera_shared_address(&b_s[stage][b_s_first_row][b_s_first_col]);
-                        const bool b_s_whole = K - b_row0 >= BK && N - b_col0 >= BN;
-                        // b_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
-                        {
-                            const float* src = b_s_src;
-                            const int dst = 0;
-                            if (b_s_whole) {
-                                tessera_async_copy_to<16>(b_s_dst, dst, src, 16);
-                                tessera_async_copy_to<16>(b_s_dst, dst + 32, src + 32, 16);
-                                tessera_async_copy_to<16>(b_s_dst, dst + 64, src + 64, 16);
-                                tessera_async_copy_to<16>(b_s_dst, dst + 96, src + 96, 16);
-                                tessera_async_copy_to<16>(b_s_dst, dst + 128, src + 128, 16);
-                                tessera_async_copy_to<16>(b_s_dst, dst + 160, src + 160, 16);
-                                tessera_async_copy_to<16>(b_s_dst, dst + 192, src + 192, 16);
-                                tessera_async_copy_to<16>(b_s_dst, dst + 224, src + 224, 16);
-                            } else {
-                                // a tile on the edge: the rows and columns left inside the tensor from this thread's
-                                // first element; a copy from outside reads nothing and zero-fills
-                                const int rows_left = K - b_row0 - b_s_first_row;
-                                const int cols_left = N - b_col0 - b_s_first_col;
-                                { const int valid = 0 < rows_left ? min(max(cols_left, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst, valid > 0 ? src : b, valid); }
-                                { const int valid = 0 < rows_left ? min(max(cols_left - 32, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 32, valid > 0 ? src + 32 : b, valid); }
-                                { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 64, valid > 0 ? src + 64 : b, valid); }
-                                { const int valid = 0 < rows_left ? min(max(cols_left - 96, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 96, valid > 0 ? src + 96 : b, valid); }
-                                { const int valid = 0 < rows_left ? min(max(cols_left - 128, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 128, valid > 0 ? src + 128 : b, valid); }
-                                { const int valid = 0 < rows_left ? min(max(cols_left - 160, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 160, valid > 0 ? src + 160 : b, valid); }
-                                { const int valid = 0 < rows_left ? min(max(cols_left - 192, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 192, valid > 0 ? src + 192 : b, valid); }
-                                { const int valid = 0 < rows_left ? min(max(cols_left - 224, 0), 4) * 4 : 0; tessera_async_copy_to<16>(b_s_dst, dst + 224, valid > 0 ? src + 224 : b, valid); }
-                            }
-                        }
-                    }
+                    // the stage is full when this producer's copies (and every other's) have landed
+                    tessera_async_arrive_on(&tessera_full[stage]);
                 }
-                // the stage is full when this producer's copies (and every other's) have landed
-                tessera_async_arrive_on(&tessera_full[stage]);
             }
             return;
         }
         tessera_registers_up<232>();
-        for (int k = 0; k < k_tiles; ++k) {
-            const int stage = k % STAGES;
-            tessera_mbarrier_wait(&tessera_full[stage], (k / STAGES) & 1);
-            // mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8): BK steps of TM × TN outer products; step kk + 1's
-            // values of a and b are read from shared memory into the other register set while step kk's
-            // are multiplied; 8 steps per trip of a loop over them (fewer
-            // instructions than the instruction cache holds)
-            {
-                float a_frag[2][TM];
-                float b_frag[2][TN];
-                *reinterpret_cast<float4*>(&a_frag[0][0]) = *reinterpret_cast<const float4*>(&a_s[stage][0][thread_row * (TM / 2)]);
-                *reinterpret_cast<float4*>(&a_frag[0][4]) = *reinterpret_cast<const float4*>(&a_s[stage][0][thread_row * (TM / 2) + 4]);
-                *reinterpret_cast<float4*>(&a_frag[0][8]) = *reinterpret_cast<const float4*>(&a_s[stage][0][BM / 2 + thread_row * (TM / 2)]);
-                *reinterpret_cast<float4*>(&a_frag[0][12]) = *reinterpret_cast<const float4*>(&a_s[stage][0][BM / 2 + thread_row * (TM / 2) + 4]);
-                *reinterpret_cast<float4*>(&b_frag[0][0]) = *reinterpret_cast<const float4*>(&b_s[stage][0][thread_col * (TN / 2)]);
-                *reinterpret_cast<float4*>(&b_frag[0][4]) = *reinterpret_cast<const float4*>(&b_s[stage][0][BN / 2 + thread_col * (TN / 2)]);
-                #pragma unroll 1
-                for (int k0 = 0; k0 < BK; k0 += 8) {
-                    #pragma unroll
-                    for (int step = 0; step < 8; ++step) {
-                        const int kk = k0 + step;
-                        if (step + 1 < 8 || k0 + 8 < BK) {
-                            *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][0]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][thread_row * (TM / 2)]);
-                            *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][4]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][thread_row * (TM / 2) + 4]);
-                            *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][8]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][BM / 2 + thread_row * (TM / 2)]);
-                            *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][12]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][BM / 2 + thread_row * (TM / 2) + 4]);
-                            *reinterpret_cast<float4*>(&b_frag[(step + 1) % 2][0]) = *reinterpret_cast<const float4*>(&b_s[stage][kk + 1][thread_col * (TN / 2)]);
-                            *reinterpret_cast<float4*>(&b_frag[(step + 1) % 2][4]) = *reinterpret_cast<const float4*>(&b_s[stage][kk + 1][BN / 2 + thread_col * (TN / 2)]);
-                        }
+        int drained = 0;  // k-tiles this block's compute threads have used
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            const int bx = tile % tiles_x;
+            const int by = tile / tiles_x;
+            // let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+            // thread (thread_row, thread_col) of a 8 × 32 grid holds 2 × 2 sub-tiles of 8 × 4, BM / 2 and BN / 2 apart
+            // each warp holds a 4 × 8 block of thread tiles
+            const int thread_row = tid / 32 / (32 / 8) * 4 + tid % 32 / 8;
+            const int thread_col = tid / 32 % (32 / 8) * 8 + tid % 32 % 8;
+            float acc[TM][TN] = {};
+            for (int k = 0; k < k_tiles; ++k, ++drained) {
+                const int stage = drained % STAGES;
+                tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
+                // mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8): BK steps of TM × TN outer products; step kk + 1's
+                // values of a and b are read from shared memory into the other register set while step kk's
+                // are multiplied; 8 steps per trip of a loop over them (fewer
+                // instructions than the instruction cache holds)
+                {
+                    float a_frag[2][TM];
+                    float b_frag[2][TN];
+                    *reinterpret_cast<float4*>(&a_frag[0][0]) = *reinterpret_cast<const float4*>(&a_s[stage][0][thread_row * (TM / 2)]);
+                    *reinterpret_cast<float4*>(&a_frag[0][4]) = *reinterpret_cast<const float4*>(&a_s[stage][0][thread_row * (TM / 2) + 4]);
+                    *reinterpret_cast<float4*>(&a_frag[0][8]) = *reinterpret_cast<const float4*>(&a_s[stage][0][BM / 2 + thread_row * (TM / 2)]);
+                    *reinterpret_cast<float4*>(&a_frag[0][12]) = *reinterpret_cast<const float4*>(&a_s[stage][0][BM / 2 + thread_row * (TM / 2) + 4]);
+                    *reinterpret_cast<float4*>(&b_frag[0][0]) = *reinterpret_cast<const float4*>(&b_s[stage][0][thread_col * (TN / 2)]);
+                    *reinterpret_cast<float4*>(&b_frag[0][4]) = *reinterpret_cast<const float4*>(&b_s[stage][0][BN / 2 + thread_col * (TN / 2)]);
+                    #pragma unroll 1
+                    for (int k0 = 0; k0 < BK; k0 += 8) {
                         #pragma unroll
-                        for (int i = 0; i < TM; ++i) {
+                        for (int step = 0; step < 8; ++step) {
+                            const int kk = k0 + step;
+                            if (step + 1 < 8 || k0 + 8 < BK) {
+                                *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][0]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][thread_row * (TM / 2)]);
+                                *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][4]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][thread_row * (TM / 2) + 4]);
+                                *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][8]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][BM / 2 + thread_row * (TM / 2)]);
+                                *reinterpret_cast<float4*>(&a_frag[(step + 1) % 2][12]) = *reinterpret_cast<const float4*>(&a_s[stage][kk + 1][BM / 2 + thread_row * (TM / 2) + 4]);
+                                *reinterpret_cast<float4*>(&b_frag[(step + 1) % 2][0]) = *reinterpret_cast<const float4*>(&b_s[stage][kk + 1][thread_col * (TN / 2)]);
+                                *reinterpret_cast<float4*>(&b_frag[(step + 1) % 2][4]) = *reinterpret_cast<const float4*>(&b_s[stage][kk + 1][BN / 2 + thread_col * (TN / 2)]);
+                            }
                             #pragma unroll
-                            for (int jj = 0; jj < TN; ++jj) {
-                                // serpentine: odd rows run right to left, so each row change reuses a b value
-                                const int j = i % 2 == 0 ? jj : TN - 1 - jj;
-                                acc[i][j] += a_frag[step % 2][i] * b_frag[step % 2][j];
+                            for (int i = 0; i < TM; ++i) {
+                                #pragma unroll
+                                for (int jj = 0; jj < TN; ++jj) {
+                                    // serpentine: odd rows run right to left, so each row change reuses a b value
+                                    const int j = i % 2 == 0 ? jj : TN - 1 - jj;
+                                    acc[i][j] += a_frag[step % 2][i] * b_frag[step % 2][j];
+                                }
                             }
                         }
                     }
                 }
+                // this warp's reads of the stage are done
+                __syncwarp();
+                if (tid % 32 == 0) {
+                    tessera_mbarrier_arrive(&tessera_free[stage]);
+                }
             }
-            // this warp's reads of the stage are done
-            __syncwarp();
-            if (tid % 32 == 0) {
-                tessera_mbarrier_arrive(&tessera_free[stage]);
-            }
-        }
-    }
-    // copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta): each thread stores its TM × TN values
-    {
-        const int c_row0 = by * BM;
-        const int c_col0 = bx * BN;
-        const bool whole_tile = M - c_row0 >= BM && N - c_col0 >= BN;
-        #pragma unroll
-        for (int i = 0; i < TM; ++i) {
-            const int row = i / (TM / 2) * (BM / 2) + thread_row * (TM / 2) + i % (TM / 2);
-            #pragma unroll
-            for (int j = 0; j < TN; j += VECTOR) {
-                const int col = j / (TN / 2) * (BN / 2) + thread_col * (TN / 2) + j % (TN / 2);
-                if (whole_tile) {
-                    float4 value = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-                    if (beta == 0.0f) {
-                        value.x = alpha * value.x;
-                        value.y = alpha * value.y;
-                        value.z = alpha * value.z;
-                        value.w = alpha * value.w;
-                    } else {
-                        const float4 old = *reinterpret_cast<const float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
-                        value.x = alpha * value.x + beta * old.x;
-                        value.y = alpha * value.y + beta * old.y;
-                        value.z = alpha * value.z + beta * old.z;
-                        value.w = alpha * value.w + beta * old.w;
+            // copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta): each thread stores its TM × TN values
+            {
+                const int c_row0 = by * BM;
+                const int c_col0 = bx * BN;
+                const bool whole_tile = M - c_row0 >= BM && N - c_col0 >= BN;
+                #pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const int row = i / (TM / 2) * (BM / 2) + thread_row * (TM / 2) + i % (TM / 2);
+                    #pragma unroll
+                    for (int j = 0; j < TN; j += VECTOR) {
+                        const int col = j / (TN / 2) * (BN / 2) + thread_col * (TN / 2) + j % (TN / 2);
+                        if (whole_tile) {
+                            float4 value = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                            if (beta == 0.0f) {
+                                value.x = alpha * value.x;
+                                value.y = alpha * value.y;
+                                value.z = alpha * value.z;
+                                value.w = alpha * value.w;
+                            } else {
+                                const float4 old = *reinterpret_cast<const float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
+                                value.x = alpha * value.x + beta * old.x;
+                                value.y = alpha * value.y + beta * old.y;
+                                value.z = alpha * value.z + beta * old.z;
+                                value.w = alpha * value.w + beta * old.w;
+                            }
+                            *reinterpret_cast<float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = value;
+                        } else {
+                            // a tile on the edge: each element bounds-checked
+                            if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
+                            if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? alpha * acc[i][j + 1] : alpha * acc[i][j + 1] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
+                            if (c_row0 + row < M && c_col0 + col + 2 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 2] = beta == 0.0f ? alpha * acc[i][j + 2] : alpha * acc[i][j + 2] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 2];
+                            if (c_row0 + row < M && c_col0 + col + 3 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 3] = beta == 0.0f ? alpha * acc[i][j + 3] : alpha * acc[i][j + 3] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 3];
+                        }
                     }
-                    *reinterpret_cast<float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = value;
-                } else {
-                    // a tile on the edge: each element bounds-checked
-                    if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
-                    if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? alpha * acc[i][j + 1] : alpha * acc[i][j + 1] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
-                    if (c_row0 + row < M && c_col0 + col + 2 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 2] = beta == 0.0f ? alpha * acc[i][j + 2] : alpha * acc[i][j + 2] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 2];
-                    if (c_row0 + row < M && c_col0 + col + 3 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 3] = beta == 0.0f ? alpha * acc[i][j + 3] : alpha * acc[i][j + 3] + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 3];
                 }
             }
         }

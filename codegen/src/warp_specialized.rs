@@ -1,0 +1,122 @@
+//! A pipeline with `producers = n`: the kernel becomes persistent and warp-specialised — a
+//! warpgroup of producer threads issues every k-tile's cp.async copies into the ring of
+//! stages, the block's own threads only wait, multiply and store (mbarriers between them, and
+//! `setmaxnreg` moving registers to the compute threads).
+
+use askama::Template;
+use tessera_dsl::{Kernel, Operand, Statement};
+
+use crate::statement::{indent, invalid, render_body, template_error};
+use crate::{c_expr, RenderError};
+
+#[derive(Template)]
+#[template(path = "warp_specialized.cu", escape = "none")]
+struct WarpSpecializedSource {
+    dsl: String,
+    stages: u32,
+    producers: u32,
+    producer_registers: u32,
+    compute_registers: u32,
+    extents: Vec<(String, String)>,
+    tiles: String,
+    var: String,
+    count: String,
+    bindings: Vec<(String, String)>,
+    declarations: Vec<String>,
+    copies: Vec<String>,
+    fragment: String,
+    compute: Vec<String>,
+    epilogue: Vec<String>,
+}
+
+/// Registers a producer thread keeps (`setmaxnreg.dec`): its loop needs a few pointers.
+const PRODUCER_REGISTERS: u32 = 40;
+
+/// What each of `threads` compute threads may take (`setmaxnreg.inc`) once `producers` threads
+/// keep [`PRODUCER_REGISTERS`]: the SM's 64 K registers shared out, in steps of 8, at most 256.
+fn compute_registers(threads: u64, producers: u32) -> u32 {
+    let left = 65_536u64.saturating_sub(u64::from(producers) * u64::from(PRODUCER_REGISTERS));
+    let each = (left / threads.max(1)).min(256);
+    (each - each % 8) as u32
+}
+
+/// The names of the tile counts along each grid dimension.
+const TILE_COUNTS: [&str; 2] = ["tiles_x", "tiles_y"];
+
+/// The body of a kernel whose pipeline has producers (validation has checked its shape: the
+/// grid, shared buffers, one fragment, the pipeline, then copies of the fragment out).
+pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
+    let grid = body.iter().find_map(|s| match s {
+        Statement::Grid(grid) => Some(grid),
+        _ => None,
+    });
+    let pipeline = body.iter().find_map(|s| match s {
+        Statement::Pipeline(p) => Some(p),
+        _ => None,
+    });
+    let fragment = body.iter().find_map(|s| match s {
+        Statement::Fragment(f) => Some(f),
+        _ => None,
+    });
+    let (Some(grid), Some(pipeline), Some(fragment), Some(producers)) =
+        (grid, pipeline, fragment, pipeline.and_then(|p| p.producers))
+    else {
+        return Err(invalid(
+            kernel,
+            kernel.origin,
+            "a pipeline with producers needs a grid, a fragment and the pipeline",
+        ));
+    };
+    let extents: Vec<(String, String)> =
+        grid.extents.iter().zip(TILE_COUNTS).map(|(e, name)| (name.to_string(), c_expr(e))).collect();
+    let tiles = extents.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(" * ");
+    // tiles run along x first, as with stream-K
+    let bindings = match grid.vars.as_slice() {
+        [x] => vec![(x.clone(), "tile".to_string())],
+        [x, y] => vec![(x.clone(), "tile % tiles_x".to_string()), (y.clone(), "tile / tiles_x".to_string())],
+        _ => return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D or 2-D grid")),
+    };
+    let parts = crate::gemm::async_pipeline_parts(kernel, pipeline)?;
+    let epilogue = body
+        .iter()
+        .filter(|s| matches!(s, Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_))))
+        .map(|s| render_body(kernel, std::slice::from_ref(s), 2).map(|lines| lines.join("\n")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let source = WarpSpecializedSource {
+        dsl: format!("{grid} with `pipeline(.., producers = {producers})`"),
+        stages: pipeline.stages,
+        producers,
+        producer_registers: PRODUCER_REGISTERS,
+        compute_registers: compute_registers(kernel.config.threads.count(), producers),
+        extents,
+        tiles,
+        var: pipeline.var.clone(),
+        count: c_expr(&pipeline.count),
+        bindings,
+        declarations: parts.declarations,
+        copies: parts.prologue.iter().map(|block| indent(block, 2)).collect(),
+        fragment: indent(&crate::gemm::fragment_source(kernel, fragment)?, 2),
+        compute: parts.compute.iter().map(|block| indent(block, 1)).collect(),
+        epilogue,
+    }
+    .render()
+    .map_err(template_error("warp_specialized.cu"))?;
+    // shared buffers before it, as declared
+    let shared: Vec<Statement> = body.iter().filter(|s| matches!(s, Statement::Shared(_))).cloned().collect();
+    let mut lines = render_body(kernel, &shared, 1)?;
+    lines.push(indent(&source, 1));
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compute_threads_get_what_the_producers_give_back_in_steps_of_eight() {
+        // 64 K − 128 × 40 = 60 416 registers over 256 threads: 236, so 232
+        assert_eq!(compute_registers(256, 128), 232);
+        // never over setmaxnreg's 256
+        assert_eq!(compute_registers(128, 128), 256);
+    }
+}

@@ -1,0 +1,76 @@
+// {{ dsl }}: warp-specialised and persistent — the gridDim.x blocks (as many
+// as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, {{ producers }} more threads
+// (tid ≥ THREADS) only copy: k-tiles travel by cp.async into a ring of {{ stages }} shared stages, each
+// stage's landing counted on an mbarrier, running on into the block's next tile while this one
+// is finished; the THREADS compute threads only wait, read shared memory and multiply, and free
+// each stage on a second mbarrier. No barrier stops the whole block per k-tile.
+{
+    constexpr int STAGES = {{ stages }};
+    constexpr int PRODUCERS = {{ producers }};
+{%- for (name, value) in extents %}
+    const int {{ name }} = {{ value }};
+{%- endfor %}
+    const int tiles = {{ tiles }};
+    const int {{ var }}_tiles = {{ count }};
+    __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
+    if (tid == 0) {
+        for (int stage = 0; stage < STAGES; ++stage) {
+            tessera_mbarrier_init(&tessera_full[stage], PRODUCERS);
+            tessera_mbarrier_init(&tessera_free[stage], THREADS / 32);
+        }
+        tessera_mbarrier_init_fence();
+    }
+    __syncthreads();
+    if (tid >= THREADS) {
+        // the producers need few registers: {{ producer_registers }} each leaves {{ compute_registers }} to every compute thread
+        tessera_registers_down<{{ producer_registers }}>();
+        int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+{%- for (var, value) in bindings %}
+            const int {{ var }} = {{ value }};
+{%- endfor %}
+            for (int {{ var }} = 0; {{ var }} < {{ var }}_tiles; ++{{ var }}, ++filled) {
+                const int stage = filled % STAGES;
+                // the stage is free once every compute warp is done with what it held
+                if (filled >= STAGES) {
+                    tessera_mbarrier_wait(&tessera_free[stage], (filled / STAGES - 1) & 1);
+                }
+                // each producer does the copies of THREADS / PRODUCERS compute threads
+                for (int tid = threadIdx.x - THREADS; tid < THREADS; tid += PRODUCERS) {
+{%- for line in declarations %}
+                    {{ line }}
+{%- endfor %}
+{%- for block in copies %}
+{{ block }}
+{%- endfor %}
+                }
+                // the stage is full when this producer's copies (and every other's) have landed
+                tessera_async_arrive_on(&tessera_full[stage]);
+            }
+        }
+        return;
+    }
+    tessera_registers_up<{{ compute_registers }}>();
+    int drained = 0;  // k-tiles this block's compute threads have used
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+{%- for (var, value) in bindings %}
+        const int {{ var }} = {{ value }};
+{%- endfor %}
+{{ fragment }}
+        for (int {{ var }} = 0; {{ var }} < {{ var }}_tiles; ++{{ var }}, ++drained) {
+            const int stage = drained % STAGES;
+            tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
+{%- for block in compute %}
+{{ block }}
+{%- endfor %}
+            // this warp's reads of the stage are done
+            __syncwarp();
+            if (tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_free[stage]);
+            }
+        }
+{%- for block in epilogue %}
+{{ block }}
+{%- endfor %}
+    }
+}
