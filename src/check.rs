@@ -240,8 +240,7 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
     let analysis = analyze(kernel).map_err(CheckError::Invalid)?;
     let target = options.target;
     let shared = kernel.shared_memory();
-    // a warp-specialised pipeline's producers are part of every block
-    let threads = kernel.config.threads.count() + u64::from(kernel.producer_threads());
+    let threads = kernel.launch_threads();
     let before = Occupancy::new(&target, threads as u32, shared.bytes as u32, None);
 
     let arch = Arch { major: target.compute_capability / 10, minor: target.compute_capability % 10 };

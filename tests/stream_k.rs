@@ -7,18 +7,12 @@ mod common;
 
 use common::{gemm_reference, random_floats, relative_error};
 use tessera::catalog::sgemm::sgemm_v12;
-use tessera::{Backend, Order, Simulator};
+use tessera::Backend;
 
 on_both_backends!(split_tiles_match_an_f64_reference, k_zero_scales_c_by_beta);
 
-/// The simulator with `blocks` resident blocks, under three thread and block orders (the
-/// block order decides which block finishes a split tile last).
 fn simulator_with(blocks: u32) -> Backend {
-    let sim = Simulator::new()
-        .unwrap_or_else(|e| panic!("the simulation needs a host C++ compiler: {e}"))
-        .with_resident_blocks(blocks)
-        .with_orders([Order::Forward, Order::Reverse, Order::Shuffled { seed: 0x5eed }]);
-    Backend::Simulator(sim)
+    common::simulator_with_resident_blocks(blocks, 0x5eed)
 }
 
 fn check(gpu: &Backend, (m, n, k): (usize, usize, usize), seed: u64) {

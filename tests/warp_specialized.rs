@@ -9,16 +9,12 @@ mod common;
 
 use common::{gemm_reference, random_floats, relative_error};
 use tessera::catalog::sgemm::sgemm_v13;
-use tessera::{Backend, Order, Simulator};
+use tessera::Backend;
 
 on_both_backends!(every_stage_is_refilled_and_read_in_order);
 
 fn simulator_with(blocks: u32) -> Backend {
-    let sim = Simulator::new()
-        .unwrap_or_else(|e| panic!("the simulation needs a host C++ compiler: {e}"))
-        .with_resident_blocks(blocks)
-        .with_orders([Order::Forward, Order::Reverse, Order::Shuffled { seed: 0xfeed }]);
-    Backend::Simulator(sim)
+    common::simulator_with_resident_blocks(blocks, 0xfeed)
 }
 
 fn check(gpu: &Backend, (m, n, k): (usize, usize, usize), seed: u64) {

@@ -18,6 +18,7 @@ mod render;
 mod statement;
 mod stream_k;
 mod thread_code;
+mod tiles;
 mod warp_specialized;
 
 pub use c_expr::c_expr;

@@ -82,7 +82,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         attribute: attribute_text(&kernel.config),
         doc_lines: kernel.doc.as_deref().map(|d| d.lines().collect()).unwrap_or_default(),
         threads: kernel.config.threads.count(),
-        launch_threads: kernel.config.threads.count() + u64::from(kernel.producer_threads()),
+        launch_threads: kernel.launch_threads(),
         // ptxas honours setmaxnreg's register budgets only under a minimum of one block per SM
         min_blocks: kernel.config.min_blocks.or((kernel.producer_threads() > 0).then_some(1)),
         vector: kernel.config.vector.get(),

@@ -34,9 +34,6 @@ struct FixupSource {
     epilogue: String,
 }
 
-/// The names of the tile counts along each grid dimension.
-const TILE_COUNTS: [&str; 2] = ["tiles_x", "tiles_y"];
-
 /// The kernel body of a `.stream_k()` kernel (validation has checked its shape: the grid,
 /// shared buffers, one fragment, one cp.async pipeline, one epilogue copy).
 pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
@@ -68,9 +65,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
 }
 
 fn schedule(kernel: &Kernel, grid: &GridBinding, fragment: &Fragment, k_tiles: &Expr) -> Result<String, RenderError> {
-    let extents: Vec<(String, String)> =
-        grid.extents.iter().zip(TILE_COUNTS).map(|(e, name)| (name.to_string(), c_expr(e))).collect();
-    let tiles = extents.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(" * ");
+    let (extents, tiles) = crate::tiles::tile_counts(grid);
     let source = ScheduleSource { dsl: grid.to_string(), extents, tiles, k_tiles: c_expr(k_tiles) }
         .render()
         .map_err(template_error("stream_k.cu"))?;
@@ -82,17 +77,15 @@ fn schedule(kernel: &Kernel, grid: &GridBinding, fragment: &Fragment, k_tiles: &
 }
 
 fn unit(kernel: &Kernel, grid: &GridBinding) -> Result<String, RenderError> {
-    // tiles run along x first: bx = tile % tiles_x, by = tile / tiles_x (validation allows 1-D
-    // and 2-D grids)
-    let bindings = match grid.vars.as_slice() {
-        [x] => vec![(x.clone(), "tile".to_string())],
-        [x, y] => vec![
-            ("tiles_x".to_string(), "stream_k[SK_TILES_X]".to_string()),
-            (x.clone(), "tile % tiles_x".to_string()),
-            (y.clone(), "tile / tiles_x".to_string()),
-        ],
-        _ => return Err(invalid(kernel, grid.origin, "stream-K takes a 1-D or 2-D grid")),
+    let Some(coordinates) = crate::tiles::tile_coordinates(grid) else {
+        return Err(invalid(kernel, grid.origin, "stream-K takes a 1-D or 2-D grid"));
     };
+    // a 2-D grid's tile count along x comes from the schedule in shared memory
+    let mut bindings = Vec::new();
+    if coordinates.len() == 2 {
+        bindings.push(("tiles_x".to_string(), "stream_k[SK_TILES_X]".to_string()));
+    }
+    bindings.extend(coordinates);
     UnitSource { bindings }.render().map_err(template_error("stream_k_unit.cu"))
 }
 

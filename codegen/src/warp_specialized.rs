@@ -40,9 +40,6 @@ fn compute_registers(threads: u64, producers: u32) -> u32 {
     (each - each % 8) as u32
 }
 
-/// The names of the tile counts along each grid dimension.
-const TILE_COUNTS: [&str; 2] = ["tiles_x", "tiles_y"];
-
 /// The body of a kernel whose pipeline has producers (validation has checked its shape: the
 /// grid, shared buffers, one fragment, the pipeline, then copies of the fragment out).
 pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
@@ -67,14 +64,9 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
             "a pipeline with producers needs a grid, a fragment and the pipeline",
         ));
     };
-    let extents: Vec<(String, String)> =
-        grid.extents.iter().zip(TILE_COUNTS).map(|(e, name)| (name.to_string(), c_expr(e))).collect();
-    let tiles = extents.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(" * ");
-    // tiles run along x first, as with stream-K
-    let bindings = match grid.vars.as_slice() {
-        [x] => vec![(x.clone(), "tile".to_string())],
-        [x, y] => vec![(x.clone(), "tile % tiles_x".to_string()), (y.clone(), "tile / tiles_x".to_string())],
-        _ => return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D or 2-D grid")),
+    let (extents, tiles) = crate::tiles::tile_counts(grid);
+    let Some(bindings) = crate::tiles::tile_coordinates(grid) else {
+        return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D or 2-D grid"));
     };
     let parts = crate::gemm::async_pipeline_parts(kernel, pipeline)?;
     let epilogue = body

@@ -111,8 +111,7 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
     accesses.extend(thread_accesses(kernel).iter().map(thread_access));
     let shared = kernel.shared_memory();
     let barriers = count_barriers(&with_barriers(&kernel.body));
-    // a warp-specialised pipeline's producers are part of every block
-    let threads = kernel.config.threads.count() + u64::from(kernel.producer_threads());
+    let threads = kernel.launch_threads();
     let occupancy =
         Target::KNOWN.iter().map(|target| Occupancy::new(target, threads as u32, shared.bytes as u32, None)).collect();
     Ok(Report {

@@ -219,6 +219,17 @@ impl Kernel {
             .unwrap_or(0)
     }
 
+    /// Threads a launch starts per block: the configured ones and any producers.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert_eq!(kernel.launch_threads(), 256);
+    /// ```
+    pub fn launch_threads(&self) -> u64 {
+        self.config.threads.count() + u64::from(self.producer_threads())
+    }
+
     /// The grid, pipeline and fragment of a `.stream_k()` body (`None` for other kernels, or a
     /// body validation rejects for missing one of them).
     pub fn stream_k_body(&self) -> Option<StreamKBody<'_>> {

@@ -8,8 +8,8 @@ pub const MAX_PIPELINE_STAGES: u32 = 8;
 
 use crate::{
     CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, ExprKind, Fragment, FragmentLayout, Kernel, Mma, MmaPlan,
-    Operand, OperandPlan, Origin, Param, Scope, SharedBuffer, SharedLayout, Statement, Target, ThreadStatement,
-    ThreadStatementKind, TileCopy, TypeEnv,
+    Operand, OperandPlan, Origin, Param, PipelineLoop, Scope, SharedBuffer, SharedLayout, Statement, Target,
+    ThreadStatement, ThreadStatementKind, TileCopy, TypeEnv,
 };
 
 /// Registers a thread may give its accumulators and one row of each operand; the rest of
@@ -70,6 +70,12 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     } else {
         Err(check.diagnostics)
     }
+}
+
+/// A tile index (one of `grid_vars`) that `pipeline`'s count names, and where: blocks that take
+/// tiles by number (stream-K, producers) run the same k loop for every tile.
+fn tile_index_in_count<'p>(pipeline: &'p PipelineLoop, grid_vars: &[String]) -> Option<(&'p str, Origin)> {
+    pipeline.count.names().into_iter().find(|(name, _)| grid_vars.iter().any(|v| v == name))
 }
 
 struct Checker<'a> {
@@ -175,19 +181,17 @@ impl Checker<'_> {
                 Some("producers make the kernel persistent: each block runs that shape once per tile".into()),
             );
         }
-        let grid_vars: Vec<&String> = self
+        let grid_vars: Vec<String> = self
             .kernel
             .body
             .iter()
             .filter_map(|s| match s {
-                Statement::Grid(g) => Some(&g.vars),
+                Statement::Grid(g) => Some(g.vars.clone()),
                 _ => None,
             })
             .flatten()
             .collect();
-        if let Some((name, origin)) =
-            pipeline.count.names().into_iter().find(|(name, _)| grid_vars.iter().any(|v| v == name))
-        {
+        if let Some((name, origin)) = tile_index_in_count(pipeline, &grid_vars) {
             self.error(
                 origin,
                 format!(
@@ -242,9 +246,7 @@ impl Checker<'_> {
                             pipeline.origin,
                             format!("a pipeline of {} stage(s) (stream-K starts a tile's loop at any k-tile, which only a cp.async ring of 3 or more stages does)", pipeline.stages),
                         ))
-                    } else if let Some((name, origin)) =
-                        pipeline.count.names().into_iter().find(|(name, _)| grid.vars.iter().any(|v| v == name))
-                    {
+                    } else if let Some((name, origin)) = tile_index_in_count(pipeline, &grid.vars) {
                         Some((origin, format!("the pipeline's count uses the tile index `{name}`: every tile must have the same k loop")))
                     } else {
                         None

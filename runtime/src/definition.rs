@@ -174,8 +174,7 @@ impl KernelDefinition {
         arguments: &mut [Argument<'_>],
     ) -> Result<Launched, Error> {
         let width = kernel.config.vector;
-        // the block as launched: a warp-specialised pipeline's producers included
-        let threads = (kernel.config.threads.count() + u64::from(kernel.producer_threads())) as u32;
+        let threads = kernel.launch_threads() as u32;
         // Over 48 KiB the buffers are dynamic shared memory: the device must allow that much
         // (checked before compiling), and each launch passes the size.
         let shared = kernel.shared_memory();

@@ -87,6 +87,16 @@ pub fn simulator() -> Backend {
     Backend::Simulator(sim)
 }
 
+/// The simulator with `blocks` resident blocks (what caps a stream-K or persistent grid),
+/// under the forward, reverse and a `seed`-shuffled thread and block order.
+pub fn simulator_with_resident_blocks(blocks: u32, seed: u64) -> Backend {
+    let sim = Simulator::new()
+        .unwrap_or_else(|e| panic!("the simulation needs a host C++ compiler: {e}"))
+        .with_resident_blocks(blocks)
+        .with_orders([Order::Forward, Order::Reverse, Order::Shuffled { seed }]);
+    Backend::Simulator(sim)
+}
+
 pub fn gpu() -> Backend {
     Backend::Gpu(Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}")))
 }
