@@ -47,6 +47,7 @@ pub mod bench;
 pub mod catalog;
 pub mod check;
 
+pub use half;
 pub use tessera_codegen as codegen;
 pub use tessera_dsl as dsl;
 pub use tessera_macros::tile_kernel;
@@ -60,4 +61,5 @@ pub use tessera_runtime::{
 /// What kernel files and programs that launch them need.
 pub mod prelude {
     pub use crate::{tile_kernel, Backend, DeviceTensor, Error, Gpu, Launched, Simulator};
+    pub use half::{bf16, f16};
 }

@@ -7,7 +7,7 @@ use tessera_dsl::{
 };
 
 use crate::async_copy::MappedCopy;
-use crate::operand::{zero, OperandText, COMPONENTS};
+use crate::operand::{zero, OperandText};
 use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_body, template_error};
 use crate::{c_expr, RenderError};
 
@@ -216,6 +216,9 @@ fn coordinate(
 pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<String, RenderError> {
     let layout = FragmentLayout::of(fragment, kernel)
         .ok_or_else(|| invalid(kernel, fragment.origin, "fragment shape is not constant"))?;
+    if layout.warp_tile.is_some() {
+        return crate::tensor_core::fragment_source(kernel, fragment, &layout);
+    }
     let names = FragmentNames::of(fragment);
     let holds = if layout.split == [1, 1] {
         format!("one {} × {} tile", layout.thread_rows, layout.thread_cols)
@@ -262,6 +265,9 @@ pub(crate) fn mma_source_with(
     stage: Option<&str>,
     each_trip: Vec<String>,
 ) -> Result<String, RenderError> {
+    if let Some(tensor_core) = crate::tensor_core::mma_if_tensor_core(kernel, mma, stage) {
+        return tensor_core;
+    }
     let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
     let names = FragmentNames::of(fragment);
@@ -375,6 +381,9 @@ fn fragment_load(
 /// `copy(&acc, c.tile(..))`, optionally `.axpby(alpha, beta)`.
 pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
     let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
+    if plan.layout.warp_tile.is_some() {
+        return crate::tensor_core::epilogue_source(kernel, copy, &plan);
+    }
     let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
     let names = FragmentNames::of(fragment);
     let layout = plan.layout;
@@ -385,7 +394,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     let dst = OperandText::new(&dst_plan);
     let acc = &plan.fragment;
     let value_of = |v: i64| if v == 0 { format!("{acc}[i][j]") } else { format!("{acc}[i][j + {v}]") };
-    let component = |v: i64| if width == 1 { String::new() } else { format!(".{}", COMPONENTS[v as usize]) };
+    let component = |v: i64| if width == 1 { String::new() } else { crate::operand::component(vector_type, v) };
     let mut fast = Vec::new();
     if width == 1 {
         fast.push(format!("{} value = {};", element.cuda_name(), value_of(0)));

@@ -17,6 +17,7 @@ mod operand;
 mod render;
 mod statement;
 mod stream_k;
+mod tensor_core;
 mod thread_code;
 mod tiles;
 mod warp_specialized;

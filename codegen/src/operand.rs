@@ -34,6 +34,21 @@ fn atom(expr: &str) -> String {
     }
 }
 
+/// Whether `vector_type` is one of tessera's own (the 16-bit float vectors of `half_types.cu`,
+/// an array `v` rather than CUDA's `.x .y .z .w`).
+pub(crate) fn is_tessera_vector(vector_type: &str) -> bool {
+    vector_type.starts_with("tessera_")
+}
+
+/// The member that names component `i` of a value of `vector_type`.
+pub(crate) fn component(vector_type: &str, i: i64) -> String {
+    if is_tessera_vector(vector_type) {
+        format!(".v[{i}]")
+    } else {
+        format!(".{}", COMPONENTS[i as usize % 4])
+    }
+}
+
 /// The literal zero of an element type.
 pub(crate) fn zero(element: ElementType) -> &'static str {
     match element {
@@ -41,6 +56,9 @@ pub(crate) fn zero(element: ElementType) -> &'static str {
         ElementType::F64 => "0.0",
         ElementType::I32 => "0",
         ElementType::U32 => "0u",
+        // cuda_fp16.h / cuda_bf16.h: the conversions are constexpr-free, so name the bits
+        ElementType::F16 => "__half(0.0f)",
+        ElementType::BF16 => "__nv_bfloat16(0.0f)",
     }
 }
 
@@ -114,6 +132,12 @@ impl<'a> OperandText<'a> {
             },
             OperandPlan::Shared(s) => {
                 let column = match s.layout.swizzle {
+                    None if s.layout.swizzle_bytes.is_some() => format!(
+                        "tessera_swizzled<{}, {}, {}>({prow}, {pcol})",
+                        s.layout.swizzle_bytes.unwrap_or(128),
+                        s.layout.row_bytes(),
+                        s.layout.element.size_bytes()
+                    ),
                     None => pcol.to_string(),
                     Some(unit) => {
                         let groups = s.layout.cols / unit;
@@ -170,6 +194,9 @@ impl<'a> OperandText<'a> {
             return format!("*reinterpret_cast<const {vector_type}*>(&{})", self.element(0));
         }
         let parts: Vec<String> = (0..width).map(|i| self.element(i)).collect();
+        if is_tessera_vector(vector_type) {
+            return format!("{vector_type}{{{{{}}}}}", parts.join(", "));
+        }
         format!("make_{vector_type}({})", parts.join(", "))
     }
 
@@ -181,7 +208,7 @@ impl<'a> OperandText<'a> {
         }
         (0..width)
             .map(|i| {
-                let component = if width == 1 { String::new() } else { format!(".{}", COMPONENTS[i as usize]) };
+                let component = if width == 1 { String::new() } else { component(vector_type, i) };
                 format!("if ({}) {target}{component} = {};", self.in_bounds(i).unwrap_or_default(), self.element(i))
             })
             .collect()
@@ -195,7 +222,7 @@ impl<'a> OperandText<'a> {
         }
         (0..width)
             .map(|i| {
-                let component = if width == 1 { String::new() } else { format!(".{}", COMPONENTS[i as usize]) };
+                let component = if width == 1 { String::new() } else { component(vector_type, i) };
                 format!("if ({}) {} = {value}{component};", self.in_bounds(i).unwrap_or_default(), self.element(i))
             })
             .collect()
@@ -209,6 +236,6 @@ impl<'a> OperandText<'a> {
         if self.plan.vector_ok(width) {
             return vec![format!("*reinterpret_cast<{vector_type}*>(&{}) = {value};", self.element(0))];
         }
-        (0..width).map(|i| format!("{} = {value}.{};", self.element(i), COMPONENTS[i as usize])).collect()
+        (0..width).map(|i| format!("{} = {value}{};", self.element(i), component(vector_type, i))).collect()
     }
 }

@@ -75,8 +75,16 @@ struct KernelSource<'a> {
 pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
     validate(kernel, &kernel.target())
         .map_err(|diagnostics| RenderError::Invalid { kernel: kernel.name.clone(), diagnostics })?;
-    let element_bits =
-        kernel.params.iter().filter_map(|p| p.tensor()).map(|t| t.element.size_bytes() * 8).max().unwrap_or(32);
+    // the widest element whose vector of VECTOR fits one access (bf16 operands of a kernel
+    // with an f32 result: 8 × 16 bits)
+    let element_bits = kernel
+        .params
+        .iter()
+        .filter_map(|p| p.tensor())
+        .filter(|t| t.element.vector_type(kernel.config.vector).is_some())
+        .map(|t| t.element.size_bytes() * 8)
+        .max()
+        .unwrap_or(32);
     let source = KernelSource {
         name: &kernel.name,
         attribute: attribute_text(&kernel.config),
@@ -113,6 +121,15 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
 fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     let async_copies = kernel.statements().iter().any(|s| matches!(s, Statement::Pipeline(p) if p.stages > 2));
     let mut helpers = Vec::new();
+    if crate::tensor_core::uses_half(kernel) {
+        helpers.push(HALF_TYPES.trim_end());
+    }
+    if kernel.statements().iter().any(|s| matches!(s, Statement::Shared(b) if b.swizzle_bytes.is_some())) {
+        helpers.push(SWIZZLE_HELPERS.trim_end());
+    }
+    if crate::tensor_core::uses_mma_sync(kernel) {
+        helpers.push(MMA_SYNC_HELPERS.trim_end());
+    }
     if async_copies {
         helpers.push(ASYNC_COPY_HELPERS.trim_end());
     }
@@ -123,6 +140,9 @@ fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     helpers
 }
 
+const SWIZZLE_HELPERS: &str = include_str!("../templates/swizzle_helpers.cu");
+const HALF_TYPES: &str = include_str!("../templates/half_types.cu");
+const MMA_SYNC_HELPERS: &str = include_str!("../templates/mma_sync_helpers.cu");
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
 

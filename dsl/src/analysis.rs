@@ -103,7 +103,11 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
             }
             Statement::Mma(mma) => {
                 let plan = MmaPlan::new(kernel, mma, &scope).map_err(Diagnostics)?;
-                accesses.extend(mma_accesses(&plan, mma.to_string()));
+                if plan.layout.warp_tile.is_some() {
+                    accesses.extend(ldmatrix_accesses(&plan, mma.to_string()));
+                } else {
+                    accesses.extend(mma_accesses(&plan, mma.to_string()));
+                }
             }
             _ => {}
         }
@@ -280,9 +284,104 @@ fn mma_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
     reports
 }
 
-/// The global stores of an epilogue: each thread writes its tile in vectors along rows.
+/// The `ldmatrix` loads of one tile of a tensor-core `mma`: every lane gives the address of one
+/// 16-byte row, and each 8 × 8 matrix (8 lanes' rows, 128 bytes) is one phase of the shared
+/// memory, so a matrix whose rows share a bank group is served in several wavefronts.
+fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
+    let layout = &plan.layout;
+    let Some([warp_rows, warp_cols]) = layout.warp_tile else { return vec![] };
+    let warps = layout.threads() / WARP;
+    let mut reports = Vec::new();
+    for is_a in [true, false] {
+        let operand = if is_a { &plan.a } else { &plan.b };
+        let OperandPlan::Shared(shared) = operand else { continue };
+        let element_bytes = i64::from(shared.layout.element.size_bytes());
+        let contiguous = !shared.transposed;
+        // (lanes giving addresses, tiles of 16 along the warp tile, address of lane l for tile t at k-step kk)
+        let (lanes, tiles) = if is_a {
+            (WARP, warp_rows / 16)
+        } else if (warp_cols / 8) % 2 == 0 {
+            (WARP, warp_cols / 16)
+        } else {
+            (16, warp_cols / 8)
+        };
+        let logical = |warp: i64, tile: i64, kk: i64, lane: i64| -> (i64, i64) {
+            let (warp_row0, warp_col0) = layout.warp_origin(warp);
+            match (is_a, contiguous) {
+                (true, true) => (warp_row0 + tile * 16 + lane % 16, kk + lane / 16 * 8),
+                (true, false) => (warp_row0 + tile * 16 + lane / 8 % 2 * 8, kk + lane / 16 * 8 + lane % 8),
+                (false, true) => (kk + lane % 16, warp_col0 + tile * (lanes / 2) + lane / 16 * 8),
+                (false, false) => (kk + lane / 8 % 2 * 8, warp_col0 + tile * (lanes / 2) + lane / 16 * 8 + lane % 8),
+            }
+        };
+        let mut worst = 1;
+        for warp in 0..warps {
+            for tile in 0..tiles {
+                for kk in (0..plan.k).step_by(16) {
+                    let instruction: Instruction = (0..lanes)
+                        .map(|lane| {
+                            let (row, col) = logical(warp, tile, kk, lane);
+                            let (prow, pcol) = operand.physical(row, col);
+                            let start = shared.layout.offset(prow, pcol) * element_bytes;
+                            (start / 4..(start + 16) / 4).collect()
+                        })
+                        .collect();
+                    worst = worst.max(bank_ways(&instruction, 16));
+                }
+            }
+        }
+        reports.push(AccessReport {
+            statement: statement.clone(),
+            operand: if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() },
+            space: MemorySpace::Shared,
+            direction: Direction::Load,
+            width_bits: 128,
+            instructions: tiles * (plan.k / 16).max(1),
+            bank_ways: Some(worst),
+            sectors: None,
+        });
+    }
+    reports
+}
+
+/// The global stores of an epilogue: each thread writes its tile in vectors along rows (a
+/// tensor-core fragment: two neighbouring columns at a time).
 fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
     let layout = &plan.layout;
+    if let Some([warp_rows, warp_cols]) = layout.warp_tile {
+        let element_bytes = i64::from(layout.element.size_bytes());
+        let warps = layout.threads() / WARP;
+        let mut instructions: Vec<Instruction> = Vec::new();
+        for warp in 0..warps {
+            let (warp_row0, warp_col0) = layout.warp_origin(warp);
+            for mi in 0..warp_rows / 16 {
+                for ni in 0..warp_cols / 8 {
+                    for half in 0..2 {
+                        instructions.push(
+                            (0..WARP)
+                                .map(|lane| {
+                                    let (row, col) = layout.lane_value_position(lane, [mi, ni, half * 2]);
+                                    let start = ((warp_row0 + row) * ASSUMED_ROW_ELEMENTS + warp_col0 + col) * element_bytes;
+                                    (start / 4..(start + 2 * element_bytes) / 4).collect()
+                                })
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        let total: usize = instructions.iter().map(|i| sectors(i)).sum();
+        return AccessReport {
+            statement,
+            operand: plan.dst.tensor.clone(),
+            space: MemorySpace::Global,
+            direction: Direction::Store,
+            width_bits: (2 * element_bytes * 8) as u32,
+            instructions: layout.thread_rows * layout.thread_cols / 2,
+            bank_ways: None,
+            sectors: Some((total as f64 / instructions.len().max(1) as f64, (WARP * 2 * element_bytes) as f64 / 32.0)),
+        };
+    }
     let element_bytes = i64::from(layout.element.size_bytes());
     let threads = layout.threads();
     let warps = (threads + WARP - 1) / WARP;

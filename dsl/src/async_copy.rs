@@ -111,7 +111,24 @@ impl AsyncCopyMapping {
             // scalar copies of a vector plan into a non-transposed buffer (a padded one): keep the item order
             return None;
         }
-        Self::new(plan.rows, plan.cols, width, i64::from(plan.element.size_bytes()), transposed_dst, plan.threads)
+        let mapping =
+            Self::new(plan.rows, plan.cols, width, i64::from(plan.element.size_bytes()), transposed_dst, plan.threads)?;
+        match &plan.dst {
+            // a byte swizzle permutes chunks by the row's line: copies stay at constant offsets
+            // where every offset moves whole periods of the pattern
+            OperandPlan::Shared(s) if s.layout.swizzle_bytes.is_some() => {
+                let layout = s.layout;
+                let span = layout.swizzle_bytes.unwrap_or(128);
+                let element = i64::from(layout.element.size_bytes());
+                let rows_per_line = (128 / layout.row_bytes()).max(1);
+                let (row_period, col_period) = (rows_per_line * span / 16, span / element);
+                let affine = !transposed_dst
+                    && width * element == 16
+                    && mapping.offsets.iter().all(|&(row, col)| row % row_period == 0 && col % col_period == 0);
+                affine.then_some(mapping)
+            }
+            _ => Some(mapping),
+        }
     }
 
     /// The tile coordinates of thread `tid`'s first element.

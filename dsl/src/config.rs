@@ -191,7 +191,9 @@ impl std::fmt::Display for ThreadBlock {
     }
 }
 
-/// Elements moved per global or shared access: 1 (scalar), 2 (64-bit for f32) or 4 (128-bit).
+/// Elements moved per global or shared access: 1 (scalar), 2 (64-bit for f32), 4 (128-bit for
+/// f32) or 8 (128-bit for f16/bf16). What counts is bytes: validation refuses a width whose
+/// access is wider than 16 bytes for the kernel's element types.
 ///
 /// ```
 /// use tessera_dsl::VectorWidth;
@@ -205,16 +207,18 @@ pub enum VectorWidth {
     W1,
     W2,
     W4,
+    W8,
 }
 
 impl VectorWidth {
-    pub const ALL: [VectorWidth; 3] = [Self::W1, Self::W2, Self::W4];
+    pub const ALL: [VectorWidth; 4] = [Self::W1, Self::W2, Self::W4, Self::W8];
 
     pub fn new(width: u32) -> Option<Self> {
         match width {
             1 => Some(Self::W1),
             2 => Some(Self::W2),
             4 => Some(Self::W4),
+            8 => Some(Self::W8),
             _ => None,
         }
     }
@@ -224,12 +228,14 @@ impl VectorWidth {
             Self::W1 => 1,
             Self::W2 => 2,
             Self::W4 => 4,
+            Self::W8 => 8,
         }
     }
 
     /// The next narrower width, or `None` for scalar.
     pub fn narrower(self) -> Option<Self> {
         match self {
+            Self::W8 => Some(Self::W4),
             Self::W4 => Some(Self::W2),
             Self::W2 => Some(Self::W1),
             Self::W1 => None,

@@ -1,7 +1,7 @@
 //! The geometry of one tile copy: which elements thread t moves at each step, and where
 //! each side keeps them. Codegen renders these formulas; the analyzer evaluates them.
 
-use crate::{
+use crate::{MmaInstruction, 
     Access, Diagnostic, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, Operand, ParamKind, Scope,
     SharedLayout, TileCopy,
 };
@@ -406,6 +406,8 @@ pub struct MmaPlan {
     pub b: OperandPlan,
     /// The k extent each call accumulates over.
     pub k: i64,
+    /// FFMA outer products, or a tensor-core instruction for a `.warp_tile(..)` fragment.
+    pub instruction: MmaInstruction,
 }
 
 impl MmaPlan {
@@ -436,16 +438,41 @@ impl MmaPlan {
                 .with_hint(format!("a must be {}×K and b K×{}; transpose a shared buffer with `.t()` if it is stored the other way", layout.rows, layout.cols)),
             );
         }
-        for (operand_type, side) in [(a_type, &mma.a), (b_type, &mma.b)] {
-            if operand_type != layout.element {
-                errors.push(Diagnostic::new(
-                    side.origin(),
-                    format!("mma of {operand_type} into a {} fragment", layout.element),
+        let warp_tile = layout.warp_tile.is_some();
+        let instruction = if a_type != b_type {
+            errors.push(Diagnostic::new(
+                mma.b.origin(),
+                format!("mma of {a_type} by {b_type}: both operands must have one element type"),
+            ));
+            None
+        } else {
+            MmaInstruction::choose(warp_tile, a_type, layout.element)
+        };
+        if instruction.is_none() && a_type == b_type {
+            let message = if warp_tile {
+                format!(
+                    "a `.warp_tile(..)` fragment is multiplied on tensor cores (mma.sync), which take f16 or bf16 operands into f32; these are {a_type} into {}",
+                    layout.element
+                )
+            } else if a_type.is_half() {
+                format!(
+                    "mma of {a_type} into the {} fragment `{}`, laid out per thread: 16-bit operands run on tensor cores, which need a fragment laid out per warp",
+                    layout.element, mma.acc
+                )
+            } else {
+                format!("mma of {a_type} into a {} fragment", layout.element)
+            };
+            let mut error = Diagnostic::new(mma.a.origin(), message);
+            if a_type.is_half() && !warp_tile {
+                error = error.with_hint(format!(
+                    "declare `{}` with `.warp_tile([WM, WN])` instead of `.thread_tile(..)`",
+                    mma.acc
                 ));
             }
+            errors.push(error);
         }
-        if errors.is_empty() {
-            Ok(MmaPlan { acc: mma.acc.clone(), layout, a, b, k })
+        if let (true, Some(instruction)) = (errors.is_empty(), instruction) {
+            Ok(MmaPlan { acc: mma.acc.clone(), layout, a, b, k, instruction })
         } else {
             Err(errors)
         }
@@ -475,7 +502,9 @@ impl EpiloguePlan {
         let mut errors = Vec::new();
         let dst = match operand(kernel, &copy.dst, scope, &mut errors) {
             Some((OperandPlan::Global(dst), element)) if !dst.transposed && dst.extent.len() == 2 => {
-                if element != layout.element {
+                // a tensor-core fragment's f32 accumulators may be stored rounded to 16 bits
+                let converts = layout.warp_tile.is_some() && element.is_float() && element != ElementType::F64;
+                if element != layout.element && !converts {
                     errors.push(Diagnostic::new(
                         copy.origin,
                         format!("copy from a {} fragment to {element}", layout.element),
@@ -503,7 +532,7 @@ impl EpiloguePlan {
             ));
         }
         let vector = i64::from(kernel.config.vector.get());
-        if layout.sub_cols() % vector != 0 {
+        if layout.warp_tile.is_none() && layout.sub_cols() % vector != 0 {
             errors.push(
                 Diagnostic::new(
                     kernel.config.vector_origin,

@@ -12,7 +12,8 @@ use crate::{ElementType, Fragment, Kernel, Scope};
 /// ```
 /// use tessera_dsl::{ElementType, FragmentLayout};
 /// let v2 = FragmentLayout {
-///     rows: 128, cols: 128, thread_rows: 8, thread_cols: 8, split: [2, 2], warp_layout: None, element: ElementType::F32,
+///     rows: 128, cols: 128, thread_rows: 8, thread_cols: 8, split: [2, 2], warp_layout: None, warp_tile: None,
+///     element: ElementType::F32,
 /// };
 /// assert_eq!(v2.threads(), 256);
 /// assert_eq!(v2.row(3, 0), 12);        // thread row 3, first value: 3 × 4
@@ -22,6 +23,11 @@ use crate::{ElementType, Fragment, Kernel, Scope};
 /// let tiled = FragmentLayout { warp_layout: Some([4, 8]), ..v2 };
 /// assert_eq!(tiled.thread_position(9), (1, 1));     // lane 9 of warp 0: row 1, column 1
 /// assert_eq!(tiled.thread_position(32), (0, 8));    // warp 1 sits beside warp 0
+/// // tensor cores: 64 × 32 per warp, so 2 × 4 warps; each lane holds 8 rows × 8 columns of it
+/// let tc = FragmentLayout { thread_rows: 8, thread_cols: 8, split: [1, 1], warp_tile: Some([64, 32]), ..v2 };
+/// assert_eq!(tc.threads(), 256);
+/// assert_eq!(tc.warp_origin(5), (64, 32));          // warp 5: second row of warps, second column
+/// assert_eq!(tc.lane_value_position(9, [1, 2, 3]), (16 + 2 + 8, 16 + 2 * 1 + 1));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FragmentLayout {
@@ -32,6 +38,10 @@ pub struct FragmentLayout {
     pub split: [i64; 2],
     /// Thread tiles per warp as [rows, columns], when warps hold 2-D blocks of them.
     pub warp_layout: Option<[i64; 2]>,
+    /// [WM, WN] of a tensor-core fragment (`.warp_tile(..)`): each warp holds that tile in
+    /// `mma.sync`'s accumulator layout, and `thread_rows × thread_cols` (WM / 8 × WN / 4) are
+    /// the values of it each lane holds.
+    pub warp_tile: Option<[i64; 2]>,
     pub element: ElementType,
 }
 
@@ -42,6 +52,20 @@ impl FragmentLayout {
 
     pub fn with_scope(fragment: &Fragment, scope: &Scope) -> Option<Self> {
         let [rows, cols] = fragment.shape.as_slice() else { return None };
+        if let Some([warp_rows, warp_cols]) = fragment.warp_tile.as_deref() {
+            let (warp_rows, warp_cols) = (warp_rows.eval(scope).ok()?, warp_cols.eval(scope).ok()?);
+            return Some(Self {
+                rows: rows.eval(scope).ok()?,
+                cols: cols.eval(scope).ok()?,
+                // two rows of each 16-row mma tile and two columns of each 8-column one
+                thread_rows: warp_rows / 8,
+                thread_cols: warp_cols / 4,
+                split: [1, 1],
+                warp_layout: None,
+                warp_tile: Some([warp_rows, warp_cols]),
+                element: fragment.element,
+            });
+        }
         let [thread_rows, thread_cols] = fragment.thread_tile.as_slice() else { return None };
         Some(Self {
             rows: rows.eval(scope).ok()?,
@@ -50,6 +74,7 @@ impl FragmentLayout {
             thread_cols: thread_cols.eval(scope).ok()?,
             split: [i64::from(fragment.split[0]), i64::from(fragment.split[1])],
             warp_layout: fragment.warp_layout.map(|[r, c]| [i64::from(r), i64::from(c)]),
+            warp_tile: None,
             element: fragment.element,
         })
     }
@@ -64,7 +89,34 @@ impl FragmentLayout {
 
     /// Threads the layout needs.
     pub fn threads(&self) -> i64 {
-        self.threads_down() * self.threads_across()
+        match self.warp_tile {
+            Some(_) => self.warps_down() * self.warps_across() * 32,
+            None => self.threads_down() * self.threads_across(),
+        }
+    }
+
+    /// Warps stacked down the block tile (a `.warp_tile(..)` fragment; 0 otherwise).
+    pub fn warps_down(&self) -> i64 {
+        self.warp_tile.map_or(0, |[warp_rows, _]| self.rows / warp_rows.max(1))
+    }
+
+    /// Warps side by side across the block tile (a `.warp_tile(..)` fragment; 0 otherwise).
+    pub fn warps_across(&self) -> i64 {
+        self.warp_tile.map_or(0, |[_, warp_cols]| self.cols / warp_cols.max(1))
+    }
+
+    /// The block-tile (row, column) where warp `warp`'s tile starts (warps fill rows first).
+    pub fn warp_origin(&self, warp: i64) -> (i64, i64) {
+        let [warp_rows, warp_cols] = self.warp_tile.unwrap_or([0, 0]);
+        let across = self.warps_across().max(1);
+        (warp / across * warp_rows, warp % across * warp_cols)
+    }
+
+    /// Where accumulator `[mi, ni, v]` of `lane` (mma tile mi down, ni across, value v of
+    /// four) sits in its warp's tile: mma.sync's m16n8 accumulator layout, lane l holding
+    /// rows l / 4 and l / 4 + 8, columns 2 · (l % 4) and the next.
+    pub fn lane_value_position(&self, lane: i64, [mi, ni, v]: [i64; 3]) -> (i64, i64) {
+        (mi * 16 + lane / 4 + v / 2 * 8, ni * 8 + lane % 4 * 2 + v % 2)
     }
 
     /// (thread row, thread column) of thread `tid`.

@@ -6,12 +6,18 @@ use crate::{ElementType, Kernel, Scope, SharedBuffer};
 ///
 /// ```
 /// use tessera_dsl::{ElementType, SharedLayout};
-/// let padded = SharedLayout { rows: 32, cols: 32, pad: 1, swizzle: None, element: ElementType::F32 };
+/// let padded = SharedLayout { rows: 32, cols: 32, pad: 1, swizzle: None, swizzle_bytes: None, element: ElementType::F32 };
 /// assert_eq!(padded.offset(1, 0), 33);          // row 1 starts one element later
 /// assert_eq!(padded.bytes(), 32 * 33 * 4);
 /// let swizzled = SharedLayout { pad: 0, swizzle: Some(1), ..padded };
 /// assert_eq!(swizzled.offset(3, 1), 3 * 32 + (1 ^ 3));
 /// assert!(!padded.vector_ok(4) && swizzled.vector_ok(1));
+/// // 64 × 32 bf16 (64-byte rows), 64-byte XOR swizzle: row 3 is the second half of line 1,
+/// // so its chunks XOR with 1; chunk 0 of row 3 lands at chunk 1 (elements 8..16)
+/// let bf16 = SharedLayout { rows: 64, cols: 32, pad: 0, swizzle: None, swizzle_bytes: Some(64), element: ElementType::BF16 };
+/// assert_eq!(bf16.physical_col(3, 0), 8);
+/// assert_eq!(bf16.physical_col(3, 9), 1);
+/// assert!(bf16.vector_ok(8));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SharedLayout {
@@ -19,6 +25,8 @@ pub struct SharedLayout {
     pub cols: i64,
     pub pad: i64,
     pub swizzle: Option<i64>,
+    /// The span of a byte XOR swizzle (`.swizzle_bytes(128)`), see [`crate::SharedBuffer`].
+    pub swizzle_bytes: Option<i64>,
     pub element: ElementType,
 }
 
@@ -35,6 +43,7 @@ impl SharedLayout {
             cols: cols.eval(scope).ok()?,
             pad: i64::from(buffer.pad),
             swizzle: buffer.swizzle.map(i64::from),
+            swizzle_bytes: buffer.swizzle_bytes.map(i64::from),
             element: buffer.element,
         })
     }
@@ -53,8 +62,20 @@ impl SharedLayout {
         self.swizzle.map(|unit| self.cols / unit)
     }
 
+    /// Bytes from one row to the next.
+    pub fn row_bytes(&self) -> i64 {
+        self.stride() * i64::from(self.element.size_bytes())
+    }
+
     /// The column where logical column `col` of row `row` is stored.
     pub fn physical_col(&self, row: i64, col: i64) -> i64 {
+        if let Some(span) = self.swizzle_bytes {
+            // rows sharing a 128-byte line count as one; a longer row repeats the pattern in
+            // each of its 128-byte segments (TMA's swizzle where a row fits a line)
+            let element = i64::from(self.element.size_bytes());
+            let line = row / (128 / self.row_bytes()).max(1);
+            return col ^ (line % (span / 16) * (16 / element));
+        }
         match self.swizzle {
             Some(unit) => {
                 let groups = self.cols / unit;
@@ -72,6 +93,9 @@ impl SharedLayout {
     /// Whether `width` consecutive elements of a row, starting at a multiple of `width`,
     /// are contiguous and aligned for one vector access.
     pub fn vector_ok(&self, width: i64) -> bool {
-        self.stride() % width == 0 && self.swizzle.is_none_or(|unit| unit % width == 0)
+        let bytes = width * i64::from(self.element.size_bytes());
+        self.stride() % width == 0
+            && self.swizzle.is_none_or(|unit| unit % width == 0)
+            && self.swizzle_bytes.is_none_or(|_| bytes <= 16)
     }
 }

@@ -36,9 +36,12 @@ pub enum Statement {
 /// let acc = Fragment {
 ///     name: "acc".into(), element: ElementType::F32,
 ///     shape: vec![Expr::int(128), Expr::int(128)], thread_tile: vec![Expr::int(8), Expr::int(8)],
-///     split: [2, 2], warp_layout: None, origin: Origin::default(),
+///     split: [2, 2], warp_layout: None, warp_tile: None, origin: Origin::default(),
 /// };
 /// assert_eq!(acc.to_string(), "fragment::<f32>([128, 128]).thread_tile([8, 8]).split([2, 2])");
+/// // a tensor-core fragment: each warp holds a 64 × 32 tile in mma.sync's accumulator layout
+/// let tc = Fragment { thread_tile: vec![], split: [1, 1], warp_tile: Some(vec![Expr::int(64), Expr::int(32)]), ..acc };
+/// assert_eq!(tc.to_string(), "fragment::<f32>([128, 128]).warp_tile([64, 32])");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fragment {
@@ -55,13 +58,22 @@ pub struct Fragment {
     /// shared-memory wavefronts.
     #[serde(default)]
     pub warp_layout: Option<[u32; 2]>,
+    /// `.warp_tile([WM, WN])`: a tensor-core fragment. Each warp holds a WM × WN tile of the
+    /// block tile in the accumulator layout of `mma.sync` (WM / 16 × WN / 8 tiles of 16 × 8,
+    /// four values per lane each); `thread_tile` is then empty.
+    #[serde(default)]
+    pub warp_tile: Option<Vec<Expr>>,
     pub origin: Origin,
 }
 
 impl std::fmt::Display for Fragment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let list = |exprs: &[Expr]| exprs.iter().map(Expr::to_string).collect::<Vec<_>>().join(", ");
-        write!(f, "fragment::<{}>([{}]).thread_tile([{}])", self.element, list(&self.shape), list(&self.thread_tile))?;
+        write!(f, "fragment::<{}>([{}])", self.element, list(&self.shape))?;
+        match &self.warp_tile {
+            Some(tile) => write!(f, ".warp_tile([{}])", list(tile))?,
+            None => write!(f, ".thread_tile([{}])", list(&self.thread_tile))?,
+        }
         if self.split != [1, 1] {
             write!(f, ".split([{}, {}])", self.split[0], self.split[1])?;
         }
@@ -202,7 +214,7 @@ pub struct GridStrideLoop {
 /// use tessera_dsl::{ElementType, Expr, Origin, SharedBuffer};
 /// let t = SharedBuffer {
 ///     name: "t".into(), element: ElementType::F32,
-///     shape: vec![Expr::int(32), Expr::int(32)], pad: 1, swizzle: None, origin: Origin::default(),
+///     shape: vec![Expr::int(32), Expr::int(32)], pad: 1, swizzle: None, swizzle_bytes: None, origin: Origin::default(),
 /// };
 /// assert_eq!(t.to_string(), "shared::<f32>([32, 32]).pad(1)");
 /// ```
@@ -218,6 +230,13 @@ pub struct SharedBuffer {
     /// the row index (column group g of row r lives at g ^ (r mod groups)), so a column
     /// touches every bank while runs of `unit` elements stay contiguous for vector access.
     pub swizzle: Option<u32>,
+    /// `.swizzle_bytes(128)` (or 64, 32): the 16-byte chunks of each row are permuted by XOR
+    /// with the index of the row's 128-byte line modulo span / 16 (TMA's swizzle modes where a
+    /// row fits a line; CUTLASS's `Swizzle<3, 4, 3>` for 128), so the 8 rows of 16 bytes that
+    /// `ldmatrix` reads at once fall in 8 different bank groups while each chunk stays
+    /// contiguous for 16-byte access. Rows must be a multiple of `span` bytes.
+    #[serde(default)]
+    pub swizzle_bytes: Option<u32>,
     pub origin: Origin,
 }
 
@@ -230,6 +249,9 @@ impl std::fmt::Display for SharedBuffer {
         }
         if let Some(unit) = self.swizzle {
             write!(f, ".swizzle({unit})")?;
+        }
+        if let Some(span) = self.swizzle_bytes {
+            write!(f, ".swizzle_bytes({span})")?;
         }
         Ok(())
     }

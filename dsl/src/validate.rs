@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAX_PIPELINE_STAGES: u32 = 8;
 
 use crate::{
+    ElementType, MmaInstruction,
     CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, ExprKind, Fragment, FragmentLayout, Kernel, Mma, MmaPlan,
     Operand, OperandPlan, Origin, Param, PipelineLoop, Scope, SharedBuffer, SharedLayout, Statement, Target,
     ThreadStatement, ThreadStatementKind, TileCopy, TypeEnv,
@@ -627,6 +628,7 @@ impl Checker<'_> {
                         }
                     }
                     match MmaPlan::new(self.kernel, mma, scope) {
+                        Ok(plan) if plan.instruction != MmaInstruction::Ffma => self.tensor_core_mma(mma, &plan),
                         Ok(plan) => {
                             self.mma_vectors(&plan);
                             self.mma_unroll(mma, &plan);
@@ -643,7 +645,7 @@ impl Checker<'_> {
     }
 
     fn fragment(&mut self, fragment: &Fragment, scope: &Scope) {
-        for extent in fragment.shape.iter().chain(&fragment.thread_tile) {
+        for extent in fragment.shape.iter().chain(&fragment.thread_tile).chain(fragment.warp_tile.iter().flatten()) {
             match extent.eval(scope) {
                 Ok(value) if value > 0 => {}
                 Ok(value) => self.error(
@@ -659,6 +661,9 @@ impl Checker<'_> {
             }
         }
         let Some(layout) = FragmentLayout::with_scope(fragment, scope) else { return };
+        if let Some(warp_tile) = layout.warp_tile {
+            return self.warp_fragment(fragment, &layout, warp_tile);
+        }
         if layout.rows <= 0 || layout.cols <= 0 || layout.thread_rows <= 0 || layout.thread_cols <= 0 {
             return;
         }
@@ -767,6 +772,143 @@ impl Checker<'_> {
                 ),
                 Some("use a smaller thread tile, e.g. thread_tile([8, 8])".into()),
             );
+        }
+    }
+
+    /// A `.warp_tile([WM, WN])` fragment: warp tiles that split into mma.sync's 16 × 8 tiles,
+    /// tile the block tile, and take as many warps as the block has.
+    fn warp_fragment(&mut self, fragment: &Fragment, layout: &FragmentLayout, [warp_rows, warp_cols]: [i64; 2]) {
+        if layout.rows <= 0 || layout.cols <= 0 || warp_rows <= 0 || warp_cols <= 0 {
+            return;
+        }
+        if fragment.element != ElementType::F32 {
+            self.error(
+                fragment.origin,
+                format!(
+                    "a `.warp_tile(..)` fragment accumulates in f32 (mma.sync's .f32 accumulators); `{}` is {}",
+                    fragment.name, fragment.element
+                ),
+                Some("declare it `fragment::<f32>(..)` and convert when storing it".into()),
+            );
+            return;
+        }
+        if warp_rows % 16 != 0 || warp_cols % 8 != 0 {
+            let bad = if warp_rows % 16 != 0 {
+                format!("{warp_rows} rows are not a multiple of 16")
+            } else {
+                format!("{warp_cols} columns are not a multiple of 8")
+            };
+            self.error(
+                fragment.origin,
+                format!(
+                    "a {warp_rows}×{warp_cols} warp tile does not split into mma.sync's m16n8 tiles: {bad}"
+                ),
+                Some(format!(
+                    "use a warp tile of 16·i × 8·j, e.g. warp_tile([{}, {}])",
+                    (warp_rows / 16).max(1) * 16,
+                    (warp_cols / 8).max(1) * 8
+                )),
+            );
+            return;
+        }
+        if layout.rows % warp_rows != 0 || layout.cols % warp_cols != 0 {
+            self.error(
+                fragment.origin,
+                format!(
+                    "the {}×{} block tile is not divisible by the {warp_rows}×{warp_cols} warp tile",
+                    layout.rows, layout.cols
+                ),
+                Some("make each block-tile extent a multiple of the warp-tile extent".into()),
+            );
+            return;
+        }
+        let threads = self.kernel.config.threads.count() as i64;
+        if layout.threads() != threads {
+            self.error(
+                self.kernel.config.threads_origin,
+                format!(
+                    "the {}×{} fragment `{}` with {warp_rows}×{warp_cols} warp tiles needs {} × {} warps = {} threads, but threads = {}",
+                    layout.rows,
+                    layout.cols,
+                    fragment.name,
+                    layout.warps_down(),
+                    layout.warps_across(),
+                    layout.threads(),
+                    self.kernel.config.threads
+                ),
+                Some(format!("use threads = {} or change the warp tile", layout.threads())),
+            );
+        }
+        // each lane: WM/16 · WN/8 · 4 accumulators, 4 registers of A per 16 rows, 2 of B per 8 columns
+        let accumulators = layout.thread_rows * layout.thread_cols;
+        let operands = warp_rows / 16 * 4 + warp_cols / 8 * 2;
+        if accumulators + operands > MAX_FRAGMENT_REGISTERS {
+            self.error(
+                fragment.origin,
+                format!(
+                    "a {warp_rows}×{warp_cols} warp tile needs {accumulators} accumulators + {operands} operand registers per lane = {}, over the {MAX_FRAGMENT_REGISTERS} a thread can spare of its 255",
+                    accumulators + operands
+                ),
+                Some("use a smaller warp tile, e.g. warp_tile([64, 64])".into()),
+            );
+        }
+    }
+
+    /// A tensor-core `mma`: the k extent splits into k-steps of the instruction, the operands
+    /// are 16-bit floats of one type, and shared operands keep every 16-byte row `ldmatrix`
+    /// reads aligned; `vector` moves 16 bytes of them per access.
+    fn tensor_core_mma(&mut self, mma: &Mma, plan: &MmaPlan) {
+        let MmaInstruction::MmaSync { input, k: step } = plan.instruction else { return };
+        if plan.k % step != 0 {
+            self.error(
+                mma.origin,
+                format!(
+                    "`{mma}` multiplies over k = {} but mma.sync on {input} takes k-steps of {step}: {} is not a multiple of {step}",
+                    plan.k, plan.k
+                ),
+                Some(format!("make the k extent (BK) a multiple of {step}, e.g. {}", (plan.k / step).max(1) * step)),
+            );
+        }
+        let declared = self.kernel.config.vector.get();
+        let bytes = declared * input.size_bytes();
+        if bytes != 16 {
+            self.error(
+                self.kernel.config.vector_origin,
+                format!(
+                    "vector = {declared} with {input} operands of a tensor-core `mma` is {bytes}-byte accesses; their copies and ldmatrix rows move 16 bytes"
+                ),
+                Some(format!("use vector = {} ({} × {} B = 16 B)", 16 / input.size_bytes(), 16 / input.size_bytes(), input.size_bytes())),
+            );
+        }
+        for operand in [&plan.a, &plan.b] {
+            let OperandPlan::Shared(shared) = operand else { continue };
+            let layout = shared.layout;
+            let row_bytes = layout.row_bytes();
+            let view = if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() };
+            if row_bytes % 16 != 0 {
+                self.error(
+                    mma.origin,
+                    format!(
+                        "`ldmatrix` reads 16-byte rows of `{view}`, but its rows are {} elements ({row_bytes} B) apart, so every other row starts off a 16-byte boundary",
+                        layout.stride()
+                    ),
+                    Some(format!(
+                        "pad `{}` to a multiple of 8 elements (`.pad({})`) or use `.swizzle_bytes(128)` instead of padding",
+                        shared.buffer,
+                        (8 - layout.cols % 8) % 8 + if layout.pad > 0 { 8 } else { 0 }
+                    )),
+                );
+            } else if let Some(unit) = layout.swizzle.filter(|unit| unit * i64::from(input.size_bytes()) % 16 != 0) {
+                self.error(
+                    mma.origin,
+                    format!(
+                        "`.swizzle({unit})` on `{}` moves groups of {unit} {input} ({} B), which splits the 16-byte rows `ldmatrix` reads",
+                        shared.buffer,
+                        unit * i64::from(input.size_bytes())
+                    ),
+                    Some("use `.swizzle_bytes(128)`, which permutes whole 16-byte chunks".into()),
+                );
+            }
         }
     }
 
@@ -894,6 +1036,30 @@ impl Checker<'_> {
                         layout.cols
                     ),
                     Some("use a unit that splits the columns into 2, 4, 8, 16 or 32 groups".into()),
+                );
+            }
+        }
+        if let Some(span) = layout.swizzle_bytes {
+            let row_bytes = layout.row_bytes();
+            if layout.swizzle.is_some() || row_bytes % span != 0 {
+                let cause = if layout.swizzle.is_some() {
+                    "it cannot be combined with `.swizzle(unit)`".to_string()
+                } else {
+                    format!(
+                        "each row is {} elements × {} B = {row_bytes} B, not a multiple of {span} B, so chunks would move between rows",
+                        layout.stride(),
+                        layout.element.size_bytes()
+                    )
+                };
+                self.error(
+                    buffer.origin,
+                    format!("`.swizzle_bytes({span})` on `{}`: {cause}", buffer.name),
+                    Some(format!(
+                        "use rows of a multiple of {span} B (e.g. {} {} elements) or a smaller span (`.swizzle_bytes({})`)",
+                        span / i64::from(layout.element.size_bytes()),
+                        layout.element,
+                        (span / 2).max(32)
+                    )),
                 );
             }
         }

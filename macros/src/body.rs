@@ -335,7 +335,8 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
         }
     };
     let origin = spans.origin(init.span());
-    let mut buffer = SharedBuffer { name: name.ident.to_string(), element, shape, pad: 0, swizzle: None, origin };
+    let mut buffer =
+        SharedBuffer { name: name.ident.to_string(), element, shape, pad: 0, swizzle: None, swizzle_bytes: None, origin };
     for method in modifiers.into_iter().rev() {
         let value = match method.args.first() {
             Some(RustExpr::Lit(lit)) if method.args.len() == 1 => match &lit.lit {
@@ -347,10 +348,21 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
         match method.method.to_string().as_str() {
             "pad" => buffer.pad = value,
             "swizzle" => buffer.swizzle = Some(value),
+            "swizzle_bytes" => match value {
+                32 | 64 | 128 => buffer.swizzle_bytes = Some(value),
+                other => {
+                    return Err(syn::Error::new(
+                        method.args.span(),
+                        format!("`.swizzle_bytes({other})`: the XOR swizzle spans 32, 64 or 128 bytes (TMA's modes)"),
+                    ))
+                }
+            },
             other => {
                 return Err(syn::Error::new(
                     method.method.span(),
-                    format!("unknown shared-buffer option `{other}`: expected `.pad(n)` or `.swizzle(unit)`"),
+                    format!(
+                        "unknown shared-buffer option `{other}`: expected `.pad(n)`, `.swizzle(unit)` or `.swizzle_bytes(128)`"
+                    ),
                 ))
             }
         }
@@ -441,6 +453,7 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
         thread_tile: vec![],
         split: [1, 1],
         warp_layout: None,
+        warp_tile: None,
         origin,
     };
     for method in modifiers.into_iter().rev() {
@@ -449,6 +462,7 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
         };
         match method.method.to_string().as_str() {
             "thread_tile" => fragment.thread_tile = list(argument, spans)?,
+            "warp_tile" => fragment.warp_tile = Some(list(argument, spans)?),
             "split" => {
                 let parts = list(argument, spans)?;
                 let value = |e: &Expr| match e.kind {
@@ -498,15 +512,32 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
             other => {
                 return Err(syn::Error::new(
                     method.method.span(),
-                    format!("unknown fragment option `{other}`: expected `.thread_tile([TM, TN])` or `.split([2, 2])`"),
+                    format!(
+                        "unknown fragment option `{other}`: expected `.thread_tile([TM, TN])`, `.warp_tile([WM, WN])` or `.split([2, 2])`"
+                    ),
                 ))
             }
         }
     }
-    if fragment.thread_tile.is_empty() {
+    match (&fragment.warp_tile, fragment.thread_tile.is_empty()) {
+        (None, true) => {
+            return Err(syn::Error::new(
+                init.span(),
+                "a fragment needs `.thread_tile([TM, TN])` (values each thread holds, for FFMA) or `.warp_tile([WM, WN])` (values each warp holds, for tensor cores)",
+            ))
+        }
+        (Some(_), false) => {
+            return Err(syn::Error::new(
+                init.span(),
+                "a fragment is laid out either per thread (`.thread_tile(..)`) or per warp (`.warp_tile(..)`), not both",
+            ))
+        }
+        _ => {}
+    }
+    if fragment.warp_tile.is_some() && (fragment.split != [1, 1] || fragment.warp_layout.is_some()) {
         return Err(syn::Error::new(
             init.span(),
-            "a fragment needs `.thread_tile([TM, TN])`: how many values each thread holds",
+            "`.split(..)` and `.warp_layout(..)` arrange thread tiles; a `.warp_tile(..)` fragment has mma.sync's own lane layout",
         ));
     }
     Ok(Some(fragment))

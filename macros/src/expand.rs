@@ -93,7 +93,7 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str, repor
         let label = &param.name;
         match &param.kind {
             ParamKind::Global(tensor) => {
-                let element = format_ident!("{}", tensor.element.rust_name());
+                let element = host_type(tensor.element);
                 if tensor.access == Access::ReadOnly {
                     params.push(quote! { #ident: &impl ::tessera::Input<#element> });
                     arguments.push(quote! { ::tessera::Argument::input(#label, #ident) });
@@ -103,7 +103,7 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str, repor
                 }
             }
             ParamKind::Scalar(element) => {
-                let element = format_ident!("{}", element.rust_name());
+                let element = host_type(*element);
                 params.push(quote! { #ident: #element });
                 arguments.push(quote! { ::tessera::Argument::scalar(#label, #ident) });
             }
@@ -141,5 +141,16 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str, repor
                 KERNEL.launch(device, &mut [#(#arguments),*])
             }
         }
+    }
+}
+
+/// The Rust type that holds an element on the host: the primitive of the same name, or the
+/// `half` crate's `f16`/`bf16` (re-exported as `tessera::half`).
+fn host_type(element: tessera_dsl::ElementType) -> proc_macro2::TokenStream {
+    let ident = format_ident!("{}", element.rust_name());
+    if element.is_half() {
+        quote! { ::tessera::half::#ident }
+    } else {
+        quote! { #ident }
     }
 }

@@ -14,6 +14,8 @@ pub enum ScalarValue {
     F64(f64),
     I32(i32),
     U32(u32),
+    F16(half::f16),
+    BF16(half::bf16),
 }
 
 impl ScalarValue {
@@ -23,6 +25,8 @@ impl ScalarValue {
             Self::F64(_) => ElementType::F64,
             Self::I32(_) => ElementType::I32,
             Self::U32(_) => ElementType::U32,
+            Self::F16(_) => ElementType::F16,
+            Self::BF16(_) => ElementType::BF16,
         }
     }
 }
@@ -123,6 +127,18 @@ impl<'a> Argument<'a> {
         match self {
             Argument::Tensor { param, .. } | Argument::Scalar { param, .. } => param,
         }
+    }
+}
+
+impl From<half::f16> for ScalarValue {
+    fn from(v: half::f16) -> Self {
+        Self::F16(v)
+    }
+}
+
+impl From<half::bf16> for ScalarValue {
+    fn from(v: half::bf16) -> Self {
+        Self::BF16(v)
     }
 }
 

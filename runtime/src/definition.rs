@@ -205,6 +205,8 @@ impl KernelDefinition {
                 Argument::Scalar { value: ScalarValue::F64(v), .. } => builder.arg(v),
                 Argument::Scalar { value: ScalarValue::I32(v), .. } => builder.arg(v),
                 Argument::Scalar { value: ScalarValue::U32(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::F16(v), .. } => builder.arg(v),
+                Argument::Scalar { value: ScalarValue::BF16(v), .. } => builder.arg(v),
             };
         }
         for value in &trailing {
@@ -275,6 +277,8 @@ impl KernelDefinition {
                 ElementType::F64 => simulate_stream_k::<f64>(sim, &library, &shape, arguments, &need)?,
                 ElementType::I32 => simulate_stream_k::<i32>(sim, &library, &shape, arguments, &need)?,
                 ElementType::U32 => simulate_stream_k::<u32>(sim, &library, &shape, arguments, &need)?,
+                ElementType::F16 => simulate_stream_k::<half::f16>(sim, &library, &shape, arguments, &need)?,
+                ElementType::BF16 => simulate_stream_k::<half::bf16>(sim, &library, &shape, arguments, &need)?,
             },
             None => sim::execute(&library, &shape, arguments, &mut [], sim.orders())?,
         }
@@ -393,7 +397,11 @@ fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<V
             });
         }
         let row = if dims.len() >= 2 { *leading_dimension as u64 } else { 0 };
-        while address % (element_bytes * u64::from(width.get())) != 0 || row % u64::from(width.get()) != 0 {
+        // widths count bytes: a width of 8 is 16-byte accesses of halves, and no access of a
+        // wider type moves more than 16 bytes (a kernel of bf16 operands and an f32 result
+        // stores the result 8 bytes at a time), so no tensor needs more than 16-byte alignment
+        let access_bytes = |width: VectorWidth| (element_bytes * u64::from(width.get())).min(16);
+        while address % access_bytes(width) != 0 || (row * element_bytes) % access_bytes(width) != 0 {
             match width.narrower() {
                 Some(narrower) => width = narrower,
                 None => break,

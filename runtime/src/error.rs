@@ -21,6 +21,14 @@ pub enum Error {
     Nvrtc { call: &'static str, source: cudarc::nvrtc::result::NvrtcError },
     #[error("NVRTC could not compile `{kernel}` for {arch}:\n{log}\n{excerpt}")]
     Compile { kernel: String, arch: String, log: String, excerpt: String },
+    #[error(
+        "`{kernel}` includes <{header}>, but no CUDA include folder holding cuda_fp16.h was found \
+         (searched {}); `./dev` installs them (the PyPI wheel nvidia-cuda-runtime, into \
+         .tools/python) and sets TESSERA_CUDA_INCLUDE, or `python3 -m pip install nvidia-cuda-runtime` \
+         and set TESSERA_CUDA_INCLUDE to its nvidia/cu13/include (or CUDA_HOME to a CUDA toolkit)",
+        crate::headers::describe_searched(searched)
+    )]
+    CudaHeadersMissing { kernel: String, header: String, searched: Vec<std::path::PathBuf> },
     #[error("cannot render `{kernel}`: {source}")]
     Render { kernel: String, source: tessera_codegen::RenderError },
     #[error("the IR embedded for `{kernel}` does not parse ({message}); rebuild the crate that declares it")]

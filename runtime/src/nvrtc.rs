@@ -5,6 +5,7 @@ use std::ffi::{c_char, CStr, CString};
 
 use cudarc::nvrtc::{result, sys};
 
+use crate::headers::{self, IncludeSearch};
 use crate::libraries::require_nvrtc;
 use crate::{Arch, CompiledKernel, DiskCache, Error, PtxasReport};
 
@@ -22,7 +23,8 @@ pub fn version() -> Result<(u32, u32), Error> {
 /// The options tessera compiles `source` with: the device's own `sm_XY` (a cubin, not PTX a
 /// newer NVRTC might make unloadable) — `sm_90a` on a 9.0 device when the source asks for
 /// sm_90a's own instructions (a warp-specialised pipeline's `setmaxnreg`) — ptxas figures in
-/// the log, and line info for the sanitizer and profilers.
+/// the log, and line info for the sanitizer and profilers. The compiles add the CUDA include
+/// folder to these ([`compile_options`]).
 ///
 /// ```
 /// use tessera_runtime::{nvrtc, Arch};
@@ -44,6 +46,22 @@ pub fn options(arch: Arch, source: &str) -> Vec<String> {
 /// The macro a source tests before using sm_90a's own instructions.
 const SM_90A_FEATURES: &str = "__CUDA_ARCH_FEAT_SM90_ALL";
 
+/// Everything a cubin of `source` is compiled with: [`options`], then `--include-path=<dir>`
+/// for the CUDA headers' folder when one is found ([`headers`](crate::headers) says where it
+/// looks). A source that includes `<cuda_fp16.h>` or `<cuda_bf16.h>` with no folder found is
+/// [`Error::CudaHeadersMissing`], naming the folders searched; NVRTC is not run.
+pub fn compile_options(source: &str, kernel: &str, arch: Arch) -> Result<Vec<String>, Error> {
+    let mut options = options(arch, source);
+    options.extend(include_options(source, kernel)?);
+    Ok(options)
+}
+
+/// The include option for `source`, after loading NVRTC (whose folder is searched last).
+fn include_options(source: &str, kernel: &str) -> Result<Vec<String>, Error> {
+    version()?;
+    IncludeSearch::from_process().include_options(kernel, source)
+}
+
 /// Compiles `source` to a cubin for `arch`, looking in `cache` first and storing there after.
 pub fn compile_cached(
     source: &str,
@@ -52,13 +70,16 @@ pub fn compile_cached(
     cache: Option<&DiskCache>,
 ) -> Result<CompiledKernel, Error> {
     let nvrtc_version = version()?;
-    let key = cache.map(|c| c.key(source, arch, nvrtc_version, &options(arch, source)));
+    let options = compile_options(source, kernel, arch)?;
+    // The include folder enters the key as its headers' digest, not its path (and not at all
+    // for a source that includes nothing), so keys do not depend on where this machine keeps it.
+    let key = cache.map(|c| c.key(source, arch, nvrtc_version, &headers::cache_key_options(&options, source)));
     if let (Some(cache), Some(key)) = (cache, &key) {
         if let Some(found) = cache.load(key, kernel, arch) {
             return Ok(found);
         }
     }
-    let compiled = compile_cubin(source, kernel, arch)?;
+    let compiled = compile_cubin_with(source, kernel, arch, &options)?;
     if let (Some(cache), Some(key)) = (cache, &key) {
         // A cache that cannot be written only costs a recompile next time.
         let _ = cache.store(key, &compiled);
@@ -75,7 +96,11 @@ pub fn compile_cached(
 /// # Ok::<(), tessera_runtime::Error>(())
 /// ```
 pub fn compile_cubin(source: &str, kernel: &str, arch: Arch) -> Result<CompiledKernel, Error> {
-    let program = Program::compile(source, kernel, arch, &options(arch, source))?;
+    compile_cubin_with(source, kernel, arch, &compile_options(source, kernel, arch)?)
+}
+
+fn compile_cubin_with(source: &str, kernel: &str, arch: Arch, options: &[String]) -> Result<CompiledKernel, Error> {
+    let program = Program::compile(source, kernel, arch, options)?;
     let cubin = program.cubin()?;
     let ptxas = PtxasReport::from_log_or_cubin(&program.log, &cubin, kernel);
     Ok(CompiledKernel { name: kernel.into(), arch, cubin, log: program.log.clone(), ptxas, from_disk_cache: false })
@@ -84,7 +109,8 @@ pub fn compile_cubin(source: &str, kernel: &str, arch: Arch) -> Result<CompiledK
 /// Compiles `source` to PTX for the virtual architecture of `arch` (`compute_90`), to read
 /// which instructions the code asks for (`ld.global.nc.v4.f32`, ...).
 pub fn compile_ptx(source: &str, kernel: &str, arch: Arch) -> Result<String, Error> {
-    let options = vec![format!("--gpu-architecture=compute_{}{}", arch.major, arch.minor), "--std=c++17".into()];
+    let mut options = vec![format!("--gpu-architecture=compute_{}{}", arch.major, arch.minor), "--std=c++17".into()];
+    options.extend(include_options(source, kernel)?);
     let program = Program::compile(source, kernel, arch, &options)?;
     program.ptx()
 }

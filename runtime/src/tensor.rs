@@ -14,6 +14,8 @@ mod sealed {
     impl Sealed for f64 {}
     impl Sealed for i32 {}
     impl Sealed for u32 {}
+    impl Sealed for half::f16 {}
+    impl Sealed for half::bf16 {}
 }
 
 /// An element type a tensor can hold; ties the Rust type to the IR's [`ElementType`].
@@ -32,6 +34,12 @@ impl Element for i32 {
 }
 impl Element for u32 {
     const TYPE: ElementType = ElementType::U32;
+}
+impl Element for half::f16 {
+    const TYPE: ElementType = ElementType::F16;
+}
+impl Element for half::bf16 {
+    const TYPE: ElementType = ElementType::BF16;
 }
 
 /// Where a tensor's elements live: on a GPU, or in host memory for the [`Simulator`](crate::Simulator).

@@ -297,6 +297,8 @@ enum AnyTensor {
     F64(DeviceTensor<f64>),
     I32(DeviceTensor<i32>),
     U32(DeviceTensor<u32>),
+    F16(DeviceTensor<half::f16>),
+    BF16(DeviceTensor<half::bf16>),
 }
 
 impl<'a> GpuMeasure<'a> {
@@ -330,6 +332,12 @@ impl<'a> GpuMeasure<'a> {
                 tessera_dsl::ElementType::U32 => {
                     AnyTensor::U32(gpu.upload(&(0..len).map(|i| (i % 97) as u32).collect::<Vec<_>>(), &dims)?)
                 }
+                tessera_dsl::ElementType::F16 => AnyTensor::F16(
+                    gpu.upload(&(0..len).map(|i| half::f16::from_f64(values(i))).collect::<Vec<_>>(), &dims)?,
+                ),
+                tessera_dsl::ElementType::BF16 => AnyTensor::BF16(
+                    gpu.upload(&(0..len).map(|i| half::bf16::from_f64(values(i))).collect::<Vec<_>>(), &dims)?,
+                ),
             };
             tensors.push((param.name.clone(), any));
         }
@@ -401,6 +409,10 @@ fn build_arguments<'t>(
                     (AnyTensor::I32(t), true) => Argument::output(name, t),
                     (AnyTensor::U32(t), false) => Argument::input(name, t),
                     (AnyTensor::U32(t), true) => Argument::output(name, t),
+                    (AnyTensor::F16(t), false) => Argument::input(name, t),
+                    (AnyTensor::F16(t), true) => Argument::output(name, t),
+                    (AnyTensor::BF16(t), false) => Argument::input(name, t),
+                    (AnyTensor::BF16(t), true) => Argument::output(name, t),
                 });
             }
             ParamKind::Scalar(element) => {
@@ -410,6 +422,8 @@ fn build_arguments<'t>(
                     tessera_dsl::ElementType::F64 => Argument::scalar(name, value),
                     tessera_dsl::ElementType::I32 => Argument::scalar(name, value as i32),
                     tessera_dsl::ElementType::U32 => Argument::scalar(name, value as u32),
+                    tessera_dsl::ElementType::F16 => Argument::scalar(name, half::f16::from_f64(value)),
+                    tessera_dsl::ElementType::BF16 => Argument::scalar(name, half::bf16::from_f64(value)),
                 });
             }
         }

@@ -3,6 +3,7 @@
 //! numbers.
 
 pub mod copy;
+pub mod hgemm;
 pub mod map;
 pub mod reduce;
 pub mod sgemm;
@@ -15,6 +16,7 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .into_iter()
         .chain(transpose::ALL)
         .chain(sgemm::ALL)
+        .chain(hgemm::all())
         .chain(reduce::ALL)
         .chain(map::ALL)
         .chain(stencil::ALL)

@@ -81,6 +81,8 @@ pub(crate) fn execute(
                 ScalarValue::F64(v) => slot_of(*v),
                 ScalarValue::I32(v) => slot_of(*v),
                 ScalarValue::U32(v) => slot_of(*v),
+                ScalarValue::F16(v) => slot_of(v.to_bits()),
+                ScalarValue::BF16(v) => slot_of(v.to_bits()),
             },
         });
     }
@@ -391,6 +393,14 @@ fn element_text(element: ElementType, bytes: &[u8]) -> String {
         ElementType::I32 => i32::from_ne_bytes(four()).to_string(),
         ElementType::U32 => u32::from_ne_bytes(four()).to_string(),
         ElementType::F64 => format!("{:?}", f64::from_ne_bytes(<[u8; 8]>::try_from(word(8)).unwrap_or_default())),
+        ElementType::F16 | ElementType::BF16 => {
+            let bits = u16::from_ne_bytes(<[u8; 2]>::try_from(word(2)).unwrap_or_default());
+            if element == ElementType::F16 {
+                format!("{:?}", half::f16::from_bits(bits))
+            } else {
+                format!("{:?}", half::bf16::from_bits(bits))
+            }
+        }
     }
 }
 

@@ -1,0 +1,338 @@
+//! Tensor-core GEMM: `.warp_tile(..)` fragments, `mma` on `mma.sync` fed by `ldmatrix` (or,
+//! from global tiles, by plain loads), and their epilogue. The same IR nodes as the FFMA path
+//! (`Fragment`, `Mma`, the fragment copy), each rendered by a template of its own.
+
+use askama::Template;
+use tessera_dsl::{ElementType, EpiloguePlan, Fragment, FragmentLayout, Kernel, MmaInstruction, MmaPlan, OperandPlan, TileCopy};
+
+use crate::c_expr;
+use crate::operand::{zero, OperandText};
+use crate::statement::{indent, invalid, invalid_plan, template_error};
+use crate::RenderError;
+
+#[derive(Template)]
+#[template(path = "warp_fragment.cu", escape = "none")]
+struct WarpFragmentSource<'a> {
+    dsl: String,
+    warp_rows: i64,
+    warp_cols: i64,
+    warp_rows_name: String,
+    warp_cols_name: String,
+    down: i64,
+    across: i64,
+    tiles_down: i64,
+    tiles_across: i64,
+    name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mma_sync.cu", escape = "none")]
+struct MmaSyncSource {
+    dsl: String,
+    instruction: String,
+    k_name: String,
+    warp_rows: String,
+    warp_cols: String,
+    operands_note: String,
+    a_loads: Vec<String>,
+    b_loads: Vec<String>,
+    b_step: i64,
+    input: &'static str,
+    acc: String,
+}
+
+#[derive(Template)]
+#[template(path = "warp_epilogue.cu", escape = "none")]
+struct WarpEpilogueSource {
+    dsl: String,
+    origins: Vec<(String, String)>,
+    whole_tile: String,
+    warp_rows: String,
+    warp_cols: String,
+    acc: String,
+    scale: Vec<String>,
+    pair_store: Vec<String>,
+    edge_store: Vec<String>,
+}
+
+/// The names WM and WN are written with in the source (`consts(WM = 64)`), else their values.
+fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, String) {
+    match (fragment.warp_tile.as_deref(), layout.warp_tile) {
+        (Some([rows, cols]), _) => (c_expr(rows), c_expr(cols)),
+        (_, Some([rows, cols])) => (rows.to_string(), cols.to_string()),
+        _ => ("16".into(), "8".into()),
+    }
+}
+
+/// `let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);`
+pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment, layout: &FragmentLayout) -> Result<String, RenderError> {
+    let [warp_rows, warp_cols] =
+        layout.warp_tile.ok_or_else(|| invalid(kernel, fragment.origin, "not a warp-tile fragment"))?;
+    let (warp_rows_name, warp_cols_name) = warp_tile_names(fragment, layout);
+    WarpFragmentSource {
+        dsl: format!("let mut {} = {};", fragment.name, fragment),
+        warp_rows,
+        warp_cols,
+        warp_rows_name,
+        warp_cols_name,
+        down: layout.warps_down(),
+        across: layout.warps_across(),
+        tiles_down: warp_rows / 16,
+        tiles_across: warp_cols / 8,
+        name: &fragment.name,
+    }
+    .render()
+    .map_err(template_error("warp_fragment.cu"))
+}
+
+/// Whether a shared operand is stored with its logical columns contiguous (`a_s` for A as
+/// [rows, k]; `b_s.t()` for B stored [n, k]).
+fn columns_contiguous(operand: &OperandPlan) -> bool {
+    matches!(operand, OperandPlan::Shared(s) if !s.transposed)
+}
+
+/// The loads of A's fragment for mma tile `mi` at k-step `kk`.
+fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<String> {
+    match plan {
+        OperandPlan::Shared(_) if columns_contiguous(plan) => {
+            // lane l: row l % 16 of the 16 × 16 tile, columns (l / 16) · 8 ..: the four 8 × 8 tiles
+            // (rows 0-7 | 8-15) × (k 0-7 | 8-15) in a[0..4)
+            let row = a.element_at("warp_row0 + mi * 16 + lane % 16", "kk + lane / 16 * 8");
+            vec![format!("tessera_ldmatrix_x4<false>(a_frag[mi], &{row});")]
+        }
+        OperandPlan::Shared(_) => {
+            // stored k-major: lane l gives the row of k = l % 8 (+ 8 for lanes 16..) of the tile
+            // of rows (l / 8 % 2) · 8 .., and .trans hands each lane its A values
+            let row = a.element_at("warp_row0 + mi * 16 + lane / 8 % 2 * 8", "kk + lane / 16 * 8 + lane % 8");
+            vec![format!("tessera_ldmatrix_x4<true>(a_frag[mi], &{row});")]
+        }
+        OperandPlan::Global(_) => {
+            // straight from global memory: each lane loads its own eight values
+            let value = |row: &str, col: &str| guarded(a, row, col, input);
+            (0..4)
+                .map(|register| {
+                    let row = if register % 2 == 1 { "warp_row0 + mi * 16 + 8 + lane / 4" } else { "warp_row0 + mi * 16 + lane / 4" };
+                    let col = if register >= 2 { "kk + 8 + lane % 4 * 2" } else { "kk + lane % 4 * 2" };
+                    format!(
+                        "a_frag[mi][{register}] = tessera_pack({}, {});",
+                        value(row, col),
+                        value(row, &format!("{col} + 1"))
+                    )
+                })
+                .collect()
+        }
+    }
+}
+
+/// The loads of B's fragments for mma tiles `ni` (and `ni + 1` where `step` is 2) at `kk`.
+fn b_loads(b: &OperandText<'_>, plan: &OperandPlan, input: ElementType, step: i64) -> Vec<String> {
+    let count = if step == 2 { "x4" } else { "x2" };
+    let spread = |registers: &str| {
+        if step == 2 {
+            vec![
+                format!("unsigned {registers}[4];"),
+                String::new(),
+                format!("b_frag[ni][0] = {registers}[0];"),
+                format!("b_frag[ni][1] = {registers}[1];"),
+                format!("b_frag[ni + 1][0] = {registers}[2];"),
+                format!("b_frag[ni + 1][1] = {registers}[3];"),
+            ]
+        } else {
+            vec![String::new()]
+        }
+    };
+    match plan {
+        OperandPlan::Shared(_) => {
+            let (trans, row) = if columns_contiguous(plan) {
+                // stored k rows × n columns: lane l gives row k = l % 16 of the n block (l / 16) · 8 ..,
+                // and .trans hands each lane two k-neighbours of one column
+                (true, b.element_at("kk + lane % 16", "warp_col0 + ni * 8 + lane / 16 * 8"))
+            } else {
+                // stored n-major (`b_s.t()`): lane l gives the row of n = l % 8 of the n block (l / 16) · 8
+                (false, b.element_at("kk + lane / 8 % 2 * 8", "warp_col0 + ni * 8 + lane / 16 * 8 + lane % 8"))
+            };
+            let mut lines = spread("b_pair");
+            let target = if step == 2 { "b_pair" } else { "b_frag[ni]" };
+            let fill = if step == 2 { 1 } else { 0 };
+            lines[fill] = format!("tessera_ldmatrix_{count}<{trans}>({target}, &{row});");
+            lines
+        }
+        OperandPlan::Global(_) => {
+            let value = |row: &str, col: &str| guarded(b, row, col, input);
+            (0..2)
+                .map(|register| {
+                    let k = if register == 1 { "kk + 8 + lane % 4 * 2" } else { "kk + lane % 4 * 2" };
+                    let col = "warp_col0 + ni * 8 + lane / 4";
+                    format!(
+                        "b_frag[ni][{register}] = tessera_pack({}, {});",
+                        value(k, col),
+                        value(&format!("{k} + 1"), col)
+                    )
+                })
+                .collect()
+        }
+    }
+}
+
+/// Logical element (row, col) of a global operand, zero outside the tensor.
+fn guarded(operand: &OperandText<'_>, row: &str, col: &str, element: ElementType) -> String {
+    let value = operand.element_at(row, col);
+    match operand.in_bounds_at(row, col) {
+        Some(guard) => format!("({guard} ? {value} : {})", zero(element)),
+        None => value,
+    }
+}
+
+/// `mma(a, b, &mut acc)` on a `.warp_tile(..)` fragment; `stage` picks a pipeline's stage.
+pub(crate) fn mma_source(kernel: &Kernel, mma: &tessera_dsl::Mma, plan: &MmaPlan, stage: Option<&str>) -> Result<String, RenderError> {
+    let MmaInstruction::MmaSync { input, .. } = plan.instruction else {
+        return Err(invalid(kernel, mma.origin, "not a tensor-core mma"));
+    };
+    let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
+    let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
+    let [_, warp_cols_value] = plan.layout.warp_tile.unwrap_or([16, 8]);
+    // ldmatrix.x4 loads two n-tiles of B at once where the warp tile has an even number
+    let b_step = if (warp_cols_value / 8) % 2 == 0 && matches!(plan.b, OperandPlan::Shared(_)) { 2 } else { 1 };
+    let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
+    let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
+    let k_name = match &mma.b {
+        tessera_dsl::Operand::Shared(view) => kernel
+            .shared(&view.buffer)
+            .map(|buffer| c_expr(&buffer.shape[usize::from(view.transposed)]))
+            .unwrap_or_else(|| plan.k.to_string()),
+        tessera_dsl::Operand::Global(tile) if !tile.transposed => c_expr(&tile.extent[0]),
+        _ => plan.k.to_string(),
+    };
+    let describe = |operand: &OperandPlan, name: &str, contiguous_is_plain: bool| match operand {
+        OperandPlan::Global(_) => format!("{name} straight from global memory, each lane its own values"),
+        OperandPlan::Shared(_) if columns_contiguous(operand) == contiguous_is_plain => format!("{name} by ldmatrix"),
+        OperandPlan::Shared(_) => format!("{name} by ldmatrix.trans"),
+    };
+    let source = MmaSyncSource {
+        dsl: mma.to_string(),
+        instruction: plan.instruction.ptx().unwrap_or_default().to_string(),
+        k_name,
+        warp_rows,
+        warp_cols,
+        operands_note: format!("{}, {}", describe(&plan.a, "A", true), describe(&plan.b, "B", false)),
+        a_loads: a_loads(&a, &plan.a, input),
+        b_loads: b_loads(&b, &plan.b, input, b_step),
+        b_step,
+        input: input.cuda_name(),
+        acc: mma.acc.clone(),
+    }
+    .render()
+    .map_err(template_error("mma_sync.cu"))?;
+    let mut origins = a.origin_declarations();
+    origins.extend(b.origin_declarations());
+    if origins.is_empty() {
+        return Ok(source);
+    }
+    let declarations: Vec<String> = origins.iter().map(|(name, value)| format!("    const int {name} = {value};")).collect();
+    Ok(format!("{{\n{}\n{}\n}}", declarations.join("\n"), indent(&source, 1)))
+}
+
+/// `copy(&acc, c.tile(..))` of a `.warp_tile(..)` fragment, optionally `.axpby(alpha, beta)`:
+/// f32 accumulators stored as f32, or rounded to the destination's 16-bit type.
+pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
+    let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
+    let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
+    let dst_plan = OperandPlan::Global(plan.dst.clone());
+    let dst = OperandText::new(&dst_plan);
+    let element = kernel
+        .param(&plan.dst.tensor)
+        .and_then(|p| p.tensor())
+        .map(|t| t.element)
+        .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))?;
+    let to_float = |value: &str| match element {
+        ElementType::F16 => format!("__half2float({value})"),
+        ElementType::BF16 => format!("__bfloat162float({value})"),
+        _ => value.to_string(),
+    };
+    let from_float = |value: &str| match element {
+        ElementType::F16 => format!("__float2half_rn({value})"),
+        ElementType::BF16 => format!("__float2bfloat16_rn({value})"),
+        _ => value.to_string(),
+    };
+    let first = dst.element_at("row", "col");
+    let second = dst.element_at("row", "col + 1");
+    let mut scale = Vec::new();
+    let mut pair_store = Vec::new();
+    let mut edge_store = Vec::new();
+    let pair_type = if element.is_half() { element.vector_type(tessera_dsl::VectorWidth::W2).unwrap_or("float2") } else { "float2" };
+    let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
+    match &plan.axpby {
+        Some((alpha, beta)) => {
+            scale.push(format!("value0 = {alpha} * value0;"));
+            scale.push(format!("value1 = {alpha} * value1;"));
+            pair_store.push(format!("{pair_type} out;"));
+            pair_store.push(format!("if ({beta} != 0.0f) {{"));
+            pair_store.push(format!("    const {pair_type} old = *reinterpret_cast<const {pair_type}*>(&{first});"));
+            pair_store.push(format!("    value0 += {beta} * {};", to_float(&format!("old{}", component(0)))));
+            pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
+            pair_store.push("}".into());
+            for (v, target) in [(0, &first), (1, &second)] {
+                let guard = dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
+                edge_store.push(format!(
+                    "if ({guard}) {target} = {};",
+                    from_float(&format!("{beta} == 0.0f ? value{v} : value{v} + {beta} * {}", to_float(target)))
+                ));
+            }
+        }
+        None => {
+            pair_store.push(format!("{pair_type} out;"));
+            for (v, target) in [(0, &first), (1, &second)] {
+                let guard = dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
+                edge_store.push(format!("if ({guard}) {target} = {};", from_float(&format!("value{v}"))));
+            }
+        }
+    }
+    pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
+    pair_store.push(format!("out{} = {};", component(1), from_float("value1")));
+    pair_store.push(format!("*reinterpret_cast<{pair_type}*>(&{first}) = out;"));
+    WarpEpilogueSource {
+        dsl: copy.to_string(),
+        origins: dst.origin_declarations(),
+        whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
+        warp_rows,
+        warp_cols,
+        acc: plan.fragment.clone(),
+        scale,
+        pair_store,
+        edge_store,
+    }
+    .render()
+    .map_err(template_error("warp_epilogue.cu"))
+}
+
+/// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).
+pub(crate) fn uses_half(kernel: &Kernel) -> bool {
+    let params = kernel.params.iter().any(|p| match &p.kind {
+        tessera_dsl::ParamKind::Global(tensor) => tensor.element.is_half(),
+        tessera_dsl::ParamKind::Scalar(element) => element.is_half(),
+    });
+    params
+        || kernel.statements().iter().any(|s| matches!(s, tessera_dsl::Statement::Shared(buffer) if buffer.element.is_half()))
+}
+
+/// Whether the kernel has a tensor-core `mma`.
+pub(crate) fn uses_mma_sync(kernel: &Kernel) -> bool {
+    kernel.statements().iter().any(|s| match s {
+        tessera_dsl::Statement::Mma(mma) => MmaPlan::new(kernel, mma, &kernel.constant_scope())
+            .is_ok_and(|plan| plan.instruction != MmaInstruction::Ffma),
+        _ => false,
+    })
+}
+
+/// Renders the mma of `plan` when it is a tensor-core one (`None`: the FFMA path renders it).
+pub(crate) fn mma_if_tensor_core(
+    kernel: &Kernel,
+    mma: &tessera_dsl::Mma,
+    stage: Option<&str>,
+) -> Option<Result<String, RenderError>> {
+    let plan = match MmaPlan::new(kernel, mma, &kernel.constant_scope()) {
+        Ok(plan) => plan,
+        Err(errors) => return Some(Err(invalid_plan(kernel)(errors))),
+    };
+    (plan.instruction != MmaInstruction::Ffma).then(|| mma_source(kernel, mma, &plan, stage))
+}

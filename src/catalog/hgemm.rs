@@ -1,0 +1,197 @@
+//! The HGEMM ladder: C = α·A·B + β·C with 16-bit inputs (BF16 or F16) and f32 accumulation on
+//! tensor cores (`mma.sync.m16n8k16`, every GPU since Ampere), any M, N, K, f32 output.
+//!
+//! Each kernel is its predecessor plus one idea: V1 multiplies fragments loaded straight from
+//! global memory → V2 stages 128 × 32 tiles in shared memory and loads fragments with
+//! `ldmatrix` → V3 swizzles the tiles (`.swizzle_bytes(128)`), so `ldmatrix` is conflict-free →
+//! V4 keeps three tiles in flight with a cp.async pipeline → V5 gives each warp a 64 × 64 tile of
+//! a 128 × 256 block tile, four stages deep. Every kernel comes as `_bf16` and `_f16`.
+
+use crate::prelude::*;
+
+// Each kernel is stamped for BF16 and for F16 inputs by a macro_rules! of its own: the
+// element type is the only difference, and `#[tile_kernel]` reads it from the tokens.
+
+macro_rules! hgemm_v1 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V1: tensor cores, fragments straight from global memory — each lane loads its own
+        /// eight values of A and four of B per 16-deep k-step, bounds-checked, and the warp
+        /// multiplies them with `mma.sync`.
+        #[doc = $what]
+        #[tile_kernel(threads = 128, vector = 8, consts(BM = 64, BN = 64, BK = 16, WM = 32, WN = 32))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 1) {
+                mma(a.tile([by, k], [BM, BK]), b.tile([k, bx], [BK, BN]), &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v1!(hgemm_v1_bf16, bf16, "BF16 inputs.");
+hgemm_v1!(hgemm_v1_f16, f16, "F16 inputs.");
+
+macro_rules! hgemm_v2 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V2: 128 × 128 × 32 tiles of A and B in shared memory (16-byte copies), fragments
+        /// loaded with `ldmatrix` (B with `.trans`), each of the 8 warps a 64 × 32 tile.
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, consts(BM = 128, BN = 128, BK = 32, WM = 64, WN = 32))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let a_s = shared::<$t>([BM, BK]);
+            let b_s = shared::<$t>([BK, BN]);
+            let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 1) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v2!(hgemm_v2_bf16, bf16, "BF16 inputs.");
+hgemm_v2!(hgemm_v2_f16, f16, "F16 inputs.");
+
+macro_rules! hgemm_v3 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V3: V2 with both tiles XOR-swizzled in 16-byte chunks, so the 8 rows of each
+        /// `ldmatrix` phase fall in 8 different bank groups (V2's A rows are 64 bytes apart:
+        /// a 4-way conflict; B's 256: 8-way).
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, consts(BM = 128, BN = 128, BK = 32, WM = 64, WN = 32))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(64);
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128);
+            let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 1) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v3!(hgemm_v3_bf16, bf16, "BF16 inputs.");
+hgemm_v3!(hgemm_v3_f16, f16, "F16 inputs.");
+
+macro_rules! hgemm_v4 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V4: V3 with a 3-stage cp.async pipeline — two tiles travel straight from global to
+        /// shared memory while the warps multiply the third.
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, consts(BM = 128, BN = 128, BK = 32, WM = 64, WN = 32))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(64);
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128);
+            let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 3) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v4!(hgemm_v4_bf16, bf16, "BF16 inputs.");
+hgemm_v4!(hgemm_v4_f16, f16, "F16 inputs.");
+
+macro_rules! hgemm_v5 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V5: V4 on 128 × 256 block tiles, each warp a 64 × 64 tile (twice the mma.sync per
+        /// ldmatrix of V4's 64 × 32), four stages (96 KiB of shared memory).
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, consts(BM = 128, BN = 256, BK = 32, WM = 64, WN = 64))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(64);
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128);
+            let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 4) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v5!(hgemm_v5_bf16, bf16, "BF16 inputs.");
+hgemm_v5!(hgemm_v5_f16, f16, "F16 inputs.");
+
+/// Launches any kernel of the family on BF16 inputs — C = α·A·B + β·C — on a GPU or the
+/// simulation, for code that walks [`ALL_BF16`].
+pub fn launch_bf16(
+    kernel: &crate::KernelDefinition,
+    device: &impl crate::Device,
+    a: &impl crate::Input<bf16>,
+    b: &impl crate::Input<bf16>,
+    c: &mut impl crate::Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    launch_with(kernel, device, crate::Argument::input("a", a), crate::Argument::input("b", b), c, alpha, beta)
+}
+
+/// [`launch_bf16`] for the F16 kernels ([`ALL_F16`]).
+pub fn launch_f16(
+    kernel: &crate::KernelDefinition,
+    device: &impl crate::Device,
+    a: &impl crate::Input<f16>,
+    b: &impl crate::Input<f16>,
+    c: &mut impl crate::Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    launch_with(kernel, device, crate::Argument::input("a", a), crate::Argument::input("b", b), c, alpha, beta)
+}
+
+fn launch_with(
+    kernel: &crate::KernelDefinition,
+    device: &impl crate::Device,
+    a: crate::Argument<'_>,
+    b: crate::Argument<'_>,
+    c: &mut impl crate::Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    kernel.launch(
+        device,
+        &mut [
+            a,
+            b,
+            crate::Argument::output("c", c),
+            crate::Argument::scalar("alpha", alpha),
+            crate::Argument::scalar("beta", beta),
+        ],
+    )
+}
+
+/// The BF16 kernels of the family, in ladder order.
+pub const ALL_BF16: [&crate::KernelDefinition; 5] = [
+    &hgemm_v1_bf16::KERNEL,
+    &hgemm_v2_bf16::KERNEL,
+    &hgemm_v3_bf16::KERNEL,
+    &hgemm_v4_bf16::KERNEL,
+    &hgemm_v5_bf16::KERNEL,
+];
+
+/// The F16 kernels of the family, in ladder order.
+pub const ALL_F16: [&crate::KernelDefinition; 5] = [
+    &hgemm_v1_f16::KERNEL,
+    &hgemm_v2_f16::KERNEL,
+    &hgemm_v3_f16::KERNEL,
+    &hgemm_v4_f16::KERNEL,
+    &hgemm_v5_f16::KERNEL,
+];
+
+/// Every kernel of the family.
+pub fn all() -> impl Iterator<Item = &'static crate::KernelDefinition> {
+    ALL_BF16.into_iter().chain(ALL_F16)
+}

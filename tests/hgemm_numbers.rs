@@ -1,0 +1,133 @@
+//! The HGEMM family's numbers (BF16 and F16 inputs, f32 accumulation on tensor cores) against
+//! an f64 reference computed from the same rounded 16-bit inputs: every kernel, tails in M, N
+//! and K, α and β, β = 0 never reading C — on the CPU simulation of the emitted CUDA C in CI
+//! (small shapes, where `mma.sync` and `ldmatrix` follow the PTX ISA's lane layouts) and on a
+//! GPU with `cargo test --release --test hgemm_numbers -- --include-ignored`.
+
+mod common;
+
+use common::{gemm_reference, random_floats, relative_error};
+use tessera::catalog::hgemm;
+use tessera::half::{bf16, f16};
+use tessera::Backend;
+
+on_both_backends!(
+    every_bf16_kernel_matches_an_f64_reference_on_tail_shapes,
+    every_f16_kernel_matches_an_f64_reference_on_tail_shapes,
+    beta_zero_never_reads_c,
+    strided_operands_multiply_like_dense_ones
+);
+
+/// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square; the simulation takes the
+/// small ones.
+const SHAPES: [(usize, usize, usize); 12] = [
+    (1, 1, 1),
+    (17, 17, 17),
+    (33, 17, 9),
+    (17, 65, 33),
+    (127, 129, 17),
+    (129, 127, 64),
+    (129, 127, 1000),
+    (1000, 17, 129),
+    (1000, 1000, 1000),
+    (4097, 129, 17),
+    (127, 17, 4097),
+    (1000, 4097, 129),
+];
+
+/// The largest m·n·k the simulation runs (a tensor-core warp op is many fiber switches).
+const SIMULATED_WORK: usize = 1_100_000;
+
+fn rounded<T: Copy>(values: &[f32], to: impl Fn(f32) -> T, back: impl Fn(T) -> f32) -> (Vec<T>, Vec<f32>) {
+    let halves: Vec<T> = values.iter().map(|&v| to(v)).collect();
+    let exact = halves.iter().map(|&h| back(h)).collect();
+    (halves, exact)
+}
+
+fn check_family<T: tessera::runtime::Element>(
+    gpu: &Backend,
+    kernels: &[&'static tessera::KernelDefinition],
+    to: impl Fn(f32) -> T + Copy,
+    back: impl Fn(T) -> f32 + Copy,
+    launch: impl Fn(
+        &tessera::KernelDefinition,
+        &Backend,
+        &tessera::DeviceTensor<T>,
+        &tessera::DeviceTensor<T>,
+        &mut tessera::DeviceTensor<f32>,
+        f32,
+        f32,
+    ) -> Result<tessera::Launched, tessera::Error>,
+) {
+    for (index, &(m, n, k)) in SHAPES.iter().enumerate() {
+        if gpu.is_simulated() && m * n * k > SIMULATED_WORK {
+            continue;
+        }
+        let (host_a, exact_a) = rounded(&random_floats(m * k, 1 + index as u64), to, back);
+        let (host_b, exact_b) = rounded(&random_floats(k * n, 100 + index as u64), to, back);
+        let host_c = random_floats(m * n, 200);
+        let (alpha, beta) = (1.5f32, -0.5f32);
+        let want = gemm_reference(&exact_a, &exact_b, &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
+        let a = gpu.upload(&host_a, [m, k]).unwrap();
+        let b = gpu.upload(&host_b, [k, n]).unwrap();
+        for kernel in kernels {
+            let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+            launch(kernel, gpu, &a, &b, &mut c, alpha, beta).unwrap();
+            let error = relative_error(&gpu.download(&c).unwrap(), &want);
+            assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
+        }
+    }
+}
+
+fn every_bf16_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
+    check_family(gpu, &hgemm::ALL_BF16, bf16::from_f32, bf16::to_f32, |kernel, gpu, a, b, c, alpha, beta| {
+        hgemm::launch_bf16(kernel, gpu, a, b, c, alpha, beta)
+    });
+}
+
+fn every_f16_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
+    check_family(gpu, &hgemm::ALL_F16, f16::from_f32, f16::to_f32, |kernel, gpu, a, b, c, alpha, beta| {
+        hgemm::launch_f16(kernel, gpu, a, b, c, alpha, beta)
+    });
+}
+
+fn beta_zero_never_reads_c(gpu: &Backend) {
+    let (m, n, k) = (129, 131, 48);
+    let (host_a, exact_a) = rounded(&random_floats(m * k, 5), bf16::from_f32, bf16::to_f32);
+    let (host_b, exact_b) = rounded(&random_floats(k * n, 6), bf16::from_f32, bf16::to_f32);
+    let want = gemm_reference(&exact_a, &exact_b, &vec![0.0; m * n], (m, n, k), 2.0, 0.0);
+    let a = gpu.upload(&host_a, [m, k]).unwrap();
+    let b = gpu.upload(&host_b, [k, n]).unwrap();
+    for kernel in hgemm::ALL_BF16 {
+        let mut c = gpu.filled([m, n], f32::NAN).unwrap();
+        hgemm::launch_bf16(kernel, gpu, &a, &b, &mut c, 2.0, 0.0).unwrap();
+        let got = gpu.download(&c).unwrap();
+        assert!(got.iter().all(|v| v.is_finite()), "{}: NaN from C leaked through beta = 0", kernel.name());
+        assert!(relative_error(&got, &want) < 1e-5, "{}", kernel.name());
+    }
+}
+
+/// Sub-matrices of larger matrices (leading dimensions larger than the column count, odd ones
+/// among them, which take narrower accesses) give the dense result.
+fn strided_operands_multiply_like_dense_ones(gpu: &Backend) {
+    let (m, n, k) = (70, 90, 40);
+    let (parent_m, parent_k, parent_n) = (75, 47, 97);
+    let (host_a, _) = rounded(&random_floats(parent_m * parent_k, 11), bf16::from_f32, bf16::to_f32);
+    let (host_b, _) = rounded(&random_floats(parent_k * parent_n, 12), bf16::from_f32, bf16::to_f32);
+    let a_parent = gpu.upload(&host_a, [parent_m, parent_k]).unwrap();
+    let b_parent = gpu.upload(&host_b, [parent_k, parent_n]).unwrap();
+    let a = a_parent.submatrix(3..3 + m, 5..5 + k).unwrap();
+    let b = b_parent.submatrix(2..2 + k, 4..4 + n).unwrap();
+    let pick = |host: &[bf16], cols: usize, rows: std::ops::Range<usize>, range: std::ops::Range<usize>| -> Vec<f32> {
+        rows.flat_map(|r| range.clone().map(move |c| (r, c))).map(|(r, c)| host[r * cols + c].to_f32()).collect()
+    };
+    let exact_a = pick(&host_a, parent_k, 3..3 + m, 5..5 + k);
+    let exact_b = pick(&host_b, parent_n, 2..2 + k, 4..4 + n);
+    let want = gemm_reference(&exact_a, &exact_b, &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+    for kernel in hgemm::ALL_BF16 {
+        let mut c = gpu.zeros::<f32>([m, n]).unwrap();
+        hgemm::launch_bf16(kernel, gpu, &a, &b, &mut c, 1.0, 0.0).unwrap();
+        let error = relative_error(&gpu.download(&c).unwrap(), &want);
+        assert!(error < 1e-5, "{} on sub-matrices: relative error {error:e}", kernel.name());
+    }
+}
