@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::catalog::{copy, map, reduce, sgemm, stencil, transpose};
+use crate::catalog::{copy, hgemm, map, reduce, sgemm, stencil, transpose};
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
@@ -21,11 +21,13 @@ pub enum Family {
     Map,
     /// The 5-point Laplacian, one colour of red-black Gauss-Seidel, the residual's pass 1.
     Stencil,
+    /// BF16 and F16 inputs, f32 accumulation on tensor cores, beside cuBLAS's `cublasGemmEx`.
+    Hgemm,
 }
 
 impl Family {
-    pub const ALL: [Family; 6] =
-        [Family::Copy, Family::Transpose, Family::Sgemm, Family::Reduce, Family::Map, Family::Stencil];
+    pub const ALL: [Family; 7] =
+        [Family::Copy, Family::Transpose, Family::Sgemm, Family::Hgemm, Family::Reduce, Family::Map, Family::Stencil];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -35,6 +37,7 @@ impl Family {
             Family::Reduce => "reduce",
             Family::Map => "map",
             Family::Stencil => "stencil",
+            Family::Hgemm => "hgemm",
         }
     }
 
@@ -46,6 +49,7 @@ impl Family {
             Family::Reduce => vec![&reduce::sum_partials_f32::KERNEL, &reduce::dot_partials_f32::KERNEL],
             Family::Map => map::ALL.to_vec(),
             Family::Stencil => stencil::ALL.to_vec(),
+            Family::Hgemm => hgemm::all().collect(),
         }
     }
 
@@ -59,7 +63,7 @@ impl Family {
                 shape(&[("R", 4095), ("C", 4097)]),
                 shape(&[("R", 16384), ("C", 16384)]),
             ],
-            Family::Sgemm => [1024, 2048, 4096, 8192]
+            Family::Sgemm | Family::Hgemm => [1024, 2048, 4096, 8192]
                 .iter()
                 .map(|&s| shape(&[("M", s), ("N", s), ("K", s)]))
                 .chain([
@@ -89,6 +93,11 @@ impl Family {
             Family::Sgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n))
+            }
+            // 16-bit A and B, an f32 C
+            Family::Hgemm => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                (2.0 * m * n * k, 2.0 * (m * k + k * n) + 4.0 * m * n)
             }
             // read once, and a partial per block written
             Family::Reduce => {
@@ -138,7 +147,7 @@ pub enum Output {
 }
 
 pub const USAGE: &str =
-    "tessera bench [copy|transpose|sgemm ..] [--sizes \"N=268435456;R=4096,C=4096;M=4096,N=4096,K=4096\"] \
+    "tessera bench [copy|transpose|sgemm|hgemm ..] [--sizes \"N=268435456;R=4096,C=4096;M=4096,N=4096,K=4096\"] \
 [--reps N] [--warmup N] [--no-flush] [--json | --csv] [--svg DIR] [--naive-up-to N]";
 
 impl BenchOptions {
@@ -170,6 +179,7 @@ impl BenchOptions {
                 "copy" => options.families.push(Family::Copy),
                 "transpose" => options.families.push(Family::Transpose),
                 "sgemm" => options.families.push(Family::Sgemm),
+                "hgemm" => options.families.push(Family::Hgemm),
                 "reduce" => options.families.push(Family::Reduce),
                 "map" => options.families.push(Family::Map),
                 "stencil" => options.families.push(Family::Stencil),
@@ -257,6 +267,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
         None => Ok(()),
     };
     let peak = gpu.fp32_peak_tflops().unwrap_or(f64::INFINITY);
+    let tensor_peak = gpu.tensor_peak_tflops().unwrap_or(f64::INFINITY);
     let mut rows = Vec::new();
     let mut bandwidth = None;
     for family in &options.families {
@@ -280,10 +291,10 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                 continue;
             }
             let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
-            let mut baseline = Baseline::new(gpu, *family, &shape)?;
+            let mut baseline = Baseline::new(gpu, *family, &shape, None)?;
             // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
             let (baseline_flops, baseline_bytes) = match family {
-                Family::Sgemm | Family::Copy | Family::Transpose => family.work("", &shape),
+                Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose => family.work("", &shape),
                 Family::Stencil => Family::Transpose.work("", &shape),
                 Family::Reduce | Family::Map => Family::Copy.work("", &shape),
             };
@@ -295,6 +306,10 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                     continue;
                 }
                 progress(&format!("{} at {label}", kernel.name()));
+                if *family == Family::Hgemm {
+                    // cuBLAS on the kernel's own input type (BF16 or F16)
+                    baseline = Baseline::new(gpu, *family, &shape, Some(input_type(kernel)))?;
+                }
                 let mut measure = GpuMeasure::new(
                     gpu,
                     kernel,
@@ -357,7 +372,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
         }
     };
     for row in &mut rows {
-        row.roofline = if row.unit == "GB/s" { bandwidth } else { peak.min(row.intensity * bandwidth / 1e3) };
+        let compute = if row.family == "hgemm" { tensor_peak } else { peak };
+        row.roofline = if row.unit == "GB/s" { bandwidth } else { compute.min(row.intensity * bandwidth / 1e3) };
         row.percent_of_roofline = 100.0 * row.value / row.roofline;
     }
     Ok(rows)
@@ -370,10 +386,23 @@ enum Baseline<'g> {
     Copy { gpu: &'g Gpu, from: DeviceTensor<f32>, to: DeviceTensor<f32> },
     /// cuBLAS SGEMM (pedantic FP32) of the same M, N, K.
     Sgemm { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
+    /// cuBLAS `cublasGemmEx`, BF16 inputs, f32 compute and output.
+    GemmBf16 { blas: crate::runtime::Cublas, a: DeviceTensor<half::bf16>, b: DeviceTensor<half::bf16>, c: DeviceTensor<f32> },
+    /// cuBLAS `cublasGemmEx`, F16 inputs, f32 compute and output.
+    GemmF16 { blas: crate::runtime::Cublas, a: DeviceTensor<half::f16>, b: DeviceTensor<half::f16>, c: DeviceTensor<f32> },
+}
+
+/// The element type of a kernel's first tensor parameter (an HGEMM's A).
+fn input_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
+    kernel
+        .ir()
+        .ok()
+        .and_then(|ir| ir.params.iter().find_map(|p| p.tensor().map(|t| t.element)))
+        .unwrap_or(crate::dsl::ElementType::BF16)
 }
 
 impl<'g> Baseline<'g> {
-    fn new(gpu: &'g Gpu, family: Family, shape: &[(String, i64)]) -> Result<Self, Error> {
+    fn new(gpu: &'g Gpu, family: Family, shape: &[(String, i64)], input: Option<crate::dsl::ElementType>) -> Result<Self, Error> {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
         let filled = |dims: &[usize]| -> Result<DeviceTensor<f32>, Error> {
             let len = dims.iter().product::<usize>();
@@ -397,6 +426,24 @@ impl<'g> Baseline<'g> {
                     c: gpu.zeros([m, n])?,
                 })
             }
+            Family::Hgemm => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                let values = |len: usize| (0..len).map(measurement_value);
+                Ok(match input {
+                    Some(crate::dsl::ElementType::F16) => Baseline::GemmF16 {
+                        blas: gpu.cublas()?,
+                        a: gpu.upload(&values(m * k).map(half::f16::from_f64).collect::<Vec<_>>(), [m, k])?,
+                        b: gpu.upload(&values(k * n).map(half::f16::from_f64).collect::<Vec<_>>(), [k, n])?,
+                        c: gpu.zeros([m, n])?,
+                    },
+                    _ => Baseline::GemmBf16 {
+                        blas: gpu.cublas()?,
+                        a: gpu.upload(&values(m * k).map(half::bf16::from_f64).collect::<Vec<_>>(), [m, k])?,
+                        b: gpu.upload(&values(k * n).map(half::bf16::from_f64).collect::<Vec<_>>(), [k, n])?,
+                        c: gpu.zeros([m, n])?,
+                    },
+                })
+            }
         }
     }
 
@@ -404,6 +451,8 @@ impl<'g> Baseline<'g> {
         match self {
             Baseline::Copy { .. } => "device copy",
             Baseline::Sgemm { .. } => "cuBLAS",
+            Baseline::GemmBf16 { .. } => "cuBLAS bf16",
+            Baseline::GemmF16 { .. } => "cuBLAS f16",
         }
     }
 
@@ -412,6 +461,8 @@ impl<'g> Baseline<'g> {
         match self {
             Baseline::Copy { gpu, from, to } => gpu.copy(&*from, to),
             Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
         }
     }
 }
@@ -444,7 +495,7 @@ pub fn table(rows: &[BenchRow]) -> String {
     if let Some(first) = rows.first() {
         let _ = writeln!(
             out,
-            "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce, map and stencil, TFLOP/s for sgemm; \
+            "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce, map and stencil, TFLOP/s for sgemm and hgemm (whose roof is the dense tensor-core peak); \
              first baseline: {} at {:.1} {}",
             first.baseline, first.baseline_value, first.unit
         );

@@ -169,12 +169,16 @@ fn gemm_ex_takes_submatrices() {
     half_submatrices::<f16>(&gpu, &blas);
 }
 
-/// TF32 keeps 11 bits of each f32 input (the implicit one included). Whether cuBLAS rounds
-/// them to nearest (error ≤ 2⁻¹¹ each) or truncates (≤ 2⁻¹⁰, and biased: every product
-/// shrinks by 2⁻¹⁰ on average) is its own business, so against f64 of the unrounded inputs
-/// each product may be off by up to 2·2⁻¹⁰ ≈ 2e-3, the sum by about that relative to C when
-/// the bias dominates: 4e-3 leaves room for the FP32 sums beside it. A pedantic FP32 GEMM is
-/// far below (1e-5), so the same shapes also show TF32 was used where K is large.
+/// TF32 keeps 11 bits of each f32 input (the implicit one included). Against f64 of the
+/// unrounded inputs, inputs rounded to nearest (unit roundoff 2⁻¹¹, unbiased) put the
+/// relative error near 2.6e-4 at these shapes; truncation (error up to 2⁻¹⁰, biased: every
+/// product shrinks by 2⁻¹⁰ on average) would put it near 7.8e-4; 16-bit inputs (bf16, 2⁻⁸)
+/// near 2e-3. So 1e-3 accepts TF32 either way cuBLAS rounds and rejects anything coarser.
+/// (On an H100 with cuBLAS 13, 2026-11-24, the result matched f64 of inputs rounded to
+/// nearest even at bit 13 to 7e-8 – 6e-7: cuBLAS rounds, it does not truncate; not asserted,
+/// as cuBLAS does not promise it.) A pedantic FP32 GEMM is far below (1e-5), so where K ≥ 100
+/// an error above 1e-5 also shows TF32 was used; and `sgemm` on the same handle afterwards
+/// is pedantic again.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sgemm_tf32_is_within_tf32_rounding_and_leaves_sgemm_pedantic() {
@@ -191,7 +195,7 @@ fn sgemm_tf32_is_within_tf32_rounding_and_leaves_sgemm_pedantic() {
         let mut c = gpu.upload(&host_c, [m, n]).unwrap();
         blas.sgemm_tf32(alpha, &a, &b, beta, &mut c).unwrap();
         let tf32_error = relative_error(&gpu.download(&c).unwrap(), &want);
-        assert!(tf32_error < 4e-3, "TF32 M={m} N={n} K={k}: relative error {tf32_error:e}");
+        assert!(tf32_error < 1e-3, "TF32 M={m} N={n} K={k}: relative error {tf32_error:e}");
         if k >= 100 {
             assert!(tf32_error > 1e-5, "TF32 M={m} N={n} K={k}: {tf32_error:e} is FP32 accuracy: no TF32?");
         }
@@ -238,36 +242,4 @@ fn shapes_that_do_not_chain_are_errors() {
     let (a, b) = (gpu.zeros::<f32>([4, 5]).unwrap(), gpu.zeros::<f32>([5, 7]).unwrap());
     let mut c = gpu.zeros::<f32>([4, 8]).unwrap();
     assert!(matches!(blas.sgemm_tf32(1.0, &a, &b, 0.0, &mut c), Err(tessera::Error::GemmShape { .. })));
-}
-
-#[test]
-#[ignore = "probe"]
-fn zz_probe_tf32_rounding() {
-    let gpu = gpu();
-    let blas = gpu.cublas().unwrap();
-    let rn = |x: f32| f32::from_bits((x.to_bits() + 0xfff + ((x.to_bits() >> 13) & 1)) & !0x1fff);
-    let rna = |x: f32| f32::from_bits((x.to_bits() + 0x1000) & !0x1fff);
-    let tr = |x: f32| f32::from_bits(x.to_bits() & !0x1fff);
-    for &(m, n, k) in SHAPES.iter().chain(&[(256, 256, 256), (1024, 1024, 1024)]) {
-        let (host_a, host_b) = (random_floats(m * k, 1), random_floats(k * n, 2));
-        let zero = vec![0.0; m * n];
-        let a = gpu.upload(&host_a, [m, k]).unwrap();
-        let b = gpu.upload(&host_b, [k, n]).unwrap();
-        let mut c = gpu.zeros::<f32>([m, n]).unwrap();
-        blas.sgemm_tf32(1.0, &a, &b, 0.0, &mut c).unwrap();
-        let got = gpu.download(&c).unwrap();
-        let mut line = format!("{m}x{n}x{k}:");
-        for (name, f) in [("none", &(|x: f32| x) as &dyn Fn(f32) -> f32), ("rn", &rn), ("rna", &rna), ("trunc", &tr)] {
-            let ra: Vec<f32> = host_a.iter().map(|&x| f(x)).collect();
-            let rb: Vec<f32> = host_b.iter().map(|&x| f(x)).collect();
-            let want = gemm_reference(&ra, &rb, &zero, (m, n, k), 1.0, 0.0);
-            line += &format!(" {name} {:.3e}", relative_error(&got, &want));
-        }
-        let mut c = gpu.zeros::<f32>([m, n]).unwrap();
-        let t0 = std::time::Instant::now();
-        blas.sgemm(1.0, &a, &b, 0.0, &mut c).unwrap();
-        let want = gemm_reference(&host_a, &host_b, &zero, (m, n, k), 1.0, 0.0);
-        line += &format!(" | pedantic {:.3e} {:?}", relative_error(&gpu.download(&c).unwrap(), &want), t0.elapsed());
-        eprintln!("{line}");
-    }
 }

@@ -32,6 +32,11 @@ pub struct Config {
     /// `major * 10 + minor`. The launch re-checks what the device in hand allows.
     #[serde(default)]
     pub target: Option<u32>,
+    /// Set by the launcher when it rendered the kernel narrower than declared, for arguments
+    /// not aligned for the declared width: checks of the declared width (a tensor-core kernel
+    /// declares 16-byte accesses) then accept the narrower one.
+    #[serde(default)]
+    pub narrowed: bool,
     /// Where `threads = ..` was written.
     pub threads_origin: Origin,
     /// Where `vector = ..` was written.

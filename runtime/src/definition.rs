@@ -92,6 +92,7 @@ impl KernelDefinition {
         }
         let mut narrower = kernel.clone();
         narrower.config.vector = width;
+        narrower.config.narrowed = true;
         tessera_codegen::render(&narrower)
             .map(Cow::Owned)
             .map_err(|source| Error::Render { kernel: self.name.into(), source })
@@ -131,6 +132,7 @@ impl KernelDefinition {
         if let Some(config) = &tuned {
             kernel.config = config.clone();
         }
+        kernel.config.narrowed |= width < kernel.config.vector;
         kernel.config.vector = width;
         let source = self.source_for(&kernel)?;
         let mut launched = self.launch_configured(gpu, &kernel, &source, arguments)?;

@@ -173,6 +173,21 @@ impl Gpu {
         Some(f64::from(self.sm_count) * 128.0 * 2.0 * f64::from(clock_khz) * 1e3 / 1e12)
     }
 
+    /// The dense 16-bit tensor-core peak (BF16/F16 inputs, f32 accumulation) at the clock the
+    /// device reports: FLOPs per SM and clock of the architecture (sm_90: 4096, sm_80: 2048,
+    /// sm_86/sm_89: 1024) × SMs × clock. The data sheets quote lower boost clocks (989 TFLOP/s
+    /// for an H100/H200 SXM, where this gives about 1070).
+    pub fn tensor_peak_tflops(&self) -> Option<f64> {
+        let per_sm_and_clock = match (self.arch().major, self.arch().minor) {
+            (9, _) => 4096.0,
+            (8, 0) => 2048.0,
+            (8, _) => 1024.0,
+            _ => return None,
+        };
+        let clock_khz = self.context.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).ok()?;
+        Some(f64::from(self.sm_count) * per_sm_and_clock * f64::from(clock_khz) * 1e3 / 1e12)
+    }
+
     pub fn disk_cache(&self) -> Option<&DiskCache> {
         self.disk_cache.as_ref()
     }

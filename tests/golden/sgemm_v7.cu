@@ -13,7 +13,11 @@ template <int BYTES>
 __device__ __forceinline__ void tessera_async_copy(void* shared, const void* global, int valid)
 {
     const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-    if constexpr (BYTES == 16) {
+    if constexpr (BYTES == 2) {
+        // cp.async moves 4, 8 or 16 bytes: a lone 16-bit element goes through a register
+        const unsigned short bits = valid ? *static_cast<const unsigned short*>(global) : 0;
+        asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(address), "h"(bits));
+    } else if constexpr (BYTES == 16) {
         // .cg: 16-byte copies skip L1, as the tile is read once per block
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
     } else {
@@ -35,7 +39,12 @@ template <int BYTES, class T>
 __device__ __forceinline__ void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T* global, int valid)
 {
     const unsigned address = shared + offset * static_cast<int>(sizeof(T));
-    if constexpr (BYTES == 16) {
+    if constexpr (BYTES == 2) {
+        // cp.async moves 4, 8 or 16 bytes: a lone 16-bit element (rows not 4-byte aligned) goes
+        // through a register, and is in place once the barrier after the wait has passed
+        const unsigned short bits = valid ? *reinterpret_cast<const unsigned short*>(global) : 0;
+        asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(address), "h"(bits));
+    } else if constexpr (BYTES == 16) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
     } else {
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));

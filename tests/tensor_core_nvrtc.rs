@@ -1,0 +1,107 @@
+//! What NVRTC makes of the tensor-core kernels: `mma.sync` and `ldmatrix` in the PTX, 16-byte
+//! global and shared accesses, cp.async where the pipeline has three stages or more, no
+//! spills — in CI, with NVRTC and the CUDA headers from PyPI. The SASS (HMMA, LDSM) is read on
+//! a GPU machine, where `cuobjdump` comes with the toolkit.
+
+use tessera::catalog::hgemm;
+use tessera::{nvrtc, Arch};
+
+fn instructions(ptx: &str) -> Vec<String> {
+    ptx.lines().filter_map(|line| line.split_whitespace().next()).map(str::to_owned).collect()
+}
+
+#[test]
+fn every_hgemm_kernel_multiplies_with_mma_sync_and_spills_nothing() {
+    for kernel in hgemm::all() {
+        let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_80)
+            .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        let ops = instructions(&ptx);
+        let wanted = if kernel.name().ends_with("bf16") { "bf16" } else { "f16" };
+        assert!(
+            ops.iter().any(|op| op == &format!("mma.sync.aligned.m16n8k16.row.col.f32.{wanted}.{wanted}.f32")),
+            "{}: no {wanted} mma.sync in the PTX",
+            kernel.name()
+        );
+        for arch in [Arch::SM_80, Arch::SM_90] {
+            let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), arch).unwrap();
+            assert!(!compiled.ptxas.spills(), "{} spills on {arch}: {}", kernel.name(), compiled.ptxas);
+            assert_eq!(compiled.ptxas.stack_frame_bytes, 0, "{} uses local memory on {arch}", kernel.name());
+        }
+    }
+}
+
+#[test]
+fn shared_tiles_feed_ldmatrix_and_move_16_bytes_at_a_time() {
+    for kernel in hgemm::all().filter(|k| !k.name().starts_with("hgemm_v1")) {
+        let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_90).unwrap();
+        let ops = instructions(&ptx);
+        assert!(ops.iter().any(|op| op == "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), "{}: no ldmatrix", kernel.name());
+        assert!(
+            ops.iter().any(|op| op == "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+            "{}: B is stored k-major and needs ldmatrix.trans",
+            kernel.name()
+        );
+        let pipelined = kernel.ir().unwrap().statements().iter().any(
+            |s| matches!(s, tessera::dsl::Statement::Pipeline(p) if p.stages >= 3),
+        );
+        if pipelined {
+            assert!(ops.iter().any(|op| op == "cp.async.cg.shared.global"), "{}: no 16-byte cp.async", kernel.name());
+            assert!(!ops.iter().any(|op| op.starts_with("ld.global")) || ptx.contains("cp.async.wait_group 0;"));
+        } else {
+            let global: Vec<&String> = ops.iter().filter(|op| op.starts_with("ld.global")).collect();
+            assert!(global.iter().any(|op| op.contains(".v4.")), "{}: tile loads not 128-bit: {global:?}", kernel.name());
+            let shared: Vec<&String> = ops.iter().filter(|op| op.starts_with("st.shared")).collect();
+            assert!(
+                !shared.is_empty() && shared.iter().all(|op| op.contains(".v4.")),
+                "{}: shared stores not 128-bit: {shared:?}",
+                kernel.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_global_fragment_kernel_uses_no_shared_memory() {
+    let kernel = &hgemm::hgemm_v1_bf16::KERNEL;
+    let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_80).unwrap();
+    assert!(!ptx.contains("ldmatrix") && !ptx.contains(".shared"), "V1 loads its fragments straight from global memory");
+}
+
+/// On a GPU machine: the SASS of every kernel's inner loop holds HMMA (and LDSM where the
+/// operands come from shared memory).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_sass_holds_hmma_and_ldsm() {
+    let gpu = tessera::Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
+    for kernel in hgemm::all() {
+        let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), gpu.arch()).unwrap();
+        let path = std::env::temp_dir().join(format!("{}-{}.cubin", kernel.name(), std::process::id()));
+        std::fs::write(&path, &compiled.cubin).unwrap();
+        let listing = std::process::Command::new("cuobjdump")
+            .arg("-sass")
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|e| panic!("cuobjdump (CUDA toolkit) is needed on the GPU machine: {e}"));
+        let _ = std::fs::remove_file(&path);
+        let sass = String::from_utf8_lossy(&listing.stdout);
+        assert!(sass.contains("HMMA.16816.F32"), "{}: no HMMA.16816.F32 in the SASS", kernel.name());
+        if !kernel.name().starts_with("hgemm_v1") {
+            assert!(sass.contains("LDSM"), "{}: no LDSM in the SASS", kernel.name());
+        }
+    }
+}
+
+/// A launch on rows that are not 16-byte aligned renders the kernel narrower (8, 4 or 2 bytes
+/// per cp.async, or one 16-bit element through a register): every width compiles.
+#[test]
+fn narrower_renderings_for_unaligned_rows_compile() {
+    use tessera::dsl::VectorWidth;
+    for kernel in [&hgemm::hgemm_v2_bf16::KERNEL, &hgemm::hgemm_v4_bf16::KERNEL, &hgemm::hgemm_v5_f16::KERNEL] {
+        for width in [VectorWidth::W4, VectorWidth::W2, VectorWidth::W1] {
+            let source = kernel.source_with_vector(width).unwrap_or_else(|e| panic!("{} at width {width}: {e}", kernel.name()));
+            let compiled = nvrtc::compile_cubin(&source, kernel.name(), Arch::SM_80)
+                .unwrap_or_else(|e| panic!("{} at width {width}: {e}", kernel.name()));
+            assert!(!compiled.ptxas.spills(), "{} at width {width} spills: {}", kernel.name(), compiled.ptxas);
+        }
+    }
+}
