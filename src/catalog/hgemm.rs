@@ -125,6 +125,29 @@ macro_rules! hgemm_v5 {
 hgemm_v5!(hgemm_v5_bf16, bf16, "BF16 inputs.");
 hgemm_v5!(hgemm_v5_f16, f16, "F16 inputs.");
 
+macro_rules! hgemm_v6 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V6: V5 with 64-deep k-tiles — half the barriers and pipeline waits per k, four
+        /// mma.sync k-steps between them — three stages (144 KiB: sm_80 and sm_90 hold it).
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90, consts(BM = 128, BN = 256, BK = 64, WM = 64, WN = 64))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128);
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128);
+            let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 3) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v6!(hgemm_v6_bf16, bf16, "BF16 inputs.");
+hgemm_v6!(hgemm_v6_f16, f16, "F16 inputs.");
+
 /// Launches any kernel of the family on BF16 inputs — C = α·A·B + β·C — on a GPU or the
 /// simulation, for code that walks [`ALL_BF16`].
 pub fn launch_bf16(
@@ -174,21 +197,23 @@ fn launch_with(
 }
 
 /// The BF16 kernels of the family, in ladder order.
-pub const ALL_BF16: [&crate::KernelDefinition; 5] = [
+pub const ALL_BF16: [&crate::KernelDefinition; 6] = [
     &hgemm_v1_bf16::KERNEL,
     &hgemm_v2_bf16::KERNEL,
     &hgemm_v3_bf16::KERNEL,
     &hgemm_v4_bf16::KERNEL,
     &hgemm_v5_bf16::KERNEL,
+    &hgemm_v6_bf16::KERNEL,
 ];
 
 /// The F16 kernels of the family, in ladder order.
-pub const ALL_F16: [&crate::KernelDefinition; 5] = [
+pub const ALL_F16: [&crate::KernelDefinition; 6] = [
     &hgemm_v1_f16::KERNEL,
     &hgemm_v2_f16::KERNEL,
     &hgemm_v3_f16::KERNEL,
     &hgemm_v4_f16::KERNEL,
     &hgemm_v5_f16::KERNEL,
+    &hgemm_v6_f16::KERNEL,
 ];
 
 /// Every kernel of the family.
