@@ -132,6 +132,351 @@ struct dim3 {
     constexpr operator uint3() const { return uint3{x, y, z}; }
 };
 
+// ── 16-bit floats: __half and __nv_bfloat16, as <cuda_fp16.h> and <cuda_bf16.h> define them ─
+// The storage is the raw bits; every conversion rounds to nearest even the way the device's
+// `cvt.rn` does (and CUDA's own host code): a NaN becomes the canonical quiet NaN 0x7fff (sign
+// and payload dropped), overflow becomes ±inf, subnormals are kept (no flush to zero).
+namespace tessera_sim {
+
+inline uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+inline float bits_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+// Adds one to `kept` where the dropped bits (`dropped`, of which `half` is the halfway
+// pattern) are above half, or exactly half and `kept` is odd: round to nearest even.
+inline uint32_t round_even(uint32_t kept, uint32_t dropped, uint32_t half) {
+    return kept + (dropped > half || (dropped == half && (kept & 1u)));
+}
+
+inline uint16_t f32_to_f16_bits(float f) {
+    uint32_t x = f32_bits(f);
+    uint32_t u = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
+    if (u > 0x7f800000u) return 0x7fffu;             // NaN
+    if (u >= 0x477ff000u) return sign | 0x7c00u;      // ≥ 65520, halfway past the largest half: ±inf
+    if (u >= 0x38800000u)                             // ≥ 2^-14: a normal half (rounding may carry into the exponent)
+        return static_cast<uint16_t>(sign | round_even((u - 0x38000000u) >> 13, u & 0x1fffu, 0x1000u));
+    if (u <= 0x33000000u) return static_cast<uint16_t>(sign);  // ≤ 2^-25, half the smallest subnormal: ±0
+    // A subnormal half: the significand (implicit bit included) in units of 2^-24.
+    uint32_t shift = 126u - (u >> 23), significand = (u & 0x7fffffu) | 0x800000u;
+    uint32_t dropped = significand & ((1u << shift) - 1u);
+    return static_cast<uint16_t>(sign | round_even(significand >> shift, dropped, 1u << (shift - 1u)));
+}
+
+// Exact, but a NaN comes back as the canonical f32 NaN 0x7fffffff, as cvt.f32.f16 gives it.
+inline float f16_bits_to_f32(uint16_t h) {
+    uint32_t sign = uint32_t{h & 0x8000u} << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+    if (exponent == 0x1fu) return mantissa ? bits_f32(0x7fffffffu) : bits_f32(sign | 0x7f800000u);
+    if (exponent == 0) {
+        float magnitude = ldexpf(static_cast<float>(mantissa), -24);  // subnormal or zero: exact
+        return sign ? -magnitude : magnitude;
+    }
+    return bits_f32(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+inline uint16_t f32_to_bf16_bits(float f) {
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;  // NaN
+    return static_cast<uint16_t>(round_even(x >> 16, x & 0xffffu, 0x8000u));  // may carry into ±inf
+}
+
+// bf16 is the top half of an f32: exact, NaN payloads kept (sm_80's `mov.b32 {0, h}`).
+inline float bf16_bits_to_f32(uint16_t h) { return bits_f32(uint32_t{h} << 16); }
+
+// Rounding to f32 "to odd" (truncate, then set the last bit if anything was dropped) keeps
+// enough to round once more, to 16 bits, exactly as rounding the exact value would: the
+// doubles, 64-bit integers and fused multiply-adds below convert through it without double
+// rounding.
+inline float odd_f32(float truncated, bool inexact) {
+    return inexact ? bits_f32(f32_bits(truncated) | 1u) : truncated;
+}
+
+inline float f64_to_f32_odd(double d) {
+    float f = static_cast<float>(d);  // nearest; overflows to inf
+    if (f != f || static_cast<double>(f) == d) return f;
+    if (fabs(static_cast<double>(f)) > fabs(d)) f = nextafterf(f, 0.0f);
+    return odd_f32(f, true);
+}
+
+inline float u64_to_f32_odd(unsigned long long magnitude, bool negative) {
+    int shift = 0;
+    bool inexact = false;
+    while (magnitude >> 24) {
+        inexact |= magnitude & 1u;
+        magnitude >>= 1;
+        ++shift;
+    }
+    float f = odd_f32(static_cast<float>(magnitude), inexact);  // < 2^24: exact before the odd bit
+    f = ldexpf(f, shift);
+    return negative ? -f : f;
+}
+
+inline float i64_to_f32_odd(long long v) {
+    return u64_to_f32_odd(v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v), v < 0);
+}
+
+// a · b + c for 16-bit a, b, c, rounded to odd at f32: the product is exact in double, the
+// sum's rounding error is recovered exactly (Knuth's two-sum), and folded into the last bit.
+inline float fma_f32_odd(float a, float b, float c) {
+    double p = static_cast<double>(a) * b, s = p + c;
+    if (s != s || s == HUGE_VAL || s == -HUGE_VAL) return static_cast<float>(s);
+    double bb = s - p, error = (p - (s - bb)) + (c - bb);
+    if (error != 0 && (error < 0) != (s < 0)) s = nextafter(s, 0.0);  // truncate toward zero
+    if (error != 0) {
+        uint64_t bits;
+        memcpy(&bits, &s, sizeof bits);
+        bits |= 1u;
+        memcpy(&s, &bits, sizeof s);
+    }
+    return f64_to_f32_odd(s);
+}
+
+}  // namespace tessera_sim
+
+struct __half_raw {
+    unsigned short x;
+};
+struct __nv_bfloat16_raw {
+    unsigned short x;
+};
+struct __half2_raw {
+    unsigned short x, y;
+};
+struct __nv_bfloat162_raw {
+    unsigned short x, y;
+};
+
+// One definition for both types: the raw bits and CUDA's constructors and conversions. The
+// constructors from float round to nearest even; from double and integers they convert
+// through f32 rounded to odd (still one correct rounding, as the device's cvt gives).
+#define TESSERA_16BIT_FLOAT(T, RAW, FROM_F32)                                                \
+    struct __attribute__((aligned(2))) T {                                                   \
+        unsigned short __x; /* the raw bits (protected in CUDA; use the bit-cast functions) */ \
+        T() = default;                                                                       \
+        constexpr T(const RAW& raw) : __x(raw.x) {}                                          \
+        T(float f) : __x(tessera_sim::FROM_F32(f)) {}                                       \
+        T(double d) : __x(tessera_sim::FROM_F32(tessera_sim::f64_to_f32_odd(d))) {}         \
+        T(short v) : T(static_cast<long long>(v)) {}                                         \
+        T(unsigned short v) : T(static_cast<long long>(v)) {}                                \
+        T(int v) : T(static_cast<long long>(v)) {}                                           \
+        T(unsigned int v) : T(static_cast<long long>(v)) {}                                  \
+        T(long v) : T(static_cast<long long>(v)) {}                                          \
+        T(long long v) : __x(tessera_sim::FROM_F32(tessera_sim::i64_to_f32_odd(v))) {}      \
+        T(unsigned long v) : T(static_cast<unsigned long long>(v)) {}                        \
+        T(unsigned long long v) : __x(tessera_sim::FROM_F32(tessera_sim::u64_to_f32_odd(v, false))) {} \
+        operator float() const;                                                              \
+        operator RAW() const { return RAW{__x}; }                                            \
+        T& operator=(float f) { return *this = T(f); }                                       \
+        T& operator=(double d) { return *this = T(d); }                                      \
+    };
+TESSERA_16BIT_FLOAT(__half, __half_raw, f32_to_f16_bits)
+TESSERA_16BIT_FLOAT(__nv_bfloat16, __nv_bfloat16_raw, f32_to_bf16_bits)
+#undef TESSERA_16BIT_FLOAT
+inline __half::operator float() const { return tessera_sim::f16_bits_to_f32(__x); }
+inline __nv_bfloat16::operator float() const { return tessera_sim::bf16_bits_to_f32(__x); }
+
+#define TESSERA_16BIT_PAIR(T2, T, RAW2, RAW)                                                 \
+    struct __attribute__((aligned(4))) T2 {                                                  \
+        T x, y;                                                                              \
+        T2() = default;                                                                      \
+        constexpr T2(const T& a, const T& b) : x(a), y(b) {}                                 \
+        constexpr T2(const RAW2& raw) : x(RAW{raw.x}), y(RAW{raw.y}) {}                      \
+        operator RAW2() const { return RAW2{x.__x, y.__x}; }                                 \
+    };
+TESSERA_16BIT_PAIR(__half2, __half, __half2_raw, __half_raw)
+TESSERA_16BIT_PAIR(__nv_bfloat162, __nv_bfloat16, __nv_bfloat162_raw, __nv_bfloat16_raw)
+#undef TESSERA_16BIT_PAIR
+typedef __half half;
+typedef __half2 half2;
+typedef __nv_bfloat16 nv_bfloat16;
+typedef __nv_bfloat162 nv_bfloat162;
+
+static_assert(sizeof(__half) == 2 && alignof(__half) == 2 && std::is_trivially_copyable<__half>::value, "__half layout");
+static_assert(sizeof(__nv_bfloat16) == 2 && alignof(__nv_bfloat16) == 2 &&
+                  std::is_trivially_copyable<__nv_bfloat16>::value, "__nv_bfloat16 layout");
+static_assert(sizeof(__half2) == 4 && alignof(__half2) == 4 && std::is_trivially_copyable<__half2>::value, "__half2 layout");
+static_assert(sizeof(__nv_bfloat162) == 4 && alignof(__nv_bfloat162) == 4 &&
+                  std::is_trivially_copyable<__nv_bfloat162>::value, "__nv_bfloat162 layout");
+
+// Conversions and bit casts.
+inline __half __float2half_rn(float f) { return __half(f); }
+inline __half __float2half(float f) { return __half(f); }
+inline __half __double2half(double d) { return __half(d); }
+inline float __half2float(__half h) { return static_cast<float>(h); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+inline __nv_bfloat16 __double2bfloat16(double d) { return __nv_bfloat16(d); }
+inline float __bfloat162float(__nv_bfloat16 h) { return static_cast<float>(h); }
+inline unsigned short __half_as_ushort(__half h) { return h.__x; }
+inline short __half_as_short(__half h) { return static_cast<short>(h.__x); }
+inline __half __ushort_as_half(unsigned short bits) { return __half_raw{bits}; }
+inline __half __short_as_half(short bits) { return __half_raw{static_cast<unsigned short>(bits)}; }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.__x; }
+inline short __bfloat16_as_short(__nv_bfloat16 h) { return static_cast<short>(h.__x); }
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short bits) { return __nv_bfloat16_raw{bits}; }
+inline __nv_bfloat16 __short_as_bfloat16(short bits) { return __nv_bfloat16_raw{static_cast<unsigned short>(bits)}; }
+
+inline __half2 make_half2(__half x, __half y) { return __half2(x, y); }
+inline __half2 __halves2half2(__half low, __half high) { return __half2(low, high); }
+inline __half2 __half2half2(__half h) { return __half2(h, h); }
+inline __half2 __float2half2_rn(float f) { return __half2(__half(f), __half(f)); }
+inline __half2 __floats2half2_rn(float low, float high) { return __half2(__half(low), __half(high)); }
+inline __half2 __float22half2_rn(float2 f) { return __half2(__half(f.x), __half(f.y)); }
+inline float2 __half22float2(__half2 h) { return make_float2(static_cast<float>(h.x), static_cast<float>(h.y)); }
+inline __half __low2half(__half2 h) { return h.x; }
+inline __half __high2half(__half2 h) { return h.y; }
+inline float __low2float(__half2 h) { return static_cast<float>(h.x); }
+inline float __high2float(__half2 h) { return static_cast<float>(h.y); }
+inline __nv_bfloat162 make_bfloat162(__nv_bfloat16 x, __nv_bfloat16 y) { return __nv_bfloat162(x, y); }
+inline __nv_bfloat162 __halves2bfloat162(__nv_bfloat16 low, __nv_bfloat16 high) { return __nv_bfloat162(low, high); }
+inline __nv_bfloat162 __bfloat162bfloat162(__nv_bfloat16 h) { return __nv_bfloat162(h, h); }
+inline __nv_bfloat162 __float2bfloat162_rn(float f) { return __nv_bfloat162(__nv_bfloat16(f), __nv_bfloat16(f)); }
+inline __nv_bfloat162 __floats2bfloat162_rn(float low, float high) {
+    return __nv_bfloat162(__nv_bfloat16(low), __nv_bfloat16(high));
+}
+inline __nv_bfloat162 __float22bfloat162_rn(float2 f) { return __nv_bfloat162(__nv_bfloat16(f.x), __nv_bfloat16(f.y)); }
+inline float2 __bfloat1622float2(__nv_bfloat162 h) {
+    return make_float2(static_cast<float>(h.x), static_cast<float>(h.y));
+}
+inline __nv_bfloat16 __low2bfloat16(__nv_bfloat162 h) { return h.x; }
+inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 h) { return h.y; }
+inline float __low2float(__nv_bfloat162 h) { return static_cast<float>(h.x); }
+inline float __high2float(__nv_bfloat162 h) { return static_cast<float>(h.y); }
+
+#define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
+#define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)
+#define CUDART_MIN_DENORM_FP16 __ushort_as_half((unsigned short)0x0001U)
+#define CUDART_MAX_NORMAL_FP16 __ushort_as_half((unsigned short)0x7BFFU)
+#define CUDART_NEG_ZERO_FP16 __ushort_as_half((unsigned short)0x8000U)
+#define CUDART_ZERO_FP16 __ushort_as_half((unsigned short)0x0000U)
+#define CUDART_ONE_FP16 __ushort_as_half((unsigned short)0x3C00U)
+#define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)
+#define CUDART_NAN_BF16 __ushort_as_bfloat16((unsigned short)0x7FFFU)
+#define CUDART_MIN_DENORM_BF16 __ushort_as_bfloat16((unsigned short)0x0001U)
+#define CUDART_MAX_NORMAL_BF16 __ushort_as_bfloat16((unsigned short)0x7F7FU)
+#define CUDART_NEG_ZERO_BF16 __ushort_as_bfloat16((unsigned short)0x8000U)
+#define CUDART_ZERO_BF16 __ushort_as_bfloat16((unsigned short)0x0000U)
+#define CUDART_ONE_BF16 __ushort_as_bfloat16((unsigned short)0x3F80U)
+
+// Arithmetic, for both types. + - * / are computed in f32 and rounded once more: exact
+// here, since f32's 24 bits are at least 2p + 2 for p = 11 (half) and 8 (bfloat16), so
+// rounding twice gives the correctly rounded result that add.f16 / fma.rn.bf16 give (no double
+// rounding; a wider type would not help). Division matches the device's wherever its
+// approximate-reciprocal sequence is correctly rounded, as NVIDIA documents it to be. The
+// functions (hexp, hsqrt, ...) round f32 results from the host's libm: like expf, their last
+// bit can differ from the device's approximations. A NaN result is the canonical NaN 0x7fff.
+#define TESSERA_16BIT_ARITHMETIC(T, T2, NAN_BITS, INF_BITS)                                  \
+    inline T __hadd(T a, T b) { return T(static_cast<float>(a) + static_cast<float>(b)); }  \
+    inline T __hsub(T a, T b) { return T(static_cast<float>(a) - static_cast<float>(b)); }  \
+    inline T __hmul(T a, T b) { return T(static_cast<float>(a) * static_cast<float>(b)); }  \
+    inline T __hdiv(T a, T b) { return T(static_cast<float>(a) / static_cast<float>(b)); }  \
+    inline T __hadd_rn(T a, T b) { return __hadd(a, b); }                                   \
+    inline T __hsub_rn(T a, T b) { return __hsub(a, b); }                                   \
+    inline T __hmul_rn(T a, T b) { return __hmul(a, b); }                                   \
+    inline T __hfma(T a, T b, T c) {                                                         \
+        return T(tessera_sim::fma_f32_odd(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c))); \
+    }                                                                                        \
+    inline bool __hisnan(T a) { return (a.__x & 0x7fffu) > INF_BITS; }                      \
+    inline int __hisinf(T a) { return (a.__x & 0x7fffu) == INF_BITS ? (a.__x >> 15 ? -1 : 1) : 0; } \
+    /* neg and abs flip or clear the sign; of a NaN they give the canonical NaN */          \
+    inline T __hneg(T a) { return __hisnan(a) ? T(T##_raw{NAN_BITS}) : T(T##_raw{static_cast<unsigned short>(a.__x ^ 0x8000u)}); } \
+    inline T __habs(T a) { return __hisnan(a) ? T(T##_raw{NAN_BITS}) : T(T##_raw{static_cast<unsigned short>(a.__x & 0x7fffu)}); } \
+    /* ordered comparisons (false with a NaN), and the unordered ones (true with a NaN) */  \
+    inline bool __heq(T a, T b) { return static_cast<float>(a) == static_cast<float>(b); }  \
+    inline bool __hne(T a, T b) { return static_cast<float>(a) < static_cast<float>(b) || static_cast<float>(a) > static_cast<float>(b); } \
+    inline bool __hlt(T a, T b) { return static_cast<float>(a) < static_cast<float>(b); }   \
+    inline bool __hle(T a, T b) { return static_cast<float>(a) <= static_cast<float>(b); }  \
+    inline bool __hgt(T a, T b) { return static_cast<float>(a) > static_cast<float>(b); }   \
+    inline bool __hge(T a, T b) { return static_cast<float>(a) >= static_cast<float>(b); }  \
+    inline bool __hequ(T a, T b) { return !__hne(a, b); }                                   \
+    inline bool __hneu(T a, T b) { return !__heq(a, b); }                                   \
+    inline bool __hltu(T a, T b) { return !__hge(a, b); }                                   \
+    inline bool __hleu(T a, T b) { return !__hgt(a, b); }                                   \
+    inline bool __hgtu(T a, T b) { return !__hle(a, b); }                                   \
+    inline bool __hgeu(T a, T b) { return !__hlt(a, b); }                                   \
+    /* max / min ignore one NaN (both: the canonical NaN); max(+0, -0) = +0, min = -0 */    \
+    inline T __hmax(T a, T b) {                                                              \
+        if (__hisnan(a) && __hisnan(b)) return T(T##_raw{NAN_BITS});                         \
+        if (__hisnan(a)) return b;                                                           \
+        if (__hisnan(b) || __hgt(a, b)) return a;                                            \
+        if (__hlt(a, b)) return b;                                                           \
+        return a.__x > b.__x ? b : a; /* equal: +0 has the smaller bits */                  \
+    }                                                                                        \
+    inline T __hmin(T a, T b) {                                                              \
+        if (__hisnan(a) && __hisnan(b)) return T(T##_raw{NAN_BITS});                         \
+        if (__hisnan(a)) return b;                                                           \
+        if (__hisnan(b) || __hlt(a, b)) return a;                                            \
+        if (__hgt(a, b)) return b;                                                           \
+        return a.__x > b.__x ? a : b;                                                        \
+    }                                                                                        \
+    inline T __hmax_nan(T a, T b) { return __hisnan(a) || __hisnan(b) ? T(T##_raw{NAN_BITS}) : __hmax(a, b); } \
+    inline T __hmin_nan(T a, T b) { return __hisnan(a) || __hisnan(b) ? T(T##_raw{NAN_BITS}) : __hmin(a, b); } \
+    inline T operator+(const T& a, const T& b) { return __hadd(a, b); }                     \
+    inline T operator-(const T& a, const T& b) { return __hsub(a, b); }                     \
+    inline T operator*(const T& a, const T& b) { return __hmul(a, b); }                     \
+    inline T operator/(const T& a, const T& b) { return __hdiv(a, b); }                     \
+    inline T& operator+=(T& a, const T& b) { return a = __hadd(a, b); }                     \
+    inline T& operator-=(T& a, const T& b) { return a = __hsub(a, b); }                     \
+    inline T& operator*=(T& a, const T& b) { return a = __hmul(a, b); }                     \
+    inline T& operator/=(T& a, const T& b) { return a = __hdiv(a, b); }                     \
+    inline T& operator++(T& a) { return a = __hadd(a, T(1.0f)); }                           \
+    inline T& operator--(T& a) { return a = __hsub(a, T(1.0f)); }                           \
+    inline T operator++(T& a, int) { T old = a; ++a; return old; }                          \
+    inline T operator--(T& a, int) { T old = a; --a; return old; }                          \
+    inline T operator+(const T& a) { return a; }                                            \
+    inline T operator-(const T& a) { return __hneg(a); }                                    \
+    inline bool operator==(const T& a, const T& b) { return __heq(a, b); }                  \
+    inline bool operator!=(const T& a, const T& b) { return __hneu(a, b); }                 \
+    inline bool operator<(const T& a, const T& b) { return __hlt(a, b); }                   \
+    inline bool operator<=(const T& a, const T& b) { return __hle(a, b); }                  \
+    inline bool operator>(const T& a, const T& b) { return __hgt(a, b); }                   \
+    inline bool operator>=(const T& a, const T& b) { return __hge(a, b); }                  \
+    inline T hexp(T a) { return T(expf(static_cast<float>(a))); }                           \
+    inline T hexp2(T a) { return T(exp2f(static_cast<float>(a))); }                         \
+    inline T hexp10(T a) { return T(powf(10.0f, static_cast<float>(a))); }                  \
+    inline T hlog(T a) { return T(logf(static_cast<float>(a))); }                           \
+    inline T hlog2(T a) { return T(log2f(static_cast<float>(a))); }                         \
+    inline T hlog10(T a) { return T(log10f(static_cast<float>(a))); }                       \
+    inline T hsqrt(T a) { return T(sqrtf(static_cast<float>(a))); }                         \
+    inline T hrsqrt(T a) { return T(1.0f / sqrtf(static_cast<float>(a))); }                 \
+    inline T hrcp(T a) { return T(1.0f / static_cast<float>(a)); }                          \
+    inline T hsin(T a) { return T(sinf(static_cast<float>(a))); }                           \
+    inline T hcos(T a) { return T(cosf(static_cast<float>(a))); }                           \
+    inline T htanh(T a) { return T(tanhf(static_cast<float>(a))); }                         \
+    inline T hfloor(T a) { return T(floorf(static_cast<float>(a))); }                       \
+    inline T hceil(T a) { return T(ceilf(static_cast<float>(a))); }                         \
+    inline T htrunc(T a) { return T(truncf(static_cast<float>(a))); }                       \
+    inline T hrint(T a) { return T(nearbyintf(static_cast<float>(a))); }                    \
+    /* the pairs, lane by lane */                                                            \
+    inline T2 __hadd2(T2 a, T2 b) { return T2(__hadd(a.x, b.x), __hadd(a.y, b.y)); }       \
+    inline T2 __hsub2(T2 a, T2 b) { return T2(__hsub(a.x, b.x), __hsub(a.y, b.y)); }       \
+    inline T2 __hmul2(T2 a, T2 b) { return T2(__hmul(a.x, b.x), __hmul(a.y, b.y)); }       \
+    inline T2 __h2div(T2 a, T2 b) { return T2(__hdiv(a.x, b.x), __hdiv(a.y, b.y)); }       \
+    inline T2 __hfma2(T2 a, T2 b, T2 c) { return T2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y)); } \
+    inline T2 __hneg2(T2 a) { return T2(__hneg(a.x), __hneg(a.y)); }                        \
+    inline T2 __habs2(T2 a) { return T2(__habs(a.x), __habs(a.y)); }                        \
+    inline T2 __hmax2(T2 a, T2 b) { return T2(__hmax(a.x, b.x), __hmax(a.y, b.y)); }       \
+    inline T2 __hmin2(T2 a, T2 b) { return T2(__hmin(a.x, b.x), __hmin(a.y, b.y)); }       \
+    inline T2 operator+(const T2& a, const T2& b) { return __hadd2(a, b); }                 \
+    inline T2 operator-(const T2& a, const T2& b) { return __hsub2(a, b); }                 \
+    inline T2 operator*(const T2& a, const T2& b) { return __hmul2(a, b); }                 \
+    inline T2 operator/(const T2& a, const T2& b) { return __h2div(a, b); }                 \
+    inline T2& operator+=(T2& a, const T2& b) { return a = __hadd2(a, b); }                 \
+    inline T2& operator-=(T2& a, const T2& b) { return a = __hsub2(a, b); }                 \
+    inline T2& operator*=(T2& a, const T2& b) { return a = __hmul2(a, b); }                 \
+    inline T2& operator/=(T2& a, const T2& b) { return a = __h2div(a, b); }                 \
+    inline T2 operator-(const T2& a) { return __hneg2(a); }
+TESSERA_16BIT_ARITHMETIC(__half, __half2, 0x7fffu, 0x7c00u)
+TESSERA_16BIT_ARITHMETIC(__nv_bfloat16, __nv_bfloat162, 0x7fffu, 0x7f80u)
+#undef TESSERA_16BIT_ARITHMETIC
+
 // The bounds of the `tessera_shared` section (defined by the linker when it exists).
 extern "C" char __start_tessera_shared[] __attribute__((weak, visibility("hidden")));
 extern "C" char __stop_tessera_shared[] __attribute__((weak, visibility("hidden")));
@@ -234,10 +579,16 @@ struct Machine {
     uint32_t finished = 0;
     uint32_t barrier_generation = 0;
     uint32_t vote[2] = {0, 0};
-    // warps: who waits, and each thread's exchange slots (double-buffered by op parity)
+    // warps: who waits, and each thread's exchange slots (double-buffered by op parity), with
+    // the tensor-core operation it is at (null for shuffles, votes and __syncwarp)
     uint32_t warp_waiting[kMaxThreads / kWarpSize];
     uint32_t warp_ops[kMaxThreads];
     uint64_t slot[2][kMaxThreads];
+    const char* slot_op[2][kMaxThreads];
+    // the slot parity of each thread's deposit as of the latest release: lanes whose earlier
+    // ops had other masks may have done different numbers of them, so each deposit is read
+    // at its own depositor's parity
+    uint8_t read_parity[kMaxThreads];
     // each thread's cp.async copies in flight, and how many groups it has committed
     std::vector<AsyncCopy> async_copies[kMaxThreads];
     uint32_t async_groups[kMaxThreads];
@@ -431,30 +782,34 @@ inline uint32_t warp_lanes(uint32_t warp) {
     return count == 32 ? 0xffffffffu : ((1u << count) - 1u);
 }
 
-// Deposits `bits` in this thread's slot, waits until every lane of `mask` has arrived at a
-// warp-synchronous op, and returns the slot parity to read the others' deposits from.
-inline uint32_t warp_exchange(uint32_t mask, uint64_t bits) {
+// Deposits `bits` in this thread's slot and waits until every lane of `mask` has arrived at a
+// warp-synchronous op; then `warp_read` gives the others' deposits. `op` names a tensor-core
+// operation (null for the others), which every lane of the warp must be at together.
+// A released lane reads its deposits before the scheduler's next release (it runs in the very
+// next round), and no lane deposits twice in between, so two slots per thread suffice.
+inline void warp_exchange(uint32_t mask, uint64_t bits, const char* op = nullptr) {
     Machine& s = m();
     uint32_t self = s.current;
     uint32_t parity = s.warp_ops[self]++ & 1;
     s.slot[parity][self] = bits;
+    s.slot_op[parity][self] = op;
     Fiber& f = s.fibers[self];
     f.state = State::AtWarpSync;
     f.sync_mask = mask | (1u << lane());
     s.warp_waiting[self / kWarpSize] |= 1u << lane();
     yield();
-    return parity;
 }
 
-// The deposit of `source_lane` of this warp, or all ones (NaN / -1) when that lane did not
-// take part: the GPU leaves that value undefined.
-inline uint64_t warp_read(uint32_t parity, uint32_t mask, uint32_t source_lane) {
+// The deposit of `source_lane` of this warp at the exchange just made, or all ones (NaN / -1)
+// when that lane did not take part: the GPU leaves that value undefined.
+inline uint64_t warp_read(uint32_t mask, uint32_t source_lane) {
     Machine& s = m();
     uint32_t self = s.current;
     uint32_t warp = self / kWarpSize;
     if (source_lane >= kWarpSize || !((mask | (1u << lane())) & warp_lanes(warp) & (1u << source_lane)))
         return ~uint64_t{0};
-    return s.slot[parity][warp * kWarpSize + source_lane];
+    uint32_t source = warp * kWarpSize + source_lane;
+    return s.slot[s.read_parity[source]][source];
 }
 
 template <class T>
@@ -494,15 +849,15 @@ inline T shuffle(uint32_t mask, T var, int source, int width, int mode) {
             if (from >= segment + w) from = me;
             break;
     }
-    uint32_t parity = warp_exchange(mask, to_bits(var));
-    return from_bits<T>(warp_read(parity, mask, from));
+    warp_exchange(mask, to_bits(var));
+    return from_bits<T>(warp_read(mask, from));
 }
 
 inline uint32_t ballot(uint32_t mask, int predicate) {
-    uint32_t parity = warp_exchange(mask, predicate != 0);
+    warp_exchange(mask, predicate != 0);
     uint32_t result = 0;
     for (uint32_t l = 0; l < kWarpSize; ++l)
-        if (((mask | (1u << lane())) & (1u << l)) && warp_read(parity, mask, l) == 1) result |= 1u << l;
+        if (((mask | (1u << lane())) & (1u << l)) && warp_read(mask, l) == 1) result |= 1u << l;
     return result;
 }
 
@@ -519,7 +874,9 @@ inline bool release_warps() {
         uint32_t release = 0;
         for (uint32_t l = 0; l < kWarpSize; ++l) {
             if (!(waiting & (1u << l))) continue;
-            if ((s.fibers[w * kWarpSize + l].sync_mask & exists & ~waiting) == 0) release |= 1u << l;
+            uint32_t t = w * kWarpSize + l;
+            s.read_parity[t] = (s.warp_ops[t] - 1) & 1;  // its latest deposit, which any lane released now reads
+            if ((s.fibers[t].sync_mask & exists & ~waiting) == 0) release |= 1u << l;
         }
         for (uint32_t l = 0; l < kWarpSize; ++l)
             if (release & (1u << l)) s.fibers[w * kWarpSize + l].state = State::Ready;
@@ -806,6 +1163,8 @@ constexpr const char* scalar_name() {
     if (std::is_same<T, signed char>::value || std::is_same<T, char>::value) return "i8";
     if (std::is_same<T, unsigned char>::value) return "u8";
     if (std::is_same<T, bool>::value) return "bool";
+    if (std::is_same<T, __half>::value) return "f16";
+    if (std::is_same<T, __nv_bfloat16>::value) return "bf16";
     return "?";
 }
 
@@ -838,7 +1197,9 @@ inline void __syncthreads() { tessera_sim::block_barrier(0); }
 // cp.async as tessera's emitted helpers name it (the GPU versions are inline PTX).
 template <int BYTES>
 inline void tessera_async_copy(void* shared, const void* global, int valid) {
-    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+    // 2: a lone 16-bit element, which the GPU copies through a register (cp.async cannot);
+    // landing it with the group is the weaker promise, so a read before the wait still shows
+    static_assert(BYTES == 2 || BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
     tessera_sim::async_copy(shared, global, BYTES, valid);
 }
 // A shared-memory address: here simply the pointer (the GPU's is a 32-bit shared-window address).
@@ -890,6 +1251,204 @@ template <int REGISTERS>
 inline void tessera_registers_down() {}
 template <int REGISTERS>
 inline void tessera_registers_up() {}
+// ── Tensor cores: ldmatrix and mma.sync, as tessera's emitted helpers name them ──────────
+// Warp-collective, like on the GPU: all 32 lanes of a full warp take part in the same
+// instruction. Each lane deposits its operands (64 bits per exchange) and then computes its
+// own results from every lane's deposits. A lane that has finished, waits at __syncthreads, or
+// sits at a different warp-synchronous operation is an Error::WarpDivergence, never a hang or
+// a silent mix of values.
+namespace tessera_sim {
+
+// Another lane of this warp is at a different warp-synchronous operation than `op`.
+[[noreturn]] inline void warp_op_mismatch(const char* op, uint32_t other_lane, const char* other_op) {
+    Machine& s = m();
+    uint32_t warp = s.current / kWarpSize;
+    char message[300];
+    snprintf(message, sizeof message,
+             "warp %u: lane %u is at %s while lane %u is at %s: every lane of the warp must execute "
+             "the same warp-collective instruction together",
+             warp, lane(), op, other_lane, other_op ? other_op : "a shuffle, vote or __syncwarp");
+    fill_report(kWarpDivergence, message);
+    Report* r = s.report;
+    copy_index(r->other, s.fibers[s.current].index);
+    copy_index(r->thread, s.fibers[warp * kWarpSize + other_lane].index);
+    r->mask = 0xffffffffu;
+    r->waiting = kWarpSize;
+    s.fibers[s.current].state = State::Done;
+    yield();  // never resumed
+    __builtin_unreachable();
+}
+
+// Exchanges `bits` among all 32 lanes of this warp for the collective operation `op`:
+// `all[l]` is lane l's deposit.
+inline void warp_gather(const char* op, uint64_t bits, uint64_t (&all)[kWarpSize]) {
+    Machine& s = m();
+    uint32_t warp = s.current / kWarpSize;
+    if (warp_lanes(warp) != 0xffffffffu) {
+        char message[200];
+        snprintf(message, sizeof message, "%s needs all 32 lanes of a warp; warp %u of this block has %d threads",
+                 op, warp, __builtin_popcount(warp_lanes(warp)));
+        stop_thread(kTrap, message);
+    }
+    warp_exchange(0xffffffffu, bits, op);
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+        uint32_t t = warp * kWarpSize + l;
+        const char* other = s.slot_op[s.read_parity[t]][t];
+        if (other != op && (!other || strcmp(other, op) != 0)) warp_op_mismatch(op, l, other);
+        all[l] = s.slot[s.read_parity[t]][t];
+    }
+}
+
+inline bool in_shared_memory(uintptr_t address, size_t bytes) {
+    uintptr_t start = reinterpret_cast<uintptr_t>(__start_tessera_shared);
+    uintptr_t stop = reinterpret_cast<uintptr_t>(__stop_tessera_shared);
+    return start && address >= start && address + bytes <= stop;
+}
+
+// ldmatrix.sync.aligned.m8n8.x{MATRICES}[.trans].shared.b16. Lanes 8j .. 8j + 7 give the
+// addresses of the rows of matrix j (16 bytes each, 8 b16 elements); r[j] of lane l receives,
+// low half first, row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1; with .trans, elements
+// [2 (l % 4)][l / 4] and [2 (l % 4) + 1][l / 4] (row, column of the stored matrix). Memory is
+// read as it is (poisoned shared memory reads as NaN), between two exchanges: after every lane
+// has arrived (its earlier stores done) and before any lane goes on (its later stores not yet).
+template <int MATRICES, bool TRANS>
+inline void ldmatrix(unsigned* r, const void* row, const char* op) {
+    uint32_t me = lane();
+    uintptr_t address = reinterpret_cast<uintptr_t>(row);
+    if (me < 8u * MATRICES) {
+        char message[200];
+        if (address % 16 != 0) {
+            snprintf(message, sizeof message, "%s: lane %u gave the row address %#lx, which is not 16-byte aligned",
+                     op, me, static_cast<unsigned long>(address));
+            stop_thread(kTrap, message);
+        }
+        if (!in_shared_memory(address, 16)) {
+            snprintf(message, sizeof message, "%s: lane %u gave the row address %#lx, which is not in shared memory",
+                     op, me, static_cast<unsigned long>(address));
+            stop_thread(kTrap, message);
+        }
+    }
+    uint64_t rows[kWarpSize];
+    warp_gather(op, address, rows);
+    for (uint32_t j = 0; j < MATRICES; ++j) {
+        const uint64_t* matrix = rows + 8 * j;
+        uint16_t low, high;
+        if (TRANS) {
+            memcpy(&low, reinterpret_cast<const char*>(matrix[2 * (me % 4)]) + 2 * (me / 4), 2);
+            memcpy(&high, reinterpret_cast<const char*>(matrix[2 * (me % 4) + 1]) + 2 * (me / 4), 2);
+        } else {
+            const char* source = reinterpret_cast<const char*>(matrix[me / 4]) + 4 * (me % 4);
+            memcpy(&low, source, 2);
+            memcpy(&high, source + 2, 2);
+        }
+        r[j] = uint32_t{low} | uint32_t{high} << 16;
+    }
+    warp_gather(op, 0, rows);  // no lane goes on (and stores) before every lane has read
+}
+
+template <class T>
+inline float element_to_float(uint16_t bits) {
+    return std::is_same<T, __half>::value ? f16_bits_to_f32(bits) : bf16_bits_to_f32(bits);
+}
+
+// The 16-bit value `which` (0: low half) of register `reg` of `lane`, from two gathers of
+// 64 bits that hold registers 0-1 and 2-3 (the second unused for B).
+inline uint16_t fragment_half(const uint64_t (&low)[kWarpSize], const uint64_t (&high)[kWarpSize], uint32_t lane,
+                              uint32_t reg, uint32_t which) {
+    uint64_t pair = reg < 2 ? low[lane] : high[lane];
+    return static_cast<uint16_t>(pair >> (32 * (reg % 2) + 16 * which));
+}
+
+// What "bit-exact per instruction" means here: each output element is
+//     sum = acc_in; for k in 0 .. K: sum = fmaf(a_k, b_k, sum)
+// in f32, in that order, with a_k and b_k converted to f32 exactly. (The products of 16-bit or
+// tf32 inputs are exact in f32, so each step rounds once.) The GPU's tensor cores add the
+// products in another order and precision, so their last bits can differ; the simulation is
+// deterministic and the same on every host.
+//
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32, T = __half or
+// __nv_bfloat16. With g = lane / 4, t = lane % 4 (the PTX ISA's "Matrix Fragments for
+// mma.m16n8k16 with floating point type"), low half = lower column or k:
+//   A (16 × 16, row-major): a[0] = (row g, cols 2t, 2t + 1), a[1] = (row g + 8, same cols),
+//                           a[2] = (row g, cols 2t + 8, 2t + 9), a[3] = (row g + 8, cols 2t + 8, 2t + 9)
+//   B (16 × 8, column):     b[0] = (k 2t, 2t + 1; col g), b[1] = (k 2t + 8, 2t + 9; col g)
+//   C, D (16 × 8 f32):      acc[0] = (g, 2t), acc[1] = (g, 2t + 1), acc[2] = (g + 8, 2t), acc[3] = (g + 8, 2t + 1)
+template <class T>
+inline void mma_m16n8k16(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2], const char* op) {
+    uint64_t a01[kWarpSize], a23[kWarpSize], b01[kWarpSize];
+    warp_gather(op, a[0] | uint64_t{a[1]} << 32, a01);
+    warp_gather(op, a[2] | uint64_t{a[3]} << 32, a23);
+    warp_gather(op, b[0] | uint64_t{b[1]} << 32, b01);
+    uint32_t g = lane() / 4, t = lane() % 4;
+    for (uint32_t i = 0; i < 4; ++i) {
+        uint32_t row = g + 8 * (i / 2), col = 2 * t + i % 2;
+        float sum = acc[i];
+        for (uint32_t k = 0; k < 16; ++k) {
+            // A(row, k): lane (row % 8) · 4 + (k % 8) / 2, register row / 8 + 2 (k / 8)
+            float x = element_to_float<T>(fragment_half(a01, a23, (row % 8) * 4 + (k % 8) / 2, row / 8 + 2 * (k / 8), k % 2));
+            // B(k, col): lane col · 4 + (k % 8) / 2, register k / 8
+            float y = element_to_float<T>(fragment_half(b01, b01, col * 4 + (k % 8) / 2, k / 8, k % 2));
+            sum = fmaf(x, y, sum);
+        }
+        acc[i] = sum;
+    }
+}
+
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32. Each register holds an f32 whose low 13
+// mantissa bits the tensor core ignores: the inputs are those f32s with the bits cleared.
+//   A (16 × 8): a[0] = (g, t), a[1] = (g + 8, t), a[2] = (g, t + 4), a[3] = (g + 8, t + 4)
+//   B (8 × 8):  b[0] = (k t, col g), b[1] = (k t + 4, col g)
+//   C, D as for m16n8k16.
+inline float tf32(uint32_t bits) { return bits_f32(bits & 0xffffe000u); }
+
+inline void mma_m16n8k8_tf32(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    const char* op = "mma.m16n8k8.tf32";
+    uint64_t a01[kWarpSize], a23[kWarpSize], b01[kWarpSize];
+    warp_gather(op, a[0] | uint64_t{a[1]} << 32, a01);
+    warp_gather(op, a[2] | uint64_t{a[3]} << 32, a23);
+    warp_gather(op, b[0] | uint64_t{b[1]} << 32, b01);
+    auto word = [](const uint64_t (&low)[kWarpSize], const uint64_t (&high)[kWarpSize], uint32_t lane, uint32_t reg) {
+        uint64_t pair = reg < 2 ? low[lane] : high[lane];
+        return static_cast<uint32_t>(pair >> (32 * (reg % 2)));
+    };
+    uint32_t g = lane() / 4, t = lane() % 4;
+    for (uint32_t i = 0; i < 4; ++i) {
+        uint32_t row = g + 8 * (i / 2), col = 2 * t + i % 2;
+        float sum = acc[i];
+        for (uint32_t k = 0; k < 8; ++k) {
+            // A(row, k): lane (row % 8) · 4 + k % 4, register row / 8 + 2 (k / 4)
+            float x = tf32(word(a01, a23, (row % 8) * 4 + k % 4, row / 8 + 2 * (k / 4)));
+            // B(k, col): lane col · 4 + k % 4, register k / 4
+            float y = tf32(word(b01, b01, col * 4 + k % 4, k / 4));
+            sum = fmaf(x, y, sum);
+        }
+        acc[i] = sum;
+    }
+}
+
+}  // namespace tessera_sim
+
+template <bool TRANS>
+inline void tessera_ldmatrix_x4(unsigned (&r)[4], const void* row) {
+    tessera_sim::ldmatrix<4, TRANS>(r, row, TRANS ? "ldmatrix.x4.trans" : "ldmatrix.x4");
+}
+template <bool TRANS>
+inline void tessera_ldmatrix_x2(unsigned (&r)[2], const void* row) {
+    tessera_sim::ldmatrix<2, TRANS>(r, row, TRANS ? "ldmatrix.x2.trans" : "ldmatrix.x2");
+}
+template <bool TRANS>
+inline void tessera_ldmatrix_x1(unsigned (&r)[1], const void* row) {
+    tessera_sim::ldmatrix<1, TRANS>(r, row, TRANS ? "ldmatrix.x1.trans" : "ldmatrix.x1");
+}
+template <class T>
+inline void tessera_mma_m16n8k16(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
+                  "mma.m16n8k16 multiplies __half or __nv_bfloat16");
+    tessera_sim::mma_m16n8k16<T>(acc, a, b, std::is_same<T, __half>::value ? "mma.m16n8k16.f16" : "mma.m16n8k16.bf16");
+}
+inline void tessera_mma_m16n8k8_tf32(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    tessera_sim::mma_m16n8k8_tf32(acc, a, b);
+}
 inline int __syncthreads_count(int predicate) { return tessera_sim::block_barrier(predicate); }
 inline int __syncthreads_and(int predicate) {
     return tessera_sim::block_barrier(predicate) == static_cast<int>(tessera_sim::m().threads);
@@ -943,25 +1502,25 @@ inline unsigned int __activemask() {
 }
 template <class T>
 inline unsigned int __match_any_sync(unsigned int mask, T value) {
-    uint32_t parity = tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));
+    tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));
     uint64_t mine = tessera_sim::to_bits(value);
     unsigned int result = 0;
     for (uint32_t l = 0; l < 32; ++l)
         if (((mask | (1u << tessera_sim::lane())) & (1u << l)) &&
             (tessera_sim::warp_lanes(tessera_sim::m().current / 32) & (1u << l)) &&
-            tessera_sim::warp_read(parity, mask, l) == mine)
+            tessera_sim::warp_read(mask, l) == mine)
             result |= 1u << l;
     return result;
 }
 #define TESSERA_WARP_REDUCE(name, T, combine)                                                \
     inline T name(unsigned int mask, T value) {                                              \
-        uint32_t parity = tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));    \
+        tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));                      \
         T acc = value;                                                                       \
         for (uint32_t l = 0; l < 32; ++l) {                                                  \
             if (l == tessera_sim::lane() || !(mask & (1u << l)) ||                           \
                 !(tessera_sim::warp_lanes(tessera_sim::m().current / 32) & (1u << l)))       \
                 continue;                                                                    \
-            T other = tessera_sim::from_bits<T>(tessera_sim::warp_read(parity, mask, l));   \
+            T other = tessera_sim::from_bits<T>(tessera_sim::warp_read(mask, l));           \
             acc = combine;                                                                   \
         }                                                                                    \
         return acc;                                                                          \
