@@ -81,7 +81,21 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
         }
     }
     // three 128×128×16 stages (49 920 B) are the catalog's first kernels over the static limit
-    assert_eq!(dynamic, ["sgemm_v7", "sgemm_v9", "sgemm_v10", "sgemm_v11", "sgemm_v12", "sgemm_v13"]);
+    assert_eq!(
+        dynamic,
+        [
+            "sgemm_v7",
+            "sgemm_v9",
+            "sgemm_v10",
+            "sgemm_v11",
+            "sgemm_v12",
+            "sgemm_v13",
+            "hgemm_v5_bf16",
+            "hgemm_v6_bf16",
+            "hgemm_v5_f16",
+            "hgemm_v6_f16"
+        ]
+    );
 }
 
 #[test]
