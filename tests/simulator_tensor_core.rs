@@ -319,7 +319,8 @@ fn f64_reference(a: &[f32], b: &[f32], c: &[f32], m: usize, n: usize, k: usize) 
         .map(|ij| {
             let (i, j) = (ij / n, ij % n);
             let exact: f64 = c[ij] as f64 + (0..k).map(|kk| a[i * k + kk] as f64 * b[kk * n + j] as f64).sum::<f64>();
-            let magnitude: f64 = c[ij].abs() as f64 + (0..k).map(|kk| (a[i * k + kk] as f64 * b[kk * n + j] as f64).abs()).sum::<f64>();
+            let magnitude: f64 =
+                c[ij].abs() as f64 + (0..k).map(|kk| (a[i * k + kk] as f64 * b[kk * n + j] as f64).abs()).sum::<f64>();
             (exact, k as f64 * f32::EPSILON as f64 * magnitude)
         })
         .collect()
@@ -331,12 +332,18 @@ fn run_mma16816<T: Half>(via_ldmatrix: bool, before: &str, seed: u64) -> (Vec<f3
     let b: Vec<T> = (0..128).map(|_| T::from_f32(rng.unit() * 4.0)).collect();
     let c: Vec<f32> = (0..128).map(|_| rng.unit() * 8.0).collect();
     let sim = simulator();
-    let (ta, tb, tc) = (sim.upload(&a, [16, 16]).unwrap(), sim.upload(&b, [16, 8]).unwrap(), sim.upload(&c, [16, 8]).unwrap());
+    let (ta, tb, tc) =
+        (sim.upload(&a, [16, 16]).unwrap(), sim.upload(&b, [16, 8]).unwrap(), sim.upload(&c, [16, 8]).unwrap());
     let mut d = sim.filled([16, 8], f32::NAN).unwrap();
     sim.run_source(
         &mma_source(T::CUDA, T::AS_USHORT, via_ldmatrix, before),
         "mma16816",
-        &mut [Argument::input("a", &ta), Argument::input("b", &tb), Argument::input("c", &tc), Argument::output("d", &mut d)],
+        &mut [
+            Argument::input("a", &ta),
+            Argument::input("b", &tb),
+            Argument::input("c", &tc),
+            Argument::output("d", &mut d),
+        ],
         [1, 1, 1],
         [32, 1, 1],
         THREE_ORDERS,
@@ -350,9 +357,24 @@ fn check_mma16816<T: Half>(via_ldmatrix: bool, before: &str) {
     for seed in [1, 2, 3] {
         let (a, b, c, d) = run_mma16816::<T>(via_ldmatrix, before, seed);
         let chain = fmaf_chain(&a, &b, &c, 16, 8, 16);
-        for (i, ((got, want), (exact, bound))) in d.iter().zip(&chain).zip(f64_reference(&a, &b, &c, 16, 8, 16)).enumerate() {
-            assert_eq!(got.to_bits(), want.to_bits(), "{} seed {seed}: D[{}][{}] = {got}, the fmaf chain gives {want}", T::CUDA, i / 8, i % 8);
-            assert!((*got as f64 - exact).abs() <= bound, "{} D[{}][{}] = {got}, f64 gives {exact}", T::CUDA, i / 8, i % 8);
+        for (i, ((got, want), (exact, bound))) in
+            d.iter().zip(&chain).zip(f64_reference(&a, &b, &c, 16, 8, 16)).enumerate()
+        {
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "{} seed {seed}: D[{}][{}] = {got}, the fmaf chain gives {want}",
+                T::CUDA,
+                i / 8,
+                i % 8
+            );
+            assert!(
+                (*got as f64 - exact).abs() <= bound,
+                "{} D[{}][{}] = {got}, f64 gives {exact}",
+                T::CUDA,
+                i / 8,
+                i % 8
+            );
         }
     }
 }
@@ -395,8 +417,15 @@ extern "C" __global__ void after_half_warp(const float* __restrict__ x, float* _
     let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
     let tx = sim.upload(&x, [32]).unwrap();
     let mut y = sim.zeros::<f32>([32]).unwrap();
-    sim.run_source(source, "after_half_warp", &mut [Argument::input("x", &tx), Argument::output("y", &mut y)], [1, 1, 1], [32, 1, 1], THREE_ORDERS)
-        .unwrap();
+    sim.run_source(
+        source,
+        "after_half_warp",
+        &mut [Argument::input("x", &tx), Argument::output("y", &mut y)],
+        [1, 1, 1],
+        [32, 1, 1],
+        THREE_ORDERS,
+    )
+    .unwrap();
     let v = |l: usize| if l < 16 { x[l] + x[l ^ 1] } else { x[l] };
     assert_eq!(sim.download(&y).unwrap(), (0..32).map(|l| v(l ^ 16)).collect::<Vec<_>>());
 }
@@ -429,12 +458,18 @@ extern "C" __global__ void mma1688(const float* __restrict__ a, const float* __r
     let a: Vec<f32> = (0..128).map(|_| rng.unit() * 3.0).collect();
     let b: Vec<f32> = (0..64).map(|_| rng.unit() * 3.0).collect();
     let c: Vec<f32> = (0..128).map(|_| rng.unit()).collect();
-    let (ta, tb, tc) = (sim.upload(&a, [16, 8]).unwrap(), sim.upload(&b, [8, 8]).unwrap(), sim.upload(&c, [16, 8]).unwrap());
+    let (ta, tb, tc) =
+        (sim.upload(&a, [16, 8]).unwrap(), sim.upload(&b, [8, 8]).unwrap(), sim.upload(&c, [16, 8]).unwrap());
     let mut d = sim.filled([16, 8], f32::NAN).unwrap();
     sim.run_source(
         source,
         "mma1688",
-        &mut [Argument::input("a", &ta), Argument::input("b", &tb), Argument::input("c", &tc), Argument::output("d", &mut d)],
+        &mut [
+            Argument::input("a", &ta),
+            Argument::input("b", &tb),
+            Argument::input("c", &tc),
+            Argument::output("d", &mut d),
+        ],
         [1, 1, 1],
         [32, 1, 1],
         THREE_ORDERS,
@@ -444,7 +479,9 @@ extern "C" __global__ void mma1688(const float* __restrict__ a, const float* __r
     let tf32 = |v: &[f32]| v.iter().map(|x| f32::from_bits(x.to_bits() & 0xffff_e000)).collect::<Vec<f32>>();
     let (a32, b32) = (tf32(&a), tf32(&b));
     let chain = fmaf_chain(&a32, &b32, &c, 16, 8, 8);
-    for (i, ((got, want), (exact, bound))) in d.iter().zip(&chain).zip(f64_reference(&a32, &b32, &c, 16, 8, 8)).enumerate() {
+    for (i, ((got, want), (exact, bound))) in
+        d.iter().zip(&chain).zip(f64_reference(&a32, &b32, &c, 16, 8, 8)).enumerate()
+    {
         assert_eq!(got.to_bits(), want.to_bits(), "D[{}][{}]", i / 8, i % 8);
         assert!((*got as f64 - exact).abs() <= bound, "D[{}][{}] = {got}, f64 gives {exact}", i / 8, i % 8);
     }
@@ -594,27 +631,27 @@ fn conversion_inputs() -> Vec<f32> {
         f32::MAX,
         f32::MIN,
         f32::MIN_POSITIVE,
-        f32::from_bits(1),          // the smallest f32 subnormal: bf16 keeps subnormals
+        f32::from_bits(1),           // the smallest f32 subnormal: bf16 keeps subnormals
         f32::from_bits(0x0001_8000), // an f32 subnormal halfway between two bf16 subnormals
-        65504.0,                    // f16's largest finite
-        65519.996,                  // just under the f16 overflow tie: 65504
-        65520.0,                    // the f16 overflow tie: even is inf
+        65504.0,                     // f16's largest finite
+        65519.996,                   // just under the f16 overflow tie: 65504
+        65520.0,                     // the f16 overflow tie: even is inf
         65536.0,
         1e10,
-        1.0 + 2f32.powi(-11),       // f16 tie: to even, 1
-        1.0 + 3.0 * 2f32.powi(-11), // f16 tie: to even, 1 + 2^-9
-        1.0 + 2f32.powi(-11) + 2f32.powi(-20), // just above the tie: up
-        1.0 + 2f32.powi(-8),        // bf16 tie: 1
-        1.0 + 3.0 * 2f32.powi(-8),  // bf16 tie: 1 + 2^-6
-        2f32.powi(-24),             // f16's smallest subnormal
-        2f32.powi(-25),             // halfway to 0: even is 0
+        1.0 + 2f32.powi(-11),                         // f16 tie: to even, 1
+        1.0 + 3.0 * 2f32.powi(-11),                   // f16 tie: to even, 1 + 2^-9
+        1.0 + 2f32.powi(-11) + 2f32.powi(-20),        // just above the tie: up
+        1.0 + 2f32.powi(-8),                          // bf16 tie: 1
+        1.0 + 3.0 * 2f32.powi(-8),                    // bf16 tie: 1 + 2^-6
+        2f32.powi(-24),                               // f16's smallest subnormal
+        2f32.powi(-25),                               // halfway to 0: even is 0
         f32::from_bits(2f32.powi(-25).to_bits() + 1), // just above: the smallest subnormal
-        3.0 * 2f32.powi(-26),       // 0.75 of the smallest: up
-        2f32.powi(-14),             // f16's smallest normal
-        2f32.powi(-14) - 2f32.powi(-25), // rounds up from a subnormal into the normals
+        3.0 * 2f32.powi(-26),                         // 0.75 of the smallest: up
+        2f32.powi(-14),                               // f16's smallest normal
+        2f32.powi(-14) - 2f32.powi(-25),              // rounds up from a subnormal into the normals
         6.1e-5,
         -3.0 * 2f32.powi(-25),
-        3.3895314e38,               // bf16's largest finite
+        3.3895314e38,                // bf16's largest finite
         f32::from_bits(0x7f7f_8000), // the bf16 overflow tie: even is inf
         f32::from_bits(0x7f7f_7fff), // just under it
         f32::NAN,
@@ -626,7 +663,10 @@ fn conversion_inputs() -> Vec<f32> {
     let mut rng = Lcg(5);
     x.extend((0..4000).map(|_| f32::from_bits(rng.next_u32())));
     // and values in f16's range, where most bits survive
-    x.extend((0..4000).map(|_| f32::from_bits(0x3300_0000 + rng.next_u32() % (0x4780_0000 - 0x3300_0000)) * if rng.next_u32() % 2 == 0 { 1.0 } else { -1.0 }));
+    x.extend((0..4000).map(|_| {
+        f32::from_bits(0x3300_0000 + rng.next_u32() % (0x4780_0000 - 0x3300_0000))
+            * if rng.next_u32() % 2 == 0 { 1.0 } else { -1.0 }
+    }));
     x
 }
 
@@ -725,7 +765,11 @@ fn nearest_f16(num: i128, den: i128) -> u16 {
     // f16 bits → value in units of 2^-48; 0x7c00 stands for 2^16, the next binade's start
     let units = |bits: u16| -> i128 {
         let (e, m) = (i128::from(bits >> 10), i128::from(bits & 0x3ff));
-        if e == 0 { m << 24 } else { (m | 0x400) << (e + 23) }
+        if e == 0 {
+            m << 24
+        } else {
+            (m | 0x400) << (e + 23)
+        }
     };
     // the largest finite f16 at or below the value (f16 bits order like their values)
     let (mut low, mut high) = (0u16, 0x7c00u16);
@@ -752,7 +796,8 @@ fn half_arithmetic_rounds_each_result_once_as_the_device_does() {
             return f16::from_bits(bits);
         }
     };
-    let mut triples: Vec<[f16; 3]> = (0..3000).map(|_| [finite(&mut rng), finite(&mut rng), finite(&mut rng)]).collect();
+    let mut triples: Vec<[f16; 3]> =
+        (0..3000).map(|_| [finite(&mut rng), finite(&mut rng), finite(&mut rng)]).collect();
     // near neighbours, whose sums and quotients land on and near ties
     for _ in 0..1000 {
         let a = finite(&mut rng);
@@ -767,7 +812,11 @@ fn half_arithmetic_rounds_each_result_once_as_the_device_does() {
     }
     let n = triples.len();
     let column = |k: usize| triples.iter().map(|t| t[k]).collect::<Vec<f16>>();
-    let (x, y, z) = (sim.upload(&column(0), [n]).unwrap(), sim.upload(&column(1), [n]).unwrap(), sim.upload(&column(2), [n]).unwrap());
+    let (x, y, z) = (
+        sim.upload(&column(0), [n]).unwrap(),
+        sim.upload(&column(1), [n]).unwrap(),
+        sim.upload(&column(2), [n]).unwrap(),
+    );
     let mut out = sim.zeros::<u32>([n * 4]).unwrap();
     sim.run_source(
         &arithmetic_source("__half", "__half_as_ushort"),
@@ -795,7 +844,11 @@ fn half_arithmetic_rounds_each_result_once_as_the_device_does() {
         let finite = fa.is_finite() && fb.is_finite() && fc.is_finite();
         let (ua, ub, uc) = if finite { (units24(*a), units24(*b), units24(*c)) } else { (0, 0, 0) };
         let rounded = |f64_value: f64, num: i128, den: i128| {
-            if !finite || f64_value == 0.0 || !f64_value.is_finite() { special_case(f64_value) } else { nearest_f16(num, den) }
+            if !finite || f64_value == 0.0 || !f64_value.is_finite() {
+                special_case(f64_value)
+            } else {
+                nearest_f16(num, den)
+            }
         };
         assert_eq!(halves[0], rounded(fa + fb, (ua + ub) << 24, 1), "{what}: +");
         assert_eq!(halves[1], rounded(fa - fb, (ua - ub) << 24, 1), "{what}: -");
@@ -803,7 +856,13 @@ fn half_arithmetic_rounds_each_result_once_as_the_device_does() {
         let quotient = if ub < 0 { (-(ua << 48), -ub) } else { (ua << 48, ub) };
         assert_eq!(halves[3], rounded(fa / fb, quotient.0, quotient.1), "{what}: /");
         assert_eq!(halves[4], rounded(fa * fb + fc, ua * ub + (uc << 24), 1), "{what}: fma rounds once");
-        let max = if fa.is_nan() { fb } else if fb.is_nan() || fa > fb { fa } else { fb };
+        let max = if fa.is_nan() {
+            fb
+        } else if fb.is_nan() || fa > fb {
+            fa
+        } else {
+            fb
+        };
         if fa != fb {
             assert_eq!(halves[5], special_case(max), "{what}: max");
         }
@@ -839,7 +898,12 @@ extern "C" __global__ void shuffle16(const __half* __restrict__ x, __half* __res
     sim.run_source(
         source,
         "shuffle16",
-        &mut [Argument::input("x", &tx), Argument::output("y", &mut y), Argument::input("u", &tu), Argument::output("v", &mut v)],
+        &mut [
+            Argument::input("x", &tx),
+            Argument::output("y", &mut y),
+            Argument::input("u", &tu),
+            Argument::output("v", &mut v),
+        ],
         [1, 1, 1],
         [32, 1, 1],
         TWO_ORDERS,
@@ -851,5 +915,32 @@ extern "C" __global__ void shuffle16(const __half* __restrict__ x, __half* __res
         assert_eq!(y[lane].to_bits(), want_y.to_bits(), "lane {lane}");
         let want_v = if lane + 3 < 32 { u[lane + 3] } else { u[lane] };
         assert_eq!(v[lane].to_bits(), want_v.to_bits(), "lane {lane}");
+    }
+}
+
+#[test]
+fn lanes_that_name_each_other_with_different_masks_are_warp_divergence_not_a_hang() {
+    // As in CUDA, every lane a mask names must execute the op with that same mask: lanes 0-15
+    // (full warp) and 16-31 (themselves and lane 0) wait for each other forever.
+    let source = r#"
+extern "C" __global__ void mismatched_masks(float* __restrict__ y)
+{
+    const int lane = threadIdx.x;
+    const unsigned mask = lane < 16 ? 0xffffffffu : 0xffff0001u;
+    y[lane] = __shfl_xor_sync(mask, 1.0f, 1);
+}
+"#;
+    let sim = simulator();
+    let mut y = sim.zeros::<f32>([32]).unwrap();
+    match sim.run_source(
+        source,
+        "mismatched_masks",
+        &mut [Argument::output("y", &mut y)],
+        [1, 1, 1],
+        [32, 1, 1],
+        TWO_ORDERS,
+    ) {
+        Err(Error::WarpDivergence { detail, .. }) => assert!(detail.contains("same mask"), "{detail}"),
+        other => panic!("expected warp divergence, got {other:?}"),
     }
 }
