@@ -387,9 +387,19 @@ enum Baseline<'g> {
     /// cuBLAS SGEMM (pedantic FP32) of the same M, N, K.
     Sgemm { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
     /// cuBLAS `cublasGemmEx`, BF16 inputs, f32 compute and output.
-    GemmBf16 { blas: crate::runtime::Cublas, a: DeviceTensor<half::bf16>, b: DeviceTensor<half::bf16>, c: DeviceTensor<f32> },
+    GemmBf16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::bf16>,
+        b: DeviceTensor<half::bf16>,
+        c: DeviceTensor<f32>,
+    },
     /// cuBLAS `cublasGemmEx`, F16 inputs, f32 compute and output.
-    GemmF16 { blas: crate::runtime::Cublas, a: DeviceTensor<half::f16>, b: DeviceTensor<half::f16>, c: DeviceTensor<f32> },
+    GemmF16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::f16>,
+        b: DeviceTensor<half::f16>,
+        c: DeviceTensor<f32>,
+    },
 }
 
 /// The element type of a kernel's first tensor parameter (an HGEMM's A).
@@ -402,7 +412,12 @@ fn input_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
 }
 
 impl<'g> Baseline<'g> {
-    fn new(gpu: &'g Gpu, family: Family, shape: &[(String, i64)], input: Option<crate::dsl::ElementType>) -> Result<Self, Error> {
+    fn new(
+        gpu: &'g Gpu,
+        family: Family,
+        shape: &[(String, i64)],
+        input: Option<crate::dsl::ElementType>,
+    ) -> Result<Self, Error> {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
         let filled = |dims: &[usize]| -> Result<DeviceTensor<f32>, Error> {
             let len = dims.iter().product::<usize>();

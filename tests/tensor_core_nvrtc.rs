@@ -35,21 +35,41 @@ fn shared_tiles_feed_ldmatrix_and_move_16_bytes_at_a_time() {
     for kernel in hgemm::all().filter(|k| !k.name().starts_with("hgemm_v1")) {
         let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_90).unwrap();
         let ops = instructions(&ptx);
-        assert!(ops.iter().any(|op| op == "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), "{}: no ldmatrix", kernel.name());
+        assert!(
+            ops.iter().any(|op| op == "ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+            "{}: no ldmatrix",
+            kernel.name()
+        );
         assert!(
             ops.iter().any(|op| op == "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
             "{}: B is stored k-major and needs ldmatrix.trans",
             kernel.name()
         );
-        let pipelined = kernel.ir().unwrap().statements().iter().any(
-            |s| matches!(s, tessera::dsl::Statement::Pipeline(p) if p.stages >= 3),
-        );
+        let pipelined = kernel
+            .ir()
+            .unwrap()
+            .statements()
+            .iter()
+            .any(|s| matches!(s, tessera::dsl::Statement::Pipeline(p) if p.stages >= 3));
         if pipelined {
             assert!(ops.iter().any(|op| op == "cp.async.cg.shared.global"), "{}: no 16-byte cp.async", kernel.name());
-            assert!(!ops.iter().any(|op| op.starts_with("ld.global")) || ptx.contains("cp.async.wait_group 0;"));
+            // no tile passes through registers: the only global loads (C's, for β ≠ 0) come
+            // after the pipeline has drained
+            let drained = ptx.find("cp.async.wait_group 0;").unwrap_or(0);
+            let loads_inside: Vec<&str> =
+                ptx[..drained].lines().filter(|line| line.trim_start().starts_with("ld.global")).collect();
+            assert!(
+                drained > 0 && loads_inside.is_empty(),
+                "{}: tiles loaded into registers: {loads_inside:?}",
+                kernel.name()
+            );
         } else {
             let global: Vec<&String> = ops.iter().filter(|op| op.starts_with("ld.global")).collect();
-            assert!(global.iter().any(|op| op.contains(".v4.")), "{}: tile loads not 128-bit: {global:?}", kernel.name());
+            assert!(
+                global.iter().any(|op| op.contains(".v4.")),
+                "{}: tile loads not 128-bit: {global:?}",
+                kernel.name()
+            );
             let shared: Vec<&String> = ops.iter().filter(|op| op.starts_with("st.shared")).collect();
             assert!(
                 !shared.is_empty() && shared.iter().all(|op| op.contains(".v4.")),
@@ -64,7 +84,10 @@ fn shared_tiles_feed_ldmatrix_and_move_16_bytes_at_a_time() {
 fn the_global_fragment_kernel_uses_no_shared_memory() {
     let kernel = &hgemm::hgemm_v1_bf16::KERNEL;
     let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_80).unwrap();
-    assert!(!ptx.contains("ldmatrix") && !ptx.contains(".shared"), "V1 loads its fragments straight from global memory");
+    assert!(
+        !ptx.contains("ldmatrix") && !ptx.contains(".shared"),
+        "V1 loads its fragments straight from global memory"
+    );
 }
 
 /// On a GPU machine: the SASS of every kernel's inner loop holds HMMA (and LDSM where the
@@ -98,7 +121,8 @@ fn narrower_renderings_for_unaligned_rows_compile() {
     use tessera::dsl::VectorWidth;
     for kernel in [&hgemm::hgemm_v2_bf16::KERNEL, &hgemm::hgemm_v4_bf16::KERNEL, &hgemm::hgemm_v5_f16::KERNEL] {
         for width in [VectorWidth::W4, VectorWidth::W2, VectorWidth::W1] {
-            let source = kernel.source_with_vector(width).unwrap_or_else(|e| panic!("{} at width {width}: {e}", kernel.name()));
+            let source =
+                kernel.source_with_vector(width).unwrap_or_else(|e| panic!("{} at width {width}: {e}", kernel.name()));
             let compiled = nvrtc::compile_cubin(&source, kernel.name(), Arch::SM_80)
                 .unwrap_or_else(|e| panic!("{} at width {width}: {e}", kernel.name()));
             // V5's 128 × 256 tiles copied one element at a time need more registers than its

@@ -306,14 +306,7 @@ pub(crate) fn mma_source_with(
         }
         loads
     };
-    let k_name = match &mma.b {
-        Operand::Shared(view) => kernel
-            .shared(&view.buffer)
-            .map(|buffer| c_expr(&buffer.shape[usize::from(view.transposed)]))
-            .unwrap_or_else(|| plan.k.to_string()),
-        Operand::Global(tile) if !tile.transposed => c_expr(&tile.extent[0]),
-        _ => plan.k.to_string(),
-    };
+    let k_name = k_extent_name(kernel, mma, &plan);
     let mut global_origins = a.origin_declarations();
     global_origins.extend(b.origin_declarations());
     // `.unroll(n)` with n = the whole extent is the plain unrolled loop
@@ -348,13 +341,30 @@ pub(crate) fn mma_source_with(
         .render()
         .map_err(template_error("mma.cu"))?
     };
-    if global_origins.is_empty() {
-        return Ok(source);
+    Ok(with_tile_origins(source, &global_origins))
+}
+
+/// The k extent of `mma` as the source names it (`BK`), else its value.
+pub(crate) fn k_extent_name(kernel: &Kernel, mma: &Mma, plan: &MmaPlan) -> String {
+    match &mma.b {
+        Operand::Shared(view) => kernel
+            .shared(&view.buffer)
+            .map(|buffer| c_expr(&buffer.shape[usize::from(view.transposed)]))
+            .unwrap_or_else(|| plan.k.to_string()),
+        Operand::Global(tile) if !tile.transposed => c_expr(&tile.extent[0]),
+        _ => plan.k.to_string(),
     }
-    // global operands (the naive kernel): name their tile origins around the loop
+}
+
+/// `source` in a block that first names the tile origins of global operands (the kernels that
+/// multiply straight from global memory), or as it is when there are none.
+pub(crate) fn with_tile_origins(source: String, origins: &[(String, String)]) -> String {
+    if origins.is_empty() {
+        return source;
+    }
     let declarations: Vec<String> =
-        global_origins.iter().map(|(name, value)| format!("    const int {name} = {value};")).collect();
-    Ok(format!("{{\n{}\n{}\n}}", declarations.join("\n"), indent(&source, 1)))
+        origins.iter().map(|(name, value)| format!("    const int {name} = {value};")).collect();
+    format!("{{\n{}\n{}\n}}", declarations.join("\n"), indent(&source, 1))
 }
 
 #[allow(clippy::too_many_arguments)]

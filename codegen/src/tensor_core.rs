@@ -3,11 +3,13 @@
 //! (`Fragment`, `Mma`, the fragment copy), each rendered by a template of its own.
 
 use askama::Template;
-use tessera_dsl::{ElementType, EpiloguePlan, Fragment, FragmentLayout, Kernel, MmaInstruction, MmaPlan, OperandPlan, TileCopy};
+use tessera_dsl::{
+    ElementType, EpiloguePlan, Fragment, FragmentLayout, Kernel, MmaInstruction, MmaPlan, OperandPlan, TileCopy,
+};
 
 use crate::c_expr;
 use crate::operand::{zero, OperandText};
-use crate::statement::{indent, invalid, invalid_plan, template_error};
+use crate::statement::{invalid, invalid_plan, template_error};
 use crate::RenderError;
 
 #[derive(Template)]
@@ -65,7 +67,11 @@ fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, Str
 }
 
 /// `let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);`
-pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment, layout: &FragmentLayout) -> Result<String, RenderError> {
+pub(crate) fn fragment_source(
+    kernel: &Kernel,
+    fragment: &Fragment,
+    layout: &FragmentLayout,
+) -> Result<String, RenderError> {
     let [warp_rows, warp_cols] =
         layout.warp_tile.ok_or_else(|| invalid(kernel, fragment.origin, "not a warp-tile fragment"))?;
     let (warp_rows_name, warp_cols_name) = warp_tile_names(fragment, layout);
@@ -111,7 +117,11 @@ fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<S
             let value = |row: &str, col: &str| guarded(a, row, col, input);
             (0..4)
                 .map(|register| {
-                    let row = if register % 2 == 1 { "warp_row0 + mi * 16 + 8 + lane / 4" } else { "warp_row0 + mi * 16 + lane / 4" };
+                    let row = if register % 2 == 1 {
+                        "warp_row0 + mi * 16 + 8 + lane / 4"
+                    } else {
+                        "warp_row0 + mi * 16 + lane / 4"
+                    };
                     let col = if register >= 2 { "kk + 8 + lane % 4 * 2" } else { "kk + lane % 4 * 2" };
                     format!(
                         "a_frag[mi][{register}] = tessera_pack({}, {});",
@@ -184,7 +194,12 @@ fn guarded(operand: &OperandText<'_>, row: &str, col: &str, element: ElementType
 }
 
 /// `mma(a, b, &mut acc)` on a `.warp_tile(..)` fragment; `stage` picks a pipeline's stage.
-pub(crate) fn mma_source(kernel: &Kernel, mma: &tessera_dsl::Mma, plan: &MmaPlan, stage: Option<&str>) -> Result<String, RenderError> {
+pub(crate) fn mma_source(
+    kernel: &Kernel,
+    mma: &tessera_dsl::Mma,
+    plan: &MmaPlan,
+    stage: Option<&str>,
+) -> Result<String, RenderError> {
     let MmaInstruction::MmaSync { input, .. } = plan.instruction else {
         return Err(invalid(kernel, mma.origin, "not a tensor-core mma"));
     };
@@ -195,14 +210,7 @@ pub(crate) fn mma_source(kernel: &Kernel, mma: &tessera_dsl::Mma, plan: &MmaPlan
     let b_step = if (warp_cols_value / 8) % 2 == 0 && matches!(plan.b, OperandPlan::Shared(_)) { 2 } else { 1 };
     let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
     let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
-    let k_name = match &mma.b {
-        tessera_dsl::Operand::Shared(view) => kernel
-            .shared(&view.buffer)
-            .map(|buffer| c_expr(&buffer.shape[usize::from(view.transposed)]))
-            .unwrap_or_else(|| plan.k.to_string()),
-        tessera_dsl::Operand::Global(tile) if !tile.transposed => c_expr(&tile.extent[0]),
-        _ => plan.k.to_string(),
-    };
+    let k_name = crate::gemm::k_extent_name(kernel, mma, plan);
     let describe = |operand: &OperandPlan, name: &str, contiguous_is_plain: bool| match operand {
         OperandPlan::Global(_) => format!("{name} straight from global memory, each lane its own values"),
         OperandPlan::Shared(_) if columns_contiguous(operand) == contiguous_is_plain => format!("{name} by ldmatrix"),
@@ -225,11 +233,7 @@ pub(crate) fn mma_source(kernel: &Kernel, mma: &tessera_dsl::Mma, plan: &MmaPlan
     .map_err(template_error("mma_sync.cu"))?;
     let mut origins = a.origin_declarations();
     origins.extend(b.origin_declarations());
-    if origins.is_empty() {
-        return Ok(source);
-    }
-    let declarations: Vec<String> = origins.iter().map(|(name, value)| format!("    const int {name} = {value};")).collect();
-    Ok(format!("{{\n{}\n{}\n}}", declarations.join("\n"), indent(&source, 1)))
+    Ok(crate::gemm::with_tile_origins(source, &origins))
 }
 
 /// `copy(&acc, c.tile(..))` of a `.warp_tile(..)` fragment, optionally `.axpby(alpha, beta)`:
@@ -259,7 +263,11 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     let mut scale = Vec::new();
     let mut pair_store = Vec::new();
     let mut edge_store = Vec::new();
-    let pair_type = if element.is_half() { element.vector_type(tessera_dsl::VectorWidth::W2).unwrap_or("float2") } else { "float2" };
+    let pair_type = if element.is_half() {
+        element.vector_type(tessera_dsl::VectorWidth::W2).unwrap_or("float2")
+    } else {
+        "float2"
+    };
     let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
     match &plan.axpby {
         Some((alpha, beta)) => {
@@ -272,7 +280,8 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
             pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
             pair_store.push("}".into());
             for (v, target) in [(0, &first), (1, &second)] {
-                let guard = dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
+                let guard =
+                    dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
                 edge_store.push(format!(
                     "if ({guard}) {target} = {};",
                     from_float(&format!("{beta} == 0.0f ? value{v} : value{v} + {beta} * {}", to_float(target)))
@@ -282,7 +291,8 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         None => {
             pair_store.push(format!("{pair_type} out;"));
             for (v, target) in [(0, &first), (1, &second)] {
-                let guard = dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
+                let guard =
+                    dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
                 edge_store.push(format!("if ({guard}) {target} = {};", from_float(&format!("value{v}"))));
             }
         }
@@ -312,7 +322,10 @@ pub(crate) fn uses_half(kernel: &Kernel) -> bool {
         tessera_dsl::ParamKind::Scalar(element) => element.is_half(),
     });
     params
-        || kernel.statements().iter().any(|s| matches!(s, tessera_dsl::Statement::Shared(buffer) if buffer.element.is_half()))
+        || kernel
+            .statements()
+            .iter()
+            .any(|s| matches!(s, tessera_dsl::Statement::Shared(buffer) if buffer.element.is_half()))
 }
 
 /// Whether the kernel has a tensor-core `mma`.

@@ -361,7 +361,8 @@ fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
                             (0..WARP)
                                 .map(|lane| {
                                     let (row, col) = layout.lane_value_position(lane, [mi, ni, half * 2]);
-                                    let start = ((warp_row0 + row) * ASSUMED_ROW_ELEMENTS + warp_col0 + col) * element_bytes;
+                                    let start =
+                                        ((warp_row0 + row) * ASSUMED_ROW_ELEMENTS + warp_col0 + col) * element_bytes;
                                     (start / 4..(start + 2 * element_bytes) / 4).collect()
                                 })
                                 .collect(),

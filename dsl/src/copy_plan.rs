@@ -1,9 +1,9 @@
 //! The geometry of one tile copy: which elements thread t moves at each step, and where
 //! each side keeps them. Codegen renders these formulas; the analyzer evaluates them.
 
-use crate::{MmaInstruction, 
-    Access, Diagnostic, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, Operand, ParamKind, Scope,
-    SharedLayout, TileCopy,
+use crate::{
+    Access, Diagnostic, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, MmaInstruction, Operand, ParamKind,
+    Scope, SharedLayout, TileCopy,
 };
 
 /// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).

@@ -7,10 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAX_PIPELINE_STAGES: u32 = 8;
 
 use crate::{
-    ElementType, MmaInstruction,
-    CopyPlan, Diagnostic, Diagnostics, EpiloguePlan, Expr, ExprKind, Fragment, FragmentLayout, Kernel, Mma, MmaPlan,
-    Operand, OperandPlan, Origin, Param, PipelineLoop, Scope, SharedBuffer, SharedLayout, Statement, Target,
-    ThreadStatement, ThreadStatementKind, TileCopy, TypeEnv,
+    CopyPlan, Diagnostic, Diagnostics, ElementType, EpiloguePlan, Expr, ExprKind, Fragment, FragmentLayout, Kernel,
+    Mma, MmaInstruction, MmaPlan, Operand, OperandPlan, Origin, Param, PipelineLoop, Scope, SharedBuffer, SharedLayout,
+    Statement, Target, ThreadStatement, ThreadStatementKind, TileCopy, TypeEnv,
 };
 
 /// Registers a thread may give its accumulators and one row of each operand; the rest of
@@ -800,9 +799,7 @@ impl Checker<'_> {
             };
             self.error(
                 fragment.origin,
-                format!(
-                    "a {warp_rows}×{warp_cols} warp tile does not split into mma.sync's m16n8 tiles: {bad}"
-                ),
+                format!("a {warp_rows}×{warp_cols} warp tile does not split into mma.sync's m16n8 tiles: {bad}"),
                 Some(format!(
                     "use a warp tile of 16·i × 8·j, e.g. warp_tile([{}, {}])",
                     (warp_rows / 16).max(1) * 16,

@@ -335,8 +335,15 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
         }
     };
     let origin = spans.origin(init.span());
-    let mut buffer =
-        SharedBuffer { name: name.ident.to_string(), element, shape, pad: 0, swizzle: None, swizzle_bytes: None, origin };
+    let mut buffer = SharedBuffer {
+        name: name.ident.to_string(),
+        element,
+        shape,
+        pad: 0,
+        swizzle: None,
+        swizzle_bytes: None,
+        origin,
+    };
     for method in modifiers.into_iter().rev() {
         let value = match method.args.first() {
             Some(RustExpr::Lit(lit)) if method.args.len() == 1 => match &lit.lit {
