@@ -53,9 +53,9 @@ pub use tessera_dsl as dsl;
 pub use tessera_macros::tile_kernel;
 pub use tessera_runtime as runtime;
 pub use tessera_runtime::{
-    nvrtc, sim, Arch, Argument, Backend, CompiledKernel, Device, DeviceTensor, DiskCache, Error, Gpu, HostCompiler,
-    Input, KernelDefinition, Launched, Location, Lookup, Order, Output, PtxasReport, SimCompiled, SimulatedRun,
-    Simulator, TensorView, TensorViewMut, Timing, TuneCache,
+    nvrtc, sim, Arch, Argument, Backend, CompiledKernel, Device, DeviceGroup, DeviceTensor, DiskCache, Error, Gpu,
+    HostCompiler, Input, KernelDefinition, Launched, Location, Lookup, Order, Output, PtxasReport, ReduceOp,
+    ShardedTensor, Sharding, SimCompiled, SimulatedRun, Simulator, TensorView, TensorViewMut, Timing, TuneCache,
 };
 
 /// What kernel files and programs that launch them need.

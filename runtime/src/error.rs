@@ -146,6 +146,32 @@ pub enum Error {
     Cublas { action: &'static str, source: cudarc::cublas::result::CublasError },
     #[error("GEMM shapes do not chain: A {a:?} · B {b:?} → C {c:?}")]
     GemmShape { a: Vec<usize>, b: Vec<usize>, c: Vec<usize> },
+    #[error("no NCCL: libnccl could not be loaded (tried {tried}); `pip install nvidia-nccl-cu13` and add its lib folder (nvidia/nccl/lib) to LD_LIBRARY_PATH")]
+    NcclMissing { tried: String },
+    #[error("NCCL failed while {action}: {code}")]
+    Nccl { action: &'static str, code: String },
+    #[error("a device group needs at least one device")]
+    EmptyGroup,
+    #[error("GPU {ordinal} is named twice in the device group (NCCL gives each GPU one rank)")]
+    DuplicateGpu { ordinal: usize },
+    #[error("a tensor of dims {dims:?} cannot be {sharding}: rows need at least one dimension, columns a matrix")]
+    ShardingShape { sharding: crate::Sharding, dims: Vec<usize> },
+    #[error("`{param}` must be {expected} over {parts} devices, but is {found} over {found_parts}")]
+    ShardingMismatch {
+        param: &'static str,
+        expected: crate::Sharding,
+        parts: usize,
+        found: crate::Sharding,
+        found_parts: usize,
+    },
+    #[error("{what}: rows {rows:?} are outside 0..{total}")]
+    CollectiveRows { what: &'static str, rows: std::ops::Range<usize>, total: usize },
+    #[error("{what}: the input has dims {input:?} but the output {output:?}; they must be the same")]
+    CollectiveShapes { what: &'static str, input: Vec<usize>, output: Vec<usize> },
+    #[error("{what}: a shard holds {len} elements but the collective needs {needed}")]
+    ShardTooSmall { what: &'static str, len: usize, needed: usize },
+    #[error("a gather or scatter was issued without its input tensor")]
+    CollectiveInput,
     #[error("the stream-K workspace could not be prepared: {message}")]
     Workspace { message: String },
 }

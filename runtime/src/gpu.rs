@@ -354,6 +354,10 @@ impl Gpu {
         Error::WrongDevice { param: param.into(), tensor, launch: self.location() }
     }
 
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.context
+    }
+
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }

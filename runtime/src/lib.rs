@@ -24,6 +24,7 @@ mod definition;
 mod error;
 mod excerpt;
 mod gpu;
+mod group;
 pub mod headers;
 mod libraries;
 pub mod nvrtc;
@@ -44,7 +45,10 @@ pub use cublas::{Cublas, GemmExInput, GemmExOutput};
 pub use definition::{KernelDefinition, Launched};
 pub use error::Error;
 pub use gpu::Gpu;
-pub use libraries::{driver_available, nvrtc_available};
+pub use group::{
+    split_evenly, Collective, CollectiveRecord, DeviceGroup, Pending, ReduceOp, Reducible, ShardedTensor, Sharding,
+};
+pub use libraries::{driver_available, nccl_available, nvrtc_available};
 pub use ptxas::PtxasReport;
 pub use sim::{HostCompiler, Order, SimCompiled, SimulatedRun, Simulator};
 pub use tensor::{span_len, DeviceTensor, Element, Input, Location, Output, TensorView, TensorViewMut};

@@ -22,6 +22,21 @@ pub fn driver_available() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
+/// True when NCCL (libnccl, what [`DeviceGroup`](crate::DeviceGroup)s of GPUs move data
+/// with) can be loaded.
+pub fn nccl_available() -> bool {
+    // SAFETY: only tries to dlopen the library; calls nothing in it.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+pub(crate) fn require_nccl() -> Result<(), Error> {
+    if nccl_available() {
+        Ok(())
+    } else {
+        Err(Error::NcclMissing { tried: candidates("nccl") })
+    }
+}
+
 pub(crate) fn require_nvrtc() -> Result<(), Error> {
     if nvrtc_available() {
         Ok(())

@@ -5,6 +5,7 @@
 pub mod copy;
 pub mod hgemm;
 pub mod map;
+pub mod parallel;
 pub mod reduce;
 pub mod sgemm;
 pub mod stencil;

@@ -1,0 +1,164 @@
+//! Collectives between GPUs through NCCL (cudarc's bindings), one communicator per GPU in
+//! this process (`ncclCommInitAll`). Each GPU gets a communication stream beside its compute
+//! stream: a collective waits for the compute work queued before it and the compute work
+//! queued after it waits only once its [`Pending`] is waited for, so the two overlap.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::nccl::{result as nccl_result, Comm};
+
+use crate::tensor::Storage;
+use crate::{Backend, DeviceTensor, Error, Gpu};
+
+use super::collective::{Exchange, Pending, ReduceOp, Reducible};
+
+pub(crate) struct Communicators {
+    /// By rank; each holds its communication stream.
+    comms: Vec<Comm>,
+    streams: Vec<Arc<CudaStream>>,
+}
+
+impl Communicators {
+    pub(crate) fn new(gpus: &[Gpu]) -> Result<Self, Error> {
+        let streams = gpus
+            .iter()
+            .map(|gpu| gpu.context().new_stream().map_err(Error::driver("creating a communication stream")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let comms = Comm::from_devices(streams.clone()).map_err(nccl("creating the communicators"))?;
+        Ok(Self { comms, streams })
+    }
+
+    pub(crate) fn synchronize(&self) -> Result<(), Error> {
+        for stream in &self.streams {
+            stream.synchronize().map_err(Error::driver("waiting for a collective"))?;
+        }
+        Ok(())
+    }
+
+    /// Queues `exchange` on the communication streams, after the work queued so far on the
+    /// members' compute streams.
+    pub(crate) fn exchange<T: Reducible>(
+        &self,
+        members: &[Backend],
+        exchange: &Exchange,
+        input: Option<&[DeviceTensor<T>]>,
+        output: &mut [DeviceTensor<T>],
+    ) -> Result<Pending, Error> {
+        let gpus: Vec<&Gpu> = members.iter().filter_map(Backend::as_gpu).collect();
+        for (gpu, stream) in gpus.iter().zip(&self.streams) {
+            let ready = gpu.stream().record_event(None).map_err(Error::driver("recording an event"))?;
+            stream.wait(&ready).map_err(Error::driver("ordering a collective after compute"))?;
+        }
+        nccl_result::group_start().map_err(nccl("starting a group"))?;
+        let queued = self.queue(exchange, input, output);
+        let ended = nccl_result::group_end().map_err(nccl("ending a group"));
+        queued?;
+        ended?;
+        let mut done = Vec::with_capacity(gpus.len());
+        for (gpu, stream) in gpus.iter().zip(&self.streams) {
+            let event = stream.record_event(None).map_err(Error::driver("recording an event"))?;
+            done.push((gpu.stream().clone(), event));
+        }
+        Ok(Pending::after(done))
+    }
+
+    /// The NCCL calls of `exchange`, one per rank (or per rank and root), inside a group.
+    fn queue<T: Reducible>(
+        &self,
+        exchange: &Exchange,
+        input: Option<&[DeviceTensor<T>]>,
+        output: &mut [DeviceTensor<T>],
+    ) -> Result<(), Error> {
+        match exchange {
+            Exchange::AllReduce { elements, op } => {
+                for (comm, shard) in self.comms.iter().zip(output.iter_mut()) {
+                    let mut view = cuda_mut(shard)?.slice_mut(elements.clone());
+                    comm.all_reduce_in_place(&mut view, &nccl_op(*op)).map_err(nccl("queuing an all-reduce"))?;
+                }
+            }
+            Exchange::Gather { pieces, native: true } => {
+                let input = input.ok_or(Error::CollectiveInput)?;
+                for (rank, comm) in self.comms.iter().enumerate() {
+                    let send = cuda(&input[rank])?.slice(pieces[rank].from.clone());
+                    let whole = 0..pieces.last().map_or(0, |last| last.to.end);
+                    let mut receive = cuda_mut(&mut output[rank])?.slice_mut(whole);
+                    comm.all_gather(&send, &mut receive).map_err(nccl("queuing an all-gather"))?;
+                }
+            }
+            Exchange::Gather { pieces, native: false } => {
+                let input = input.ok_or(Error::CollectiveInput)?;
+                for (root, piece) in pieces.iter().enumerate().filter(|(_, piece)| !piece.from.is_empty()) {
+                    let send = cuda(&input[root])?.slice(piece.from.clone());
+                    for (rank, comm) in self.comms.iter().enumerate() {
+                        let mut receive = cuda_mut(&mut output[rank])?.slice_mut(piece.to.clone());
+                        let send = (rank == root).then_some(&send);
+                        comm.broadcast(send, &mut receive, root as i32).map_err(nccl("queuing a broadcast"))?;
+                    }
+                }
+            }
+            Exchange::Scatter { pieces, op, native: true } => {
+                let input = input.ok_or(Error::CollectiveInput)?;
+                for (rank, comm) in self.comms.iter().enumerate() {
+                    let whole = 0..pieces.last().map_or(0, |last| last.from.end);
+                    let send = cuda(&input[rank])?.slice(whole);
+                    let mut receive = cuda_mut(&mut output[rank])?.slice_mut(pieces[rank].to.clone());
+                    comm.reduce_scatter(&send, &mut receive, &nccl_op(*op))
+                        .map_err(nccl("queuing a reduce-scatter"))?;
+                }
+            }
+            Exchange::Scatter { pieces, op, native: false } => {
+                let input = input.ok_or(Error::CollectiveInput)?;
+                for (root, piece) in pieces.iter().enumerate().filter(|(_, piece)| !piece.from.is_empty()) {
+                    for (rank, comm) in self.comms.iter().enumerate() {
+                        let send = cuda(&input[rank])?.slice(piece.from.clone());
+                        let status = if rank == root {
+                            let mut receive = cuda_mut(&mut output[root])?.slice_mut(piece.to.clone());
+                            comm.reduce(&send, Some(&mut receive), &nccl_op(*op), root as i32)
+                        } else {
+                            comm.reduce(&send, None::<&mut cudarc::driver::CudaViewMut<T>>, &nccl_op(*op), root as i32)
+                        };
+                        status.map_err(nccl("queuing a reduce"))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn nccl_op(op: ReduceOp) -> cudarc::nccl::ReduceOp {
+    match op {
+        ReduceOp::Sum => cudarc::nccl::ReduceOp::Sum,
+        ReduceOp::Product => cudarc::nccl::ReduceOp::Prod,
+        ReduceOp::Max => cudarc::nccl::ReduceOp::Max,
+        ReduceOp::Min => cudarc::nccl::ReduceOp::Min,
+    }
+}
+
+fn nccl(action: &'static str) -> impl FnOnce(nccl_result::NcclError) -> Error {
+    move |error| Error::Nccl { action, code: format!("{:?}", error.0) }
+}
+
+fn cuda<T: Reducible>(tensor: &DeviceTensor<T>) -> Result<&CudaSlice<T>, Error> {
+    match &tensor.storage {
+        Storage::Cuda(slice) => Ok(slice),
+        Storage::Host(_) => Err(Error::WrongDevice {
+            param: "a collective's tensor".into(),
+            tensor: tensor.location,
+            launch: crate::Location::Gpu(0),
+        }),
+    }
+}
+
+fn cuda_mut<T: Reducible>(tensor: &mut DeviceTensor<T>) -> Result<&mut CudaSlice<T>, Error> {
+    let location = tensor.location;
+    match &mut tensor.storage {
+        Storage::Cuda(slice) => Ok(slice),
+        Storage::Host(_) => Err(Error::WrongDevice {
+            param: "a collective's tensor".into(),
+            tensor: location,
+            launch: crate::Location::Gpu(0),
+        }),
+    }
+}
