@@ -146,7 +146,7 @@ pub enum Error {
     Cublas { action: &'static str, source: cudarc::cublas::result::CublasError },
     #[error("GEMM shapes do not chain: A {a:?} · B {b:?} → C {c:?}")]
     GemmShape { a: Vec<usize>, b: Vec<usize>, c: Vec<usize> },
-    #[error("no NCCL: libnccl could not be loaded (tried {tried}); `pip install nvidia-nccl-cu13` and add its lib folder (nvidia/nccl/lib) to LD_LIBRARY_PATH")]
+    #[error("no NCCL: libnccl could not be loaded (tried {tried}); NCCL ships as libnccl.so.2 (`pip install nvidia-nccl-cu13`, in nvidia/nccl/lib): link it as libnccl.so in a folder on LD_LIBRARY_PATH")]
     NcclMissing { tried: String },
     #[error("NCCL failed while {action}: {code}")]
     Nccl { action: &'static str, code: String },
