@@ -7,24 +7,27 @@
 //! three simulated devices at a small shape and checks the numbers.
 //!
 //! `cargo run --release --example multi_gpu -- [--gpus N] [--shapes M,N,K;..] [--chunks C]
-//!  [--reps R] [--f32-kernel NAME] [--bf16-kernel NAME] [--types f32,bf16] [--all-reduce-mib S,S..]`
+//!  [--reps R] [--f32-kernel NAME] [--bf16-kernel NAME] [--types f32,bf16] [--all-reduce-mib S,S..]
+//!  [--normal-priority]`   (--chunks takes a list, default 2,4,8; --normal-priority runs NCCL's
+//!  kernels at the compute streams' priority instead of the highest)
 
 use std::time::Instant;
 
 use tessera::catalog::{hgemm, parallel, sgemm};
 use tessera::half::bf16;
-use tessera::runtime::{DeviceGroup, Element, ReduceOp, Sharding};
+use tessera::runtime::{CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
 use tessera::{Error, KernelDefinition};
 
 struct Options {
     gpus: Option<usize>,
     shapes: Vec<(usize, usize, usize)>,
-    chunks: usize,
+    chunks: Vec<usize>,
     repetitions: usize,
     f32_kernel: String,
     bf16_kernel: String,
     types: Vec<String>,
     all_reduce_mib: Vec<usize>,
+    priority: CommunicationPriority,
 }
 
 fn options() -> Result<Options, String> {
@@ -32,12 +35,13 @@ fn options() -> Result<Options, String> {
     let mut options = Options {
         gpus: None,
         shapes: vec![],
-        chunks: 4,
+        chunks: vec![2, 4, 8],
         repetitions: 5,
         f32_kernel: "sgemm_v13".into(),
         bf16_kernel: "hgemm_v6_bf16".into(),
         types: vec!["f32".into(), "bf16".into()],
         all_reduce_mib: vec![64, 256, 1024],
+        priority: CommunicationPriority::High,
     };
     let mut args = std::env::args().skip(1);
     let number = |name: &str, value: String| value.parse::<usize>().map_err(|e| format!("{name}: {e}"));
@@ -46,7 +50,10 @@ fn options() -> Result<Options, String> {
         match arg.as_str() {
             "--gpus" => options.gpus = Some(number("--gpus", value()?)?),
             "--shapes" => shapes = value()?,
-            "--chunks" => options.chunks = number("--chunks", value()?)?.max(1),
+            "--chunks" => {
+                options.chunks =
+                    value()?.split(',').map(|s| number("--chunks", s.trim().to_string())).collect::<Result<_, _>>()?
+            }
             "--reps" => options.repetitions = number("--reps", value()?)?.max(1),
             "--f32-kernel" => options.f32_kernel = value()?,
             "--bf16-kernel" => options.bf16_kernel = value()?,
@@ -57,6 +64,7 @@ fn options() -> Result<Options, String> {
                     .map(|s| number("--all-reduce-mib", s.trim().to_string()))
                     .collect::<Result<_, _>>()?
             }
+            "--normal-priority" => options.priority = CommunicationPriority::Normal,
             "-h" | "--help" => {
                 println!(
                     "{}",
@@ -124,7 +132,7 @@ fn run_on_gpus(available: usize, options: &Options) -> Result<(), Box<dyn std::e
         let b = random(k * n, 2);
         for element in &options.types {
             for &gpus in &sizes {
-                let group = DeviceGroup::gpus(&(0..gpus).collect::<Vec<_>>())?;
+                let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority)?;
                 eprintln!("{element} {m}×{n}×{k} on {group}");
                 let measured = match element.as_str() {
                     "bf16" => {
@@ -176,7 +184,7 @@ fn measure<T: Element>(
         let a_columns = group.shard(a, [m, k], Sharding::Columns)?;
         let b_rows = group.shard(b, [k, n], Sharding::Rows)?;
         let mut c = group.sharded_zeros::<f32>([m, n], Sharding::Rows)?;
-        for chunks in [1, options.chunks] {
+        for chunks in std::iter::once(1).chain(options.chunks.iter().map(|&c| c.max(1))) {
             let mut gemm = parallel::KSplitGemm::<f32>::new(group, [m, n], chunks)?;
             let timing = group.time(1, reps, || gemm.run(group, kernel, &a_columns, &b_rows, &mut c, 1.0))?;
             let name = if chunks == 1 {
@@ -218,7 +226,7 @@ fn print_gemm_table(rows: &[Row], f32_kernel: &str, bf16_kernel: &str) {
 /// reports them). The reduce-scatter goes once as one NCCL call and once in two row chunks
 /// (what the overlapped K-split GEMM issues: one reduce per rank, grouped).
 fn print_all_reduce(gpus: usize, options: &Options) -> Result<(), Error> {
-    let group = DeviceGroup::gpus(&(0..gpus).collect::<Vec<_>>())?;
+    let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority)?;
     let n = gpus as f64;
     println!("\nCollectives (sum, f32) over {group}:\n");
     println!("| collective | MiB | ms | algorithm GB/s | bus GB/s |");

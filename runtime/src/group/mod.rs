@@ -39,6 +39,17 @@ pub struct DeviceGroup {
     log: Mutex<Vec<CollectiveRecord>>,
 }
 
+/// The scheduling priority of the streams NCCL's kernels run on, beside the compute
+/// streams (which have the normal priority).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CommunicationPriority {
+    /// The greatest the device offers: collectives get SMs ahead of waiting compute blocks.
+    #[default]
+    High,
+    /// The same as the compute streams.
+    Normal,
+}
+
 /// How collectives move data between the members.
 enum Transport {
     /// NCCL communicators, one per GPU, each on a communication stream of its own.
@@ -58,6 +69,11 @@ impl DeviceGroup {
     /// without a driver, without NCCL, for an ordinal the driver does not have, or for a GPU
     /// named twice.
     pub fn gpus(ordinals: &[usize]) -> Result<Self, Error> {
+        Self::gpus_with_priority(ordinals, CommunicationPriority::High)
+    }
+
+    /// [`gpus`](Self::gpus) with the communication streams at `priority` (high by default).
+    pub fn gpus_with_priority(ordinals: &[usize], priority: CommunicationPriority) -> Result<Self, Error> {
         if ordinals.is_empty() {
             return Err(Error::EmptyGroup);
         }
@@ -69,7 +85,7 @@ impl DeviceGroup {
         require_driver()?;
         require_nccl()?;
         let gpus = ordinals.iter().map(|&ordinal| Gpu::new(ordinal)).collect::<Result<Vec<_>, _>>()?;
-        let communicators = nccl::Communicators::new(&gpus)?;
+        let communicators = nccl::Communicators::new(&gpus, priority)?;
         Ok(Self {
             members: gpus.into_iter().map(Backend::Gpu).collect(),
             transport: Transport::Nccl(communicators),

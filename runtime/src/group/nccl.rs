@@ -12,6 +12,7 @@ use crate::tensor::Storage;
 use crate::{Backend, DeviceTensor, Error, Gpu};
 
 use super::collective::{Exchange, Pending, ReduceOp, Reducible};
+use super::CommunicationPriority;
 
 pub(crate) struct Communicators {
     /// By rank; each holds its communication stream.
@@ -20,11 +21,8 @@ pub(crate) struct Communicators {
 }
 
 impl Communicators {
-    pub(crate) fn new(gpus: &[Gpu]) -> Result<Self, Error> {
-        let streams = gpus
-            .iter()
-            .map(|gpu| gpu.context().new_stream().map_err(Error::driver("creating a communication stream")))
-            .collect::<Result<Vec<_>, _>>()?;
+    pub(crate) fn new(gpus: &[Gpu], priority: CommunicationPriority) -> Result<Self, Error> {
+        let streams = gpus.iter().map(|gpu| communication_stream(gpu, priority)).collect::<Result<Vec<_>, _>>()?;
         let comms = Comm::from_devices(streams.clone()).map_err(nccl("creating the communicators"))?;
         Ok(Self { comms, streams })
     }
@@ -125,6 +123,23 @@ impl Communicators {
         }
         Ok(())
     }
+}
+
+/// A non-blocking stream on `gpu` for NCCL's kernels. At high priority the SM scheduler
+/// starts their blocks ahead of the compute blocks still waiting, so a collective that
+/// overlaps a GEMM takes SMs as soon as some free up instead of after the whole grid.
+fn communication_stream(gpu: &Gpu, priority: CommunicationPriority) -> Result<Arc<CudaStream>, Error> {
+    let context = gpu.context();
+    context.bind_to_thread().map_err(Error::driver("binding the device"))?;
+    let level = match priority {
+        CommunicationPriority::Normal => 0,
+        CommunicationPriority::High => {
+            let (_least, greatest) = cudarc::driver::result::stream::get_priority_range()
+                .map_err(Error::driver("reading the stream priorities"))?;
+            greatest
+        }
+    };
+    context.new_stream_with_priority(level).map_err(Error::driver("creating a communication stream"))
 }
 
 fn nccl_op(op: ReduceOp) -> cudarc::nccl::ReduceOp {
