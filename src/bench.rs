@@ -94,10 +94,11 @@ impl Family {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n))
             }
-            // 16-bit A and B, an f32 C
+            // 16-bit A and B (f32 for the TF32 kernel), an f32 C
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
-                (2.0 * m * n * k, 2.0 * (m * k + k * n) + 4.0 * m * n)
+                let input_bytes = if kernel.contains("tf32") { 4.0 } else { 2.0 };
+                (2.0 * m * n * k, input_bytes * (m * k + k * n) + 4.0 * m * n)
             }
             // read once, and a partial per block written
             Family::Reduce => {
@@ -393,6 +394,8 @@ enum Baseline<'g> {
         b: DeviceTensor<half::bf16>,
         c: DeviceTensor<f32>,
     },
+    /// cuBLAS SGEMM with TF32 tensor-core math (`CUBLAS_COMPUTE_32F_FAST_TF32`).
+    GemmTf32 { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
     /// cuBLAS `cublasGemmEx`, F16 inputs, f32 compute and output.
     GemmF16 {
         blas: crate::runtime::Cublas,
@@ -445,6 +448,12 @@ impl<'g> Baseline<'g> {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 let values = |len: usize| (0..len).map(measurement_value);
                 Ok(match input {
+                    Some(crate::dsl::ElementType::F32) => Baseline::GemmTf32 {
+                        blas: gpu.cublas()?,
+                        a: filled(&[m, k])?,
+                        b: filled(&[k, n])?,
+                        c: gpu.zeros([m, n])?,
+                    },
                     Some(crate::dsl::ElementType::F16) => Baseline::GemmF16 {
                         blas: gpu.cublas()?,
                         a: gpu.upload(&values(m * k).map(half::f16::from_f64).collect::<Vec<_>>(), [m, k])?,
@@ -468,6 +477,7 @@ impl<'g> Baseline<'g> {
             Baseline::Sgemm { .. } => "cuBLAS",
             Baseline::GemmBf16 { .. } => "cuBLAS bf16",
             Baseline::GemmF16 { .. } => "cuBLAS f16",
+            Baseline::GemmTf32 { .. } => "cuBLAS tf32",
         }
     }
 
@@ -478,6 +488,7 @@ impl<'g> Baseline<'g> {
             Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmTf32 { blas, a, b, c } => blas.sgemm_tf32(1.0, &*a, &*b, 0.0, c),
         }
     }
 }

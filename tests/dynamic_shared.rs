@@ -93,7 +93,8 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
             "hgemm_v5_bf16",
             "hgemm_v6_bf16",
             "hgemm_v5_f16",
-            "hgemm_v6_f16"
+            "hgemm_v6_f16",
+            "gemm_tf32"
         ]
     );
 }

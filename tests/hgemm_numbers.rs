@@ -14,6 +14,7 @@ use tessera::Backend;
 on_both_backends!(
     every_bf16_kernel_matches_an_f64_reference_on_tail_shapes,
     every_f16_kernel_matches_an_f64_reference_on_tail_shapes,
+    the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs,
     beta_zero_never_reads_c,
     strided_operands_multiply_like_dense_ones
 );
@@ -89,6 +90,36 @@ fn every_f16_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
     check_family(gpu, &hgemm::ALL_F16, f16::from_f32, f16::to_f32, |kernel, gpu, a, b, c, alpha, beta| {
         hgemm::launch_f16(kernel, gpu, a, b, c, alpha, beta)
     });
+}
+
+/// `cvt.rna.tf32.f32`: the 10-bit mantissa, to nearest, ties away from zero.
+fn tf32_rounded(value: f32) -> f32 {
+    let bits = value.to_bits();
+    if bits & 0x7f80_0000 == 0x7f80_0000 {
+        return value;
+    }
+    f32::from_bits(bits.wrapping_add(0x1000) & 0xffff_e000)
+}
+
+/// f32 data in, the kernel rounds it to TF32: the reference multiplies the TF32-rounded values.
+fn the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs(gpu: &Backend) {
+    check_family(
+        gpu,
+        &hgemm::ALL_TF32,
+        |v| v,
+        tf32_rounded,
+        |kernel, gpu, a, b, c, alpha, beta| hgemm::launch_tf32(kernel, gpu, a, b, c, alpha, beta),
+    );
+}
+
+#[test]
+fn tf32_rounding_is_to_nearest_with_ties_away_from_zero() {
+    // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: away from zero
+    assert_eq!(tf32_rounded(1.0 + 2f32.powi(-11)), 1.0 + 2f32.powi(-10));
+    assert_eq!(tf32_rounded(-(1.0 + 2f32.powi(-11))), -(1.0 + 2f32.powi(-10)));
+    assert_eq!(tf32_rounded(1.0 + 2f32.powi(-12)), 1.0);
+    assert_eq!(tf32_rounded(f32::INFINITY), f32::INFINITY);
+    assert!(tf32_rounded(f32::NAN).is_nan());
 }
 
 fn beta_zero_never_reads_c(gpu: &Backend) {

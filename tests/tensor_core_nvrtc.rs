@@ -16,12 +16,16 @@ fn every_hgemm_kernel_multiplies_with_mma_sync_and_spills_nothing() {
         let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_80)
             .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
         let ops = instructions(&ptx);
-        let wanted = if kernel.name().ends_with("bf16") { "bf16" } else { "f16" };
-        assert!(
-            ops.iter().any(|op| op == &format!("mma.sync.aligned.m16n8k16.row.col.f32.{wanted}.{wanted}.f32")),
-            "{}: no {wanted} mma.sync in the PTX",
-            kernel.name()
-        );
+        let wanted = match kernel.name() {
+            name if name.ends_with("bf16") => "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+            name if name.ends_with("f16") => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            _ => "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        };
+        assert!(ops.iter().any(|op| op == wanted), "{}: no {wanted} in the PTX", kernel.name());
+        if kernel.name().ends_with("tf32") {
+            // every operand value is rounded to TF32 before it is multiplied
+            assert!(ops.iter().any(|op| op == "cvt.rna.tf32.f32"), "{}: no cvt.rna.tf32.f32", kernel.name());
+        }
         for arch in [Arch::SM_80, Arch::SM_90] {
             let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), arch).unwrap();
             assert!(!compiled.ptxas.spills(), "{} spills on {arch}: {}", kernel.name(), compiled.ptxas);
@@ -40,11 +44,10 @@ fn shared_tiles_feed_ldmatrix_and_move_16_bytes_at_a_time() {
             "{}: no ldmatrix",
             kernel.name()
         );
-        assert!(
-            ops.iter().any(|op| op == "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
-            "{}: B is stored k-major and needs ldmatrix.trans",
-            kernel.name()
-        );
+        // 16-bit B is stored [k, n] and needs ldmatrix.trans; TF32's B, 32-bit values, is read
+        // one element per lane (.trans would split them)
+        let transposed_b = ops.iter().any(|op| op == "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+        assert_eq!(transposed_b, !kernel.name().ends_with("tf32"), "{}: ldmatrix.trans for B", kernel.name());
         let pipelined = kernel
             .ir()
             .unwrap()
@@ -107,7 +110,8 @@ fn the_sass_holds_hmma_and_ldsm() {
             .unwrap_or_else(|e| panic!("cuobjdump (CUDA toolkit) is needed on the GPU machine: {e}"));
         let _ = std::fs::remove_file(&path);
         let sass = String::from_utf8_lossy(&listing.stdout);
-        assert!(sass.contains("HMMA.16816.F32"), "{}: no HMMA.16816.F32 in the SASS", kernel.name());
+        let hmma = if kernel.name().ends_with("tf32") { "HMMA.1684.F32.TF32" } else { "HMMA.16816.F32" };
+        assert!(sass.contains(hmma), "{}: no {hmma} in the SASS", kernel.name());
         if !kernel.name().starts_with("hgemm_v1") {
             assert!(sass.contains("LDSM"), "{}: no LDSM in the SASS", kernel.name());
         }

@@ -127,8 +127,15 @@ fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     if kernel.statements().iter().any(|s| matches!(s, Statement::Shared(b) if b.swizzle_bytes.is_some())) {
         helpers.push(SWIZZLE_HELPERS.trim_end());
     }
-    if crate::tensor_core::uses_mma_sync(kernel) {
+    let tensor_core = crate::tensor_core::tensor_core_instructions(kernel);
+    if !tensor_core.is_empty() {
+        helpers.push(LDMATRIX_HELPERS.trim_end());
+    }
+    if tensor_core.iter().any(|instruction| !instruction.is_tf32()) {
         helpers.push(MMA_SYNC_HELPERS.trim_end());
+    }
+    if tensor_core.iter().any(|instruction| instruction.is_tf32()) {
+        helpers.push(MMA_SYNC_TF32_HELPERS.trim_end());
     }
     if async_copies {
         helpers.push(ASYNC_COPY_HELPERS.trim_end());
@@ -142,7 +149,9 @@ fn helpers(kernel: &Kernel) -> Vec<&'static str> {
 
 const SWIZZLE_HELPERS: &str = include_str!("../templates/swizzle_helpers.cu");
 const HALF_TYPES: &str = include_str!("../templates/half_types.cu");
+const LDMATRIX_HELPERS: &str = include_str!("../templates/ldmatrix_helpers.cu");
 const MMA_SYNC_HELPERS: &str = include_str!("../templates/mma_sync_helpers.cu");
+const MMA_SYNC_TF32_HELPERS: &str = include_str!("../templates/mma_sync_tf32_helpers.cu");
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
 
@@ -160,6 +169,9 @@ pub fn attribute_text(config: &Config) -> String {
     }
     if let Some(target) = config.target {
         text.push_str(&format!(", target = sm_{target}"));
+    }
+    if config.precision != tessera_dsl::Precision::Exact {
+        text.push_str(&format!(", precision = {}", config.precision));
     }
     if !config.constants.is_empty() {
         let list: Vec<String> = config.constants.iter().map(|c| format!("{} = {}", c.name, c.value)).collect();

@@ -39,7 +39,8 @@ struct MmaSyncSource {
     a_loads: Vec<String>,
     b_loads: Vec<String>,
     b_step: i64,
-    input: &'static str,
+    k_step: i64,
+    mma_function: String,
     acc: String,
 }
 
@@ -99,6 +100,9 @@ fn columns_contiguous(operand: &OperandPlan) -> bool {
 
 /// The loads of A's fragment for mma tile `mi` at k-step `kk`.
 fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<String> {
+    if input == ElementType::F32 {
+        return tf32_a_loads(a, plan);
+    }
     match plan {
         OperandPlan::Shared(_) if columns_contiguous(plan) => {
             // lane l: row l % 16 of the 16 × 16 tile, columns (l / 16) · 8 ..: the four 8 × 8 tiles
@@ -134,8 +138,70 @@ fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<S
     }
 }
 
+/// TF32 (m16n8k8): lane l holds A(l / 4 (+ 8), kk + l % 4 (+ 4)) in a[0..4), rounded with
+/// cvt.rna. Stored [rows, k], ldmatrix's four 8 × 4 tiles of 32-bit values are exactly that;
+/// stored k-major, each lane reads its four values.
+fn tf32_a_loads(a: &OperandText<'_>, plan: &OperandPlan) -> Vec<String> {
+    if columns_contiguous(plan) {
+        let row = a.element_at("warp_row0 + mi * 16 + lane % 16", "kk + lane / 16 * 4");
+        return vec![
+            format!("tessera_ldmatrix_x4<false>(a_frag[mi], &{row});"),
+            "tessera_round_to_tf32(a_frag[mi]);".into(),
+        ];
+    }
+    (0..4)
+        .map(|register| {
+            let row =
+                if register % 2 == 1 { "warp_row0 + mi * 16 + 8 + lane / 4" } else { "warp_row0 + mi * 16 + lane / 4" };
+            let col = if register >= 2 { "kk + 4 + lane % 4" } else { "kk + lane % 4" };
+            format!("a_frag[mi][{register}] = tessera_tf32({});", value_of(a, plan, row, col))
+        })
+        .collect()
+}
+
+/// TF32: lane l holds B(kk + l % 4 (+ 4), l / 4) of n-tile `ni` in b[0..2). Stored [n, k]
+/// (`b_s.t()`), ldmatrix reads it (x4: two n-tiles); stored [k, n], each lane its two values.
+fn tf32_b_loads(b: &OperandText<'_>, plan: &OperandPlan, step: i64) -> Vec<String> {
+    if matches!(plan, OperandPlan::Shared(_)) && !columns_contiguous(plan) {
+        let row = b.element_at("kk + lane / 8 % 2 * 4", "warp_col0 + ni * 8 + lane / 16 * 8 + lane % 8");
+        return if step == 2 {
+            vec![
+                "unsigned b_pair[4];".into(),
+                format!("tessera_ldmatrix_x4<false>(b_pair, &{row});"),
+                "tessera_round_to_tf32(b_pair);".into(),
+                "b_frag[ni][0] = b_pair[0];".into(),
+                "b_frag[ni][1] = b_pair[1];".into(),
+                "b_frag[ni + 1][0] = b_pair[2];".into(),
+                "b_frag[ni + 1][1] = b_pair[3];".into(),
+            ]
+        } else {
+            vec![
+                format!("tessera_ldmatrix_x2<false>(b_frag[ni], &{row});"),
+                "tessera_round_to_tf32(b_frag[ni]);".into(),
+            ]
+        };
+    }
+    (0..2)
+        .map(|register| {
+            let k = if register == 1 { "kk + 4 + lane % 4" } else { "kk + lane % 4" };
+            format!("b_frag[ni][{register}] = tessera_tf32({});", value_of(b, plan, k, "warp_col0 + ni * 8 + lane / 4"))
+        })
+        .collect()
+}
+
+/// Logical element (row, col) of an operand: guarded (zero outside the tensor) when global.
+fn value_of(operand: &OperandText<'_>, plan: &OperandPlan, row: &str, col: &str) -> String {
+    match plan {
+        OperandPlan::Global(_) => guarded(operand, row, col, ElementType::F32),
+        OperandPlan::Shared(_) => operand.element_at(row, col),
+    }
+}
+
 /// The loads of B's fragments for mma tiles `ni` (and `ni + 1` where `step` is 2) at `kk`.
 fn b_loads(b: &OperandText<'_>, plan: &OperandPlan, input: ElementType, step: i64) -> Vec<String> {
+    if input == ElementType::F32 {
+        return tf32_b_loads(b, plan, step);
+    }
     let count = if step == 2 { "x4" } else { "x2" };
     let spread = |registers: &str| {
         if step == 2 {
@@ -200,33 +266,46 @@ pub(crate) fn mma_source(
     plan: &MmaPlan,
     stage: Option<&str>,
 ) -> Result<String, RenderError> {
-    let MmaInstruction::MmaSync { input, .. } = plan.instruction else {
+    let MmaInstruction::MmaSync { input, k: k_step } = plan.instruction else {
         return Err(invalid(kernel, mma.origin, "not a tensor-core mma"));
     };
     let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let [_, warp_cols_value] = plan.layout.warp_tile.unwrap_or([16, 8]);
     // ldmatrix.x4 loads two n-tiles of B at once where the warp tile has an even number
-    let b_step = if (warp_cols_value / 8) % 2 == 0 && matches!(plan.b, OperandPlan::Shared(_)) { 2 } else { 1 };
+    let b_by_ldmatrix = matches!(&plan.b, OperandPlan::Shared(_))
+        && plan.instruction.ldmatrix_loads(false, columns_contiguous(&plan.b));
+    let b_step = if (warp_cols_value / 8) % 2 == 0 && b_by_ldmatrix { 2 } else { 1 };
     let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
     let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
     let k_name = crate::gemm::k_extent_name(kernel, mma, plan);
-    let describe = |operand: &OperandPlan, name: &str, contiguous_is_plain: bool| match operand {
+    let instruction = plan.instruction;
+    let describe = |operand: &OperandPlan, name: &str, is_a: bool| match operand {
         OperandPlan::Global(_) => format!("{name} straight from global memory, each lane its own values"),
-        OperandPlan::Shared(_) if columns_contiguous(operand) == contiguous_is_plain => format!("{name} by ldmatrix"),
+        OperandPlan::Shared(_) if !instruction.ldmatrix_loads(is_a, columns_contiguous(operand)) => {
+            format!("{name} from shared memory, each lane its own values")
+        }
+        OperandPlan::Shared(_) if columns_contiguous(operand) == is_a => format!("{name} by ldmatrix"),
         OperandPlan::Shared(_) => format!("{name} by ldmatrix.trans"),
     };
+    let mma_function = if input == ElementType::F32 {
+        "tessera_mma_m16n8k8_tf32".to_string()
+    } else {
+        format!("tessera_mma_m16n8k16<{}>", input.cuda_name())
+    };
+    let rounding = if input == ElementType::F32 { " (rounded to tf32 with cvt.rna)" } else { "" };
     let source = MmaSyncSource {
         dsl: mma.to_string(),
         instruction: plan.instruction.ptx().unwrap_or_default().to_string(),
         k_name,
         warp_rows,
         warp_cols,
-        operands_note: format!("{}, {}", describe(&plan.a, "A", true), describe(&plan.b, "B", false)),
+        operands_note: format!("{}, {}{rounding}", describe(&plan.a, "A", true), describe(&plan.b, "B", false)),
         a_loads: a_loads(&a, &plan.a, input),
         b_loads: b_loads(&b, &plan.b, input, b_step),
         b_step,
-        input: input.cuda_name(),
+        k_step,
+        mma_function,
         acc: mma.acc.clone(),
     }
     .render()
@@ -328,13 +407,18 @@ pub(crate) fn uses_half(kernel: &Kernel) -> bool {
             .any(|s| matches!(s, tessera_dsl::Statement::Shared(buffer) if buffer.element.is_half()))
 }
 
-/// Whether the kernel has a tensor-core `mma`.
-pub(crate) fn uses_mma_sync(kernel: &Kernel) -> bool {
-    kernel.statements().iter().any(|s| match s {
-        tessera_dsl::Statement::Mma(mma) => MmaPlan::new(kernel, mma, &kernel.constant_scope())
-            .is_ok_and(|plan| plan.instruction != MmaInstruction::Ffma),
-        _ => false,
-    })
+/// The tensor-core instructions the kernel's `mma`s run on.
+pub(crate) fn tensor_core_instructions(kernel: &Kernel) -> Vec<MmaInstruction> {
+    kernel
+        .statements()
+        .iter()
+        .filter_map(|s| match s {
+            tessera_dsl::Statement::Mma(mma) => MmaPlan::new(kernel, mma, &kernel.constant_scope()).ok(),
+            _ => None,
+        })
+        .map(|plan| plan.instruction)
+        .filter(|instruction| *instruction != MmaInstruction::Ffma)
+        .collect()
 }
 
 /// Renders the mma of `plan` when it is a tensor-core one (`None`: the FFMA path renders it).

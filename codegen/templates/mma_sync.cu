@@ -1,9 +1,9 @@
-// {{ dsl }}: {{ instruction }}, {{ k_name }} / 16 k-steps of
+// {{ dsl }}: {{ instruction }}, {{ k_name }} / {{ k_step }} k-steps of
 // {{ warp_rows }} / 16 × {{ warp_cols }} / 8 tiles per warp; {{ operands_note }}
 {
     const int lane = tid % 32;
     #pragma unroll
-    for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+    for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
         unsigned a_frag[{{ warp_rows }} / 16][4];
         unsigned b_frag[{{ warp_cols }} / 8][2];
         #pragma unroll
@@ -22,7 +22,7 @@
         for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
             #pragma unroll
             for (int ni = 0; ni < {{ warp_cols }} / 8; ++ni) {
-                tessera_mma_m16n8k16<{{ input }}>({{ acc }}[mi][ni], a_frag[mi], b_frag[ni]);
+                {{ mma_function }}({{ acc }}[mi][ni], a_frag[mi], b_frag[ni]);
             }
         }
     }

@@ -290,6 +290,7 @@ fn mma_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
 fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
     let layout = &plan.layout;
     let Some([warp_rows, warp_cols]) = layout.warp_tile else { return vec![] };
+    let crate::MmaInstruction::MmaSync { k: k_step, .. } = plan.instruction else { return vec![] };
     let warps = layout.threads() / WARP;
     let mut reports = Vec::new();
     for is_a in [true, false] {
@@ -297,36 +298,60 @@ fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
         let OperandPlan::Shared(shared) = operand else { continue };
         let element_bytes = i64::from(shared.layout.element.size_bytes());
         let contiguous = !shared.transposed;
-        // (lanes giving addresses, tiles of 16 along the warp tile, address of lane l for tile t at k-step kk)
-        let (lanes, tiles) = if is_a {
-            (WARP, warp_rows / 16)
+        let by_ldmatrix = plan.instruction.ldmatrix_loads(is_a, contiguous);
+        // elements in one 16-byte ldmatrix row
+        let chunk = 16 / element_bytes;
+        // (lanes giving addresses, tiles along the warp tile, registers a lane loads per tile
+        // and k-step one element at a time)
+        let (lanes, tiles, registers) = if !by_ldmatrix {
+            if is_a {
+                (WARP, warp_rows / 16, 4)
+            } else {
+                (WARP, warp_cols / 8, 2)
+            }
+        } else if is_a {
+            (WARP, warp_rows / 16, 1)
         } else if (warp_cols / 8) % 2 == 0 {
-            (WARP, warp_cols / 16)
+            (WARP, warp_cols / 16, 1)
         } else {
-            (16, warp_cols / 8)
+            (16, warp_cols / 8, 1)
         };
-        let logical = |warp: i64, tile: i64, kk: i64, lane: i64| -> (i64, i64) {
+        // the element lane `lane` reads (or, for ldmatrix, the first of the row it points at)
+        // for tile `tile` at k-step `kk`, register `r`
+        let logical = |warp: i64, tile: i64, kk: i64, lane: i64, r: i64| -> (i64, i64) {
             let (warp_row0, warp_col0) = layout.warp_origin(warp);
+            if !by_ldmatrix {
+                return if is_a {
+                    (warp_row0 + tile * 16 + lane / 4 + r % 2 * 8, kk + lane % 4 + r / 2 * 4)
+                } else {
+                    (kk + lane % 4 + r * 4, warp_col0 + tile * 8 + lane / 4)
+                };
+            }
             match (is_a, contiguous) {
-                (true, true) => (warp_row0 + tile * 16 + lane % 16, kk + lane / 16 * 8),
+                (true, true) => (warp_row0 + tile * 16 + lane % 16, kk + lane / 16 * chunk),
                 (true, false) => (warp_row0 + tile * 16 + lane / 8 % 2 * 8, kk + lane / 16 * 8 + lane % 8),
                 (false, true) => (kk + lane % 16, warp_col0 + tile * (lanes / 2) + lane / 16 * 8),
-                (false, false) => (kk + lane / 8 % 2 * 8, warp_col0 + tile * (lanes / 2) + lane / 16 * 8 + lane % 8),
+                (false, false) => {
+                    (kk + lane / 8 % 2 * chunk, warp_col0 + tile * (lanes / 2) + lane / 16 * 8 + lane % 8)
+                }
             }
         };
+        let lane_bytes = if by_ldmatrix { 16 } else { element_bytes };
         let mut worst = 1;
         for warp in 0..warps {
             for tile in 0..tiles {
-                for kk in (0..plan.k).step_by(16) {
-                    let instruction: Instruction = (0..lanes)
-                        .map(|lane| {
-                            let (row, col) = logical(warp, tile, kk, lane);
-                            let (prow, pcol) = operand.physical(row, col);
-                            let start = shared.layout.offset(prow, pcol) * element_bytes;
-                            (start / 4..(start + 16) / 4).collect()
-                        })
-                        .collect();
-                    worst = worst.max(bank_ways(&instruction, 16));
+                for kk in (0..plan.k).step_by(k_step.max(1) as usize) {
+                    for r in 0..registers {
+                        let instruction: Instruction = (0..lanes)
+                            .map(|lane| {
+                                let (row, col) = logical(warp, tile, kk, lane, r);
+                                let (prow, pcol) = operand.physical(row, col);
+                                let start = shared.layout.offset(prow, pcol) * element_bytes;
+                                (start / 4..(start + lane_bytes.max(4)) / 4).collect()
+                            })
+                            .collect();
+                        worst = worst.max(bank_ways(&instruction, lane_bytes));
+                    }
                 }
             }
         }
@@ -335,8 +360,8 @@ fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
             operand: if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() },
             space: MemorySpace::Shared,
             direction: Direction::Load,
-            width_bits: 128,
-            instructions: tiles * (plan.k / 16).max(1),
+            width_bits: (lane_bytes * 8) as u32,
+            instructions: tiles * registers * (plan.k / k_step.max(1)).max(1),
             bank_ways: Some(worst),
             sectors: None,
         });

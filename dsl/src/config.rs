@@ -32,6 +32,12 @@ pub struct Config {
     /// `major * 10 + minor`. The launch re-checks what the device in hand allows.
     #[serde(default)]
     pub target: Option<u32>,
+    /// `precision = tf32`: f32 operands of a warp-tile `mma` run on tensor cores as TF32.
+    #[serde(default)]
+    pub precision: crate::Precision,
+    /// Where `precision = ..` was written.
+    #[serde(default)]
+    pub precision_origin: Origin,
     /// Set by the launcher when it rendered the kernel narrower than declared, for arguments
     /// not aligned for the declared width: checks of the declared width (a tensor-core kernel
     /// declares 16-byte accesses) then accept the narrower one.

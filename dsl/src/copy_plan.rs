@@ -446,12 +446,12 @@ impl MmaPlan {
             ));
             None
         } else {
-            MmaInstruction::choose(warp_tile, a_type, layout.element)
+            MmaInstruction::choose(warp_tile, a_type, layout.element, kernel.config.precision)
         };
         if instruction.is_none() && a_type == b_type {
             let message = if warp_tile {
                 format!(
-                    "a `.warp_tile(..)` fragment is multiplied on tensor cores (mma.sync), which take f16 or bf16 operands into f32; these are {a_type} into {}",
+                    "a `.warp_tile(..)` fragment is multiplied on tensor cores (mma.sync), which take f16 or bf16 operands (or f32 as tf32) into f32; these are {a_type} into {}",
                     layout.element
                 )
             } else if a_type.is_half() {
@@ -463,7 +463,11 @@ impl MmaPlan {
                 format!("mma of {a_type} into a {} fragment", layout.element)
             };
             let mut error = Diagnostic::new(mma.a.origin(), message);
-            if a_type.is_half() && !warp_tile {
+            if a_type == ElementType::F32 && warp_tile && kernel.config.precision == crate::Precision::Exact {
+                error = error.with_hint(
+                    "add `precision = tf32` to #[tile_kernel(..)] to multiply f32 operands on tensor cores as TF32 (10-bit mantissa), or use `.thread_tile(..)` for exact f32 on CUDA cores".to_string(),
+                );
+            } else if a_type.is_half() && !warp_tile {
                 error = error.with_hint(format!(
                     "declare `{}` with `.warp_tile([WM, WN])` instead of `.thread_tile(..)`",
                     mma.acc

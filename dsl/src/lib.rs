@@ -53,7 +53,7 @@ pub use fragment::FragmentLayout;
 pub use kernel::{GridMapping, Kernel, StreamKBody, StreamKWorkspace};
 pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS};
 pub use layout::SharedLayout;
-pub use mma_instruction::MmaInstruction;
+pub use mma_instruction::{MmaInstruction, Precision};
 pub use occupancy::{Limiter, Occupancy};
 pub use origin::Origin;
 pub use param::{leading_dimension_name, Access, GlobalTensor, Param, ParamKind};

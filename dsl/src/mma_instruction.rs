@@ -5,6 +5,34 @@ use serde::{Deserialize, Serialize};
 
 use crate::ElementType;
 
+/// How f32 operands of a tensor-core `mma` are multiplied: `#[tile_kernel(precision = tf32)]`.
+///
+/// ```
+/// use tessera_dsl::{ElementType, MmaInstruction, Precision};
+/// // f32 operands on a warp tile need tf32: the tensor cores have no f32 multiplier
+/// assert_eq!(MmaInstruction::choose(true, ElementType::F32, ElementType::F32, Precision::Exact), None);
+/// let tf32 = MmaInstruction::choose(true, ElementType::F32, ElementType::F32, Precision::Tf32).unwrap();
+/// assert_eq!(tf32.ptx(), Some("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Precision {
+    /// Operands multiplied in their own type (f32 on CUDA cores, f16/bf16 on tensor cores).
+    #[default]
+    Exact,
+    /// f32 operands rounded to TF32 (10-bit mantissa, round to nearest, ties away from zero,
+    /// as `cvt.rna.tf32.f32` does) and multiplied on tensor cores, f32 accumulation.
+    Tf32,
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Precision::Exact => "exact",
+            Precision::Tf32 => "tf32",
+        })
+    }
+}
+
 /// The instruction an `mma(a, b, &mut acc)` becomes.
 ///
 /// ```
@@ -19,7 +47,8 @@ pub enum MmaInstruction {
     /// Outer products with FFMA on each thread's `.thread_tile(..)` (CUDA cores).
     Ffma,
     /// The warp-level tensor-core `mma.sync.aligned.m16n8k{k}` on a `.warp_tile(..)`
-    /// fragment (sm_80 and newer), operands from shared memory by `ldmatrix`.
+    /// fragment (sm_80 and newer), operands from shared memory by `ldmatrix`. `input` F32
+    /// is TF32 (`precision = tf32`, k = 8).
     MmaSync { input: ElementType, k: i64 },
 }
 
@@ -27,11 +56,32 @@ impl MmaInstruction {
     /// The instruction for a fragment laid out per warp (`warp_tile`) or per thread, with
     /// operands of type `input` accumulating into `acc`; `None` where no instruction takes
     /// that combination (validation says why).
-    pub fn choose(warp_tile: bool, input: ElementType, acc: ElementType) -> Option<Self> {
-        match (warp_tile, input, acc) {
-            (false, input, acc) if input == acc => Some(Self::Ffma),
-            (true, ElementType::F16 | ElementType::BF16, ElementType::F32) => Some(Self::MmaSync { input, k: 16 }),
+    pub fn choose(warp_tile: bool, input: ElementType, acc: ElementType, precision: Precision) -> Option<Self> {
+        match (warp_tile, input, acc, precision) {
+            (false, input, acc, Precision::Exact) if input == acc => Some(Self::Ffma),
+            (true, ElementType::F16 | ElementType::BF16, ElementType::F32, Precision::Exact) => {
+                Some(Self::MmaSync { input, k: 16 })
+            }
+            (true, ElementType::F32, ElementType::F32, Precision::Tf32) => Some(Self::MmaSync { input, k: 8 }),
             _ => None,
+        }
+    }
+
+    /// Whether the operands are f32 rounded to TF32.
+    pub fn is_tf32(self) -> bool {
+        matches!(self, Self::MmaSync { input: ElementType::F32, .. })
+    }
+
+    /// Whether `ldmatrix` can load operand A (`is_a`) or B of this instruction when it is
+    /// stored with its logical columns contiguous (`columns_contiguous`) or transposed. 16-bit
+    /// operands always (`.trans` turns the transposed ones); for TF32 only where each lane's
+    /// 32-bit values lie along a 16-byte row: A stored [rows, k], B stored [n, k] (`b_s.t()`).
+    /// The others are read one element at a time.
+    pub fn ldmatrix_loads(self, is_a: bool, columns_contiguous: bool) -> bool {
+        match self {
+            Self::Ffma => false,
+            Self::MmaSync { input: ElementType::F32, .. } => is_a == columns_contiguous,
+            Self::MmaSync { .. } => true,
         }
     }
 
@@ -43,6 +93,7 @@ impl MmaInstruction {
             Self::MmaSync { input: ElementType::BF16, .. } => {
                 Some("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
             }
+            Self::MmaSync { input: ElementType::F32, .. } => Some("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
             Self::MmaSync { .. } => None,
         }
     }
@@ -60,6 +111,7 @@ impl std::fmt::Display for MmaInstruction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Ffma => f.write_str("FFMA outer products"),
+            Self::MmaSync { input: ElementType::F32, k } => write!(f, "mma.sync m16n8k{k} (tf32 → f32)"),
             Self::MmaSync { input, k } => write!(f, "mma.sync m16n8k{k} ({input} → f32)"),
         }
     }

@@ -879,11 +879,15 @@ impl Checker<'_> {
                 Some(format!("use vector = {} ({} × {} B = 16 B)", 16 / input.size_bytes(), 16 / input.size_bytes(), input.size_bytes())),
             );
         }
-        for operand in [&plan.a, &plan.b] {
+        for (is_a, operand) in [(true, &plan.a), (false, &plan.b)] {
             let OperandPlan::Shared(shared) = operand else { continue };
+            if !plan.instruction.ldmatrix_loads(is_a, !shared.transposed) {
+                continue;
+            }
             let layout = shared.layout;
             let row_bytes = layout.row_bytes();
             let view = if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() };
+            let per_row = 16 / i64::from(input.size_bytes());
             if row_bytes % 16 != 0 {
                 self.error(
                     mma.origin,
@@ -892,9 +896,9 @@ impl Checker<'_> {
                         layout.stride()
                     ),
                     Some(format!(
-                        "pad `{}` to a multiple of 8 elements (`.pad({})`) or use `.swizzle_bytes(128)` instead of padding",
+                        "pad `{}` to a multiple of {per_row} elements (`.pad({})`) or use `.swizzle_bytes(128)` instead of padding",
                         shared.buffer,
-                        (8 - layout.cols % 8) % 8 + if layout.pad > 0 { 8 } else { 0 }
+                        (per_row - layout.cols % per_row) % per_row + if layout.pad > 0 { per_row } else { 0 }
                     )),
                 );
             } else if let Some(unit) = layout.swizzle.filter(|unit| unit * i64::from(input.size_bytes()) % 16 != 0) {

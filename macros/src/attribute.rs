@@ -15,6 +15,8 @@ enum Item {
     MinBlocks(LitInt),
     /// `target = sm_90` (or `"sm_90"`), kept with its span.
     Target(String, proc_macro2::Span),
+    /// `precision = tf32`, kept with its span.
+    Precision(Ident),
     Consts(Punctuated<ConstItem, Token![,]>),
     /// `require(TR % 8 == 0, ..)`: comparisons the body relies on.
     Require(Punctuated<Expr, Token![,]>),
@@ -60,6 +62,10 @@ impl Parse for Item {
                     Ok(Item::Target(ident.to_string(), ident.span()))
                 }
             }
+            "precision" => {
+                input.parse::<Token![=]>()?;
+                Ok(Item::Precision(input.parse()?))
+            }
             "consts" => {
                 let content;
                 syn::parenthesized!(content in input);
@@ -73,7 +79,7 @@ impl Parse for Item {
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target`, `consts(..)` or `require(..)`"
+                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target`, `precision`, `consts(..)` or `require(..)`"
                 ),
             )),
         }
@@ -127,6 +133,19 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
                 })?;
                 config.target = Some(cc);
                 config.target_origin = spans.origin(span);
+            }
+            Item::Precision(name) => {
+                config.precision = match name.to_string().as_str() {
+                    "tf32" => tessera_dsl::Precision::Tf32,
+                    "exact" => tessera_dsl::Precision::Exact,
+                    other => {
+                        return Err(syn::Error::new(
+                            name.span(),
+                            format!("precision = {other}: expected `tf32` (f32 operands of a warp-tile mma on tensor cores, 10-bit mantissa) or `exact`"),
+                        ))
+                    }
+                };
+                config.precision_origin = spans.origin(name.span());
             }
             Item::Consts(list) => {
                 for item in list {

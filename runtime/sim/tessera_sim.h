@@ -1497,6 +1497,21 @@ inline void tessera_mma_m16n8k16(float (&acc)[4], const unsigned (&a)[4], const 
 inline void tessera_mma_m16n8k8_tf32(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     tessera_sim::mma_m16n8k8_tf32(acc, a, b);
 }
+// cvt.rna.tf32.f32: round to the 10-bit mantissa, to nearest, ties away from zero (adding half
+// of the dropped 13 bits' unit to the magnitude carries into the exponent where it must);
+// infinities stay, NaNs stay NaNs.
+inline unsigned tessera_tf32(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    if ((bits & 0x7f800000u) == 0x7f800000u) {
+        return (bits & 0x007fffffu) != 0 ? (bits | 0x00400000u) & 0xffffe000u : bits;
+    }
+    return (bits + 0x00001000u) & 0xffffe000u;
+}
+template <int N>
+inline void tessera_round_to_tf32(unsigned (&r)[N]) {
+    for (int i = 0; i < N; ++i) r[i] = tessera_tf32(tessera_sim::bits_f32(r[i]));
+}
 inline int __syncthreads_count(int predicate) { return tessera_sim::block_barrier(predicate); }
 inline int __syncthreads_and(int predicate) {
     return tessera_sim::block_barrier(predicate) == static_cast<int>(tessera_sim::m().threads);

@@ -148,6 +148,38 @@ macro_rules! hgemm_v6 {
 hgemm_v6!(hgemm_v6_bf16, bf16, "BF16 inputs.");
 hgemm_v6!(hgemm_v6_f16, f16, "F16 inputs.");
 
+/// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
+/// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
+/// pipeline on 128 × 128 tiles. A is stored [BM, BK] with the 128-byte swizzle, so `ldmatrix`
+/// reads its 32-bit values conflict-free; B's tile stays [BK, BN], each lane reading its two
+/// values per k-step, padded by 8 floats so the 32 lanes hit 32 banks.
+#[tile_kernel(threads = 256, vector = 4, target = sm_90, precision = tf32, consts(BM = 128, BN = 128, BK = 32, WM = 64, WN = 32))]
+pub fn gemm_tf32(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BM, BK]).swizzle_bytes(128);
+    let b_s = shared::<f32>([BK, BN]).pad(8);
+    let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s, &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// [`launch_bf16`] for the TF32 kernel ([`ALL_TF32`]): f32 inputs, multiplied as TF32.
+pub fn launch_tf32(
+    kernel: &crate::KernelDefinition,
+    device: &impl crate::Device,
+    a: &impl crate::Input<f32>,
+    b: &impl crate::Input<f32>,
+    c: &mut impl crate::Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    launch_with(kernel, device, crate::Argument::input("a", a), crate::Argument::input("b", b), c, alpha, beta)
+}
+
 /// Launches any kernel of the family on BF16 inputs — C = α·A·B + β·C — on a GPU or the
 /// simulation, for code that walks [`ALL_BF16`].
 pub fn launch_bf16(
@@ -216,7 +248,10 @@ pub const ALL_F16: [&crate::KernelDefinition; 6] = [
     &hgemm_v6_f16::KERNEL,
 ];
 
+/// The TF32 kernels (f32 data on tensor cores).
+pub const ALL_TF32: [&crate::KernelDefinition; 1] = [&gemm_tf32::KERNEL];
+
 /// Every kernel of the family.
 pub fn all() -> impl Iterator<Item = &'static crate::KernelDefinition> {
-    ALL_BF16.into_iter().chain(ALL_F16)
+    ALL_BF16.into_iter().chain(ALL_F16).chain(ALL_TF32)
 }

@@ -79,6 +79,7 @@ macro_rules! with_every_catalog_kernel {
             hgemm::hgemm_v4_f16,
             hgemm::hgemm_v5_f16,
             hgemm::hgemm_v6_f16,
+            hgemm::gemm_tf32,
             reduce::sum_partials_f32,
             reduce::dot_partials_f32,
             reduce::sum_finish_f32,

@@ -43,10 +43,9 @@ __device__ __forceinline__ int tessera_swizzled(int row, int col)
 // Tensor cores (sm_80 and newer). ldmatrix loads 8 × 8 tiles of 16-bit values from shared
 // memory, each lane giving the address of one 16-byte row (lanes 0-7 the rows of the first
 // tile, 8-15 of the second, ..), and hands lane l row l / 4, elements 2 · (l % 4) and the next
-// of each (.trans: column l / 4 of rows 2 · (l % 4) and the next). mma.sync multiplies a warp's
-// 16 × 16 A and 16 × 8 B fragments into 16 × 8 f32 accumulators, lane l holding rows l / 4 and
-// l / 4 + 8, columns 2 · (l % 4) and the next. The simulator defines the same functions in
-// tessera_sim.h with the PTX ISA's lane layouts.
+// of each (.trans: column l / 4 of rows 2 · (l % 4) and the next); of 32-bit values, lane l gets
+// row l / 4, element l % 4. The simulator defines the same functions in tessera_sim.h with the
+// PTX ISA's lane layouts.
 #ifndef TESSERA_SIM_H
 template <bool TRANS>
 __device__ __forceinline__ void tessera_ldmatrix_x4(unsigned (&r)[4], const void* row)
@@ -73,7 +72,11 @@ __device__ __forceinline__ void tessera_ldmatrix_x2(unsigned (&r)[2], const void
                      : "=r"(r[0]), "=r"(r[1]) : "r"(address));
     }
 }
+#endif  // TESSERA_SIM_H
 
+// mma.sync multiplies a warp's 16 × 16 A and 16 × 8 B fragments of 16-bit values into 16 × 8
+// f32 accumulators, lane l holding rows l / 4 and l / 4 + 8, columns 2 · (l % 4) and the next.
+#ifndef TESSERA_SIM_H
 template <class T>
 __device__ __forceinline__ void tessera_mma_m16n8k16(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]);
 
