@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use tessera::catalog::{hgemm, parallel, sgemm};
+use tessera::catalog::{parallel, sgemm};
 use tessera::half::bf16;
 use tessera::runtime::{CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
 use tessera::{Error, KernelDefinition};
@@ -300,9 +300,7 @@ fn report(layout: &str, got: &[f32], want: &[f64]) {
 }
 
 fn find(name: &str) -> Result<&'static KernelDefinition, Box<dyn std::error::Error>> {
-    tessera::catalog::find(name)
-        .or_else(|| hgemm::all().into_iter().find(|k| k.name() == name))
-        .ok_or_else(|| format!("no catalog kernel is named `{name}`").into())
+    tessera::catalog::find(name).ok_or_else(|| format!("no catalog kernel is named `{name}`").into())
 }
 
 /// Uniform values in [-1, 1), xorshift.

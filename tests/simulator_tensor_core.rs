@@ -35,7 +35,6 @@ trait Half: tessera::runtime::Element + std::fmt::Debug {
     const AS_USHORT: &'static str;
     fn from_f32(x: f32) -> Self;
     fn to_f32(self) -> f32;
-    fn from_bits(bits: u16) -> Self;
     fn to_bits(self) -> u16;
 }
 
@@ -47,9 +46,6 @@ impl Half for bf16 {
     }
     fn to_f32(self) -> f32 {
         bf16::to_f32(self)
-    }
-    fn from_bits(bits: u16) -> Self {
-        bf16::from_bits(bits)
     }
     fn to_bits(self) -> u16 {
         bf16::to_bits(self)
@@ -64,9 +60,6 @@ impl Half for f16 {
     }
     fn to_f32(self) -> f32 {
         f16::to_f32(self)
-    }
-    fn from_bits(bits: u16) -> Self {
-        f16::from_bits(bits)
     }
     fn to_bits(self) -> u16 {
         f16::to_bits(self)

@@ -177,7 +177,7 @@ pub fn launch_tf32(
     alpha: f32,
     beta: f32,
 ) -> Result<crate::Launched, crate::Error> {
-    launch_with(kernel, device, crate::Argument::input("a", a), crate::Argument::input("b", b), c, alpha, beta)
+    super::launch_gemm(kernel, device, a, b, c, alpha, beta)
 }
 
 /// Launches any kernel of the family on BF16 inputs — C = α·A·B + β·C — on a GPU or the
@@ -191,7 +191,7 @@ pub fn launch_bf16(
     alpha: f32,
     beta: f32,
 ) -> Result<crate::Launched, crate::Error> {
-    launch_with(kernel, device, crate::Argument::input("a", a), crate::Argument::input("b", b), c, alpha, beta)
+    super::launch_gemm(kernel, device, a, b, c, alpha, beta)
 }
 
 /// [`launch_bf16`] for the F16 kernels ([`ALL_F16`]).
@@ -204,28 +204,7 @@ pub fn launch_f16(
     alpha: f32,
     beta: f32,
 ) -> Result<crate::Launched, crate::Error> {
-    launch_with(kernel, device, crate::Argument::input("a", a), crate::Argument::input("b", b), c, alpha, beta)
-}
-
-fn launch_with(
-    kernel: &crate::KernelDefinition,
-    device: &impl crate::Device,
-    a: crate::Argument<'_>,
-    b: crate::Argument<'_>,
-    c: &mut impl crate::Output<f32>,
-    alpha: f32,
-    beta: f32,
-) -> Result<crate::Launched, crate::Error> {
-    kernel.launch(
-        device,
-        &mut [
-            a,
-            b,
-            crate::Argument::output("c", c),
-            crate::Argument::scalar("alpha", alpha),
-            crate::Argument::scalar("beta", beta),
-        ],
-    )
+    super::launch_gemm(kernel, device, a, b, c, alpha, beta)
 }
 
 /// The BF16 kernels of the family, in ladder order.

@@ -11,6 +11,29 @@ pub mod sgemm;
 pub mod stencil;
 pub mod transpose;
 
+/// Launches any GEMM of the catalog — parameters `a`, `b`, `c`, `alpha`, `beta`, as the
+/// `sgemm`, `hgemm` and `parallel` kernels all have them — on `device`: C = α·A·B + β·C.
+pub(crate) fn launch_gemm<TIn: crate::runtime::Element, TOut: crate::runtime::Element>(
+    kernel: &crate::KernelDefinition,
+    device: &impl crate::Device,
+    a: &impl crate::Input<TIn>,
+    b: &impl crate::Input<TIn>,
+    c: &mut impl crate::Output<TOut>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    kernel.launch(
+        device,
+        &mut [
+            crate::Argument::input("a", a),
+            crate::Argument::input("b", b),
+            crate::Argument::output("c", c),
+            crate::Argument::scalar("alpha", alpha),
+            crate::Argument::scalar("beta", beta),
+        ],
+    )
+}
+
 /// Every catalog kernel, for the CLI, the examples and the tests.
 pub fn all() -> Vec<&'static crate::KernelDefinition> {
     copy::ALL

@@ -3,10 +3,8 @@
 //! or `hgemm` families) and the group's NCCL collectives. On a simulated group the same code
 //! runs with in-process collectives, so CI checks the sharding and what moves when.
 
-use std::ops::Range;
-
 use crate::runtime::{DeviceGroup, Element, ReduceOp, Reducible, ShardedTensor, Sharding};
-use crate::{Argument, Backend, Error, Input, KernelDefinition, Output};
+use crate::{Error, KernelDefinition};
 
 /// C = α·A·B + β·C, with A and C split by rows over the group and B replicated: every
 /// device multiplies its own rows, and nothing moves between devices (Megatron's
@@ -38,7 +36,7 @@ pub fn gemm_rows<TIn: Element, TOut: Element>(
     c.expect_sharding("c", Sharding::Rows, group.len())?;
     check_gemm_shapes(a.dims(), b.dims(), c.dims())?;
     group.each(|rank, device| {
-        launch_gemm(kernel, device, a.shard(rank), b.shard(rank), c.shard_mut(rank), alpha, beta).map(drop)
+        super::launch_gemm(kernel, device, a.shard(rank), b.shard(rank), c.shard_mut(rank), alpha, beta).map(drop)
     })
 }
 
@@ -108,8 +106,7 @@ impl<T: Reducible> KSplitGemm<T> {
             });
         }
         let n = c.dims()[1];
-        let c_ranges: Vec<Range<usize>> = (0..group.len()).map(|rank| c.range(rank)).collect();
-        let longest = c_ranges.iter().map(Range::len).max().unwrap_or(0);
+        let longest = (0..group.len()).map(|rank| c.range(rank).len()).max().unwrap_or(0);
         let chunk_rows = longest.div_ceil(self.chunks).max(1);
         let mut in_flight = Vec::with_capacity(self.chunks);
         for first in (0..longest).step_by(chunk_rows) {
@@ -118,14 +115,14 @@ impl<T: Reducible> KSplitGemm<T> {
             group.each(|rank, device| {
                 let k_columns = 0..a.shard(rank).dims()[1];
                 // this device's contribution to every device's rows of the slice
-                for owner in &c_ranges {
-                    let rows = owner.start + local.start.min(owner.len())..owner.start + local.end.min(owner.len());
+                for owner in 0..group.len() {
+                    let rows = c.global_rows(owner, local.clone());
                     if rows.is_empty() {
                         continue;
                     }
                     let a_rows = a.shard(rank).submatrix(rows.clone(), k_columns.clone())?;
                     let mut c_rows = partial.shard_mut(rank).submatrix_mut(rows, 0..n)?;
-                    launch_gemm(kernel, device, &a_rows, b.shard(rank), &mut c_rows, alpha, 0.0)?;
+                    super::launch_gemm(kernel, device, &a_rows, b.shard(rank), &mut c_rows, alpha, 0.0)?;
                 }
                 Ok(())
             })?;
@@ -159,27 +156,6 @@ pub fn sum(group: &DeviceGroup, x: &ShardedTensor<f32>) -> Result<f32, Error> {
     })?;
     group.all_reduce(&mut totals, ReduceOp::Sum)?.wait()?;
     Ok(group.member(0).download(totals.shard(0))?[0])
-}
-
-fn launch_gemm<TIn: Element, TOut: Element>(
-    kernel: &KernelDefinition,
-    device: &Backend,
-    a: &impl Input<TIn>,
-    b: &impl Input<TIn>,
-    c: &mut impl Output<TOut>,
-    alpha: f32,
-    beta: f32,
-) -> Result<crate::Launched, Error> {
-    kernel.launch(
-        device,
-        &mut [
-            Argument::input("a", a),
-            Argument::input("b", b),
-            Argument::output("c", c),
-            Argument::scalar("alpha", alpha),
-            Argument::scalar("beta", beta),
-        ],
-    )
 }
 
 fn check_gemm_shapes(a: &[usize], b: &[usize], c: &[usize]) -> Result<(), Error> {

@@ -301,16 +301,7 @@ pub fn launch(
     alpha: f32,
     beta: f32,
 ) -> Result<crate::Launched, crate::Error> {
-    kernel.launch(
-        device,
-        &mut [
-            crate::Argument::input("a", a),
-            crate::Argument::input("b", b),
-            crate::Argument::output("c", c),
-            crate::Argument::scalar("alpha", alpha),
-            crate::Argument::scalar("beta", beta),
-        ],
-    )
+    super::launch_gemm(kernel, device, a, b, c, alpha, beta)
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.

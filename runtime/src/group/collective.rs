@@ -201,7 +201,7 @@ impl DeviceGroup {
         x.expect_sharding("all_gather input", Sharding::Rows, self.len())?;
         out.expect_sharding("all_gather output", Sharding::Replicated, self.len())?;
         check_same_dims("all_gather", &x.dims, &out.dims)?;
-        let (pieces, rows) = self.pieces(&x.ranges, &local_rows, x.row_len(), PieceSide::Sharded)?;
+        let (pieces, rows) = pieces(x, &local_rows, PieceSide::Sharded)?;
         for (piece, shard) in pieces.iter().zip(&x.shards) {
             check_shard("all_gather input", shard.len(), &piece.from)?;
         }
@@ -237,7 +237,7 @@ impl DeviceGroup {
         x.expect_sharding("reduce_scatter input", Sharding::Replicated, self.len())?;
         out.expect_sharding("reduce_scatter output", Sharding::Rows, self.len())?;
         check_same_dims("reduce_scatter", &x.dims, &out.dims)?;
-        let (pieces, rows) = self.pieces(&out.ranges, &local_rows, out.row_len(), PieceSide::Replicated)?;
+        let (pieces, rows) = pieces(out, &local_rows, PieceSide::Replicated)?;
         for shard in &x.shards {
             pieces.iter().try_for_each(|piece| check_shard("reduce_scatter input", shard.len(), &piece.from))?;
         }
@@ -247,34 +247,6 @@ impl DeviceGroup {
         let native = is_native(&pieces, &out.shards.iter().map(|s| s.len()).collect::<Vec<_>>(), PieceSide::Replicated);
         let record = CollectiveRecord { collective: Collective::ReduceScatter(op), element: T::TYPE, rows, native };
         self.issue(record, Exchange::Scatter { pieces, op, native }, Some(x), out)
-    }
-
-    /// The pieces of rows `local_rows` of each row-split shard (`ranges`, in rows of the
-    /// whole tensor), as element ranges: in the split tensor (its shard) and in the
-    /// replicated one (the whole tensor). `side` says which one the piece is read `from`.
-    fn pieces(
-        &self,
-        ranges: &[Range<usize>],
-        local_rows: &Range<usize>,
-        row_len: usize,
-        side: PieceSide,
-    ) -> Result<(Vec<Piece>, Vec<Range<usize>>), Error> {
-        let longest = ranges.iter().map(Range::len).max().unwrap_or(0);
-        check_rows("a row-split collective", local_rows, longest)?;
-        let mut pieces = Vec::with_capacity(ranges.len());
-        let mut rows = Vec::with_capacity(ranges.len());
-        for range in ranges {
-            let local = local_rows.start.min(range.len())..local_rows.end.min(range.len());
-            let global = range.start + local.start..range.start + local.end;
-            let in_shard = local.start * row_len..local.end * row_len;
-            let in_whole = global.start * row_len..global.end * row_len;
-            pieces.push(match side {
-                PieceSide::Sharded => Piece { from: in_shard, to: in_whole },
-                PieceSide::Replicated => Piece { from: in_whole, to: in_shard },
-            });
-            rows.push(global);
-        }
-        Ok((pieces, rows))
     }
 
     /// Records `exchange` and queues it on the transport.
@@ -298,6 +270,33 @@ impl DeviceGroup {
             }
         }
     }
+}
+
+/// The pieces of rows `local_rows` of each shard of the row-split tensor `split`, as element
+/// ranges in the shard and in the replicated tensor (the whole); `side` says which one the
+/// piece is read `from`. Also each piece's rows of the whole tensor.
+fn pieces<T: Reducible>(
+    split: &ShardedTensor<T>,
+    local_rows: &Range<usize>,
+    side: PieceSide,
+) -> Result<(Vec<Piece>, Vec<Range<usize>>), Error> {
+    let longest = split.ranges.iter().map(Range::len).max().unwrap_or(0);
+    check_rows("a row-split collective", local_rows, longest)?;
+    let row_len = split.row_len();
+    let mut pieces = Vec::with_capacity(split.parts());
+    let mut rows = Vec::with_capacity(split.parts());
+    for rank in 0..split.parts() {
+        let global = split.global_rows(rank, local_rows.clone());
+        let local = global.start - split.ranges[rank].start..global.end - split.ranges[rank].start;
+        let in_shard = local.start * row_len..local.end * row_len;
+        let in_whole = global.start * row_len..global.end * row_len;
+        pieces.push(match side {
+            PieceSide::Sharded => Piece { from: in_shard, to: in_whole },
+            PieceSide::Replicated => Piece { from: in_whole, to: in_shard },
+        });
+        rows.push(global);
+    }
+    Ok((pieces, rows))
 }
 
 /// Which tensor of a row-split collective is split by rows: the input (all-gather) or the

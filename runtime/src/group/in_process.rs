@@ -1,10 +1,12 @@
 //! Collectives between simulated devices: copies and reductions of host memory, reducing in
 //! rank order (rank 0's element first), deterministic like the rest of the simulation.
 
+use std::ops::Range;
+
 use crate::tensor::Storage;
 use crate::{DeviceTensor, Error};
 
-use super::collective::{Exchange, Reducible};
+use super::collective::{Exchange, ReduceOp, Reducible};
 
 /// Carries out `exchange` from `input`'s shards (or, for an all-reduce, `output`'s own) into
 /// `output`'s shards.
@@ -15,12 +17,7 @@ pub(crate) fn exchange<T: Reducible>(
 ) -> Result<(), Error> {
     match exchange {
         Exchange::AllReduce { elements, op } => {
-            let mut reduced = host(&output[0])?[elements.clone()].to_vec();
-            for shard in &output[1..] {
-                for (acc, &value) in reduced.iter_mut().zip(&host(shard)?[elements.clone()]) {
-                    *acc = T::combine(*op, *acc, value);
-                }
-            }
+            let reduced = reduced(output, elements, *op)?;
             for shard in output.iter_mut() {
                 host_mut(shard)?[elements.clone()].copy_from_slice(&reduced);
             }
@@ -37,17 +34,23 @@ pub(crate) fn exchange<T: Reducible>(
         Exchange::Scatter { pieces, op, .. } => {
             let input = input.ok_or(Error::CollectiveInput)?;
             for (root, piece) in pieces.iter().enumerate() {
-                let mut reduced = host(&input[0])?[piece.from.clone()].to_vec();
-                for shard in &input[1..] {
-                    for (acc, &value) in reduced.iter_mut().zip(&host(shard)?[piece.from.clone()]) {
-                        *acc = T::combine(*op, *acc, value);
-                    }
-                }
+                let reduced = reduced(input, &piece.from, *op)?;
                 host_mut(&mut output[root])?[piece.to.clone()].copy_from_slice(&reduced);
             }
         }
     }
     Ok(())
+}
+
+/// Elements `elements` of the shards combined with `op`, rank 0's first.
+fn reduced<T: Reducible>(shards: &[DeviceTensor<T>], elements: &Range<usize>, op: ReduceOp) -> Result<Vec<T>, Error> {
+    let mut reduced = host(&shards[0])?[elements.clone()].to_vec();
+    for shard in &shards[1..] {
+        for (acc, &value) in reduced.iter_mut().zip(&host(shard)?[elements.clone()]) {
+            *acc = T::combine(op, *acc, value);
+        }
+    }
+    Ok(reduced)
 }
 
 fn host<T: Reducible>(tensor: &DeviceTensor<T>) -> Result<&[T], Error> {

@@ -128,6 +128,22 @@ impl<T: Element> ShardedTensor<T> {
         self.ranges[rank].clone()
     }
 
+    /// Rows `local_rows` of device `rank`'s part (counted from its first row, clipped to its
+    /// length), in rows of the whole tensor: the same slice of every part, as a chunked
+    /// collective moves it.
+    ///
+    /// ```
+    /// use tessera_runtime::{DeviceGroup, Sharding};
+    /// let group = DeviceGroup::simulated(2)?;
+    /// let c = group.sharded_zeros::<f32>([7, 2], Sharding::Rows)?;   // rows 0..4 and 4..7
+    /// assert_eq!(c.global_rows(1, 1..4), 5..7);
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn global_rows(&self, rank: usize, local_rows: Range<usize>) -> Range<usize> {
+        let range = &self.ranges[rank];
+        range.start + local_rows.start.min(range.len())..range.start + local_rows.end.min(range.len())
+    }
+
     /// The part on device `rank` (panics if `rank` is not in the group, like indexing).
     pub fn shard(&self, rank: usize) -> &DeviceTensor<T> {
         &self.shards[rank]
