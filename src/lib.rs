@@ -52,6 +52,9 @@ pub use tessera_codegen as codegen;
 pub use tessera_dsl as dsl;
 pub use tessera_macros::tile_kernel;
 pub use tessera_runtime as runtime;
+/// The cudarc tessera is built on, for programs that pass their own CUDA memory and streams
+/// (`DeviceTensor::from_cuda_slice`, `Gpu::on_stream`).
+pub use tessera_runtime::cudarc;
 pub use tessera_runtime::{
     nvrtc, sim, Arch, Argument, Backend, CompiledKernel, Device, DeviceGroup, DeviceTensor, DiskCache, Error, Gpu,
     HostCompiler, Input, KernelDefinition, Launched, Location, Lookup, Order, Output, PtxasReport, ReduceOp,

@@ -1,6 +1,7 @@
 use std::marker::PhantomData;
+use std::sync::Arc;
 
-use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceSlice};
 use tessera_dsl::ElementType;
 
 use crate::sim::HostRegion;
@@ -53,6 +54,9 @@ pub enum Argument<'a> {
         leading_dimension: usize,
         location: Location,
         address: u64,
+        /// The stream the memory's earlier work is ordered on (GPU tensors): a launch on
+        /// another stream is joined to it both ways.
+        stream: Option<Arc<CudaStream>>,
         writable: bool,
         /// The simulator's red zones and guard pages around the elements (host tensors).
         host: Option<HostRegion>,
@@ -66,15 +70,15 @@ pub enum Argument<'a> {
 
 impl<'a> Argument<'a> {
     pub fn input<T: Element>(param: &'static str, tensor: &'a impl Input<T>) -> Self {
-        let (address, host) = match tensor.memory() {
+        let (address, host, stream) = match tensor.memory() {
             Memory::Cuda(view) => {
                 let (address, _sync) = view.device_ptr(view.stream());
-                (address, None)
+                (address, None, Some(view.stream().clone()))
             }
             Memory::Host { buffer, range } => {
                 let region = buffer.region();
                 let address = region.data_start() + range.start * size_of::<T>();
-                (address as u64, Some(region))
+                (address as u64, Some(region), None)
             }
         };
         Argument::Tensor {
@@ -84,6 +88,7 @@ impl<'a> Argument<'a> {
             leading_dimension: tensor.row_stride(),
             location: tensor.location(),
             address,
+            stream,
             writable: false,
             host,
             borrow: PhantomData,
@@ -94,16 +99,16 @@ impl<'a> Argument<'a> {
         let dims = tensor.shape().to_vec();
         let leading_dimension = tensor.row_stride();
         let location = tensor.location();
-        let (address, host) = match tensor.memory_mut() {
+        let (address, host, stream) = match tensor.memory_mut() {
             MemoryMut::Cuda(mut view) => {
                 let stream = view.stream().clone();
-                let (address, _sync) = view.device_ptr_mut(&stream);
-                (address, None)
+                let address = view.device_ptr_mut(&stream).0;
+                (address, None, Some(stream))
             }
             MemoryMut::Host { buffer, range } => {
                 let region = buffer.region();
                 let address = region.data_start() + range.start * size_of::<T>();
-                (address as u64, Some(region))
+                (address as u64, Some(region), None)
             }
         };
         Argument::Tensor {
@@ -113,6 +118,7 @@ impl<'a> Argument<'a> {
             leading_dimension,
             location,
             address,
+            stream,
             writable: true,
             host,
             borrow: PhantomData,

@@ -43,13 +43,13 @@ impl Gpu {
         if !unsafe { sys::is_culib_present() } {
             return Err(Error::CublasMissing { tried: cudarc::get_lib_name_candidates("cublas").join(", ") });
         }
-        let blas = CudaBlas::new(self.stream().clone())
+        let blas = CudaBlas::new(self.cuda_stream().clone())
             .map_err(|source| Error::Cublas { action: "creating a handle", source })?;
         // SAFETY: a live handle; pedantic math keeps cuBLAS on plain FP32 FMA.
         unsafe { sys::cublasSetMathMode(*blas.handle(), sys::cublasMath_t::CUBLAS_PEDANTIC_MATH) }
             .result()
             .map_err(|source| Error::Cublas { action: "setting pedantic math", source })?;
-        Ok(Cublas { blas, stream: self.stream().clone(), math_mode: Mutex::new(()) })
+        Ok(Cublas { blas, stream: self.cuda_stream().clone(), math_mode: Mutex::new(()) })
     }
 }
 

@@ -1,7 +1,7 @@
 use std::borrow::Cow;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::{CudaStream, PushKernelArg};
 
 use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorShape, VectorWidth};
 
@@ -199,7 +199,7 @@ impl KernelDefinition {
             return Ok(launched);
         }
         let trailing = trailing_ints(kernel, &plan, arguments);
-        let mut builder = gpu.stream().launch_builder(&loaded.function);
+        let mut builder = gpu.cuda_stream().launch_builder(&loaded.function);
         for argument in arguments.iter() {
             match argument {
                 Argument::Tensor { address, .. } => builder.arg(address),
@@ -233,7 +233,14 @@ impl KernelDefinition {
         // device allocation borrowed for this call, and every access the kernel makes is
         // bounded by the shape symbols passed with them (rows leading-dimension apart, each
         // view spanning (rows − 1)·ld + cols elements of its allocation).
+        let foreign = foreign_streams(gpu.cuda_stream(), arguments);
+        for stream in &foreign {
+            gpu.cuda_stream().join(stream).map_err(Error::driver("ordering the launch after the tensors' stream"))?;
+        }
         unsafe { builder.launch(config) }.map_err(Error::driver("launching the kernel"))?;
+        for stream in &foreign {
+            stream.join(gpu.cuda_stream()).map_err(Error::driver("ordering the tensors' stream after the launch"))?;
+        }
         launched.queued = true;
         Ok(launched)
     }
@@ -502,4 +509,19 @@ mod tests {
         let arguments = [tensor("x", 0x1002)];
         assert!(matches!(widest_aligned(VectorWidth::W4, &arguments), Err(Error::Misaligned { element_bytes: 4, .. })));
     }
+}
+
+/// The streams other than `launch` that the GPU tensors among `arguments` are ordered on
+/// (memory a program allocated on its own stream), each once.
+fn foreign_streams(launch: &Arc<CudaStream>, arguments: &[Argument<'_>]) -> Vec<Arc<CudaStream>> {
+    let mut foreign: Vec<Arc<CudaStream>> = Vec::new();
+    for argument in arguments {
+        if let Argument::Tensor { stream: Some(stream), .. } = argument {
+            let seen = |s: &Arc<CudaStream>| s.cu_stream() == stream.cu_stream();
+            if !seen(launch) && !foreign.iter().any(seen) {
+                foreign.push(stream.clone());
+            }
+        }
+    }
+    foreign
 }

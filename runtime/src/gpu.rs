@@ -72,6 +72,43 @@ impl Gpu {
         // SAFETY: called before any allocation; all work is ordered on `stream`.
         unsafe { context.disable_event_tracking() };
         let stream = context.default_stream();
+        Self::on_stream(stream)
+    }
+
+    /// A `Gpu` on a context the program already holds (from candle, burn or its own cudarc
+    /// code), launching on a new stream of that context. Tensors made by either side are
+    /// usable by both: see [`DeviceTensor::from_cuda_slice`] and [`crate::TensorView::of_cuda`].
+    ///
+    /// ```no_run
+    /// let context = cudarc::driver::CudaContext::new(0)?;
+    /// let gpu = tessera_runtime::Gpu::from_context(context.clone())?;
+    /// assert_eq!(gpu.cuda_context().ordinal(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_context(context: Arc<CudaContext>) -> Result<Self, Error> {
+        let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
+        Self::on_stream(stream)
+    }
+
+    /// A `Gpu` that queues every copy and launch on `stream`, a stream the program already
+    /// holds. Launches return as soon as they are queued (no synchronisation): work the
+    /// program queues on `stream` afterwards sees their results, as with any CUDA work.
+    /// Tensors whose memory is ordered on another stream are joined to this one around each
+    /// launch (the launch waits for their earlier work, their stream waits for the launch).
+    ///
+    /// ```no_run
+    /// let context = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = context.new_stream()?;
+    /// let x = stream.clone_htod(&[1.0f32; 1024])?;          // the program's own memory
+    /// let gpu = tessera_runtime::Gpu::on_stream(stream.clone())?;
+    /// let x = tessera_runtime::DeviceTensor::from_cuda_slice(x, [32, 32])?; // no copy
+    /// assert_eq!(gpu.download(&x)?.len(), 1024);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_stream(stream: Arc<CudaStream>) -> Result<Self, Error> {
+        require_driver()?;
+        let context = stream.context().clone();
+        let ordinal = context.ordinal();
         let attribute = |a| context.attribute(a).map_err(Error::driver("reading a device attribute"));
         let major = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
@@ -92,6 +129,17 @@ impl Gpu {
             tuned: Mutex::new(HashMap::new()),
             workspace: crate::workspace::Workspace::default(),
         })
+    }
+
+    /// The cudarc context this GPU's kernels are loaded into (for the program's own cudarc
+    /// code: allocations, copies, other libraries).
+    pub fn cuda_context(&self) -> &Arc<CudaContext> {
+        &self.context
+    }
+
+    /// The stream every copy and launch of this GPU is queued on.
+    pub fn cuda_stream(&self) -> &Arc<CudaStream> {
+        &self.stream
     }
 
     /// Uses `cache` (or none) for tuned configurations instead of the default location.
@@ -352,14 +400,6 @@ impl Gpu {
 
     fn wrong_device(&self, param: &str, tensor: Location) -> Error {
         Error::WrongDevice { param: param.into(), tensor, launch: self.location() }
-    }
-
-    pub(crate) fn context(&self) -> &Arc<CudaContext> {
-        &self.context
-    }
-
-    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
     }
 
     /// The stream-K workspace for one launch: `need` bytes of room, counters zeroed on the stream.

@@ -42,6 +42,7 @@ pub use cache::DiskCache;
 pub use compiled::{Arch, CompiledKernel};
 pub use cubin::{cubin_figures, CubinFigures};
 pub use cublas::{Cublas, GemmExInput, GemmExOutput};
+pub use cudarc;
 pub use definition::{KernelDefinition, Launched};
 pub use error::Error;
 pub use gpu::Gpu;

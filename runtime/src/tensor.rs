@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, DeviceSlice, ValidAsZeroBits};
 use tessera_dsl::ElementType;
 
 use crate::sim::HostBuffer;
@@ -89,6 +89,75 @@ pub struct DeviceTensor<T: Element> {
 }
 
 impl<T: Element> DeviceTensor<T> {
+    /// A tensor of shape `dims` over memory the program already owns — a cudarc
+    /// `CudaSlice` from its own code, candle or burn — without copying. The slice may be
+    /// longer than the shape (the first elements are the tensor's); its stream orders the
+    /// tensor's work ([`Gpu::on_stream`](crate::Gpu::on_stream) shares it, or launches on
+    /// another stream are joined to it). [`into_cuda_slice`](Self::into_cuda_slice) gives
+    /// it back.
+    ///
+    /// ```no_run
+    /// use tessera_runtime::DeviceTensor;
+    /// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+    /// let slice = stream.alloc_zeros::<f32>(64 * 32)?;
+    /// let x = DeviceTensor::from_cuda_slice(slice, [64, 32])?;
+    /// assert_eq!(x.dims(), &[64, 32]);
+    /// let slice = x.into_cuda_slice();                     // back to cudarc, still no copy
+    /// assert!(DeviceTensor::from_cuda_slice(slice, [65, 32]).is_err()); // too short
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda_slice(slice: CudaSlice<T>, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
+        let dims = dims.as_ref().to_vec();
+        check_cuda_len(slice.len(), &dims)?;
+        let location = Location::Gpu(slice.context().ordinal());
+        Ok(Self { storage: Storage::Cuda(slice), dims, location })
+    }
+
+    /// The cudarc buffer under a GPU tensor (the program's own code takes over), or the
+    /// tensor back for a simulator's.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let x = gpu.upload(&[1.0f32, 2.0], [2])?;
+    /// let slice: cudarc::driver::CudaSlice<f32> = x.try_into_cuda_slice().unwrap();
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn try_into_cuda_slice(self) -> Result<CudaSlice<T>, Self> {
+        match self.storage {
+            Storage::Cuda(slice) => Ok(slice),
+            storage @ Storage::Host(_) => Err(Self { storage, ..self }),
+        }
+    }
+
+    /// The cudarc buffer under a GPU tensor.
+    ///
+    /// # Panics
+    /// On a simulator's tensor, which has no CUDA memory; use
+    /// [`try_into_cuda_slice`](Self::try_into_cuda_slice) where the backend is not known.
+    pub fn into_cuda_slice(self) -> CudaSlice<T> {
+        match self.try_into_cuda_slice() {
+            Ok(slice) => slice,
+            Err(tensor) => panic!("into_cuda_slice: the tensor lives in {}, not in GPU memory", tensor.location),
+        }
+    }
+
+    /// The cudarc buffer under a GPU tensor, borrowed (for the program's own copies and
+    /// launches); `None` for a simulator's tensor.
+    pub fn as_cuda_slice(&self) -> Option<&CudaSlice<T>> {
+        match &self.storage {
+            Storage::Cuda(slice) => Some(slice),
+            Storage::Host(_) => None,
+        }
+    }
+
+    /// The cudarc buffer under a GPU tensor, writable; `None` for a simulator's tensor.
+    pub fn as_cuda_slice_mut(&mut self) -> Option<&mut CudaSlice<T>> {
+        match &mut self.storage {
+            Storage::Cuda(slice) => Some(slice),
+            Storage::Host(_) => None,
+        }
+    }
+
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }
@@ -248,6 +317,27 @@ pub struct TensorViewMut<'a, T: Element> {
 }
 
 impl<'a, T: Element> TensorView<'a, T> {
+    /// A dense view of shape `dims` over cudarc memory the program holds (a `CudaView`,
+    /// e.g. `slice.slice(..)` of a candle or burn buffer), without copying. A kernel reads
+    /// it as a `Global<T, ..>` argument.
+    ///
+    /// ```no_run
+    /// use tessera_runtime::TensorView;
+    /// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+    /// let slice = stream.clone_htod(&[1.0f32; 4096])?;
+    /// let x = TensorView::of_cuda(slice.slice(1024..), [96, 32])?;  // the last 3072 elements
+    /// assert_eq!(x.dims(), &[96, 32]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn of_cuda(view: CudaView<'a, T>, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
+        let dims = dims.as_ref().to_vec();
+        check_cuda_len(view.len(), &dims)?;
+        let location = Location::Gpu(view.stream().context().ordinal());
+        let len: usize = dims.iter().product();
+        let ld = dense_leading_dimension(&dims);
+        Ok(TensorView { view: View::Cuda(view.slice(..len)), dims, ld, location })
+    }
+
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }
@@ -287,6 +377,37 @@ impl<'a, T: Element> TensorView<'a, T> {
     }
 }
 
+impl<'a, T: Element> TensorViewMut<'a, T> {
+    /// A dense, writable view of shape `dims` over cudarc memory the program holds (a
+    /// `CudaViewMut`), without copying: a kernel writes it as a `GlobalMut<T, ..>` argument.
+    ///
+    /// ```no_run
+    /// use tessera_runtime::TensorViewMut;
+    /// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+    /// let mut y = stream.alloc_zeros::<f32>(4096)?;
+    /// let out = TensorViewMut::of_cuda(y.slice_mut(..), [64, 64])?;
+    /// assert_eq!(out.dims(), &[64, 64]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn of_cuda(view: CudaViewMut<'a, T>, dims: impl AsRef<[usize]>) -> Result<Self, Error> {
+        let dims = dims.as_ref().to_vec();
+        check_cuda_len(view.len(), &dims)?;
+        let location = Location::Gpu(view.stream().context().ordinal());
+        let len: usize = dims.iter().product();
+        let ld = dense_leading_dimension(&dims);
+        // the first `len` elements, borrowed for 'a (slicing would borrow the local view)
+        let view = match view.len() == len || len == 0 {
+            true => view,
+            false => view.chunks_exact_mut(len).next().ok_or(Error::CudaBufferTooShort {
+                len: 0,
+                shape: dims.clone(),
+                needed: len,
+            })?,
+        };
+        Ok(TensorViewMut { view: ViewMut::Cuda(view), dims, ld, location })
+    }
+}
+
 impl<T: Element> TensorViewMut<'_, T> {
     pub fn dims(&self) -> &[usize] {
         &self.dims
@@ -316,6 +437,15 @@ impl<T: Element> TensorViewMut<'_, T> {
         (self.dims, self.ld) = reshaped_view(&self.dims, self.ld, dims.as_ref())?;
         Ok(self)
     }
+}
+
+/// `Err(CudaBufferTooShort)` unless `len` elements hold a tensor of `dims`.
+fn check_cuda_len(len: usize, dims: &[usize]) -> Result<(), Error> {
+    let needed: usize = dims.iter().product();
+    if len < needed {
+        return Err(Error::CudaBufferTooShort { len, shape: dims.to_vec(), needed });
+    }
+    Ok(())
 }
 
 /// The leading dimension of a dense row-major tensor: its last dimension (1 for a scalar).

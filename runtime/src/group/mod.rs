@@ -208,7 +208,7 @@ impl DeviceGroup {
             return Ok(start.elapsed().as_secs_f64() * 1e3);
         }
         let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let record = |gpu: &Gpu| gpu.stream().record_event(timed).map_err(Error::driver("recording an event"));
+        let record = |gpu: &Gpu| gpu.cuda_stream().record_event(timed).map_err(Error::driver("recording an event"));
         let starts = gpus.iter().map(|gpu| record(gpu)).collect::<Result<Vec<_>, _>>()?;
         work()?;
         let ends = gpus.iter().map(|gpu| record(gpu)).collect::<Result<Vec<_>, _>>()?;

@@ -45,7 +45,7 @@ impl Communicators {
     ) -> Result<Pending, Error> {
         let gpus: Vec<&Gpu> = members.iter().filter_map(Backend::as_gpu).collect();
         for (gpu, stream) in gpus.iter().zip(&self.streams) {
-            let ready = gpu.stream().record_event(None).map_err(Error::driver("recording an event"))?;
+            let ready = gpu.cuda_stream().record_event(None).map_err(Error::driver("recording an event"))?;
             stream.wait(&ready).map_err(Error::driver("ordering a collective after compute"))?;
         }
         nccl_result::group_start().map_err(nccl("starting a group"))?;
@@ -56,7 +56,7 @@ impl Communicators {
         let mut done = Vec::with_capacity(gpus.len());
         for (gpu, stream) in gpus.iter().zip(&self.streams) {
             let event = stream.record_event(None).map_err(Error::driver("recording an event"))?;
-            done.push((gpu.stream().clone(), event));
+            done.push((gpu.cuda_stream().clone(), event));
         }
         Ok(Pending::after(done))
     }
@@ -129,7 +129,7 @@ impl Communicators {
 /// starts their blocks ahead of the compute blocks still waiting, so a collective that
 /// overlaps a GEMM takes SMs as soon as some free up instead of after the whole grid.
 fn communication_stream(gpu: &Gpu, priority: CommunicationPriority) -> Result<Arc<CudaStream>, Error> {
-    let context = gpu.context();
+    let context = gpu.cuda_context();
     context.bind_to_thread().map_err(Error::driver("binding the device"))?;
     let level = match priority {
         CommunicationPriority::Normal => 0,
