@@ -18,6 +18,8 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
             expr.walk(&mut |e| match &e.kind {
                 ThreadExprKind::Call { function: Intrinsic::WarpSum, .. } => used.push(WARP_SUM),
                 ThreadExprKind::Call { function: Intrinsic::WarpMax, .. } => used.push(WARP_MAX),
+                ThreadExprKind::Call { function: Intrinsic::BlockSum, .. } => used.extend([WARP_SUM, BLOCK_SUM]),
+                ThreadExprKind::Call { function: Intrinsic::BlockMax, .. } => used.extend([WARP_MAX, BLOCK_MAX]),
                 ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
                 _ => {}
@@ -25,7 +27,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         }
     }
     let mut helpers = Vec::new();
-    for helper in [WARP_SUM, WARP_MAX, VECTOR_SUM, DOT] {
+    for helper in [WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, VECTOR_SUM, DOT] {
         if used.contains(&helper) {
             helpers.push(helper);
         }
@@ -33,23 +35,66 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     helpers
 }
 
-const WARP_SUM: &str = "// warp_sum(v): lane 0 gets the sum over the warp's 32 lanes (a shuffle-down tree)
+const WARP_SUM: &str = "// warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
+// all lanes add the same pairs in the same order, so they agree to the bit)
 template <typename T>
 __device__ __forceinline__ T tessera_warp_sum(T v)
 {
-    for (int offset = 16; offset > 0; offset /= 2) {
-        v += __shfl_down_sync(0xffffffff, v, offset);
+#pragma unroll
+    for (int mask = 16; mask > 0; mask /= 2) {
+        v += __shfl_xor_sync(0xffffffff, v, mask);
     }
     return v;
 }";
 
-const WARP_MAX: &str = "// warp_max(v): lane 0 gets the maximum over the warp's 32 lanes
+const WARP_MAX: &str = "// warp_max(v): every lane gets the maximum over the warp's 32 lanes
 template <typename T>
 __device__ __forceinline__ T tessera_warp_max(T v)
 {
-    for (int offset = 16; offset > 0; offset /= 2) {
-        v = max(v, __shfl_down_sync(0xffffffff, v, offset));
+#pragma unroll
+    for (int mask = 16; mask > 0; mask /= 2) {
+        v = max(v, __shfl_xor_sync(0xffffffff, v, mask));
     }
+    return v;
+}";
+
+const BLOCK_SUM: &str = "// block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
+// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
+template <typename T>
+__device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
+{
+    __shared__ T warp_sums[32];
+    v = tessera_warp_sum(v);
+    if (threads <= 32) {
+        return v;
+    }
+    if (tid % 32 == 0) {
+        warp_sums[tid / 32] = v;
+    }
+    __syncthreads();
+    v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
+    v = tessera_warp_sum(v);
+    __syncthreads();  // the next block reduction may overwrite warp_sums
+    return v;
+}";
+
+const BLOCK_MAX: &str = "// block_max(v): every thread gets the maximum over the block's `threads` threads
+template <typename T>
+__device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
+{
+    __shared__ T warp_maxima[32];
+    v = tessera_warp_max(v);
+    if (threads <= 32) {
+        return v;
+    }
+    if (tid % 32 == 0) {
+        warp_maxima[tid / 32] = v;
+    }
+    __syncthreads();
+    // lanes past the last warp repeat warp 0's maximum, which changes nothing
+    v = warp_maxima[tid % 32 < (threads + 31) / 32 ? tid % 32 : 0];
+    v = tessera_warp_max(v);
+    __syncthreads();  // the next block reduction may overwrite warp_maxima
     return v;
 }";
 
@@ -139,6 +184,27 @@ impl Printer<'_> {
                 out.push(format!("{constness}{} {name} = {value};", self.c_type(ty, statement.origin)?));
                 env.bind_value(name, ty, *mutable);
             }
+            ThreadStatementKind::LetArray { name, mutable: _, len, init } => {
+                let ty = self.type_of(env, init, None)?;
+                let count = env.array_length(len).map_err(|message| self.fail(len.origin, &message))?;
+                let c_type = self.c_type(ty, statement.origin)?;
+                let value = self.expr(init, env, Some(ty))?;
+                // the constant's name where the length is one (declared above as constexpr)
+                let shown = match &len.kind {
+                    tessera_dsl::ExprKind::Name(constant) => constant.clone(),
+                    _ => count.to_string(),
+                };
+                out.push(format!("{c_type} {name}[{shown}];  // [{init}; {len}]: registers, as loops over it unroll"));
+                out.push("#pragma unroll".into());
+                out.push(format!(
+                    "for (int tessera_i = 0; tessera_i < {shown}; ++tessera_i) {{ {name}[tessera_i] = {value}; }}"
+                ));
+                let element = match ty {
+                    ThreadType::Scalar(element) => element,
+                    _ => return Err(self.fail(init.origin, "a register array holds numbers")),
+                };
+                env.bind(name, tessera_dsl::Binding::Registers { element, len: Some(count), mutable: true });
+            }
             ThreadStatementKind::Assign { place, op, value } => {
                 let ty = self.type_of(env, place, None)?;
                 let symbol = op.map(ThreadOp::symbol).unwrap_or("");
@@ -227,6 +293,10 @@ impl Printer<'_> {
                 }
             }
             ThreadExprKind::Bool(value) => (value.to_string(), PRIMARY),
+            ThreadExprKind::Infinity(element) => match element {
+                tessera_dsl::ElementType::F64 => ("__longlong_as_double(0x7ff0000000000000ll)".into(), PRIMARY),
+                _ => ("__int_as_float(0x7f800000)".into(), PRIMARY),
+            },
             ThreadExprKind::Name(name) => (name.clone(), PRIMARY),
             ThreadExprKind::Index { base, indices } => {
                 let int = Some(ThreadType::I32);
@@ -322,6 +392,8 @@ impl Printer<'_> {
             Intrinsic::Dot => format!("tessera_dot({}, {})", arg(0, None)?, arg(1, None)?),
             Intrinsic::WarpSum => format!("tessera_warp_sum({})", arg(0, Some(ty))?),
             Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
+            Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
+            Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::ShflDown => {
                 format!("__shfl_down_sync(0xffffffff, {}, {})", arg(0, Some(ty))?, arg(1, Some(ThreadType::I32))?)
             }

@@ -138,6 +138,10 @@ impl Warp<'_> {
                 let values = self.expr(init, mask, &text);
                 self.bind(name, &values, mask);
             }
+            // the registers' values are not followed: indexing them touches no memory
+            ThreadStatementKind::LetArray { init, .. } => {
+                self.expr(init, mask, &text);
+            }
             ThreadStatementKind::Assign { place, value, .. } => {
                 let values = self.expr(value, mask, &text);
                 match &place.kind {
@@ -226,7 +230,7 @@ impl Warp<'_> {
         match &expr.kind {
             ThreadExprKind::Int { value, .. } => vec![Value::Int(*value); n],
             ThreadExprKind::Bool(b) => vec![Value::Bool(*b); n],
-            ThreadExprKind::Float { .. } => vec![Value::Unknown; n],
+            ThreadExprKind::Float { .. } | ThreadExprKind::Infinity(_) => vec![Value::Unknown; n],
             ThreadExprKind::Name(name) => (0..n).map(|lane| self.lookup(lane, name)).collect(),
             // dense rows of ASSUMED_EXTENT elements, as the indexing below assumes
             ThreadExprKind::LeadingDimension(_) => vec![Value::Int(ASSUMED_EXTENT); n],

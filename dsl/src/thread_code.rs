@@ -36,6 +36,10 @@ pub enum ThreadStatementKind {
     For { var: String, start: ThreadExpr, end: ThreadExpr, step: Option<ThreadExpr>, body: Vec<ThreadStatement> },
     /// `atomic_add(&y[i], value);`
     AtomicAdd { place: ThreadExpr, value: ThreadExpr },
+    /// `let mut v = [0.0f32; ITEMS];`: `len` registers of the thread, each starting at `init`,
+    /// indexed `v[j]` (held in registers when every index is known after unrolling: loops
+    /// with constant bounds unroll).
+    LetArray { name: String, mutable: bool, len: crate::Expr, init: ThreadExpr },
 }
 
 /// The type of a thread-level value.
@@ -100,6 +104,8 @@ pub enum ThreadExprKind {
         suffix: Option<ElementType>,
     },
     Bool(bool),
+    /// `f32::INFINITY` or `f64::INFINITY` (negate it for −∞).
+    Infinity(ElementType),
     /// A local, a parameter, a constant, a shape symbol, a block index or a loop variable.
     Name(String),
     /// `x[i]` (1-D tensor), `u[[r, c]]` (2-D tensor or shared buffer).
@@ -225,10 +231,15 @@ pub enum Intrinsic {
     Min,
     Max,
     Fma,
-    /// The sum over the 32 lanes of the warp, in lane 0 (a `__shfl_down_sync` tree).
+    /// The sum over the 32 lanes of the warp, in every lane (a `__shfl_xor_sync` butterfly).
     WarpSum,
-    /// The maximum over the warp, in lane 0.
+    /// The maximum over the warp, in every lane.
     WarpMax,
+    /// The sum over every thread of the block, in every thread (warp butterflies, then the
+    /// warps' sums through shared memory); the whole block must call it.
+    BlockSum,
+    /// The maximum over every thread of the block, in every thread.
+    BlockMax,
     /// `__shfl_down_sync(0xffffffff, v, delta)`
     ShflDown,
     /// `__shfl_xor_sync(0xffffffff, v, mask)`
@@ -248,7 +259,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 17] = [
+    pub const ALL: [Intrinsic; 19] = [
         Self::Sqrt,
         Self::Exp,
         Self::Tanh,
@@ -258,6 +269,8 @@ impl Intrinsic {
         Self::Fma,
         Self::WarpSum,
         Self::WarpMax,
+        Self::BlockSum,
+        Self::BlockMax,
         Self::ShflDown,
         Self::ShflXor,
         Self::ThreadIndex,
@@ -280,6 +293,8 @@ impl Intrinsic {
             Self::Fma => "fma",
             Self::WarpSum => "warp_sum",
             Self::WarpMax => "warp_max",
+            Self::BlockSum => "block_sum",
+            Self::BlockMax => "block_max",
             Self::ShflDown => "shfl_down",
             Self::ShflXor => "shfl_xor",
             Self::ThreadIndex => "thread_index",
@@ -305,7 +320,8 @@ impl Intrinsic {
     pub fn arity(self) -> usize {
         match self {
             Self::ThreadIndex | Self::Lane | Self::WarpIndex | Self::BlockIndex | Self::BlockCount => 0,
-            Self::Sqrt | Self::Exp | Self::Tanh | Self::Abs | Self::WarpSum | Self::WarpMax => 1,
+            Self::Sqrt | Self::Exp | Self::Tanh | Self::Abs => 1,
+            Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax => 1,
             Self::Min | Self::Max | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
             Self::Fma => 3,
         }
@@ -313,7 +329,12 @@ impl Intrinsic {
 
     /// Whether every lane of the warp must call it together.
     pub fn is_warp_collective(self) -> bool {
-        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflDown | Self::ShflXor)
+        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflDown | Self::ShflXor) || self.is_block_collective()
+    }
+
+    /// Whether every thread of the block must call it together (it waits at `__syncthreads`).
+    pub fn is_block_collective(self) -> bool {
+        matches!(self, Self::BlockSum | Self::BlockMax)
     }
 
     /// Every name, for the messages.
@@ -339,7 +360,10 @@ impl ThreadExpr {
     pub fn walk<'a>(&'a self, visit: &mut impl FnMut(&'a ThreadExpr)) {
         visit(self);
         match &self.kind {
-            ThreadExprKind::Int { .. } | ThreadExprKind::Float { .. } | ThreadExprKind::Bool(_) => {}
+            ThreadExprKind::Int { .. }
+            | ThreadExprKind::Float { .. }
+            | ThreadExprKind::Bool(_)
+            | ThreadExprKind::Infinity(_) => {}
             ThreadExprKind::Name(_) | ThreadExprKind::LeadingDimension(_) => {}
             ThreadExprKind::Index { indices, .. } => indices.iter().for_each(|i| i.walk(visit)),
             ThreadExprKind::Unary { operand, .. } => operand.walk(visit),
@@ -364,7 +388,7 @@ impl ThreadStatement {
     pub fn expressions(&self) -> Vec<&ThreadExpr> {
         let mut out = Vec::new();
         match &self.kind {
-            ThreadStatementKind::Let { init, .. } => out.push(init),
+            ThreadStatementKind::Let { init, .. } | ThreadStatementKind::LetArray { init, .. } => out.push(init),
             ThreadStatementKind::Assign { place, value, .. } | ThreadStatementKind::AtomicAdd { place, value } => {
                 out.push(place);
                 out.push(value);
@@ -414,7 +438,7 @@ impl ThreadStatement {
                 then.iter().chain(otherwise).for_each(|s| s.collect_written(out))
             }
             ThreadStatementKind::For { body, .. } => body.iter().for_each(|s| s.collect_written(out)),
-            ThreadStatementKind::Let { .. } => {}
+            ThreadStatementKind::Let { .. } | ThreadStatementKind::LetArray { .. } => {}
         }
     }
 
@@ -429,7 +453,7 @@ impl ThreadStatement {
             })
         };
         match &self.kind {
-            ThreadStatementKind::Let { init, .. } => look(init),
+            ThreadStatementKind::Let { init, .. } | ThreadStatementKind::LetArray { init, .. } => look(init),
             ThreadStatementKind::Assign { place, op, value } => {
                 look(value);
                 if op.is_some() {
@@ -473,6 +497,8 @@ pub enum Binding {
     Fragment { element: ElementType, thread_tile: Option<ThreadTileBounds> },
     /// A value: a local (mutable or not), a scalar parameter, a constant, an index.
     Value { ty: ThreadType, mutable: bool },
+    /// A register array `let mut v = [0.0f32; ITEMS];` of `len` elements (when constant).
+    Registers { element: ElementType, len: Option<i64>, mutable: bool },
 }
 
 /// A fragment's thread tile as declared (`[TM, TN]`) and its constant values.
@@ -512,6 +538,8 @@ impl Binding {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TypeEnv {
     names: BTreeMap<String, Binding>,
+    /// The values of `THREADS`, `VECTOR` and the kernel's constants (register array lengths).
+    constants: BTreeMap<String, i64>,
 }
 
 impl TypeEnv {
@@ -521,8 +549,11 @@ impl TypeEnv {
         for name in ["THREADS", "VECTOR"] {
             env.bind_value(name, ThreadType::I32, false);
         }
+        env.constants.insert("THREADS".into(), kernel.config.threads.count() as i64);
+        env.constants.insert("VECTOR".into(), i64::from(kernel.config.vector.get()));
         for constant in &kernel.config.constants {
             env.bind_value(&constant.name, ThreadType::I32, false);
+            env.constants.insert(constant.name.clone(), constant.value);
         }
         for symbol in kernel.shape_symbols() {
             env.bind_value(symbol, ThreadType::I32, false);
@@ -551,6 +582,32 @@ impl TypeEnv {
 
     pub fn get(&self, name: &str) -> Option<&Binding> {
         self.names.get(name)
+    }
+
+    /// The number of elements of a register array declared `[init; len]`, or why it has none.
+    ///
+    /// ```
+    /// use tessera_dsl::{Expr, TypeEnv};
+    /// let env = TypeEnv::default().with_constant("ITEMS", 16);
+    /// let len = Expr::binary(tessera_dsl::BinaryOp::Div, Expr::name("ITEMS"), Expr::int(4));
+    /// assert_eq!(env.array_length(&len), Ok(4));
+    /// assert!(env.array_length(&Expr::name("N")).is_err()); // not a constant
+    /// ```
+    pub fn array_length(&self, len: &crate::Expr) -> Result<i64, String> {
+        let mut scope = crate::Scope::default();
+        for (name, value) in &self.constants {
+            scope.insert(name.clone(), *value);
+        }
+        len.eval(&scope).map_err(|_| {
+            format!("the length of a register array is a constant (`consts(..)`, `THREADS`, `VECTOR`); `{len}` is not")
+        })
+    }
+
+    /// This environment with constant `name` = `value` (for tests and examples).
+    pub fn with_constant(mut self, name: &str, value: i64) -> Self {
+        self.bind_value(name, ThreadType::I32, false);
+        self.constants.insert(name.into(), value);
+        self
     }
 
     /// Names in scope, for messages.
@@ -582,6 +639,10 @@ impl TypeEnv {
                 _ => ThreadType::F32,
             }),
             ThreadExprKind::Bool(_) => Ok(ThreadType::Bool),
+            ThreadExprKind::Infinity(element) => match element {
+                ElementType::F32 | ElementType::F64 => Ok(ThreadType::Scalar(*element)),
+                other => Err(error(format!("{other} has no infinity; `f32::INFINITY` or `f64::INFINITY`"))),
+            },
             ThreadExprKind::Name(name) => {
                 match self.names.get(name) {
                     Some(Binding::Value { ty, .. }) => Ok(*ty),
@@ -593,6 +654,9 @@ impl TypeEnv {
                     ))),
                     Some(Binding::Fragment { .. }) => Err(error(format!(
                         "`{name}` is a fragment; thread code reads this thread's values: `{name}[[i, j]]`"
+                    ))),
+                    Some(Binding::Registers { .. }) => Err(error(format!(
+                        "`{name}` is a register array; thread code reads and writes its elements: `{name}[j]`"
                     ))),
                     None => Err(error(format!("unknown name `{name}`"))
                         .with_hint(format!("names in scope here: {}", self.known()))),
@@ -649,6 +713,20 @@ impl TypeEnv {
                                         ));
                                     }
                                 }
+                            }
+                        }
+                        Ok(ThreadType::Scalar(*element))
+                    }
+                    Some(Binding::Registers { element, len, .. }) => {
+                        if indices.len() != 1 {
+                            return Err(error(format!("register array `{base}` is 1-D; index it as `{base}[j]`")));
+                        }
+                        if let (ThreadExprKind::Int { value, .. }, Some(len)) = (&indices[0].kind, len) {
+                            if *value < 0 || value >= len {
+                                return Err(Diagnostic::new(
+                                    indices[0].origin,
+                                    format!("index {value} is outside register array `{base}` of {len} elements"),
+                                ));
                             }
                         }
                         Ok(ThreadType::Scalar(*element))
@@ -789,7 +867,7 @@ impl TypeEnv {
                 }
                 Ok(ty)
             }
-            Abs | WarpSum | WarpMax => {
+            Abs | WarpSum | WarpMax | BlockSum | BlockMax => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !matches!(ty, ThreadType::Scalar(_)) {
                     return Err(error(format!("`{}` takes a number; this is {ty}", function.name())));
@@ -856,6 +934,9 @@ fn is_literal(expr: &ThreadExpr) -> bool {
     }
 }
 
+/// The most elements one register array may hold: past this, registers spill to local memory.
+pub const MAX_REGISTER_ARRAY: i64 = 128;
+
 /// Checks thread statements in `env`, binding their `let`s; every problem is pushed.
 pub fn check_thread_statement(
     statement: &ThreadStatement,
@@ -917,6 +998,42 @@ pub fn check_thread_statement(
             }
             env.bind_value(name, ty.or(found).unwrap_or(ThreadType::F32), *mutable);
         }
+        ThreadStatementKind::LetArray { name, mutable, len, init } => {
+            check_expr(init, None, env, out);
+            let element = match env.type_of(init) {
+                Ok(ThreadType::Scalar(element)) => element,
+                Ok(other) => {
+                    out.push(Diagnostic::new(
+                        init.origin,
+                        format!("a register array holds numbers; `{init}` is {other}"),
+                    ));
+                    ElementType::F32
+                }
+                Err(_) => ElementType::F32,
+            };
+            let length = env.array_length(len);
+            match &length {
+                Ok(n) if (1..=MAX_REGISTER_ARRAY).contains(&n) => {}
+                Ok(n) => out.push(
+                    Diagnostic::new(
+                        len.origin,
+                        format!("register array `{name}` has {n} elements ({len}); it takes 1 to {MAX_REGISTER_ARRAY}"),
+                    )
+                    .with_hint("hold more per thread in shared memory, or give the work more threads"),
+                ),
+                Err(message) => out.push(Diagnostic::new(len.origin, message.clone())),
+            }
+            if env.get(name).is_some() {
+                out.push(Diagnostic::new(
+                    statement.origin,
+                    format!("`{name}` is already declared; thread code does not shadow names"),
+                ));
+            }
+            if is_varying(init, varying) || divergent.is_some() {
+                varying.push(name.clone());
+            }
+            env.bind(name, Binding::Registers { element, len: length.ok(), mutable: *mutable });
+        }
         ThreadStatementKind::Assign { place, value, .. } | ThreadStatementKind::AtomicAdd { place, value } => {
             let op = op_of(&statement.kind);
             let atomic = matches!(statement.kind, ThreadStatementKind::AtomicAdd { .. });
@@ -957,7 +1074,13 @@ pub fn check_thread_statement(
                                 .with_hint("declare the parameter `GlobalMut<..>` to write it"),
                         );
                     }
-                    if atomic && matches!(env.get(base), Some(Binding::Fragment { .. })) {
+                    if let Some(Binding::Registers { mutable: false, .. }) = env.get(base) {
+                        out.push(
+                            Diagnostic::new(place.origin, format!("cannot assign to `{base}`: it is not a `let mut` register array"))
+                                .with_hint(format!("declare it `let mut {base} = [..; N];`")),
+                        );
+                    }
+                    if atomic && matches!(env.get(base), Some(Binding::Fragment { .. } | Binding::Registers { .. })) {
                         out.push(Diagnostic::new(
                             place.origin,
                             format!("`atomic_add` on `{base}`: a fragment is the thread's own registers; add to it with `{base}[[i, j]] += v`"),
@@ -982,6 +1105,26 @@ pub fn check_thread_statement(
                 }
             }
             let inner_divergent = divergent.or_else(|| is_varying(condition, varying).then_some(condition.origin));
+            if divergent.is_none() && inner_divergent.is_none() && differs_between_warps(condition, varying) {
+                for s in then.iter().chain(otherwise) {
+                    for expr in s.expressions() {
+                        expr.walk(&mut |e| match &e.kind {
+                            ThreadExprKind::Call { function, .. } if function.is_block_collective() => out.push(
+                                Diagnostic::new(
+                                    e.origin,
+                                    format!(
+                                        "`{}` runs under a condition that differs between the warps of the block (line {}): the threads that skip it leave `__syncthreads` waiting",
+                                        function.name(),
+                                        condition.origin.line
+                                    ),
+                                )
+                                .with_hint("call it where the whole block is, before or after the `if`"),
+                            ),
+                            _ => {}
+                        });
+                    }
+                }
+            }
             for branch in [then, otherwise] {
                 let mut inner = env.clone();
                 for s in branch {
@@ -1039,6 +1182,18 @@ pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
     found
 }
 
+/// Whether `expr` can differ between the warps of a block: it mentions `warp_index()`,
+/// `thread_index()`, `lane()` or a local computed from them.
+fn differs_between_warps(expr: &ThreadExpr, varying: &[String]) -> bool {
+    let mut found = is_varying(expr, varying);
+    expr.walk(&mut |e| {
+        if let ThreadExprKind::Call { function: Intrinsic::WarpIndex, .. } = &e.kind {
+            found = true;
+        }
+    });
+    found
+}
+
 /// The thread statements of a body, with the bindings they see: for validation of the whole
 /// kernel (see [`crate::validate`]).
 pub(crate) fn check_body(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, out: &mut Vec<Diagnostic>) {
@@ -1084,6 +1239,7 @@ impl std::fmt::Display for ThreadExpr {
                 write!(f, "{text}{}", suffix.map(ElementType::rust_name).unwrap_or(""))
             }
             ThreadExprKind::Bool(value) => write!(f, "{value}"),
+            ThreadExprKind::Infinity(element) => write!(f, "{element}::INFINITY"),
             ThreadExprKind::Name(name) => f.write_str(name),
             ThreadExprKind::Index { base, indices } if indices.len() == 1 => write!(f, "{base}[{}]", indices[0]),
             ThreadExprKind::Index { base, indices } => write!(f, "{base}[[{}]]", list(indices)),
@@ -1120,6 +1276,9 @@ impl std::fmt::Display for ThreadStatement {
                 write!(f, "{place} {}= {value};", op.map(ThreadOp::symbol).unwrap_or(""))
             }
             ThreadStatementKind::AtomicAdd { place, value } => write!(f, "atomic_add(&{place}, {value});"),
+            ThreadStatementKind::LetArray { name, mutable, len, init } => {
+                write!(f, "let {}{name} = [{init}; {len}];", if *mutable { "mut " } else { "" })
+            }
             ThreadStatementKind::If { condition, otherwise, .. } => {
                 write!(f, "if {condition} {{ .. }}{}", if otherwise.is_empty() { "" } else { " else { .. }" })
             }

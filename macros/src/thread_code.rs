@@ -17,7 +17,7 @@ const THREAD_STATEMENTS: &str =
 
 const EXPRESSIONS: &str =
     "thread code supports literals, names, `x[i]`, `u[[r, c]]`, arithmetic, comparisons, `&&`, `||`, `!`, \
-`as` conversions, `x.vector(i)`, `v.sum()` and the intrinsics";
+`as` conversions, `f32::INFINITY`, `x.vector(i)`, `v.sum()` and the intrinsics";
 
 fn error(span: proc_macro2::Span, message: impl std::fmt::Display) -> syn::Error {
     syn::Error::new(span, message)
@@ -39,6 +39,23 @@ pub(crate) fn local(local: &syn::Local, spans: &mut SpanTable) -> syn::Result<Th
     let Pat::Ident(ident) = pat else {
         return Err(error(pat.span(), "thread code binds one plain name: `let s = ..;` or `let mut s: f32 = ..;`"));
     };
+    if let RustExpr::Repeat(repeat) = &*init.expr {
+        if ty.is_some() {
+            return Err(error(
+                local.pat.span(),
+                "a register array takes its type from its value: `let mut v = [0.0f32; ITEMS];`",
+            ));
+        }
+        return Ok(ThreadStatement {
+            kind: ThreadStatementKind::LetArray {
+                name: ident.ident.to_string(),
+                mutable: ident.mutability.is_some(),
+                len: crate::body::expr(&repeat.len, spans)?,
+                init: expr(&repeat.expr, spans)?,
+            },
+            origin: spans.origin(local.span()),
+        });
+    }
     Ok(ThreadStatement {
         kind: ThreadStatementKind::Let {
             name: ident.ident.to_string(),
@@ -204,6 +221,18 @@ fn place(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExpr> {
     }
 }
 
+/// `f32::INFINITY` / `f64::INFINITY`.
+fn infinity(path: &syn::Path) -> Option<ThreadExprKind> {
+    let [ty, constant] = [path.segments.first()?, path.segments.last()?];
+    if path.segments.len() != 2 || constant.ident != "INFINITY" {
+        return None;
+    }
+    match ElementType::from_rust_name(&ty.ident.to_string())? {
+        element @ (ElementType::F32 | ElementType::F64) => Some(ThreadExprKind::Infinity(element)),
+        _ => None,
+    }
+}
+
 fn element_suffix(suffix: &str, span: proc_macro2::Span) -> syn::Result<Option<ElementType>> {
     if suffix.is_empty() {
         return Ok(None);
@@ -235,7 +264,8 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
         },
         RustExpr::Path(path) => match path.path.get_ident() {
             Some(ident) => ThreadExprKind::Name(ident.to_string()),
-            None => return Err(error(path.span(), "expected a plain name")),
+            None => infinity(&path.path)
+                .ok_or_else(|| error(path.span(), "expected a plain name (or `f32::INFINITY`, `f64::INFINITY`)"))?,
         },
         RustExpr::Paren(paren) => return expr(&paren.expr, spans),
         RustExpr::Unary(unary) => {

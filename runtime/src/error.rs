@@ -49,6 +49,8 @@ pub enum Error {
     Misaligned { param: String, address: u64, element_bytes: u32 },
     #[error("{what}: {len} host elements do not fill shape {shape:?} ({expected} elements)")]
     LengthMismatch { what: &'static str, len: usize, shape: Vec<usize>, expected: usize },
+    #[error("`{kernel}` holds a row of at most {max} columns in registers; this one has {columns}")]
+    RowTooLong { kernel: String, columns: usize, max: usize },
     #[error("a cudarc buffer of {len} elements cannot hold shape {shape:?} ({needed} elements)")]
     CudaBufferTooShort { len: usize, shape: Vec<usize>, needed: usize },
     #[error("slice {start}..{end} is outside a tensor of {len} elements")]

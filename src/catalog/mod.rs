@@ -3,11 +3,14 @@
 //! numbers.
 
 pub mod copy;
+pub mod gemv;
 pub mod hgemm;
 pub mod map;
+pub mod norm;
 pub mod parallel;
 pub mod reduce;
 pub mod sgemm;
+pub mod softmax;
 pub mod stencil;
 pub mod transpose;
 
@@ -44,6 +47,9 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .chain(reduce::ALL)
         .chain(map::ALL)
         .chain(stencil::ALL)
+        .chain(softmax::ALL)
+        .chain(norm::ALL)
+        .chain(gemv::ALL)
         .collect()
 }
 

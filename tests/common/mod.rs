@@ -88,6 +88,15 @@ macro_rules! with_every_catalog_kernel {
             stencil::laplacian_5pt,
             stencil::gauss_seidel_red_black,
             stencil::residual_partials,
+            softmax::softmax_warp_f32,
+            softmax::softmax_warp_wide_f32,
+            softmax::softmax_block_f32,
+            softmax::softmax_block_wide_f32,
+            softmax::softmax_looped_f32,
+            norm::layer_norm_f32,
+            norm::rms_norm_f32,
+            gemv::gemv_f32,
+            gemv::gemv_t_f32,
         ]
     };
 }

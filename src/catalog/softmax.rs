@@ -1,0 +1,198 @@
+//! Softmax over the rows of a matrix, each row read once and written once: the row sits in
+//! the registers of the threads that share it (`let mut v = [..; ITEMS]`), its maximum and
+//! its sum are reduced across those threads (`warp_max`/`warp_sum` for a warp per row,
+//! `block_max`/`block_sum` for a block per row), and every thread writes its own elements.
+//!
+//! Which kernel a row length takes ([`softmax`] chooses):
+//!
+//! | columns         | kernel                 | threads per row | elements per thread |
+//! |-----------------|------------------------|-----------------|---------------------|
+//! | ≤ 128           | [`softmax_warp_f32`]   | 32 (8 rows a block) | 4               |
+//! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
+//! | ≤ 8192          | [`softmax_block_f32`]  | 1024            | 8                   |
+//! | ≤ 32768         | [`softmax_block_wide_f32`] | 1024        | 32                  |
+//! | longer          | [`softmax_looped_f32`] | 1024            | reads the row twice |
+//!
+//! Consecutive threads hold consecutive columns (element j of thread t is column
+//! `j·THREADS + t`), so every load and store of a warp is one contiguous run, and any column
+//! count and leading dimension works (4097 as well as 4096).
+
+use crate::prelude::*;
+use crate::{Backend, Input, Output};
+
+/// Softmax of rows of up to 128 columns: a warp per row, 8 rows per block.
+#[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, ITEMS = 4))]
+pub fn softmax_warp_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    let (bx,) = grid(cdiv(R, WARP_ROWS));
+    let row = bx * WARP_ROWS + warp_index();
+    if row < R {
+        let mut v = [-f32::INFINITY; ITEMS];
+        let mut m = -f32::INFINITY;
+        for j in 0..ITEMS {
+            let c = j * 32 + lane();
+            if c < C {
+                v[j] = x[[row, c]];
+                m = max(m, v[j]);
+            }
+        }
+        let row_max = warp_max(m);
+        let mut s = 0.0f32;
+        for j in 0..ITEMS {
+            v[j] = exp(v[j] - row_max);
+            s += v[j];
+        }
+        let scale = 1.0f32 / warp_sum(s);
+        for j in 0..ITEMS {
+            let c = j * 32 + lane();
+            if c < C {
+                y[[row, c]] = v[j] * scale;
+            }
+        }
+    }
+}
+
+/// Softmax of rows of up to 1024 columns: a warp per row, 8 rows per block.
+#[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, ITEMS = 32))]
+pub fn softmax_warp_wide_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    let (bx,) = grid(cdiv(R, WARP_ROWS));
+    let row = bx * WARP_ROWS + warp_index();
+    if row < R {
+        let mut v = [-f32::INFINITY; ITEMS];
+        let mut m = -f32::INFINITY;
+        for j in 0..ITEMS {
+            let c = j * 32 + lane();
+            if c < C {
+                v[j] = x[[row, c]];
+                m = max(m, v[j]);
+            }
+        }
+        let row_max = warp_max(m);
+        let mut s = 0.0f32;
+        for j in 0..ITEMS {
+            v[j] = exp(v[j] - row_max);
+            s += v[j];
+        }
+        let scale = 1.0f32 / warp_sum(s);
+        for j in 0..ITEMS {
+            let c = j * 32 + lane();
+            if c < C {
+                y[[row, c]] = v[j] * scale;
+            }
+        }
+    }
+}
+
+/// Softmax of rows of up to 8192 columns: a block of 1024 threads per row.
+#[tile_kernel(threads = 1024, vector = 1, consts(ITEMS = 8))]
+pub fn softmax_block_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    let (row,) = grid(R);
+    let mut v = [-f32::INFINITY; ITEMS];
+    let mut m = -f32::INFINITY;
+    for j in 0..ITEMS {
+        let c = j * THREADS + thread_index();
+        if c < C {
+            v[j] = x[[row, c]];
+            m = max(m, v[j]);
+        }
+    }
+    let row_max = block_max(m);
+    let mut s = 0.0f32;
+    for j in 0..ITEMS {
+        v[j] = exp(v[j] - row_max);
+        s += v[j];
+    }
+    let scale = 1.0f32 / block_sum(s);
+    for j in 0..ITEMS {
+        let c = j * THREADS + thread_index();
+        if c < C {
+            y[[row, c]] = v[j] * scale;
+        }
+    }
+}
+
+/// Softmax of rows of up to 32768 columns: a block of 1024 threads per row, 32 elements each.
+#[tile_kernel(threads = 1024, vector = 1, consts(ITEMS = 32))]
+pub fn softmax_block_wide_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    let (row,) = grid(R);
+    let mut v = [-f32::INFINITY; ITEMS];
+    let mut m = -f32::INFINITY;
+    for j in 0..ITEMS {
+        let c = j * THREADS + thread_index();
+        if c < C {
+            v[j] = x[[row, c]];
+            m = max(m, v[j]);
+        }
+    }
+    let row_max = block_max(m);
+    let mut s = 0.0f32;
+    for j in 0..ITEMS {
+        v[j] = exp(v[j] - row_max);
+        s += v[j];
+    }
+    let scale = 1.0f32 / block_sum(s);
+    for j in 0..ITEMS {
+        let c = j * THREADS + thread_index();
+        if c < C {
+            y[[row, c]] = v[j] * scale;
+        }
+    }
+}
+
+/// Softmax of rows of any length: a block per row reads it twice — once for the maximum
+/// and the sum (kept together, online: the sum is rescaled when the maximum grows), once to
+/// write — so it moves 3 row-lengths where the others move 2.
+#[tile_kernel(threads = 1024, vector = 1)]
+pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    let (row,) = grid(R);
+    let mut m = -f32::INFINITY;
+    let mut s = 0.0f32;
+    for c in (thread_index()..C).step_by(THREADS) {
+        let v = x[[row, c]];
+        let grown = max(m, v);
+        s = s * exp(m - grown) + exp(v - grown);
+        m = grown;
+    }
+    let row_max = block_max(m);
+    // a thread that saw no column has m = -inf and s = 0: its share stays 0
+    let mut share = 0.0f32;
+    if s > 0.0f32 {
+        share = s * exp(m - row_max);
+    }
+    let scale = 1.0f32 / block_sum(share);
+    for c in (thread_index()..C).step_by(THREADS) {
+        y[[row, c]] = exp(x[[row, c]] - row_max) * scale;
+    }
+}
+
+/// The softmax of every row of `x` (rows × columns) into `y`, with the kernel for the row
+/// length (see the table above); returns what was launched.
+///
+/// ```ignore
+/// let x = backend.upload(&logits, [rows, cols])?;
+/// let mut y = backend.zeros::<f32>([rows, cols])?;
+/// tessera::catalog::softmax::softmax(&backend, &x, &mut y)?;
+/// ```
+pub fn softmax(device: &Backend, x: &impl Input<f32>, y: &mut impl Output<f32>) -> Result<crate::Launched, Error> {
+    kernel_for(x.shape().last().copied().unwrap_or(0))
+        .launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)])
+}
+
+/// The kernel [`softmax`] takes for rows of `columns` elements.
+pub fn kernel_for(columns: usize) -> &'static crate::KernelDefinition {
+    match columns {
+        0..=128 => &softmax_warp_f32::KERNEL,
+        129..=1024 => &softmax_warp_wide_f32::KERNEL,
+        1025..=8192 => &softmax_block_f32::KERNEL,
+        8193..=32768 => &softmax_block_wide_f32::KERNEL,
+        _ => &softmax_looped_f32::KERNEL,
+    }
+}
+
+/// Every kernel of the family, for tests, examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 5] = [
+    &softmax_warp_f32::KERNEL,
+    &softmax_warp_wide_f32::KERNEL,
+    &softmax_block_f32::KERNEL,
+    &softmax_block_wide_f32::KERNEL,
+    &softmax_looped_f32::KERNEL,
+];

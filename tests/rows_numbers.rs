@@ -1,0 +1,192 @@
+//! The row-wise kernels — softmax, LayerNorm, RMSNorm, GEMV and its transpose — against f64
+//! references, at row lengths on both sides of each kernel's limits (1, 127, 128, 129, 1024,
+//! 1025, 4097, 8193, …) and with unaligned leading dimensions; on the CPU simulation (three
+//! thread orders) and, ignored without one, on a GPU at the benchmark's shapes.
+
+mod common;
+
+use common::{random_floats, POISON};
+use tessera::catalog::{gemv, norm, softmax};
+use tessera::Backend;
+
+on_both_backends!(
+    softmax_rows_sum_to_one_and_match_an_f64_reference,
+    softmax_takes_the_kernel_for_the_row_length,
+    layer_norm_matches_an_f64_reference,
+    rms_norm_matches_an_f64_reference,
+    gemv_matches_an_f64_reference,
+    gemv_t_matches_an_f64_reference,
+);
+
+/// (rows, columns) for the softmax: every kernel, each side of its limit.
+fn softmax_shapes(backend: &Backend) -> Vec<(usize, usize)> {
+    let mut shapes = vec![(3, 1), (9, 127), (17, 128), (5, 129), (3, 1024), (2, 1025), (2, 4097), (1, 8192), (1, 8193)];
+    if backend.is_simulated() {
+        shapes.push((1, 32769));
+    } else {
+        shapes.extend([(4096, 4097), (32768, 128), (16, 65536), (8192, 8192), (64, 32768)]);
+    }
+    shapes
+}
+
+/// Inputs spread over [-8, 8): softmax must survive large exponents.
+fn logits(len: usize, seed: u64) -> Vec<f32> {
+    random_floats(len, seed).iter().map(|v| v * 8.0).collect()
+}
+
+fn softmax_rows_sum_to_one_and_match_an_f64_reference(backend: &Backend) {
+    for (rows, cols) in softmax_shapes(backend) {
+        let host = logits(rows * cols, (rows * 31 + cols) as u64);
+        let x = backend.upload(&host, [rows, cols]).unwrap();
+        let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
+        softmax::softmax(backend, &x, &mut y).unwrap();
+        let got = backend.download(&y).unwrap();
+        for r in 0..rows {
+            let row = &host[r * cols..(r + 1) * cols];
+            let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+            let sum: f64 = row.iter().map(|&v| (f64::from(v) - max).exp()).sum();
+            for c in 0..cols {
+                let want = (f64::from(row[c]) - max).exp() / sum;
+                let g = f64::from(got[r * cols + c]);
+                // expf's few ulps and a sum of `cols` f32 terms
+                let slack = 1e-6 * want + 4e-7 * want * (cols as f64).sqrt() + 1e-12;
+                assert!((g - want).abs() <= slack, "{rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
+            }
+        }
+    }
+}
+
+fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
+    for (cols, kernel) in [
+        (128, "softmax_warp_f32"),
+        (1024, "softmax_warp_wide_f32"),
+        (8192, "softmax_block_f32"),
+        (32768, "softmax_block_wide_f32"),
+        (32769, "softmax_looped_f32"),
+    ] {
+        assert_eq!(softmax::kernel_for(cols).name(), kernel, "{cols} columns");
+    }
+    // a row of a wider matrix: the leading dimension is not the column count
+    let (rows, cols, ld) = (5, 100, 103);
+    let host = logits(rows * ld, 7);
+    let x = backend.upload(&host, [rows, ld]).unwrap();
+    let view = x.submatrix(0..rows, 3..3 + cols).unwrap();
+    let mut y = backend.zeros::<f32>([rows, cols]).unwrap();
+    let launched = softmax::softmax(backend, &view, &mut y).unwrap();
+    assert_eq!(launched.kernel, "softmax_warp_f32");
+    let got = backend.download(&y).unwrap();
+    for r in 0..rows {
+        let total: f32 = got[r * cols..(r + 1) * cols].iter().sum();
+        assert!((total - 1.0).abs() < 1e-5, "row {r} sums to {total}");
+        let first = &host[r * ld + 3..r * ld + 3 + cols];
+        let argmax = (0..cols).max_by(|&a, &b| first[a].total_cmp(&first[b])).unwrap();
+        let got_argmax = (0..cols).max_by(|&a, &b| got[r * cols + a].total_cmp(&got[r * cols + b])).unwrap();
+        assert_eq!(argmax, got_argmax, "row {r}");
+    }
+}
+
+fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
+    let mut shapes = vec![(3, 1), (5, 129), (2, 1025), (2, 4097), (1, norm::MAX_COLUMNS)];
+    if !backend.is_simulated() {
+        shapes.extend([(8192, 8192), (4096, 4097)]);
+    }
+    shapes
+}
+
+fn layer_norm_matches_an_f64_reference(backend: &Backend) {
+    for (rows, cols) in norm_shapes(backend) {
+        let host: Vec<f32> = random_floats(rows * cols, cols as u64).iter().map(|v| 3.0 + v * 2.0).collect();
+        let (host_w, host_b) = (random_floats(cols, 11), random_floats(cols, 13));
+        let x = backend.upload(&host, [rows, cols]).unwrap();
+        let (w, b) = (backend.upload(&host_w, [cols]).unwrap(), backend.upload(&host_b, [cols]).unwrap());
+        let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
+        norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
+        let got = backend.download(&y).unwrap();
+        for r in 0..rows {
+            let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
+            let mean = row.iter().sum::<f64>() / cols as f64;
+            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+            let inv = 1.0 / (var + 1e-5).sqrt();
+            for c in 0..cols {
+                let want = (row[c] - mean) * inv * f64::from(host_w[c]) + f64::from(host_b[c]);
+                let g = f64::from(got[r * cols + c]);
+                assert!((g - want).abs() <= 2e-5 * (1.0 + want.abs()), "{rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
+            }
+        }
+    }
+    let too_long = backend.zeros::<f32>([1, norm::MAX_COLUMNS + 1]).unwrap();
+    let w = backend.zeros::<f32>([norm::MAX_COLUMNS + 1]).unwrap();
+    let mut y = backend.zeros::<f32>([1, norm::MAX_COLUMNS + 1]).unwrap();
+    let error = norm::layer_norm(backend, &too_long, &w, &w, &mut y, 1e-5).unwrap_err();
+    assert!(matches!(error, tessera::Error::RowTooLong { columns: 16385, max: 16384, .. }), "{error}");
+}
+
+fn rms_norm_matches_an_f64_reference(backend: &Backend) {
+    for (rows, cols) in norm_shapes(backend) {
+        let host = random_floats(rows * cols, 3 + cols as u64);
+        let host_w = random_floats(cols, 17);
+        let x = backend.upload(&host, [rows, cols]).unwrap();
+        let w = backend.upload(&host_w, [cols]).unwrap();
+        let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
+        norm::rms_norm(backend, &x, &w, &mut y, 1e-6).unwrap();
+        let got = backend.download(&y).unwrap();
+        for r in 0..rows {
+            let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
+            let inv = 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / cols as f64 + 1e-6).sqrt();
+            for c in 0..cols {
+                let want = row[c] * inv * f64::from(host_w[c]);
+                let g = f64::from(got[r * cols + c]);
+                assert!((g - want).abs() <= 2e-5 * (1.0 + want.abs()), "{rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
+            }
+        }
+    }
+}
+
+fn gemv_shapes(backend: &Backend) -> Vec<(usize, usize)> {
+    let mut shapes = vec![(1, 1), (7, 33), (9, 255), (33, 257), (100, 1000), (257, 17)];
+    if !backend.is_simulated() {
+        shapes.extend([(8192, 8192), (4097, 4095)]);
+    }
+    shapes
+}
+
+/// Σ a·b in f64, and the bound on an f32 sum's error: `n` ulps of Σ |a·b|.
+fn dot(a: impl Iterator<Item = f32>, b: impl Iterator<Item = f32>) -> (f64, f64) {
+    let (mut sum, mut magnitude, mut n) = (0.0f64, 0.0f64, 0usize);
+    for (x, y) in a.zip(b) {
+        sum += f64::from(x) * f64::from(y);
+        magnitude += (f64::from(x) * f64::from(y)).abs();
+        n += 1;
+    }
+    (sum, magnitude * f64::from(f32::EPSILON) * (n as f64).sqrt().max(4.0))
+}
+
+fn gemv_matches_an_f64_reference(backend: &Backend) {
+    for (m, k) in gemv_shapes(backend) {
+        let (host_a, host_x) = (random_floats(m * k, (m + k) as u64), random_floats(k, 5));
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let x = backend.upload(&host_x, [k]).unwrap();
+        let mut y = backend.filled([m], f32::from_bits(POISON)).unwrap();
+        gemv::gemv(backend, &a, &x, &mut y).unwrap();
+        let got = backend.download(&y).unwrap();
+        for (i, g) in got.iter().enumerate() {
+            let (want, slack) = dot(host_a[i * k..(i + 1) * k].iter().copied(), host_x.iter().copied());
+            assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{k}: y[{i}] = {g}, want {want}");
+        }
+    }
+}
+
+fn gemv_t_matches_an_f64_reference(backend: &Backend) {
+    for (m, n) in gemv_shapes(backend) {
+        let (host_a, host_x) = (random_floats(m * n, (3 * m + n) as u64), random_floats(m, 9));
+        let a = backend.upload(&host_a, [m, n]).unwrap();
+        let x = backend.upload(&host_x, [m]).unwrap();
+        let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
+        gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
+        let got = backend.download(&y).unwrap();
+        for (j, g) in got.iter().enumerate() {
+            let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
+            assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
+        }
+    }
+}
