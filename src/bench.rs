@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::catalog::{copy, hgemm, map, reduce, sgemm, stencil, transpose};
+use crate::catalog::{copy, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
@@ -23,11 +23,27 @@ pub enum Family {
     Stencil,
     /// BF16 and F16 inputs, f32 accumulation on tensor cores, beside cuBLAS's `cublasGemmEx`.
     Hgemm,
+    /// Row softmax: the kernel `softmax::softmax` takes for the row length.
+    Softmax,
+    /// LayerNorm and RMSNorm.
+    Norm,
+    /// y = A·x and y = Aᵀ·x.
+    Gemv,
 }
 
 impl Family {
-    pub const ALL: [Family; 7] =
-        [Family::Copy, Family::Transpose, Family::Sgemm, Family::Hgemm, Family::Reduce, Family::Map, Family::Stencil];
+    pub const ALL: [Family; 10] = [
+        Family::Copy,
+        Family::Transpose,
+        Family::Sgemm,
+        Family::Hgemm,
+        Family::Reduce,
+        Family::Map,
+        Family::Stencil,
+        Family::Softmax,
+        Family::Norm,
+        Family::Gemv,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -38,6 +54,24 @@ impl Family {
             Family::Map => "map",
             Family::Stencil => "stencil",
             Family::Hgemm => "hgemm",
+            Family::Softmax => "softmax",
+            Family::Norm => "norm",
+            Family::Gemv => "gemv",
+        }
+    }
+
+    /// The family called `name` on the command line.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Whether `kernel` is measured at `shape`: a softmax only where `softmax::softmax`
+    /// would take it, every other kernel wherever its shape symbols are the given ones.
+    fn measures(self, kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
+        let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        match (self, value("C")) {
+            (Family::Softmax, Some(columns)) => softmax::kernel_for(columns.max(0) as usize).name() == kernel.name(),
+            _ => true,
         }
     }
 
@@ -50,6 +84,9 @@ impl Family {
             Family::Map => map::ALL.to_vec(),
             Family::Stencil => stencil::ALL.to_vec(),
             Family::Hgemm => hgemm::all().collect(),
+            Family::Softmax => softmax::ALL.to_vec(),
+            Family::Norm => norm::ALL.to_vec(),
+            Family::Gemv => gemv::ALL.to_vec(),
         }
     }
 
@@ -80,6 +117,31 @@ impl Family {
                 shape(&[("R", 8191), ("C", 8193)]),
                 shape(&[("R", 8192), ("C", 8192), ("P", 1024)]),
             ],
+            // the issue's shapes: square, a tail, many short rows, few long ones
+            Family::Softmax => vec![
+                shape(&[("R", 8192), ("C", 8192)]),
+                shape(&[("R", 4096), ("C", 4097)]),
+                shape(&[("R", 32768), ("C", 128)]),
+                shape(&[("R", 16), ("C", 65536)]),
+            ],
+            Family::Norm => vec![shape(&[("R", 8192), ("C", 8192)]), shape(&[("R", 4096), ("C", 4097)])],
+            Family::Gemv => vec![
+                shape(&[("M", 8192), ("K", 8192)]),
+                shape(&[("M", 4097), ("K", 4095)]),
+                shape(&[("M", 8192), ("N", 8192)]),
+                shape(&[("M", 4097), ("N", 4095)]),
+            ],
+        }
+    }
+
+    /// The elements of the device copy a memory-bound family is measured against: as many as
+    /// its largest tensor holds.
+    fn copied_elements(self, shape: &[(String, i64)]) -> usize {
+        let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
+        match self {
+            Family::Transpose | Family::Stencil | Family::Softmax | Family::Norm => value("R") * value("C"),
+            Family::Gemv => value("M") * value("K").max(value("N")),
+            _ => value("N"),
         }
     }
 
@@ -121,6 +183,17 @@ impl Family {
                     _ => (0.0, 8.0 * points),
                 }
             }
+            // x read once, y written once; the norms also read their weight (and bias) rows
+            Family::Softmax => (0.0, 8.0 * value("R") * value("C")),
+            Family::Norm => {
+                let per_column = if kernel.starts_with("layer_norm") { 8.0 } else { 4.0 };
+                (0.0, 8.0 * value("R") * value("C") + per_column * value("C"))
+            }
+            // A once, x, y once
+            Family::Gemv => {
+                let (m, other) = (value("M"), value("K").max(value("N")));
+                (0.0, 4.0 * (m * other + m + other))
+            }
         }
     }
 }
@@ -148,7 +221,7 @@ pub enum Output {
 }
 
 pub const USAGE: &str =
-    "tessera bench [copy|transpose|sgemm|hgemm ..] [--sizes \"N=268435456;R=4096,C=4096;M=4096,N=4096,K=4096\"] \
+    "tessera bench [copy|transpose|sgemm|hgemm|reduce|map|stencil|softmax|norm|gemv ..] [--sizes \"N=268435456;R=4096,C=4096;M=4096,N=4096,K=4096\"] \
 [--reps N] [--warmup N] [--no-flush] [--json | --csv] [--svg DIR] [--naive-up-to N]";
 
 impl BenchOptions {
@@ -177,13 +250,7 @@ impl BenchOptions {
         while let Some(arg) = rest.next() {
             let mut value = |name: &str| rest.next().cloned().ok_or(format!("{name} needs a value; usage: {USAGE}"));
             match arg.as_str() {
-                "copy" => options.families.push(Family::Copy),
-                "transpose" => options.families.push(Family::Transpose),
-                "sgemm" => options.families.push(Family::Sgemm),
-                "hgemm" => options.families.push(Family::Hgemm),
-                "reduce" => options.families.push(Family::Reduce),
-                "map" => options.families.push(Family::Map),
-                "stencil" => options.families.push(Family::Stencil),
+                family if Family::from_name(family).is_some() => options.families.extend(Family::from_name(family)),
                 "--sizes" => options.sizes = Some(parse_sizes(&value("--sizes")?)?),
                 "--reps" => options.repetitions = value("--reps")?.parse().map_err(|e| format!("--reps: {e}"))?,
                 "--warmup" => options.warmup = value("--warmup")?.parse().map_err(|e| format!("--warmup: {e}"))?,
@@ -278,6 +345,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
             let kernels: Vec<&'static KernelDefinition> = family
                 .kernels()
                 .into_iter()
+                .filter(|k| family.measures(k, &shape))
                 .filter(|k| {
                     k.ir().is_ok_and(|ir| {
                         let mut own = ir.shape_symbols();
@@ -297,7 +365,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
             let (baseline_flops, baseline_bytes) = match family {
                 Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose => family.work("", &shape),
                 Family::Stencil => Family::Transpose.work("", &shape),
-                Family::Reduce | Family::Map => Family::Copy.work("", &shape),
+                Family::Reduce | Family::Map | Family::Softmax | Family::Norm | Family::Gemv => {
+                    (0.0, 8.0 * family.copied_elements(&shape) as f64)
+                }
             };
             for kernel in kernels {
                 let (flops, bytes) = family.work(kernel.name(), &shape);
@@ -321,6 +391,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                         // the stencil family: h² at 8192 points a side, the red points
                         ("h2".into(), 1.5e-8),
                         ("colour".into(), 0.0),
+                        // the norms
+                        ("eps".into(), 1e-5),
                     ],
                 )?;
                 measure.warmup = options.warmup;
@@ -427,12 +499,15 @@ impl<'g> Baseline<'g> {
             gpu.upload(&(0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>(), dims)
         };
         match family {
-            Family::Copy | Family::Transpose | Family::Reduce | Family::Map | Family::Stencil => {
-                let elements = if matches!(family, Family::Transpose | Family::Stencil) {
-                    value("R") * value("C")
-                } else {
-                    value("N")
-                };
+            Family::Copy
+            | Family::Transpose
+            | Family::Reduce
+            | Family::Map
+            | Family::Stencil
+            | Family::Softmax
+            | Family::Norm
+            | Family::Gemv => {
+                let elements = family.copied_elements(shape);
                 Ok(Baseline::Copy { gpu, from: filled(&[elements])?, to: gpu.zeros([elements])? })
             }
             Family::Sgemm => {

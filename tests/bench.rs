@@ -60,6 +60,10 @@ fn arguments_select_families_sizes_and_the_output_format() {
     assert_eq!(all.families, Family::ALL.to_vec());
     assert_eq!(BenchOptions::parse(&args(&["reduce", "map"])).unwrap().families, vec![Family::Reduce, Family::Map]);
     assert_eq!(BenchOptions::parse(&args(&["stencil"])).unwrap().families, vec![Family::Stencil]);
+    assert_eq!(
+        BenchOptions::parse(&args(&["softmax", "norm", "gemv"])).unwrap().families,
+        vec![Family::Softmax, Family::Norm, Family::Gemv]
+    );
     assert!(all.flush_l2 && all.output == Output::Table);
 }
 
@@ -89,6 +93,11 @@ fn the_work_of_each_family_counts_bytes_and_flops() {
     );
     assert_eq!(Family::Reduce.work("dot_partials_f32", &shape(&[("N", 1000), ("P", 8)])), (0.0, 8032.0));
     assert_eq!(Family::Map.work("saxpy", &shape(&[("N", 1000)])), (0.0, 12000.0));
+    // softmax reads x and writes y; LayerNorm also reads weight and bias; GEMV reads A once
+    assert_eq!(Family::Softmax.work("softmax_block_f32", &shape(&[("R", 10), ("C", 20)])), (0.0, 1600.0));
+    assert_eq!(Family::Norm.work("layer_norm_f32", &shape(&[("R", 10), ("C", 20)])), (0.0, 1760.0));
+    assert_eq!(Family::Norm.work("rms_norm_f32", &shape(&[("R", 10), ("C", 20)])), (0.0, 1680.0));
+    assert_eq!(Family::Gemv.work("gemv_f32", &shape(&[("M", 10), ("K", 20)])), (0.0, 920.0));
     let grid = shape(&[("R", 10), ("C", 20)]);
     assert_eq!(Family::Stencil.work("laplacian_5pt", &grid), (0.0, 1600.0));
     // one colour: half of f and of u read, half of u written

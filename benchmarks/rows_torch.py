@@ -1,0 +1,64 @@
+"""torch's figures for the row-wise kernels of `tessera bench softmax norm gemv`, at the same
+shapes, measured the same way: CUDA events, L2 flushed (a copy of twice the L2) before each
+repetition, median of 20 after 3 warm-up runs, GB/s of compulsory traffic (x read once and y
+written once; the norms' weight and bias; A, x and y once for GEMV), and the device copy of
+as many floats for the percentage.
+
+    python3 benchmarks/rows_torch.py
+"""
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+torch.backends.cuda.matmul.allow_tf32 = False
+L2_FLUSH = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, device="cuda")
+L2_FLUSH_TO = torch.empty_like(L2_FLUSH)
+
+
+def median_ms(op, reps=20, warmup=3):
+    for _ in range(warmup):
+        op()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(reps):
+        L2_FLUSH_TO.copy_(L2_FLUSH)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        op()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    return statistics.median(samples)
+
+
+def copy_gbs(elements):
+    a = torch.rand(elements, device="cuda")
+    b = torch.empty_like(a)
+    return 8 * elements / (median_ms(lambda: b.copy_(a)) * 1e-3) / 1e9
+
+
+def row(name, shape, ms, traffic, copy):
+    gbs = traffic / (ms * 1e-3) / 1e9
+    print(f"{name:<16} {shape:<14} {ms:9.4f} ms {gbs:8.0f} GB/s {100 * gbs / copy:6.1f}% of copy ({copy:.0f} GB/s)")
+
+
+print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}")
+for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536)]:
+    x = torch.randn(rows, cols, device="cuda")
+    y = torch.empty_like(x)
+    copy = copy_gbs(rows * cols)
+    row("softmax", f"{rows}x{cols}", median_ms(lambda: torch.softmax(x, dim=1, out=y)), 8 * rows * cols, copy)
+for rows, cols in [(8192, 8192), (4096, 4097)]:
+    x = torch.randn(rows, cols, device="cuda")
+    w, b = torch.randn(cols, device="cuda"), torch.randn(cols, device="cuda")
+    copy = copy_gbs(rows * cols)
+    row("layer_norm", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(x, (cols,), w, b, 1e-5)), 8 * rows * cols + 8 * cols, copy)
+    row("rms_norm", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(x, (cols,), w, 1e-5)), 8 * rows * cols + 4 * cols, copy)
+for m, k in [(8192, 8192), (4097, 4095)]:
+    a = torch.randn(m, k, device="cuda")
+    x, xt = torch.randn(k, device="cuda"), torch.randn(m, device="cuda")
+    copy = copy_gbs(m * k)
+    traffic = 4 * (m * k + m + k)
+    row("gemv (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(a, x)), traffic, copy)
+    row("gemv_t (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(a.t(), xt)), traffic, copy)
