@@ -65,12 +65,13 @@ impl Family {
         Self::ALL.into_iter().find(|f| f.name() == name)
     }
 
-    /// Whether `kernel` is measured at `shape`: a softmax only where `softmax::softmax`
-    /// would take it, every other kernel wherever its shape symbols are the given ones.
+    /// Whether `kernel` is measured at `shape`: a softmax or a norm only where
+    /// `softmax::softmax` or `norm::layer_norm`/`rms_norm` would take it, every other kernel wherever its shape symbols are the given ones.
     fn measures(self, kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         match (self, value("C")) {
             (Family::Softmax, Some(columns)) => softmax::kernel_for(columns.max(0) as usize).name() == kernel.name(),
+            (Family::Norm, Some(columns)) => kernel.name().contains("wide") == (columns > 8192),
             _ => true,
         }
     }

@@ -86,7 +86,7 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
 }
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    let mut shapes = vec![(3, 1), (5, 129), (2, 1025), (2, 4097), (1, norm::MAX_COLUMNS)];
+    let mut shapes = vec![(3, 1), (5, 129), (2, 1025), (2, 4097), (1, 8192), (1, 8193), (1, norm::MAX_COLUMNS)];
     if !backend.is_simulated() {
         shapes.extend([(8192, 8192), (4096, 4097)]);
     }

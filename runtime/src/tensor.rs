@@ -393,17 +393,9 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
         let dims = dims.as_ref().to_vec();
         check_cuda_len(view.len(), &dims)?;
         let location = Location::Gpu(view.stream().context().ordinal());
-        let len: usize = dims.iter().product();
         let ld = dense_leading_dimension(&dims);
-        // the first `len` elements, borrowed for 'a (slicing would borrow the local view)
-        let view = match view.len() == len || len == 0 {
-            true => view,
-            false => view.chunks_exact_mut(len).next().ok_or(Error::CudaBufferTooShort {
-                len: 0,
-                shape: dims.clone(),
-                needed: len,
-            })?,
-        };
+        // the view may be longer than the shape: launches and copies take its first
+        // `span_len(dims, ld)` elements (see `memory_mut`)
         Ok(TensorViewMut { view: ViewMut::Cuda(view), dims, ld, location })
     }
 }
@@ -650,7 +642,7 @@ impl<T: Element> Input<T> for TensorViewMut<'_, T> {
     }
     fn memory(&self) -> Memory<'_, T> {
         match &self.view {
-            ViewMut::Cuda(view) => Memory::Cuda(view.as_view()),
+            ViewMut::Cuda(view) => Memory::Cuda(view.slice(..span_len(&self.dims, self.ld))),
             ViewMut::Host { buffer, range } => Memory::Host { buffer, range: range.clone() },
         }
     }
@@ -687,7 +679,7 @@ impl<T: Element> Output<T> for TensorViewMut<'_, T> {
     }
     fn memory_mut(&mut self) -> MemoryMut<'_, T> {
         match &mut self.view {
-            ViewMut::Cuda(view) => MemoryMut::Cuda(view.slice_mut(..)),
+            ViewMut::Cuda(view) => MemoryMut::Cuda(view.slice_mut(..span_len(&self.dims, self.ld))),
             ViewMut::Host { buffer, range } => MemoryMut::Host { buffer, range: range.clone() },
         }
     }

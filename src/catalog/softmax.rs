@@ -9,7 +9,7 @@
 //! |-----------------|------------------------|-----------------|---------------------|
 //! | ≤ 128           | [`softmax_warp_f32`]   | 32 (8 rows a block) | 4               |
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
-//! | ≤ 8192          | [`softmax_block_f32`]  | 1024            | 8                   |
+//! | ≤ 8192          | [`softmax_block_f32`]  | 256             | 32                  |
 //! | ≤ 32768         | [`softmax_block_wide_f32`] | 1024        | 32                  |
 //! | longer          | [`softmax_looped_f32`] | 1024            | reads the row twice |
 //!
@@ -82,8 +82,10 @@ pub fn softmax_warp_wide_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) 
     }
 }
 
-/// Softmax of rows of up to 8192 columns: a block of 1024 threads per row.
-#[tile_kernel(threads = 1024, vector = 1, consts(ITEMS = 8))]
+/// Softmax of rows of up to 8192 columns: a block of 256 threads per row. Small blocks keep
+/// several rows per SM in different phases (loading, reducing, storing), so loads stay in
+/// flight while other rows wait at their barriers.
+#[tile_kernel(threads = 256, vector = 1, consts(ITEMS = 32))]
 pub fn softmax_block_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
     let (row,) = grid(R);
     let mut v = [-f32::INFINITY; ITEMS];

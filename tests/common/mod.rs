@@ -94,7 +94,9 @@ macro_rules! with_every_catalog_kernel {
             softmax::softmax_block_wide_f32,
             softmax::softmax_looped_f32,
             norm::layer_norm_f32,
+            norm::layer_norm_wide_f32,
             norm::rms_norm_f32,
+            norm::rms_norm_wide_f32,
             gemv::gemv_f32,
             gemv::gemv_t_f32,
         ]

@@ -2,12 +2,14 @@
 // Edit the Rust function, not this file.
 // Pass 1 of the sum: block b adds up its grid-stride share of `x` into `partials[b]`.
 
-// warp_sum(v): lane 0 gets the sum over the warp's 32 lanes (a shuffle-down tree)
+// warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
+// all lanes add the same pairs in the same order, so they agree to the bit)
 template <typename T>
 __device__ __forceinline__ T tessera_warp_sum(T v)
 {
-    for (int offset = 16; offset > 0; offset /= 2) {
-        v += __shfl_down_sync(0xffffffff, v, offset);
+#pragma unroll
+    for (int mask = 16; mask > 0; mask /= 2) {
+        v += __shfl_xor_sync(0xffffffff, v, mask);
     }
     return v;
 }
