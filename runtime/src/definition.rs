@@ -443,6 +443,7 @@ mod tests {
             leading_dimension,
             location: Location::Gpu(0),
             address,
+            stream: None,
             writable: false,
             host: None,
             borrow: PhantomData,

@@ -7,7 +7,7 @@
 //!   shared memory — in a fixed order, so the result does not depend on timing.
 
 use crate::prelude::*;
-use crate::{Backend, Input, Output};
+use crate::{Input, Output};
 
 /// y = A·x for A of M × K: a warp per row.
 #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, UNROLL = 8))]
@@ -74,7 +74,7 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
 /// tessera::catalog::gemv::gemv(&backend, &a, &x, &mut y)?;   // a: [m, k], x: [k], y: [m]
 /// ```
 pub fn gemv(
-    device: &Backend,
+    device: &impl crate::Device,
     a: &impl Input<f32>,
     x: &impl Input<f32>,
     y: &mut impl Output<f32>,
@@ -84,7 +84,7 @@ pub fn gemv(
 
 /// y = Aᵀ·x ([`gemv_t_f32`]), without transposing A.
 pub fn gemv_t(
-    device: &Backend,
+    device: &impl crate::Device,
     a: &impl Input<f32>,
     x: &impl Input<f32>,
     y: &mut impl Output<f32>,

@@ -7,7 +7,7 @@
 //! registers after the mean is known (two reductions, no cancellation of E[x²] − E[x]²).
 
 use crate::prelude::*;
-use crate::{Backend, Input, Output};
+use crate::{Input, Output};
 
 /// The longest row the norms hold in registers: ITEMS × THREADS.
 pub const MAX_COLUMNS: usize = 16 * 1024;
@@ -140,7 +140,7 @@ pub fn rms_norm_wide_f32(x: Global<f32, (R, C)>, weight: Global<f32, (C,)>, y: G
 /// tessera::catalog::norm::layer_norm(&backend, &x, &weight, &bias, &mut y, 1e-5)?;
 /// ```
 pub fn layer_norm(
-    device: &Backend,
+    device: &impl crate::Device,
     x: &impl Input<f32>,
     weight: &impl Input<f32>,
     bias: &impl Input<f32>,
@@ -155,7 +155,7 @@ pub fn layer_norm(
 
 /// RMSNorm of every row of `x` into `y` ([`rms_norm_f32`]): rows of up to [`MAX_COLUMNS`].
 pub fn rms_norm(
-    device: &Backend,
+    device: &impl crate::Device,
     x: &impl Input<f32>,
     weight: &impl Input<f32>,
     y: &mut impl Output<f32>,

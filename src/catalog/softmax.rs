@@ -18,7 +18,7 @@
 //! count and leading dimension works (4097 as well as 4096).
 
 use crate::prelude::*;
-use crate::{Backend, Input, Output};
+use crate::{Input, Output};
 
 /// Softmax of rows of up to 128 columns: a warp per row, 8 rows per block.
 #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, ITEMS = 4))]
@@ -174,7 +174,11 @@ pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
 /// let mut y = backend.zeros::<f32>([rows, cols])?;
 /// tessera::catalog::softmax::softmax(&backend, &x, &mut y)?;
 /// ```
-pub fn softmax(device: &Backend, x: &impl Input<f32>, y: &mut impl Output<f32>) -> Result<crate::Launched, Error> {
+pub fn softmax(
+    device: &impl crate::Device,
+    x: &impl Input<f32>,
+    y: &mut impl Output<f32>,
+) -> Result<crate::Launched, Error> {
     kernel_for(x.shape().last().copied().unwrap_or(0))
         .launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)])
 }
