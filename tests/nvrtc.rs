@@ -90,7 +90,7 @@ fn width_4_moves_whole_tiles_with_128_bit_loads_and_stores() {
 }
 
 #[test]
-fn the_reductions_read_with_128_bit_loads_and_shuffle_with_shfl_down() {
+fn the_reductions_read_with_128_bit_loads_and_reduce_warps_with_a_shfl_xor_butterfly() {
     for kernel in [&reduce::sum_partials_f32::KERNEL, &reduce::dot_partials_f32::KERNEL] {
         let ptx = ptx(kernel.cuda_source(), kernel.name());
         let accesses = global_accesses(&ptx);
@@ -99,7 +99,7 @@ fn the_reductions_read_with_128_bit_loads_and_shuffle_with_shfl_down() {
             "{}: {accesses:?}",
             kernel.name()
         );
-        assert!(ptx.contains("shfl.sync.down.b32"), "{}: no warp shuffle in the PTX", kernel.name());
+        assert!(ptx.contains("shfl.sync.bfly.b32"), "{}: no butterfly warp shuffle in the PTX", kernel.name());
     }
     // at width 1 (unaligned input) `x.vector(i)` is a scalar load
     let narrower = reduce::sum_partials_f32::KERNEL.source_with_vector(VectorWidth::W1).unwrap();
