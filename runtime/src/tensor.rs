@@ -333,9 +333,10 @@ impl<'a, T: Element> TensorView<'a, T> {
         let dims = dims.as_ref().to_vec();
         check_cuda_len(view.len(), &dims)?;
         let location = Location::Gpu(view.stream().context().ordinal());
-        let len: usize = dims.iter().product();
         let ld = dense_leading_dimension(&dims);
-        Ok(TensorView { view: View::Cuda(view.slice(..len)), dims, ld, location })
+        // the view may be longer than the shape: launches and copies take its first
+        // `span_len(dims, ld)` elements (see `memory`)
+        Ok(TensorView { view: View::Cuda(view), dims, ld, location })
     }
 
     pub fn dims(&self) -> &[usize] {
@@ -624,7 +625,7 @@ impl<T: Element> Input<T> for TensorView<'_, T> {
     }
     fn memory(&self) -> Memory<'_, T> {
         match &self.view {
-            View::Cuda(view) => Memory::Cuda(view.slice(..)),
+            View::Cuda(view) => Memory::Cuda(view.slice(..span_len(&self.dims, self.ld))),
             View::Host { buffer, range } => Memory::Host { buffer, range: range.clone() },
         }
     }

@@ -20,125 +20,93 @@
 use crate::prelude::*;
 use crate::{Input, Output};
 
-/// Softmax of rows of up to 128 columns: a warp per row, 8 rows per block.
-#[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, ITEMS = 4))]
-pub fn softmax_warp_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
-    let (bx,) = grid(cdiv(R, WARP_ROWS));
-    let row = bx * WARP_ROWS + warp_index();
-    if row < R {
-        let mut v = [-f32::INFINITY; ITEMS];
-        let mut m = -f32::INFINITY;
-        for j in 0..ITEMS {
-            let c = j * 32 + lane();
-            if c < C {
-                v[j] = x[[row, c]];
-                m = max(m, v[j]);
-            }
-        }
-        let row_max = warp_max(m);
-        let mut s = 0.0f32;
-        for j in 0..ITEMS {
-            v[j] = exp(v[j] - row_max);
-            s += v[j];
-        }
-        let scale = 1.0f32 / warp_sum(s);
-        for j in 0..ITEMS {
-            let c = j * 32 + lane();
-            if c < C {
-                y[[row, c]] = v[j] * scale;
-            }
-        }
-    }
-}
+// The warp-per-row and the block-per-row kernels are each stamped at two row lengths by a
+// macro_rules! of their own: `ITEMS` (and the block's threads) are the only differences.
 
-/// Softmax of rows of up to 1024 columns: a warp per row, 8 rows per block.
-#[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, ITEMS = 32))]
-pub fn softmax_warp_wide_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
-    let (bx,) = grid(cdiv(R, WARP_ROWS));
-    let row = bx * WARP_ROWS + warp_index();
-    if row < R {
-        let mut v = [-f32::INFINITY; ITEMS];
-        let mut m = -f32::INFINITY;
-        for j in 0..ITEMS {
-            let c = j * 32 + lane();
-            if c < C {
-                v[j] = x[[row, c]];
-                m = max(m, v[j]);
+macro_rules! softmax_warp_per_row {
+    ($(#[$doc:meta])* $name:ident, items = $items:tt) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, ITEMS = $items))]
+        pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+            let (bx,) = grid(cdiv(R, WARP_ROWS));
+            let row = bx * WARP_ROWS + warp_index();
+            if row < R {
+                let mut v = [-f32::INFINITY; ITEMS];
+                let mut m = -f32::INFINITY;
+                for j in 0..ITEMS {
+                    let c = j * 32 + lane();
+                    if c < C {
+                        v[j] = x[[row, c]];
+                        m = max(m, v[j]);
+                    }
+                }
+                let row_max = warp_max(m);
+                let mut s = 0.0f32;
+                for j in 0..ITEMS {
+                    v[j] = exp(v[j] - row_max);
+                    s += v[j];
+                }
+                let scale = 1.0f32 / warp_sum(s);
+                for j in 0..ITEMS {
+                    let c = j * 32 + lane();
+                    if c < C {
+                        y[[row, c]] = v[j] * scale;
+                    }
+                }
             }
         }
-        let row_max = warp_max(m);
-        let mut s = 0.0f32;
-        for j in 0..ITEMS {
-            v[j] = exp(v[j] - row_max);
-            s += v[j];
-        }
-        let scale = 1.0f32 / warp_sum(s);
-        for j in 0..ITEMS {
-            let c = j * 32 + lane();
-            if c < C {
-                y[[row, c]] = v[j] * scale;
+    };
+}
+softmax_warp_per_row!(
+    /// Softmax of rows of up to 128 columns: a warp per row, 8 rows per block.
+    softmax_warp_f32, items = 4
+);
+softmax_warp_per_row!(
+    /// Softmax of rows of up to 1024 columns: a warp per row, 8 rows per block.
+    softmax_warp_wide_f32, items = 32
+);
+
+macro_rules! softmax_block_per_row {
+    ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = $threads, vector = 1, consts(ITEMS = $items))]
+        pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+            let (row,) = grid(R);
+            let mut v = [-f32::INFINITY; ITEMS];
+            let mut m = -f32::INFINITY;
+            for j in 0..ITEMS {
+                let c = j * THREADS + thread_index();
+                if c < C {
+                    v[j] = x[[row, c]];
+                    m = max(m, v[j]);
+                }
+            }
+            let row_max = block_max(m);
+            let mut s = 0.0f32;
+            for j in 0..ITEMS {
+                v[j] = exp(v[j] - row_max);
+                s += v[j];
+            }
+            let scale = 1.0f32 / block_sum(s);
+            for j in 0..ITEMS {
+                let c = j * THREADS + thread_index();
+                if c < C {
+                    y[[row, c]] = v[j] * scale;
+                }
             }
         }
-    }
+    };
 }
-
-/// Softmax of rows of up to 8192 columns: a block of 256 threads per row. Small blocks keep
-/// several rows per SM in different phases (loading, reducing, storing), so loads stay in
-/// flight while other rows wait at their barriers.
-#[tile_kernel(threads = 256, vector = 1, consts(ITEMS = 32))]
-pub fn softmax_block_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
-    let (row,) = grid(R);
-    let mut v = [-f32::INFINITY; ITEMS];
-    let mut m = -f32::INFINITY;
-    for j in 0..ITEMS {
-        let c = j * THREADS + thread_index();
-        if c < C {
-            v[j] = x[[row, c]];
-            m = max(m, v[j]);
-        }
-    }
-    let row_max = block_max(m);
-    let mut s = 0.0f32;
-    for j in 0..ITEMS {
-        v[j] = exp(v[j] - row_max);
-        s += v[j];
-    }
-    let scale = 1.0f32 / block_sum(s);
-    for j in 0..ITEMS {
-        let c = j * THREADS + thread_index();
-        if c < C {
-            y[[row, c]] = v[j] * scale;
-        }
-    }
-}
-
-/// Softmax of rows of up to 32768 columns: a block of 1024 threads per row, 32 elements each.
-#[tile_kernel(threads = 1024, vector = 1, consts(ITEMS = 32))]
-pub fn softmax_block_wide_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
-    let (row,) = grid(R);
-    let mut v = [-f32::INFINITY; ITEMS];
-    let mut m = -f32::INFINITY;
-    for j in 0..ITEMS {
-        let c = j * THREADS + thread_index();
-        if c < C {
-            v[j] = x[[row, c]];
-            m = max(m, v[j]);
-        }
-    }
-    let row_max = block_max(m);
-    let mut s = 0.0f32;
-    for j in 0..ITEMS {
-        v[j] = exp(v[j] - row_max);
-        s += v[j];
-    }
-    let scale = 1.0f32 / block_sum(s);
-    for j in 0..ITEMS {
-        let c = j * THREADS + thread_index();
-        if c < C {
-            y[[row, c]] = v[j] * scale;
-        }
-    }
-}
+softmax_block_per_row!(
+    /// Softmax of rows of up to 8192 columns: a block of 256 threads per row. Small blocks keep
+    /// several rows per SM in different phases (loading, reducing, storing), so loads stay in
+    /// flight while other rows wait at their barriers.
+    softmax_block_f32, threads = 256, items = 32
+);
+softmax_block_per_row!(
+    /// Softmax of rows of up to 32768 columns: a block of 1024 threads per row, 32 elements each.
+    softmax_block_wide_f32, threads = 1024, items = 32
+);
 
 /// Softmax of rows of any length: a block per row reads it twice — once for the maximum
 /// and the sum (kept together, online: the sum is rescaled when the maximum grows), once to
