@@ -26,24 +26,8 @@ use tessera_runtime::{nvrtc, Arch, DiskCache, KernelDefinition};
 pub const DEFAULT_MATRIX_EXTENT: i64 = 4096;
 pub const DEFAULT_VECTOR_LENGTH: i64 = 1 << 24;
 
-/// The usage line and options of `tessera check`, with the JSON schema.
-pub const HELP: &str = r#"tessera check <kernel> [--arch sm_80|sm_86|sm_89|sm_90] [--shape M=4096,N=4096,K=4096]
-                      [--gpu "H100 SXM"|H200|A100|A40|L40S] [--no-nvrtc] [--json]
-
-What a catalog kernel's configuration costs before it runs, for one architecture (default sm_90):
-resources per block, the occupancy bound per SM (from threads and shared memory, then from the
-registers NVRTC allocates when it compiles the kernel for that architecture: no GPU needed),
-the roofline time bound at a shape (every shape symbol not given is 4096 for a matrix dimension,
-2^24 for a vector length), and the static analysis of every access.
-
-  --arch sm_XY    the architecture: its limits, its occupancy rules, the NVRTC target
-  --shape S=n,..  values of the shape symbols for the roofline
-  --gpu NAME      the data-sheet peaks of the roofline (default: the arch's GPU in the table:
-                  sm_80 A100 SXM, sm_86 A40, sm_89 L40S, sm_90 H100 SXM; also H200)
-  --no-nvrtc      skip the compile: bounds without registers
-  --json          one JSON object instead of the table
-
-JSON (numbers are plain JSON numbers; bytes in B, times in seconds, rates per second):
+/// The JSON `tessera check --json` prints, for readers of `tessera check --help`.
+pub const JSON_SCHEMA: &str = r#"JSON (numbers are plain JSON numbers; bytes in B, times in seconds, rates per second):
 {
   "kernel": string, "config": string (the attribute as written), "arch": "sm_90",
   "threads_per_block": int, "warps_per_block": int,
@@ -72,14 +56,6 @@ OCCUPANCY = { "target": "sm_90", "threads_per_block": int, "warps_per_block": in
   "warps_per_sm": int, "max_warps_per_sm": int,
   "limited_by": ["warps" | "blocks" | "shared_memory" | "registers", ..] }"#;
 
-/// What `tessera check` was asked for.
-#[derive(Clone, Debug)]
-pub struct CheckArgs {
-    pub kernel: String,
-    pub options: CheckOptions,
-    pub json: bool,
-}
-
 /// How to check a kernel.
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
@@ -99,67 +75,6 @@ impl CheckOptions {
     pub fn new(target: Target) -> Self {
         Self { target, shape: Vec::new(), gpu: None, nvrtc: true, cache: DiskCache::default_location() }
     }
-}
-
-/// Parses the arguments after `check`.
-///
-/// ```
-/// let args: Vec<String> = ["sgemm_v3", "--arch", "sm_80", "--shape", "M=512,N=256", "--json"]
-///     .iter().map(|s| s.to_string()).collect();
-/// let parsed = tessera::check::parse_args(&args).unwrap();
-/// assert_eq!(parsed.options.target, tessera::dsl::Target::SM_80);
-/// assert_eq!(parsed.options.shape, vec![("M".to_string(), 512), ("N".to_string(), 256)]);
-/// assert!(parsed.json);
-/// ```
-pub fn parse_args(args: &[String]) -> Result<CheckArgs, String> {
-    let mut kernel = None;
-    let mut options = CheckOptions::new(Target::SM_90);
-    let mut json = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--arch" => {
-                let value = rest.next().ok_or("--arch needs a value like sm_90")?;
-                options.target = Target::from_name(value)
-                    .ok_or_else(|| format!("--arch {value}: expected one of {}", Target::known_names()))?;
-            }
-            "--shape" => {
-                let value = rest.next().ok_or("--shape needs values like M=4096,N=4096,K=4096")?;
-                options.shape = parse_shape(value)?;
-            }
-            "--gpu" => {
-                let value = rest.next().ok_or("--gpu needs a name like H100")?;
-                options.gpu = Some(
-                    GpuSpec::find(value)
-                        .ok_or_else(|| format!("--gpu {value}: expected one of {}", GpuSpec::known_names()))?,
-                );
-            }
-            "--no-nvrtc" => options.nvrtc = false,
-            "--json" => json = true,
-            other if other.starts_with("--") => return Err(format!("unknown option `{other}`\n\n{HELP}")),
-            name if kernel.is_none() => kernel = Some(name.to_string()),
-            extra => return Err(format!("unexpected argument `{extra}`: check takes one kernel")),
-        }
-    }
-    let kernel = kernel.ok_or("check needs a kernel name; `tessera list` lists them")?;
-    Ok(CheckArgs { kernel, options, json })
-}
-
-/// `M=4096,N=1024` → [(M, 4096), (N, 1024)].
-fn parse_shape(text: &str) -> Result<Vec<(String, i64)>, String> {
-    text.split(',')
-        .filter(|part| !part.trim().is_empty())
-        .map(|part| {
-            let (name, value) =
-                part.split_once('=').ok_or_else(|| format!("--shape: `{part}` is not SYMBOL=value, e.g. M=4096"))?;
-            let value: i64 =
-                value.trim().parse().map_err(|_| format!("--shape: `{value}` in `{part}` is not an integer"))?;
-            if value <= 0 {
-                return Err(format!("--shape: {part}: an extent is positive"));
-            }
-            Ok((name.trim().to_string(), value))
-        })
-        .collect()
 }
 
 /// Why a kernel could not be checked.
@@ -228,7 +143,7 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
-    /// The report as one JSON object (the schema is in [`HELP`]).
+    /// The report as one JSON object (the schema is [`JSON_SCHEMA`]).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }

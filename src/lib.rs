@@ -46,6 +46,7 @@ extern crate self as tessera;
 pub mod bench;
 pub mod catalog;
 pub mod check;
+pub mod cli;
 
 pub use half;
 pub use tessera_codegen as codegen;

@@ -1,11 +1,9 @@
 //! `tessera bench` without a GPU: argument parsing and every output format, from rows made up
 //! for the purpose (the real runs are on the GPU machine, recorded in BENCHMARKS.md).
 
+use clap::Parser;
 use tessera::bench::{self, BenchOptions, BenchRow, Family, Output};
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
-}
+use tessera::cli::{Cli, Command};
 
 fn row(family: &str, kernel: &str, shape: &str, value: f64, baseline: f64, unit: &str, intensity: f64) -> BenchRow {
     BenchRow {
@@ -37,9 +35,17 @@ fn rows() -> Vec<BenchRow> {
     ]
 }
 
+fn parse(list: &[&str]) -> Result<BenchOptions, String> {
+    let cli = Cli::try_parse_from(["tessera", "bench"].iter().chain(list)).map_err(|e| e.to_string())?;
+    match cli.command {
+        Command::Bench(args) => Ok(BenchOptions::from(args)),
+        other => panic!("parsed as {other:?}"),
+    }
+}
+
 #[test]
 fn arguments_select_families_sizes_and_the_output_format() {
-    let options = BenchOptions::parse(&args(&[
+    let options = parse(&[
         "transpose",
         "sgemm",
         "--sizes",
@@ -50,36 +56,55 @@ fn arguments_select_families_sizes_and_the_output_format() {
         "--svg",
         "/tmp/charts",
         "--no-flush",
-    ]))
+    ])
     .unwrap();
     assert_eq!(options.families, vec![Family::Transpose, Family::Sgemm]);
-    assert_eq!(options.sizes.as_ref().unwrap()[0], vec![("R".to_string(), 64), ("C".to_string(), 32)]);
+    let sizes = options.sizes.as_ref().unwrap();
+    assert_eq!(sizes[0], vec![("R".to_string(), 64), ("C".to_string(), 32)]);
+    assert_eq!(sizes[1].len(), 3);
     assert_eq!((options.repetitions, options.output, options.flush_l2), (5, Output::Json, false));
     assert_eq!(options.svg_dir.as_deref(), Some(std::path::Path::new("/tmp/charts")));
-    let all = BenchOptions::parse(&[]).unwrap();
+    let all = parse(&[]).unwrap();
     assert_eq!(all.families, Family::ALL.to_vec());
-    assert_eq!(BenchOptions::parse(&args(&["reduce", "map"])).unwrap().families, vec![Family::Reduce, Family::Map]);
-    assert_eq!(BenchOptions::parse(&args(&["stencil"])).unwrap().families, vec![Family::Stencil]);
+    assert_eq!((all.repetitions, all.warmup, all.sizes.is_none()), (20, 3, true));
+    assert_eq!(parse(&["reduce", "map"]).unwrap().families, vec![Family::Reduce, Family::Map]);
+    assert_eq!(parse(&["stencil"]).unwrap().families, vec![Family::Stencil]);
     assert_eq!(
-        BenchOptions::parse(&args(&["softmax", "norm", "gemv"])).unwrap().families,
+        parse(&["softmax", "norm", "gemv"]).unwrap().families,
         vec![Family::Softmax, Family::Norm, Family::Gemv]
     );
     assert!(all.flush_l2 && all.output == Output::Table);
+    assert_eq!(parse(&["--sizes", "N=8", "--sizes", "N=16", "--csv"]).unwrap().sizes.unwrap().len(), 2);
 }
 
 #[test]
 fn bad_arguments_are_errors_that_name_them() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--reps"], "--reps"),
-        (&["--reps", "0"], "--reps"),
-        (&["--sizes", "N"], "N"),
-        (&["--sizes", "N=-3"], "-3"),
-        (&["dot"], "`dot`"),
+        (&["--reps", "0"], "0 is not in 1.."),
+        (&["--sizes", "N"], "`N` is not NAME=value"),
+        (&["--sizes", "N=-3"], "N=-3: an extent is positive"),
+        (&["dot"], "invalid value 'dot'"),
+        (&["--json", "--csv"], "cannot be used with"),
+        (&["--fast"], "unexpected argument '--fast'"),
     ];
     for (bad, named) in cases {
-        let error = BenchOptions::parse(&args(bad)).unwrap_err();
-        assert!(error.contains(named), "{bad:?}: `{error}` does not name {named}");
+        let error = parse(bad).unwrap_err();
+        assert!(error.contains(named), "{bad:?}: `{error}` does not say {named}");
     }
+}
+
+#[test]
+fn every_subcommand_answers_help() {
+    for subcommand in ["list", "show", "check", "tune", "bench"] {
+        for flag in ["--help", "-h"] {
+            let error = Cli::try_parse_from(["tessera", subcommand, flag]).unwrap_err();
+            assert_eq!(error.kind(), clap::error::ErrorKind::DisplayHelp, "{subcommand} {flag}");
+            assert!(error.to_string().contains(&format!("Usage: tessera {subcommand}")), "{error}");
+        }
+    }
+    let check = Cli::try_parse_from(["tessera", "check", "--help"]).unwrap_err().to_string();
+    assert!(check.contains("\"occupancy_before_registers\""), "the long help carries the JSON schema");
 }
 
 #[test]
@@ -124,11 +149,18 @@ fn the_table_json_and_csv_carry_every_row() {
 #[test]
 fn the_charts_place_every_gemm_kernel_and_every_shape() {
     let rows = rows();
-    let roofline = bench::roofline_svg(&rows, 66.9, 4244.0);
+    let roofline = bench::roofline_svg(&rows, 66.9, 4244.0).unwrap();
     assert!(roofline.starts_with("<svg") && roofline.trim_end().ends_with("</svg>"));
-    assert_eq!(roofline.matches("<title>sgemm_v6").count(), 2);
-    assert!(!roofline.contains("<title>copy_f32x4"), "copies do no arithmetic: they are not on the roofline");
-    let by_size = bench::baseline_svg(&rows, "sgemm");
-    assert_eq!(by_size.matches("<polyline").count(), 2);
+    // three GEMM rows, and a dot in the legend for each of the two GEMM kernels
+    assert_eq!(roofline.matches("<circle").count(), 3 + 2);
+    assert!(roofline.contains(">\nsgemm_v6\n</text>") && roofline.contains(">\nsgemm_v3\n</text>"));
+    assert!(!roofline.contains("copy_f32x4"), "copies do no arithmetic: they are not on the roofline");
+    let by_size = bench::baseline_svg(&rows, "sgemm").unwrap();
+    // one 2-pixel line per kernel, and its sample in the legend
+    let lines = by_size.lines().filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\"")).count();
+    assert_eq!(lines, 2 * 2, "{by_size}");
+    assert!(by_size.contains(">\nsgemm_v6\n</text>") && by_size.contains(">\ncuBLAS = 100%\n</text>"));
     assert!(by_size.contains("M=1024,N=1024,K=1024") && by_size.contains("% of cuBLAS"));
+    // sgemm_v6 at two shapes, sgemm_v3 at one
+    assert_eq!(by_size.matches("<circle").count(), 3);
 }

@@ -5,7 +5,9 @@
 use std::process::Command;
 
 use tessera::catalog::{copy, sgemm};
-use tessera::check::{check, parse_args, CheckOptions, HELP};
+use clap::Parser;
+use tessera::check::{check, CheckOptions, JSON_SCHEMA};
+use tessera::cli::{CheckArgs, Cli, Command as Subcommand};
 use tessera::dsl::{roofline, Bound, GpuSpec, Limiter, Occupancy, Target};
 use tessera::PtxasReport;
 
@@ -13,41 +15,41 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
+fn parse(args: &[&str]) -> Result<CheckArgs, String> {
+    let cli = Cli::try_parse_from(["tessera", "check"].iter().chain(args)).map_err(|e| e.to_string())?;
+    match cli.command {
+        Subcommand::Check(args) => Ok(args),
+        other => panic!("parsed as {other:?}"),
+    }
+}
+
 #[test]
 fn check_arguments_parse_into_options_and_bad_ones_say_what_is_expected() {
-    let parsed = parse_args(&strings(&["sgemm_v3"])).unwrap();
+    let parsed = parse(&["sgemm_v3"]).unwrap();
+    let options = parsed.options();
     assert_eq!(parsed.kernel, "sgemm_v3");
-    assert_eq!(parsed.options.target, Target::SM_90, "sm_90 by default");
-    assert!(parsed.options.shape.is_empty() && parsed.options.gpu.is_none() && parsed.options.nvrtc && !parsed.json);
+    assert_eq!(options.target, Target::SM_90, "sm_90 by default");
+    assert!(options.shape.is_empty() && options.gpu.is_none() && options.nvrtc && !parsed.json);
 
-    let parsed = parse_args(&strings(&[
-        "--json",
-        "sgemm_v5",
-        "--arch",
-        "sm_86",
-        "--shape",
-        "M=1000, N=17,K=3",
-        "--gpu",
-        "h200",
-        "--no-nvrtc",
-    ]))
-    .unwrap();
+    let parsed = parse(&["--json", "sgemm_v5", "--arch", "sm_86", "--shape", "M=1000, N=17,K=3", "--gpu", "h200", "--no-nvrtc"])
+        .unwrap();
+    let options = parsed.options();
     assert_eq!(parsed.kernel, "sgemm_v5");
-    assert_eq!(parsed.options.target, Target::SM_86);
-    assert_eq!(parsed.options.shape, vec![("M".into(), 1000), ("N".into(), 17), ("K".into(), 3)]);
-    assert_eq!(parsed.options.gpu.map(|g| g.name), Some("H200"));
-    assert!(parsed.json && !parsed.options.nvrtc);
+    assert_eq!(options.target, Target::SM_86);
+    assert_eq!(options.shape, vec![("M".into(), 1000), ("N".into(), 17), ("K".into(), 3)]);
+    assert_eq!(options.gpu.map(|g| g.name), Some("H200"));
+    assert!(parsed.json && !options.nvrtc);
 
-    let error = |args: &[&str]| parse_args(&strings(args)).unwrap_err();
+    let error = |args: &[&str]| parse(args).unwrap_err();
     assert!(error(&["k", "--arch", "sm_75"]).contains("expected one of sm_80, sm_86, sm_89, sm_90"));
-    assert!(error(&["k", "--arch"]).contains("--arch needs a value"));
-    assert!(error(&["k", "--shape", "M4096"]).contains("`M4096` is not SYMBOL=value"));
-    assert!(error(&["k", "--shape", "M=big"]).contains("`big` in `M=big` is not an integer"));
+    assert!(error(&["k", "--arch"]).contains("a value is required for '--arch <ARCH>'"));
+    assert!(error(&["k", "--shape", "M4096"]).contains("`M4096` is not NAME=value"));
+    assert!(error(&["k", "--shape", "M=big"]).contains("`big` in `M=big` is not a i64"));
     assert!(error(&["k", "--shape", "M=0"]).contains("positive"));
     assert!(error(&["k", "--gpu", "rtx9090"]).contains("expected one of A100 SXM, A40, L40S, H100 SXM, H200"));
-    assert!(error(&["k", "--fast"]).contains("unknown option `--fast`"));
-    assert!(error(&["k", "other"]).contains("check takes one kernel"));
-    assert!(error(&["--json"]).contains("check needs a kernel name"));
+    assert!(error(&["k", "--fast"]).contains("unexpected argument '--fast'"));
+    assert!(error(&["k", "other"]).contains("unexpected argument 'other'"));
+    assert!(error(&["--json"]).contains("required arguments were not provided"));
 }
 
 fn fresh(target: Target) -> CheckOptions {
@@ -178,7 +180,7 @@ fn the_json_report_follows_the_schema_in_the_help() {
         "accesses",
     ] {
         assert!(json.get(key).is_some(), "no `{key}` in {json}");
-        assert!(HELP.contains(&format!("\"{key}\"")), "`{key}` is not documented in the help");
+        assert!(JSON_SCHEMA.contains(&format!("\"{key}\"")), "`{key}` is not documented in the schema");
     }
     assert_eq!(json["kernel"], "sgemm_v5");
     assert_eq!(json["arch"], "sm_90");
@@ -191,7 +193,7 @@ fn the_json_report_follows_the_schema_in_the_help() {
     let occupancy = &json["occupancy"];
     for key in ["blocks_by_warps", "blocks_by_shared_memory", "blocks_by_registers", "limited_by", "max_warps_per_sm"] {
         assert!(occupancy.get(key).is_some(), "no occupancy `{key}`");
-        assert!(HELP.contains(&format!("\"{key}\"")), "`{key}` is not documented in the help");
+        assert!(JSON_SCHEMA.contains(&format!("\"{key}\"")), "`{key}` is not documented in the schema");
     }
     // min_blocks = 2 holds registers at 128: 2 blocks
     assert_eq!(occupancy["blocks_per_sm"], 2);
@@ -200,7 +202,7 @@ fn the_json_report_follows_the_schema_in_the_help() {
         ["gpu", "shape", "shape_defaults", "flops", "compulsory_bytes", "issued_bytes", "bound_seconds", "bound_by"]
     {
         assert!(roofline.get(key).is_some(), "no roofline `{key}`");
-        assert!(HELP.contains(&format!("\"{key}\"")), "`{key}` is not documented in the help");
+        assert!(JSON_SCHEMA.contains(&format!("\"{key}\"")), "`{key}` is not documented in the schema");
     }
     assert_eq!(roofline["gpu"]["name"], "H100 SXM");
     assert_eq!(roofline["shape_defaults"], serde_json::json!(["M", "K", "N"]));
@@ -268,7 +270,7 @@ fn the_binary_prints_the_table_the_json_and_the_help() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no catalog kernel `sgemm_v99`"));
     let out = tessera(&["check", "sgemm_v3", "--arch", "sm_70"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--arch sm_70: expected one of sm_80, sm_86, sm_89, sm_90"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value 'sm_70' for '--arch <ARCH>': expected one of sm_80, sm_86, sm_89, sm_90"));
 
     // `list` and `show` still work
     let out = tessera(&["list"]);

@@ -7,7 +7,7 @@ use tessera_dsl::{
 };
 
 use crate::async_copy::MappedCopy;
-use crate::operand::{zero, OperandText};
+use crate::operand::{plus, zero, OperandText};
 use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_body, template_error};
 use crate::{c_expr, RenderError};
 
@@ -58,6 +58,7 @@ struct DoubleBufferedMmaSource {
 #[template(path = "epilogue.cu", escape = "none")]
 struct EpilogueSource {
     dsl: String,
+    element_map: Option<String>,
     thread_rows: String,
     thread_cols: String,
     origins: Vec<(String, String)>,
@@ -388,7 +389,38 @@ fn fragment_load(
     }
 }
 
-/// `copy(&acc, c.tile(..))`, optionally `.axpby(alpha, beta)`.
+/// The C++ lambda of an epilogue's `.map(|v, row, col| ..)`, declared once before the
+/// stores and called with each value and its place in the destination (then inlined).
+pub(crate) fn element_map_source(kernel: &Kernel, plan: &EpiloguePlan) -> Result<Option<String>, RenderError> {
+    let Some(map) = &plan.map else { return Ok(None) };
+    let element = plan.layout.element;
+    let env = tessera_dsl::element_map_env(kernel, map, element);
+    let body = crate::thread_code::expression_source(
+        kernel,
+        &map.body,
+        &env,
+        Some(tessera_dsl::ThreadType::Scalar(element)),
+    )?;
+    let c_type = element.cuda_name();
+    // `_` in the closure: an unnamed parameter
+    let parameter = |c_type: &str, name: &str| {
+        if name == "_" {
+            format!("const {c_type}")
+        } else {
+            format!("const {c_type} {name}")
+        }
+    };
+    Ok(Some(format!(
+        "// {map}: each value and its (row, col) in {}\n\
+         const auto element_map = [&]({}, {}, {}) -> {c_type} {{ return {body}; }};",
+        plan.dst.tensor,
+        parameter(c_type, &map.value),
+        parameter("int", &map.row),
+        parameter("int", &map.col)
+    )))
+}
+
+/// `copy(&acc, c.tile(..))`, optionally `.map(..)` and `.axpby(alpha, beta)`.
 pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
     let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     if plan.layout.warp_tile.is_some() {
@@ -403,7 +435,15 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
     let acc = &plan.fragment;
-    let value_of = |v: i64| if v == 0 { format!("{acc}[i][j]") } else { format!("{acc}[i][j + {v}]") };
+    let element_map = element_map_source(kernel, &plan)?;
+    let (row0, col0) = (format!("{}_row0", plan.dst.tensor), format!("{}_col0", plan.dst.tensor));
+    let value_of = |v: i64| {
+        let value = if v == 0 { format!("{acc}[i][j]") } else { format!("{acc}[i][j + {v}]") };
+        match &element_map {
+            Some(_) => format!("element_map({value}, {row0} + row, {})", plus(&format!("{col0} + col"), v)),
+            None => value,
+        }
+    };
     let component = |v: i64| if width == 1 { String::new() } else { crate::operand::component(vector_type, v) };
     let mut fast = Vec::new();
     if width == 1 {
@@ -454,6 +494,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     fast.extend(dst.store(width, vector_type, "value"));
     EpilogueSource {
         dsl: copy.to_string(),
+        element_map,
         thread_rows: names.thread_rows.clone(),
         thread_cols: names.thread_cols.clone(),
         origins: dst.origin_declarations(),

@@ -17,7 +17,7 @@ pub(crate) struct OperandText<'a> {
 pub(crate) const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// `col`, `col + 2`: an expression plus a constant offset.
-fn plus(expr: &str, offset: i64) -> String {
+pub(crate) fn plus(expr: &str, offset: i64) -> String {
     if offset == 0 {
         expr.to_string()
     } else {

@@ -66,7 +66,7 @@ struct KernelSource<'a> {
 ///             stream_k: false,
 ///             origin: Origin::default(),
 ///         }),
-///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, origin: Origin::default() }),
+///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, origin: Origin::default() }),
 ///     ],
 /// };
 /// let source = tessera_codegen::render(&kernel).unwrap();

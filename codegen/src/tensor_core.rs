@@ -48,6 +48,7 @@ struct MmaSyncSource {
 #[template(path = "warp_epilogue.cu", escape = "none")]
 struct WarpEpilogueSource {
     dsl: String,
+    element_map: Option<String>,
     origins: Vec<(String, String)>,
     whole_tile: String,
     warp_rows: String,
@@ -348,6 +349,43 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         "float2"
     };
     let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
+    let element_map = crate::gemm::element_map_source(kernel, plan)?;
+    if element_map.is_some() {
+        // The map reads other tensors at (row, col): on an edge tile only inside the bounds
+        // check, and before α and β.
+        let (row0, col0) = (format!("{}_row0", plan.dst.tensor), format!("{}_col0", plan.dst.tensor));
+        let mapped = |v: u32| {
+            let col = if v == 0 { format!("{col0} + col") } else { format!("{col0} + col + {v}") };
+            let value = format!("element_map(value{v}, {row0} + row, {col})");
+            match &plan.axpby {
+                Some((alpha, _)) => format!("{alpha} * {value}"),
+                None => value,
+            }
+        };
+        pair_store.push(format!("value0 = {};", mapped(0)));
+        pair_store.push(format!("value1 = {};", mapped(1)));
+        pair_store.push(format!("{pair_type} out;"));
+        if let Some((_, beta)) = &plan.axpby {
+            pair_store.push(format!("if ({beta} != 0.0f) {{"));
+            pair_store.push(format!("    const {pair_type} old = *reinterpret_cast<const {pair_type}*>(&{first});"));
+            pair_store.push(format!("    value0 += {beta} * {};", to_float(&format!("old{}", component(0)))));
+            pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
+            pair_store.push("}".into());
+        }
+        for (v, target) in [(0, &first), (1, &second)] {
+            let guard =
+                dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
+            let value = match &plan.axpby {
+                Some((_, beta)) => format!("{beta} == 0.0f ? mapped : mapped + {beta} * {}", to_float(target)),
+                None => "mapped".into(),
+            };
+            edge_store.push(format!(
+                "if ({guard}) {{ const float mapped = {}; {target} = {}; }}",
+                mapped(v as u32),
+                from_float(&value)
+            ));
+        }
+    } else {
     match &plan.axpby {
         Some((alpha, beta)) => {
             scale.push(format!("value0 = {alpha} * value0;"));
@@ -376,11 +414,13 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
             }
         }
     }
+    }
     pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
     pair_store.push(format!("out{} = {};", component(1), from_float("value1")));
     pair_store.push(format!("*reinterpret_cast<{pair_type}*>(&{first}) = out;"));
     WarpEpilogueSource {
         dsl: copy.to_string(),
+        element_map,
         origins: dst.origin_declarations(),
         whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
         warp_rows,

@@ -13,8 +13,12 @@ use crate::RenderError;
 pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     let mut used = Vec::new();
     for statement in kernel.statements() {
-        let Statement::Thread(thread) = statement else { continue };
-        for expr in thread.expressions() {
+        let expressions = match statement {
+            Statement::Thread(thread) => thread.expressions(),
+            Statement::Copy(tessera_dsl::TileCopy { map: Some(map), .. }) => vec![&map.body],
+            _ => continue,
+        };
+        for expr in expressions {
             expr.walk(&mut |e| match &e.kind {
                 ThreadExprKind::Call { function: Intrinsic::WarpSum, .. } => used.push(WARP_SUM),
                 ThreadExprKind::Call { function: Intrinsic::WarpMax, .. } => used.push(WARP_MAX),
@@ -22,12 +26,14 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 ThreadExprKind::Call { function: Intrinsic::BlockMax, .. } => used.extend([WARP_MAX, BLOCK_MAX]),
                 ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
+                ThreadExprKind::Call { function: Intrinsic::Gelu, .. } => used.push(GELU),
+                ThreadExprKind::Call { function: Intrinsic::Silu, .. } => used.push(SILU),
                 _ => {}
             });
         }
     }
     let mut helpers = Vec::new();
-    for helper in [WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, VECTOR_SUM, DOT] {
+    for helper in [WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, VECTOR_SUM, DOT, GELU, SILU] {
         if used.contains(&helper) {
             helpers.push(helper);
         }
@@ -117,6 +123,24 @@ __device__ __forceinline__ float tessera_dot(float2 a, float2 b) { return a.x * 
 __device__ __forceinline__ float tessera_dot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
 __device__ __forceinline__ double tessera_dot(double a, double b) { return a * b; }
 __device__ __forceinline__ double tessera_dot(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }";
+
+const GELU: &str = "// gelu(x) = x·Φ(x) with the error function (PyTorch's default GELU)
+__device__ __forceinline__ float tessera_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ __forceinline__ double tessera_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }";
+
+const SILU: &str = "// silu(x) = x·σ(x) = x / (1 + e^-x)
+__device__ __forceinline__ float tessera_silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ double tessera_silu(double x) { return x / (1.0 + exp(-x)); }";
+
+/// Renders a thread expression where the context expects `wanted` (an epilogue's element map).
+pub(crate) fn expression_source(
+    kernel: &Kernel,
+    expr: &ThreadExpr,
+    env: &TypeEnv,
+    wanted: Option<ThreadType>,
+) -> Result<String, RenderError> {
+    Printer { kernel }.expr(expr, env, wanted)
+}
 
 /// Renders one top-level thread statement; `env` holds what the statements before it bound.
 pub(crate) fn thread_source(
@@ -372,6 +396,9 @@ impl Printer<'_> {
             Intrinsic::Sqrt => format!("{}({})", float("sqrtf", "sqrt"), arg(0, Some(ty))?),
             Intrinsic::Exp => format!("{}({})", float("expf", "exp"), arg(0, Some(ty))?),
             Intrinsic::Tanh => format!("{}({})", float("tanhf", "tanh"), arg(0, Some(ty))?),
+            Intrinsic::Erf => format!("{}({})", float("erff", "erf"), arg(0, Some(ty))?),
+            Intrinsic::Gelu => format!("tessera_gelu({})", arg(0, Some(ty))?),
+            Intrinsic::Silu => format!("tessera_silu({})", arg(0, Some(ty))?),
             Intrinsic::Abs if ty.is_float() => format!("{}({})", float("fabsf", "fabs"), arg(0, Some(ty))?),
             Intrinsic::Abs => format!("abs({})", arg(0, Some(ty))?),
             Intrinsic::Min | Intrinsic::Max => {

@@ -4,6 +4,11 @@
     const int {{ name }} = {{ value }};
 {%- endfor %}
     const bool whole_tile = {{ whole_tile }};
+{%- if let Some(map) = element_map %}
+{%- for line in map.lines() %}
+    {{ line }}
+{%- endfor %}
+{%- endif %}
     #pragma unroll
     for (int i = 0; i < {{ thread_rows }}; ++i) {
         const int row = {{ row_of_value }};

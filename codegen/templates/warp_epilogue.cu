@@ -4,6 +4,11 @@
     const int {{ name }} = {{ value }};
 {%- endfor %}
     const bool whole_tile = {{ whole_tile }};
+{%- if let Some(map) = element_map %}
+{%- for line in map.lines() %}
+    {{ line }}
+{%- endfor %}
+{%- endif %}
     const int lane = tid % 32;
     #pragma unroll
     for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {

@@ -2,8 +2,8 @@
 //! each side keeps them. Codegen renders these formulas; the analyzer evaluates them.
 
 use crate::{
-    Access, Diagnostic, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, MmaInstruction, Operand, ParamKind,
-    Scope, SharedLayout, TileCopy,
+    Access, Diagnostic, ElementMap, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, MmaInstruction, Operand,
+    ParamKind, Scope, SharedLayout, ThreadExprKind, ThreadType, TileCopy, TypeEnv,
 };
 
 /// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).
@@ -491,6 +491,8 @@ pub struct EpiloguePlan {
     pub dst: GlobalPlan,
     pub vector: i64,
     pub axpby: Option<(String, String)>,
+    /// `.map(..)`, type-checked: its body is of the fragment's element type.
+    pub map: Option<ElementMap>,
 }
 
 impl EpiloguePlan {
@@ -560,12 +562,91 @@ impl EpiloguePlan {
                 ),
             }
         }
+        if let Some(map) = &copy.map {
+            errors.extend(check_element_map(kernel, map, layout.element));
+        }
         if errors.is_empty() {
-            Ok(EpiloguePlan { fragment: source.fragment.clone(), layout, dst, vector, axpby: copy.axpby.clone() })
+            Ok(EpiloguePlan {
+                fragment: source.fragment.clone(),
+                layout,
+                dst,
+                vector,
+                axpby: copy.axpby.clone(),
+                map: copy.map.clone(),
+            })
         } else {
             Err(errors)
         }
     }
+}
+
+/// The names in scope in the body of an element map: the kernel's parameters, shape symbols
+/// and constants, and the map's value (`element`) and `row` and `col` (`i32`) unless `_`.
+///
+/// ```
+/// use tessera_dsl::{element_map_env, ElementMap, ElementType, Kernel, Origin, ThreadExpr, ThreadType};
+/// let map = ElementMap { value: "v".into(), row: "r".into(), col: "c".into(), body: ThreadExpr::name("v"), origin: Origin::default() };
+/// let kernel = Kernel { name: "k".into(), doc: None, origin: Origin::default(), params: vec![],
+///     config: tessera_dsl::Config::default(), body: vec![] };
+/// let env = element_map_env(&kernel, &map, ElementType::F32);
+/// assert_eq!(env.type_of(&ThreadExpr::name("c")), Ok(ThreadType::I32));
+/// ```
+pub fn element_map_env(kernel: &Kernel, map: &ElementMap, element: ElementType) -> TypeEnv {
+    let mut env = TypeEnv::of_kernel(kernel);
+    // `_` binds nothing
+    for (name, ty) in [(&map.value, ThreadType::Scalar(element)), (&map.row, ThreadType::I32), (&map.col, ThreadType::I32)] {
+        if name != "_" {
+            env.bind_value(name, ty, false);
+        }
+    }
+    env
+}
+
+/// Why `map` cannot be the element map of a fragment of `element`s, if it cannot.
+fn check_element_map(kernel: &Kernel, map: &ElementMap, element: ElementType) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    let outer = TypeEnv::of_kernel(kernel);
+    let names = [&map.value, &map.row, &map.col];
+    for (i, name) in names.iter().enumerate().filter(|(_, name)| name.as_str() != "_") {
+        if outer.get(name).is_some() {
+            errors.push(
+                Diagnostic::new(map.origin, format!("`{name}` in `.map(|..|)` is already a parameter, shape symbol or constant of the kernel"))
+                    .with_hint("give the closure's parameter another name"),
+            );
+        }
+        if names[..i].contains(name) {
+            errors.push(Diagnostic::new(map.origin, format!("`.map(|..|)` names `{name}` twice")));
+        }
+    }
+    map.body.walk(&mut |e| {
+        if let ThreadExprKind::Call { function, .. } = &e.kind {
+            if function.is_warp_collective() {
+                errors.push(Diagnostic::new(
+                    e.origin,
+                    format!(
+                        "`{}` in an element map: the epilogue maps each value on its own, and bounds checks on edge tiles leave lanes out",
+                        function.name()
+                    ),
+                ));
+            }
+        }
+    });
+    if !errors.is_empty() {
+        return errors;
+    }
+    let env = element_map_env(kernel, map, element);
+    match env.type_with(&map.body, Some(ThreadType::Scalar(element))) {
+        Ok(ty) if ty == ThreadType::Scalar(element) => {}
+        Ok(ty) => errors.push(
+            Diagnostic::new(
+                map.body.origin,
+                format!("the element map gives {ty}; the fragment holds {element}"),
+            )
+            .with_hint(format!("convert it with `as {element}`")),
+        ),
+        Err(diagnostic) => errors.push(diagnostic),
+    }
+    errors
 }
 
 /// One register load of an mma operand: `width` consecutive values of a thread's tile,

@@ -44,7 +44,7 @@ pub use async_copy::{AsyncCopyLayout, AsyncCopyMapping};
 pub use barriers::with_barriers;
 pub use config::{Config, Constant, Relation, Requirement, ThreadBlock, VectorWidth};
 pub use copy_plan::{
-    CopyPlan, EpiloguePlan, FragmentLoad, GlobalPlan, MmaPlan, OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD,
+    element_map_env, CopyPlan, EpiloguePlan, FragmentLoad, GlobalPlan, MmaPlan, OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD,
 };
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use element::ElementType;
@@ -60,7 +60,7 @@ pub use param::{leading_dimension_name, Access, GlobalTensor, Param, ParamKind};
 pub use roofline::{roofline, Bound, GpuSpec, Roofline, RooflineError};
 pub use shared_memory::{SharedMemoryPlan, SharedSlot, SHARED_ALIGNMENT};
 pub use statement::{
-    Barrier, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder, Mma, Operand, PipelineLoop,
+    Barrier, ElementMap, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder, Mma, Operand, PipelineLoop,
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 pub use target::Target;

@@ -166,7 +166,7 @@ pub enum RooflineError {
 /// #     body: vec![
 /// #         Statement::Grid(GridBinding { vars: vec!["bx".into()], stream_k: false,
 /// #             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))], origin: Origin::default() }),
-/// #         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, origin: Origin::default() }),
+/// #         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, origin: Origin::default() }),
 /// #     ] };
 /// // y = x of 2²⁴ floats: 64 MiB read, 64 MiB written, no FLOPs
 /// let r = roofline(&copy, &[("N".into(), 1 << 24)], &GpuSpec::find("h100").unwrap()).unwrap();
@@ -280,6 +280,29 @@ impl Work {
                     let reads = if plan.axpby.is_some() { 2.0 } else { 1.0 };
                     self.bytes += times * tile * reads;
                     self.note(&plan.dst.tensor, plan.axpby.is_some(), true);
+                    // An element map's tensors: a 2-D one (a residual) read tile for tile, a
+                    // 1-D one (a bias) a row or column of the tile.
+                    if let Some(map) = &plan.map {
+                        let mut tensors = Vec::new();
+                        map.body.walk(&mut |e| {
+                            if let crate::ThreadExprKind::Index { base, indices } = &e.kind {
+                                if !tensors.contains(&(base.clone(), indices.len())) {
+                                    tensors.push((base.clone(), indices.len()));
+                                }
+                            }
+                        });
+                        for (tensor, rank) in tensors {
+                            let Some(global) = kernel.param(&tensor).and_then(|p| p.tensor()) else { continue };
+                            let size = f64::from(global.element.size_bytes());
+                            let elements = if rank == 2 {
+                                plan.layout.rows * plan.layout.cols
+                            } else {
+                                plan.layout.rows.max(plan.layout.cols)
+                            };
+                            self.bytes += times * elements as f64 * size;
+                            self.note(&tensor, true, false);
+                        }
+                    }
                 }
                 Statement::Copy(copy) => {
                     let plan = CopyPlan::new(kernel, copy, &constants).map_err(invalid)?;

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{ElementType, Expr, Origin, ThreadStatement};
+use crate::{ElementType, Expr, Origin, ThreadExpr, ThreadStatement};
 
 /// One statement of a kernel body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,7 +268,36 @@ pub struct TileCopy {
     pub order: ItemOrder,
     /// `.axpby(alpha, beta)`: dst = alpha · src + beta · dst, with scalar parameters.
     pub axpby: Option<(String, String)>,
+    /// `.map(|v, row, col| ..)`: each value of a fragment replaced by an expression of it and
+    /// of its place in the destination before it is stored (and before `.axpby`).
+    pub map: Option<ElementMap>,
     pub origin: Origin,
+}
+
+/// `.map(|v, row, col| gelu(v + bias[col]))` on an epilogue copy: a thread expression of the
+/// accumulator `value` (the fragment's element type) and its `row` and `col` in the
+/// destination tensor (`i32`), whose result is what is stored. A fused epilogue: bias,
+/// activation, residual, scaling, in the registers the GEMM left them in.
+///
+/// ```
+/// use tessera_dsl::{ElementMap, Intrinsic, Origin, ThreadExpr, ThreadExprKind};
+/// let body = ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::Gelu, args: vec![ThreadExpr::name("v")] });
+/// let map = ElementMap { value: "v".into(), row: "row".into(), col: "col".into(), body, origin: Origin::default() };
+/// assert_eq!(map.to_string(), ".map(|v, row, col| gelu(v))");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElementMap {
+    pub value: String,
+    pub row: String,
+    pub col: String,
+    pub body: ThreadExpr,
+    pub origin: Origin,
+}
+
+impl std::fmt::Display for ElementMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, ".map(|{}, {}, {}| {})", self.value, self.row, self.col, self.body)
+    }
 }
 
 /// How thread t finds its elements in the destination tile of a copy.
@@ -384,6 +413,9 @@ impl std::fmt::Display for TileCopy {
         write!(f, "copy({}, {})", self.src, self.dst)?;
         if self.order == ItemOrder::ColumnMajor {
             f.write_str(".column_major()")?;
+        }
+        if let Some(map) = &self.map {
+            map.fmt(f)?;
         }
         if let Some((alpha, beta)) = &self.axpby {
             write!(f, ".axpby({alpha}, {beta})")?;

@@ -227,6 +227,12 @@ pub enum Intrinsic {
     Sqrt,
     Exp,
     Tanh,
+    /// The error function.
+    Erf,
+    /// `x·Φ(x)` with the error function (PyTorch's default GELU, not the tanh approximation).
+    Gelu,
+    /// `x·σ(x) = x / (1 + e^−x)` (SiLU, swish).
+    Silu,
     Abs,
     Min,
     Max,
@@ -259,10 +265,13 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 19] = [
+    pub const ALL: [Intrinsic; 22] = [
         Self::Sqrt,
         Self::Exp,
         Self::Tanh,
+        Self::Erf,
+        Self::Gelu,
+        Self::Silu,
         Self::Abs,
         Self::Min,
         Self::Max,
@@ -287,6 +296,9 @@ impl Intrinsic {
             Self::Sqrt => "sqrt",
             Self::Exp => "exp",
             Self::Tanh => "tanh",
+            Self::Erf => "erf",
+            Self::Gelu => "gelu",
+            Self::Silu => "silu",
             Self::Abs => "abs",
             Self::Min => "min",
             Self::Max => "max",
@@ -320,7 +332,7 @@ impl Intrinsic {
     pub fn arity(self) -> usize {
         match self {
             Self::ThreadIndex | Self::Lane | Self::WarpIndex | Self::BlockIndex | Self::BlockCount => 0,
-            Self::Sqrt | Self::Exp | Self::Tanh | Self::Abs => 1,
+            Self::Sqrt | Self::Exp | Self::Tanh | Self::Erf | Self::Gelu | Self::Silu | Self::Abs => 1,
             Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax => 1,
             Self::Min | Self::Max | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
             Self::Fma => 3,
@@ -859,7 +871,7 @@ impl TypeEnv {
         use Intrinsic::*;
         match function {
             ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount => Ok(ThreadType::I32),
-            Sqrt | Exp | Tanh => {
+            Sqrt | Exp | Tanh | Erf | Gelu | Silu => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !ty.is_float() {
                     return Err(error(format!("`{}` takes an f32 or f64; this is {ty}", function.name()))

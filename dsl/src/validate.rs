@@ -1136,6 +1136,9 @@ impl Checker<'_> {
         if copy.axpby.is_some() {
             self.error(copy.origin, "`.axpby(..)` applies to copies of a fragment into a global tile".into(), None);
         }
+        if copy.map.is_some() {
+            self.error(copy.origin, "`.map(..)` applies to copies of a fragment into a global tile".into(), None);
+        }
         match CopyPlan::new(self.kernel, copy, scope) {
             Ok(plan) => self.buffer_symbols(copy, &plan),
             Err(errors) => {
@@ -1234,7 +1237,7 @@ mod tests {
                     src: operand("x"),
                     dst: operand("y"),
                     order: ItemOrder::RowMajor,
-                    axpby: None,
+                    axpby: None, map: None,
                     origin: Origin::default(),
                 }),
             ],

@@ -5,7 +5,7 @@
 use syn::spanned::Spanned;
 use syn::{BinOp, Block, Expr as RustExpr, GenericArgument, Lit, Pat, PathArguments, Stmt, Type};
 use tessera_dsl::{
-    Barrier, BinaryOp, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder,
+    Barrier, BinaryOp, ElementMap, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder,
     Mma, Operand, Origin, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 
@@ -124,8 +124,9 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
         Stmt::Expr(RustExpr::MethodCall(method), Some(_)) if is_mma_with_options(method) => {
             mma_with_options(method, spans)
         }
-        Stmt::Expr(RustExpr::MethodCall(method), Some(_)) if matches!(&*method.receiver, RustExpr::Call(_)) => {
-            let copy = match call_statement(&method.receiver, spans)? {
+        Stmt::Expr(RustExpr::MethodCall(method), Some(_)) if copy_chain(method).is_some() => {
+            let Some((call, methods)) = copy_chain(method) else { unreachable!("checked by the guard") };
+            let mut copy = match call_statement(call, spans)? {
                 Statement::Copy(copy) => copy,
                 _ => {
                     return Err(syn::Error::new(
@@ -134,26 +135,8 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
                     ))
                 }
             };
-            let mut copy = copy;
-            match method.method.to_string().as_str() {
-                "column_major" if method.args.is_empty() => copy.order = ItemOrder::ColumnMajor,
-                "row_major" if method.args.is_empty() => copy.order = ItemOrder::RowMajor,
-                "axpby" if method.args.len() == 2 => {
-                    let name = |e: &RustExpr| match e {
-                        RustExpr::Path(path) => path.path.get_ident().map(|i| i.to_string()),
-                        _ => None,
-                    };
-                    match (name(&method.args[0]), name(&method.args[1])) {
-                        (Some(alpha), Some(beta)) => copy.axpby = Some((alpha, beta)),
-                        _ => return Err(syn::Error::new(method.args.span(), "`.axpby(alpha, beta)` takes two scalar parameters by name")),
-                    }
-                }
-                other => {
-                    return Err(syn::Error::new(
-                        method.method.span(),
-                        format!("unknown copy option `{other}`: expected `.column_major()`, `.row_major()` or `.axpby(alpha, beta)`"),
-                    ))
-                }
+            for method in methods {
+                copy_option(&mut copy, method, spans)?;
             }
             Ok(Statement::Copy(copy))
         }
@@ -225,6 +208,100 @@ fn mma_with_options(method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn:
 }
 
 /// `copy(src, dst)` or `sync()`.
+/// `copy(..).a(..).b(..)`: the call at the root and the methods in the order written.
+fn copy_chain(method: &syn::ExprMethodCall) -> Option<(&RustExpr, Vec<&syn::ExprMethodCall>)> {
+    let mut methods = vec![method];
+    let mut receiver = &*method.receiver;
+    loop {
+        match receiver {
+            RustExpr::Call(_) => {
+                methods.reverse();
+                return Some((receiver, methods));
+            }
+            RustExpr::MethodCall(inner) => {
+                methods.push(inner);
+                receiver = &inner.receiver;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// One option of a copy: `.column_major()`, `.row_major()`, `.axpby(alpha, beta)`, `.map(|v, row, col| ..)`.
+fn copy_option(copy: &mut TileCopy, method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn::Result<()> {
+    match method.method.to_string().as_str() {
+        "column_major" if method.args.is_empty() => copy.order = ItemOrder::ColumnMajor,
+        "row_major" if method.args.is_empty() => copy.order = ItemOrder::RowMajor,
+        "axpby" if method.args.len() == 2 => {
+            let name = |e: &RustExpr| match e {
+                RustExpr::Path(path) => path.path.get_ident().map(|i| i.to_string()),
+                _ => None,
+            };
+            match (name(&method.args[0]), name(&method.args[1])) {
+                (Some(alpha), Some(beta)) => copy.axpby = Some((alpha, beta)),
+                _ => {
+                    return Err(syn::Error::new(
+                        method.args.span(),
+                        "`.axpby(alpha, beta)` takes two scalar parameters by name",
+                    ))
+                }
+            }
+        }
+        "map" if method.args.len() == 1 => {
+            let RustExpr::Closure(closure) = &method.args[0] else {
+                return Err(syn::Error::new(
+                    method.args.span(),
+                    "`.map(..)` takes a closure of the value and its place: `.map(|v, row, col| gelu(v + bias[col]))`",
+                ));
+            };
+            let mut names = Vec::new();
+            for input in &closure.inputs {
+                match input {
+                    syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.mutability.is_none() => {
+                        names.push(ident.ident.to_string())
+                    }
+                    // unused: the C lambda's parameter goes unnamed
+                    syn::Pat::Wild(_) => names.push("_".into()),
+                    other => {
+                        return Err(syn::Error::new(other.span(), "a parameter of `.map(|v, row, col| ..)` is a plain name"))
+                    }
+                }
+            }
+            let [value, row, col] = <[String; 3]>::try_from(names).map_err(|names| {
+                syn::Error::new(
+                    closure.inputs.span(),
+                    format!(
+                        "`.map(..)` takes a closure of three parameters — the value, its row and its column: `|v, row, col|`; this one has {}",
+                        names.len()
+                    ),
+                )
+            })?;
+            if copy.axpby.is_some() {
+                return Err(syn::Error::new(
+                    method.method.span(),
+                    "`.map(..)` comes before `.axpby(..)`: the map applies to the product, then α and β",
+                ));
+            }
+            copy.map = Some(ElementMap {
+                value,
+                row,
+                col,
+                body: crate::thread_code::expr(&closure.body, spans)?,
+                origin: spans.origin(method.method.span()),
+            });
+        }
+        other => {
+            return Err(syn::Error::new(
+                method.method.span(),
+                format!(
+                    "unknown copy option `{other}`: expected `.column_major()`, `.row_major()`, `.axpby(alpha, beta)` or `.map(|v, row, col| ..)`"
+                ),
+            ))
+        }
+    }
+    Ok(())
+}
+
 fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement> {
     let (name, args) = call(e).ok_or_else(|| unsupported(e.span()))?;
     match name.as_str() {
@@ -265,7 +342,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 src: operand(src, spans)?,
                 dst: operand(dst, spans)?,
                 order: ItemOrder::RowMajor,
-                axpby: None,
+                axpby: None, map: None,
                 origin: spans.origin(e.span()),
             }))
         }

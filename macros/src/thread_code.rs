@@ -364,7 +364,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 }
                 ("sum", 0, _) => ThreadExprKind::VectorSum(Box::new(expr(&method.receiver, spans)?)),
                 ("leading_dimension", 0, Some(tensor)) => ThreadExprKind::LeadingDimension(tensor),
-                (function @ ("sqrt" | "exp" | "tanh" | "abs" | "min" | "max" | "dot"), _, _) => {
+                (function @ ("sqrt" | "exp" | "tanh" | "erf" | "gelu" | "silu" | "abs" | "min" | "max" | "dot"), _, _) => {
                     let function = Intrinsic::from_name(function).unwrap_or(Intrinsic::Sqrt);
                     let mut args = vec![expr(&method.receiver, spans)?];
                     for arg in &method.args {

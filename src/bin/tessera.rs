@@ -1,31 +1,23 @@
-//! `tessera`: inspect the catalog's kernels.
-//!
-//! ```text
-//! tessera list
-//! tessera show <kernel> [--config BM=64,BK=16,threads=128] [--vector 1|2|4] [--arch sm_90] [--ptx | --sass | --log | --report]
-//! tessera check <kernel> [--arch sm_80|sm_86|sm_89|sm_90] [--shape M=4096,N=4096,K=4096] [--gpu H200] [--no-nvrtc] [--json]
-//! ```
-//! `show` prints the CUDA source (at another vector width with `--vector`), the PTX NVRTC
-//! makes of it (`--ptx`), or the NVRTC/ptxas log of the cubin compile (`--log`).
-//! `check` prints what the configuration costs: resources, occupancy, roofline, accesses
-//! (`tessera check --help` documents it and its JSON).
+//! `tessera`: inspect, check, tune and measure the catalog's kernels. `tessera --help` and
+//! `tessera <subcommand> --help` document every option (the declarations are in
+//! [`tessera::cli`]).
 
 use std::process::ExitCode;
 
-use tessera::dsl::VectorWidth;
-use tessera::{catalog, nvrtc, Arch};
-
-enum Output {
-    Source,
-    Ptx,
-    Sass,
-    Log,
-    Report,
-}
+use clap::Parser;
+use tessera::cli::{BenchArgs, CheckArgs, Cli, Command, ProgressLine, ShowArgs, ShowOutput, TuneArgs};
+use tessera::{catalog, nvrtc, KernelDefinition};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::List => list(),
+        Command::Show(args) => show(args),
+        Command::Check(args) => check(args),
+        Command::Tune(args) => tune(args),
+        Command::Bench(args) => bench(args),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("tessera: {message}");
@@ -34,28 +26,21 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    match args.first().map(String::as_str) {
-        Some("list") => {
-            for kernel in catalog::all() {
-                let config = &kernel.ir().map_err(|e| e.to_string())?.config;
-                println!("{:<26} {}", kernel.name(), tessera::codegen::attribute_text(config));
-            }
-            Ok(())
-        }
-        Some("show") => show(&args[1..]),
-        Some("tune") => tune(&args[1..]),
-        Some("bench") => bench(&args[1..]),
-        Some("check") => check(&args[1..]),
-        _ => Err(USAGE.into()),
-    }
+fn find(name: &str) -> Result<&'static KernelDefinition, String> {
+    catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))
 }
 
-const USAGE: &str = "usage: tessera list\n       tessera show <kernel> [--config BM=64,..] [--vector 1|2|4] [--arch sm_XY] [--ptx | --sass | --log | --report]\n       tessera check <kernel> [--arch sm_XY] [--shape M=4096,N=4096,K=4096] [--gpu NAME] [--no-nvrtc] [--json] (--help: more)\n       tessera tune <kernel> --shape M=4096,N=4096,K=4096 [--scalar alpha=1] [--rounds 2] [--dry-run]\n       tessera bench [copy|transpose|sgemm|reduce|map|stencil ..] [--sizes ..] [--reps N] [--no-flush] [--json | --csv] [--svg DIR]";
+fn list() -> Result<(), String> {
+    for kernel in catalog::all() {
+        let config = &kernel.ir().map_err(|e| e.to_string())?.config;
+        println!("{:<26} {}", kernel.name(), tessera::codegen::attribute_text(config));
+    }
+    Ok(())
+}
 
-fn bench(args: &[String]) -> Result<(), String> {
+fn bench(args: BenchArgs) -> Result<(), String> {
     use tessera::bench::{self, BenchOptions, Output};
-    let options = BenchOptions::parse(args)?;
+    let options = BenchOptions::from(args);
     let gpu = tessera::Gpu::new(0).map_err(|e| format!("bench measures on a GPU: {e}"))?;
     eprintln!(
         "{} ({}), L2 {} flushed before every repetition",
@@ -63,7 +48,9 @@ fn bench(args: &[String]) -> Result<(), String> {
         gpu.arch(),
         if options.flush_l2 { "cache" } else { "not" }
     );
-    let rows = bench::run(&gpu, &options, &mut |step| eprintln!("  {step}")).map_err(|e| e.to_string())?;
+    let bar = ProgressLine::new();
+    let rows = bench::run(&gpu, &options, &mut |p| bar.step(p.done, p.of, p.step)).map_err(|e| e.to_string())?;
+    bar.finish();
     match options.output {
         Output::Table => print!("{}", bench::table(&rows)),
         Output::Json => println!("{}", bench::json(&rows)),
@@ -74,76 +61,40 @@ fn bench(args: &[String]) -> Result<(), String> {
         let bandwidth = rows.iter().filter(|r| r.unit == "GB/s").map(|r| r.baseline_value).fold(0.0, f64::max);
         let bandwidth = if bandwidth > 0.0 { bandwidth } else { rows.first().map_or(1.0, |r| r.roofline) };
         let peak = gpu.fp32_peak_tflops().unwrap_or(0.0);
-        let mut written = vec![dir.join("roofline.svg")];
-        std::fs::write(&written[0], bench::roofline_svg(&rows, peak, bandwidth)).map_err(|e| e.to_string())?;
+        let mut charts = vec![(dir.join("roofline.svg"), bench::roofline_svg(&rows, peak, bandwidth))];
         for family in options.families.iter().map(|f| f.name()) {
-            let path = dir.join(format!("baseline_{family}.svg"));
-            std::fs::write(&path, bench::baseline_svg(&rows, family)).map_err(|e| e.to_string())?;
-            written.push(path);
+            charts.push((dir.join(format!("baseline_{family}.svg")), bench::baseline_svg(&rows, family)));
         }
-        for path in written {
+        for (path, chart) in charts {
+            std::fs::write(&path, chart.map_err(|e| e.to_string())?)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
     }
     Ok(())
 }
 
-/// `M=4096,N=4096,K=4096` → [("M", 4096), ..].
-fn parse_assignments(text: &str) -> Result<Vec<(String, f64)>, String> {
-    text.split(',')
-        .filter(|part| !part.trim().is_empty())
-        .map(|part| {
-            let (name, value) = part.split_once('=').ok_or(format!("`{part}`: expected NAME=VALUE"))?;
-            let value: f64 = value.trim().parse().map_err(|_| format!("`{part}`: {value} is not a number"))?;
-            Ok((name.trim().to_string(), value))
-        })
-        .collect()
-}
-
-fn tune(args: &[String]) -> Result<(), String> {
+fn tune(args: TuneArgs) -> Result<(), String> {
     use tessera::runtime::tune::{self, Outcome, Progress};
-    let name = args.first().ok_or("tune needs a kernel name; `tessera list` lists them")?;
-    let kernel = catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
-    let (mut shape, mut scalars, mut dry_run, mut rounds) = (Vec::new(), Vec::new(), false, 2usize);
-    let mut rest = args[1..].iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--shape" => shape = parse_assignments(rest.next().ok_or("--shape needs M=..,N=..")?)?,
-            "--scalar" => scalars = parse_assignments(rest.next().ok_or("--scalar needs alpha=..")?)?,
-            "--dry-run" => dry_run = true,
-            "--rounds" => {
-                rounds = rest
-                    .next()
-                    .ok_or("--rounds needs a count")?
-                    .parse()
-                    .map_err(|_| "--rounds needs a count".to_string())?;
-                rounds = rounds.max(1);
-            }
-            other => return Err(format!("unknown option `{other}`")),
-        }
-    }
+    let kernel = find(&args.kernel)?;
+    let (shape, dry_run, rounds) = (args.shape.0, args.dry_run, args.rounds as usize);
+    let scalars = args.scalar.map(|s| s.0).unwrap_or_default();
     let ir = kernel.ir().map_err(|e| e.to_string())?;
     let binding: Vec<(String, i64)> = ir
         .shape_symbols()
         .into_iter()
         .map(|symbol| {
-            shape.iter().find(|(s, _)| s == symbol).map(|(s, v)| (s.clone(), *v as i64)).ok_or(format!(
+            shape.iter().find(|(s, _)| s == symbol).cloned().ok_or(format!(
                 "--shape gives no value for `{symbol}` (the kernel's shape symbols: {})",
                 ir.shape_symbols().join(", ")
             ))
         })
         .collect::<Result<_, _>>()?;
     let space = tessera::dsl::TuneSpace::around(ir);
-    let mut bar = |progress: Progress| {
-        let (what, done, of) = match progress {
-            Progress::Compiled { done, of } => ("compiled", done, of),
-            Progress::Measured { done, of } => ("measured", done, of),
-        };
-        let filled = if of == 0 { 30 } else { done * 30 / of };
-        eprint!("\r[{}{}] {done}/{of} {what}   ", "#".repeat(filled), ".".repeat(30 - filled));
-        if done == of {
-            eprintln!();
-        }
+    let line = ProgressLine::new();
+    let mut bar = |progress: Progress| match progress {
+        Progress::Compiled { done, of } => line.step(done, of, "compiled"),
+        Progress::Measured { done, of } => line.step(done, of, "measured"),
     };
     struct NoGpu;
     impl tune::Measure for NoGpu {
@@ -170,7 +121,7 @@ fn tune(args: &[String]) -> Result<(), String> {
             let mut center = ir.clone();
             center.config = winner.config.clone();
             space = tessera::dsl::TuneSpace::around(&center);
-            eprintln!("round {}: around {winner}", round + 1);
+            line.println(&format!("round {}: around {winner}", round + 1));
         }
         let next = match &gpu {
             Some(gpu) => {
@@ -191,6 +142,7 @@ fn tune(args: &[String]) -> Result<(), String> {
             break;
         }
     }
+    line.finish();
     let report = report.ok_or("no tuning round ran")?;
     let count = |f: fn(&Outcome) -> bool| report.trials.iter().filter(|t| f(&t.outcome)).count();
     println!(
@@ -242,58 +194,22 @@ fn tune(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn check(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{}", tessera::check::HELP);
-        return Ok(());
-    }
-    let parsed = tessera::check::parse_args(args)?;
-    let kernel = catalog::find(&parsed.kernel)
-        .ok_or_else(|| format!("no catalog kernel `{}`; `tessera list` lists them", parsed.kernel))?;
-    let report = tessera::check::check(kernel, &parsed.options).map_err(|e| e.to_string())?;
-    let text = if parsed.json { format!("{}\n", report.to_json()) } else { report.to_string() };
+fn check(args: CheckArgs) -> Result<(), String> {
+    let kernel = find(&args.kernel)?;
+    let report = tessera::check::check(kernel, &args.options()).map_err(|e| e.to_string())?;
+    let text = if args.json { format!("{}\n", report.to_json()) } else { report.to_string() };
     // A closed pipe (`tessera check .. | head`) is the reader's choice, not an error.
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     Ok(())
 }
 
-fn show(args: &[String]) -> Result<(), String> {
-    let name = args.first().ok_or("show needs a kernel name; `tessera list` lists them")?;
-    let kernel = catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
-    let mut width: Option<VectorWidth> = None;
-    let mut overrides: Vec<(String, i64)> = Vec::new();
-    let mut arch = Arch::SM_90;
-    let mut output = Output::Source;
-    let mut rest = args[1..].iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--vector" => {
-                let value = rest.next().ok_or("--vector needs 1, 2 or 4")?;
-                width = Some(
-                    value
-                        .parse()
-                        .ok()
-                        .and_then(VectorWidth::new)
-                        .ok_or(format!("--vector {value}: expected 1, 2 or 4"))?,
-                );
-            }
-            "--config" => {
-                let text = rest.next().ok_or("--config needs NAME=VALUE,.. e.g. BM=64,BK=16,threads=128")?;
-                for (name, value) in parse_assignments(text)? {
-                    overrides.push((name, value as i64));
-                }
-            }
-            "--arch" => arch = rest.next().ok_or("--arch needs a value like sm_90")?.parse()?,
-            "--ptx" => output = Output::Ptx,
-            "--sass" => output = Output::Sass,
-            "--log" => output = Output::Log,
-            "--report" => output = Output::Report,
-            other => return Err(format!("unknown option `{other}`")),
-        }
-    }
-    if let Some(width) = width {
+fn show(args: ShowArgs) -> Result<(), String> {
+    let kernel = find(&args.kernel)?;
+    let mut overrides: Vec<(String, i64)> = args.config.clone().map(|c| c.0).unwrap_or_default();
+    if let Some(width) = args.vector {
         overrides.push(("vector".into(), i64::from(width.get())));
     }
+    let arch = args.arch;
     let declared = kernel.ir().map_err(|e| e.to_string())?;
     let configured = tessera::dsl::configure(declared, &overrides)?;
     let source = if configured.config == declared.config {
@@ -301,11 +217,11 @@ fn show(args: &[String]) -> Result<(), String> {
     } else {
         tessera::codegen::render(&configured).map_err(|e| e.to_string())?
     };
-    match output {
-        Output::Report => print!("{}", tessera::dsl::analyze(&configured).map_err(|e| e.to_string())?),
-        Output::Source => print!("{source}"),
-        Output::Ptx => print!("{}", nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?),
-        Output::Sass => {
+    match args.output() {
+        ShowOutput::Report => print!("{}", tessera::dsl::analyze(&configured).map_err(|e| e.to_string())?),
+        ShowOutput::Source => print!("{source}"),
+        ShowOutput::Ptx => print!("{}", nvrtc::compile_ptx(&source, kernel.name(), arch).map_err(|e| e.to_string())?),
+        ShowOutput::Sass => {
             let compiled = nvrtc::compile_cubin(&source, kernel.name(), arch).map_err(|e| e.to_string())?;
             let path = std::env::temp_dir().join(format!("tessera-{}-{}.cubin", kernel.name(), std::process::id()));
             std::fs::write(&path, &compiled.cubin).map_err(|e| e.to_string())?;
@@ -320,7 +236,7 @@ fn show(args: &[String]) -> Result<(), String> {
                 ),
             }
         }
-        Output::Log => {
+        ShowOutput::Log => {
             let compiled = nvrtc::compile_cubin(&source, kernel.name(), arch).map_err(|e| e.to_string())?;
             println!("{}", compiled.log.trim_end());
             println!("parsed: {}", compiled.ptxas);

@@ -3,6 +3,7 @@
 //! numbers.
 
 pub mod copy;
+pub mod epilogue;
 pub mod gemv;
 pub mod hgemm;
 pub mod map;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .chain(softmax::ALL)
         .chain(norm::ALL)
         .chain(gemv::ALL)
+        .chain(epilogue::ALL)
         .collect()
 }
 

@@ -99,6 +99,10 @@ macro_rules! with_every_catalog_kernel {
             norm::rms_norm_wide_f32,
             gemv::gemv_f32,
             gemv::gemv_t_f32,
+            epilogue::sgemm_bias_gelu,
+            epilogue::sgemm_bias_relu_residual,
+            epilogue::hgemm_bias_silu_bf16,
+            epilogue::bias_gelu_f32,
         ]
     };
 }

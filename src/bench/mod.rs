@@ -6,18 +6,25 @@
 
 use std::fmt::Write as _;
 
-use crate::catalog::{copy, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
+mod charts;
+pub use charts::{baseline_svg, roofline_svg, ChartError};
+
+use crate::catalog::{copy, epilogue, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
 /// A catalog family and the baseline it is measured against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Family {
+    /// The copies, beside the device-to-device copy.
     Copy,
+    /// The transposes, beside the copy of as many bytes.
     Transpose,
+    /// SGEMM V1–V13, beside cuBLAS FP32.
     Sgemm,
     /// The reductions' first pass (the bandwidth-bound one): sum and dot partials.
     Reduce,
+    /// Element-wise maps (saxpy, ..), beside the copy of the bytes they move.
     Map,
     /// The 5-point Laplacian, one colour of red-black Gauss-Seidel, the residual's pass 1.
     Stencil,
@@ -29,10 +36,13 @@ pub enum Family {
     Norm,
     /// y = A·x and y = Aᵀ·x.
     Gemv,
+    /// SGEMMs with a fused epilogue (bias + GELU, bias + ReLU + residual) and the plain V13,
+    /// beside cuBLAS SGEMM followed by the separate `bias_gelu_f32` kernel.
+    Epilogue,
 }
 
 impl Family {
-    pub const ALL: [Family; 10] = [
+    pub const ALL: [Family; 11] = [
         Family::Copy,
         Family::Transpose,
         Family::Sgemm,
@@ -43,6 +53,7 @@ impl Family {
         Family::Softmax,
         Family::Norm,
         Family::Gemv,
+        Family::Epilogue,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +68,7 @@ impl Family {
             Family::Softmax => "softmax",
             Family::Norm => "norm",
             Family::Gemv => "gemv",
+            Family::Epilogue => "epilogue",
         }
     }
 
@@ -88,6 +100,9 @@ impl Family {
             Family::Softmax => softmax::ALL.to_vec(),
             Family::Norm => norm::ALL.to_vec(),
             Family::Gemv => gemv::ALL.to_vec(),
+            Family::Epilogue => {
+                vec![&sgemm::sgemm_v13::KERNEL, &epilogue::sgemm_bias_gelu::KERNEL, &epilogue::sgemm_bias_relu_residual::KERNEL]
+            }
         }
     }
 
@@ -101,7 +116,7 @@ impl Family {
                 shape(&[("R", 4095), ("C", 4097)]),
                 shape(&[("R", 16384), ("C", 16384)]),
             ],
-            Family::Sgemm | Family::Hgemm => [1024, 2048, 4096, 8192]
+            Family::Sgemm | Family::Hgemm | Family::Epilogue => [1024, 2048, 4096, 8192]
                 .iter()
                 .map(|&s| shape(&[("M", s), ("N", s), ("K", s)]))
                 .chain([
@@ -156,6 +171,12 @@ impl Family {
             Family::Sgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n))
+            }
+            // the GEMM's, and the bias (and the residual) read by the epilogue
+            Family::Epilogue => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                let residual = if kernel.contains("residual") { m * n } else { 0.0 };
+                (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n + n + residual))
             }
             // 16-bit A and B (f32 for the TF32 kernel), an f32 C
             Family::Hgemm => {
@@ -221,24 +242,11 @@ pub enum Output {
     Csv,
 }
 
-pub const USAGE: &str =
-    "tessera bench [copy|transpose|sgemm|hgemm|reduce|map|stencil|softmax|norm|gemv ..] [--sizes \"N=268435456;R=4096,C=4096;M=4096,N=4096,K=4096\"] \
-[--reps N] [--warmup N] [--no-flush] [--json | --csv] [--svg DIR] [--naive-up-to N]";
-
-impl BenchOptions {
-    /// Parses the arguments after `bench`.
-    ///
-    /// ```
-    /// use tessera::bench::{BenchOptions, Family, Output};
-    /// let args: Vec<String> = ["sgemm", "--sizes", "M=64,N=64,K=64", "--csv"].iter().map(|s| s.to_string()).collect();
-    /// let options = BenchOptions::parse(&args).unwrap();
-    /// assert_eq!(options.families, vec![Family::Sgemm]);
-    /// assert_eq!(options.output, Output::Csv);
-    /// assert_eq!(options.sizes.unwrap()[0].len(), 3);
-    /// ```
-    pub fn parse(args: &[String]) -> Result<Self, String> {
-        let mut options = BenchOptions {
-            families: vec![],
+impl Default for BenchOptions {
+    /// Every family at its default sizes, 20 repetitions after 3 warm-ups, L2 flushed, a table.
+    fn default() -> Self {
+        BenchOptions {
+            families: Family::ALL.to_vec(),
             sizes: None,
             repetitions: 20,
             warmup: 3,
@@ -246,54 +254,8 @@ impl BenchOptions {
             output: Output::Table,
             svg_dir: None,
             naive_up_to: 2048,
-        };
-        let mut rest = args.iter();
-        while let Some(arg) = rest.next() {
-            let mut value = |name: &str| rest.next().cloned().ok_or(format!("{name} needs a value; usage: {USAGE}"));
-            match arg.as_str() {
-                family if Family::from_name(family).is_some() => options.families.extend(Family::from_name(family)),
-                "--sizes" => options.sizes = Some(parse_sizes(&value("--sizes")?)?),
-                "--reps" => options.repetitions = value("--reps")?.parse().map_err(|e| format!("--reps: {e}"))?,
-                "--warmup" => options.warmup = value("--warmup")?.parse().map_err(|e| format!("--warmup: {e}"))?,
-                "--naive-up-to" => {
-                    options.naive_up_to = value("--naive-up-to")?.parse().map_err(|e| format!("--naive-up-to: {e}"))?
-                }
-                "--no-flush" => options.flush_l2 = false,
-                "--json" => options.output = Output::Json,
-                "--csv" => options.output = Output::Csv,
-                "--svg" => options.svg_dir = Some(value("--svg")?.into()),
-                other => return Err(format!("unknown argument `{other}`; usage: {USAGE}")),
-            }
         }
-        if options.repetitions == 0 {
-            return Err("--reps must be at least 1".into());
-        }
-        if options.families.is_empty() {
-            options.families = Family::ALL.to_vec();
-        }
-        Ok(options)
     }
-}
-
-/// `N=1024;M=64,N=64,K=64` → two shapes.
-fn parse_sizes(text: &str) -> Result<Vec<Vec<(String, i64)>>, String> {
-    text.split(';')
-        .filter(|s| !s.trim().is_empty())
-        .map(|shape| {
-            shape
-                .split(',')
-                .map(|part| {
-                    let (name, value) = part.split_once('=').ok_or(format!("`{part}`: expected NAME=VALUE"))?;
-                    let value: i64 =
-                        value.trim().parse().map_err(|_| format!("`{part}`: {value} is not an integer"))?;
-                    if value < 0 {
-                        return Err(format!("`{part}`: extents are not negative"));
-                    }
-                    Ok((name.trim().to_string(), value))
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// One kernel at one shape, beside its baseline.
@@ -321,8 +283,20 @@ pub struct BenchRow {
     pub tuned: bool,
 }
 
-/// Runs the benchmark on `gpu`; `progress` hears of each step (for stderr).
-pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) -> Result<Vec<BenchRow>, Error> {
+/// A step of [`run`]: `done` of `of` measurements taken, `step` the next one.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress<'a> {
+    pub done: usize,
+    pub of: usize,
+    pub step: &'a str,
+}
+
+/// Runs the benchmark on `gpu`; `progress` hears of each step (for a progress bar on stderr).
+pub fn run(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<BenchRow>, Error> {
     let flush = match (options.flush_l2, gpu.l2_bytes()) {
         (true, Some(bytes)) if bytes > 0 => {
             let elements = bytes / 4 * 2;
@@ -337,12 +311,13 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
     };
     let peak = gpu.fp32_peak_tflops().unwrap_or(f64::INFINITY);
     let tensor_peak = gpu.tensor_peak_tflops().unwrap_or(f64::INFINITY);
-    let mut rows = Vec::new();
-    let mut bandwidth = None;
+    // Planned first, so that the progress knows how many measurements there are.
+    let mut plan: Vec<(Family, Vec<(String, i64)>, Vec<&'static KernelDefinition>)> = Vec::new();
     for family in &options.families {
-        let sizes = options.sizes.clone().unwrap_or_else(|| family.default_sizes());
-        for shape in sizes {
-            let symbols: Vec<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
+        for shape in options.sizes.clone().unwrap_or_else(|| family.default_sizes()) {
+            let mut given: Vec<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
+            given.sort();
+            let largest = shape.iter().map(|(_, v)| *v).max().unwrap_or(0);
             let kernels: Vec<&'static KernelDefinition> = family
                 .kernels()
                 .into_iter()
@@ -351,20 +326,30 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
                     k.ir().is_ok_and(|ir| {
                         let mut own = ir.shape_symbols();
                         own.sort();
-                        let mut given = symbols.clone();
-                        given.sort();
                         own == given
                     })
                 })
+                .filter(|k| !(k.name() == "sgemm_naive" && largest > options.naive_up_to))
                 .collect();
-            if kernels.is_empty() {
-                continue;
+            if !kernels.is_empty() {
+                plan.push((*family, shape, kernels));
             }
+        }
+    }
+    let of = plan.iter().map(|(_, _, kernels)| kernels.len()).sum::<usize>();
+    let mut done = 0;
+    let mut rows = Vec::new();
+    let mut bandwidth = None;
+    for (family, shape, kernels) in plan {
+        let family = &family;
+        {
             let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
             let mut baseline = Baseline::new(gpu, *family, &shape, None)?;
             // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
             let (baseline_flops, baseline_bytes) = match family {
-                Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose => family.work("", &shape),
+                Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose | Family::Epilogue => {
+                    family.work("", &shape)
+                }
                 Family::Stencil => Family::Transpose.work("", &shape),
                 Family::Reduce | Family::Map | Family::Softmax | Family::Norm | Family::Gemv => {
                     (0.0, 8.0 * family.copied_elements(&shape) as f64)
@@ -373,11 +358,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
             for kernel in kernels {
                 let (flops, bytes) = family.work(kernel.name(), &shape);
                 let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
-                let largest = shape.iter().map(|(_, v)| *v).max().unwrap_or(0);
-                if kernel.name() == "sgemm_naive" && largest > options.naive_up_to {
-                    continue;
-                }
-                progress(&format!("{} at {label}", kernel.name()));
+                progress(Progress { done, of, step: &format!("{} at {label}", kernel.name()) });
+                done += 1;
                 if *family == Family::Hgemm {
                     // cuBLAS on the kernel's own input type (BF16 or F16)
                     baseline = Baseline::new(gpu, *family, &shape, Some(input_type(kernel)))?;
@@ -436,7 +418,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(&str)) ->
         Some(bandwidth) => bandwidth,
         None if rows.is_empty() => 0.0,
         None => {
-            progress("device copy for the roofline's bandwidth");
+            progress(Progress { done, of, step: "device copy for the roofline's bandwidth" });
             let elements = 1usize << 26;
             let from: DeviceTensor<f32> = gpu.zeros([elements])?;
             let mut to: DeviceTensor<f32> = gpu.zeros([elements])?;
@@ -460,6 +442,15 @@ enum Baseline<'g> {
     Copy { gpu: &'g Gpu, from: DeviceTensor<f32>, to: DeviceTensor<f32> },
     /// cuBLAS SGEMM (pedantic FP32) of the same M, N, K.
     Sgemm { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
+    /// cuBLAS SGEMM, then `bias_gelu_f32` on its C: what a fused epilogue saves.
+    SgemmThenBiasGelu {
+        gpu: &'g Gpu,
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<f32>,
+        b: DeviceTensor<f32>,
+        bias: DeviceTensor<f32>,
+        c: DeviceTensor<f32>,
+    },
     /// cuBLAS `cublasGemmEx`, BF16 inputs, f32 compute and output.
     GemmBf16 {
         blas: crate::runtime::Cublas,
@@ -520,6 +511,17 @@ impl<'g> Baseline<'g> {
                     c: gpu.zeros([m, n])?,
                 })
             }
+            Family::Epilogue => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                Ok(Baseline::SgemmThenBiasGelu {
+                    gpu,
+                    blas: gpu.cublas()?,
+                    a: filled(&[m, k])?,
+                    b: filled(&[k, n])?,
+                    bias: filled(&[n])?,
+                    c: gpu.zeros([m, n])?,
+                })
+            }
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 let values = |len: usize| (0..len).map(measurement_value);
@@ -551,6 +553,7 @@ impl<'g> Baseline<'g> {
         match self {
             Baseline::Copy { .. } => "device copy",
             Baseline::Sgemm { .. } => "cuBLAS",
+            Baseline::SgemmThenBiasGelu { .. } => "cuBLAS + bias_gelu_f32",
             Baseline::GemmBf16 { .. } => "cuBLAS bf16",
             Baseline::GemmF16 { .. } => "cuBLAS f16",
             Baseline::GemmTf32 { .. } => "cuBLAS tf32",
@@ -562,6 +565,10 @@ impl<'g> Baseline<'g> {
         match self {
             Baseline::Copy { gpu, from, to } => gpu.copy(&*from, to),
             Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, 0.0, c),
+            Baseline::SgemmThenBiasGelu { gpu, blas, a, b, bias, c } => {
+                blas.sgemm(1.0, &*a, &*b, 0.0, c)?;
+                epilogue::bias_gelu_f32::launch(*gpu, &*bias, c).map(|_| ())
+            }
             Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmTf32 { blas, a, b, c } => blas.sgemm_tf32(1.0, &*a, &*b, 0.0, c),
@@ -634,169 +641,6 @@ pub fn csv(rows: &[BenchRow]) -> String {
             r.vector,
             r.tuned
         );
-    }
-    out
-}
-
-const WIDTH: f64 = 760.0;
-const HEIGHT: f64 = 440.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 200.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 50.0;
-/// Room under the by-shape chart for its angled shape labels.
-const LABELS: f64 = 70.0;
-const COLORS: [&str; 10] =
-    ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
-/// A log-log roofline (TFLOP/s over FLOP/byte) with every GEMM row placed on it; the
-/// memory-bound families do no arithmetic and are in the baseline charts instead.
-pub fn roofline_svg(rows: &[BenchRow], peak_tflops: f64, bandwidth_gbs: f64) -> String {
-    let (x_min, x_max, y_min) = (0.1f64, 1000.0f64, 0.1f64);
-    let y_max = (peak_tflops * 2.0).max(1.0);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let x = |v: f64| LEFT + (v.max(x_min).log10() - x_min.log10()) / (x_max.log10() - x_min.log10()) * plot_w;
-    let y = |v: f64| TOP + plot_h - (v.max(y_min).log10() - y_min.log10()) / (y_max.log10() - y_min.log10()) * plot_h;
-    let mut svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" font-family=\"sans-serif\" font-size=\"12\">\n");
-    let _ = writeln!(svg, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-    let _ = writeln!(svg, "<text x=\"{LEFT}\" y=\"22\" font-size=\"15\">Roofline: FP32 peak {peak_tflops:.1} TFLOP/s, copy bandwidth {bandwidth_gbs:.0} GB/s</text>");
-    let _ = writeln!(
-        svg,
-        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{plot_w}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#444\"/>"
-    );
-    for decade in [0.1, 1.0, 10.0, 100.0, 1000.0] {
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{decade}</text>",
-            x(decade),
-            HEIGHT - BOTTOM + 18.0
-        );
-    }
-    let mut tick = y_min;
-    while tick <= y_max {
-        let _ =
-            writeln!(svg, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{tick}</text>", LEFT - 6.0, y(tick) + 4.0);
-        tick *= 10.0;
-    }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte)</text>",
-        LEFT + plot_w / 2.0,
-        HEIGHT - 12.0
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">TFLOP/s</text>",
-        TOP + plot_h / 2.0,
-        TOP + plot_h / 2.0
-    );
-    let ridge = peak_tflops * 1e3 / bandwidth_gbs.max(1e-9);
-    let _ =
-        writeln!(
-        svg,
-        "<polyline fill=\"none\" stroke=\"#000\" stroke-width=\"2\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\"/>",
-        x(x_min), y(x_min * bandwidth_gbs / 1e3), x(ridge), y(peak_tflops), x(x_max), y(peak_tflops)
-    );
-    let kernels: Vec<&str> = dedup(rows.iter().filter(|r| r.unit == "TFLOP/s").map(|r| r.kernel.as_str()));
-    for (index, kernel) in kernels.iter().enumerate() {
-        let color = COLORS[index % COLORS.len()];
-        for row in rows.iter().filter(|r| r.kernel == *kernel && r.unit == "TFLOP/s") {
-            let _ = writeln!(
-                svg,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"><title>{} {}: {:.1} TFLOP/s</title></circle>",
-                x(row.intensity), y(row.value), escape(kernel), escape(&row.shape), row.value
-            );
-        }
-        let _ = writeln!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            WIDTH - RIGHT + 16.0,
-            TOP + 10.0 + 18.0 * index as f64,
-            WIDTH - RIGHT + 26.0,
-            TOP + 14.0 + 18.0 * index as f64,
-            escape(kernel)
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
-}
-
-/// % of baseline by shape for one family: one line per kernel.
-pub fn baseline_svg(rows: &[BenchRow], family: &str) -> String {
-    let rows: Vec<&BenchRow> = rows.iter().filter(|r| r.family == family).collect();
-    let shapes = dedup(rows.iter().map(|r| r.shape.as_str()));
-    let kernels = dedup(rows.iter().map(|r| r.kernel.as_str()));
-    let y_max = rows.iter().map(|r| r.percent_of_baseline).fold(100.0f64, f64::max).ceil() + 10.0;
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM - LABELS;
-    let x = |i: usize| LEFT + (i as f64 + 0.5) / shapes.len().max(1) as f64 * plot_w;
-    let y = |v: f64| TOP + plot_h - v / y_max * plot_h;
-    let baseline_name = rows.first().map_or("baseline", |r| r.baseline.as_str());
-    let mut svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" font-family=\"sans-serif\" font-size=\"12\">\n");
-    let _ = writeln!(svg, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-    let _ = writeln!(
-        svg,
-        "<text x=\"{LEFT}\" y=\"22\" font-size=\"15\">{family}: % of {} by shape</text>",
-        escape(baseline_name)
-    );
-    let _ = writeln!(
-        svg,
-        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{plot_w}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#444\"/>"
-    );
-    let mut tick = 0.0;
-    while tick <= y_max {
-        let _ = writeln!(svg, "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{tick}%</text>", LEFT + plot_w, y(tick), y(tick), LEFT - 6.0, y(tick) + 4.0);
-        tick += 20.0;
-    }
-    let _ = writeln!(
-        svg,
-        "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#000\" stroke-dasharray=\"4 3\"/>",
-        LEFT + plot_w,
-        y(100.0),
-        y(100.0)
-    );
-    for (i, shape) in shapes.iter().enumerate() {
-        let (label_x, label_y) = (x(i), TOP + plot_h + 14.0);
-        let _ = writeln!(
-            svg,
-            "<text x=\"{label_x:.1}\" y=\"{label_y:.1}\" text-anchor=\"end\" font-size=\"10\" transform=\"rotate(-30 {label_x:.1} {label_y:.1})\">{}</text>",
-            escape(shape)
-        );
-    }
-    for (index, kernel) in kernels.iter().enumerate() {
-        let color = COLORS[index % COLORS.len()];
-        let points: Vec<String> = shapes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, shape)| {
-                rows.iter()
-                    .find(|r| r.kernel == *kernel && r.shape == *shape)
-                    .map(|r| format!("{:.1},{:.1}", x(i), y(r.percent_of_baseline)))
-            })
-            .collect();
-        let _ = writeln!(
-            svg,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
-            points.join(" "),
-            escape(kernel)
-        );
-        let _ = writeln!(svg, "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", WIDTH - RIGHT + 10.0, WIDTH - RIGHT + 24.0, TOP + 10.0 + 18.0 * index as f64, TOP + 10.0 + 18.0 * index as f64, WIDTH - RIGHT + 28.0, TOP + 14.0 + 18.0 * index as f64, escape(kernel));
-    }
-    svg.push_str("</svg>\n");
-    svg
-}
-
-fn dedup<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
     }
     out
 }

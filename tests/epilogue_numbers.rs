@@ -1,0 +1,170 @@
+//! Fused GEMM epilogues (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`) against f64
+//! references: bias + GELU on SGEMM V13, bias + ReLU + residual with α and β on V11, bias +
+//! SiLU rounded to bf16 on the tensor-core HGEMM V6, and the unfused second kernel
+//! `bias_gelu_f32` — tails in M, N and K, on the CPU simulation and, ignored without one, on
+//! a GPU (`cargo test --release --test epilogue_numbers -- --include-ignored`).
+
+mod common;
+
+use common::{gemm_reference, random_floats, POISON};
+use tessera::catalog::epilogue::{bias_gelu_f32, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_relu_residual};
+use tessera::half::bf16;
+use tessera::Backend;
+
+on_both_backends!(
+    bias_and_gelu_fused_into_sgemm_match_an_f64_reference,
+    bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference,
+    bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference,
+    the_separate_bias_gelu_kernel_matches_an_f64_reference,
+);
+
+/// Tails in every dimension; the simulation takes the small ones.
+fn shapes(backend: &Backend) -> Vec<(usize, usize, usize)> {
+    let mut shapes = vec![(1, 1, 1), (17, 33, 9), (129, 257, 40)];
+    if !backend.is_simulated() {
+        shapes.extend([(1000, 1000, 1000), (4097, 129, 17), (127, 4095, 513), (2048, 2048, 2048)]);
+    }
+    shapes
+}
+
+fn gelu(x: f64) -> f64 {
+    0.5 * x * (1.0 + libm_erf(x / std::f64::consts::SQRT_2))
+}
+
+fn silu(x: f64) -> f64 {
+    x / (1.0 + (-x).exp())
+}
+
+/// erf to double precision (Abramowitz–Stegun 7.1.26 is too coarse for a 1e-6 check): the
+/// series for |x| < 3, the continued fraction of erfc beyond.
+fn libm_erf(x: f64) -> f64 {
+    let a = x.abs();
+    let value = if a < 3.0 {
+        // erf(x) = 2/√π · Σ (−1)^n x^(2n+1) / (n! (2n+1))
+        let (mut term, mut sum, mut n) = (a, a, 0.0);
+        while term.abs() > 1e-17 * sum.abs() {
+            n += 1.0;
+            term *= -a * a / n;
+            sum += term / (2.0 * n + 1.0);
+        }
+        2.0 / std::f64::consts::PI.sqrt() * sum
+    } else {
+        // erfc(x) = e^(−x²)/√π · 1/(x + 1/2/(x + 1/(x + 3/2/(x + ...))))
+        let mut fraction = a;
+        for k in (1..60).rev() {
+            fraction = a + f64::from(k) / 2.0 / fraction;
+        }
+        1.0 - (-a * a).exp() / std::f64::consts::PI.sqrt() / fraction
+    };
+    value.copysign(x)
+}
+
+#[test]
+fn the_reference_erf_is_the_error_function() {
+    for (x, want) in [(0.0, 0.0), (0.5, 0.520_499_877_813_046_5), (1.0, 0.842_700_792_949_714_9), (2.0, 0.995_322_265_018_952_7), (3.5, 0.999_999_256_901_627_7)] {
+        assert!((libm_erf(x) - want).abs() < 1e-15, "erf({x}) = {}", libm_erf(x));
+        assert!((libm_erf(-x) + want).abs() < 1e-15);
+    }
+}
+
+/// |got − want| within `slack` of the largest |want| (f32 accumulation over K, erff's ulps).
+fn assert_close(what: &str, got: &[f32], want: &[f64], relative: f64) {
+    let scale = want.iter().fold(1e-30f64, |m, w| m.max(w.abs()));
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (f64::from(*g) - w).abs() <= relative * scale,
+            "{what}: element {i} is {g}, want {w} (scale {scale})"
+        );
+    }
+}
+
+fn bias_and_gelu_fused_into_sgemm_match_an_f64_reference(backend: &Backend) {
+    for (m, n, k) in shapes(backend) {
+        let (host_a, host_b, host_bias) =
+            (random_floats(m * k, m as u64), random_floats(k * n, n as u64), random_floats(n, 7));
+        let alpha = 1.25f32;
+        let product = gemm_reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
+        let want: Vec<f64> =
+            product.iter().enumerate().map(|(i, p)| gelu(p + f64::from(host_bias[i % n]))).collect();
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let b = backend.upload(&host_b, [k, n]).unwrap();
+        let bias = backend.upload(&host_bias, [n]).unwrap();
+        let mut c = backend.filled([m, n], f32::from_bits(POISON)).unwrap();
+        sgemm_bias_gelu::launch(backend, &a, &b, &bias, &mut c, alpha).unwrap();
+        assert_close(&format!("sgemm_bias_gelu {m}×{n}×{k}"), &backend.download(&c).unwrap(), &want, 1e-5);
+    }
+}
+
+fn bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference(backend: &Backend) {
+    for (m, n, k) in shapes(backend) {
+        let (host_a, host_b) = (random_floats(m * k, 3 + m as u64), random_floats(k * n, 5 + n as u64));
+        let (host_bias, host_residual, host_c) = (random_floats(n, 11), random_floats(m * n, 13), random_floats(m * n, 17));
+        let product = gemm_reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+        for (alpha, beta) in [(1.0f32, 0.0f32), (0.5, -2.0)] {
+            let want: Vec<f64> = product
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let mapped = (p + f64::from(host_bias[i % n])).max(0.0) + f64::from(host_residual[i]);
+                    f64::from(alpha) * mapped + f64::from(beta) * f64::from(host_c[i])
+                })
+                .collect();
+            let a = backend.upload(&host_a, [m, k]).unwrap();
+            let b = backend.upload(&host_b, [k, n]).unwrap();
+            let bias = backend.upload(&host_bias, [n]).unwrap();
+            let residual = backend.upload(&host_residual, [m, n]).unwrap();
+            // β = 0 must not read C: poison it
+            let mut c = if beta == 0.0 {
+                backend.filled([m, n], f32::from_bits(POISON)).unwrap()
+            } else {
+                backend.upload(&host_c, [m, n]).unwrap()
+            };
+            sgemm_bias_relu_residual::launch(backend, &a, &b, &bias, &residual, &mut c, alpha, beta).unwrap();
+            assert_close(
+                &format!("sgemm_bias_relu_residual {m}×{n}×{k} α={alpha} β={beta}"),
+                &backend.download(&c).unwrap(),
+                &want,
+                1e-5,
+            );
+        }
+    }
+}
+
+fn bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference(backend: &Backend) {
+    for (m, n, k) in shapes(backend) {
+        let host_a: Vec<bf16> = random_floats(m * k, 21 + m as u64).into_iter().map(bf16::from_f32).collect();
+        let host_b: Vec<bf16> = random_floats(k * n, 23 + n as u64).into_iter().map(bf16::from_f32).collect();
+        let host_bias = random_floats(n, 29);
+        let exact = |v: &[bf16]| v.iter().map(|h| h.to_f32()).collect::<Vec<_>>();
+        let product = gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+        let want: Vec<f64> =
+            product.iter().enumerate().map(|(i, p)| silu(p + f64::from(host_bias[i % n]))).collect();
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let b = backend.upload(&host_b, [k, n]).unwrap();
+        let bias = backend.upload(&host_bias, [n]).unwrap();
+        let mut c = backend.filled([m, n], bf16::NAN).unwrap();
+        hgemm_bias_silu_bf16::launch(backend, &a, &b, &bias, &mut c).unwrap();
+        let got: Vec<f32> = backend.download(&c).unwrap().into_iter().map(bf16::to_f32).collect();
+        // one bf16 rounding of the result (2^-9 relative) on top of f32 accumulation
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let slack = w.abs() * 2f64.powi(-8) + 1e-5 * (k as f64).sqrt();
+            assert!((f64::from(*g) - w).abs() <= slack, "{m}×{n}×{k}: element {i} is {g}, want {w}");
+        }
+    }
+}
+
+fn the_separate_bias_gelu_kernel_matches_an_f64_reference(backend: &Backend) {
+    let mut shapes = vec![(1, 1), (3, 1023), (5, 1025), (2, 3000)];
+    if !backend.is_simulated() {
+        shapes.push((4096, 4096));
+    }
+    for (m, n) in shapes {
+        let (host_c, host_bias) = (random_floats(m * n, 31), random_floats(n, 37));
+        let want: Vec<f64> =
+            host_c.iter().enumerate().map(|(i, v)| gelu(f64::from(*v) + f64::from(host_bias[i % n]))).collect();
+        let bias = backend.upload(&host_bias, [n]).unwrap();
+        let mut c = backend.upload(&host_c, [m, n]).unwrap();
+        bias_gelu_f32::launch(backend, &bias, &mut c).unwrap();
+        assert_close(&format!("bias_gelu_f32 {m}×{n}"), &backend.download(&c).unwrap(), &want, 1e-6);
+    }
+}
