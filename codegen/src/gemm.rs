@@ -59,9 +59,6 @@ struct DoubleBufferedMmaSource {
 struct EpilogueSource {
     dsl: String,
     element_map: Option<String>,
-    acc: String,
-    row_origin: String,
-    col_origin: String,
     thread_rows: String,
     thread_cols: String,
     origins: Vec<(String, String)>,
@@ -440,19 +437,19 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     let acc = &plan.fragment;
     let element_map = element_map_source(kernel, &plan)?;
     let (row0, col0) = (format!("{}_row0", plan.dst.tensor), format!("{}_col0", plan.dst.tensor));
-    // Whole tiles map every value first (see the template); edge tiles map each value
-    // inside its bounds check.
-    let fast_value_of = |v: i64| if v == 0 { format!("{acc}[i][j]") } else { format!("{acc}[i][j + {v}]") };
-    let value_of = |v: i64| match &element_map {
-        Some(_) => format!("element_map({}, {row0} + row, {})", fast_value_of(v), plus(&format!("{col0} + col"), v)),
-        None => fast_value_of(v),
+    let value_of = |v: i64| {
+        let value = if v == 0 { format!("{acc}[i][j]") } else { format!("{acc}[i][j + {v}]") };
+        match &element_map {
+            Some(_) => format!("element_map({value}, {row0} + row, {})", plus(&format!("{col0} + col"), v)),
+            None => value,
+        }
     };
     let component = |v: i64| if width == 1 { String::new() } else { crate::operand::component(vector_type, v) };
     let mut fast = Vec::new();
     if width == 1 {
-        fast.push(format!("{} value = {};", element.cuda_name(), fast_value_of(0)));
+        fast.push(format!("{} value = {};", element.cuda_name(), value_of(0)));
     } else {
-        let parts: Vec<String> = (0..width).map(fast_value_of).collect();
+        let parts: Vec<String> = (0..width).map(value_of).collect();
         fast.push(format!("{vector_type} value = make_{vector_type}({});", parts.join(", ")));
     }
     let mut edge = Vec::new();
@@ -498,9 +495,6 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     EpilogueSource {
         dsl: copy.to_string(),
         element_map,
-        acc: acc.clone(),
-        row_origin: row0.clone(),
-        col_origin: col0.clone(),
         thread_rows: names.thread_rows.clone(),
         thread_cols: names.thread_cols.clone(),
         origins: dst.origin_declarations(),

@@ -49,8 +49,6 @@ struct MmaSyncSource {
 struct WarpEpilogueSource {
     dsl: String,
     element_map: Option<String>,
-    row_origin: String,
-    col_origin: String,
     origins: Vec<(String, String)>,
     whole_tile: String,
     warp_rows: String,
@@ -364,11 +362,8 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
                 None => value,
             }
         };
-        // whole tiles were mapped before the stores (see the template)
-        if let Some((alpha, _)) = &plan.axpby {
-            pair_store.push(format!("value0 = {alpha} * value0;"));
-            pair_store.push(format!("value1 = {alpha} * value1;"));
-        }
+        pair_store.push(format!("value0 = {};", mapped(0)));
+        pair_store.push(format!("value1 = {};", mapped(1)));
         pair_store.push(format!("{pair_type} out;"));
         if let Some((_, beta)) = &plan.axpby {
             pair_store.push(format!("if ({beta} != 0.0f) {{"));
@@ -426,8 +421,6 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     WarpEpilogueSource {
         dsl: copy.to_string(),
         element_map,
-        row_origin: format!("{}_row0", plan.dst.tensor),
-        col_origin: format!("{}_col0", plan.dst.tensor),
         origins: dst.origin_declarations(),
         whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
         warp_rows,

@@ -4,28 +4,12 @@
     const int {{ name }} = {{ value }};
 {%- endfor %}
     const bool whole_tile = {{ whole_tile }};
-    const int lane = tid % 32;
 {%- if let Some(map) = element_map %}
 {%- for line in map.lines() %}
     {{ line }}
 {%- endfor %}
-    if (whole_tile && VECTOR >= 2) {
-        // every value mapped before any is stored: straight-line code, so the map's loads
-        // issue together and repeat reads (a bias per column) are loaded once
-        #pragma unroll
-        for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
-            #pragma unroll
-            for (int ni = 0; ni < {{ warp_cols }} / 8; ++ni) {
-                #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int row = warp_row0 + mi * 16 + e / 2 * 8 + lane / 4;
-                    const int col = warp_col0 + ni * 8 + lane % 4 * 2 + e % 2;
-                    {{ acc }}[mi][ni][e] = element_map({{ acc }}[mi][ni][e], {{ row_origin }} + row, {{ col_origin }} + col);
-                }
-            }
-        }
-    }
 {%- endif %}
+    const int lane = tid % 32;
     #pragma unroll
     for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
         #pragma unroll

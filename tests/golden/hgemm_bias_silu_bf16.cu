@@ -393,25 +393,9 @@ hgemm_bias_silu_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* _
         const int c_row0 = by * BM;
         const int c_col0 = bx * BN;
         const bool whole_tile = M - c_row0 >= BM && N - c_col0 >= BN;
-        const int lane = tid % 32;
         // .map(|v, _, col| silu(v + bias[col])): each value and its (row, col) in c
         const auto element_map = [&](const float v, const int, const int col) -> float { return tessera_silu(v + bias[col]); };
-        if (whole_tile && VECTOR >= 2) {
-            // every value mapped before any is stored: straight-line code, so the map's loads
-            // issue together and repeat reads (a bias per column) are loaded once
-            #pragma unroll
-            for (int mi = 0; mi < WM / 16; ++mi) {
-                #pragma unroll
-                for (int ni = 0; ni < WN / 8; ++ni) {
-                    #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const int row = warp_row0 + mi * 16 + e / 2 * 8 + lane / 4;
-                        const int col = warp_col0 + ni * 8 + lane % 4 * 2 + e % 2;
-                        acc[mi][ni][e] = element_map(acc[mi][ni][e], c_row0 + row, c_col0 + col);
-                    }
-                }
-            }
-        }
+        const int lane = tid % 32;
         #pragma unroll
         for (int mi = 0; mi < WM / 16; ++mi) {
             #pragma unroll
@@ -424,6 +408,8 @@ hgemm_bias_silu_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* _
                     float value0 = acc[mi][ni][half * 2];
                     float value1 = acc[mi][ni][half * 2 + 1];
                     if (whole_tile && VECTOR >= 2) {
+                        value0 = element_map(value0, c_row0 + row, c_col0 + col);
+                        value1 = element_map(value1, c_row0 + row, c_col0 + col + 1);
                         tessera_bf16x2 out;
                         out.v[0] = __float2bfloat16_rn(value0);
                         out.v[1] = __float2bfloat16_rn(value1);

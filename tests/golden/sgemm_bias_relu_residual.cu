@@ -346,20 +346,11 @@ sgemm_bias_relu_residual(const float* __restrict__ a, const float* __restrict__ 
         #pragma unroll
         for (int i = 0; i < TM; ++i) {
             const int row = i / (TM / 2) * (BM / 2) + thread_row * (TM / 2) + i % (TM / 2);
-            if (whole_tile) {
-                // the row's values mapped before its stores: their loads issue together (one
-                // row at a time keeps the temporaries few)
-                #pragma unroll
-                for (int j = 0; j < TN; ++j) {
-                    const int col = j / (TN / 2) * (BN / 2) + thread_col * (TN / 2) + j % (TN / 2);
-                    acc[i][j] = element_map(acc[i][j], c_row0 + row, c_col0 + col);
-                }
-            }
             #pragma unroll
             for (int j = 0; j < TN; j += VECTOR) {
                 const int col = j / (TN / 2) * (BN / 2) + thread_col * (TN / 2) + j % (TN / 2);
                 if (whole_tile) {
-                    float4 value = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                    float4 value = make_float4(element_map(acc[i][j], c_row0 + row, c_col0 + col), element_map(acc[i][j + 1], c_row0 + row, c_col0 + col + 1), element_map(acc[i][j + 2], c_row0 + row, c_col0 + col + 2), element_map(acc[i][j + 3], c_row0 + row, c_col0 + col + 3));
                     if (beta == 0.0f) {
                         value.x = alpha * value.x;
                         value.y = alpha * value.y;
