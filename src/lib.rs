@@ -47,7 +47,9 @@ pub mod bench;
 pub mod catalog;
 pub mod check;
 pub mod cli;
+pub mod gemm_dispatch;
 
+pub use gemm_dispatch::gemm;
 pub use half;
 pub use tessera_codegen as codegen;
 pub use tessera_dsl as dsl;

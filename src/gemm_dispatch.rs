@@ -1,0 +1,212 @@
+//! One GEMM entry point: [`gemm`](crate::gemm) picks the catalog kernel for the shape, the
+//! element types and the device from measured records — the rows `tessera bench sgemm hgemm
+//! --csv` wrote on each GPU, shipped in `benchmarks/gemm-table/`, or the user's own through
+//! `TESSERA_GEMM_TABLE=path.csv` — and launches it (with its `tessera tune` configuration
+//! where one is cached). The kernel it took is `Launched::kernel`.
+//!
+//! ```
+//! use tessera::gemm_dispatch::GemmTable;
+//! let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").unwrap();
+//! // the kernel measured fastest at the nearest measured shape, aligned like this one
+//! let kernel = h200.choose(tessera::dsl::ElementType::F32, 4096, 4096, 4096).unwrap();
+//! assert!(kernel.name().starts_with("sgemm_v1"));
+//! ```
+
+use crate::catalog::{hgemm, sgemm};
+use crate::dsl::ElementType;
+use crate::runtime::{DeviceRef, Element};
+use crate::{Device, Error, Input, KernelDefinition, Launched, Output};
+
+/// One measurement: the catalog kernel `kernel` ran M×N×K at `tflops`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GemmRecord {
+    pub kernel: &'static str,
+    pub shape: [usize; 3],
+    pub tflops: f64,
+}
+
+/// The GEMM measurements of one GPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GemmTable {
+    /// What the device's name contains (`H200`, `H100`), or the file a table came from.
+    pub gpu: String,
+    pub records: Vec<GemmRecord>,
+}
+
+/// The rows `tessera bench sgemm hgemm --csv` measured on an H200 and on an H100.
+const SHIPPED: [(&str, &str); 2] = [
+    ("H200", include_str!("../benchmarks/gemm-table/h200.csv")),
+    ("H100", include_str!("../benchmarks/gemm-table/h100.csv")),
+];
+
+/// Why [`gemm`](crate::gemm) could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum GemmError {
+    #[error("gemm multiplies matrices: A is {a:?}, B is {b:?}")]
+    NotMatrices { a: Vec<usize>, b: Vec<usize> },
+    #[error("no {input} GEMM kernel measured in the table for {device} (table: {table})")]
+    NoKernel { input: ElementType, device: String, table: String },
+    #[error(transparent)]
+    Table(#[from] GemmTableError),
+    #[error(transparent)]
+    Launch(#[from] Error),
+}
+
+/// Why a table could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GemmTableError {
+    #[error("{source_name} line {line}: {message}")]
+    Row { source_name: String, line: usize, message: String },
+    #[error("{path}: {error}")]
+    Read { path: String, error: std::io::Error },
+}
+
+impl GemmTable {
+    /// The tables shipped with tessera, one per GPU measured.
+    pub fn shipped() -> Vec<GemmTable> {
+        SHIPPED
+            .iter()
+            .filter_map(|(gpu, csv)| GemmTable::from_bench_csv(gpu, csv).ok())
+            .collect()
+    }
+
+    /// The `sgemm` and `hgemm` rows of `tessera bench --csv` output; rows of other families and
+    /// of kernels no longer in the catalog are skipped.
+    ///
+    /// ```
+    /// let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\n\
+    ///            sgemm,sgemm_v6,\"M=64,N=64,K=64\",0.01,0.01,0.01,1.5\n";
+    /// let table = tessera::gemm_dispatch::GemmTable::from_bench_csv("mine", csv).unwrap();
+    /// assert_eq!(table.records[0].shape, [64, 64, 64]);
+    /// ```
+    pub fn from_bench_csv(gpu: &str, csv: &str) -> Result<GemmTable, GemmTableError> {
+        let mut records = Vec::new();
+        for (index, line) in csv.lines().enumerate().skip(1) {
+            let fail = |message: String| GemmTableError::Row { source_name: gpu.into(), line: index + 1, message };
+            // family,kernel,"M=..,N=..,K=..",median_ms,min_ms,max_ms,value,...
+            let mut quoted = line.split('"');
+            let (Some(head), Some(shape), Some(tail)) = (quoted.next(), quoted.next(), quoted.next()) else {
+                continue;
+            };
+            let mut head = head.split(',');
+            let (Some(family), Some(kernel)) = (head.next(), head.next()) else { continue };
+            if family != "sgemm" && family != "hgemm" {
+                continue;
+            }
+            let Some(kernel) = crate::catalog::find(kernel) else { continue };
+            let value = |name: &str| {
+                shape
+                    .split(',')
+                    .find_map(|part| part.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .ok_or_else(|| fail(format!("no {name} in the shape `{shape}`")))
+            };
+            let shape = [value("M")?, value("N")?, value("K")?];
+            let tflops = tail
+                .split(',')
+                .nth(4)
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or_else(|| fail("no value (TFLOP/s) in the 7th column".into()))?;
+            records.push(GemmRecord { kernel: kernel.name(), shape, tflops });
+        }
+        Ok(GemmTable { gpu: gpu.into(), records })
+    }
+
+    /// The table for a device called `name`: `TESSERA_GEMM_TABLE` if set, else the shipped
+    /// table whose GPU the name contains, else the H200's (the kernels differ little between
+    /// Hopper parts; the launch re-checks that the device runs the kernel's target).
+    pub fn for_device(name: &str) -> Result<GemmTable, GemmTableError> {
+        if let Some(path) = std::env::var_os("TESSERA_GEMM_TABLE") {
+            let path = path.to_string_lossy().into_owned();
+            let csv = std::fs::read_to_string(&path).map_err(|error| GemmTableError::Read { path: path.clone(), error })?;
+            return GemmTable::from_bench_csv(&path, &csv);
+        }
+        let shipped = GemmTable::shipped();
+        let position = shipped.iter().position(|t| name.contains(&t.gpu)).unwrap_or(0);
+        Ok(shipped.into_iter().nth(position).unwrap_or(GemmTable { gpu: name.into(), records: vec![] }))
+    }
+
+    /// The kernel measured fastest for `input` elements at the measured shape nearest
+    /// M×N×K — nearest in log scale, among shapes aligned alike (every extent a multiple of
+    /// 16 bytes of elements, or not), since tails change which kernel wins.
+    pub fn choose(&self, input: ElementType, m: usize, n: usize, k: usize) -> Option<&'static KernelDefinition> {
+        let candidates: Vec<&GemmRecord> = self.records.iter().filter(|r| runs_on(r.kernel, input)).collect();
+        let vector = 16 / input.size_bytes().max(1) as usize;
+        let aligned = |[m, n, k]: [usize; 3]| m % vector == 0 && n % vector == 0 && k % vector == 0;
+        let distance = |shape: [usize; 3]| {
+            let log = |a: usize, b: usize| ((a.max(1) as f64).ln() - (b.max(1) as f64).ln()).abs();
+            let misaligned = if aligned(shape) == aligned([m, n, k]) { 0.0 } else { 100.0 };
+            log(shape[0], m) + log(shape[1], n) + log(shape[2], k) + misaligned
+        };
+        let nearest = candidates.iter().map(|r| r.shape).min_by(|a, b| distance(*a).total_cmp(&distance(*b)))?;
+        candidates
+            .into_iter()
+            .filter(|r| r.shape == nearest)
+            .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
+            .and_then(|r| crate::catalog::find(r.kernel))
+    }
+}
+
+/// Whether `kernel` multiplies `input` elements into f32: the SGEMMs for f32 (FP32 math, not
+/// TF32), the HGEMMs of that type for f16 and bf16.
+fn runs_on(kernel: &str, input: ElementType) -> bool {
+    match input {
+        ElementType::F32 => sgemm::ALL.iter().any(|k| k.name() == kernel) && kernel != "sgemm_naive",
+        ElementType::BF16 => hgemm::ALL_BF16.iter().any(|k| k.name() == kernel),
+        ElementType::F16 => hgemm::ALL_F16.iter().any(|k| k.name() == kernel),
+        _ => false,
+    }
+}
+
+/// Element types [`gemm`](crate::gemm) multiplies: f32 (FP32), bf16 and f16 (tensor cores,
+/// f32 accumulation); C is f32.
+pub trait GemmInput: Element {}
+impl GemmInput for f32 {}
+impl GemmInput for half::bf16 {}
+impl GemmInput for half::f16 {}
+
+/// C = α·A·B + β·C with the catalog kernel measured fastest for this shape, element type and
+/// device (see [`GemmTable::choose`]); `Launched::kernel` names it. On the simulation the
+/// H200's choice runs.
+///
+/// ```
+/// use tessera::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let a = backend.upload(&vec![1.0f32; 64 * 32], [64, 32])?;
+/// let b = backend.upload(&vec![0.5f32; 32 * 48], [32, 48])?;
+/// let mut c = backend.zeros::<f32>([64, 48])?;
+/// let launched = tessera::gemm(&backend, &a, &b, &mut c, 1.0, 0.0)?;
+/// assert!(launched.kernel.starts_with("sgemm_"));
+/// assert_eq!(backend.download(&c)?[0], 16.0);
+/// # Ok(()) }
+/// ```
+pub fn gemm<T: GemmInput>(
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    c: &mut impl Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<Launched, GemmError> {
+    let kernel = choose(device, T::TYPE, a.shape(), b.shape())?;
+    Ok(crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, beta)?)
+}
+
+/// The kernel [`gemm`](crate::gemm) takes on `device` for A (`a_shape`) · B (`b_shape`).
+pub fn choose(
+    device: &impl Device,
+    input: ElementType,
+    a_shape: &[usize],
+    b_shape: &[usize],
+) -> Result<&'static KernelDefinition, GemmError> {
+    let (&[m, k], &[_, n]) = (a_shape, b_shape) else {
+        return Err(GemmError::NotMatrices { a: a_shape.to_vec(), b: b_shape.to_vec() });
+    };
+    let name = match device.device_ref() {
+        DeviceRef::Gpu(gpu) => gpu.name().to_string(),
+        DeviceRef::Simulator(_) => "H200".into(),
+    };
+    let table = GemmTable::for_device(&name)?;
+    table.choose(input, m, n, k).ok_or(GemmError::NoKernel { input, device: name, table: table.gpu })
+}

@@ -1,0 +1,113 @@
+//! `tessera::gemm`: the kernel it picks is the one measured fastest at each shape of the
+//! SGEMM bench on each GPU whose records ship with tessera, unmeasured shapes take the nearest
+//! measured shape aligned alike, and the product is right — on the CPU simulation and,
+//! ignored without one, on a GPU.
+
+mod common;
+
+use common::{gemm_reference, random_floats, relative_error};
+use tessera::bench::Family;
+use tessera::dsl::ElementType;
+use tessera::gemm_dispatch::{GemmError, GemmTable};
+use tessera::half::bf16;
+use tessera::Backend;
+
+on_both_backends!(gemm_multiplies_with_the_kernel_it_reports, gemm_of_bf16_runs_on_tensor_cores);
+
+fn fastest_measured(table: &GemmTable, input: ElementType, shape: [usize; 3]) -> Option<&'static str> {
+    table
+        .records
+        .iter()
+        .filter(|r| r.shape == shape)
+        .filter(|r| match input {
+            ElementType::F32 => r.kernel.starts_with("sgemm_") && r.kernel != "sgemm_naive",
+            ElementType::BF16 => r.kernel.ends_with("_bf16"),
+            _ => r.kernel.ends_with("_f16") && r.kernel.starts_with("hgemm"),
+        })
+        .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
+        .map(|r| r.kernel)
+}
+
+#[test]
+fn at_every_shape_of_the_sgemm_bench_the_choice_is_the_fastest_measured_kernel() {
+    let tables = GemmTable::shipped();
+    assert!(tables.iter().any(|t| t.gpu == "H200") && tables.iter().any(|t| t.gpu == "H100"), "both tables ship");
+    for table in &tables {
+        for input in [ElementType::F32, ElementType::BF16, ElementType::F16] {
+            for shape in Family::Sgemm.default_sizes() {
+                let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v as usize).unwrap();
+                let shape = [value("M"), value("N"), value("K")];
+                let want = fastest_measured(table, input, shape)
+                    .unwrap_or_else(|| panic!("{}: no {input} record at {shape:?}", table.gpu));
+                let got = table.choose(input, shape[0], shape[1], shape[2]).map(|k| k.name());
+                assert_eq!(got, Some(want), "{} {input} at {shape:?}", table.gpu);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_unmeasured_shape_takes_the_nearest_measured_shape_aligned_alike() {
+    let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\n\
+               sgemm,sgemm_v6,\"M=4096,N=4096,K=4096\",1,1,1,40\n\
+               sgemm,sgemm_v12,\"M=4096,N=4096,K=4096\",1,1,1,50\n\
+               sgemm,sgemm_v4,\"M=4095,N=4095,K=4095\",1,1,1,45\n\
+               sgemm,sgemm_v12,\"M=4095,N=4095,K=4095\",1,1,1,44\n\
+               sgemm,sgemm_v6_128x64,\"M=1024,N=1024,K=1024\",1,1,1,30\n\
+               sgemm,sgemm_v13,\"M=1024,N=1024,K=1024\",1,1,1,12\n\
+               softmax,softmax_block_f32,\"R=8192,C=8192\",1,1,1,4000\n";
+    let table = GemmTable::from_bench_csv("test", csv).unwrap();
+    assert_eq!(table.records.len(), 6, "other families are skipped");
+    let pick = |m, n, k| table.choose(ElementType::F32, m, n, k).map(|k| k.name());
+    assert_eq!(pick(4096, 4096, 4096), Some("sgemm_v12"));
+    assert_eq!(pick(3968, 4000, 4200), Some("sgemm_v12"), "aligned, nearest 4096³");
+    assert_eq!(pick(4001, 4001, 4001), Some("sgemm_v4"), "unaligned: the tail shape's winner");
+    assert_eq!(pick(1280, 1024, 768), Some("sgemm_v6_128x64"), "nearest 1024³");
+    assert_eq!(table.choose(ElementType::BF16, 4096, 4096, 4096).map(|k| k.name()), None, "no bf16 rows");
+}
+
+#[test]
+fn a_malformed_record_is_an_error_naming_its_line() {
+    let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\nsgemm,sgemm_v6,\"M=64,N=64\",1,1,1,40\n";
+    let error = GemmTable::from_bench_csv("mine.csv", csv).unwrap_err().to_string();
+    assert_eq!(error, "mine.csv line 2: no K in the shape `M=64,N=64`");
+}
+
+fn gemm_multiplies_with_the_kernel_it_reports(backend: &Backend) {
+    let mut shapes = vec![(64, 48, 32), (33, 17, 9)];
+    if !backend.is_simulated() {
+        shapes.extend([(1024, 1024, 1024), (1000, 17, 129), (1023, 1025, 257)]);
+    }
+    for (m, n, k) in shapes {
+        let (host_a, host_b, host_c) = (random_floats(m * k, 1), random_floats(k * n, 2), random_floats(m * n, 3));
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let b = backend.upload(&host_b, [k, n]).unwrap();
+        let mut c = backend.upload(&host_c, [m, n]).unwrap();
+        let launched = tessera::gemm(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
+        let chosen = tessera::gemm_dispatch::choose(backend, ElementType::F32, &[m, k], &[k, n]).unwrap();
+        assert_eq!(launched.kernel, chosen.name());
+        assert!(launched.kernel.starts_with("sgemm_v"), "{}", launched.kernel);
+        let want = gemm_reference(&host_a, &host_b, &host_c, (m, n, k), 1.5, -0.5);
+        let error = relative_error(&backend.download(&c).unwrap(), &want);
+        assert!(error < 1e-5, "{} at {m}×{n}×{k}: relative error {error:e}", launched.kernel);
+    }
+    let vector = backend.upload(&[1.0f32; 4], [4]).unwrap();
+    let mut c = backend.zeros::<f32>([4, 4]).unwrap();
+    let error = tessera::gemm(backend, &vector, &vector, &mut c, 1.0, 0.0).unwrap_err();
+    assert!(matches!(error, GemmError::NotMatrices { .. }), "{error}");
+}
+
+fn gemm_of_bf16_runs_on_tensor_cores(backend: &Backend) {
+    let (m, n, k) = if backend.is_simulated() { (40, 24, 48) } else { (1024, 1024, 1024) };
+    let host_a: Vec<bf16> = random_floats(m * k, 4).into_iter().map(bf16::from_f32).collect();
+    let host_b: Vec<bf16> = random_floats(k * n, 5).into_iter().map(bf16::from_f32).collect();
+    let exact = |v: &[bf16]| v.iter().map(|h| h.to_f32()).collect::<Vec<_>>();
+    let a = backend.upload(&host_a, [m, k]).unwrap();
+    let b = backend.upload(&host_b, [k, n]).unwrap();
+    let mut c = backend.zeros::<f32>([m, n]).unwrap();
+    let launched = tessera::gemm(backend, &a, &b, &mut c, 1.0, 0.0).unwrap();
+    assert!(launched.kernel.starts_with("hgemm_") && launched.kernel.ends_with("_bf16"), "{}", launched.kernel);
+    let want = gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+    let error = relative_error(&backend.download(&c).unwrap(), &want);
+    assert!(error < 1e-5, "{}: relative error {error:e}", launched.kernel);
+}
