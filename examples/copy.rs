@@ -17,38 +17,24 @@ const GPU_LEN: usize = (1 << 28) + 3;
 /// and still with a partial last tile.
 const SIMULATED_LEN: usize = (1 << 20) + 3;
 
+/// The vectorized-copy family of seeds/003 end to end: every kernel's output checked, each
+/// timed beside the device-to-device copy on a GPU, or run on the CPU simulation without one.
+#[derive(clap::Parser)]
+#[command(name = "copy")]
 struct Options {
-    /// `None`: the backend's default.
+    /// Elements to copy (default: 2^28 + 3 on a GPU, 2^20 + 3 simulated).
+    #[arg(long)]
     len: Option<usize>,
-    repetitions: usize,
+    /// Timed repetitions per kernel.
+    #[arg(long = "reps", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// Print every kernel's CUDA source, not only copy_f32x4's.
+    #[arg(long = "sources")]
     all_sources: bool,
 }
 
-fn options() -> Result<Options, String> {
-    let mut options = Options { len: None, repetitions: 30, all_sources: false };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| {
-            args.next().ok_or(format!("{name} needs a value"))?.parse::<usize>().map_err(|e| format!("{name}: {e}"))
-        };
-        match arg.as_str() {
-            "--len" => options.len = Some(value("--len")?),
-            "--reps" => options.repetitions = value("--reps")?.max(1),
-            "--sources" => options.all_sources = true,
-            other => return Err(format!("unknown argument `{other}`; expected --len N, --reps R, --sources")),
-        }
-    }
-    Ok(options)
-}
-
 fn main() {
-    let options = match options() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("{message}");
-            std::process::exit(2);
-        }
-    };
+    let options = <Options as clap::Parser>::parse();
     println!("tessera: the vectorized copy family (y = x, f32)\n");
     let shown: Vec<&KernelDefinition> =
         if options.all_sources { copy::ALL.to_vec() } else { vec![&copy::copy_f32x4::KERNEL] };
@@ -177,7 +163,7 @@ fn run_on_gpu(gpu: &Gpu, options: &Options) -> Result<(), tessera::Error> {
     let host: Vec<f32> = (0..len).map(|i| (i % 1_000_003) as f32 * 0.5 - 17.0).collect();
     let x = gpu.upload(&host, [len])?;
     let mut y = gpu.zeros::<f32>([len])?;
-    let (warmup, repetitions) = (3, options.repetitions);
+    let (warmup, repetitions) = (3, options.repetitions as usize);
 
     let baseline = gpu.time(warmup, repetitions, || gpu.copy(&x, &mut y))?;
     let baseline_gbs = baseline.gb_per_s(bytes);

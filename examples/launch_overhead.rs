@@ -13,18 +13,17 @@ use tessera::{Gpu, KernelDefinition};
 /// Calls between synchronizations: well under the driver's queue depth.
 const BATCH: usize = 100;
 
+/// What one launch costs the host, beside cuBLAS's `cublasSgemm` call.
+#[derive(clap::Parser)]
+#[command(name = "launch_overhead")]
+struct Options {
+    /// Calls timed (in batches of 100 between synchronizations).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    calls: u64,
+}
+
 fn main() {
-    let mut calls = 2000usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        match (flag.as_str(), args.next().and_then(|v| v.parse().ok())) {
-            ("--calls", Some(n)) => calls = n,
-            _ => {
-                eprintln!("usage: launch_overhead [--calls N]");
-                std::process::exit(2);
-            }
-        }
-    }
+    let calls = <Options as clap::Parser>::parse().calls as usize;
     let gpu = match Gpu::new(0) {
         Ok(gpu) => gpu,
         Err(reason) => {

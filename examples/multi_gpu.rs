@@ -6,10 +6,9 @@
 //! then NCCL all-reduce bus bandwidth through the group. Without GPUs it runs the same code on
 //! three simulated devices at a small shape and checks the numbers.
 //!
-//! `cargo run --release --example multi_gpu -- [--gpus N] [--shapes M,N,K;..] [--chunks C]
+//! `cargo run --release --example multi_gpu -- [--gpus N] [--shapes M,N,K;..] [--chunks C,..]
 //!  [--reps R] [--f32-kernel NAME] [--bf16-kernel NAME] [--types f32,bf16] [--all-reduce-mib S,S..]
-//!  [--normal-priority]`   (--chunks takes a list, default 2,4,8; --normal-priority runs NCCL's
-//!  kernels at the compute streams' priority instead of the highest)
+//!  [--normal-priority]` (`--help` explains each)
 
 use std::time::Instant;
 
@@ -18,87 +17,69 @@ use tessera::half::bf16;
 use tessera::runtime::{CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
 use tessera::{Error, KernelDefinition};
 
+/// Tensor-parallel GEMMs over 1, 2, 4, 8 GPUs (as many as the machine has): row-parallel and
+/// K-split with NCCL reduce-scatter, without and with overlap; then NCCL all-reduce bus
+/// bandwidth. Without GPUs, the same code on three simulated devices at a small shape.
+#[derive(clap::Parser)]
+#[command(name = "multi_gpu")]
 struct Options {
+    /// At most this many GPUs (default: all).
+    #[arg(long)]
     gpus: Option<usize>,
-    shapes: Vec<(usize, usize, usize)>,
+    /// Shapes M,N,K separated by `;`.
+    #[arg(long, value_delimiter = ';', default_value = "16384,16384,16384;32768,32768,8192")]
+    shapes: Vec<GemmShape>,
+    /// Chunk counts of the overlapped K-split (each slice of rows reduce-scattered while the
+    /// next is computed), separated by commas.
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8", value_parser = clap::value_parser!(usize))]
     chunks: Vec<usize>,
-    repetitions: usize,
+    /// Timed repetitions.
+    #[arg(long = "reps", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// The f32 kernel of each shard.
+    #[arg(long, default_value = "sgemm_v13")]
     f32_kernel: String,
+    /// The bf16 kernel of each shard.
+    #[arg(long, default_value = "hgemm_v6_bf16")]
     bf16_kernel: String,
+    /// Element types to run, separated by commas.
+    #[arg(long, value_delimiter = ',', default_value = "f32,bf16", value_parser = ["f32", "bf16"])]
     types: Vec<String>,
+    /// All-reduce sizes in MiB, separated by commas.
+    #[arg(long, value_delimiter = ',', default_value = "64,256,1024", value_parser = clap::value_parser!(usize))]
     all_reduce_mib: Vec<usize>,
-    priority: CommunicationPriority,
+    /// Run NCCL's kernels at the compute streams' priority instead of the highest.
+    #[arg(long)]
+    normal_priority: bool,
 }
 
-fn options() -> Result<Options, String> {
-    let mut shapes = "16384,16384,16384;32768,32768,8192".to_string();
-    let mut options = Options {
-        gpus: None,
-        shapes: vec![],
-        chunks: vec![2, 4, 8],
-        repetitions: 5,
-        f32_kernel: "sgemm_v13".into(),
-        bf16_kernel: "hgemm_v6_bf16".into(),
-        types: vec!["f32".into(), "bf16".into()],
-        all_reduce_mib: vec![64, 256, 1024],
-        priority: CommunicationPriority::High,
-    };
-    let mut args = std::env::args().skip(1);
-    let number = |name: &str, value: String| value.parse::<usize>().map_err(|e| format!("{name}: {e}"));
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--gpus" => options.gpus = Some(number("--gpus", value()?)?),
-            "--shapes" => shapes = value()?,
-            "--chunks" => {
-                options.chunks =
-                    value()?.split(',').map(|s| number("--chunks", s.trim().to_string())).collect::<Result<_, _>>()?
-            }
-            "--reps" => options.repetitions = number("--reps", value()?)?.max(1),
-            "--f32-kernel" => options.f32_kernel = value()?,
-            "--bf16-kernel" => options.bf16_kernel = value()?,
-            "--types" => options.types = value()?.split(',').map(|t| t.trim().to_string()).collect(),
-            "--all-reduce-mib" => {
-                options.all_reduce_mib = value()?
-                    .split(',')
-                    .map(|s| number("--all-reduce-mib", s.trim().to_string()))
-                    .collect::<Result<_, _>>()?
-            }
-            "--normal-priority" => options.priority = CommunicationPriority::Normal,
-            "-h" | "--help" => {
-                println!(
-                    "{}",
-                    include_str!("multi_gpu.rs")
-                        .lines()
-                        .take_while(|l| l.starts_with("//!"))
-                        .map(|l| l.trim_start_matches("//! ").trim_start_matches("//!"))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                );
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument `{other}` (try --help)")),
+impl Options {
+    fn priority(&self) -> CommunicationPriority {
+        if self.normal_priority {
+            CommunicationPriority::Normal
+        } else {
+            CommunicationPriority::High
         }
     }
-    for shape in shapes.split(';').filter(|s| !s.trim().is_empty()) {
-        let parts: Vec<usize> = shape
-            .split(',')
-            .map(|p| p.trim().parse().map_err(|e| format!("{shape}: {e}")))
-            .collect::<Result<_, _>>()?;
-        let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
-        options.shapes.push((m, n, k));
+}
+
+/// `M,N,K`.
+#[derive(Clone, Copy)]
+struct GemmShape(usize, usize, usize);
+
+impl std::str::FromStr for GemmShape {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let parts: Vec<usize> =
+            text.split(',').map(|p| p.trim().parse().map_err(|e| format!("`{text}`: {e}"))).collect::<Result<_, _>>()?;
+        let [m, n, k] = parts[..] else { return Err(format!("`{text}`: expected M,N,K")) };
+        Ok(GemmShape(m, n, k))
     }
-    if let Some(unknown) = options.types.iter().find(|t| !matches!(t.as_str(), "f32" | "bf16")) {
-        return Err(format!("--types: `{unknown}` is not f32 or bf16"));
-    }
-    Ok(options)
 }
 
 fn main() {
-    let options = options().unwrap_or_else(|message| {
-        eprintln!("{message}");
-        std::process::exit(2);
-    });
+    let options = <Options as clap::Parser>::parse();
     let result = match DeviceGroup::all_gpus() {
         Ok(all) => run_on_gpus(all.len(), &options),
         Err(reason) => {
@@ -127,12 +108,12 @@ fn run_on_gpus(available: usize, options: &Options) -> Result<(), Box<dyn std::e
     let f32_kernel = find(&options.f32_kernel)?;
     let bf16_kernel = find(&options.bf16_kernel)?;
     let mut rows = Vec::new();
-    for &(m, n, k) in &options.shapes {
+    for &GemmShape(m, n, k) in &options.shapes {
         let a = random(m * k, 1);
         let b = random(k * n, 2);
         for element in &options.types {
             for &gpus in &sizes {
-                let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority)?;
+                let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority())?;
                 eprintln!("{element} {m}×{n}×{k} on {group}");
                 let measured = match element.as_str() {
                     "bf16" => {
@@ -171,7 +152,7 @@ fn measure<T: Element>(
     (m, n, k): (usize, usize, usize),
     options: &Options,
 ) -> Result<Vec<(String, f64)>, Error> {
-    let reps = options.repetitions;
+    let reps = options.repetitions as usize;
     let mut measured = Vec::new();
     {
         let a_rows = group.shard(a, [m, k], Sharding::Rows)?;
@@ -226,7 +207,7 @@ fn print_gemm_table(rows: &[Row], f32_kernel: &str, bf16_kernel: &str) {
 /// reports them). The reduce-scatter goes once as one NCCL call and once in two row chunks
 /// (what the overlapped K-split GEMM issues: one reduce per rank, grouped).
 fn print_all_reduce(gpus: usize, options: &Options) -> Result<(), Error> {
-    let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority)?;
+    let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority())?;
     let n = gpus as f64;
     println!("\nCollectives (sum, f32) over {group}:\n");
     println!("| collective | MiB | ms | algorithm GB/s | bus GB/s |");

@@ -12,46 +12,42 @@ use tessera::{Gpu, KernelDefinition};
 const DEFAULT_SHAPES: &str =
     "1024,1024,1024;2048,2048,2048;4096,4096,4096;8192,8192,8192;4095,4095,4095;4097,4097,4097;8192,8192,256";
 
+/// The SGEMM family beside cuBLAS (FP32, pedantic math) in one run, every kernel's result
+/// checked against cuBLAS's; without a GPU, each kernel's static report.
+#[derive(clap::Parser)]
+#[command(name = "sgemm")]
 struct Options {
-    shapes: Vec<(usize, usize, usize)>,
-    repetitions: usize,
+    /// Shapes M,N,K separated by `;`.
+    #[arg(long, value_delimiter = ';', default_value = DEFAULT_SHAPES)]
+    shapes: Vec<GemmShape>,
+    /// Timed repetitions per kernel and shape (each beside one cuBLAS run).
+    #[arg(long = "reps", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// Only these kernels, by name, separated by commas.
+    #[arg(long)]
     only: Option<String>,
+    /// The naive kernel is skipped above this extent (it takes seconds).
+    #[arg(long, default_value_t = 2048)]
     naive_up_to: usize,
 }
 
-fn options() -> Result<Options, String> {
-    let mut shapes = DEFAULT_SHAPES.to_string();
-    let mut options = Options { shapes: vec![], repetitions: 20, only: None, naive_up_to: 2048 };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--shapes" => shapes = value()?,
-            "--reps" => options.repetitions = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
-            "--only" => options.only = Some(value()?),
-            "--naive-up-to" => options.naive_up_to = value()?.parse().map_err(|e| format!("--naive-up-to: {e}"))?,
-            other => return Err(format!("unknown argument `{other}`")),
-        }
+/// `M,N,K`.
+#[derive(Clone, Copy)]
+struct GemmShape(usize, usize, usize);
+
+impl std::str::FromStr for GemmShape {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let parts: Vec<usize> =
+            text.split(',').map(|p| p.trim().parse().map_err(|e| format!("`{text}`: {e}"))).collect::<Result<_, _>>()?;
+        let [m, n, k] = parts[..] else { return Err(format!("`{text}`: expected M,N,K")) };
+        Ok(GemmShape(m, n, k))
     }
-    for shape in shapes.split(';').filter(|s| !s.trim().is_empty()) {
-        let parts: Vec<usize> = shape
-            .split(',')
-            .map(|p| p.trim().parse().map_err(|e| format!("{shape}: {e}")))
-            .collect::<Result<_, _>>()?;
-        let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
-        options.shapes.push((m, n, k));
-    }
-    Ok(options)
 }
 
 fn main() {
-    let options = match options() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("{message}");
-            std::process::exit(2);
-        }
-    };
+    let options = <Options as clap::Parser>::parse();
     let kernels: Vec<&KernelDefinition> = sgemm::ALL
         .into_iter()
         .filter(|k| options.only.as_deref().is_none_or(|only| only.split(',').any(|o| k.name() == o.trim())))
@@ -89,7 +85,7 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
         "{:<22} {:<16} {:>9} {:>8} {:>9} {:>8} {:>10}",
         "M×N×K", "kernel", "median ms", "TFLOP/s", "of cuBLAS", "of peak", "rel. error"
     );
-    for &(m, n, k) in &options.shapes {
+    for &GemmShape(m, n, k) in &options.shapes {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let seeded = |len: usize, seed: usize| -> Vec<f32> {
             (0..len).map(|i| ((i * 7919 + seed * 104729) % 2003) as f32 / 1001.0 - 1.0).collect()
@@ -99,7 +95,7 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
         let mut c = gpu.zeros::<f32>([m, n])?;
         let mut reference = gpu.zeros::<f32>([m, n])?;
         let shape = format!("{m}×{n}×{k}");
-        let baseline = gpu.time(2, options.repetitions, || blas.sgemm(1.0, &a, &b, 0.0, &mut reference))?;
+        let baseline = gpu.time(2, options.repetitions as usize, || blas.sgemm(1.0, &a, &b, 0.0, &mut reference))?;
         let base_tflops = baseline.tflop_per_s(flops);
         let percent_of_peak = |t: f64| peak.map_or("-".into(), |p| format!("{:.1}%", 100.0 * t / p));
         println!(
@@ -127,7 +123,7 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
             let error = (diff / norm.max(f64::MIN_POSITIVE)).sqrt();
             let (beside, timing) = gpu.time_paired(
                 2,
-                options.repetitions,
+                options.repetitions as usize,
                 || Ok(()),
                 || blas.sgemm(1.0, &a, &b, 0.0, &mut reference),
                 || launch(&mut c).map(|_| ()),

@@ -6,20 +6,25 @@
 //!
 //! `cargo run --release --example tour -- [--quick] [--sources]`
 
-use tessera::bench::{self, BenchOptions, Family};
+use tessera::bench::{self, BenchOptions};
 use tessera::catalog::{copy, map, reduce, sgemm, stencil, transpose};
 use tessera::{Argument, Backend, KernelDefinition, Simulator};
 
+/// A tour of the catalog: every kernel's CUDA summary and static report, then every kernel
+/// beside its baseline on a GPU, or on the CPU simulation against a CPU reference without one.
+#[derive(clap::Parser)]
+#[command(name = "tour")]
+struct Options {
+    /// Smaller shapes and fewer repetitions.
+    #[arg(long)]
+    quick: bool,
+    /// Every kernel's full CUDA source.
+    #[arg(long)]
+    sources: bool,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let sources = args.iter().any(|a| a == "--sources");
-    if let Some(unknown) = args.iter().find(|a| *a != "--quick" && *a != "--sources") {
-        eprintln!(
-            "unknown argument `{unknown}`; expected --quick (smaller shapes) or --sources (every kernel's full CUDA)"
-        );
-        std::process::exit(2);
-    }
+    let Options { quick, sources } = <Options as clap::Parser>::parse();
     println!("tessera — a tour of the catalog\n");
     for (family, kernels) in [
         ("copy", copy::ALL.to_vec()),
@@ -83,7 +88,7 @@ fn describe(kernel: &KernelDefinition, full_source: bool) {
 
 /// Every kernel beside its baseline, in one run.
 fn measure(gpu: &tessera::Gpu, quick: bool) -> Result<(), String> {
-    let mut options = BenchOptions::parse(&[]).map_err(|e| e.to_string())?;
+    let mut options = BenchOptions::default();
     options.repetitions = if quick { 5 } else { 20 };
     let shape = |pairs: &[(&str, i64)]| pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect::<Vec<_>>();
     let (n, side, gemm) = if quick { (1 << 24, 4096, 2048) } else { (1 << 28, 16384, 4096) };
@@ -92,8 +97,9 @@ fn measure(gpu: &tessera::Gpu, quick: bool) -> Result<(), String> {
         shape(&[("R", side), ("C", side)]),
         shape(&[("M", gemm), ("N", gemm), ("K", gemm)]),
     ]);
-    options.families = Family::ALL.to_vec();
-    let rows = bench::run(gpu, &options, &mut |step| eprintln!("  {step}")).map_err(|e| e.to_string())?;
+    let bar = tessera::cli::ProgressLine::new();
+    let rows = bench::run(gpu, &options, &mut |p| bar.step(p.done, p.of, p.step)).map_err(|e| e.to_string())?;
+    bar.finish();
     print!("{}", bench::table(&rows));
     println!(
         "(`tessera bench` measures more shapes, with JSON, CSV and SVG charts; BENCHMARKS.md has the recorded runs.)"

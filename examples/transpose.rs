@@ -6,11 +6,25 @@
 use tessera::catalog::transpose;
 use tessera::{Argument, Gpu, KernelDefinition, Timing};
 
+/// The transpose family beside the device-to-device copy of the same bytes, at a divisible
+/// shape and a tail shape; without a GPU, each kernel's static report.
+#[derive(clap::Parser)]
+#[command(name = "transpose")]
 struct Options {
+    /// The divisible shape, R,C.
+    #[arg(long, default_value = "16384,16384", value_parser = parse_shape)]
     size: (usize, usize),
+    /// The tail shape, R,C, or `none`.
+    #[arg(long, default_value = "4095,4097", value_parser = parse_tail)]
     tail: Option<(usize, usize)>,
-    repetitions: usize,
-    warmup: usize,
+    /// Timed repetitions per kernel.
+    #[arg(long = "reps", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// Untimed runs before them.
+    #[arg(long, default_value_t = 3)]
+    warmup: u32,
+    /// Only the kernel of this name.
+    #[arg(long)]
     only: Option<String>,
 }
 
@@ -19,35 +33,16 @@ fn parse_shape(text: &str) -> Result<(usize, usize), String> {
     Ok((r.trim().parse().map_err(|e| format!("{text}: {e}"))?, c.trim().parse().map_err(|e| format!("{text}: {e}"))?))
 }
 
-fn options() -> Result<Options, String> {
-    let mut options =
-        Options { size: (16384, 16384), tail: Some((4095, 4097)), repetitions: 30, warmup: 3, only: None };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--size" => options.size = parse_shape(&value()?)?,
-            "--tail" => {
-                let text = value()?;
-                options.tail = if text == "none" { None } else { Some(parse_shape(&text)?) };
-            }
-            "--reps" => options.repetitions = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
-            "--warmup" => options.warmup = value()?.parse().map_err(|e| format!("--warmup: {e}"))?,
-            "--only" => options.only = Some(value()?),
-            other => return Err(format!("unknown argument `{other}`")),
-        }
+fn parse_tail(text: &str) -> Result<Option<(usize, usize)>, String> {
+    if text == "none" {
+        Ok(None)
+    } else {
+        parse_shape(text).map(Some)
     }
-    Ok(options)
 }
 
 fn main() {
-    let options = match options() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("{message}");
-            std::process::exit(2);
-        }
-    };
+    let options = <Options as clap::Parser>::parse();
     let kernels: Vec<&KernelDefinition> =
         transpose::ALL.into_iter().filter(|k| options.only.as_deref().is_none_or(|o| k.name() == o)).collect();
     match Gpu::new(0) {
@@ -98,7 +93,7 @@ fn run(
     let mut y = gpu.zeros::<f32>([cols, rows])?;
     let mut flat = gpu.zeros::<f32>([len])?;
     let x_flat = gpu.upload(&host, [len])?;
-    let baseline = gpu.time(options.warmup, options.repetitions, || gpu.copy(&x_flat, &mut flat))?;
+    let baseline = gpu.time(options.warmup as usize, options.repetitions as usize, || gpu.copy(&x_flat, &mut flat))?;
     drop(x_flat);
     drop(flat);
     let baseline_gbs = baseline.gb_per_s(bytes);
@@ -121,7 +116,7 @@ fn run(
             println!("{}: WRONG: y[{c}][{r}] = {} instead of {}", kernel.name(), got[c * rows + r], host[r * cols + c]);
             continue;
         }
-        let timing: Timing = gpu.time(options.warmup, options.repetitions, || {
+        let timing: Timing = gpu.time(options.warmup as usize, options.repetitions as usize, || {
             kernel.launch(gpu, &mut [Argument::input("x", &x), Argument::output("y", &mut y)]).map(|_| ())
         })?;
         let gbs = timing.gb_per_s(bytes);
