@@ -55,6 +55,9 @@ for rows, cols in [(8192, 8192), (4096, 4097)]:
     copy = copy_gbs(rows * cols)
     row("layer_norm", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(x, (cols,), w, b, 1e-5)), 8 * rows * cols + 8 * cols, copy)
     row("rms_norm", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(x, (cols,), w, 1e-5)), 8 * rows * cols + 4 * cols, copy)
+    xh, wh, bh = x.bfloat16(), w.bfloat16(), b.bfloat16()
+    row("layer_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(xh, (cols,), wh, bh, 1e-5)), 4 * rows * cols + 4 * cols, copy)
+    row("rms_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(xh, (cols,), wh, 1e-5)), 4 * rows * cols + 2 * cols, copy)
 for m, k in [(8192, 8192), (4097, 4095)]:
     a = torch.randn(m, k, device="cuda")
     x, xt = torch.randn(k, device="cuda"), torch.randn(m, device="cuda")

@@ -94,7 +94,10 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
             "hgemm_v6_bf16",
             "hgemm_v5_f16",
             "hgemm_v6_f16",
-            "gemm_tf32"
+            "gemm_tf32",
+            "sgemm_bias_gelu",
+            "sgemm_bias_relu_residual",
+            "hgemm_bias_silu_bf16"
         ]
     );
 }

@@ -14,6 +14,7 @@ on_both_backends!(
     softmax_takes_the_kernel_for_the_row_length,
     layer_norm_matches_an_f64_reference,
     rms_norm_matches_an_f64_reference,
+    bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
     gemv_matches_an_f64_reference,
     gemv_t_matches_an_f64_reference,
 );
@@ -189,4 +190,49 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
             assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
         }
     }
+}
+
+/// The 16-bit norms: x, weight and bias rounded to bf16 or f16 on the host, an f64 reference
+/// from those rounded values, and y within one rounding of it (the statistics are f32).
+fn bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: norm::NormElement + Copy>(
+        backend: &Backend,
+        to: impl Fn(f32) -> T,
+        back: impl Fn(T) -> f64,
+        ulp: f64,
+        name: &str,
+    ) {
+        for (rows, cols) in norm_shapes(backend) {
+            let host: Vec<T> = random_floats(rows * cols, 7 + cols as u64).iter().map(|v| to(1.0 + v * 2.0)).collect();
+            let host_w: Vec<T> = random_floats(cols, 19).into_iter().map(&to).collect();
+            let host_b: Vec<T> = random_floats(cols, 23).into_iter().map(&to).collect();
+            let x = backend.upload(&host, [rows, cols]).unwrap();
+            let (w, b) = (backend.upload(&host_w, [cols]).unwrap(), backend.upload(&host_b, [cols]).unwrap());
+            let mut y = backend.upload(&host, [rows, cols]).unwrap();
+            let mut z = backend.upload(&host, [rows, cols]).unwrap();
+            norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
+            norm::rms_norm(backend, &x, &w, &mut z, 1e-5).unwrap();
+            let (y, z) = (backend.download(&y).unwrap(), backend.download(&z).unwrap());
+            for r in 0..rows {
+                let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| back(v)).collect();
+                let mean = row.iter().sum::<f64>() / cols as f64;
+                let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+                let (inv, inv_rms) =
+                    (1.0 / (var + 1e-5).sqrt(), 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / cols as f64 + 1e-5).sqrt());
+                for c in 0..cols {
+                    let (wc, bc) = (back(host_w[c]), back(host_b[c]));
+                    let want = (row[c] - mean) * inv * wc + bc;
+                    let g = back(y[r * cols + c]);
+                    // one rounding of the result, and f32 statistics
+                    assert!((g - want).abs() <= ulp * want.abs() + 1e-4, "{name} layer_norm {rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
+                    let want = row[c] * inv_rms * wc;
+                    let g = back(z[r * cols + c]);
+                    assert!((g - want).abs() <= ulp * want.abs() + 1e-4, "{name} rms_norm {rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
+                }
+            }
+        }
+    }
+    check(backend, bf16::from_f32, |v: bf16| f64::from(v.to_f32()), 2f64.powi(-8), "bf16");
+    check(backend, f16::from_f32, |v: f16| f64::from(v.to_f32()), 2f64.powi(-11), "f16");
 }

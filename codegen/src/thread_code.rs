@@ -2,7 +2,7 @@
 //! the same rules that validated it ([`TypeEnv`]).
 
 use tessera_dsl::{
-    Intrinsic, Kernel, Statement, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind,
+    ElementType, Intrinsic, Kernel, Statement, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind,
     ThreadType, TypeEnv, UnaryOp,
 };
 
@@ -131,6 +131,15 @@ __device__ __forceinline__ double tessera_gelu(double x) { return 0.5 * x * (1.0
 const SILU: &str = "// silu(x) = x·σ(x) = x / (1 + e^-x)
 __device__ __forceinline__ float tessera_silu(float x) { return x / (1.0f + expf(-x)); }
 __device__ __forceinline__ double tessera_silu(double x) { return x / (1.0 + exp(-x)); }";
+
+/// `text` of type `from` as an f32 expression (for the conversions to 16 bits).
+fn as_float(from: ThreadType, text: &str) -> String {
+    if from == ThreadType::F32 {
+        text.to_string()
+    } else {
+        format!("static_cast<float>({text})")
+    }
+}
 
 /// Renders a thread expression where the context expects `wanted` (an epilogue's element map).
 pub(crate) fn expression_source(
@@ -313,6 +322,9 @@ impl Printer<'_> {
                 let text = if text.contains(['.', 'e', 'E']) { text.clone() } else { format!("{text}.0") };
                 match ty {
                     ThreadType::F32 => (format!("{text}f"), PRIMARY),
+                    // a 16-bit literal: the f32 literal rounded to nearest even, once
+                    ThreadType::Scalar(ElementType::F16) => (format!("__float2half_rn({text}f)"), PRIMARY),
+                    ThreadType::Scalar(ElementType::BF16) => (format!("__float2bfloat16_rn({text}f)"), PRIMARY),
                     _ => (text, PRIMARY),
                 }
             }
@@ -356,8 +368,35 @@ impl Printer<'_> {
                 (format!("{left} {} {right}", op.symbol()), p)
             }
             ThreadExprKind::Cast { value, to } => {
+                let from = self.type_of(env, value, None)?;
+                let text = self.expr(value, env, None)?;
+                if from == *to {
+                    // `x as f32` of an f32: nothing to convert
+                    return self.precedence(value, env, None);
+                }
                 let c_type = self.c_type(*to, expr.origin)?;
-                (format!("static_cast<{c_type}>({})", self.expr(value, env, None)?), PRIMARY)
+                // 16-bit floats convert through the conversions CUDA defines for them: to and
+                // from f32 (and from f64) with one rounding to nearest even
+                let converted = match (from, *to) {
+                    (ThreadType::Scalar(ElementType::F64), ThreadType::Scalar(ElementType::F16)) => {
+                        format!("__double2half({text})")
+                    }
+                    (ThreadType::Scalar(ElementType::F64), ThreadType::Scalar(ElementType::BF16)) => {
+                        format!("__double2bfloat16({text})")
+                    }
+                    (_, ThreadType::Scalar(ElementType::F16)) => format!("__float2half_rn({})", as_float(from, &text)),
+                    (_, ThreadType::Scalar(ElementType::BF16)) => {
+                        format!("__float2bfloat16_rn({})", as_float(from, &text))
+                    }
+                    (ThreadType::Scalar(ElementType::F16 | ElementType::BF16), ThreadType::F32) => {
+                        format!("static_cast<float>({text})")
+                    }
+                    (ThreadType::Scalar(ElementType::F16 | ElementType::BF16), _) => {
+                        format!("static_cast<{c_type}>(static_cast<float>({text}))")
+                    }
+                    _ => format!("static_cast<{c_type}>({text})"),
+                };
+                (converted, PRIMARY)
             }
             ThreadExprKind::Call { function, args } => self.call(*function, args, env, ty)?,
             ThreadExprKind::VectorLoad { tensor, index } => {
@@ -393,6 +432,27 @@ impl Printer<'_> {
             Intrinsic::WarpIndex => return Ok(("tid / 32".into(), 10)),
             Intrinsic::BlockIndex => "blockIdx.x".into(),
             Intrinsic::BlockCount => "gridDim.x".into(),
+            // 16-bit floats: CUDA's own functions where it has them, else the f32 one rounded once
+            Intrinsic::Sqrt if ty.is_half() => format!("hsqrt({})", arg(0, Some(ty))?),
+            Intrinsic::Exp if ty.is_half() => format!("hexp({})", arg(0, Some(ty))?),
+            Intrinsic::Abs if ty.is_half() => format!("__habs({})", arg(0, Some(ty))?),
+            Intrinsic::Fma if ty.is_half() => {
+                format!("__hfma({}, {}, {})", arg(0, Some(ty))?, arg(1, Some(ty))?, arg(2, Some(ty))?)
+            }
+            Intrinsic::Min | Intrinsic::Max if ty.is_half() => {
+                let name = if function == Intrinsic::Min { "__hmin" } else { "__hmax" };
+                format!("{name}({}, {})", arg(0, Some(ty))?, arg(1, Some(ty))?)
+            }
+            Intrinsic::Tanh | Intrinsic::Erf | Intrinsic::Gelu | Intrinsic::Silu if ty.is_half() => {
+                let inner = match function {
+                    Intrinsic::Tanh => "tanhf",
+                    Intrinsic::Erf => "erff",
+                    Intrinsic::Gelu => "tessera_gelu",
+                    _ => "tessera_silu",
+                };
+                let round = if ty == ThreadType::Scalar(ElementType::F16) { "__float2half_rn" } else { "__float2bfloat16_rn" };
+                format!("{round}({inner}(static_cast<float>({})))", arg(0, Some(ty))?)
+            }
             Intrinsic::Sqrt => format!("{}({})", float("sqrtf", "sqrt"), arg(0, Some(ty))?),
             Intrinsic::Exp => format!("{}({})", float("expf", "exp"), arg(0, Some(ty))?),
             Intrinsic::Tanh => format!("{}({})", float("tanhf", "tanh"), arg(0, Some(ty))?),

@@ -65,8 +65,15 @@ impl ThreadType {
         ElementType::from_rust_name(name).map(Self::Scalar)
     }
 
+    /// `f32`, `f64`, `f16` or `bf16`: float literals take it, the float functions accept it.
     pub fn is_float(self) -> bool {
-        matches!(self, Self::Scalar(ElementType::F32 | ElementType::F64))
+        matches!(self, Self::Scalar(ElementType::F32 | ElementType::F64 | ElementType::F16 | ElementType::BF16))
+    }
+
+    /// `f16` or `bf16`: arithmetic rounds to 16 bits after each operation, as CUDA's
+    /// `__half` / `__nv_bfloat16` operators do.
+    pub fn is_half(self) -> bool {
+        matches!(self, Self::Scalar(ElementType::F16 | ElementType::BF16))
     }
 
     pub fn is_integer(self) -> bool {
@@ -800,6 +807,9 @@ impl TypeEnv {
                 if op.is_arithmetic() && l == ThreadType::Bool {
                     return Err(error(format!("`{}` needs numbers; these are bools", op.symbol())));
                 }
+                if *op == ThreadOp::Rem && l.is_half() {
+                    return Err(error(format!("`%` of {l} values: CUDA has no 16-bit remainder")).with_hint("compute it in f32"));
+                }
                 Ok(l)
             }
             ThreadExprKind::Cast { value, to } => {
@@ -831,6 +841,9 @@ impl TypeEnv {
                 ))),
             },
             ThreadExprKind::VectorSum(value) => match self.typed(value, None)? {
+                ThreadType::Vector(element @ (ElementType::F16 | ElementType::BF16)) => {
+                    Err(error(format!("`.sum()` of a {element} vector: a sum rounded to 16 bits; add them as f32")))
+                }
                 ThreadType::Vector(element) => Ok(ThreadType::Scalar(element)),
                 other => Err(error(format!("`.sum()` adds up a vector from `x.vector(i)`; this is {other}"))),
             },
@@ -874,7 +887,7 @@ impl TypeEnv {
             Sqrt | Exp | Tanh | Erf | Gelu | Silu => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !ty.is_float() {
-                    return Err(error(format!("`{}` takes an f32 or f64; this is {ty}", function.name()))
+                    return Err(error(format!("`{}` takes an f32, f64, f16 or bf16; this is {ty}", function.name()))
                         .with_hint("convert it with `as f32`"));
                 }
                 Ok(ty)
@@ -883,6 +896,14 @@ impl TypeEnv {
                 let ty = self.typed(&args[0], wanted)?;
                 if !matches!(ty, ThreadType::Scalar(_)) {
                     return Err(error(format!("`{}` takes a number; this is {ty}", function.name())));
+                }
+                // a sum of 32 or 1024 values rounded to 8 or 11 bits at every step loses the row
+                if ty.is_half() && function != Abs {
+                    return Err(error(format!(
+                        "`{}` of {ty}: a reduction rounded to 16 bits at every step; reduce in f32",
+                        function.name()
+                    ))
+                    .with_hint(format!("`{}(v as f32)`", function.name())));
                 }
                 if function == Abs && ty == ThreadType::U32 {
                     return Err(error("`abs` of a u32 is the value itself".into()));
@@ -908,12 +929,15 @@ impl TypeEnv {
                     }
                 }
                 if !ty.is_float() {
-                    return Err(error(format!("`fma` takes f32 or f64; this is {ty}")));
+                    return Err(error(format!("`fma` takes f32, f64, f16 or bf16; this is {ty}")));
                 }
                 Ok(ty)
             }
             Dot => {
                 let (l, r) = self.pair(&args[0], &args[1], None)?;
+                if let ThreadType::Vector(element @ (ElementType::F16 | ElementType::BF16)) = l {
+                    return Err(error(format!("`dot` of {element} vectors: convert the elements to f32 first")));
+                }
                 match (l, r) {
                     (ThreadType::Vector(a), ThreadType::Vector(b)) | (ThreadType::Scalar(a), ThreadType::Scalar(b))
                         if a == b =>
@@ -1096,6 +1120,12 @@ pub fn check_thread_statement(
                         out.push(Diagnostic::new(
                             place.origin,
                             format!("`atomic_add` on `{base}`: a fragment is the thread's own registers; add to it with `{base}[[i, j]] += v`"),
+                        ));
+                    }
+                    if atomic && value_ty.is_some_and(ThreadType::is_half) {
+                        out.push(Diagnostic::new(
+                            value.origin,
+                            "`atomic_add` of a 16-bit float: accumulate in an f32 tensor".to_string(),
                         ));
                     }
                     if atomic && !matches!(value_ty, Some(ThreadType::Scalar(_))) {

@@ -207,9 +207,11 @@ impl Family {
             }
             // x read once, y written once; the norms also read their weight (and bias) rows
             Family::Softmax => (0.0, 8.0 * value("R") * value("C")),
+            // (2 bytes an element for the bf16 and f16 kernels)
             Family::Norm => {
-                let per_column = if kernel.starts_with("layer_norm") { 8.0 } else { 4.0 };
-                (0.0, 8.0 * value("R") * value("C") + per_column * value("C"))
+                let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };
+                let rows_per_column = if kernel.starts_with("layer_norm") { 2.0 } else { 1.0 };
+                (0.0, size * (2.0 * value("R") * value("C") + rows_per_column * value("C")))
             }
             // A once, x, y once
             Family::Gemv => {

@@ -1,10 +1,12 @@
-//! LayerNorm and RMSNorm over the rows of a matrix, f32 data and f32 statistics: a block
+//! LayerNorm and RMSNorm over the rows of a matrix, f32, bf16 or f16 data and f32 statistics: a block
 //! per row (256 threads to 8192 columns, 1024 to 16384) holds the row in registers (`ITEMS`
 //! elements per thread, consecutive threads on consecutive columns), reduces it with
 //! `block_sum`, and writes the normalised row — x is read once and y written once.
 //!
 //! The variance is the mean of the squared deviations from the mean, computed from the
 //! registers after the mean is known (two reductions, no cancellation of E[x²] − E[x]²).
+//! 16-bit rows are converted to f32 as they are loaded and rounded once as they are stored
+//! (what `torch.nn.LayerNorm` does on bf16 tensors).
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -12,18 +14,19 @@ use crate::{Input, Output};
 /// The longest row the norms hold in registers: ITEMS × THREADS.
 pub const MAX_COLUMNS: usize = 16 * 1024;
 
-// Each norm is stamped at two row lengths by a macro_rules! of its own: the block's threads
-// and `ITEMS` are the only differences.
+// Each norm is stamped at two row lengths and three element types by a macro_rules! of its
+// own: the block's threads, `ITEMS` and the element type are the only differences (`as f32`
+// of an f32 renders as nothing).
 
 macro_rules! layer_norm {
-    ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
         #[tile_kernel(threads = $threads, vector = 1, consts(ITEMS = $items))]
         pub fn $name(
-            x: Global<f32, (R, C)>,
-            weight: Global<f32, (C,)>,
-            bias: Global<f32, (C,)>,
-            y: GlobalMut<f32, (R, C)>,
+            x: Global<$t, (R, C)>,
+            weight: Global<$t, (C,)>,
+            bias: Global<$t, (C,)>,
+            y: GlobalMut<$t, (R, C)>,
             eps: f32,
         ) {
             let (row,) = grid(R);
@@ -32,7 +35,7 @@ macro_rules! layer_norm {
             for j in 0..ITEMS {
                 let c = j * THREADS + thread_index();
                 if c < C {
-                    v[j] = x[[row, c]];
+                    v[j] = x[[row, c]] as f32;
                     s += v[j];
                 }
             }
@@ -49,7 +52,7 @@ macro_rules! layer_norm {
             for j in 0..ITEMS {
                 let c = j * THREADS + thread_index();
                 if c < C {
-                    y[[row, c]] = (v[j] - mean) * inverse_deviation * weight[c] + bias[c];
+                    y[[row, c]] = ((v[j] - mean) * inverse_deviation * (weight[c] as f32) + bias[c] as f32) as $t;
                 }
             }
         }
@@ -59,25 +62,41 @@ layer_norm!(
     /// y = (x − mean) / √(var + eps) · weight + bias, per row (`torch.nn.LayerNorm`), rows of up to 8192
     /// columns: a block of 256 threads per row (small blocks overlap one row's barriers with
     /// other rows' loads).
-    layer_norm_f32, threads = 256, items = 32
+    layer_norm_f32, f32, threads = 256, items = 32
 );
 layer_norm!(
     /// [`layer_norm_f32`] for rows of up to 16384 columns: a block of 1024 threads per row.
-    layer_norm_wide_f32, threads = 1024, items = 16
+    layer_norm_wide_f32, f32, threads = 1024, items = 16
+);
+layer_norm!(
+    /// [`layer_norm_f32`] on bf16 x, weight, bias and y (f32 statistics).
+    layer_norm_bf16, bf16, threads = 256, items = 32
+);
+layer_norm!(
+    /// [`layer_norm_wide_f32`] on bf16 data.
+    layer_norm_wide_bf16, bf16, threads = 1024, items = 16
+);
+layer_norm!(
+    /// [`layer_norm_f32`] on f16 x, weight, bias and y (f32 statistics).
+    layer_norm_f16, f16, threads = 256, items = 32
+);
+layer_norm!(
+    /// [`layer_norm_wide_f32`] on f16 data.
+    layer_norm_wide_f16, f16, threads = 1024, items = 16
 );
 
 macro_rules! rms_norm {
-    ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
         #[tile_kernel(threads = $threads, vector = 1, consts(ITEMS = $items))]
-        pub fn $name(x: Global<f32, (R, C)>, weight: Global<f32, (C,)>, y: GlobalMut<f32, (R, C)>, eps: f32) {
+        pub fn $name(x: Global<$t, (R, C)>, weight: Global<$t, (C,)>, y: GlobalMut<$t, (R, C)>, eps: f32) {
             let (row,) = grid(R);
             let mut v = [0.0f32; ITEMS];
             let mut squares = 0.0f32;
             for j in 0..ITEMS {
                 let c = j * THREADS + thread_index();
                 if c < C {
-                    v[j] = x[[row, c]];
+                    v[j] = x[[row, c]] as f32;
                     squares += v[j] * v[j];
                 }
             }
@@ -85,7 +104,7 @@ macro_rules! rms_norm {
             for j in 0..ITEMS {
                 let c = j * THREADS + thread_index();
                 if c < C {
-                    y[[row, c]] = v[j] * inverse_rms * weight[c];
+                    y[[row, c]] = (v[j] * inverse_rms * (weight[c] as f32)) as $t;
                 }
             }
         }
@@ -94,45 +113,102 @@ macro_rules! rms_norm {
 rms_norm!(
     /// y = x / √(mean(x²) + eps) · weight, per row (RMSNorm, as in LLaMA), rows of up to 8192
     /// columns: a block of 256 threads per row.
-    rms_norm_f32, threads = 256, items = 32
+    rms_norm_f32, f32, threads = 256, items = 32
 );
 rms_norm!(
     /// [`rms_norm_f32`] for rows of up to 16384 columns: a block of 1024 threads per row.
-    rms_norm_wide_f32, threads = 1024, items = 16
+    rms_norm_wide_f32, f32, threads = 1024, items = 16
+);
+rms_norm!(
+    /// [`rms_norm_f32`] on bf16 x, weight and y (f32 statistics).
+    rms_norm_bf16, bf16, threads = 256, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_wide_f32`] on bf16 data.
+    rms_norm_wide_bf16, bf16, threads = 1024, items = 16
+);
+rms_norm!(
+    /// [`rms_norm_f32`] on f16 x, weight and y (f32 statistics).
+    rms_norm_f16, f16, threads = 256, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_wide_f32`] on f16 data.
+    rms_norm_wide_f16, f16, threads = 1024, items = 16
 );
 
-/// LayerNorm of every row of `x` into `y` ([`layer_norm_f32`]): rows of up to
-/// [`MAX_COLUMNS`] columns.
+/// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).
+pub trait NormElement: crate::runtime::Element {
+    /// The LayerNorm kernels (to 8192 columns, to 16384) and the RMSNorm kernels of this type.
+    const KERNELS: [&'static crate::KernelDefinition; 4];
+}
+
+impl NormElement for f32 {
+    const KERNELS: [&'static crate::KernelDefinition; 4] =
+        [&layer_norm_f32::KERNEL, &layer_norm_wide_f32::KERNEL, &rms_norm_f32::KERNEL, &rms_norm_wide_f32::KERNEL];
+}
+
+impl NormElement for bf16 {
+    const KERNELS: [&'static crate::KernelDefinition; 4] =
+        [&layer_norm_bf16::KERNEL, &layer_norm_wide_bf16::KERNEL, &rms_norm_bf16::KERNEL, &rms_norm_wide_bf16::KERNEL];
+}
+
+impl NormElement for f16 {
+    const KERNELS: [&'static crate::KernelDefinition; 4] =
+        [&layer_norm_f16::KERNEL, &layer_norm_wide_f16::KERNEL, &rms_norm_f16::KERNEL, &rms_norm_wide_f16::KERNEL];
+}
+
+/// LayerNorm of every row of `x` into `y` ([`layer_norm_f32`], [`layer_norm_bf16`],
+/// [`layer_norm_f16`] by element type): rows of up to [`MAX_COLUMNS`] columns.
 ///
 /// ```ignore
 /// tessera::catalog::norm::layer_norm(&backend, &x, &weight, &bias, &mut y, 1e-5)?;
 /// ```
-pub fn layer_norm(
+pub fn layer_norm<T: NormElement>(
     device: &impl crate::Device,
-    x: &impl Input<f32>,
-    weight: &impl Input<f32>,
-    bias: &impl Input<f32>,
-    y: &mut impl Output<f32>,
+    x: &impl Input<T>,
+    weight: &impl Input<T>,
+    bias: &impl Input<T>,
+    y: &mut impl Output<T>,
     eps: f32,
 ) -> Result<crate::Launched, Error> {
-    match check_columns("layer_norm", x.shape())? {
-        Width::Block => layer_norm_f32::launch(device, x, weight, bias, y, eps),
-        Width::Wide => layer_norm_wide_f32::launch(device, x, weight, bias, y, eps),
-    }
+    let kernel = match check_columns("layer_norm", x.shape())? {
+        Width::Block => T::KERNELS[0],
+        Width::Wide => T::KERNELS[1],
+    };
+    kernel.launch(
+        device,
+        &mut [
+            crate::Argument::input("x", x),
+            crate::Argument::input("weight", weight),
+            crate::Argument::input("bias", bias),
+            crate::Argument::output("y", y),
+            crate::Argument::scalar("eps", eps),
+        ],
+    )
 }
 
-/// RMSNorm of every row of `x` into `y` ([`rms_norm_f32`]): rows of up to [`MAX_COLUMNS`].
-pub fn rms_norm(
+/// RMSNorm of every row of `x` into `y` ([`rms_norm_f32`], [`rms_norm_bf16`],
+/// [`rms_norm_f16`] by element type): rows of up to [`MAX_COLUMNS`].
+pub fn rms_norm<T: NormElement>(
     device: &impl crate::Device,
-    x: &impl Input<f32>,
-    weight: &impl Input<f32>,
-    y: &mut impl Output<f32>,
+    x: &impl Input<T>,
+    weight: &impl Input<T>,
+    y: &mut impl Output<T>,
     eps: f32,
 ) -> Result<crate::Launched, Error> {
-    match check_columns("rms_norm", x.shape())? {
-        Width::Block => rms_norm_f32::launch(device, x, weight, y, eps),
-        Width::Wide => rms_norm_wide_f32::launch(device, x, weight, y, eps),
-    }
+    let kernel = match check_columns("rms_norm", x.shape())? {
+        Width::Block => T::KERNELS[2],
+        Width::Wide => T::KERNELS[3],
+    };
+    kernel.launch(
+        device,
+        &mut [
+            crate::Argument::input("x", x),
+            crate::Argument::input("weight", weight),
+            crate::Argument::output("y", y),
+            crate::Argument::scalar("eps", eps),
+        ],
+    )
 }
 
 /// Which kernel holds a row: 256 threads × 32 (to 8192 columns) or 1024 × 16.
@@ -150,5 +226,17 @@ fn check_columns(kernel: &str, shape: &[usize]) -> Result<Width, Error> {
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 4] =
-    [&layer_norm_f32::KERNEL, &layer_norm_wide_f32::KERNEL, &rms_norm_f32::KERNEL, &rms_norm_wide_f32::KERNEL];
+pub const ALL: [&crate::KernelDefinition; 12] = [
+    &layer_norm_f32::KERNEL,
+    &layer_norm_wide_f32::KERNEL,
+    &rms_norm_f32::KERNEL,
+    &rms_norm_wide_f32::KERNEL,
+    &layer_norm_bf16::KERNEL,
+    &layer_norm_wide_bf16::KERNEL,
+    &rms_norm_bf16::KERNEL,
+    &rms_norm_wide_bf16::KERNEL,
+    &layer_norm_f16::KERNEL,
+    &layer_norm_wide_f16::KERNEL,
+    &rms_norm_f16::KERNEL,
+    &rms_norm_wide_f16::KERNEL,
+];
