@@ -91,12 +91,13 @@ fn f16_thread_code_rounds_like_cuda(backend: &Backend) {
 }
 
 #[test]
-fn half_arithmetic_renders_as_cuda_operators_and_conversions() {
+fn half_arithmetic_renders_as_intrinsics_that_round_each_operation() {
     let source = bf16_arithmetic::KERNEL.cuda_source();
-    assert!(source.contains("const __nv_bfloat16 half_square = v * v / __float2bfloat16_rn(2.0f);"), "{source}");
-    assert!(source.contains("y[i] = __hmax(a * v + half_square, v);"), "{source}");
+    // each operation rounds on its own: no contraction of a·v + s into an fma
+    assert!(source.contains("const __nv_bfloat16 half_square = __hdiv(__hmul_rn(v, v), __float2bfloat16_rn(2.0f));"), "{source}");
+    assert!(source.contains("y[i] = __hmax(__hadd_rn(__hmul_rn(a, v), half_square), v);"), "{source}");
     assert!(source.contains("z[i] = hexp(v);") && source.contains("w[i] = static_cast<float>(v) * 3.0f;"), "{source}");
     let source = f16_arithmetic::KERNEL.cuda_source();
     assert!(source.contains("y[i] = __hfma(v, neighbour, -v);"), "{source}");
-    assert!(source.contains("hsqrt(__habs(v)) + __double2half(0.25)"), "{source}");
+    assert!(source.contains("__hadd_rn(hsqrt(__habs(v)), __double2half(0.25))"), "{source}");
 }

@@ -132,6 +132,20 @@ const SILU: &str = "// silu(x) = x·σ(x) = x / (1 + e^-x)
 __device__ __forceinline__ float tessera_silu(float x) { return x / (1.0f + expf(-x)); }
 __device__ __forceinline__ double tessera_silu(double x) { return x / (1.0 + exp(-x)); }";
 
+/// The intrinsic that computes `op` on two 16-bit floats of type `ty` with its own rounding.
+fn half_arithmetic(op: ThreadOp, ty: ThreadType) -> Option<&'static str> {
+    if !ty.is_half() {
+        return None;
+    }
+    match op {
+        ThreadOp::Add => Some("__hadd_rn"),
+        ThreadOp::Sub => Some("__hsub_rn"),
+        ThreadOp::Mul => Some("__hmul_rn"),
+        ThreadOp::Div => Some("__hdiv"),
+        _ => None,
+    }
+}
+
 /// `text` of type `from` as an f32 expression (for the conversions to 16 bits).
 fn as_float(from: ThreadType, text: &str) -> String {
     if from == ThreadType::F32 {
@@ -240,8 +254,14 @@ impl Printer<'_> {
             }
             ThreadStatementKind::Assign { place, op, value } => {
                 let ty = self.type_of(env, place, None)?;
-                let symbol = op.map(ThreadOp::symbol).unwrap_or("");
-                out.push(format!("{} {symbol}= {};", self.expr(place, env, None)?, self.expr(value, env, Some(ty))?));
+                let (target, value) = (self.expr(place, env, None)?, self.expr(value, env, Some(ty))?);
+                match op.and_then(|op| half_arithmetic(op, ty)) {
+                    Some(function) => out.push(format!("{target} = {function}({target}, {value});")),
+                    None => {
+                        let symbol = op.map(ThreadOp::symbol).unwrap_or("");
+                        out.push(format!("{target} {symbol}= {value};"));
+                    }
+                }
             }
             ThreadStatementKind::AtomicAdd { place, value } => {
                 let ty = self.type_of(env, place, None)?;
@@ -362,6 +382,12 @@ impl Printer<'_> {
                 let operand_wanted =
                     if op.is_comparison() || matches!(op, ThreadOp::And | ThreadOp::Or) { None } else { wanted };
                 let (l, r) = env.pair(lhs, rhs, operand_wanted).map_err(|d| self.fail(d.origin, &d.message))?;
+                // 16-bit + − × as the _rn intrinsics: each rounds on its own, never contracted
+                // into an fma by the compiler (the simulation rounds each the same way)
+                if let Some(function) = half_arithmetic(*op, l) {
+                    let (left, right) = (self.expr(lhs, env, Some(l))?, self.expr(rhs, env, Some(r))?);
+                    return Ok((format!("{function}({left}, {right})"), PRIMARY));
+                }
                 let p = op.precedence();
                 let left = wrap(self.precedence(lhs, env, Some(l))?, p);
                 let right = wrap(self.precedence(rhs, env, Some(r))?, p + 1);
