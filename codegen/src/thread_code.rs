@@ -357,6 +357,18 @@ impl Printer<'_> {
             ThreadExprKind::Index { base, indices } => {
                 let int = Some(ThreadType::I32);
                 let index: Vec<String> = indices.iter().map(|i| self.expr(i, env, int)).collect::<Result<_, _>>()?;
+                // a lane of a vector local: its k-th element
+                if let Some(tessera_dsl::Binding::Value { ty: ThreadType::Vector(element), mutable }) = env.get(base) {
+                    let k = index.first().cloned().unwrap_or_default();
+                    if self.kernel.config.vector.get() == 1 {
+                        return Ok((base.clone(), PRIMARY));
+                    }
+                    let constness = if *mutable { "" } else { "const " };
+                    return Ok((
+                        format!("reinterpret_cast<{constness}{}*>(&{base})[{k}]", element.cuda_name()),
+                        PRIMARY,
+                    ));
+                }
                 let tensor = self.kernel.param(base).and_then(|p| p.tensor());
                 match (tensor, index.as_slice()) {
                     (Some(_), [i]) => (format!("{base}[{i}]"), PRIMARY),
@@ -425,13 +437,31 @@ impl Printer<'_> {
                 (converted, PRIMARY)
             }
             ThreadExprKind::Call { function, args } => self.call(*function, args, env, ty)?,
-            ThreadExprKind::VectorLoad { tensor, index } => {
+            ThreadExprKind::VectorLoad { tensor, row, index } => {
                 let index = self.expr(index, env, Some(ThreadType::I32))?;
+                // row r of a 2-D tensor starts at tensor + r · ld (a multiple of VECTOR: the launch
+                // narrows VECTOR where it is not)
+                let start = match row {
+                    Some(row) => format!(
+                        "{tensor} + {} * {}",
+                        self.precedence(row, env, Some(ThreadType::I32)).map(|r| wrap(r, 12))?,
+                        tessera_dsl::leading_dimension_name(tensor)
+                    ),
+                    None => tensor.clone(),
+                };
                 if self.kernel.config.vector.get() == 1 {
-                    (format!("{tensor}[{index}]"), PRIMARY)
+                    match row {
+                        Some(_) => (format!("({start})[{index}]"), PRIMARY),
+                        None => (format!("{tensor}[{index}]"), PRIMARY),
+                    }
                 } else {
                     let vector_type = self.c_type(ty, expr.origin)?;
-                    (format!("reinterpret_cast<const {vector_type}*>({tensor})[{index}]"), PRIMARY)
+                    // writable tensors: the same text serves as the place of a vector store
+                    let writable = self.kernel.param(tensor).and_then(|p| p.tensor()).is_some_and(|t| {
+                        t.access == tessera_dsl::Access::Writable
+                    });
+                    let constness = if writable { "" } else { "const " };
+                    (format!("reinterpret_cast<{constness}{vector_type}*>({start})[{index}]"), PRIMARY)
                 }
             }
             ThreadExprKind::VectorSum(value) => (format!("tessera_sum({})", self.expr(value, env, None)?), PRIMARY),
@@ -503,6 +533,22 @@ impl Printer<'_> {
                 format!("{}({}, {}, {})", float("fmaf", "fma"), arg(0, Some(ty))?, arg(1, Some(ty))?, arg(2, Some(ty))?)
             }
             Intrinsic::Dot => format!("tessera_dot({}, {})", arg(0, None)?, arg(1, None)?),
+            Intrinsic::Splat => {
+                let ThreadType::Vector(element) = ty else {
+                    return Err(self.fail(args[0].origin, "`vector(v)` makes a vector"));
+                };
+                let value = arg(0, Some(ThreadType::Scalar(element)))?;
+                let width = self.kernel.config.vector.get() as usize;
+                let vector_type = self.c_type(ty, args[0].origin)?;
+                let copies = vec![value.as_str(); width].join(", ");
+                if width == 1 {
+                    value
+                } else if crate::operand::is_tessera_vector(vector_type) {
+                    format!("{vector_type}{{{{{copies}}}}}")
+                } else {
+                    format!("make_{vector_type}({copies})")
+                }
+            }
             Intrinsic::WarpSum => format!("tessera_warp_sum({})", arg(0, Some(ty))?),
             Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),

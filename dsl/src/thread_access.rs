@@ -147,6 +147,9 @@ impl Warp<'_> {
                 match &place.kind {
                     ThreadExprKind::Name(name) => self.bind(name, &values, mask),
                     ThreadExprKind::Index { base, indices } => self.index(place, base, indices, mask, &text, true),
+                    ThreadExprKind::VectorLoad { tensor, row, index } => {
+                        self.vector_access(place, tensor, row.as_deref(), index, mask, &text, true)
+                    }
                     _ => {}
                 }
             }
@@ -238,18 +241,8 @@ impl Warp<'_> {
                 self.index(expr, base, indices, mask, statement, false);
                 vec![Value::Unknown; n]
             }
-            ThreadExprKind::VectorLoad { tensor, index } => {
-                let indices = self.expr(index, mask, statement);
-                let vector = i64::from(self.kernel.config.vector.get());
-                let element = self.tensor_element(tensor);
-                if let Some(element) = element {
-                    let offsets = indices.iter().map(|i| match i {
-                        Value::Int(i) => Some(i * vector),
-                        _ => None,
-                    });
-                    let offsets: Vec<Option<i64>> = offsets.collect();
-                    self.record(expr, tensor, false, element, vector, &offsets, mask, statement, false);
-                }
+            ThreadExprKind::VectorLoad { tensor, row, index } => {
+                self.vector_access(expr, tensor, row.as_deref(), index, mask, statement, false);
                 vec![Value::Unknown; n]
             }
             ThreadExprKind::Cast { value, to } => {
@@ -304,6 +297,38 @@ impl Warp<'_> {
     }
 
     /// Records `base[indices]` if `base` is a shared buffer or a global tensor.
+    /// `x.vector(i)` or `x.vector([r, i])`: one access of VECTOR elements per lane (rows of
+    /// ASSUMED_EXTENT elements, as for `x[[r, c]]`).
+    #[allow(clippy::too_many_arguments)]
+    fn vector_access(
+        &mut self,
+        expr: &ThreadExpr,
+        tensor: &str,
+        row: Option<&ThreadExpr>,
+        index: &ThreadExpr,
+        mask: &[bool],
+        statement: &str,
+        store: bool,
+    ) {
+        let indices = self.expr(index, mask, statement);
+        let rows = row.map(|row| self.expr(row, mask, statement));
+        let vector = i64::from(self.kernel.config.vector.get());
+        let Some(element) = self.tensor_element(tensor) else { return };
+        let offsets: Vec<Option<i64>> = (0..mask.len())
+            .map(|lane| {
+                let Value::Int(i) = indices[lane] else { return None };
+                match &rows {
+                    None => Some(i * vector),
+                    Some(rows) => match rows[lane] {
+                        Value::Int(r) => Some(r * ASSUMED_EXTENT + i * vector),
+                        _ => None,
+                    },
+                }
+            })
+            .collect();
+        self.record(expr, tensor, false, element, vector, &offsets, mask, statement, store);
+    }
+
     fn index(
         &mut self,
         expr: &ThreadExpr,

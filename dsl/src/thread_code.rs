@@ -138,9 +138,11 @@ pub enum ThreadExprKind {
         function: Intrinsic,
         args: Vec<ThreadExpr>,
     },
-    /// `x.vector(i)`: elements `i * VECTOR ..` of a 1-D tensor in one access.
+    /// `x.vector(i)`: elements `i * VECTOR ..` of a 1-D tensor in one access; `x.vector([r, i])`:
+    /// those of row `r` of a 2-D tensor. As the place of an assignment, one vector store.
     VectorLoad {
         tensor: String,
+        row: Option<Box<ThreadExpr>>,
         index: Box<ThreadExpr>,
     },
     /// `v.sum()`: the sum of a vector's elements.
@@ -269,10 +271,12 @@ pub enum Intrinsic {
     BlockCount,
     /// `dot(a, b)` or `a.dot(b)`: the sum of the products of two vectors' elements (or a · b).
     Dot,
+    /// `vector(v)`: a vector of `VECTOR` copies of `v` (to fill lane by lane, then store).
+    Splat,
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 22] = [
+    pub const ALL: [Intrinsic; 23] = [
         Self::Sqrt,
         Self::Exp,
         Self::Tanh,
@@ -295,6 +299,7 @@ impl Intrinsic {
         Self::BlockIndex,
         Self::BlockCount,
         Self::Dot,
+        Self::Splat,
     ];
 
     /// The name thread code calls it by.
@@ -322,6 +327,7 @@ impl Intrinsic {
             Self::BlockIndex => "block_index",
             Self::BlockCount => "block_count",
             Self::Dot => "dot",
+            Self::Splat => "vector",
         }
     }
 
@@ -339,7 +345,7 @@ impl Intrinsic {
     pub fn arity(self) -> usize {
         match self {
             Self::ThreadIndex | Self::Lane | Self::WarpIndex | Self::BlockIndex | Self::BlockCount => 0,
-            Self::Sqrt | Self::Exp | Self::Tanh | Self::Erf | Self::Gelu | Self::Silu | Self::Abs => 1,
+            Self::Sqrt | Self::Exp | Self::Tanh | Self::Erf | Self::Gelu | Self::Silu | Self::Abs | Self::Splat => 1,
             Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax => 1,
             Self::Min | Self::Max | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
             Self::Fma => 3,
@@ -392,7 +398,12 @@ impl ThreadExpr {
             }
             ThreadExprKind::Cast { value, .. } => value.walk(visit),
             ThreadExprKind::Call { args, .. } => args.iter().for_each(|a| a.walk(visit)),
-            ThreadExprKind::VectorLoad { index, .. } => index.walk(visit),
+            ThreadExprKind::VectorLoad { row, index, .. } => {
+                if let Some(row) = row {
+                    row.walk(visit);
+                }
+                index.walk(visit)
+            }
             ThreadExprKind::VectorSum(value) => value.walk(visit),
         }
     }
@@ -449,7 +460,7 @@ impl ThreadStatement {
     fn collect_written(&self, out: &mut Vec<String>) {
         match &self.kind {
             ThreadStatementKind::Assign { place, .. } | ThreadStatementKind::AtomicAdd { place, .. } => {
-                if let ThreadExprKind::Index { base, .. } = &place.kind {
+                if let ThreadExprKind::Index { base, .. } | ThreadExprKind::VectorLoad { tensor: base, .. } = &place.kind {
                     out.push(base.clone());
                 }
             }
@@ -750,6 +761,12 @@ impl TypeEnv {
                         }
                         Ok(ThreadType::Scalar(*element))
                     }
+                    Some(Binding::Value { ty: ThreadType::Vector(element), .. }) => {
+                        if indices.len() != 1 {
+                            return Err(error(format!("vector `{base}` has lanes `{base}[k]`, k < VECTOR")));
+                        }
+                        Ok(ThreadType::Scalar(*element))
+                    }
                     Some(Binding::Value { ty, .. }) => Err(error(format!(
                         "`{base}` is a {ty} value, not a tensor or shared buffer: it has no elements"
                     ))),
@@ -822,16 +839,27 @@ impl TypeEnv {
                 }
             }
             ThreadExprKind::Call { function, args } => self.call(expr, *function, args, wanted),
-            ThreadExprKind::VectorLoad { tensor, index } => {
-                let ty = self.typed(index, Some(ThreadType::I32))?;
-                if !ty.is_integer() {
-                    return Err(Diagnostic::new(index.origin, format!("an index is an integer; this is {ty}")));
+            ThreadExprKind::VectorLoad { tensor, row, index } => {
+                for index in row.iter().map(|r| &**r).chain([&**index]) {
+                    let ty = self.typed(index, Some(ThreadType::I32))?;
+                    if !ty.is_integer() {
+                        return Err(Diagnostic::new(index.origin, format!("an index is an integer; this is {ty}")));
+                    }
                 }
-                match self.names.get(tensor) {
-                    Some(Binding::Tensor { element, shape, .. }) if shape.len() == 1 => {
+                match (self.names.get(tensor), row) {
+                    (Some(Binding::Tensor { element, shape, .. }), None) if shape.len() == 1 => {
                         Ok(ThreadType::Vector(*element))
                     }
-                    _ => Err(error(format!("`.vector(i)` loads from a 1-D tensor parameter; `{tensor}` is not one"))),
+                    (Some(Binding::Tensor { element, shape, .. }), Some(_)) if shape.len() == 2 => {
+                        Ok(ThreadType::Vector(*element))
+                    }
+                    (Some(Binding::Tensor { shape, .. }), _) if shape.len() == 2 => Err(error(format!(
+                        "`{tensor}` is 2-D: `{tensor}.vector([r, i])` is elements i·VECTOR .. of row r"
+                    ))),
+                    (Some(Binding::Tensor { .. }), Some(_)) => {
+                        Err(error(format!("`{tensor}` is 1-D: `{tensor}.vector(i)` is elements i·VECTOR ..")))
+                    }
+                    _ => Err(error(format!("`.vector(..)` loads from a tensor parameter; `{tensor}` is not one"))),
                 }
             }
             ThreadExprKind::LeadingDimension(tensor) => match self.names.get(tensor) {
@@ -947,6 +975,10 @@ impl TypeEnv {
                     _ => Err(error(format!("`dot` takes two vectors (or numbers) of one type; these are {l} and {r}"))),
                 }
             }
+            Splat => match self.typed(&args[0], None)? {
+                ThreadType::Scalar(element) => Ok(ThreadType::Vector(element)),
+                other => Err(error(format!("`vector(v)` repeats a number VECTOR times; this is {other}"))),
+            },
             ShflDown | ShflXor => {
                 let ty = self.typed(&args[0], wanted)?;
                 let delta = self.typed(&args[1], Some(ThreadType::I32))?;
@@ -1103,7 +1135,21 @@ pub fn check_thread_statement(
                         format!("`atomic_add` adds to an element of a writable tensor or shared buffer: `atomic_add(&y[i], v)`; `{name}` is not one"),
                     )),
                 },
+                ThreadExprKind::VectorLoad { tensor, .. } if !atomic => {
+                    if let Some(Binding::Tensor { writable: false, .. }) = env.get(tensor) {
+                        out.push(
+                            Diagnostic::new(place.origin, format!("`{tensor}` is read-only (`Global`); it cannot be written"))
+                                .with_hint("declare the parameter `GlobalMut<..>` to write it"),
+                        );
+                    }
+                }
                 ThreadExprKind::Index { base, .. } => {
+                    if let Some(Binding::Value { ty: ThreadType::Vector(_), mutable: false }) = env.get(base) {
+                        out.push(
+                            Diagnostic::new(place.origin, format!("cannot assign to a lane of `{base}`: it is not a `let mut` vector"))
+                                .with_hint(format!("declare it `let mut {base} = ..;`")),
+                        );
+                    }
                     if let Some(Binding::Tensor { writable: false, .. }) = env.get(base) {
                         out.push(
                             Diagnostic::new(place.origin, format!("`{base}` is read-only (`Global`); it cannot be written"))
@@ -1292,7 +1338,8 @@ impl std::fmt::Display for ThreadExpr {
             }
             ThreadExprKind::Cast { value, to } => write!(f, "{} as {to}", wrap(value, u8::MAX)),
             ThreadExprKind::Call { function, args } => write!(f, "{}({})", function.name(), list(args)),
-            ThreadExprKind::VectorLoad { tensor, index } => write!(f, "{tensor}.vector({index})"),
+            ThreadExprKind::VectorLoad { tensor, row: None, index } => write!(f, "{tensor}.vector({index})"),
+            ThreadExprKind::VectorLoad { tensor, row: Some(row), index } => write!(f, "{tensor}.vector([{row}, {index}])"),
             ThreadExprKind::LeadingDimension(tensor) => write!(f, "{tensor}.leading_dimension()"),
             ThreadExprKind::VectorSum(value) => write!(f, "{}.sum()", wrap(value, u8::MAX)),
         }

@@ -213,10 +213,10 @@ fn compound(op: &BinOp) -> Option<ThreadOp> {
 fn place(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExpr> {
     let parsed = expr(e, spans)?;
     match parsed.kind {
-        ThreadExprKind::Name(_) | ThreadExprKind::Index { .. } => Ok(parsed),
+        ThreadExprKind::Name(_) | ThreadExprKind::Index { .. } | ThreadExprKind::VectorLoad { .. } => Ok(parsed),
         _ => Err(error(
             e.span(),
-            "the left side of an assignment is a `let mut` local or an element: `s`, `y[i]`, `t[[r, c]]`",
+            "the left side of an assignment is a `let mut` local, an element or a vector: `s`, `y[i]`, `t[[r, c]]`, `y.vector([r, i])`",
         )),
     }
 }
@@ -359,9 +359,18 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 _ => None,
             };
             match (name.as_str(), method.args.len(), receiver_name) {
-                ("vector", 1, Some(tensor)) => {
-                    ThreadExprKind::VectorLoad { tensor, index: Box::new(expr(&method.args[0], spans)?) }
-                }
+                // `x.vector(i)`, or `x.vector([r, i])` for row r of a 2-D tensor
+                ("vector", 1, Some(tensor)) => match &method.args[0] {
+                    RustExpr::Array(array) if array.elems.len() == 2 => ThreadExprKind::VectorLoad {
+                        tensor,
+                        row: Some(Box::new(expr(&array.elems[0], spans)?)),
+                        index: Box::new(expr(&array.elems[1], spans)?),
+                    },
+                    RustExpr::Array(array) => {
+                        return Err(error(array.span(), "`.vector([r, i])` takes a row and a vector index"))
+                    }
+                    index => ThreadExprKind::VectorLoad { tensor, row: None, index: Box::new(expr(index, spans)?) },
+                },
                 ("sum", 0, _) => ThreadExprKind::VectorSum(Box::new(expr(&method.receiver, spans)?)),
                 ("leading_dimension", 0, Some(tensor)) => ThreadExprKind::LeadingDimension(tensor),
                 (function @ ("sqrt" | "exp" | "tanh" | "erf" | "gelu" | "silu" | "abs" | "min" | "max" | "dot"), _, _) => {

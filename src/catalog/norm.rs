@@ -19,9 +19,9 @@ pub const MAX_COLUMNS: usize = 16 * 1024;
 // of an f32 renders as nothing).
 
 macro_rules! layer_norm {
-    ($(#[$doc:meta])* $name:ident, $t:ident, threads = $threads:tt, items = $items:tt) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 1, consts(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = $vector, consts(ITEMS = $items))]
         pub fn $name(
             x: Global<$t, (R, C)>,
             weight: Global<$t, (C,)>,
@@ -32,27 +32,54 @@ macro_rules! layer_norm {
             let (row,) = grid(R);
             let mut v = [0.0f32; ITEMS];
             let mut s = 0.0f32;
-            for j in 0..ITEMS {
-                let c = j * THREADS + thread_index();
-                if c < C {
-                    v[j] = x[[row, c]] as f32;
-                    s += v[j];
+            // vector j of this thread is vector j·THREADS + t of the row; past the row's end
+            // element by element (and the elements past it stay 0)
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let w = x.vector([row, i]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k] as f32;
+                        s += v[j * VECTOR + k];
+                    }
+                } else {
+                    for k in 0..VECTOR {
+                        if i * VECTOR + k < C {
+                            v[j * VECTOR + k] = x[[row, i * VECTOR + k]] as f32;
+                            s += v[j * VECTOR + k];
+                        }
+                    }
                 }
             }
             let mean = block_sum(s) / C as f32;
             let mut squares = 0.0f32;
-            for j in 0..ITEMS {
-                let c = j * THREADS + thread_index();
-                if c < C {
-                    let d = v[j] - mean;
-                    squares += d * d;
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                for k in 0..VECTOR {
+                    if i * VECTOR + k < C {
+                        let d = v[j * VECTOR + k] - mean;
+                        squares += d * d;
+                    }
                 }
             }
             let inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
-            for j in 0..ITEMS {
-                let c = j * THREADS + thread_index();
-                if c < C {
-                    y[[row, c]] = ((v[j] - mean) * inverse_deviation * (weight[c] as f32) + bias[c] as f32) as $t;
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let wv = weight.vector(i);
+                    let bv = bias.vector(i);
+                    let mut out = vector(0.0 as $t);
+                    for k in 0..VECTOR {
+                        out[k] = ((v[j * VECTOR + k] - mean) * inverse_deviation * (wv[k] as f32) + bv[k] as f32) as $t;
+                    }
+                    y.vector([row, i]) = out;
+                } else {
+                    for k in 0..VECTOR {
+                        let c = i * VECTOR + k;
+                        if c < C {
+                            y[[row, c]] = ((v[j * VECTOR + k] - mean) * inverse_deviation * (weight[c] as f32) + bias[c] as f32) as $t;
+                        }
+                    }
                 }
             }
         }
@@ -62,49 +89,71 @@ layer_norm!(
     /// y = (x − mean) / √(var + eps) · weight + bias, per row (`torch.nn.LayerNorm`), rows of up to 8192
     /// columns: a block of 256 threads per row (small blocks overlap one row's barriers with
     /// other rows' loads).
-    layer_norm_f32, f32, threads = 256, items = 32
+    layer_norm_f32, f32, vector = 4, threads = 256, items = 32
 );
 layer_norm!(
     /// [`layer_norm_f32`] for rows of up to 16384 columns: a block of 1024 threads per row.
-    layer_norm_wide_f32, f32, threads = 1024, items = 16
+    layer_norm_wide_f32, f32, vector = 4, threads = 1024, items = 16
 );
 layer_norm!(
     /// [`layer_norm_f32`] on bf16 x, weight, bias and y (f32 statistics).
-    layer_norm_bf16, bf16, threads = 256, items = 32
+    layer_norm_bf16, bf16, vector = 8, threads = 256, items = 32
 );
 layer_norm!(
     /// [`layer_norm_wide_f32`] on bf16 data.
-    layer_norm_wide_bf16, bf16, threads = 1024, items = 16
+    layer_norm_wide_bf16, bf16, vector = 8, threads = 1024, items = 16
 );
 layer_norm!(
     /// [`layer_norm_f32`] on f16 x, weight, bias and y (f32 statistics).
-    layer_norm_f16, f16, threads = 256, items = 32
+    layer_norm_f16, f16, vector = 8, threads = 256, items = 32
 );
 layer_norm!(
     /// [`layer_norm_wide_f32`] on f16 data.
-    layer_norm_wide_f16, f16, threads = 1024, items = 16
+    layer_norm_wide_f16, f16, vector = 8, threads = 1024, items = 16
 );
 
 macro_rules! rms_norm {
-    ($(#[$doc:meta])* $name:ident, $t:ident, threads = $threads:tt, items = $items:tt) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 1, consts(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = $vector, consts(ITEMS = $items))]
         pub fn $name(x: Global<$t, (R, C)>, weight: Global<$t, (C,)>, y: GlobalMut<$t, (R, C)>, eps: f32) {
             let (row,) = grid(R);
             let mut v = [0.0f32; ITEMS];
             let mut squares = 0.0f32;
-            for j in 0..ITEMS {
-                let c = j * THREADS + thread_index();
-                if c < C {
-                    v[j] = x[[row, c]] as f32;
-                    squares += v[j] * v[j];
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let w = x.vector([row, i]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k] as f32;
+                        squares += v[j * VECTOR + k] * v[j * VECTOR + k];
+                    }
+                } else {
+                    for k in 0..VECTOR {
+                        if i * VECTOR + k < C {
+                            v[j * VECTOR + k] = x[[row, i * VECTOR + k]] as f32;
+                            squares += v[j * VECTOR + k] * v[j * VECTOR + k];
+                        }
+                    }
                 }
             }
             let inverse_rms = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
-            for j in 0..ITEMS {
-                let c = j * THREADS + thread_index();
-                if c < C {
-                    y[[row, c]] = (v[j] * inverse_rms * (weight[c] as f32)) as $t;
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let wv = weight.vector(i);
+                    let mut out = vector(0.0 as $t);
+                    for k in 0..VECTOR {
+                        out[k] = (v[j * VECTOR + k] * inverse_rms * (wv[k] as f32)) as $t;
+                    }
+                    y.vector([row, i]) = out;
+                } else {
+                    for k in 0..VECTOR {
+                        let c = i * VECTOR + k;
+                        if c < C {
+                            y[[row, c]] = (v[j * VECTOR + k] * inverse_rms * (weight[c] as f32)) as $t;
+                        }
+                    }
                 }
             }
         }
@@ -113,27 +162,27 @@ macro_rules! rms_norm {
 rms_norm!(
     /// y = x / √(mean(x²) + eps) · weight, per row (RMSNorm, as in LLaMA), rows of up to 8192
     /// columns: a block of 256 threads per row.
-    rms_norm_f32, f32, threads = 256, items = 32
+    rms_norm_f32, f32, vector = 4, threads = 256, items = 32
 );
 rms_norm!(
     /// [`rms_norm_f32`] for rows of up to 16384 columns: a block of 1024 threads per row.
-    rms_norm_wide_f32, f32, threads = 1024, items = 16
+    rms_norm_wide_f32, f32, vector = 4, threads = 1024, items = 16
 );
 rms_norm!(
     /// [`rms_norm_f32`] on bf16 x, weight and y (f32 statistics).
-    rms_norm_bf16, bf16, threads = 256, items = 32
+    rms_norm_bf16, bf16, vector = 8, threads = 256, items = 32
 );
 rms_norm!(
     /// [`rms_norm_wide_f32`] on bf16 data.
-    rms_norm_wide_bf16, bf16, threads = 1024, items = 16
+    rms_norm_wide_bf16, bf16, vector = 8, threads = 1024, items = 16
 );
 rms_norm!(
     /// [`rms_norm_f32`] on f16 x, weight and y (f32 statistics).
-    rms_norm_f16, f16, threads = 256, items = 32
+    rms_norm_f16, f16, vector = 8, threads = 256, items = 32
 );
 rms_norm!(
     /// [`rms_norm_wide_f32`] on f16 data.
-    rms_norm_wide_f16, f16, threads = 1024, items = 16
+    rms_norm_wide_f16, f16, vector = 8, threads = 1024, items = 16
 );
 
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).

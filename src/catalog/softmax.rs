@@ -14,8 +14,10 @@
 //! | longer          | [`softmax_looped_f32`] | 1024            | reads the row twice |
 //!
 //! Consecutive threads hold consecutive columns (element j of thread t is column
-//! `j·THREADS + t`), so every load and store of a warp is one contiguous run, and any column
-//! count and leading dimension works (4097 as well as 4096).
+//! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4, `x.vector([r, i])`,
+//! where the leading dimension allows — the launch narrows to single elements where it does
+//! not), so every load and store of a warp is one contiguous run, and any column count and
+//! leading dimension works (4097 as well as 4096).
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -69,16 +71,28 @@ softmax_warp_per_row!(
 macro_rules! softmax_block_per_row {
     ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 1, consts(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = 4, consts(ITEMS = $items))]
         pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
             let (row,) = grid(R);
             let mut v = [-f32::INFINITY; ITEMS];
             let mut m = -f32::INFINITY;
-            for j in 0..ITEMS {
-                let c = j * THREADS + thread_index();
-                if c < C {
-                    v[j] = x[[row, c]];
-                    m = max(m, v[j]);
+            // this thread's j-th vector of the row is vector j·THREADS + t: columns
+            // (j·THREADS + t)·VECTOR ..; a vector past the row's end is loaded element by element
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let w = x.vector([row, i]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k];
+                        m = max(m, w[k]);
+                    }
+                } else {
+                    for k in 0..VECTOR {
+                        if i * VECTOR + k < C {
+                            v[j * VECTOR + k] = x[[row, i * VECTOR + k]];
+                            m = max(m, v[j * VECTOR + k]);
+                        }
+                    }
                 }
             }
             let row_max = block_max(m);
@@ -88,10 +102,20 @@ macro_rules! softmax_block_per_row {
                 s += v[j];
             }
             let scale = 1.0f32 / block_sum(s);
-            for j in 0..ITEMS {
-                let c = j * THREADS + thread_index();
-                if c < C {
-                    y[[row, c]] = v[j] * scale;
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let mut w = vector(0.0f32);
+                    for k in 0..VECTOR {
+                        w[k] = v[j * VECTOR + k] * scale;
+                    }
+                    y.vector([row, i]) = w;
+                } else {
+                    for k in 0..VECTOR {
+                        if i * VECTOR + k < C {
+                            y[[row, i * VECTOR + k]] = v[j * VECTOR + k] * scale;
+                        }
+                    }
                 }
             }
         }

@@ -1,0 +1,72 @@
+//! Rows of 2-D tensors moved VECTOR elements at a time in thread code: `x.vector([r, i])`
+//! loads, `y.vector([r, i]) = w` stores, `vector(v)` and lanes `w[k]` — with the row tails
+//! element by element, at widths the launch narrows where a leading dimension is not a
+//! multiple of VECTOR; on the simulation and, ignored without one, on a GPU.
+
+mod common;
+
+use common::{random_floats, POISON};
+use tessera::prelude::*;
+use tessera::Backend;
+
+/// y = 2·x + r (r the row index), each row in vectors of 4 where whole, the tail one by one.
+#[tile_kernel(threads = 64, vector = 4)]
+fn scale_rows(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    let (row,) = grid(R);
+    for i in (thread_index()..(C + VECTOR - 1) / VECTOR).step_by(THREADS) {
+        if (i + 1) * VECTOR <= C {
+            let w = x.vector([row, i]);
+            let mut out = vector(0.0f32);
+            for k in 0..VECTOR {
+                out[k] = 2.0 * w[k] + row as f32;
+            }
+            y.vector([row, i]) = out;
+        } else {
+            for k in 0..VECTOR {
+                let c = i * VECTOR + k;
+                if c < C {
+                    y[[row, c]] = 2.0 * x[[row, c]] + row as f32;
+                }
+            }
+        }
+    }
+}
+
+on_both_backends!(rows_move_in_vectors_with_element_tails);
+
+fn rows_move_in_vectors_with_element_tails(backend: &Backend) {
+    // (rows, columns, leading dimension): whole vectors, a tail, an unaligned leading dimension
+    for (rows, cols, ld, width) in [(3, 64, 64, 4), (5, 67, 68, 4), (4, 67, 67, 1), (2, 1, 1, 1), (3, 6, 10, 2)] {
+        let host = random_floats(rows * ld, (cols * 7) as u64);
+        let x = backend.upload(&host, [rows, ld]).unwrap();
+        let mut y = backend.filled([rows, ld], f32::from_bits(POISON)).unwrap();
+        let launched = scale_rows::launch(
+            backend,
+            &x.submatrix(0..rows, 0..cols).unwrap(),
+            &mut y.submatrix_mut(0..rows, 0..cols).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(launched.vector.get(), width, "{rows}×{cols} (ld {ld})");
+        let got = backend.download(&y).unwrap();
+        for r in 0..rows {
+            for c in 0..ld {
+                let g = got[r * ld + c];
+                if c < cols {
+                    assert_eq!(g, 2.0 * host[r * ld + c] + r as f32, "{rows}×{cols} (ld {ld}): y[{r}][{c}]");
+                } else {
+                    assert_eq!(g.to_bits(), POISON, "{rows}×{cols} (ld {ld}): y[{r}][{c}] past the row was written");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn vector_rows_render_as_one_access_from_the_row_start() {
+    let source = scale_rows::KERNEL.cuda_source();
+    assert!(source.contains("const float4 w = reinterpret_cast<const float4*>(x + row * x_ld)[i];"), "{source}");
+    assert!(source.contains("float4 out = make_float4(0.0f, 0.0f, 0.0f, 0.0f);"), "{source}");
+    assert!(source.contains("reinterpret_cast<float*>(&out)[k] = 2.0f * reinterpret_cast<const float*>(&w)[k]"), "{source}");
+    assert!(source.contains("reinterpret_cast<float4*>(y + row * y_ld)[i] = out;"), "{source}");
+    assert!(scale_rows::REPORT.contains("128-bit"), "{}", scale_rows::REPORT);
+}
