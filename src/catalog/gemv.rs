@@ -1,8 +1,7 @@
 //! Matrix–vector products, memory-bound: every element of A is read once, coalesced.
 //!
-//! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block), 16-byte loads of the row and of
-//!   x; each lane keeps `LOADS / VECTOR` independent partial sums (16 floats in flight), then
-//!   `warp_sum` adds the lanes up.
+//! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane keeps `UNROLL`
+//!   independent partial sums (`UNROLL` loads in flight), then `warp_sum` adds the lanes up.
 //! - [`gemv_t_f32`], y = Aᵀ·x: a block per 32 columns, lane l on column l; the block's 16
 //!   warps take interleaved runs of `UNROLL` rows, and warp 0 adds their 16 partial sums from
 //!   shared memory — in a fixed order, so the result does not depend on timing.
@@ -10,31 +9,23 @@
 use crate::prelude::*;
 use crate::{Input, Output};
 
-/// y = A·x for A of M × K: a warp per row, the row and x read 16 bytes at a time
-/// (`a.vector([row, i])`, `x.vector(i)`; one element at a time where K's rows are not
-/// 16-byte aligned), `LOADS / VECTOR` independent partial sums per lane.
-#[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8, LOADS = 16))]
+/// y = A·x for A of M × K: a warp per row.
+#[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, UNROLL = 8))]
 pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, (M,)>) {
     let (bx,) = grid(cdiv(M, WARP_ROWS));
     let row = bx * WARP_ROWS + warp_index();
     if row < M {
-        let mut s = [0.0f32; LOADS / VECTOR];
-        for i0 in (0..(K + VECTOR - 1) / VECTOR).step_by(32 * (LOADS / VECTOR)) {
-            for u in 0..LOADS / VECTOR {
-                let i = i0 + u * 32 + lane();
-                if (i + 1) * VECTOR <= K {
-                    s[u] += dot(a.vector([row, i]), x.vector(i));
-                } else {
-                    for k in 0..VECTOR {
-                        if i * VECTOR + k < K {
-                            s[u] += a[[row, i * VECTOR + k]] * x[i * VECTOR + k];
-                        }
-                    }
+        let mut s = [0.0f32; UNROLL];
+        for k0 in (0..K).step_by(32 * UNROLL) {
+            for u in 0..UNROLL {
+                let k = k0 + u * 32 + lane();
+                if k < K {
+                    s[u] += a[[row, k]] * x[k];
                 }
             }
         }
         let mut total = 0.0f32;
-        for u in 0..LOADS / VECTOR {
+        for u in 0..UNROLL {
             total += s[u];
         }
         let row_total = warp_sum(total);
