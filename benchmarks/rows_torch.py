@@ -6,30 +6,10 @@ as many floats for the percentage.
 
     python3 benchmarks/rows_torch.py
 """
-import statistics
-
 import torch
 import torch.nn.functional as F
 
-torch.backends.cuda.matmul.allow_tf32 = False
-L2_FLUSH = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, device="cuda")
-L2_FLUSH_TO = torch.empty_like(L2_FLUSH)
-
-
-def median_ms(op, reps=20, warmup=3):
-    for _ in range(warmup):
-        op()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(reps):
-        L2_FLUSH_TO.copy_(L2_FLUSH)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        op()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
+from torch_timing import median_ms
 
 
 def copy_gbs(elements):
