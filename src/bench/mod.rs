@@ -146,6 +146,9 @@ impl Family {
                 shape(&[("M", 4097), ("K", 4095)]),
                 shape(&[("M", 8192), ("N", 8192)]),
                 shape(&[("M", 4097), ("N", 4095)]),
+                // the row-split Aᵀ·x as gemv_t runs it at 4097 × 4095: pass 1, then pass 2
+                shape(&[("M", 4097), ("N", 4095), ("S", 8)]),
+                shape(&[("S", 8), ("N", 4095)]),
             ],
         }
     }
@@ -156,7 +159,7 @@ impl Family {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
         match self {
             Family::Transpose | Family::Stencil | Family::Softmax | Family::Norm => value("R") * value("C"),
-            Family::Gemv => value("M") * value("K").max(value("N")),
+            Family::Gemv => (value("M") * value("K").max(value("N"))).max(value("S") * value("N")),
             _ => value("N"),
         }
     }
@@ -214,10 +217,14 @@ impl Family {
                 (0.0, size * (2.0 * value("R") * value("C") + rows_per_column * value("C")))
             }
             // A once, x, y once
-            Family::Gemv => {
-                let (m, other) = (value("M"), value("K").max(value("N")));
-                (0.0, 4.0 * (m * other + m + other))
-            }
+            // (pass 1 of the row-split Aᵀ·x also writes S partial rows; pass 2 reads them)
+            Family::Gemv => match kernel {
+                "gemv_t_finish_f32" => (0.0, 4.0 * (value("S") * value("N") + value("N"))),
+                _ => {
+                    let (m, other) = (value("M"), value("K").max(value("N")));
+                    (0.0, 4.0 * (m * other + m + other + value("S") * other))
+                }
+            },
         }
     }
 }

@@ -107,6 +107,8 @@ macro_rules! with_every_catalog_kernel {
             norm::rms_norm_wide_f16,
             gemv::gemv_f32,
             gemv::gemv_t_f32,
+            gemv::gemv_t_partials_f32,
+            gemv::gemv_t_finish_f32,
             epilogue::sgemm_bias_gelu,
             epilogue::sgemm_bias_relu_residual,
             epilogue::hgemm_bias_silu_bf16,
