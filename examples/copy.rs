@@ -20,13 +20,13 @@ const SIMULATED_LEN: usize = (1 << 20) + 3;
 /// The vectorized-copy family of seeds/003 end to end: every kernel's output checked, each
 /// timed beside the device-to-device copy on a GPU, or run on the CPU simulation without one.
 #[derive(clap::Parser)]
-#[command(name = "copy")]
+#[command(name = "copy", args_override_self = true)]
 struct Options {
     /// Elements to copy (default: 2^28 + 3 on a GPU, 2^20 + 3 simulated).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     len: Option<usize>,
     /// Timed repetitions per kernel.
-    #[arg(long = "reps", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long = "reps", value_name = "R", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Print every kernel's CUDA source, not only copy_f32x4's.
     #[arg(long = "sources")]

@@ -15,10 +15,10 @@ const BATCH: usize = 100;
 
 /// What one launch costs the host, beside cuBLAS's `cublasSgemm` call.
 #[derive(clap::Parser)]
-#[command(name = "launch_overhead")]
+#[command(name = "launch_overhead", args_override_self = true)]
 struct Options {
     /// Calls timed (in batches of 100 between synchronizations).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     calls: u64,
 }
 

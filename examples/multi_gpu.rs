@@ -17,36 +17,45 @@ use tessera::half::bf16;
 use tessera::runtime::{CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
 use tessera::{Error, KernelDefinition};
 
-/// Tensor-parallel GEMMs over 1, 2, 4, 8 GPUs (as many as the machine has): row-parallel and
-/// K-split with NCCL reduce-scatter, without and with overlap; then NCCL all-reduce bus
-/// bandwidth. Without GPUs, the same code on three simulated devices at a small shape.
+/// Tensor-parallel GEMMs over 1, 2, 4, 8 GPUs (as many as the machine has), then NCCL
+/// collectives' bus bandwidth; without GPUs, the same code on three simulated devices.
+///
+/// Every shape runs in the row-parallel layout (A and C split by rows, B on every GPU, nothing
+/// moves) and the K-split layout (A by columns, B by rows, partial C reduce-scattered through
+/// NCCL), the latter without overlap (one chunk) and with it (the reduce-scatter of one slice of
+/// rows runs while the GPUs compute the next). Reports ms, TFLOP/s, speed-up over one GPU and %
+/// of linear; then, with two GPUs or more, all-reduce and reduce-scatter bus bandwidth through
+/// the group. Without GPUs it runs the row-parallel and K-split GEMMs on three simulated devices
+/// at a small shape and checks the numbers.
 #[derive(clap::Parser)]
-#[command(name = "multi_gpu")]
+#[command(name = "multi_gpu", args_override_self = true)]
 struct Options {
-    /// At most this many GPUs (default: all).
-    #[arg(long)]
+    /// At most this many GPUs (default: all); groups of 1, 2, 4 and 8 up to it are measured.
+    #[arg(long, value_name = "N")]
     gpus: Option<usize>,
     /// Shapes M,N,K separated by `;`.
-    #[arg(long, value_delimiter = ';', default_value = "16384,16384,16384;32768,32768,8192")]
-    shapes: Vec<GemmShape>,
+    #[arg(long, value_name = "M,N,K;..", default_value = "16384,16384,16384;32768,32768,8192")]
+    shapes: GemmShapes,
     /// Chunk counts of the overlapped K-split (each slice of rows reduce-scattered while the
-    /// next is computed), separated by commas.
-    #[arg(long, value_delimiter = ',', default_value = "2,4,8", value_parser = clap::value_parser!(usize))]
+    /// GPUs compute the next), separated by commas.
+    #[arg(long, value_name = "C,..", value_delimiter = ',', default_value = "2,4,8", value_parser = trimmed::<usize>)]
     chunks: Vec<usize>,
-    /// Timed repetitions.
-    #[arg(long = "reps", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Timed repetitions of each GEMM.
+    #[arg(long = "reps", value_name = "R", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// The f32 kernel of each shard.
-    #[arg(long, default_value = "sgemm_v13")]
+    #[arg(long, value_name = "NAME", default_value = "sgemm_v13")]
     f32_kernel: String,
-    /// The bf16 kernel of each shard.
-    #[arg(long, default_value = "hgemm_v6_bf16")]
+    /// The bf16 kernel of each shard (bf16 inputs, f32 output).
+    #[arg(long, value_name = "NAME", default_value = "hgemm_v6_bf16")]
     bf16_kernel: String,
-    /// Element types to run, separated by commas.
-    #[arg(long, value_delimiter = ',', default_value = "f32,bf16", value_parser = ["f32", "bf16"])]
+    /// Element types to run, f32 and/or bf16, separated by commas.
+    #[arg(long, value_name = "f32,bf16", value_delimiter = ',', default_value = "f32,bf16")]
+    #[arg(value_parser = element_type)]
     types: Vec<String>,
-    /// All-reduce sizes in MiB, separated by commas.
-    #[arg(long, value_delimiter = ',', default_value = "64,256,1024", value_parser = clap::value_parser!(usize))]
+    /// Sizes of the collectives' tensors in MiB, separated by commas.
+    #[arg(long, value_name = "S,S..", value_delimiter = ',', default_value = "64,256,1024")]
+    #[arg(value_parser = trimmed::<usize>)]
     all_reduce_mib: Vec<usize>,
     /// Run NCCL's kernels at the compute streams' priority instead of the highest.
     #[arg(long)]
@@ -63,18 +72,36 @@ impl Options {
     }
 }
 
-/// `M,N,K`.
-#[derive(Clone, Copy)]
-struct GemmShape(usize, usize, usize);
+/// A list item, spaces around it ignored.
+fn trimmed<T: std::str::FromStr<Err: std::fmt::Display>>(text: &str) -> Result<T, String> {
+    text.trim().parse().map_err(|e| format!("`{text}`: {e}"))
+}
 
-impl std::str::FromStr for GemmShape {
+fn element_type(text: &str) -> Result<String, String> {
+    match text.trim() {
+        t @ ("f32" | "bf16") => Ok(t.to_string()),
+        other => Err(format!("`{other}` is not f32 or bf16")),
+    }
+}
+
+/// `M,N,K;M,N,K..` (empty entries skipped).
+#[derive(Clone)]
+struct GemmShapes(Vec<(usize, usize, usize)>);
+
+impl std::str::FromStr for GemmShapes {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let parts: Vec<usize> =
-            text.split(',').map(|p| p.trim().parse().map_err(|e| format!("`{text}`: {e}"))).collect::<Result<_, _>>()?;
-        let [m, n, k] = parts[..] else { return Err(format!("`{text}`: expected M,N,K")) };
-        Ok(GemmShape(m, n, k))
+        let mut shapes = Vec::new();
+        for shape in text.split(';').filter(|s| !s.trim().is_empty()) {
+            let parts: Vec<usize> = shape
+                .split(',')
+                .map(|p| p.trim().parse().map_err(|e| format!("`{shape}`: {e}")))
+                .collect::<Result<_, _>>()?;
+            let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
+            shapes.push((m, n, k));
+        }
+        Ok(GemmShapes(shapes))
     }
 }
 
@@ -108,7 +135,7 @@ fn run_on_gpus(available: usize, options: &Options) -> Result<(), Box<dyn std::e
     let f32_kernel = find(&options.f32_kernel)?;
     let bf16_kernel = find(&options.bf16_kernel)?;
     let mut rows = Vec::new();
-    for &GemmShape(m, n, k) in &options.shapes {
+    for &(m, n, k) in &options.shapes.0 {
         let a = random(m * k, 1);
         let b = random(k * n, 2);
         for element in &options.types {

@@ -15,34 +15,40 @@ const DEFAULT_SHAPES: &str =
 /// The SGEMM family beside cuBLAS (FP32, pedantic math) in one run, every kernel's result
 /// checked against cuBLAS's; without a GPU, each kernel's static report.
 #[derive(clap::Parser)]
-#[command(name = "sgemm")]
+#[command(name = "sgemm", args_override_self = true)]
 struct Options {
     /// Shapes M,N,K separated by `;`.
-    #[arg(long, value_delimiter = ';', default_value = DEFAULT_SHAPES)]
-    shapes: Vec<GemmShape>,
+    #[arg(long, value_name = "M,N,K;M,N,K..", default_value = DEFAULT_SHAPES)]
+    shapes: GemmShapes,
     /// Timed repetitions per kernel and shape (each beside one cuBLAS run).
-    #[arg(long = "reps", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long = "reps", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Only these kernels, by name, separated by commas.
-    #[arg(long)]
+    #[arg(long, value_name = "NAME,NAME..")]
     only: Option<String>,
     /// The naive kernel is skipped above this extent (it takes seconds).
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, value_name = "N", default_value_t = 2048)]
     naive_up_to: usize,
 }
 
-/// `M,N,K`.
-#[derive(Clone, Copy)]
-struct GemmShape(usize, usize, usize);
+/// `M,N,K;M,N,K..` (empty entries skipped).
+#[derive(Clone)]
+struct GemmShapes(Vec<(usize, usize, usize)>);
 
-impl std::str::FromStr for GemmShape {
+impl std::str::FromStr for GemmShapes {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let parts: Vec<usize> =
-            text.split(',').map(|p| p.trim().parse().map_err(|e| format!("`{text}`: {e}"))).collect::<Result<_, _>>()?;
-        let [m, n, k] = parts[..] else { return Err(format!("`{text}`: expected M,N,K")) };
-        Ok(GemmShape(m, n, k))
+        let mut shapes = Vec::new();
+        for shape in text.split(';').filter(|s| !s.trim().is_empty()) {
+            let parts: Vec<usize> = shape
+                .split(',')
+                .map(|p| p.trim().parse().map_err(|e| format!("`{shape}`: {e}")))
+                .collect::<Result<_, _>>()?;
+            let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
+            shapes.push((m, n, k));
+        }
+        Ok(GemmShapes(shapes))
     }
 }
 
@@ -85,7 +91,7 @@ fn run(gpu: &Gpu, kernels: &[&KernelDefinition], options: &Options) -> Result<()
         "{:<22} {:<16} {:>9} {:>8} {:>9} {:>8} {:>10}",
         "M×N×K", "kernel", "median ms", "TFLOP/s", "of cuBLAS", "of peak", "rel. error"
     );
-    for &GemmShape(m, n, k) in &options.shapes {
+    for &(m, n, k) in &options.shapes.0 {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let seeded = |len: usize, seed: usize| -> Vec<f32> {
             (0..len).map(|i| ((i * 7919 + seed * 104729) % 2003) as f32 / 1001.0 - 1.0).collect()

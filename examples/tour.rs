@@ -13,7 +13,7 @@ use tessera::{Argument, Backend, KernelDefinition, Simulator};
 /// A tour of the catalog: every kernel's CUDA summary and static report, then every kernel
 /// beside its baseline on a GPU, or on the CPU simulation against a CPU reference without one.
 #[derive(clap::Parser)]
-#[command(name = "tour")]
+#[command(name = "tour", args_override_self = true)]
 struct Options {
     /// Smaller shapes and fewer repetitions.
     #[arg(long)]

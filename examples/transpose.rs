@@ -1,7 +1,7 @@
 //! The transpose family on the GPU, beside the device-to-device copy of the same bytes, for
 //! a divisible shape and a tail shape; without a GPU, each kernel's static report.
 //!
-//! `cargo run --release --example transpose -- [--size R,C] [--tail R,C] [--reps N] [--warmup N] [--only NAME]`
+//! `cargo run --release --example transpose -- [--size R,C] [--tail R,C|none] [--reps N] [--warmup N] [--only NAME]`
 
 use tessera::catalog::transpose;
 use tessera::{Argument, Gpu, KernelDefinition, Timing};
@@ -9,22 +9,24 @@ use tessera::{Argument, Gpu, KernelDefinition, Timing};
 /// The transpose family beside the device-to-device copy of the same bytes, at a divisible
 /// shape and a tail shape; without a GPU, each kernel's static report.
 #[derive(clap::Parser)]
-#[command(name = "transpose")]
+#[command(name = "transpose", args_override_self = true)]
 struct Options {
-    /// The divisible shape, R,C.
-    #[arg(long, default_value = "16384,16384", value_parser = parse_shape)]
+    /// The divisible shape, R,C (or RxC).
+    #[arg(long, value_name = "R,C", default_value = "16384,16384", value_parser = parse_shape)]
     size: (usize, usize),
-    /// The tail shape, R,C, or `none`.
-    #[arg(long, default_value = "4095,4097", value_parser = parse_tail)]
-    tail: Option<(usize, usize)>,
+    /// The tail shape, R,C (or RxC), or `none` for no tail shape.
+    // Spelled out so that clap's derive takes `None` as a parsed value (`--tail none`), not as
+    // "option absent".
+    #[arg(long, value_name = "R,C|none", default_value = "4095,4097", value_parser = parse_tail)]
+    tail: std::option::Option<(usize, usize)>,
     /// Timed repetitions per kernel.
-    #[arg(long = "reps", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long = "reps", value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Untimed runs before them.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = 3)]
     warmup: u32,
     /// Only the kernel of this name.
-    #[arg(long)]
+    #[arg(long, value_name = "NAME")]
     only: Option<String>,
 }
 
