@@ -82,6 +82,8 @@ impl Family {
     fn measures(self, kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         match (self, value("C")) {
+            // long rows: both passes of the chunked softmax (their shapes name S)
+            (Family::Softmax, Some(columns)) if columns > 32768 => kernel.name().starts_with("softmax_chunk"),
             (Family::Softmax, Some(columns)) => softmax::kernel_for(columns.max(0) as usize).name() == kernel.name(),
             (Family::Norm, Some(columns)) => kernel.name().contains("wide") == (columns > 8192),
             _ => true,
@@ -138,7 +140,8 @@ impl Family {
                 shape(&[("R", 8192), ("C", 8192)]),
                 shape(&[("R", 4096), ("C", 4097)]),
                 shape(&[("R", 32768), ("C", 128)]),
-                shape(&[("R", 16), ("C", 65536)]),
+                // 16 × 65536: the chunked softmax's two passes, 8 chunks a row
+                shape(&[("R", 16), ("C", 65536), ("S", 8)]),
             ],
             Family::Norm => vec![shape(&[("R", 8192), ("C", 8192)]), shape(&[("R", 4096), ("C", 4097)])],
             Family::Gemv => vec![
@@ -209,7 +212,13 @@ impl Family {
                 }
             }
             // x read once, y written once; the norms also read their weight (and bias) rows
-            Family::Softmax => (0.0, 8.0 * value("R") * value("C")),
+            // (the chunked softmax: pass 1 reads x, pass 2 reads x and writes y, each with the
+            // chunks' statistics)
+            Family::Softmax => match kernel {
+                "softmax_chunk_stats_f32" => (0.0, 4.0 * value("R") * value("C") + 8.0 * value("R") * value("S")),
+                "softmax_chunk_write_f32" => (0.0, 8.0 * value("R") * value("C") + 8.0 * value("R") * value("S")),
+                _ => (0.0, 8.0 * value("R") * value("C")),
+            },
             // (2 bytes an element for the bf16 and f16 kernels)
             Family::Norm => {
                 let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };

@@ -11,7 +11,10 @@
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
 //! | ≤ 8192          | [`softmax_block_f32`]  | 256             | 32                  |
 //! | ≤ 32768         | [`softmax_block_wide_f32`] | 1024        | 32                  |
-//! | longer          | [`softmax_looped_f32`] | 1024            | reads the row twice |
+//! | longer          | [`softmax_chunk_stats_f32`] then [`softmax_chunk_write_f32`] | 256 per 8192-column chunk | 32, the row read twice |
+//!
+//! [`softmax_looped_f32`] (one block per row, the row read twice) is the one-kernel
+//! alternative for long rows; with few rows it leaves most SMs idle.
 //!
 //! Consecutive threads hold consecutive columns (element j of thread t is column
 //! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4, `x.vector([r, i])`,
@@ -132,7 +135,7 @@ softmax_block_per_row!(
     softmax_block_wide_f32, threads = 1024, items = 32
 );
 
-/// Softmax of rows of any length: a block per row reads it twice — once for the maximum
+/// Softmax of rows of any length in one kernel: a block per row reads it twice — once for the maximum
 /// and the sum (kept together, online: the sum is rescaled when the maximum grows), once to
 /// write — so it moves 3 row-lengths where the others move 2.
 #[tile_kernel(threads = 1024, vector = 1)]
@@ -158,6 +161,87 @@ pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
     }
 }
 
+/// The columns one block of the chunked softmax holds: THREADS × ITEMS of its kernels.
+pub const CHUNK: usize = 8192;
+
+/// Pass 1 of the softmax of long rows, split over blocks so that a few rows still fill the
+/// GPU: block (chunk, row) holds `CHUNK` columns of the row in registers and writes their
+/// maximum and the sum of exp(x − that maximum) to `maxima` and `sums` (S = the chunks per row).
+#[tile_kernel(threads = 256, vector = 4, consts(ITEMS = 32, CHUNK = 8192))]
+pub fn softmax_chunk_stats_f32(x: Global<f32, (R, C)>, maxima: GlobalMut<f32, (R, S)>, sums: GlobalMut<f32, (R, S)>) {
+    let (chunk, row) = grid(S, R);
+    let first = chunk * (CHUNK / VECTOR);
+    let mut v = [-f32::INFINITY; ITEMS];
+    let mut m = -f32::INFINITY;
+    for j in 0..ITEMS / VECTOR {
+        let i = first + j * THREADS + thread_index();
+        if (i + 1) * VECTOR <= C {
+            let w = x.vector([row, i]);
+            for k in 0..VECTOR {
+                v[j * VECTOR + k] = w[k];
+                m = max(m, w[k]);
+            }
+        } else {
+            for k in 0..VECTOR {
+                if i * VECTOR + k < C {
+                    v[j * VECTOR + k] = x[[row, i * VECTOR + k]];
+                    m = max(m, v[j * VECTOR + k]);
+                }
+            }
+        }
+    }
+    let chunk_max = block_max(m);
+    let mut s = 0.0f32;
+    for j in 0..ITEMS {
+        s += exp(v[j] - chunk_max);
+    }
+    let chunk_sum = block_sum(s);
+    if thread_index() == 0 {
+        maxima[[row, chunk]] = chunk_max;
+        sums[[row, chunk]] = chunk_sum;
+    }
+}
+
+/// Pass 2: every block combines its row's `S` maxima and sums (in chunk order, so every block
+/// of a row computes the same scale), reads its chunk of x again and writes y.
+#[tile_kernel(threads = 256, vector = 4, consts(ITEMS = 32, CHUNK = 8192))]
+pub fn softmax_chunk_write_f32(
+    x: Global<f32, (R, C)>,
+    maxima: Global<f32, (R, S)>,
+    sums: Global<f32, (R, S)>,
+    y: GlobalMut<f32, (R, C)>,
+) {
+    let (chunk, row) = grid(S, R);
+    let mut row_max = -f32::INFINITY;
+    for j in 0..S {
+        row_max = max(row_max, maxima[[row, j]]);
+    }
+    let mut total = 0.0f32;
+    for j in 0..S {
+        total += sums[[row, j]] * exp(maxima[[row, j]] - row_max);
+    }
+    let scale = 1.0f32 / total;
+    let first = chunk * (CHUNK / VECTOR);
+    for j in 0..ITEMS / VECTOR {
+        let i = first + j * THREADS + thread_index();
+        if (i + 1) * VECTOR <= C {
+            let w = x.vector([row, i]);
+            let mut out = vector(0.0f32);
+            for k in 0..VECTOR {
+                out[k] = exp(w[k] - row_max) * scale;
+            }
+            y.vector([row, i]) = out;
+        } else {
+            for k in 0..VECTOR {
+                let c = i * VECTOR + k;
+                if c < C {
+                    y[[row, c]] = exp(x[[row, c]] - row_max) * scale;
+                }
+            }
+        }
+    }
+}
+
 /// The softmax of every row of `x` (rows × columns) into `y`, with the kernel for the row
 /// length (see the table above); returns what was launched.
 ///
@@ -171,8 +255,24 @@ pub fn softmax(
     x: &impl Input<f32>,
     y: &mut impl Output<f32>,
 ) -> Result<crate::Launched, Error> {
-    kernel_for(x.shape().last().copied().unwrap_or(0))
-        .launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)])
+    let (rows, columns) = match x.shape() {
+        &[rows, columns] => (rows, columns),
+        _ => (0, 0),
+    };
+    if columns <= 32768 {
+        return kernel_for(columns).launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)]);
+    }
+    // long rows: the chunks' statistics into a workspace, then the rows written chunk by chunk
+    let chunks = columns.div_ceil(CHUNK);
+    let zeros = |dims: [usize; 2]| -> Result<crate::DeviceTensor<f32>, Error> {
+        match device.device_ref() {
+            crate::runtime::DeviceRef::Gpu(gpu) => gpu.zeros(dims),
+            crate::runtime::DeviceRef::Simulator(sim) => sim.zeros(dims),
+        }
+    };
+    let (mut maxima, mut sums) = (zeros([rows, chunks])?, zeros([rows, chunks])?);
+    softmax_chunk_stats_f32::launch(device, x, &mut maxima, &mut sums)?;
+    softmax_chunk_write_f32::launch(device, x, &maxima, &sums, y)
 }
 
 /// The kernel [`softmax`] takes for rows of `columns` elements.
@@ -182,15 +282,18 @@ pub fn kernel_for(columns: usize) -> &'static crate::KernelDefinition {
         129..=1024 => &softmax_warp_wide_f32::KERNEL,
         1025..=8192 => &softmax_block_f32::KERNEL,
         8193..=32768 => &softmax_block_wide_f32::KERNEL,
-        _ => &softmax_looped_f32::KERNEL,
+        // pass 2 of two: softmax_chunk_stats_f32 runs first
+        _ => &softmax_chunk_write_f32::KERNEL,
     }
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 5] = [
+pub const ALL: [&crate::KernelDefinition; 7] = [
     &softmax_warp_f32::KERNEL,
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
     &softmax_block_wide_f32::KERNEL,
     &softmax_looped_f32::KERNEL,
+    &softmax_chunk_stats_f32::KERNEL,
+    &softmax_chunk_write_f32::KERNEL,
 ];
