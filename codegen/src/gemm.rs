@@ -103,6 +103,9 @@ struct AsyncPipelineSource {
     first: Option<String>,
     declarations: Vec<String>,
     spread: bool,
+    /// Whether wgmma reads the tiles (through the async proxy): each thread's copies are then
+    /// fenced for it before the barrier.
+    proxy_fence: bool,
     prologue: Vec<String>,
     refill: Vec<String>,
     compute: Vec<String>,
@@ -651,6 +654,9 @@ fn async_pipeline_source(
         first: range.map(|(first, _)| first.to_string()),
         declarations,
         spread,
+        proxy_fence: crate::tensor_core::tensor_core_instructions(kernel)
+            .iter()
+            .any(|instruction| matches!(instruction, tessera_dsl::MmaInstruction::Wgmma { .. })),
         prologue,
         refill,
         compute,

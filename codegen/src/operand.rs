@@ -150,6 +150,17 @@ impl<'a> OperandText<'a> {
                     }
                 };
                 let stage = self.stage.as_ref().map(|s| format!("[{s}]")).unwrap_or_default();
+                if let Some(panel_cols) = s.layout.panel_cols() {
+                    // `.panels()`: [panel][row][column within the panel], swizzled in the panel
+                    let pcol = atom(pcol);
+                    return format!(
+                        "{}{stage}[{pcol} / {panel_cols}][{prow}][tessera_swizzled<{}, {}, {}>({prow}, {pcol} % {panel_cols})]",
+                        s.buffer,
+                        s.layout.swizzle_bytes.unwrap_or(128),
+                        s.layout.row_bytes(),
+                        s.layout.element.size_bytes()
+                    );
+                }
                 format!("{}{stage}[{prow}][{column}]", s.buffer)
             }
         }

@@ -1,6 +1,6 @@
 use askama::Template;
 use tessera_dsl::{
-    validate, with_barriers, Access, Config, Constant, Diagnostics, GridMapping, Kernel, ParamKind, Statement,
+    validate, with_barriers, Access, Config, Constant, Diagnostics, ElementType, MmaInstruction, GridMapping, Kernel, ParamKind, Statement,
 };
 
 use crate::c_expr;
@@ -36,9 +36,11 @@ struct KernelSource<'a> {
     thread_index: &'static str,
     /// Bytes of dynamic shared memory, when the buffers exceed the static limit.
     dynamic_shared: Option<i64>,
+    /// The dynamic allocation's alignment: 1024 where a `.panels()` buffer lives in it.
+    dynamic_align: i64,
     body: Vec<String>,
     /// Device functions the thread code calls (`warp_sum`, `.sum()`), defined before the kernel.
-    helpers: Vec<&'static str>,
+    helpers: Vec<String>,
 }
 
 /// Renders `kernel` to CUDA C after validating it against the limits every target shares.
@@ -106,19 +108,24 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         leading_dimension_note: leading_dimension_note(kernel),
         thread_index: thread_index(kernel),
         dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
+        dynamic_align: if kernel.statements().iter().any(|s| matches!(s, Statement::Shared(b) if b.panels)) {
+            tessera_dsl::PANEL_ALIGNMENT
+        } else {
+            tessera_dsl::SHARED_ALIGNMENT
+        },
         body: match kernel.grid_mapping() {
             Some(GridMapping::StreamK { .. }) => crate::stream_k::body(kernel, &with_barriers(&kernel.body))?,
             Some(GridMapping::Persistent { .. }) => crate::warp_specialized::body(kernel, &kernel.body)?,
             _ => render_body(kernel, &with_barriers(&kernel.body), 1)?,
         },
-        helpers: helpers(kernel),
+        helpers: helpers(kernel)?,
     };
     source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
 }
 
 /// The device functions defined before the kernel: cp.async for pipelines of 3 or more
 /// stages, then those the thread code calls.
-fn helpers(kernel: &Kernel) -> Vec<&'static str> {
+fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     let async_copies = kernel.statements().iter().any(|s| matches!(s, Statement::Pipeline(p) if p.stages > 2));
     let mut helpers = Vec::new();
     if crate::tensor_core::uses_half(kernel) {
@@ -131,8 +138,18 @@ fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     if !tensor_core.is_empty() {
         helpers.push(LDMATRIX_HELPERS.trim_end());
     }
-    if tensor_core.iter().any(|instruction| !instruction.is_tf32()) {
+    let wgmma: Vec<(ElementType, i64)> = tensor_core
+        .iter()
+        .filter_map(|instruction| match *instruction {
+            MmaInstruction::Wgmma { input, n } => Some((input, n)),
+            _ => None,
+        })
+        .collect();
+    if tensor_core.iter().any(|instruction| matches!(instruction, MmaInstruction::MmaSync { .. }) && !instruction.is_tf32()) {
         helpers.push(MMA_SYNC_HELPERS.trim_end());
+    }
+    if !wgmma.is_empty() {
+        helpers.push(WGMMA_COMMON_HELPERS.trim_end());
     }
     if tensor_core.iter().any(|instruction| instruction.is_tf32()) {
         helpers.push(MMA_SYNC_TF32_HELPERS.trim_end());
@@ -144,13 +161,22 @@ fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         helpers.push(MBARRIER_HELPERS.trim_end());
     }
     helpers.extend(crate::thread_code::helpers(kernel));
-    helpers
+    let mut helpers: Vec<String> = helpers.into_iter().map(str::to_owned).collect();
+    let mut rendered = Vec::new();
+    for (input, n) in wgmma {
+        if !rendered.contains(&(input, n)) {
+            rendered.push((input, n));
+            helpers.push(crate::tensor_core::wgmma_helpers(input, n)?);
+        }
+    }
+    Ok(helpers)
 }
 
 const SWIZZLE_HELPERS: &str = include_str!("../templates/swizzle_helpers.cu");
 const HALF_TYPES: &str = include_str!("../templates/half_types.cu");
 const LDMATRIX_HELPERS: &str = include_str!("../templates/ldmatrix_helpers.cu");
 const MMA_SYNC_HELPERS: &str = include_str!("../templates/mma_sync_helpers.cu");
+const WGMMA_COMMON_HELPERS: &str = include_str!("../templates/wgmma_common_helpers.cu");
 const MMA_SYNC_TF32_HELPERS: &str = include_str!("../templates/mma_sync_tf32_helpers.cu");
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
@@ -168,7 +194,7 @@ pub fn attribute_text(config: &Config) -> String {
         text.push_str(&format!(", min_blocks = {blocks}"));
     }
     if let Some(target) = config.target {
-        text.push_str(&format!(", target = sm_{target}"));
+        text.push_str(&format!(", target = sm_{target}{}", if config.arch_specific { "a" } else { "" }));
     }
     if config.precision != tessera_dsl::Precision::Exact {
         text.push_str(&format!(", precision = {}", config.precision));

@@ -33,10 +33,8 @@ struct SharedSource<'a> {
     note: Option<String>,
     element: &'static str,
     name: &'a str,
-    rows: String,
-    cols: String,
-    pad: i64,
-    stages: u32,
+    /// 16, or 1024 for `.panels()`.
+    align: i64,
     /// Where the buffer starts in dynamic shared memory, when the kernel uses it.
     offset: Option<i64>,
     /// `[2][BK][BM + 4]`: the array type's extents, for the dynamic declaration.
@@ -190,8 +188,14 @@ fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, Rende
     let stages = kernel.buffer_stages(&buffer.name);
     let (rows, cols) = (c_expr(&buffer.shape[0]), c_expr(&buffer.shape[1]));
     let mut dims = if stages > 1 { format!("[{stages}]") } else { String::new() };
-    dims.push_str(&format!("[{rows}]"));
-    if layout.pad > 0 {
+    if let Some(panel_cols) = layout.panel_cols() {
+        // [panel][row][column within the panel]
+        dims.push_str(&format!("[{cols} / {panel_cols}][{rows}][{panel_cols}]"));
+    } else {
+        dims.push_str(&format!("[{rows}]"));
+    }
+    if layout.panels {
+    } else if layout.pad > 0 {
         dims.push_str(&format!("[{cols} + {}]", layout.pad));
     } else {
         dims.push_str(&format!("[{cols}]"));
@@ -201,10 +205,7 @@ fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, Rende
         note,
         element: buffer.element.cuda_name(),
         name: &buffer.name,
-        rows,
-        cols,
-        pad: layout.pad,
-        stages,
+        align: if layout.panels { tessera_dsl::PANEL_ALIGNMENT } else { tessera_dsl::SHARED_ALIGNMENT },
         offset: slot.map(|s| s.offset),
         dims,
     }

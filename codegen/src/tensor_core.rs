@@ -16,14 +16,12 @@ use crate::RenderError;
 #[template(path = "warp_fragment.cu", escape = "none")]
 struct WarpFragmentSource<'a> {
     dsl: String,
-    warp_rows: i64,
-    warp_cols: i64,
+    /// Comment lines: which warp holds which tile.
+    placement: Vec<String>,
+    /// `warp_row0`, `warp_col0` (and a wgmma fragment's `warpgroup_row0`) as C expressions.
+    origins: Vec<(&'static str, String)>,
     warp_rows_name: String,
     warp_cols_name: String,
-    down: i64,
-    across: i64,
-    tiles_down: i64,
-    tiles_across: i64,
     name: &'a str,
 }
 
@@ -45,6 +43,28 @@ struct MmaSyncSource {
 }
 
 #[derive(Template)]
+#[template(path = "wgmma.cu", escape = "none")]
+struct WgmmaSource {
+    dsl: String,
+    instruction: String,
+    k_name: String,
+    n: i64,
+    operands_note: String,
+    input: &'static str,
+    acc: String,
+    a_start: String,
+    a_leading: i64,
+    a_stride: i64,
+    a_mode: i64,
+    trans_a: i64,
+    b_start: String,
+    b_leading: i64,
+    b_stride: i64,
+    b_mode: i64,
+    trans_b: i64,
+}
+
+#[derive(Template)]
 #[template(path = "warp_epilogue.cu", escape = "none")]
 struct WarpEpilogueSource {
     dsl: String,
@@ -59,16 +79,18 @@ struct WarpEpilogueSource {
     edge_store: Vec<String>,
 }
 
-/// The names WM and WN are written with in the source (`consts(WM = 64)`), else their values.
+/// The names WM and WN are written with in the source (`consts(WM = 64)`), else their values;
+/// a wgmma fragment's warps hold 16 rows of its `.warpgroup_tile([64, WN])`.
 fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, String) {
-    match (fragment.warp_tile.as_deref(), layout.warp_tile) {
-        (Some([rows, cols]), _) => (c_expr(rows), c_expr(cols)),
-        (_, Some([rows, cols])) => (rows.to_string(), cols.to_string()),
+    match (fragment.warp_tile.as_deref(), fragment.warpgroup_tile.as_deref(), layout.warp_tile) {
+        (Some([rows, cols]), _, _) => (c_expr(rows), c_expr(cols)),
+        (None, Some([_, cols]), _) => ("16".into(), c_expr(cols)),
+        (_, _, Some([rows, cols])) => (rows.to_string(), cols.to_string()),
         _ => ("16".into(), "8".into()),
     }
 }
 
-/// `let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);`
+/// `let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);` (or `.warpgroup_tile(..)`)
 pub(crate) fn fragment_source(
     kernel: &Kernel,
     fragment: &Fragment,
@@ -77,16 +99,51 @@ pub(crate) fn fragment_source(
     let [warp_rows, warp_cols] =
         layout.warp_tile.ok_or_else(|| invalid(kernel, fragment.origin, "not a warp-tile fragment"))?;
     let (warp_rows_name, warp_cols_name) = warp_tile_names(fragment, layout);
+    let across = layout.warps_across();
+    let (placement, origins) = match layout.warpgroup_tile {
+        Some([group_rows, group_cols]) => {
+            let groups_across = layout.cols / group_cols.max(1);
+            (
+                vec![
+                    format!(
+                        "warpgroup g (threads 128g ..) holds the {group_rows} × {group_cols} tile at (warpgroup_row0, warp_col0) of a {} × {groups_across} grid",
+                        layout.rows / group_rows.max(1)
+                    ),
+                    format!(
+                        "of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as {} mma.sync-shaped",
+                        warp_cols / 8
+                    ),
+                    "16 × 8 tiles, four values of each in every lane".to_string(),
+                ],
+                vec![
+                    ("warpgroup_row0", format!("tid / 128 / {groups_across} * {group_rows}")),
+                    ("warp_row0", "warpgroup_row0 + tid / 32 % 4 * 16".to_string()),
+                    ("warp_col0", format!("tid / 128 % {groups_across} * {warp_cols_name}")),
+                ],
+            )
+        }
+        None => (
+            vec![
+                format!(
+                    "warp w holds the {warp_rows} × {warp_cols} tile at (warp_row0, warp_col0) of a {} × {across} grid of warps: {} × {}",
+                    layout.warps_down(),
+                    warp_rows / 16,
+                    warp_cols / 8
+                ),
+                "mma.sync tiles of 16 × 8, four values of each in every lane".to_string(),
+            ],
+            vec![
+                ("warp_row0", format!("tid / 32 / {across} * {warp_rows_name}")),
+                ("warp_col0", format!("tid / 32 % {across} * {warp_cols_name}")),
+            ],
+        ),
+    };
     WarpFragmentSource {
         dsl: format!("let mut {} = {};", fragment.name, fragment),
-        warp_rows,
-        warp_cols,
+        placement,
+        origins,
         warp_rows_name,
         warp_cols_name,
-        down: layout.warps_down(),
-        across: layout.warps_across(),
-        tiles_down: warp_rows / 16,
-        tiles_across: warp_cols / 8,
         name: &fragment.name,
     }
     .render()
@@ -260,6 +317,70 @@ fn guarded(operand: &OperandText<'_>, row: &str, col: &str, element: ElementType
     }
 }
 
+/// How a descriptor addresses one wgmma operand in its `.panels()` buffer: (leading byte
+/// offset, stride byte offset, swizzle mode, transposed = MN-major) — the PTX ISA's matrix
+/// descriptor. K-major (k along the panel rows): 8-row atoms `8 · span` bytes apart, the
+/// leading offset unused within a span. MN-major: panels `rows · span` bytes apart along M or
+/// N, 8-k-row atoms `8 · span` apart.
+fn wgmma_operand(plan: &OperandPlan, is_a: bool) -> Option<(i64, i64, i64, bool)> {
+    let OperandPlan::Shared(shared) = plan else { return None };
+    let span = shared.layout.swizzle_bytes?;
+    let mode = match span {
+        128 => 1,
+        64 => 2,
+        32 => 3,
+        _ => return None,
+    };
+    let k_major = shared.transposed != is_a;
+    let leading = if k_major { 16 } else { shared.layout.panel_bytes()? };
+    Some((leading, 8 * span, mode, !k_major))
+}
+
+/// `mma(a, b, &mut acc)` on a `.warpgroup_tile(..)` fragment: wgmma from shared memory.
+fn wgmma_source(
+    kernel: &Kernel,
+    mma: &tessera_dsl::Mma,
+    plan: &MmaPlan,
+    stage: Option<&str>,
+    input: ElementType,
+    n: i64,
+) -> Result<String, RenderError> {
+    let not_addressable = || invalid(kernel, mma.origin, "a wgmma operand that no descriptor addresses");
+    let (a_leading, a_stride, a_mode, trans_a) = wgmma_operand(&plan.a, true).ok_or_else(not_addressable)?;
+    let (b_leading, b_stride, b_mode, trans_b) = wgmma_operand(&plan.b, false).ok_or_else(not_addressable)?;
+    let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
+    let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
+    let major = |transposed: bool| if transposed { "MN-major" } else { "K-major" };
+    let source = WgmmaSource {
+        dsl: mma.to_string(),
+        instruction: plan.instruction.ptx().unwrap_or_default(),
+        k_name: crate::gemm::k_extent_name(kernel, mma, plan),
+        n,
+        operands_note: format!(
+            "A {} and B {} (128-byte swizzled panels)",
+            major(trans_a),
+            major(trans_b)
+        ),
+        input: input.cuda_name(),
+        acc: mma.acc.clone(),
+        a_start: a.element_at("warpgroup_row0", "kk"),
+        a_leading,
+        a_stride,
+        a_mode,
+        trans_a: i64::from(trans_a),
+        b_start: b.element_at("kk", "warp_col0"),
+        b_leading,
+        b_stride,
+        b_mode,
+        trans_b: i64::from(trans_b),
+    }
+    .render()
+    .map_err(template_error("wgmma.cu"))?;
+    let mut origins = a.origin_declarations();
+    origins.extend(b.origin_declarations());
+    Ok(crate::gemm::with_tile_origins(source, &origins))
+}
+
 /// `mma(a, b, &mut acc)` on a `.warp_tile(..)` fragment; `stage` picks a pipeline's stage.
 pub(crate) fn mma_source(
     kernel: &Kernel,
@@ -267,6 +388,9 @@ pub(crate) fn mma_source(
     plan: &MmaPlan,
     stage: Option<&str>,
 ) -> Result<String, RenderError> {
+    if let MmaInstruction::Wgmma { input, n } = plan.instruction {
+        return wgmma_source(kernel, mma, plan, stage, input, n);
+    }
     let MmaInstruction::MmaSync { input, k: k_step } = plan.instruction else {
         return Err(invalid(kernel, mma.origin, "not a tensor-core mma"));
     };
@@ -297,7 +421,7 @@ pub(crate) fn mma_source(
     let rounding = if input == ElementType::F32 { " (rounded to tf32 with cvt.rna)" } else { "" };
     let source = MmaSyncSource {
         dsl: mma.to_string(),
-        instruction: plan.instruction.ptx().unwrap_or_default().to_string(),
+        instruction: plan.instruction.ptx().unwrap_or_default(),
         k_name,
         warp_rows,
         warp_cols,
@@ -472,4 +596,45 @@ pub(crate) fn mma_if_tensor_core(
         Err(errors) => return Some(Err(invalid_plan(kernel)(errors))),
     };
     (plan.instruction != MmaInstruction::Ffma).then(|| mma_source(kernel, mma, &plan, stage))
+}
+
+#[derive(Template)]
+#[template(path = "wgmma_helpers.cu", escape = "none")]
+struct WgmmaHelpersSource {
+    n: i64,
+    tiles: i64,
+    instruction: String,
+    registers: String,
+    outputs: String,
+    a_operand: i64,
+    b_operand: i64,
+    accumulate_operand: i64,
+    trans_a_operand: i64,
+    trans_b_operand: i64,
+}
+
+/// `tessera_wgmma` for m64n{n}k16 on `input`: the asm takes n / 2 accumulator registers.
+pub(crate) fn wgmma_helpers(input: ElementType, n: i64) -> Result<String, RenderError> {
+    let values = n / 2;
+    let registers: Vec<String> = (0..values).map(|r| format!("%{r}")).collect();
+    let outputs: Vec<String> = (0..values).map(|r| format!("\"+f\"(d[{}][{}])", r / 4, r % 4)).collect();
+    let instruction = MmaInstruction::Wgmma { input, n }.ptx().unwrap_or_default();
+    WgmmaHelpersSource {
+        n,
+        tiles: n / 8,
+        instruction,
+        // eight registers to a line of the asm string
+        registers: format!(
+            "{{{}}}",
+            registers.chunks(8).map(|chunk| chunk.join(", ")).collect::<Vec<_>>().join(", \"\n        \"")
+        ),
+        outputs: outputs.chunks(8).map(|chunk| chunk.join(", ")).collect::<Vec<_>>().join(",\n          "),
+        a_operand: values,
+        b_operand: values + 1,
+        accumulate_operand: values + 2,
+        trans_a_operand: values + 3,
+        trans_b_operand: values + 4,
+    }
+    .render()
+    .map_err(template_error("wgmma_helpers.cu"))
 }

@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
     // {{ bytes }} B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
     // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
     // buffers below
-    extern __shared__ __align__(16) unsigned char tessera_smem[];
+    extern __shared__ __align__({{ dynamic_align }}) unsigned char tessera_smem[];
 {%- endif %}
 {% for statement in body %}
 {{ statement }}

@@ -40,6 +40,9 @@
         // tile {{ var }} has landed: this thread's copies (all but the newest STAGES - 2 groups),
         // then every thread's; past this barrier no one reads the stage tile {{ var }} - 1 used
         tessera_async_wait<STAGES - 2>();
+{%- if proxy_fence %}
+        tessera_fence_proxy_async();  // visible to wgmma, which reads through the async proxy
+{%- endif %}
         __syncthreads();
 {%- if spread %}
         // refill that stage with tile {{ var }} + STAGES - 1, in parts: one at the start of each trip of

@@ -2,5 +2,5 @@
 {% if let Some(offset) = offset -%}
 {{ element }} (&{{ name }}){{ dims }} = *reinterpret_cast<{{ element }} (*){{ dims }}>(tessera_smem + {{ offset }});
 {%- else -%}
-__shared__ __align__(16) {{ element }} {{ name }}{% if stages > 1 %}[{{ stages }}]{% endif %}[{{ rows }}][{{ cols }}{% if pad > 0 %} + {{ pad }}{% endif %}];
+__shared__ __align__({{ align }}) {{ element }} {{ name }}{{ dims }};
 {%- endif %}

@@ -101,8 +101,9 @@ impl AsyncCopyMapping {
     /// The mapping for `plan`'s copy, which a cp.async pipeline issues.
     pub fn of(plan: &CopyPlan) -> Option<Self> {
         let transposed_dst = matches!(&plan.dst, OperandPlan::Shared(s) if s.transposed);
-        if matches!(&plan.dst, OperandPlan::Shared(s) if s.layout.swizzle.is_some()) {
-            // a swizzled buffer is not affine: its copies cannot sit at constant offsets
+        if matches!(&plan.dst, OperandPlan::Shared(s) if s.layout.swizzle.is_some() || s.layout.panels) {
+            // a swizzled buffer (or one in panels) is not affine: its copies cannot sit at
+            // constant offsets
             return None;
         }
         let vector_copy = plan.vector > 1 && plan.src.vector_ok(plan.vector) && plan.dst.vector_ok(plan.vector);

@@ -32,6 +32,10 @@ pub struct Config {
     /// `major * 10 + minor`. The launch re-checks what the device in hand allows.
     #[serde(default)]
     pub target: Option<u32>,
+    /// `target = sm_90a`: the architecture-specific features of sm_90 (wgmma, setmaxnreg),
+    /// so the kernel runs only on compute capability 9.0.
+    #[serde(default)]
+    pub arch_specific: bool,
     /// `precision = tf32`: f32 operands of a warp-tile `mma` run on tensor cores as TF32.
     #[serde(default)]
     pub precision: crate::Precision,

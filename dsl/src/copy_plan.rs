@@ -445,11 +445,18 @@ impl MmaPlan {
                 format!("mma of {a_type} by {b_type}: both operands must have one element type"),
             ));
             None
+        } else if let Some([_, n]) = layout.warpgroup_tile {
+            MmaInstruction::choose_wgmma(a_type, layout.element, n)
         } else {
             MmaInstruction::choose(warp_tile, a_type, layout.element, kernel.config.precision)
         };
         if instruction.is_none() && a_type == b_type {
-            let message = if warp_tile {
+            let message = if layout.warpgroup_tile.is_some() {
+                format!(
+                    "a `.warpgroup_tile(..)` fragment is multiplied by wgmma, which tessera runs on f16 or bf16 operands into f32; these are {a_type} into {}",
+                    layout.element
+                )
+            } else if warp_tile {
                 format!(
                     "a `.warp_tile(..)` fragment is multiplied on tensor cores (mma.sync), which take f16 or bf16 operands (or f32 as tf32) into f32; these are {a_type} into {}",
                     layout.element

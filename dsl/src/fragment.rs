@@ -13,7 +13,7 @@ use crate::{ElementType, Fragment, Kernel, Scope};
 /// use tessera_dsl::{ElementType, FragmentLayout};
 /// let v2 = FragmentLayout {
 ///     rows: 128, cols: 128, thread_rows: 8, thread_cols: 8, split: [2, 2], warp_layout: None, warp_tile: None,
-///     element: ElementType::F32,
+///     warpgroup_tile: None, element: ElementType::F32,
 /// };
 /// assert_eq!(v2.threads(), 256);
 /// assert_eq!(v2.row(3, 0), 12);        // thread row 3, first value: 3 × 4
@@ -28,6 +28,11 @@ use crate::{ElementType, Fragment, Kernel, Scope};
 /// assert_eq!(tc.threads(), 256);
 /// assert_eq!(tc.warp_origin(5), (64, 32));          // warp 5: second row of warps, second column
 /// assert_eq!(tc.lane_value_position(9, [1, 2, 3]), (16 + 2 + 8, 16 + 2 * 1 + 1));
+/// // wgmma: warpgroups of 64 × 64 side by side in a 128 × 128 tile; warp 5 is warp 1 of group 1
+/// let wg = FragmentLayout { thread_cols: 16, warp_tile: Some([16, 64]), warpgroup_tile: Some([64, 64]), ..tc };
+/// assert_eq!(wg.threads(), 4 * 128);
+/// assert_eq!(wg.warp_origin(5), (16, 64));
+/// assert_eq!(wg.warp_origin(9), (64 + 16, 0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FragmentLayout {
@@ -42,6 +47,9 @@ pub struct FragmentLayout {
     /// `mma.sync`'s accumulator layout, and `thread_rows × thread_cols` (WM / 8 × WN / 4) are
     /// the values of it each lane holds.
     pub warp_tile: Option<[i64; 2]>,
+    /// [64, WN] of a wgmma fragment (`.warpgroup_tile(..)`): each warpgroup holds that tile,
+    /// warp w of it rows 16w .. 16w + 15 (so `warp_tile` is [16, WN]); warpgroups fill rows first.
+    pub warpgroup_tile: Option<[i64; 2]>,
     pub element: ElementType,
 }
 
@@ -52,6 +60,20 @@ impl FragmentLayout {
 
     pub fn with_scope(fragment: &Fragment, scope: &Scope) -> Option<Self> {
         let [rows, cols] = fragment.shape.as_slice() else { return None };
+        if let Some([group_rows, group_cols]) = fragment.warpgroup_tile.as_deref() {
+            let (group_rows, group_cols) = (group_rows.eval(scope).ok()?, group_cols.eval(scope).ok()?);
+            return Some(Self {
+                rows: rows.eval(scope).ok()?,
+                cols: cols.eval(scope).ok()?,
+                thread_rows: 2,
+                thread_cols: group_cols / 4,
+                split: [1, 1],
+                warp_layout: None,
+                warp_tile: Some([16, group_cols]),
+                warpgroup_tile: Some([group_rows, group_cols]),
+                element: fragment.element,
+            });
+        }
         if let Some([warp_rows, warp_cols]) = fragment.warp_tile.as_deref() {
             let (warp_rows, warp_cols) = (warp_rows.eval(scope).ok()?, warp_cols.eval(scope).ok()?);
             return Some(Self {
@@ -63,6 +85,7 @@ impl FragmentLayout {
                 split: [1, 1],
                 warp_layout: None,
                 warp_tile: Some([warp_rows, warp_cols]),
+                warpgroup_tile: None,
                 element: fragment.element,
             });
         }
@@ -75,6 +98,7 @@ impl FragmentLayout {
             split: [i64::from(fragment.split[0]), i64::from(fragment.split[1])],
             warp_layout: fragment.warp_layout.map(|[r, c]| [i64::from(r), i64::from(c)]),
             warp_tile: None,
+            warpgroup_tile: None,
             element: fragment.element,
         })
     }
@@ -107,6 +131,10 @@ impl FragmentLayout {
 
     /// The block-tile (row, column) where warp `warp`'s tile starts (warps fill rows first).
     pub fn warp_origin(&self, warp: i64) -> (i64, i64) {
+        if let Some([group_rows, group_cols]) = self.warpgroup_tile {
+            let (group, across) = (warp / 4, (self.cols / group_cols.max(1)).max(1));
+            return (group / across * group_rows + warp % 4 * 16, group % across * group_cols);
+        }
         let [warp_rows, warp_cols] = self.warp_tile.unwrap_or([0, 0]);
         let across = self.warps_across().max(1);
         (warp / across * warp_rows, warp % across * warp_cols)

@@ -12,7 +12,7 @@ use crate::ElementType;
 /// // f32 operands on a warp tile need tf32: the tensor cores have no f32 multiplier
 /// assert_eq!(MmaInstruction::choose(true, ElementType::F32, ElementType::F32, Precision::Exact), None);
 /// let tf32 = MmaInstruction::choose(true, ElementType::F32, ElementType::F32, Precision::Tf32).unwrap();
-/// assert_eq!(tf32.ptx(), Some("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+/// assert_eq!(tf32.ptx().as_deref(), Some("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Precision {
@@ -38,7 +38,7 @@ impl std::fmt::Display for Precision {
 /// ```
 /// use tessera_dsl::{ElementType, MmaInstruction};
 /// let bf16 = MmaInstruction::MmaSync { input: ElementType::BF16, k: 16 };
-/// assert_eq!(bf16.ptx(), Some("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+/// assert_eq!(bf16.ptx().as_deref(), Some("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
 /// assert_eq!(bf16.to_string(), "mma.sync m16n8k16 (bf16 → f32)");
 /// assert_eq!(MmaInstruction::Ffma.ptx(), None);
 /// ```
@@ -50,6 +50,10 @@ pub enum MmaInstruction {
     /// fragment (sm_80 and newer), operands from shared memory by `ldmatrix`. `input` F32
     /// is TF32 (`precision = tf32`, k = 8).
     MmaSync { input: ElementType, k: i64 },
+    /// The warpgroup-level `wgmma.mma_async.sync.aligned.m64n{n}k16` on a
+    /// `.warpgroup_tile([64, n])` fragment (sm_90a): both operands read by the tensor cores
+    /// straight from shared memory through matrix descriptors, f16/bf16 into f32.
+    Wgmma { input: ElementType, n: i64 },
 }
 
 impl MmaInstruction {
@@ -67,6 +71,24 @@ impl MmaInstruction {
         }
     }
 
+    /// The instruction for a wgmma fragment (`.warpgroup_tile([64, n])`): f16 or bf16
+    /// operands into f32, n a multiple of 8 up to 256 (wgmma's shapes); `None` otherwise.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, MmaInstruction};
+    /// let wgmma = MmaInstruction::choose_wgmma(ElementType::BF16, ElementType::F32, 256).unwrap();
+    /// assert_eq!(wgmma.ptx().as_deref(), Some("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+    /// assert_eq!(wgmma.to_string(), "wgmma m64n256k16 (bf16 → f32)");
+    /// assert_eq!(MmaInstruction::choose_wgmma(ElementType::BF16, ElementType::F32, 260), None);
+    /// ```
+    pub fn choose_wgmma(input: ElementType, acc: ElementType, n: i64) -> Option<Self> {
+        let shape_ok = n % 8 == 0 && (8..=256).contains(&n);
+        match (input, acc) {
+            (ElementType::F16 | ElementType::BF16, ElementType::F32) if shape_ok => Some(Self::Wgmma { input, n }),
+            _ => None,
+        }
+    }
+
     /// Whether the operands are f32 rounded to TF32.
     pub fn is_tf32(self) -> bool {
         matches!(self, Self::MmaSync { input: ElementType::F32, .. })
@@ -79,23 +101,26 @@ impl MmaInstruction {
     /// The others are read one element at a time.
     pub fn ldmatrix_loads(self, is_a: bool, columns_contiguous: bool) -> bool {
         match self {
-            Self::Ffma => false,
+            Self::Ffma | Self::Wgmma { .. } => false,
             Self::MmaSync { input: ElementType::F32, .. } => is_a == columns_contiguous,
             Self::MmaSync { .. } => true,
         }
     }
 
     /// The PTX instruction, for the tensor-core ones.
-    pub fn ptx(self) -> Option<&'static str> {
-        match self {
-            Self::Ffma => None,
-            Self::MmaSync { input: ElementType::F16, .. } => Some("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
-            Self::MmaSync { input: ElementType::BF16, .. } => {
-                Some("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
+    pub fn ptx(self) -> Option<String> {
+        let name = match self {
+            Self::Ffma => return None,
+            Self::Wgmma { input: input @ (ElementType::F16 | ElementType::BF16), n } => {
+                return Some(format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}"))
             }
-            Self::MmaSync { input: ElementType::F32, .. } => Some("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
-            Self::MmaSync { .. } => None,
-        }
+            Self::Wgmma { .. } => return None,
+            Self::MmaSync { input: ElementType::F16, .. } => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            Self::MmaSync { input: ElementType::BF16, .. } => "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+            Self::MmaSync { input: ElementType::F32, .. } => "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+            Self::MmaSync { .. } => return None,
+        };
+        Some(name.to_string())
     }
 
     /// Multiply-adds one instruction does per warp (FFMA: one per thread).
@@ -103,6 +128,8 @@ impl MmaInstruction {
         match self {
             Self::Ffma => 32,
             Self::MmaSync { k, .. } => 16 * 8 * k,
+            // a quarter of the warpgroup's m64nNk16
+            Self::Wgmma { n, .. } => 16 * n * 16,
         }
     }
 }
@@ -113,6 +140,8 @@ impl std::fmt::Display for MmaInstruction {
             Self::Ffma => f.write_str("FFMA outer products"),
             Self::MmaSync { input: ElementType::F32, k } => write!(f, "mma.sync m16n8k{k} (tf32 → f32)"),
             Self::MmaSync { input, k } => write!(f, "mma.sync m16n8k{k} ({input} → f32)"),
+            Self::Wgmma { input, n } => write!(f, "wgmma m64n{n}k16 ({input} → f32)"),
         }
     }
 }
+

@@ -8,6 +8,10 @@ use crate::{Kernel, SharedLayout};
 /// Each buffer starts at a multiple of this many bytes, so every vector access stays aligned.
 pub const SHARED_ALIGNMENT: i64 = 16;
 
+/// A `.panels()` buffer starts at a multiple of this many bytes: the hardware swizzle (TMA's,
+/// wgmma's) XORs address bits 4-6 with bits 7-9, so each 8-row atom must start on 1024.
+pub const PANEL_ALIGNMENT: i64 = 1024;
+
 /// A block's shared memory, buffer by buffer.
 ///
 /// Under the static limit codegen declares each buffer `__shared__`; over it, the buffers
@@ -63,19 +67,37 @@ impl SharedMemoryPlan {
             .into_iter()
             .filter_map(|buffer| {
                 let layout = SharedLayout::of(buffer, kernel)?;
-                Some((buffer.name.clone(), kernel.buffer_stages(&buffer.name), layout.bytes()))
+                let alignment = if layout.panels { PANEL_ALIGNMENT } else { SHARED_ALIGNMENT };
+                Some((buffer.name.clone(), kernel.buffer_stages(&buffer.name), layout.bytes(), alignment))
             })
             .collect();
-        Self::from_slots(slots, kernel.target().static_shared_memory_bytes)
+        Self::from_aligned_slots(slots, kernel.target().static_shared_memory_bytes)
     }
 
     /// Lays out (name, stages, bytes per stage) one after another, 16-byte aligned.
     pub fn from_slots(buffers: Vec<(String, u32, i64)>, static_limit: u32) -> Self {
+        let aligned = buffers.into_iter().map(|(name, stages, bytes)| (name, stages, bytes, SHARED_ALIGNMENT)).collect();
+        Self::from_aligned_slots(aligned, static_limit)
+    }
+
+    /// Lays out (name, stages, bytes per stage, alignment) one after another, each buffer
+    /// starting at a multiple of its alignment.
+    ///
+    /// ```
+    /// use tessera_dsl::SharedMemoryPlan;
+    /// let plan = SharedMemoryPlan::from_aligned_slots(
+    ///     vec![("bar".into(), 1, 48, 16), ("a_s".into(), 3, 16384, 1024)],
+    ///     48 * 1024,
+    /// );
+    /// assert_eq!(plan.slots[1].offset, 1024);
+    /// assert!(plan.dynamic);
+    /// ```
+    pub fn from_aligned_slots(buffers: Vec<(String, u32, i64, i64)>, static_limit: u32) -> Self {
         let mut offset = 0;
         let mut bytes = 0;
         let mut slots = Vec::new();
-        for (buffer, stages, stage_bytes) in buffers {
-            offset = round_up(offset, SHARED_ALIGNMENT);
+        for (buffer, stages, stage_bytes, alignment) in buffers {
+            offset = round_up(offset, alignment.max(SHARED_ALIGNMENT));
             // A stage of a multi-stage buffer is indexed as `buffer[stage]`, so each stage's
             // size is what the array type says; only the buffer's start needs aligning.
             let slot = SharedSlot { buffer, offset, stages, stage_bytes };

@@ -36,12 +36,15 @@ pub enum Statement {
 /// let acc = Fragment {
 ///     name: "acc".into(), element: ElementType::F32,
 ///     shape: vec![Expr::int(128), Expr::int(128)], thread_tile: vec![Expr::int(8), Expr::int(8)],
-///     split: [2, 2], warp_layout: None, warp_tile: None, origin: Origin::default(),
+///     split: [2, 2], warp_layout: None, warp_tile: None, warpgroup_tile: None, origin: Origin::default(),
 /// };
 /// assert_eq!(acc.to_string(), "fragment::<f32>([128, 128]).thread_tile([8, 8]).split([2, 2])");
 /// // a tensor-core fragment: each warp holds a 64 × 32 tile in mma.sync's accumulator layout
 /// let tc = Fragment { thread_tile: vec![], split: [1, 1], warp_tile: Some(vec![Expr::int(64), Expr::int(32)]), ..acc };
 /// assert_eq!(tc.to_string(), "fragment::<f32>([128, 128]).warp_tile([64, 32])");
+/// // a wgmma fragment: each warpgroup (4 warps) holds a 64 × 128 tile, 16 rows per warp
+/// let wg = Fragment { warp_tile: None, warpgroup_tile: Some(vec![Expr::int(64), Expr::int(128)]), ..tc };
+/// assert_eq!(wg.to_string(), "fragment::<f32>([128, 128]).warpgroup_tile([64, 128])");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fragment {
@@ -63,6 +66,11 @@ pub struct Fragment {
     /// four values per lane each); `thread_tile` is then empty.
     #[serde(default)]
     pub warp_tile: Option<Vec<Expr>>,
+    /// `.warpgroup_tile([64, WN])`: a wgmma fragment (sm_90a). Each warpgroup of 4 warps holds
+    /// a 64 × WN tile in `wgmma.mma_async`'s accumulator layout — warp w of the group its rows
+    /// 16w .. 16w + 15, laid out as mma.sync's m16n8 tiles; `thread_tile` is then empty.
+    #[serde(default)]
+    pub warpgroup_tile: Option<Vec<Expr>>,
     pub origin: Origin,
 }
 
@@ -70,9 +78,10 @@ impl std::fmt::Display for Fragment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let list = |exprs: &[Expr]| exprs.iter().map(Expr::to_string).collect::<Vec<_>>().join(", ");
         write!(f, "fragment::<{}>([{}])", self.element, list(&self.shape))?;
-        match &self.warp_tile {
-            Some(tile) => write!(f, ".warp_tile([{}])", list(tile))?,
-            None => write!(f, ".thread_tile([{}])", list(&self.thread_tile))?,
+        match (&self.warp_tile, &self.warpgroup_tile) {
+            (Some(tile), _) => write!(f, ".warp_tile([{}])", list(tile))?,
+            (None, Some(tile)) => write!(f, ".warpgroup_tile([{}])", list(tile))?,
+            (None, None) => write!(f, ".thread_tile([{}])", list(&self.thread_tile))?,
         }
         if self.split != [1, 1] {
             write!(f, ".split([{}, {}])", self.split[0], self.split[1])?;
@@ -214,7 +223,8 @@ pub struct GridStrideLoop {
 /// use tessera_dsl::{ElementType, Expr, Origin, SharedBuffer};
 /// let t = SharedBuffer {
 ///     name: "t".into(), element: ElementType::F32,
-///     shape: vec![Expr::int(32), Expr::int(32)], pad: 1, swizzle: None, swizzle_bytes: None, origin: Origin::default(),
+///     shape: vec![Expr::int(32), Expr::int(32)], pad: 1, swizzle: None, swizzle_bytes: None, panels: false,
+///     origin: Origin::default(),
 /// };
 /// assert_eq!(t.to_string(), "shared::<f32>([32, 32]).pad(1)");
 /// ```
@@ -237,6 +247,12 @@ pub struct SharedBuffer {
     /// contiguous for 16-byte access. Rows must be a multiple of `span` bytes.
     #[serde(default)]
     pub swizzle_bytes: Option<u32>,
+    /// `.panels()` (with `.swizzle_bytes(span)`): the columns are stored in panels one span
+    /// wide, each panel's rows one after another and every panel 1024-byte aligned — the
+    /// layout TMA writes and wgmma's shared-memory descriptors read (a row of a [64, 256]
+    /// bf16 tile is four 128-byte rows, one in each panel).
+    #[serde(default)]
+    pub panels: bool,
     pub origin: Origin,
 }
 
@@ -252,6 +268,9 @@ impl std::fmt::Display for SharedBuffer {
         }
         if let Some(span) = self.swizzle_bytes {
             write!(f, ".swizzle_bytes({span})")?;
+        }
+        if self.panels {
+            write!(f, ".panels()")?;
         }
         Ok(())
     }

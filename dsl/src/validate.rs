@@ -107,6 +107,12 @@ impl Checker<'_> {
                 format!("target = sm_{cc}: tessera knows the limits of {} only", Target::known_names()),
                 Some("name one of them, or leave `target` out to validate against every supported GPU".into()),
             );
+        } else if self.kernel.config.arch_specific && cc != 90 {
+            self.error(
+                self.kernel.config.target_origin,
+                format!("target = sm_{cc}a: only sm_90 has architecture-specific features (sm_90a: wgmma, setmaxnreg)"),
+                Some(format!("write `target = sm_{cc}`")),
+            );
         }
     }
 
@@ -644,7 +650,8 @@ impl Checker<'_> {
     }
 
     fn fragment(&mut self, fragment: &Fragment, scope: &Scope) {
-        for extent in fragment.shape.iter().chain(&fragment.thread_tile).chain(fragment.warp_tile.iter().flatten()) {
+        let tensor_core_tiles = fragment.warp_tile.iter().flatten().chain(fragment.warpgroup_tile.iter().flatten());
+        for extent in fragment.shape.iter().chain(&fragment.thread_tile).chain(tensor_core_tiles) {
             match extent.eval(scope) {
                 Ok(value) if value > 0 => {}
                 Ok(value) => self.error(
@@ -660,6 +667,9 @@ impl Checker<'_> {
             }
         }
         let Some(layout) = FragmentLayout::with_scope(fragment, scope) else { return };
+        if let Some(group_tile) = layout.warpgroup_tile {
+            return self.warpgroup_fragment(fragment, &layout, group_tile);
+        }
         if let Some(warp_tile) = layout.warp_tile {
             return self.warp_fragment(fragment, &layout, warp_tile);
         }
@@ -774,6 +784,77 @@ impl Checker<'_> {
         }
     }
 
+    /// A `.warpgroup_tile([64, WN])` fragment: wgmma's m64nNk16 accumulators (N a multiple of
+    /// 8 up to 256), tiling the block tile with as many warpgroups as the block has, on sm_90a.
+    fn warpgroup_fragment(&mut self, fragment: &Fragment, layout: &FragmentLayout, [group_rows, group_cols]: [i64; 2]) {
+        if layout.rows <= 0 || layout.cols <= 0 || group_rows <= 0 || group_cols <= 0 {
+            return;
+        }
+        let config = &self.kernel.config;
+        if config.target != Some(90) || !config.arch_specific {
+            let written = config.target.map_or("no target".to_string(), |cc| {
+                format!("target = sm_{cc}{}", if config.arch_specific { "a" } else { "" })
+            });
+            let origin = if config.target.is_some() { config.target_origin } else { fragment.origin };
+            self.error(
+                origin,
+                format!("`.warpgroup_tile(..)` multiplies with wgmma, which only sm_90a has ({written})"),
+                Some("add `target = sm_90a` to #[tile_kernel(..)], or use `.warp_tile(..)` (mma.sync, every GPU since sm_80)".into()),
+            );
+        }
+        if fragment.element != ElementType::F32 {
+            self.error(
+                fragment.origin,
+                format!(
+                    "a `.warpgroup_tile(..)` fragment accumulates in f32 (wgmma's .f32 accumulators); `{}` is {}",
+                    fragment.name, fragment.element
+                ),
+                Some("declare it `fragment::<f32>(..)` and convert when storing it".into()),
+            );
+            return;
+        }
+        if group_rows != 64 || group_cols % 8 != 0 || group_cols > 256 {
+            let bad = if group_rows != 64 {
+                format!("{group_rows} rows, where a warpgroup's wgmma covers 64")
+            } else {
+                format!("{group_cols} columns, where wgmma takes N = 8, 16, .., 256")
+            };
+            self.error(
+                fragment.origin,
+                format!("a {group_rows}×{group_cols} warpgroup tile is not a wgmma m64nNk16 accumulator: {bad}"),
+                Some(format!("use warpgroup_tile([64, {}])", (group_cols / 8).clamp(1, 32) * 8)),
+            );
+            return;
+        }
+        if layout.rows % group_rows != 0 || layout.cols % group_cols != 0 {
+            self.error(
+                fragment.origin,
+                format!(
+                    "the {}×{} block tile is not divisible by the {group_rows}×{group_cols} warpgroup tile",
+                    layout.rows, layout.cols
+                ),
+                Some("make each block-tile extent a multiple of the warpgroup-tile extent".into()),
+            );
+            return;
+        }
+        let threads = self.kernel.config.threads.count() as i64;
+        if layout.threads() != threads {
+            self.error(
+                self.kernel.config.threads_origin,
+                format!(
+                    "the {}×{} fragment `{}` with {group_rows}×{group_cols} warpgroup tiles needs {} warpgroups of 128 threads = {}, but threads = {}",
+                    layout.rows,
+                    layout.cols,
+                    fragment.name,
+                    layout.threads() / 128,
+                    layout.threads(),
+                    self.kernel.config.threads
+                ),
+                Some(format!("use threads = {} or change the warpgroup tile", layout.threads())),
+            );
+        }
+    }
+
     /// A `.warp_tile([WM, WN])` fragment: warp tiles that split into mma.sync's 16 × 8 tiles,
     /// tile the block tile, and take as many warps as the block has.
     fn warp_fragment(&mut self, fragment: &Fragment, layout: &FragmentLayout, [warp_rows, warp_cols]: [i64; 2]) {
@@ -855,6 +936,9 @@ impl Checker<'_> {
     /// are 16-bit floats of one type, and shared operands keep every 16-byte row `ldmatrix`
     /// reads aligned; `vector` moves 16 bytes of them per access.
     fn tensor_core_mma(&mut self, mma: &Mma, plan: &MmaPlan) {
+        if let MmaInstruction::Wgmma { input, n } = plan.instruction {
+            return self.wgmma(mma, plan, input, n);
+        }
         let MmaInstruction::MmaSync { input, k: step } = plan.instruction else { return };
         if plan.k % step != 0 {
             self.error(
@@ -910,6 +994,73 @@ impl Checker<'_> {
                         unit * i64::from(input.size_bytes())
                     ),
                     Some("use `.swizzle_bytes(128)`, which permutes whole 16-byte chunks".into()),
+                );
+            }
+        }
+    }
+
+    /// A wgmma `mma`: k-steps of 16, both operands in shared memory in the hardware's swizzled
+    /// panels (what a descriptor can address), filled by a cp.async pipeline.
+    fn wgmma(&mut self, mma: &Mma, plan: &MmaPlan, input: ElementType, n: i64) {
+        if plan.k % 16 != 0 {
+            self.error(
+                mma.origin,
+                format!("`{mma}` multiplies over k = {} but wgmma takes k-steps of 16", plan.k),
+                Some(format!("make the k extent (BK) a multiple of 16, e.g. {}", (plan.k / 16).max(1) * 16)),
+            );
+        }
+        let pipelined = self.kernel.statements().iter().any(|s| {
+            matches!(s, Statement::Pipeline(p) if p.stages >= 3 && p.body.iter().any(|b| matches!(b, Statement::Mma(m) if m == mma)))
+        });
+        if !pipelined {
+            self.error(
+                mma.origin,
+                format!("`{mma}` on wgmma reads shared tiles that a cp.async pipeline fills: put it in `for k in pipeline(.., stages = 3)` (or more)"),
+                None,
+            );
+        }
+        for (is_a, operand) in [(true, &plan.a), (false, &plan.b)] {
+            let name = if is_a { "A" } else { "B" };
+            let shared = match operand {
+                OperandPlan::Shared(shared) => shared,
+                OperandPlan::Global(global) => {
+                self.error(
+                    mma.origin,
+                    format!("wgmma reads operand {name} from shared memory through a descriptor; `{}` is a global tile", global.tensor),
+                    Some("copy the tile into a `shared::<T>([..]).swizzle_bytes(128).panels()` buffer first".into()),
+                );
+                continue;
+                }
+            };
+            let layout = shared.layout;
+            let view = if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() };
+            let Some(panel_cols) = layout.panel_cols() else {
+                self.error(
+                    mma.origin,
+                    format!("wgmma reads `{view}` through a descriptor, which addresses the hardware's swizzled panels only"),
+                    Some(format!(
+                        "declare `{}` with `.swizzle_bytes(128).panels()` (a [{}, {}] {} tile: {} panel(s) of 128 B rows)",
+                        shared.buffer,
+                        layout.rows,
+                        layout.cols,
+                        layout.element,
+                        (layout.cols * i64::from(layout.element.size_bytes()) / 128).max(1)
+                    )),
+                );
+                continue;
+            };
+            // stored with k along the rows' contiguous columns (K-major), or with M / N there
+            // (MN-major): then each instruction's 64 rows of A or n columns of B are whole panels
+            let k_major = shared.transposed != is_a;
+            let extent = if is_a { 64 } else { n };
+            if !k_major && extent % panel_cols != 0 {
+                self.error(
+                    mma.origin,
+                    format!(
+                        "wgmma reads {extent} {} of `{view}` per instruction, stored along its rows in panels of {panel_cols} {input}: not whole panels",
+                        if is_a { "rows" } else { "columns" }
+                    ),
+                    Some(format!("use a smaller swizzle span, or a warpgroup tile N that is a multiple of {panel_cols}")),
                 );
             }
         }
@@ -1003,6 +1154,39 @@ impl Checker<'_> {
         }
     }
 
+    /// `.panels()`: a byte swizzle to cut the rows by, no padding, whole panels of whole
+    /// 8-row atoms (each panel then starts on the 1024-byte boundary the hardware swizzle needs).
+    fn panels(&mut self, buffer: &SharedBuffer, layout: &SharedLayout) {
+        let Some(span) = layout.swizzle_bytes else {
+            self.error(
+                buffer.origin,
+                format!("`.panels()` on `{}` needs a swizzle span to cut the rows into", buffer.name),
+                Some("write `.swizzle_bytes(128).panels()` (or 64, 32)".into()),
+            );
+            return;
+        };
+        let element = i64::from(layout.element.size_bytes());
+        let row_bytes = layout.cols * element;
+        if layout.pad != 0 || row_bytes % span != 0 || layout.rows % 8 != 0 {
+            self.error(
+                buffer.origin,
+                format!(
+                    "`.panels()` on `{}` [{}, {}] {}: rows of {row_bytes} B{} must split into {span}-byte panels of whole 8-row atoms ({} rows)",
+                    buffer.name,
+                    layout.rows,
+                    layout.cols,
+                    layout.element,
+                    if layout.pad != 0 { format!(" padded by {}", layout.pad) } else { String::new() },
+                    layout.rows
+                ),
+                Some(format!(
+                    "use a multiple of {} columns and of 8 rows, without `.pad(..)`",
+                    span / element
+                )),
+            );
+        }
+    }
+
     fn shared_buffer(&mut self, buffer: &SharedBuffer, scope: &Scope) {
         if buffer.shape.len() != 2 {
             self.error(
@@ -1066,9 +1250,13 @@ impl Checker<'_> {
                 );
             }
         }
+        if buffer.panels {
+            self.panels(buffer, &layout);
+        }
         let stages = i64::from(self.kernel.buffer_stages(&buffer.name));
-        // Buffers start 16-byte aligned, as SharedMemoryPlan lays them out.
-        self.shared_bytes = (self.shared_bytes + 15) / 16 * 16 + layout.bytes() * stages;
+        // Buffers start 16-byte aligned (panels 1024), as SharedMemoryPlan lays them out.
+        let alignment = if layout.panels { crate::shared_memory::PANEL_ALIGNMENT } else { 16 };
+        self.shared_bytes = (self.shared_bytes + alignment - 1) / alignment * alignment + layout.bytes() * stages;
         let limit = i64::from(self.target.opt_in_shared_memory_bytes);
         if self.shared_bytes > limit && !self.shared_reported {
             self.shared_reported = true;

@@ -122,7 +122,11 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
             Item::Target(name, span) => {
                 // An unknown sm_XY is validation's to report (with the known ones); only the
                 // shape of the name is checked here.
-                let cc = name.strip_prefix("sm_").and_then(|digits| digits.parse::<u32>().ok()).ok_or_else(|| {
+                let (digits, arch_specific) = match name.strip_suffix('a') {
+                    Some(digits) => (digits, true),
+                    None => (name.as_str(), false),
+                };
+                let cc = digits.strip_prefix("sm_").and_then(|digits| digits.parse::<u32>().ok()).ok_or_else(|| {
                     syn::Error::new(
                         span,
                         format!(
@@ -132,6 +136,7 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
                     )
                 })?;
                 config.target = Some(cc);
+                config.arch_specific = arch_specific;
                 config.target_origin = spans.origin(span);
             }
             Item::Precision(name) => {

@@ -419,9 +419,17 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
         pad: 0,
         swizzle: None,
         swizzle_bytes: None,
+        panels: false,
         origin,
     };
     for method in modifiers.into_iter().rev() {
+        if method.method == "panels" {
+            if !method.args.is_empty() {
+                return Err(syn::Error::new(method.args.span(), "`.panels()` takes no arguments"));
+            }
+            buffer.panels = true;
+            continue;
+        }
         let value = match method.args.first() {
             Some(RustExpr::Lit(lit)) if method.args.len() == 1 => match &lit.lit {
                 Lit::Int(int) => int.base10_parse::<u32>()?,
@@ -445,7 +453,7 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
                 return Err(syn::Error::new(
                     method.method.span(),
                     format!(
-                        "unknown shared-buffer option `{other}`: expected `.pad(n)`, `.swizzle(unit)` or `.swizzle_bytes(128)`"
+                        "unknown shared-buffer option `{other}`: expected `.pad(n)`, `.swizzle(unit)`, `.swizzle_bytes(128)` or `.panels()`"
                     ),
                 ))
             }
@@ -538,6 +546,7 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
         split: [1, 1],
         warp_layout: None,
         warp_tile: None,
+        warpgroup_tile: None,
         origin,
     };
     for method in modifiers.into_iter().rev() {
@@ -547,6 +556,7 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
         match method.method.to_string().as_str() {
             "thread_tile" => fragment.thread_tile = list(argument, spans)?,
             "warp_tile" => fragment.warp_tile = Some(list(argument, spans)?),
+            "warpgroup_tile" => fragment.warpgroup_tile = Some(list(argument, spans)?),
             "split" => {
                 let parts = list(argument, spans)?;
                 let value = |e: &Expr| match e.kind {
@@ -597,31 +607,34 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
                 return Err(syn::Error::new(
                     method.method.span(),
                     format!(
-                        "unknown fragment option `{other}`: expected `.thread_tile([TM, TN])`, `.warp_tile([WM, WN])` or `.split([2, 2])`"
+                        "unknown fragment option `{other}`: expected `.thread_tile([TM, TN])`, `.warp_tile([WM, WN])`, `.warpgroup_tile([64, WN])` or `.split([2, 2])`"
                     ),
                 ))
             }
         }
     }
-    match (&fragment.warp_tile, fragment.thread_tile.is_empty()) {
-        (None, true) => {
+    let layouts = [!fragment.thread_tile.is_empty(), fragment.warp_tile.is_some(), fragment.warpgroup_tile.is_some()];
+    match layouts.iter().filter(|&&given| given).count() {
+        0 => {
             return Err(syn::Error::new(
                 init.span(),
-                "a fragment needs `.thread_tile([TM, TN])` (values each thread holds, for FFMA) or `.warp_tile([WM, WN])` (values each warp holds, for tensor cores)",
+                "a fragment needs `.thread_tile([TM, TN])` (values each thread holds, for FFMA), `.warp_tile([WM, WN])` (values each warp holds, for mma.sync) or `.warpgroup_tile([64, WN])` (values each warpgroup holds, for wgmma)",
             ))
         }
-        (Some(_), false) => {
+        1 => {}
+        _ => {
             return Err(syn::Error::new(
                 init.span(),
-                "a fragment is laid out either per thread (`.thread_tile(..)`) or per warp (`.warp_tile(..)`), not both",
+                "a fragment is laid out per thread (`.thread_tile(..)`), per warp (`.warp_tile(..)`) or per warpgroup (`.warpgroup_tile(..)`): one of them",
             ))
         }
-        _ => {}
     }
-    if fragment.warp_tile.is_some() && (fragment.split != [1, 1] || fragment.warp_layout.is_some()) {
+    if (fragment.warp_tile.is_some() || fragment.warpgroup_tile.is_some())
+        && (fragment.split != [1, 1] || fragment.warp_layout.is_some())
+    {
         return Err(syn::Error::new(
             init.span(),
-            "`.split(..)` and `.warp_layout(..)` arrange thread tiles; a `.warp_tile(..)` fragment has mma.sync's own lane layout",
+            "`.split(..)` and `.warp_layout(..)` arrange thread tiles; a tensor-core fragment has the instruction's own lane layout",
         ));
     }
     Ok(Some(fragment))

@@ -1512,6 +1512,101 @@ template <int N>
 inline void tessera_round_to_tf32(unsigned (&r)[N]) {
     for (int i = 0; i < N; ++i) r[i] = tessera_tf32(tessera_sim::bits_f32(r[i]));
 }
+// ── wgmma (sm_90a): warpgroup matrix multiply from shared-memory descriptors ─────────────
+// A descriptor holds the operand's start as an offset into the block's shared memory (the
+// hardware's shared address; the simulated section is 1024-byte aligned like the GPU's), its
+// leading and stride byte offsets and swizzle mode. Each lane computes its own accumulators
+// from the operands in shared memory when the instruction issues (after the warp's lanes have
+// all arrived): the stores before it, fenced by the program's barrier, are what it reads.
+namespace tessera_sim {
+
+struct WgmmaOperand {
+    uintptr_t start, leading, stride, span;
+    bool mn_major;
+    // The byte offset (in the shared window) of element (mn, k): M or N index mn, k index k,
+    // of a 16-bit operand, in the PTX ISA's canonical layouts, then the swizzle (address bits
+    // 4.. XOR bits 7..).
+    uintptr_t offset(uint32_t mn, uint32_t k) const {
+        uintptr_t at;
+        if (mn_major) {
+            uint32_t per_row = static_cast<uint32_t>(span / 2);
+            at = start + mn / per_row * leading + k / 8 * stride + k % 8 * span + mn % per_row * 2;
+        } else {
+            at = start + mn / 8 * stride + mn % 8 * span + k * 2;
+        }
+        return at ^ (((at >> 7) & (span / 16 - 1)) << 4);
+    }
+};
+
+inline WgmmaOperand wgmma_operand(unsigned long long descriptor, bool mn_major, const char* op) {
+    uint32_t mode = static_cast<uint32_t>(descriptor >> 62);
+    uintptr_t span = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+    if (span == 0) stop_thread(kTrap, "wgmma: a descriptor without a swizzle mode (tessera emits 32-, 64- or 128-byte ones)");
+    (void)op;
+    return WgmmaOperand{(descriptor & 0x3fffu) << 4, ((descriptor >> 16) & 0x3fffu) << 4,
+                        ((descriptor >> 32) & 0x3fffu) << 4, span, mn_major};
+}
+
+template <class T, int TRANS_A, int TRANS_B, int TILES>
+inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor, const char* op) {
+    Machine& s = m();
+    uintptr_t base = reinterpret_cast<uintptr_t>(__start_tessera_shared);
+    if (base % 1024 != 0) stop_thread(kTrap, "wgmma: the simulated shared memory is not 1024-byte aligned");
+    uint64_t unused[kWarpSize];
+    warp_gather(op, 0, 0, unused, 0);  // every lane of the warp at this wgmma
+    const WgmmaOperand a = wgmma_operand(a_descriptor, TRANS_A, op), b = wgmma_operand(b_descriptor, TRANS_B, op);
+    const uintptr_t size = reinterpret_cast<uintptr_t>(__stop_tessera_shared) - base;
+    auto element = [&](const WgmmaOperand& operand, uint32_t mn, uint32_t k) {
+        uintptr_t at = operand.offset(mn, k);
+        if (at + 2 > size) {
+            char message[200];
+            snprintf(message, sizeof message, "wgmma: element (%u, %u) of an operand lies at shared byte %lu, past the %lu bytes of shared memory",
+                     mn, k, static_cast<unsigned long>(at), static_cast<unsigned long>(size));
+            stop_thread(kTrap, message);
+        }
+        uint16_t bits;
+        memcpy(&bits, reinterpret_cast<const char*>(base + at), 2);
+        return element_to_float<T>(bits);
+    };
+    const uint32_t warp = s.current / kWarpSize % 4, g = lane() / 4, t = lane() % 4;
+    for (uint32_t tile = 0; tile < TILES; ++tile) {
+        for (uint32_t v = 0; v < 4; ++v) {
+            uint32_t row = 16 * warp + g + 8 * (v / 2), col = 8 * tile + 2 * t + v % 2;
+            float sum = d[tile][v];
+            for (uint32_t k = 0; k < 16; ++k) sum = fmaf(element(a, row, k), element(b, col, k), sum);
+            d[tile][v] = sum;
+        }
+    }
+    warp_gather(op, 1, 0, unused, 0);  // no lane stores before every lane has read
+}
+
+}  // namespace tessera_sim
+
+inline unsigned long long tessera_wgmma_descriptor(const void* start, unsigned leading_bytes, unsigned stride_bytes,
+                                                   unsigned swizzle_mode) {
+    uintptr_t address = reinterpret_cast<uintptr_t>(start) - reinterpret_cast<uintptr_t>(__start_tessera_shared);
+    if (!tessera_sim::in_shared_memory(reinterpret_cast<uintptr_t>(start), 16))
+        tessera_sim::stop_thread(tessera_sim::kTrap, "wgmma: a descriptor's start is not in shared memory");
+    return static_cast<unsigned long long>((address & 0x3ffffu) >> 4) |
+           static_cast<unsigned long long>((leading_bytes & 0x3ffffu) >> 4) << 16 |
+           static_cast<unsigned long long>((stride_bytes & 0x3ffffu) >> 4) << 32 |
+           static_cast<unsigned long long>(swizzle_mode) << 62;
+}
+template <class T, int TRANS_A, int TRANS_B, int TILES>
+inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor) {
+    static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
+                  "wgmma multiplies __half or __nv_bfloat16");
+    tessera_sim::wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor,
+                                            std::is_same<T, __half>::value ? "wgmma.f16" : "wgmma.bf16");
+}
+// The ordering instructions around wgmma: it completes at issue here, so they have nothing to do.
+inline void tessera_wgmma_fence() {}
+inline void tessera_wgmma_commit() {}
+template <int N>
+inline void tessera_wgmma_wait() {}
+template <int TILES>
+inline void tessera_wgmma_fence_operands(float (&)[TILES][4]) {}
+inline void tessera_fence_proxy_async() {}
 inline int __syncthreads_count(int predicate) { return tessera_sim::block_barrier(predicate); }
 inline int __syncthreads_and(int predicate) {
     return tessera_sim::block_barrier(predicate) == static_cast<int>(tessera_sim::m().threads);

@@ -180,6 +180,10 @@ impl KernelDefinition {
         // Over 48 KiB the buffers are dynamic shared memory: the device must allow that much
         // (checked before compiling), and each launch passes the size.
         let shared = kernel.shared_memory();
+        if kernel.config.arch_specific && gpu.arch() != crate::Arch::SM_90 {
+            // sm_90a's instructions (wgmma) exist on compute capability 9.0 only
+            return Err(Error::ArchSpecific { kernel: self.name.into(), device: gpu.arch().to_string() });
+        }
         let loaded = gpu.load(source, self.name, threads, shared.dynamic_bytes())?;
         let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
         let plan = self.plan(kernel, arguments, resident)?;

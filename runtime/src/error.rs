@@ -82,6 +82,11 @@ pub enum Error {
          shrink its tiles, padding or pipeline stages, or run it on a GPU with more (sm_80: 166912 B, sm_90: 232448 B)"
     )]
     SharedMemoryOverDevice { kernel: String, bytes: u32, device_max: u32, device: String },
+    #[error(
+        "`{kernel}` is compiled for sm_90a (wgmma, Hopper's own instructions), which this {device} GPU does not have; \
+         launch a kernel without `target = sm_90a` here (the mma.sync ladder runs on every GPU since sm_80)"
+    )]
+    ArchSpecific { kernel: String, device: String },
     #[error("vector width {width} was asked for, but `{kernel}` declares at most {declared}")]
     VectorTooWide { kernel: String, width: VectorWidth, declared: VectorWidth },
     #[error("no backend: no GPU ({gpu}), and no CPU simulation ({simulator})")]

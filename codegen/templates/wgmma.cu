@@ -1,0 +1,17 @@
+// {{ dsl }}: {{ instruction }}, {{ k_name }} / 16 k-steps; each
+// warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading both operands from shared
+// memory through descriptors: {{ operands_note }}
+{
+    tessera_wgmma_fence_operands({{ acc }}[0]);
+    tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
+    #pragma unroll
+    for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+        const unsigned long long a_descriptor = tessera_wgmma_descriptor(&{{ a_start }}, {{ a_leading }}, {{ a_stride }}, {{ a_mode }});
+        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b_start }}, {{ b_leading }}, {{ b_stride }}, {{ b_mode }});
+        tessera_wgmma<{{ input }}, {{ trans_a }}, {{ trans_b }}>({{ acc }}[0], a_descriptor, b_descriptor);
+    }
+    tessera_wgmma_commit();
+    // every k-step done before the pipeline refills this stage or anything reads {{ acc }}
+    tessera_wgmma_wait<0>();
+    tessera_wgmma_fence_operands({{ acc }}[0]);
+}

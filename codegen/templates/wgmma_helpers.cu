@@ -1,0 +1,24 @@
+// wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × {{ n }} tile of B, both read
+// by the tensor cores from shared memory through 64-bit matrix descriptors, into 64 × {{ n }} f32
+// accumulators: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8 layout ({{ tiles }} tiles of 16 × 8).
+// TRANS_A / TRANS_B: the operand is stored MN-major (M or N along the panel rows).
+#ifndef TESSERA_SIM_H
+template <class T, int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void tessera_wgmma(float (&d)[{{ tiles }}][4], unsigned long long a_descriptor, unsigned long long b_descriptor)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n"
+        ".reg .pred accumulate;\n"
+        "setp.ne.b32 accumulate, %{{ accumulate_operand }}, 0;\n"
+        "{{ instruction }}\n"
+        "{{ registers }},\n"
+        "%{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1, %{{ trans_a_operand }}, %{{ trans_b_operand }};\n"
+        "}\n"
+        : {{ outputs }}
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(TRANS_A), "n"(TRANS_B));
+#else
+    __trap();  // wgmma is sm_90a's: the launch refuses other devices before getting here
+#endif
+}
+#endif  // TESSERA_SIM_H
