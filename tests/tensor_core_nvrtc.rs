@@ -1,7 +1,7 @@
-//! What NVRTC makes of the tensor-core kernels: `mma.sync` and `ldmatrix` in the PTX, 16-byte
-//! global and shared accesses, cp.async where the pipeline has three stages or more, no
-//! spills — in CI, with NVRTC and the CUDA headers from PyPI. The SASS (HMMA, LDSM) is read on
-//! a GPU machine, where `cuobjdump` comes with the toolkit.
+//! What NVRTC makes of the tensor-core kernels: `mma.sync` and `ldmatrix` in the PTX (`wgmma`
+//! for the sm_90a ones), 16-byte global and shared accesses, cp.async where the pipeline has
+//! three stages or more, no spills — in CI, with NVRTC and the CUDA headers from PyPI. The SASS
+//! (HMMA, LDSM, HGMMA) is read on a GPU machine, where `cuobjdump` comes with the toolkit.
 
 use tessera::catalog::hgemm;
 use tessera::{nvrtc, Arch};
@@ -10,9 +10,34 @@ fn instructions(ptx: &str) -> Vec<String> {
     ptx.lines().filter_map(|line| line.split_whitespace().next()).map(str::to_owned).collect()
 }
 
+/// The kernels written for sm_90a (`target = sm_90a`: wgmma).
+fn is_wgmma(kernel: &tessera::KernelDefinition) -> bool {
+    kernel.ir().is_ok_and(|ir| ir.config.arch_specific)
+}
+
+#[test]
+fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_nothing() {
+    let kernels: Vec<_> = hgemm::all().filter(|k| is_wgmma(k)).collect();
+    assert!(kernels.len() >= 4, "the wgmma rungs of the ladder, BF16 and F16");
+    for kernel in kernels {
+        let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_90)
+            .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        let input = if kernel.name().ends_with("bf16") { "bf16" } else { "f16" };
+        let wanted = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{input}.{input}");
+        assert!(ptx.contains(&wanted), "{}: no {wanted} in the PTX", kernel.name());
+        for needed in ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "fence.proxy.async.shared::cta"] {
+            assert!(ptx.contains(needed), "{}: no {needed} in the PTX", kernel.name());
+        }
+        assert!(!ptx.contains("ldmatrix"), "{}: wgmma reads shared memory itself, without ldmatrix", kernel.name());
+        let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), Arch::SM_90).unwrap();
+        assert!(!compiled.ptxas.spills(), "{} spills: {}", kernel.name(), compiled.ptxas);
+        assert_eq!(compiled.ptxas.stack_frame_bytes, 0, "{} uses local memory", kernel.name());
+    }
+}
+
 #[test]
 fn every_hgemm_kernel_multiplies_with_mma_sync_and_spills_nothing() {
-    for kernel in hgemm::all() {
+    for kernel in hgemm::all().filter(|k| !is_wgmma(k)) {
         let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_80)
             .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
         let ops = instructions(&ptx);
@@ -36,7 +61,7 @@ fn every_hgemm_kernel_multiplies_with_mma_sync_and_spills_nothing() {
 
 #[test]
 fn shared_tiles_feed_ldmatrix_and_move_16_bytes_at_a_time() {
-    for kernel in hgemm::all().filter(|k| !k.name().starts_with("hgemm_v1")) {
+    for kernel in hgemm::all().filter(|k| !k.name().starts_with("hgemm_v1") && !is_wgmma(k)) {
         let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_90).unwrap();
         let ops = instructions(&ptx);
         assert!(
@@ -110,6 +135,10 @@ fn the_sass_holds_hmma_and_ldsm() {
             .unwrap_or_else(|e| panic!("cuobjdump (CUDA toolkit) is needed on the GPU machine: {e}"));
         let _ = std::fs::remove_file(&path);
         let sass = String::from_utf8_lossy(&listing.stdout);
+        if is_wgmma(kernel) {
+            assert!(sass.contains("HGMMA.64x256x16.F32"), "{}: no HGMMA.64x256x16.F32 in the SASS", kernel.name());
+            continue;
+        }
         let hmma = if kernel.name().ends_with("tf32") { "HMMA.1688.F32.TF32" } else { "HMMA.16816.F32" };
         let found: std::collections::BTreeSet<&str> =
             sass.split_whitespace().filter(|word| word.starts_with("HMMA")).collect();

@@ -654,9 +654,7 @@ fn async_pipeline_source(
         first: range.map(|(first, _)| first.to_string()),
         declarations,
         spread,
-        proxy_fence: crate::tensor_core::tensor_core_instructions(kernel)
-            .iter()
-            .any(|instruction| matches!(instruction, tessera_dsl::MmaInstruction::Wgmma { .. })),
+        proxy_fence: crate::tensor_core::uses_wgmma(kernel),
         prologue,
         refill,
         compute,

@@ -585,6 +585,12 @@ pub(crate) fn tensor_core_instructions(kernel: &Kernel) -> Vec<MmaInstruction> {
         .collect()
 }
 
+/// Whether an `mma` of the kernel runs on wgmma (which reads shared memory through the async
+/// proxy: the pipelines fence the tiles' writes for it).
+pub(crate) fn uses_wgmma(kernel: &Kernel) -> bool {
+    tensor_core_instructions(kernel).iter().any(|instruction| matches!(instruction, MmaInstruction::Wgmma { .. }))
+}
+
 /// Renders the mma of `plan` when it is a tensor-core one (`None`: the FFMA path renders it).
 pub(crate) fn mma_if_tensor_core(
     kernel: &Kernel,

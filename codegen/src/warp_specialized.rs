@@ -26,6 +26,8 @@ struct WarpSpecializedSource {
     copies: Vec<String>,
     fragment: String,
     compute: Vec<String>,
+    /// Whether wgmma reads the stages (through the async proxy).
+    proxy_fence: bool,
     epilogue: Vec<String>,
 }
 
@@ -89,6 +91,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         copies: parts.prologue.iter().map(|block| indent(block, 2)).collect(),
         fragment: indent(&crate::gemm::fragment_source(kernel, fragment)?, 2),
         compute: parts.compute.iter().map(|block| indent(block, 1)).collect(),
+        proxy_fence: crate::tensor_core::uses_wgmma(kernel),
         epilogue,
     }
     .render()

@@ -60,6 +60,9 @@
         for (int {{ var }} = 0; {{ var }} < {{ var }}_tiles; ++{{ var }}, ++drained) {
             const int stage = drained % STAGES;
             tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
+{%- if proxy_fence %}
+            tessera_fence_proxy_async();  // the landed tile visible to wgmma, which reads through the async proxy
+{%- endif %}
 {%- for block in compute %}
 {{ block }}
 {%- endfor %}
