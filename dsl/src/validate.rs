@@ -1034,9 +1034,10 @@ impl Checker<'_> {
             };
             let layout = shared.layout;
             let view = if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() };
+            let operand_origin = if is_a { mma.a.origin() } else { mma.b.origin() };
             let Some(panel_cols) = layout.panel_cols() else {
                 self.error(
-                    mma.origin,
+                    operand_origin,
                     format!("wgmma reads `{view}` through a descriptor, which addresses the hardware's swizzled panels only"),
                     Some(format!(
                         "declare `{}` with `.swizzle_bytes(128).panels()` (a [{}, {}] {} tile: {} panel(s) of 128 B rows)",
