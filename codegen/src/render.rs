@@ -1,6 +1,6 @@
 use askama::Template;
 use tessera_dsl::{
-    validate, with_barriers, Access, Config, Constant, Diagnostics, ElementType, MmaInstruction, GridMapping, Kernel, ParamKind, Statement,
+    validate, with_barriers, Access, Config, Constant, Diagnostics, ElementType, MmaInstruction, GridMapping, Kernel, ParamKind, SharedLayout, Statement,
 };
 
 use crate::c_expr;
@@ -108,11 +108,13 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         leading_dimension_note: leading_dimension_note(kernel),
         thread_index: thread_index(kernel),
         dynamic_shared: Some(kernel.shared_memory()).filter(|plan| plan.dynamic).map(|plan| plan.bytes),
-        dynamic_align: if kernel.statements().iter().any(|s| matches!(s, Statement::Shared(b) if b.panels)) {
-            tessera_dsl::PANEL_ALIGNMENT
-        } else {
-            tessera_dsl::SHARED_ALIGNMENT
-        },
+        dynamic_align: kernel
+            .shared_buffers()
+            .into_iter()
+            .filter_map(|buffer| SharedLayout::of(buffer, kernel))
+            .map(|layout| layout.alignment())
+            .max()
+            .unwrap_or(tessera_dsl::SHARED_ALIGNMENT),
         body: match kernel.grid_mapping() {
             Some(GridMapping::StreamK { .. }) => crate::stream_k::body(kernel, &with_barriers(&kernel.body))?,
             Some(GridMapping::Persistent { .. }) => crate::warp_specialized::body(kernel, &kernel.body)?,
@@ -138,13 +140,14 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if !tensor_core.is_empty() {
         helpers.push(LDMATRIX_HELPERS.trim_end());
     }
-    let wgmma: Vec<(ElementType, i64)> = tensor_core
-        .iter()
-        .filter_map(|instruction| match *instruction {
-            MmaInstruction::Wgmma { input, n } => Some((input, n)),
-            _ => None,
-        })
-        .collect();
+    let mut wgmma: Vec<(ElementType, i64)> = Vec::new();
+    for instruction in &tensor_core {
+        if let MmaInstruction::Wgmma { input, n } = *instruction {
+            if !wgmma.contains(&(input, n)) {
+                wgmma.push((input, n));
+            }
+        }
+    }
     if tensor_core.iter().any(|instruction| matches!(instruction, MmaInstruction::MmaSync { .. }) && !instruction.is_tf32()) {
         helpers.push(MMA_SYNC_HELPERS.trim_end());
     }
@@ -162,12 +165,8 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     }
     helpers.extend(crate::thread_code::helpers(kernel));
     let mut helpers: Vec<String> = helpers.into_iter().map(str::to_owned).collect();
-    let mut rendered = Vec::new();
     for (input, n) in wgmma {
-        if !rendered.contains(&(input, n)) {
-            rendered.push((input, n));
-            helpers.push(crate::tensor_core::wgmma_helpers(input, n)?);
-        }
+        helpers.push(crate::tensor_core::wgmma_helpers(input, n)?);
     }
     Ok(helpers)
 }

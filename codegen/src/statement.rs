@@ -188,24 +188,18 @@ fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, Rende
     let stages = kernel.buffer_stages(&buffer.name);
     let (rows, cols) = (c_expr(&buffer.shape[0]), c_expr(&buffer.shape[1]));
     let mut dims = if stages > 1 { format!("[{stages}]") } else { String::new() };
-    if let Some(panel_cols) = layout.panel_cols() {
+    match layout.panel_cols() {
         // [panel][row][column within the panel]
-        dims.push_str(&format!("[{cols} / {panel_cols}][{rows}][{panel_cols}]"));
-    } else {
-        dims.push_str(&format!("[{rows}]"));
-    }
-    if layout.panels {
-    } else if layout.pad > 0 {
-        dims.push_str(&format!("[{cols} + {}]", layout.pad));
-    } else {
-        dims.push_str(&format!("[{cols}]"));
+        Some(panel_cols) => dims.push_str(&format!("[{cols} / {panel_cols}][{rows}][{panel_cols}]")),
+        None if layout.pad > 0 => dims.push_str(&format!("[{rows}][{cols} + {}]", layout.pad)),
+        None => dims.push_str(&format!("[{rows}][{cols}]")),
     }
     SharedSource {
         dsl: format!("let {} = {};", buffer.name, buffer),
         note,
         element: buffer.element.cuda_name(),
         name: &buffer.name,
-        align: if layout.panels { tessera_dsl::PANEL_ALIGNMENT } else { tessera_dsl::SHARED_ALIGNMENT },
+        align: layout.alignment(),
         offset: slot.map(|s| s.offset),
         dims,
     }

@@ -52,16 +52,8 @@ struct WgmmaSource {
     operands_note: String,
     input: &'static str,
     acc: String,
-    a_start: String,
-    a_leading: i64,
-    a_stride: i64,
-    a_mode: i64,
-    trans_a: i64,
-    b_start: String,
-    b_leading: i64,
-    b_stride: i64,
-    b_mode: i64,
-    trans_b: i64,
+    a: Descriptor,
+    b: Descriptor,
 }
 
 #[derive(Template)]
@@ -317,23 +309,51 @@ fn guarded(operand: &OperandText<'_>, row: &str, col: &str, element: ElementType
     }
 }
 
-/// How a descriptor addresses one wgmma operand in its `.panels()` buffer: (leading byte
-/// offset, stride byte offset, swizzle mode, transposed = MN-major) — the PTX ISA's matrix
-/// descriptor. K-major (k along the panel rows): 8-row atoms `8 · span` bytes apart, the
-/// leading offset unused within a span. MN-major: panels `rows · span` bytes apart along M or
-/// N, 8-k-row atoms `8 · span` apart.
-fn wgmma_operand(plan: &OperandPlan, is_a: bool) -> Option<(i64, i64, i64, bool)> {
-    let OperandPlan::Shared(shared) = plan else { return None };
-    let span = shared.layout.swizzle_bytes?;
-    let mode = match span {
-        128 => 1,
-        64 => 2,
-        32 => 3,
-        _ => return None,
-    };
-    let k_major = shared.transposed != is_a;
-    let leading = if k_major { 16 } else { shared.layout.panel_bytes()? };
-    Some((leading, 8 * span, mode, !k_major))
+/// How a descriptor addresses one wgmma operand in its `.panels()` buffer — the PTX ISA's
+/// matrix descriptor. K-major (k along the panel rows): 8-row atoms `8 · span` bytes apart, the
+/// leading offset unused within a span. MN-major (`.trans`): panels `rows · span` bytes apart
+/// along M or N, 8-k-row atoms `8 · span` apart.
+struct Descriptor {
+    /// The operand's first element (C, an lvalue) at k-step `kk`.
+    start: String,
+    leading: i64,
+    stride: i64,
+    /// 1: 128-byte swizzle, 2: 64, 3: 32.
+    mode: i64,
+    span: i64,
+    /// MN-major: the instruction's `.trans` bit.
+    transposed: i64,
+}
+
+impl Descriptor {
+    /// Operand A (`is_a`, its rows from `warpgroup_row0`) or B (its columns from `warp_col0`).
+    fn of(operand: &OperandText<'_>, plan: &OperandPlan, is_a: bool) -> Option<Self> {
+        let OperandPlan::Shared(shared) = plan else { return None };
+        let span = shared.layout.swizzle_bytes?;
+        let mode = match span {
+            128 => 1,
+            64 => 2,
+            32 => 3,
+            _ => return None,
+        };
+        let k_major = shared.transposed != is_a;
+        Some(Self {
+            start: if is_a { operand.element_at("warpgroup_row0", "kk") } else { operand.element_at("kk", "warp_col0") },
+            leading: if k_major { 16 } else { shared.layout.panel_bytes()? },
+            stride: 8 * span,
+            mode,
+            span,
+            transposed: i64::from(!k_major),
+        })
+    }
+
+    fn major(&self) -> &'static str {
+        if self.transposed == 1 {
+            "MN-major"
+        } else {
+            "K-major"
+        }
+    }
 }
 
 /// `mma(a, b, &mut acc)` on a `.warpgroup_tile(..)` fragment: wgmma from shared memory.
@@ -345,34 +365,27 @@ fn wgmma_source(
     input: ElementType,
     n: i64,
 ) -> Result<String, RenderError> {
-    let not_addressable = || invalid(kernel, mma.origin, "a wgmma operand that no descriptor addresses");
-    let (a_leading, a_stride, a_mode, trans_a) = wgmma_operand(&plan.a, true).ok_or_else(not_addressable)?;
-    let (b_leading, b_stride, b_mode, trans_b) = wgmma_operand(&plan.b, false).ok_or_else(not_addressable)?;
     let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
     let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
-    let major = |transposed: bool| if transposed { "MN-major" } else { "K-major" };
+    let not_addressable = || invalid(kernel, mma.origin, "a wgmma operand that no descriptor addresses");
+    let a_descriptor = Descriptor::of(&a, &plan.a, true).ok_or_else(not_addressable)?;
+    let b_descriptor = Descriptor::of(&b, &plan.b, false).ok_or_else(not_addressable)?;
     let source = WgmmaSource {
         dsl: mma.to_string(),
         instruction: plan.instruction.ptx().unwrap_or_default(),
         k_name: crate::gemm::k_extent_name(kernel, mma, plan),
         n,
         operands_note: format!(
-            "A {} and B {} (128-byte swizzled panels)",
-            major(trans_a),
-            major(trans_b)
+            "A {} in {}-byte swizzled panels, B {} in {}-byte ones",
+            a_descriptor.major(),
+            a_descriptor.span,
+            b_descriptor.major(),
+            b_descriptor.span
         ),
         input: input.cuda_name(),
         acc: mma.acc.clone(),
-        a_start: a.element_at("warpgroup_row0", "kk"),
-        a_leading,
-        a_stride,
-        a_mode,
-        trans_a: i64::from(trans_a),
-        b_start: b.element_at("kk", "warp_col0"),
-        b_leading,
-        b_stride,
-        b_mode,
-        trans_b: i64::from(trans_b),
+        a: a_descriptor,
+        b: b_descriptor,
     }
     .render()
     .map_err(template_error("wgmma.cu"))?;

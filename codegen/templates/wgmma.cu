@@ -6,9 +6,9 @@
     tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
     #pragma unroll
     for (int kk = 0; kk < {{ k_name }}; kk += 16) {
-        const unsigned long long a_descriptor = tessera_wgmma_descriptor(&{{ a_start }}, {{ a_leading }}, {{ a_stride }}, {{ a_mode }});
-        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b_start }}, {{ b_leading }}, {{ b_stride }}, {{ b_mode }});
-        tessera_wgmma<{{ input }}, {{ trans_a }}, {{ trans_b }}>({{ acc }}[0], a_descriptor, b_descriptor);
+        const unsigned long long a_descriptor = tessera_wgmma_descriptor(&{{ a.start }}, {{ a.leading }}, {{ a.stride }}, {{ a.mode }});
+        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
+        tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
     }
     tessera_wgmma_commit();
     // every k-step done before the pipeline refills this stage or anything reads {{ acc }}

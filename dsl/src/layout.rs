@@ -80,6 +80,16 @@ impl SharedLayout {
         }
     }
 
+    /// Where the buffer must start: 1024 bytes for `.panels()` (the hardware swizzle's 8-row
+    /// atoms), else 16 (every vector access aligned).
+    pub fn alignment(&self) -> i64 {
+        if self.panels {
+            crate::shared_memory::PANEL_ALIGNMENT
+        } else {
+            crate::shared_memory::SHARED_ALIGNMENT
+        }
+    }
+
     /// Columns of one panel (`.panels()`): one swizzle span of elements.
     pub fn panel_cols(&self) -> Option<i64> {
         let span = self.swizzle_bytes.filter(|_| self.panels)?;

@@ -67,8 +67,7 @@ impl SharedMemoryPlan {
             .into_iter()
             .filter_map(|buffer| {
                 let layout = SharedLayout::of(buffer, kernel)?;
-                let alignment = if layout.panels { PANEL_ALIGNMENT } else { SHARED_ALIGNMENT };
-                Some((buffer.name.clone(), kernel.buffer_stages(&buffer.name), layout.bytes(), alignment))
+                Some((buffer.name.clone(), kernel.buffer_stages(&buffer.name), layout.bytes(), layout.alignment()))
             })
             .collect();
         Self::from_aligned_slots(slots, kernel.target().static_shared_memory_bytes)

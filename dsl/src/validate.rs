@@ -1256,7 +1256,7 @@ impl Checker<'_> {
         }
         let stages = i64::from(self.kernel.buffer_stages(&buffer.name));
         // Buffers start 16-byte aligned (panels 1024), as SharedMemoryPlan lays them out.
-        let alignment = if layout.panels { crate::shared_memory::PANEL_ALIGNMENT } else { 16 };
+        let alignment = layout.alignment();
         self.shared_bytes = (self.shared_bytes + alignment - 1) / alignment * alignment + layout.bytes() * stages;
         let limit = i64::from(self.target.opt_in_shared_memory_bytes);
         if self.shared_bytes > limit && !self.shared_reported {

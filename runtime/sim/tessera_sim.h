@@ -1538,11 +1538,10 @@ struct WgmmaOperand {
     }
 };
 
-inline WgmmaOperand wgmma_operand(unsigned long long descriptor, bool mn_major, const char* op) {
+inline WgmmaOperand wgmma_operand(unsigned long long descriptor, bool mn_major) {
     uint32_t mode = static_cast<uint32_t>(descriptor >> 62);
     uintptr_t span = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
     if (span == 0) stop_thread(kTrap, "wgmma: a descriptor without a swizzle mode (tessera emits 32-, 64- or 128-byte ones)");
-    (void)op;
     return WgmmaOperand{(descriptor & 0x3fffu) << 4, ((descriptor >> 16) & 0x3fffu) << 4,
                         ((descriptor >> 32) & 0x3fffu) << 4, span, mn_major};
 }
@@ -1554,7 +1553,7 @@ inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigne
     if (base % 1024 != 0) stop_thread(kTrap, "wgmma: the simulated shared memory is not 1024-byte aligned");
     uint64_t unused[kWarpSize];
     warp_gather(op, 0, 0, unused, 0);  // every lane of the warp at this wgmma
-    const WgmmaOperand a = wgmma_operand(a_descriptor, TRANS_A, op), b = wgmma_operand(b_descriptor, TRANS_B, op);
+    const WgmmaOperand a = wgmma_operand(a_descriptor, TRANS_A), b = wgmma_operand(b_descriptor, TRANS_B);
     const uintptr_t size = reinterpret_cast<uintptr_t>(__stop_tessera_shared) - base;
     auto element = [&](const WgmmaOperand& operand, uint32_t mn, uint32_t k) {
         uintptr_t at = operand.offset(mn, k);

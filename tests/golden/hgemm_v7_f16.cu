@@ -427,7 +427,7 @@ hgemm_v7_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
             tessera_async_commit();
             // mma(&a_s, &b_s, &mut acc): wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16, BK / 16 k-steps; each
             // warpgroup multiplies its 64 × 256 tile, the tensor cores reading both operands from shared
-            // memory through descriptors: A K-major and B MN-major (128-byte swizzled panels)
+            // memory through descriptors: A K-major in 128-byte swizzled panels, B MN-major in 128-byte ones
             {
                 tessera_wgmma_fence_operands(acc[0]);
                 tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
