@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use tessera::catalog::{parallel, sgemm};
+use tessera::cli::GemmShapes;
 use tessera::half::bf16;
 use tessera::runtime::{CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
 use tessera::{Error, KernelDefinition};
@@ -81,27 +82,6 @@ fn element_type(text: &str) -> Result<String, String> {
     match text.trim() {
         t @ ("f32" | "bf16") => Ok(t.to_string()),
         other => Err(format!("`{other}` is not f32 or bf16")),
-    }
-}
-
-/// `M,N,K;M,N,K..` (empty entries skipped).
-#[derive(Clone)]
-struct GemmShapes(Vec<(usize, usize, usize)>);
-
-impl std::str::FromStr for GemmShapes {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let mut shapes = Vec::new();
-        for shape in text.split(';').filter(|s| !s.trim().is_empty()) {
-            let parts: Vec<usize> = shape
-                .split(',')
-                .map(|p| p.trim().parse().map_err(|e| format!("`{shape}`: {e}")))
-                .collect::<Result<_, _>>()?;
-            let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
-            shapes.push((m, n, k));
-        }
-        Ok(GemmShapes(shapes))
     }
 }
 

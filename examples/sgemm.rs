@@ -8,6 +8,7 @@
 
 use tessera::catalog::sgemm;
 use tessera::{Gpu, KernelDefinition};
+use tessera::cli::GemmShapes;
 
 const DEFAULT_SHAPES: &str =
     "1024,1024,1024;2048,2048,2048;4096,4096,4096;8192,8192,8192;4095,4095,4095;4097,4097,4097;8192,8192,256";
@@ -29,27 +30,6 @@ struct Options {
     /// The naive kernel is skipped above this extent (it takes seconds).
     #[arg(long, value_name = "N", default_value_t = 2048)]
     naive_up_to: usize,
-}
-
-/// `M,N,K;M,N,K..` (empty entries skipped).
-#[derive(Clone)]
-struct GemmShapes(Vec<(usize, usize, usize)>);
-
-impl std::str::FromStr for GemmShapes {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let mut shapes = Vec::new();
-        for shape in text.split(';').filter(|s| !s.trim().is_empty()) {
-            let parts: Vec<usize> = shape
-                .split(',')
-                .map(|p| p.trim().parse().map_err(|e| format!("`{shape}`: {e}")))
-                .collect::<Result<_, _>>()?;
-            let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
-            shapes.push((m, n, k));
-        }
-        Ok(GemmShapes(shapes))
-    }
 }
 
 fn main() {

@@ -75,6 +75,34 @@ impl<T: FromStr> FromStr for Assignments<T> {
     }
 }
 
+/// GEMM shapes for the examples' `--shapes`: `M,N,K;M,N,K..`, empty entries skipped.
+///
+/// ```
+/// use tessera::cli::GemmShapes;
+/// let shapes: GemmShapes = "4096,4096,4096; 1000, 17, 129;".parse().unwrap();
+/// assert_eq!(shapes.0, vec![(4096, 4096, 4096), (1000, 17, 129)]);
+/// assert!("4096,4096".parse::<GemmShapes>().is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmShapes(pub Vec<(usize, usize, usize)>);
+
+impl FromStr for GemmShapes {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut shapes = Vec::new();
+        for shape in text.split(';').filter(|s| !s.trim().is_empty()) {
+            let parts: Vec<usize> = shape
+                .split(',')
+                .map(|p| p.trim().parse().map_err(|e| format!("`{shape}`: {e}")))
+                .collect::<Result<_, _>>()?;
+            let [m, n, k] = parts[..] else { return Err(format!("`{shape}`: expected M,N,K")) };
+            shapes.push((m, n, k));
+        }
+        Ok(GemmShapes(shapes))
+    }
+}
+
 /// Extents of shape symbols: `M=4096,N=4096,K=4096`, each positive.
 ///
 /// ```
@@ -110,7 +138,7 @@ fn gpu_spec(name: &str) -> Result<GpuSpec, String> {
 }
 
 /// What `show` prints besides the source.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ShowOutput {
     /// The CUDA C tessera renders.
     #[default]

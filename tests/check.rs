@@ -11,10 +11,6 @@ use tessera::cli::{CheckArgs, Cli, Command as Subcommand};
 use tessera::dsl::{roofline, Bound, GpuSpec, Limiter, Occupancy, Target};
 use tessera::PtxasReport;
 
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
-}
-
 fn parse(args: &[&str]) -> Result<CheckArgs, String> {
     let cli = Cli::try_parse_from(["tessera", "check"].iter().chain(args)).map_err(|e| e.to_string())?;
     match cli.command {

@@ -423,6 +423,13 @@ pub(crate) fn element_map_source(kernel: &Kernel, plan: &EpiloguePlan) -> Result
     )))
 }
 
+/// The call of the epilogue's `.map(..)` on `value`, stored at column `col + offset` of the
+/// thread's row of the destination tile.
+pub(crate) fn element_map_call(plan: &EpiloguePlan, value: &str, offset: i64) -> String {
+    let tensor = &plan.dst.tensor;
+    format!("element_map({value}, {tensor}_row0 + row, {})", plus(&format!("{tensor}_col0 + col"), offset))
+}
+
 /// `copy(&acc, c.tile(..))`, optionally `.map(..)` and `.axpby(alpha, beta)`.
 pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
     let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
@@ -439,11 +446,10 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     let dst = OperandText::new(&dst_plan);
     let acc = &plan.fragment;
     let element_map = element_map_source(kernel, &plan)?;
-    let (row0, col0) = (format!("{}_row0", plan.dst.tensor), format!("{}_col0", plan.dst.tensor));
     let value_of = |v: i64| {
         let value = if v == 0 { format!("{acc}[i][j]") } else { format!("{acc}[i][j + {v}]") };
         match &element_map {
-            Some(_) => format!("element_map({value}, {row0} + row, {})", plus(&format!("{col0} + col"), v)),
+            Some(_) => element_map_call(&plan, &value, v),
             None => value,
         }
     };

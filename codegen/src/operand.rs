@@ -62,6 +62,27 @@ pub(crate) fn zero(element: ElementType) -> &'static str {
     }
 }
 
+/// The CUDA conversion rounding an f32 to the 16-bit float `element` (to nearest even):
+/// `__float2half_rn` for f16, `__float2bfloat16_rn` for bf16.
+pub(crate) fn round_to_half(element: ElementType) -> &'static str {
+    if element == ElementType::F16 {
+        "__float2half_rn"
+    } else {
+        "__float2bfloat16_rn"
+    }
+}
+
+/// A `vector_type` value made of `parts`: CUDA's `make_float4(..)`, or a brace initialiser for
+/// tessera's own 16-bit vectors (`tessera_bf16x8{{..}}`), which have no `make_` function.
+pub(crate) fn vector_of(vector_type: &str, parts: &[impl AsRef<str>]) -> String {
+    let parts: Vec<&str> = parts.iter().map(AsRef::as_ref).collect();
+    if is_tessera_vector(vector_type) {
+        format!("{vector_type}{{{{{}}}}}", parts.join(", "))
+    } else {
+        format!("make_{vector_type}({})", parts.join(", "))
+    }
+}
+
 impl<'a> OperandText<'a> {
     pub(crate) fn new(plan: &'a OperandPlan) -> Self {
         let origin = match plan {
@@ -205,10 +226,7 @@ impl<'a> OperandText<'a> {
             return format!("*reinterpret_cast<const {vector_type}*>(&{})", self.element(0));
         }
         let parts: Vec<String> = (0..width).map(|i| self.element(i)).collect();
-        if is_tessera_vector(vector_type) {
-            return format!("{vector_type}{{{{{}}}}}", parts.join(", "));
-        }
-        format!("make_{vector_type}({})", parts.join(", "))
+        vector_of(vector_type, &parts)
     }
 
     /// Statements loading `width` elements at logical (row, col) into `target`, each only if

@@ -470,13 +470,14 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         ElementType::BF16 => format!("__bfloat162float({value})"),
         _ => value.to_string(),
     };
-    let from_float = |value: &str| match element {
-        ElementType::F16 => format!("__float2half_rn({value})"),
-        ElementType::BF16 => format!("__float2bfloat16_rn({value})"),
-        _ => value.to_string(),
+    let from_float = |value: &str| {
+        if element.is_half() {
+            format!("{}({value})", crate::operand::round_to_half(element))
+        } else {
+            value.to_string()
+        }
     };
-    let first = dst.element_at("row", "col");
-    let second = dst.element_at("row", "col + 1");
+    let first = dst.element(0);
     let mut scale = Vec::new();
     let mut pair_store = Vec::new();
     let mut edge_store = Vec::new();
@@ -487,70 +488,48 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     };
     let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
     let element_map = crate::gemm::element_map_source(kernel, plan)?;
-    if element_map.is_some() {
-        // The map reads other tensors at (row, col): on an edge tile only inside the bounds
-        // check, and before α and β.
-        let (row0, col0) = (format!("{}_row0", plan.dst.tensor), format!("{}_col0", plan.dst.tensor));
-        let mapped = |v: u32| {
-            let col = if v == 0 { format!("{col0} + col") } else { format!("{col0} + col + {v}") };
-            let value = format!("element_map(value{v}, {row0} + row, {col})");
-            match &plan.axpby {
-                Some((alpha, _)) => format!("{alpha} * {value}"),
-                None => value,
-            }
-        };
-        pair_store.push(format!("value0 = {};", mapped(0)));
-        pair_store.push(format!("value1 = {};", mapped(1)));
-        pair_store.push(format!("{pair_type} out;"));
-        if let Some((_, beta)) = &plan.axpby {
-            pair_store.push(format!("if ({beta} != 0.0f) {{"));
-            pair_store.push(format!("    const {pair_type} old = *reinterpret_cast<const {pair_type}*>(&{first});"));
-            pair_store.push(format!("    value0 += {beta} * {};", to_float(&format!("old{}", component(0)))));
-            pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
-            pair_store.push("}".into());
+    let beta = plan.axpby.as_ref().map(|(_, beta)| beta);
+    // The map reads other tensors at (row, col): on an edge tile only inside the bounds check,
+    // and before α and β. Without a map, α scales the pair before it is stored.
+    let mapped = |v: u32| {
+        let value = crate::gemm::element_map_call(plan, &format!("value{v}"), i64::from(v));
+        match &plan.axpby {
+            Some((alpha, _)) => format!("{alpha} * {value}"),
+            None => value,
         }
-        for (v, target) in [(0, &first), (1, &second)] {
-            let guard =
-                dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
-            let value = match &plan.axpby {
-                Some((_, beta)) => format!("{beta} == 0.0f ? mapped : mapped + {beta} * {}", to_float(target)),
-                None => "mapped".into(),
-            };
-            edge_store.push(format!(
-                "if ({guard}) {{ const float mapped = {}; {target} = {}; }}",
-                mapped(v as u32),
-                from_float(&value)
-            ));
+    };
+    match (&element_map, &plan.axpby) {
+        (Some(_), _) => {
+            pair_store.push(format!("value0 = {};", mapped(0)));
+            pair_store.push(format!("value1 = {};", mapped(1)));
         }
-    } else {
-    match &plan.axpby {
-        Some((alpha, beta)) => {
+        (None, Some((alpha, _))) => {
             scale.push(format!("value0 = {alpha} * value0;"));
             scale.push(format!("value1 = {alpha} * value1;"));
-            pair_store.push(format!("{pair_type} out;"));
-            pair_store.push(format!("if ({beta} != 0.0f) {{"));
-            pair_store.push(format!("    const {pair_type} old = *reinterpret_cast<const {pair_type}*>(&{first});"));
-            pair_store.push(format!("    value0 += {beta} * {};", to_float(&format!("old{}", component(0)))));
-            pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
-            pair_store.push("}".into());
-            for (v, target) in [(0, &first), (1, &second)] {
-                let guard =
-                    dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
-                edge_store.push(format!(
-                    "if ({guard}) {target} = {};",
-                    from_float(&format!("{beta} == 0.0f ? value{v} : value{v} + {beta} * {}", to_float(target)))
-                ));
-            }
         }
-        None => {
-            pair_store.push(format!("{pair_type} out;"));
-            for (v, target) in [(0, &first), (1, &second)] {
-                let guard =
-                    dst.in_bounds_at("row", if v == 0 { "col" } else { "col + 1" }).unwrap_or_else(|| "true".into());
-                edge_store.push(format!("if ({guard}) {target} = {};", from_float(&format!("value{v}"))));
-            }
-        }
+        (None, None) => {}
     }
+    pair_store.push(format!("{pair_type} out;"));
+    if let Some(beta) = beta {
+        pair_store.push(format!("if ({beta} != 0.0f) {{"));
+        pair_store.push(format!("    const {pair_type} old = *reinterpret_cast<const {pair_type}*>(&{first});"));
+        pair_store.push(format!("    value0 += {beta} * {};", to_float(&format!("old{}", component(0)))));
+        pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
+        pair_store.push("}".into());
+    }
+    for v in 0..2u32 {
+        let target = dst.element(i64::from(v));
+        let guard = dst.in_bounds(i64::from(v)).unwrap_or_else(|| "true".into());
+        let value = if element_map.is_some() { "mapped".to_string() } else { format!("value{v}") };
+        let blended = match beta {
+            Some(beta) => format!("{beta} == 0.0f ? {value} : {value} + {beta} * {}", to_float(&target)),
+            None => value,
+        };
+        edge_store.push(if element_map.is_some() {
+            format!("if ({guard}) {{ const float mapped = {}; {target} = {}; }}", mapped(v), from_float(&blended))
+        } else {
+            format!("if ({guard}) {target} = {};", from_float(&blended))
+        });
     }
     pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
     pair_store.push(format!("out{} = {};", component(1), from_float("value1")));

@@ -6,6 +6,7 @@ use tessera_dsl::{
     ThreadType, TypeEnv, UnaryOp,
 };
 
+use crate::operand::round_to_half;
 use crate::statement::{indent, invalid};
 use crate::RenderError;
 
@@ -343,8 +344,9 @@ impl Printer<'_> {
                 match ty {
                     ThreadType::F32 => (format!("{text}f"), PRIMARY),
                     // a 16-bit literal: the f32 literal rounded to nearest even, once
-                    ThreadType::Scalar(ElementType::F16) => (format!("__float2half_rn({text}f)"), PRIMARY),
-                    ThreadType::Scalar(ElementType::BF16) => (format!("__float2bfloat16_rn({text}f)"), PRIMARY),
+                    ThreadType::Scalar(element) if element.is_half() => {
+                        (format!("{}({text}f)", round_to_half(element)), PRIMARY)
+                    }
                     _ => (text, PRIMARY),
                 }
             }
@@ -422,9 +424,8 @@ impl Printer<'_> {
                     (ThreadType::Scalar(ElementType::F64), ThreadType::Scalar(ElementType::BF16)) => {
                         format!("__double2bfloat16({text})")
                     }
-                    (_, ThreadType::Scalar(ElementType::F16)) => format!("__float2half_rn({})", as_float(from, &text)),
-                    (_, ThreadType::Scalar(ElementType::BF16)) => {
-                        format!("__float2bfloat16_rn({})", as_float(from, &text))
+                    (_, ThreadType::Scalar(element)) if element.is_half() => {
+                        format!("{}({})", round_to_half(element), as_float(from, &text))
                     }
                     (ThreadType::Scalar(ElementType::F16 | ElementType::BF16), ThreadType::F32) => {
                         format!("static_cast<float>({text})")
@@ -506,7 +507,7 @@ impl Printer<'_> {
                     Intrinsic::Gelu => "tessera_gelu",
                     _ => "tessera_silu",
                 };
-                let round = if ty == ThreadType::Scalar(ElementType::F16) { "__float2half_rn" } else { "__float2bfloat16_rn" };
+                let round = round_to_half(if ty == ThreadType::Scalar(ElementType::F16) { ElementType::F16 } else { ElementType::BF16 });
                 format!("{round}({inner}(static_cast<float>({})))", arg(0, Some(ty))?)
             }
             Intrinsic::Sqrt => format!("{}({})", float("sqrtf", "sqrt"), arg(0, Some(ty))?),
@@ -540,13 +541,10 @@ impl Printer<'_> {
                 let value = arg(0, Some(ThreadType::Scalar(element)))?;
                 let width = self.kernel.config.vector.get() as usize;
                 let vector_type = self.c_type(ty, args[0].origin)?;
-                let copies = vec![value.as_str(); width].join(", ");
                 if width == 1 {
                     value
-                } else if crate::operand::is_tessera_vector(vector_type) {
-                    format!("{vector_type}{{{{{copies}}}}}")
                 } else {
-                    format!("make_{vector_type}({copies})")
+                    crate::operand::vector_of(vector_type, &vec![value.as_str(); width])
                 }
             }
             Intrinsic::WarpSum => format!("tessera_warp_sum({})", arg(0, Some(ty))?),

@@ -296,7 +296,6 @@ impl Warp<'_> {
         }
     }
 
-    /// Records `base[indices]` if `base` is a shared buffer or a global tensor.
     /// `x.vector(i)` or `x.vector([r, i])`: one access of VECTOR elements per lane (rows of
     /// ASSUMED_EXTENT elements, as for `x[[r, c]]`).
     #[allow(clippy::too_many_arguments)]
@@ -329,6 +328,7 @@ impl Warp<'_> {
         self.record(expr, tensor, false, element, vector, &offsets, mask, statement, store);
     }
 
+    /// Records `base[indices]` if `base` is a shared buffer or a global tensor.
     fn index(
         &mut self,
         expr: &ThreadExpr,

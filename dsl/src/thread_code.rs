@@ -1137,10 +1137,7 @@ pub fn check_thread_statement(
                 },
                 ThreadExprKind::VectorLoad { tensor, .. } if !atomic => {
                     if let Some(Binding::Tensor { writable: false, .. }) = env.get(tensor) {
-                        out.push(
-                            Diagnostic::new(place.origin, format!("`{tensor}` is read-only (`Global`); it cannot be written"))
-                                .with_hint("declare the parameter `GlobalMut<..>` to write it"),
-                        );
+                        out.push(read_only(place.origin, tensor));
                     }
                 }
                 ThreadExprKind::Index { base, .. } => {
@@ -1151,10 +1148,7 @@ pub fn check_thread_statement(
                         );
                     }
                     if let Some(Binding::Tensor { writable: false, .. }) = env.get(base) {
-                        out.push(
-                            Diagnostic::new(place.origin, format!("`{base}` is read-only (`Global`); it cannot be written"))
-                                .with_hint("declare the parameter `GlobalMut<..>` to write it"),
-                        );
+                        out.push(read_only(place.origin, base));
                     }
                     if let Some(Binding::Registers { mutable: false, .. }) = env.get(base) {
                         out.push(
@@ -1379,6 +1373,12 @@ impl std::fmt::Display for ThreadStatement {
             }
         }
     }
+}
+
+/// A write to the read-only tensor `name`.
+fn read_only(origin: Origin, name: &str) -> Diagnostic {
+    Diagnostic::new(origin, format!("`{name}` is read-only (`Global`); it cannot be written"))
+        .with_hint("declare the parameter `GlobalMut<..>` to write it")
 }
 
 #[cfg(test)]

@@ -207,7 +207,6 @@ fn mma_with_options(method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn:
     Ok(Statement::Mma(mma))
 }
 
-/// `copy(src, dst)` or `sync()`.
 /// `copy(..).a(..).b(..)`: the call at the root and the methods in the order written.
 fn copy_chain(method: &syn::ExprMethodCall) -> Option<(&RustExpr, Vec<&syn::ExprMethodCall>)> {
     let mut methods = vec![method];
@@ -302,6 +301,7 @@ fn copy_option(copy: &mut TileCopy, method: &syn::ExprMethodCall, spans: &mut Sp
     Ok(())
 }
 
+/// `copy(src, dst)` or `sync()`.
 fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement> {
     let (name, args) = call(e).ok_or_else(|| unsupported(e.span()))?;
     match name.as_str() {

@@ -20,12 +20,12 @@ fn failed<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> ChartError
     move |error| ChartError { chart, message: error.to_string() }
 }
 
-/// The kernels of `rows` in their first order.
-fn kernels<'a>(rows: impl Iterator<Item = &'a BenchRow>) -> Vec<&'a str> {
+/// `items` without repeats, each where it first appears (the kernels or shapes of the rows).
+fn first_seen<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
-    for row in rows {
-        if !out.contains(&row.kernel.as_str()) {
-            out.push(&row.kernel);
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
         }
     }
     out
@@ -71,7 +71,7 @@ pub fn roofline_svg(rows: &[BenchRow], peak_tflops: f64, bandwidth_gbs: f64) -> 
             .map_err(&error)?
             .label("roof")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.stroke_width(2)));
-        for (index, kernel) in kernels(gemm.iter().copied()).into_iter().enumerate() {
+        for (index, kernel) in first_seen(gemm.iter().map(|r| r.kernel.as_str())).into_iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             let points = gemm.iter().filter(|r| r.kernel == kernel).map(|r| (r.intensity.max(x_min), r.value.max(y_min)));
             chart
@@ -101,12 +101,7 @@ pub fn roofline_svg(rows: &[BenchRow], peak_tflops: f64, bandwidth_gbs: f64) -> 
 pub fn baseline_svg(rows: &[BenchRow], family: &str) -> Result<String, ChartError> {
     let error = failed("baseline");
     let rows: Vec<&BenchRow> = rows.iter().filter(|r| r.family == family).collect();
-    let mut shapes: Vec<&str> = Vec::new();
-    for row in &rows {
-        if !shapes.contains(&row.shape.as_str()) {
-            shapes.push(&row.shape);
-        }
-    }
+    let shapes = first_seen(rows.iter().map(|r| r.shape.as_str()));
     let y_max = rows.iter().map(|r| r.percent_of_baseline).fold(100.0f64, f64::max).ceil() + 10.0;
     let baseline = rows.first().map_or("baseline", |r| r.baseline.as_str());
     let mut svg = String::new();
@@ -144,7 +139,7 @@ pub fn baseline_svg(rows: &[BenchRow], family: &str) -> Result<String, ChartErro
             .map_err(&error)?
             .label(format!("{baseline} = 100%"))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK));
-        for (index, kernel) in kernels(rows.iter().copied()).into_iter().enumerate() {
+        for (index, kernel) in first_seen(rows.iter().map(|r| r.kernel.as_str())).into_iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             let points: Vec<(SegmentValue<usize>, f64)> = shapes
                 .iter()

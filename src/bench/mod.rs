@@ -72,11 +72,6 @@ impl Family {
         }
     }
 
-    /// The family called `name` on the command line.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.name() == name)
-    }
-
     /// Whether `kernel` is measured at `shape`: a softmax or a norm only where
     /// `softmax::softmax` or `norm::layer_norm`/`rms_norm` would take it, every other kernel wherever its shape symbols are the given ones.
     fn measures(self, kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
@@ -359,75 +354,72 @@ pub fn run(
     let mut rows = Vec::new();
     let mut bandwidth = None;
     for (family, shape, kernels) in plan {
-        let family = &family;
-        {
-            let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
-            let mut baseline = Baseline::new(gpu, *family, &shape, None)?;
-            // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
-            let (baseline_flops, baseline_bytes) = match family {
-                Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose | Family::Epilogue => {
-                    family.work("", &shape)
-                }
-                Family::Stencil => Family::Transpose.work("", &shape),
-                Family::Reduce | Family::Map | Family::Softmax | Family::Norm | Family::Gemv => {
-                    (0.0, 8.0 * family.copied_elements(&shape) as f64)
-                }
-            };
-            for kernel in kernels {
-                let (flops, bytes) = family.work(kernel.name(), &shape);
-                let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
-                progress(Progress { done, of, step: &format!("{} at {label}", kernel.name()) });
-                done += 1;
-                if *family == Family::Hgemm {
-                    // cuBLAS on the kernel's own input type (BF16 or F16)
-                    baseline = Baseline::new(gpu, *family, &shape, Some(input_type(kernel)))?;
-                }
-                let mut measure = GpuMeasure::new(
-                    gpu,
-                    kernel,
-                    &shape,
-                    &[
-                        ("alpha".into(), 1.0),
-                        ("beta".into(), 0.0),
-                        // the stencil family: h² at 8192 points a side, the red points
-                        ("h2".into(), 1.5e-8),
-                        ("colour".into(), 0.0),
-                        // the norms
-                        ("eps".into(), 1e-5),
-                    ],
-                )?;
-                measure.warmup = options.warmup;
-                measure.repetitions = options.repetitions;
-                // timed in alternation with the baseline, which each row carries
-                let (base, timing, launched) = measure.time_launch_beside(&mut flush, || baseline.run())?;
-                let value = scale / (timing.median_ms * 1e-3);
-                let baseline_value = if baseline_flops > 0.0 {
-                    baseline_flops / 1e12 / (base.median_ms * 1e-3)
-                } else {
-                    let gb_per_s = baseline_bytes / 1e9 / (base.median_ms * 1e-3);
-                    bandwidth = Some(bandwidth.map_or(gb_per_s, |b: f64| b.max(gb_per_s)));
-                    gb_per_s
-                };
-                let intensity = if bytes > 0.0 { flops / bytes } else { 0.0 };
-                rows.push(BenchRow {
-                    family: family.name().into(),
-                    kernel: kernel.name().into(),
-                    shape: label.clone(),
-                    median_ms: timing.median_ms,
-                    min_ms: timing.min_ms,
-                    max_ms: timing.max_ms,
-                    value,
-                    unit: unit.into(),
-                    baseline: baseline.name().into(),
-                    baseline_value,
-                    percent_of_baseline: 100.0 * value / baseline_value,
-                    intensity,
-                    roofline: 0.0,
-                    percent_of_roofline: 0.0,
-                    vector: launched.vector.get(),
-                    tuned: launched.tuned,
-                });
+        let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
+        let mut baseline = Baseline::new(gpu, family, &shape, None)?;
+        // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
+        let (baseline_flops, baseline_bytes) = match family {
+            Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose | Family::Epilogue => {
+                family.work("", &shape)
             }
+            Family::Stencil => Family::Transpose.work("", &shape),
+            Family::Reduce | Family::Map | Family::Softmax | Family::Norm | Family::Gemv => {
+                (0.0, 8.0 * family.copied_elements(&shape) as f64)
+            }
+        };
+        for kernel in kernels {
+            let (flops, bytes) = family.work(kernel.name(), &shape);
+            let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
+            progress(Progress { done, of, step: &format!("{} at {label}", kernel.name()) });
+            done += 1;
+            if family == Family::Hgemm {
+                // cuBLAS on the kernel's own input type (BF16 or F16)
+                baseline = Baseline::new(gpu, family, &shape, Some(input_type(kernel)))?;
+            }
+            let mut measure = GpuMeasure::new(
+                gpu,
+                kernel,
+                &shape,
+                &[
+                    ("alpha".into(), 1.0),
+                    ("beta".into(), 0.0),
+                    // the stencil family: h² at 8192 points a side, the red points
+                    ("h2".into(), 1.5e-8),
+                    ("colour".into(), 0.0),
+                    // the norms
+                    ("eps".into(), 1e-5),
+                ],
+            )?;
+            measure.warmup = options.warmup;
+            measure.repetitions = options.repetitions;
+            // timed in alternation with the baseline, which each row carries
+            let (base, timing, launched) = measure.time_launch_beside(&mut flush, || baseline.run())?;
+            let value = scale / (timing.median_ms * 1e-3);
+            let baseline_value = if baseline_flops > 0.0 {
+                baseline_flops / 1e12 / (base.median_ms * 1e-3)
+            } else {
+                let gb_per_s = baseline_bytes / 1e9 / (base.median_ms * 1e-3);
+                bandwidth = Some(bandwidth.map_or(gb_per_s, |b: f64| b.max(gb_per_s)));
+                gb_per_s
+            };
+            let intensity = if bytes > 0.0 { flops / bytes } else { 0.0 };
+            rows.push(BenchRow {
+                family: family.name().into(),
+                kernel: kernel.name().into(),
+                shape: label.clone(),
+                median_ms: timing.median_ms,
+                min_ms: timing.min_ms,
+                max_ms: timing.max_ms,
+                value,
+                unit: unit.into(),
+                baseline: baseline.name().into(),
+                baseline_value,
+                percent_of_baseline: 100.0 * value / baseline_value,
+                intensity,
+                roofline: 0.0,
+                percent_of_roofline: 0.0,
+                vector: launched.vector.get(),
+                tuned: launched.tuned,
+            });
         }
     }
     // The roof uses the best copy bandwidth measured; a run without a memory-bound family
