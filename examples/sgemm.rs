@@ -7,8 +7,8 @@
 //! `cargo run --release --example sgemm -- [--shapes M,N,K;M,N,K..] [--reps N] [--only NAME,NAME..] [--naive-up-to N]`
 
 use tessera::catalog::sgemm;
-use tessera::{Gpu, KernelDefinition};
 use tessera::cli::GemmShapes;
+use tessera::{Gpu, KernelDefinition};
 
 const DEFAULT_SHAPES: &str =
     "1024,1024,1024;2048,2048,2048;4096,4096,4096;8192,8192,8192;4095,4095,4095;4097,4097,4097;8192,8192,256";

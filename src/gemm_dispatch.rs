@@ -64,10 +64,7 @@ pub enum GemmTableError {
 impl GemmTable {
     /// The tables shipped with tessera, one per GPU measured.
     pub fn shipped() -> Vec<GemmTable> {
-        SHIPPED
-            .iter()
-            .filter_map(|(gpu, csv)| GemmTable::from_bench_csv(gpu, csv).ok())
-            .collect()
+        SHIPPED.iter().filter_map(|(gpu, csv)| GemmTable::from_bench_csv(gpu, csv).ok()).collect()
     }
 
     /// The `sgemm` and `hgemm` rows of `tessera bench --csv` output; rows of other families and
@@ -118,7 +115,8 @@ impl GemmTable {
     pub fn for_device(name: &str) -> Result<GemmTable, GemmTableError> {
         if let Some(path) = std::env::var_os("TESSERA_GEMM_TABLE") {
             let path = path.to_string_lossy().into_owned();
-            let csv = std::fs::read_to_string(&path).map_err(|error| GemmTableError::Read { path: path.clone(), error })?;
+            let csv =
+                std::fs::read_to_string(&path).map_err(|error| GemmTableError::Read { path: path.clone(), error })?;
             return GemmTable::from_bench_csv(&path, &csv);
         }
         let shipped = GemmTable::shipped();

@@ -4,8 +4,8 @@
 
 use std::process::Command;
 
-use tessera::catalog::{copy, sgemm};
 use clap::Parser;
+use tessera::catalog::{copy, sgemm};
 use tessera::check::{check, CheckOptions, JSON_SCHEMA};
 use tessera::cli::{CheckArgs, Cli, Command as Subcommand};
 use tessera::dsl::{roofline, Bound, GpuSpec, Limiter, Occupancy, Target};
@@ -27,8 +27,9 @@ fn check_arguments_parse_into_options_and_bad_ones_say_what_is_expected() {
     assert_eq!(options.target, Target::SM_90, "sm_90 by default");
     assert!(options.shape.is_empty() && options.gpu.is_none() && options.nvrtc && !parsed.json);
 
-    let parsed = parse(&["--json", "sgemm_v5", "--arch", "sm_86", "--shape", "M=1000, N=17,K=3", "--gpu", "h200", "--no-nvrtc"])
-        .unwrap();
+    let parsed =
+        parse(&["--json", "sgemm_v5", "--arch", "sm_86", "--shape", "M=1000, N=17,K=3", "--gpu", "h200", "--no-nvrtc"])
+            .unwrap();
     let options = parsed.options();
     assert_eq!(parsed.kernel, "sgemm_v5");
     assert_eq!(options.target, Target::SM_86);
@@ -266,7 +267,8 @@ fn the_binary_prints_the_table_the_json_and_the_help() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no catalog kernel `sgemm_v99`"));
     let out = tessera(&["check", "sgemm_v3", "--arch", "sm_70"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value 'sm_70' for '--arch <ARCH>': expected one of sm_80, sm_86, sm_89, sm_90"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("invalid value 'sm_70' for '--arch <ARCH>': expected one of sm_80, sm_86, sm_89, sm_90"));
 
     // `list` and `show` still work
     let out = tessera(&["list"]);

@@ -61,7 +61,13 @@ fn libm_erf(x: f64) -> f64 {
 
 #[test]
 fn the_reference_erf_is_the_error_function() {
-    for (x, want) in [(0.0, 0.0), (0.5, 0.520_499_877_813_046_5), (1.0, 0.842_700_792_949_714_9), (2.0, 0.995_322_265_018_952_7), (3.5, 0.999_999_256_901_627_7)] {
+    for (x, want) in [
+        (0.0, 0.0),
+        (0.5, 0.520_499_877_813_046_5),
+        (1.0, 0.842_700_792_949_714_9),
+        (2.0, 0.995_322_265_018_952_7),
+        (3.5, 0.999_999_256_901_627_7),
+    ] {
         assert!((libm_erf(x) - want).abs() < 1e-15, "erf({x}) = {}", libm_erf(x));
         assert!((libm_erf(-x) + want).abs() < 1e-15);
     }
@@ -71,10 +77,7 @@ fn the_reference_erf_is_the_error_function() {
 fn assert_close(what: &str, got: &[f32], want: &[f64], relative: f64) {
     let scale = want.iter().fold(1e-30f64, |m, w| m.max(w.abs()));
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (f64::from(*g) - w).abs() <= relative * scale,
-            "{what}: element {i} is {g}, want {w} (scale {scale})"
-        );
+        assert!((f64::from(*g) - w).abs() <= relative * scale, "{what}: element {i} is {g}, want {w} (scale {scale})");
     }
 }
 
@@ -84,8 +87,7 @@ fn bias_and_gelu_fused_into_sgemm_match_an_f64_reference(backend: &Backend) {
             (random_floats(m * k, m as u64), random_floats(k * n, n as u64), random_floats(n, 7));
         let alpha = 1.25f32;
         let product = gemm_reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
-        let want: Vec<f64> =
-            product.iter().enumerate().map(|(i, p)| gelu(p + f64::from(host_bias[i % n]))).collect();
+        let want: Vec<f64> = product.iter().enumerate().map(|(i, p)| gelu(p + f64::from(host_bias[i % n]))).collect();
         let a = backend.upload(&host_a, [m, k]).unwrap();
         let b = backend.upload(&host_b, [k, n]).unwrap();
         let bias = backend.upload(&host_bias, [n]).unwrap();
@@ -98,7 +100,8 @@ fn bias_and_gelu_fused_into_sgemm_match_an_f64_reference(backend: &Backend) {
 fn bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference(backend: &Backend) {
     for (m, n, k) in shapes(backend) {
         let (host_a, host_b) = (random_floats(m * k, 3 + m as u64), random_floats(k * n, 5 + n as u64));
-        let (host_bias, host_residual, host_c) = (random_floats(n, 11), random_floats(m * n, 13), random_floats(m * n, 17));
+        let (host_bias, host_residual, host_c) =
+            (random_floats(n, 11), random_floats(m * n, 13), random_floats(m * n, 17));
         let product = gemm_reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
         for (alpha, beta) in [(1.0f32, 0.0f32), (0.5, -2.0)] {
             let want: Vec<f64> = product
@@ -137,8 +140,7 @@ fn bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference(bac
         let host_bias = random_floats(n, 29);
         let exact = |v: &[bf16]| v.iter().map(|h| h.to_f32()).collect::<Vec<_>>();
         let product = gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
-        let want: Vec<f64> =
-            product.iter().enumerate().map(|(i, p)| silu(p + f64::from(host_bias[i % n]))).collect();
+        let want: Vec<f64> = product.iter().enumerate().map(|(i, p)| silu(p + f64::from(host_bias[i % n]))).collect();
         let a = backend.upload(&host_a, [m, k]).unwrap();
         let b = backend.upload(&host_b, [k, n]).unwrap();
         let bias = backend.upload(&host_bias, [n]).unwrap();

@@ -13,7 +13,13 @@ use tessera::Backend;
 
 /// y = max(a·x + x·x / 2, x) with every operation in bf16; z = exp(x) in bf16; w = x as f32 · 3.
 #[tile_kernel(threads = 128, vector = 1, consts(TILE = 128))]
-fn bf16_arithmetic(x: Global<bf16, (N,)>, a: bf16, y: GlobalMut<bf16, (N,)>, z: GlobalMut<bf16, (N,)>, w: GlobalMut<f32, (N,)>) {
+fn bf16_arithmetic(
+    x: Global<bf16, (N,)>,
+    a: bf16,
+    y: GlobalMut<bf16, (N,)>,
+    z: GlobalMut<bf16, (N,)>,
+    w: GlobalMut<f32, (N,)>,
+) {
     let (bx,) = grid(cdiv(N, TILE));
     let i = bx * TILE + thread_index();
     if i < N {
@@ -94,7 +100,10 @@ fn f16_thread_code_rounds_like_cuda(backend: &Backend) {
 fn half_arithmetic_renders_as_intrinsics_that_round_each_operation() {
     let source = bf16_arithmetic::KERNEL.cuda_source();
     // each operation rounds on its own: no contraction of a·v + s into an fma
-    assert!(source.contains("const __nv_bfloat16 half_square = __hdiv(__hmul_rn(v, v), __float2bfloat16_rn(2.0f));"), "{source}");
+    assert!(
+        source.contains("const __nv_bfloat16 half_square = __hdiv(__hmul_rn(v, v), __float2bfloat16_rn(2.0f));"),
+        "{source}"
+    );
     assert!(source.contains("y[i] = __hmax(__hadd_rn(__hmul_rn(a, v), half_square), v);"), "{source}");
     assert!(source.contains("z[i] = hexp(v);") && source.contains("w[i] = static_cast<float>(v) * 3.0f;"), "{source}");
     let source = f16_arithmetic::KERNEL.cuda_source();

@@ -220,17 +220,25 @@ fn bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs(backend: &B
                 let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| back(v)).collect();
                 let mean = row.iter().sum::<f64>() / cols as f64;
                 let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
-                let (inv, inv_rms) =
-                    (1.0 / (var + 1e-5).sqrt(), 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / cols as f64 + 1e-5).sqrt());
+                let (inv, inv_rms) = (
+                    1.0 / (var + 1e-5).sqrt(),
+                    1.0 / (row.iter().map(|v| v * v).sum::<f64>() / cols as f64 + 1e-5).sqrt(),
+                );
                 for c in 0..cols {
                     let (wc, bc) = (back(host_w[c]), back(host_b[c]));
                     let want = (row[c] - mean) * inv * wc + bc;
                     let g = back(y[r * cols + c]);
                     // one rounding of the result, and f32 statistics
-                    assert!((g - want).abs() <= ulp * want.abs() + 1e-4, "{name} layer_norm {rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
+                    assert!(
+                        (g - want).abs() <= ulp * want.abs() + 1e-4,
+                        "{name} layer_norm {rows}×{cols}: y[{r}][{c}] = {g}, want {want}"
+                    );
                     let want = row[c] * inv_rms * wc;
                     let g = back(z[r * cols + c]);
-                    assert!((g - want).abs() <= ulp * want.abs() + 1e-4, "{name} rms_norm {rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
+                    assert!(
+                        (g - want).abs() <= ulp * want.abs() + 1e-4,
+                        "{name} rms_norm {rows}×{cols}: y[{r}][{c}] = {g}, want {want}"
+                    );
                 }
             }
         }

@@ -66,7 +66,10 @@ fn vector_rows_render_as_one_access_from_the_row_start() {
     let source = scale_rows::KERNEL.cuda_source();
     assert!(source.contains("const float4 w = reinterpret_cast<const float4*>(x + row * x_ld)[i];"), "{source}");
     assert!(source.contains("float4 out = make_float4(0.0f, 0.0f, 0.0f, 0.0f);"), "{source}");
-    assert!(source.contains("reinterpret_cast<float*>(&out)[k] = 2.0f * reinterpret_cast<const float*>(&w)[k]"), "{source}");
+    assert!(
+        source.contains("reinterpret_cast<float*>(&out)[k] = 2.0f * reinterpret_cast<const float*>(&w)[k]"),
+        "{source}"
+    );
     assert!(source.contains("reinterpret_cast<float4*>(y + row * y_ld)[i] = out;"), "{source}");
     assert!(scale_rows::REPORT.contains("128-bit"), "{}", scale_rows::REPORT);
 }

@@ -398,12 +398,8 @@ pub(crate) fn element_map_source(kernel: &Kernel, plan: &EpiloguePlan) -> Result
     let Some(map) = &plan.map else { return Ok(None) };
     let element = plan.layout.element;
     let env = tessera_dsl::element_map_env(kernel, map, element);
-    let body = crate::thread_code::expression_source(
-        kernel,
-        &map.body,
-        &env,
-        Some(tessera_dsl::ThreadType::Scalar(element)),
-    )?;
+    let body =
+        crate::thread_code::expression_source(kernel, &map.body, &env, Some(tessera_dsl::ThreadType::Scalar(element)))?;
     let c_type = element.cuda_name();
     // `_` in the closure: an unnamed parameter
     let parameter = |c_type: &str, name: &str| {

@@ -1,6 +1,7 @@
 use askama::Template;
 use tessera_dsl::{
-    validate, with_barriers, Access, Config, Constant, Diagnostics, ElementType, MmaInstruction, GridMapping, Kernel, ParamKind, SharedLayout, Statement,
+    validate, with_barriers, Access, Config, Constant, Diagnostics, ElementType, GridMapping, Kernel, MmaInstruction,
+    ParamKind, SharedLayout, Statement,
 };
 
 use crate::c_expr;
@@ -148,7 +149,10 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
             }
         }
     }
-    if tensor_core.iter().any(|instruction| matches!(instruction, MmaInstruction::MmaSync { .. }) && !instruction.is_tf32()) {
+    if tensor_core
+        .iter()
+        .any(|instruction| matches!(instruction, MmaInstruction::MmaSync { .. }) && !instruction.is_tf32())
+    {
         helpers.push(MMA_SYNC_HELPERS.trim_end());
     }
     if !wgmma.is_empty() {

@@ -338,7 +338,11 @@ impl Descriptor {
         };
         let k_major = shared.transposed != is_a;
         Some(Self {
-            start: if is_a { operand.element_at("warpgroup_row0", "kk") } else { operand.element_at("kk", "warp_col0") },
+            start: if is_a {
+                operand.element_at("warpgroup_row0", "kk")
+            } else {
+                operand.element_at("kk", "warp_col0")
+            },
             leading: if k_major { 16 } else { shared.layout.panel_bytes()? },
             stride: 8 * span,
             mode,

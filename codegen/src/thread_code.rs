@@ -2,8 +2,8 @@
 //! the same rules that validated it ([`TypeEnv`]).
 
 use tessera_dsl::{
-    ElementType, Intrinsic, Kernel, Statement, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind,
-    ThreadType, TypeEnv, UnaryOp,
+    ElementType, Intrinsic, Kernel, Statement, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement,
+    ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
 };
 
 use crate::operand::round_to_half;
@@ -458,9 +458,11 @@ impl Printer<'_> {
                 } else {
                     let vector_type = self.c_type(ty, expr.origin)?;
                     // writable tensors: the same text serves as the place of a vector store
-                    let writable = self.kernel.param(tensor).and_then(|p| p.tensor()).is_some_and(|t| {
-                        t.access == tessera_dsl::Access::Writable
-                    });
+                    let writable = self
+                        .kernel
+                        .param(tensor)
+                        .and_then(|p| p.tensor())
+                        .is_some_and(|t| t.access == tessera_dsl::Access::Writable);
                     let constness = if writable { "" } else { "const " };
                     (format!("reinterpret_cast<{constness}{vector_type}*>({start})[{index}]"), PRIMARY)
                 }
@@ -507,7 +509,11 @@ impl Printer<'_> {
                     Intrinsic::Gelu => "tessera_gelu",
                     _ => "tessera_silu",
                 };
-                let round = round_to_half(if ty == ThreadType::Scalar(ElementType::F16) { ElementType::F16 } else { ElementType::BF16 });
+                let round = round_to_half(if ty == ThreadType::Scalar(ElementType::F16) {
+                    ElementType::F16
+                } else {
+                    ElementType::BF16
+                });
                 format!("{round}({inner}(static_cast<float>({})))", arg(0, Some(ty))?)
             }
             Intrinsic::Sqrt => format!("{}({})", float("sqrtf", "sqrt"), arg(0, Some(ty))?),

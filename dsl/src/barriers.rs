@@ -198,7 +198,14 @@ mod tests {
     }
 
     fn copy(src: Operand, dst: Operand) -> Statement {
-        Statement::Copy(TileCopy { src, dst, order: ItemOrder::RowMajor, axpby: None, map: None, origin: Origin::default() })
+        Statement::Copy(TileCopy {
+            src,
+            dst,
+            order: ItemOrder::RowMajor,
+            axpby: None,
+            map: None,
+            origin: Origin::default(),
+        })
     }
 
     fn reasons(body: &[Statement]) -> Vec<String> {

@@ -601,7 +601,9 @@ impl EpiloguePlan {
 pub fn element_map_env(kernel: &Kernel, map: &ElementMap, element: ElementType) -> TypeEnv {
     let mut env = TypeEnv::of_kernel(kernel);
     // `_` binds nothing
-    for (name, ty) in [(&map.value, ThreadType::Scalar(element)), (&map.row, ThreadType::I32), (&map.col, ThreadType::I32)] {
+    for (name, ty) in
+        [(&map.value, ThreadType::Scalar(element)), (&map.row, ThreadType::I32), (&map.col, ThreadType::I32)]
+    {
         if name != "_" {
             env.bind_value(name, ty, false);
         }
@@ -617,8 +619,11 @@ fn check_element_map(kernel: &Kernel, map: &ElementMap, element: ElementType) ->
     for (i, name) in names.iter().enumerate().filter(|(_, name)| name.as_str() != "_") {
         if outer.get(name).is_some() {
             errors.push(
-                Diagnostic::new(map.origin, format!("`{name}` in `.map(|..|)` is already a parameter, shape symbol or constant of the kernel"))
-                    .with_hint("give the closure's parameter another name"),
+                Diagnostic::new(
+                    map.origin,
+                    format!("`{name}` in `.map(|..|)` is already a parameter, shape symbol or constant of the kernel"),
+                )
+                .with_hint("give the closure's parameter another name"),
             );
         }
         if names[..i].contains(name) {
@@ -645,11 +650,8 @@ fn check_element_map(kernel: &Kernel, map: &ElementMap, element: ElementType) ->
     match env.type_with(&map.body, Some(ThreadType::Scalar(element))) {
         Ok(ty) if ty == ThreadType::Scalar(element) => {}
         Ok(ty) => errors.push(
-            Diagnostic::new(
-                map.body.origin,
-                format!("the element map gives {ty}; the fragment holds {element}"),
-            )
-            .with_hint(format!("convert it with `as {element}`")),
+            Diagnostic::new(map.body.origin, format!("the element map gives {ty}; the fragment holds {element}"))
+                .with_hint(format!("convert it with `as {element}`")),
         ),
         Err(diagnostic) => errors.push(diagnostic),
     }

@@ -75,7 +75,8 @@ impl SharedMemoryPlan {
 
     /// Lays out (name, stages, bytes per stage) one after another, 16-byte aligned.
     pub fn from_slots(buffers: Vec<(String, u32, i64)>, static_limit: u32) -> Self {
-        let aligned = buffers.into_iter().map(|(name, stages, bytes)| (name, stages, bytes, SHARED_ALIGNMENT)).collect();
+        let aligned =
+            buffers.into_iter().map(|(name, stages, bytes)| (name, stages, bytes, SHARED_ALIGNMENT)).collect();
         Self::from_aligned_slots(aligned, static_limit)
     }
 

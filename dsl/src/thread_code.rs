@@ -460,7 +460,9 @@ impl ThreadStatement {
     fn collect_written(&self, out: &mut Vec<String>) {
         match &self.kind {
             ThreadStatementKind::Assign { place, .. } | ThreadStatementKind::AtomicAdd { place, .. } => {
-                if let ThreadExprKind::Index { base, .. } | ThreadExprKind::VectorLoad { tensor: base, .. } = &place.kind {
+                if let ThreadExprKind::Index { base, .. } | ThreadExprKind::VectorLoad { tensor: base, .. } =
+                    &place.kind
+                {
                     out.push(base.clone());
                 }
             }
@@ -825,7 +827,8 @@ impl TypeEnv {
                     return Err(error(format!("`{}` needs numbers; these are bools", op.symbol())));
                 }
                 if *op == ThreadOp::Rem && l.is_half() {
-                    return Err(error(format!("`%` of {l} values: CUDA has no 16-bit remainder")).with_hint("compute it in f32"));
+                    return Err(error(format!("`%` of {l} values: CUDA has no 16-bit remainder"))
+                        .with_hint("compute it in f32"));
                 }
                 Ok(l)
             }
@@ -1333,7 +1336,9 @@ impl std::fmt::Display for ThreadExpr {
             ThreadExprKind::Cast { value, to } => write!(f, "{} as {to}", wrap(value, u8::MAX)),
             ThreadExprKind::Call { function, args } => write!(f, "{}({})", function.name(), list(args)),
             ThreadExprKind::VectorLoad { tensor, row: None, index } => write!(f, "{tensor}.vector({index})"),
-            ThreadExprKind::VectorLoad { tensor, row: Some(row), index } => write!(f, "{tensor}.vector([{row}, {index}])"),
+            ThreadExprKind::VectorLoad { tensor, row: Some(row), index } => {
+                write!(f, "{tensor}.vector([{row}, {index}])")
+            }
             ThreadExprKind::LeadingDimension(tensor) => write!(f, "{tensor}.leading_dimension()"),
             ThreadExprKind::VectorSum(value) => write!(f, "{}.sum()", wrap(value, u8::MAX)),
         }

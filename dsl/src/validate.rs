@@ -1024,12 +1024,17 @@ impl Checker<'_> {
             let shared = match operand {
                 OperandPlan::Shared(shared) => shared,
                 OperandPlan::Global(global) => {
-                self.error(
-                    mma.origin,
-                    format!("wgmma reads operand {name} from shared memory through a descriptor; `{}` is a global tile", global.tensor),
-                    Some("copy the tile into a `shared::<T>([..]).swizzle_bytes(128).panels()` buffer first".into()),
-                );
-                continue;
+                    self.error(
+                        mma.origin,
+                        format!(
+                            "wgmma reads operand {name} from shared memory through a descriptor; `{}` is a global tile",
+                            global.tensor
+                        ),
+                        Some(
+                            "copy the tile into a `shared::<T>([..]).swizzle_bytes(128).panels()` buffer first".into(),
+                        ),
+                    );
+                    continue;
                 }
             };
             let layout = shared.layout;
@@ -1426,7 +1431,8 @@ mod tests {
                     src: operand("x"),
                     dst: operand("y"),
                     order: ItemOrder::RowMajor,
-                    axpby: None, map: None,
+                    axpby: None,
+                    map: None,
                     origin: Origin::default(),
                 }),
             ],

@@ -5,8 +5,8 @@
 use syn::spanned::Spanned;
 use syn::{BinOp, Block, Expr as RustExpr, GenericArgument, Lit, Pat, PathArguments, Stmt, Type};
 use tessera_dsl::{
-    Barrier, BinaryOp, ElementMap, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder,
-    Mma, Operand, Origin, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
+    Barrier, BinaryOp, ElementMap, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding, GridStrideLoop,
+    ItemOrder, Mma, Operand, Origin, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 
 use crate::spans::SpanTable;
@@ -342,7 +342,8 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 src: operand(src, spans)?,
                 dst: operand(dst, spans)?,
                 order: ItemOrder::RowMajor,
-                axpby: None, map: None,
+                axpby: None,
+                map: None,
                 origin: spans.origin(e.span()),
             }))
         }

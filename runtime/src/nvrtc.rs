@@ -111,7 +111,8 @@ fn compile_cubin_with(source: &str, kernel: &str, arch: Arch, options: &[String]
 pub fn compile_ptx(source: &str, kernel: &str, arch: Arch) -> Result<String, Error> {
     // compute_90a where the source asks for sm_90a's own instructions, as the cubin's compile does
     let suffix = if arch == Arch::SM_90 && source.contains(SM_90A_FEATURES) { "a" } else { "" };
-    let mut options = vec![format!("--gpu-architecture=compute_{}{}{suffix}", arch.major, arch.minor), "--std=c++17".into()];
+    let mut options =
+        vec![format!("--gpu-architecture=compute_{}{}{suffix}", arch.major, arch.minor), "--std=c++17".into()];
     options.extend(include_options(source, kernel)?);
     let program = Program::compile(source, kernel, arch, &options)?;
     program.ptx()

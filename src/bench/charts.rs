@@ -56,12 +56,7 @@ pub fn roofline_svg(rows: &[BenchRow], peak_tflops: f64, bandwidth_gbs: f64) -> 
             .y_label_area_size(60)
             .build_cartesian_2d((x_min..x_max).log_scale(), (y_min..y_max).log_scale())
             .map_err(&error)?;
-        chart
-            .configure_mesh()
-            .x_desc("arithmetic intensity (FLOP/byte)")
-            .y_desc("TFLOP/s")
-            .draw()
-            .map_err(&error)?;
+        chart.configure_mesh().x_desc("arithmetic intensity (FLOP/byte)").y_desc("TFLOP/s").draw().map_err(&error)?;
         let ridge = peak_tflops * 1e3 / bandwidth_gbs.max(1e-9);
         chart
             .draw_series(LineSeries::new(
@@ -73,7 +68,8 @@ pub fn roofline_svg(rows: &[BenchRow], peak_tflops: f64, bandwidth_gbs: f64) -> 
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.stroke_width(2)));
         for (index, kernel) in first_seen(gemm.iter().map(|r| r.kernel.as_str())).into_iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
-            let points = gemm.iter().filter(|r| r.kernel == kernel).map(|r| (r.intensity.max(x_min), r.value.max(y_min)));
+            let points =
+                gemm.iter().filter(|r| r.kernel == kernel).map(|r| (r.intensity.max(x_min), r.value.max(y_min)));
             chart
                 .draw_series(points.map(|point| Circle::new(point, 4, color.filled())))
                 .map_err(&error)?

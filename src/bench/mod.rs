@@ -98,7 +98,11 @@ impl Family {
             Family::Norm => norm::ALL.to_vec(),
             Family::Gemv => gemv::ALL.to_vec(),
             Family::Epilogue => {
-                vec![&sgemm::sgemm_v13::KERNEL, &epilogue::sgemm_bias_gelu::KERNEL, &epilogue::sgemm_bias_relu_residual::KERNEL]
+                vec![
+                    &sgemm::sgemm_v13::KERNEL,
+                    &epilogue::sgemm_bias_gelu::KERNEL,
+                    &epilogue::sgemm_bias_relu_residual::KERNEL,
+                ]
             }
         }
     }
@@ -305,11 +309,7 @@ pub struct Progress<'a> {
 }
 
 /// Runs the benchmark on `gpu`; `progress` hears of each step (for a progress bar on stderr).
-pub fn run(
-    gpu: &Gpu,
-    options: &BenchOptions,
-    progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<Vec<BenchRow>, Error> {
+pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Vec<BenchRow>, Error> {
     let flush = match (options.flush_l2, gpu.l2_bytes()) {
         (true, Some(bytes)) if bytes > 0 => {
             let elements = bytes / 4 * 2;

@@ -66,8 +66,7 @@ fn bench(args: BenchArgs) -> Result<(), String> {
             charts.push((dir.join(format!("baseline_{family}.svg")), bench::baseline_svg(&rows, family)));
         }
         for (path, chart) in charts {
-            std::fs::write(&path, chart.map_err(|e| e.to_string())?)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, chart.map_err(|e| e.to_string())?).map_err(|e| format!("{}: {e}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
     }

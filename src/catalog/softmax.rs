@@ -260,7 +260,8 @@ pub fn softmax(
         _ => (0, 0),
     };
     if columns <= 32768 {
-        return kernel_for(columns).launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)]);
+        return kernel_for(columns)
+            .launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)]);
     }
     // long rows: the chunks' statistics into a workspace, then the rows written chunk by chunk
     let chunks = columns.div_ceil(CHUNK);
