@@ -40,7 +40,9 @@ fn softmax_rows_sum_to_one_and_match_an_f64_reference(backend: &Backend) {
         let host = logits(rows * cols, (rows * 31 + cols) as u64);
         let x = backend.upload(&host, [rows, cols]).unwrap();
         let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
-        softmax::softmax(backend, &x, &mut y).unwrap();
+        let launched = softmax::softmax(backend, &x, &mut y).unwrap();
+        // the kernel the row length calls for (the long rows' second pass for the chunked ones)
+        assert_eq!(launched.kernel, softmax::kernel_for(cols).name(), "{rows}×{cols}");
         let got = backend.download(&y).unwrap();
         for r in 0..rows {
             let row = &host[r * cols..(r + 1) * cols];
@@ -144,7 +146,7 @@ fn rms_norm_matches_an_f64_reference(backend: &Backend) {
 }
 
 fn gemv_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    // 1300 × 65 and 2049 × 31: gemv_t splits the rows into 3 and 4 slices (fewer than 256 column blocks)
+    // 1300 × 65 and 2049 × 31: gemv_t splits the rows into 3 and 5 slices (fewer than 256 column blocks)
     let mut shapes = vec![(1, 1), (7, 33), (9, 255), (33, 257), (100, 1000), (257, 17), (1300, 65), (2049, 31)];
     if !backend.is_simulated() {
         shapes.extend([(8192, 8192), (4097, 4095)]);
@@ -184,7 +186,13 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         let a = backend.upload(&host_a, [m, n]).unwrap();
         let x = backend.upload(&host_x, [m]).unwrap();
         let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
-        gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
+        let launched = gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
+        let split = gemv::row_slices(m, n) > 1;
+        let want_kernel = if split { "gemv_t_finish_f32" } else { "gemv_t_f32" };
+        assert_eq!(launched.kernel, want_kernel, "{m}×{n}");
+        if [(1300, 65), (2049, 31)].contains(&(m, n)) {
+            assert!(split, "{m}×{n}: the shapes that exercise the row split must take it");
+        }
         let got = backend.download(&y).unwrap();
         for (j, g) in got.iter().enumerate() {
             let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());

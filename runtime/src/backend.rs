@@ -46,6 +46,16 @@ pub enum DeviceRef<'a> {
     Simulator(&'a Simulator),
 }
 
+impl DeviceRef<'_> {
+    /// A zeroed tensor of shape `dims` on this device (a launch's workspace).
+    pub fn zeros<T: Element>(self, dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
+        match self {
+            DeviceRef::Gpu(gpu) => gpu.zeros(dims),
+            DeviceRef::Simulator(sim) => sim.zeros(dims),
+        }
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for crate::Gpu {}

@@ -78,8 +78,10 @@ impl Family {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         match (self, value("C")) {
             // long rows: both passes of the chunked softmax (their shapes name S)
-            (Family::Softmax, Some(columns)) if columns > 32768 => kernel.name().starts_with("softmax_chunk"),
-            (Family::Softmax, Some(columns)) => softmax::kernel_for(columns.max(0) as usize).name() == kernel.name(),
+            (Family::Softmax, Some(columns)) => match softmax::kernel_for(columns.max(0) as usize).name() {
+                softmax::softmax_chunk_write_f32::NAME => kernel.name().starts_with("softmax_chunk"),
+                chosen => chosen == kernel.name(),
+            },
             (Family::Norm, Some(columns)) => kernel.name().contains("wide") == (columns > 8192),
             _ => true,
         }
@@ -140,7 +142,7 @@ impl Family {
                 shape(&[("R", 4096), ("C", 4097)]),
                 shape(&[("R", 32768), ("C", 128)]),
                 // 16 × 65536: the chunked softmax's two passes, 8 chunks a row
-                shape(&[("R", 16), ("C", 65536), ("S", 8)]),
+                shape(&[("R", 16), ("C", 65536), ("S", 65536usize.div_ceil(softmax::CHUNK) as i64)]),
             ],
             Family::Norm => vec![shape(&[("R", 8192), ("C", 8192)]), shape(&[("R", 4096), ("C", 4097)])],
             Family::Gemv => vec![
@@ -149,8 +151,8 @@ impl Family {
                 shape(&[("M", 8192), ("N", 8192)]),
                 shape(&[("M", 4097), ("N", 4095)]),
                 // the row-split Aᵀ·x as gemv_t runs it at 4097 × 4095: pass 1, then pass 2
-                shape(&[("M", 4097), ("N", 4095), ("S", 8)]),
-                shape(&[("S", 8), ("N", 4095)]),
+                shape(&[("M", 4097), ("N", 4095), ("S", gemv::row_slices(4097, 4095) as i64)]),
+                shape(&[("S", gemv::row_slices(4097, 4095) as i64), ("N", 4095)]),
             ],
         }
     }
@@ -213,11 +215,14 @@ impl Family {
             // x read once, y written once; the norms also read their weight (and bias) rows
             // (the chunked softmax: pass 1 reads x, pass 2 reads x and writes y, each with the
             // chunks' statistics)
-            Family::Softmax => match kernel {
-                "softmax_chunk_stats_f32" => (0.0, 4.0 * value("R") * value("C") + 8.0 * value("R") * value("S")),
-                "softmax_chunk_write_f32" => (0.0, 8.0 * value("R") * value("C") + 8.0 * value("R") * value("S")),
-                _ => (0.0, 8.0 * value("R") * value("C")),
-            },
+            Family::Softmax => {
+                let statistics = 8.0 * value("R") * value("S");
+                match kernel {
+                    "softmax_chunk_stats_f32" => (0.0, 4.0 * value("R") * value("C") + statistics),
+                    "softmax_chunk_write_f32" => (0.0, 8.0 * value("R") * value("C") + statistics),
+                    _ => (0.0, 8.0 * value("R") * value("C")),
+                }
+            }
             // (2 bytes an element for the bf16 and f16 kernels)
             Family::Norm => {
                 let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };

@@ -143,6 +143,25 @@ const FILLING_BLOCKS: usize = 1024;
 /// 4097 × 4095 (128 column blocks, 8 slices).
 const UNSPLIT_COLUMN_BLOCKS: usize = 256;
 
+/// The slices [`gemv_t`] splits the rows of a `rows × cols` A into: 1 (no split) where the
+/// blocks of 32 columns fill the GPU, else enough to fill it, at most 32 and at least 512 rows
+/// each.
+///
+/// ```
+/// use tessera::catalog::gemv::row_slices;
+/// assert_eq!(row_slices(8192, 8192), 1);
+/// assert_eq!(row_slices(4097, 4095), 8);
+/// assert_eq!(row_slices(2049, 31), 5);
+/// ```
+pub fn row_slices(rows: usize, cols: usize) -> usize {
+    let column_blocks = cols.div_ceil(32).max(1);
+    if column_blocks >= UNSPLIT_COLUMN_BLOCKS {
+        1
+    } else {
+        (FILLING_BLOCKS / column_blocks).clamp(1, 32).min(rows.div_ceil(512).max(1))
+    }
+}
+
 /// y = Aᵀ·x without transposing A: [`gemv_t_f32`] where its blocks of 32 columns fill the
 /// GPU, else the rows split into slices ([`gemv_t_partials_f32`] into a workspace, then
 /// [`gemv_t_finish_f32`]); returns the last launch.
@@ -156,19 +175,11 @@ pub fn gemv_t(
         &[rows, cols] => (rows, cols),
         _ => return gemv_t_f32::launch(device, a, x, y),
     };
-    let column_blocks = cols.div_ceil(32).max(1);
-    let slices = if column_blocks >= UNSPLIT_COLUMN_BLOCKS {
-        1
-    } else {
-        (FILLING_BLOCKS / column_blocks).clamp(1, 32).min(rows.div_ceil(512).max(1))
-    };
+    let slices = row_slices(rows, cols);
     if slices == 1 {
         return gemv_t_f32::launch(device, a, x, y);
     }
-    let mut partials: crate::DeviceTensor<f32> = match device.device_ref() {
-        crate::runtime::DeviceRef::Gpu(gpu) => gpu.zeros([slices, cols])?,
-        crate::runtime::DeviceRef::Simulator(sim) => sim.zeros([slices, cols])?,
-    };
+    let mut partials: crate::DeviceTensor<f32> = device.device_ref().zeros([slices, cols])?;
     gemv_t_partials_f32::launch(device, a, x, &mut partials)?;
     gemv_t_finish_f32::launch(device, &partials, y)
 }

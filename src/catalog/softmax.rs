@@ -161,8 +161,10 @@ pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
     }
 }
 
-/// The columns one block of the chunked softmax holds: THREADS × ITEMS of its kernels.
-pub const CHUNK: usize = 8192;
+/// The columns one block of the chunked softmax holds: THREADS × ITEMS of its kernels (their
+/// `CHUNK`, which the two must agree on).
+pub const CHUNK: usize = softmax_chunk_stats_f32::CHUNK as usize;
+const _: () = assert!(softmax_chunk_stats_f32::CHUNK == softmax_chunk_write_f32::CHUNK);
 
 /// Pass 1 of the softmax of long rows, split over blocks so that a few rows still fill the
 /// GPU: block (chunk, row) holds `CHUNK` columns of the row in registers and writes their
@@ -259,19 +261,14 @@ pub fn softmax(
         &[rows, columns] => (rows, columns),
         _ => (0, 0),
     };
-    if columns <= 32768 {
-        return kernel_for(columns)
-            .launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)]);
+    let kernel = kernel_for(columns);
+    if kernel.name() != softmax_chunk_write_f32::NAME {
+        return kernel.launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)]);
     }
     // long rows: the chunks' statistics into a workspace, then the rows written chunk by chunk
     let chunks = columns.div_ceil(CHUNK);
-    let zeros = |dims: [usize; 2]| -> Result<crate::DeviceTensor<f32>, Error> {
-        match device.device_ref() {
-            crate::runtime::DeviceRef::Gpu(gpu) => gpu.zeros(dims),
-            crate::runtime::DeviceRef::Simulator(sim) => sim.zeros(dims),
-        }
-    };
-    let (mut maxima, mut sums) = (zeros([rows, chunks])?, zeros([rows, chunks])?);
+    let workspace = device.device_ref();
+    let (mut maxima, mut sums) = (workspace.zeros([rows, chunks])?, workspace.zeros([rows, chunks])?);
     softmax_chunk_stats_f32::launch(device, x, &mut maxima, &mut sums)?;
     softmax_chunk_write_f32::launch(device, x, &maxima, &sums, y)
 }
