@@ -12,10 +12,10 @@
 //! assert!(kernel.name().starts_with("sgemm_v1"));
 //! ```
 
-use crate::catalog::{hgemm, sgemm};
+use crate::catalog::{hgemm, matrix_copy, sgemm};
 use crate::dsl::ElementType;
 use crate::runtime::{DeviceRef, Element};
-use crate::{Device, Error, Input, KernelDefinition, Launched, Output};
+use crate::{Argument, Device, Error, Input, KernelDefinition, Launched, Output};
 
 /// One measurement: the catalog kernel `kernel` ran M×N×K at `tflops`.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,8 +187,104 @@ pub fn gemm<T: GemmInput>(
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
+    if T::TYPE.size_bytes() == 2 && copies_to_aligned_rows(a, b, &*c)? {
+        return gemm_through_aligned_copies(device, a, b, c, alpha, beta);
+    }
     let kernel = choose(device, T::TYPE, a.shape(), b.shape())?;
     Ok(crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, beta)?)
+}
+
+/// Work (M·N·K) from which [`gemm`](crate::gemm) moves 16-bit operands whose rows are not
+/// 16-byte aligned into aligned copies: a tensor-core kernel on such rows narrows its accesses
+/// to single elements and loses four fifths of its speed, while the copies cost three passes
+/// over the matrices — under a tenth of the GEMM's time from here on, more than they save
+/// below it.
+pub const ALIGNED_COPY_WORK: usize = 1 << 27;
+
+/// Whether [`gemm`](crate::gemm) takes the aligned copies for these operands: some row or
+/// address not on 16 bytes, and at least [`ALIGNED_COPY_WORK`] multiply-adds.
+fn copies_to_aligned_rows<T: GemmInput>(
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    c: &impl Output<f32>,
+) -> Result<bool, GemmError> {
+    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
+        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
+    };
+    if m.saturating_mul(n).saturating_mul(k) < ALIGNED_COPY_WORK {
+        return Ok(false);
+    }
+    let aligned = Argument::input("a", a).rows_aligned(16)
+        && Argument::input("b", b).rows_aligned(16)
+        && Argument::input("c", c).rows_aligned(16);
+    Ok(!aligned)
+}
+
+/// C = α·A·B + β·C through copies of A, B and C whose rows lie 16 bytes apart (padded to a
+/// multiple of 8 elements): A and B are copied in, C in when β ≠ 0 and out after — each copy a
+/// [`matrix_copy`] kernel — and the GEMM the table picks for the padded shape runs on them at
+/// full vector width. This is what [`gemm`](crate::gemm) does for unaligned rows from
+/// [`ALIGNED_COPY_WORK`] on; call it directly to take the copies at any size. The
+/// [`Launched`] is the GEMM's.
+///
+/// ```
+/// use tessera::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let one = tessera::half::bf16::from_f32(1.0);
+/// let a = backend.upload(&vec![one; 17 * 33], [17, 33])?; // rows of 66 bytes
+/// let b = backend.upload(&vec![one; 33 * 9], [33, 9])?;
+/// let mut c = backend.zeros::<f32>([17, 9])?;
+/// let launched = tessera::gemm_dispatch::gemm_through_aligned_copies(&backend, &a, &b, &mut c, 1.0, 0.0)?;
+/// assert_eq!(launched.vector.get(), 8); // 16-byte accesses of bf16
+/// assert_eq!(backend.download(&c)?[0], 33.0);
+/// # Ok(()) }
+/// ```
+pub fn gemm_through_aligned_copies<T: GemmInput>(
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    c: &mut impl Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<Launched, GemmError> {
+    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
+        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
+    };
+    let padded = |cols: usize| cols.next_multiple_of(8);
+    let (k_ld, n_ld) = (padded(k), padded(n));
+    let on = device.device_ref();
+    let mut a_aligned = on.zeros::<T>([m * k_ld])?;
+    let mut b_aligned = on.zeros::<T>([k * n_ld])?;
+    let mut c_aligned = on.zeros::<f32>([m * n_ld])?;
+    copy_matrix(device, a, &mut a_aligned.view_with_leading_dimension_mut(0, [m, k], k_ld)?)?;
+    copy_matrix(device, b, &mut b_aligned.view_with_leading_dimension_mut(0, [k, n], n_ld)?)?;
+    if beta != 0.0 {
+        copy_matrix(device, &*c, &mut c_aligned.view_with_leading_dimension_mut(0, [m, n], n_ld)?)?;
+    }
+    let kernel = choose(device, T::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
+    let launched = crate::catalog::launch_gemm(
+        kernel,
+        device,
+        &a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?,
+        &b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?,
+        &mut c_aligned.view_with_leading_dimension_mut(0, [m, n], n_ld)?,
+        alpha,
+        beta,
+    )?;
+    copy_matrix(device, &c_aligned.view_with_leading_dimension(0, [m, n], n_ld)?, c)?;
+    Ok(launched)
+}
+
+/// y = x through the [`matrix_copy`] kernel of the element type.
+fn copy_matrix<T: GemmInput>(device: &impl Device, x: &impl Input<T>, y: &mut impl Output<T>) -> Result<(), Error> {
+    let kernel = match T::TYPE {
+        ElementType::BF16 => &matrix_copy::matrix_copy_bf16::KERNEL,
+        ElementType::F16 => &matrix_copy::matrix_copy_f16::KERNEL,
+        _ => &matrix_copy::matrix_copy_f32::KERNEL,
+    };
+    kernel.launch(device, &mut [Argument::input("x", x), Argument::output("y", y)])?;
+    Ok(())
 }
 
 /// The kernel [`gemm`](crate::gemm) takes on `device` for A (`a_shape`) · B (`b_shape`).

@@ -3,7 +3,9 @@
 
 mod common;
 
-use tessera::catalog::{copy, epilogue, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
+use tessera::catalog::{
+    copy, epilogue, gemv, hgemm, map, matrix_copy, norm, reduce, sgemm, softmax, stencil, transpose,
+};
 use tessera::dsl::{analyze, AccessReport, Direction, MemorySpace, Report};
 use tessera::KernelDefinition;
 

@@ -12,7 +12,12 @@ use tessera::gemm_dispatch::{GemmError, GemmTable};
 use tessera::half::bf16;
 use tessera::Backend;
 
-on_both_backends!(gemm_multiplies_with_the_kernel_it_reports, gemm_of_bf16_runs_on_tensor_cores);
+on_both_backends!(
+    gemm_multiplies_with_the_kernel_it_reports,
+    gemm_of_bf16_runs_on_tensor_cores,
+    aligned_copies_of_unaligned_16_bit_operands_give_the_same_product_at_full_width,
+    gemm_copies_unaligned_16_bit_operands_only_when_the_work_pays_for_it
+);
 
 fn fastest_measured(table: &GemmTable, input: ElementType, shape: [usize; 3]) -> Option<&'static str> {
     table
@@ -112,4 +117,74 @@ fn gemm_of_bf16_runs_on_tensor_cores(backend: &Backend) {
     let want = gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
     let error = relative_error(&backend.download(&c).unwrap(), &want);
     assert!(error < 1e-5, "{}: relative error {error:e}", launched.kernel);
+}
+
+/// bf16 and f16 operands whose rows are not 16 bytes apart (odd column counts), β ≠ 0 so C
+/// is copied in as well as out; a sub-matrix C adds a leading dimension of its own.
+fn aligned_copies_of_unaligned_16_bit_operands_give_the_same_product_at_full_width(backend: &Backend) {
+    let mut shapes = vec![(33, 17, 41), (8, 9, 7)];
+    if !backend.is_simulated() {
+        shapes.extend([(1023, 1025, 257), (129, 4097, 1000)]);
+    }
+    for (m, n, k) in shapes {
+        let rounded =
+            |seed| random_floats(m.max(k) * k.max(n), seed).into_iter().map(bf16::from_f32).collect::<Vec<_>>();
+        let (host_a, host_b) = (rounded(6)[..m * k].to_vec(), rounded(7)[..k * n].to_vec());
+        let host_c = random_floats(m * (n + 3), 8);
+        let exact = |v: &[bf16]| v.iter().map(|h| h.to_f32()).collect::<Vec<_>>();
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let b = backend.upload(&host_b, [k, n]).unwrap();
+        let mut c_buffer = backend.upload(&host_c, [m * (n + 3)]).unwrap();
+        let mut c = c_buffer.view_with_leading_dimension_mut(0, [m, n], n + 3).unwrap();
+        let launched = tessera::gemm_dispatch::gemm_through_aligned_copies(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
+        assert_eq!(launched.vector.get(), 8, "{} ran narrowed at {m}×{n}×{k}", launched.kernel);
+        let c_dense: Vec<f32> = (0..m).flat_map(|r| host_c[r * (n + 3)..r * (n + 3) + n].to_vec()).collect();
+        let want = gemm_reference(&exact(&host_a), &exact(&host_b), &c_dense, (m, n, k), 1.5, -0.5);
+        let got = backend.download(&c_buffer).unwrap();
+        let got_dense: Vec<f32> = (0..m).flat_map(|r| got[r * (n + 3)..r * (n + 3) + n].to_vec()).collect();
+        let error = relative_error(&got_dense, &want);
+        assert!(error < 1e-5, "{} at {m}×{n}×{k}: relative error {error:e}", launched.kernel);
+        // the three padding elements of each row of C are left as they were
+        for r in 0..m {
+            assert_eq!(&got[r * (n + 3) + n..(r + 1) * (n + 3)], &host_c[r * (n + 3) + n..(r + 1) * (n + 3)]);
+        }
+    }
+    // f16 takes its own copy kernel
+    let (m, n, k) = (9, 5, 11);
+    let host: Vec<tessera::half::f16> =
+        random_floats(m * k.max(n) * 2, 9).into_iter().map(tessera::half::f16::from_f32).collect();
+    let a = backend.upload(&host[..m * k], [m, k]).unwrap();
+    let b = backend.upload(&host[m * k..m * k + k * n], [k, n]).unwrap();
+    let mut c = backend.zeros::<f32>([m, n]).unwrap();
+    tessera::gemm_dispatch::gemm_through_aligned_copies(backend, &a, &b, &mut c, 1.0, 0.0).unwrap();
+    let exact: Vec<f32> = host.iter().map(|h| h.to_f32()).collect();
+    let want = gemm_reference(&exact[..m * k], &exact[m * k..m * k + k * n], &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+    assert!(relative_error(&backend.download(&c).unwrap(), &want) < 1e-5);
+}
+
+/// Below `ALIGNED_COPY_WORK` multiply-adds the narrowed kernel runs on the caller's rows; from
+/// it on (on the GPU: the simulation would take minutes) `gemm` runs at full width.
+fn gemm_copies_unaligned_16_bit_operands_only_when_the_work_pays_for_it(backend: &Backend) {
+    let mut shapes = vec![(17, 9, 33)];
+    if !backend.is_simulated() {
+        shapes.push((513, 515, 517));
+    }
+    for (m, n, k) in shapes {
+        let host: Vec<bf16> = random_floats(m * k + k * n, 10).into_iter().map(bf16::from_f32).collect();
+        let a = backend.upload(&host[..m * k], [m, k]).unwrap();
+        let b = backend.upload(&host[m * k..], [k, n]).unwrap();
+        let mut c = backend.zeros::<f32>([m, n]).unwrap();
+        let launched = tessera::gemm(backend, &a, &b, &mut c, 1.0, 0.0).unwrap();
+        let copies = m * n * k >= tessera::gemm_dispatch::ALIGNED_COPY_WORK;
+        assert_eq!(
+            launched.vector.get() == 8,
+            copies,
+            "{} at {m}×{n}×{k}: vector {}",
+            launched.kernel,
+            launched.vector
+        );
+        let exact: Vec<f32> = host.iter().map(|h| h.to_f32()).collect();
+        let want = gemm_reference(&exact[..m * k], &exact[m * k..], &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+        assert!(relative_error(&backend.download(&c).unwrap(), &want) < 1e-5);
+    }
 }

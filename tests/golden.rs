@@ -4,7 +4,9 @@
 
 mod common;
 
-use tessera::catalog::{self, copy, epilogue, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
+use tessera::catalog::{
+    self, copy, epilogue, gemv, hgemm, map, matrix_copy, norm, reduce, sgemm, softmax, stencil, transpose,
+};
 
 /// (file name, emitted source, golden source) for each kernel module named.
 macro_rules! cases {

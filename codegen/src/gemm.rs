@@ -106,9 +106,12 @@ struct AsyncPipelineSource {
     /// Whether wgmma reads the tiles (through the async proxy): each thread's copies are then
     /// fenced for it before the barrier.
     proxy_fence: bool,
+    /// wgmma groups still running when a k-tile's compute ends (0 or 1).
+    in_flight: u32,
     prologue: Vec<String>,
     refill: Vec<String>,
     compute: Vec<String>,
+    drain: Vec<String>,
 }
 
 #[derive(Template)]
@@ -258,18 +261,21 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
 /// `mma` on shared (or, for the naive kernel, global) operands; `stage` picks the half of
 /// double-buffered shared memory.
 pub(crate) fn mma_source(kernel: &Kernel, mma: &Mma, stage: Option<&str>) -> Result<String, RenderError> {
-    mma_source_with(kernel, mma, stage, Vec::new())
+    mma_source_with(kernel, mma, stage, Vec::new(), 0)
 }
 
 /// `mma` with `each_trip` issued at the start of every trip of its k loop (`.unroll(n)` with
-/// double-buffered fragments): a pipeline's refill copies, spread over the trips.
+/// double-buffered fragments): a pipeline's refill copies, spread over the trips. A wgmma
+/// leaves `in_flight` commit groups running when it is done (its pipeline frees their stages
+/// later and waits for them after the loop).
 pub(crate) fn mma_source_with(
     kernel: &Kernel,
     mma: &Mma,
     stage: Option<&str>,
     each_trip: Vec<String>,
+    in_flight: u32,
 ) -> Result<String, RenderError> {
-    if let Some(tensor_core) = crate::tensor_core::mma_if_tensor_core(kernel, mma, stage) {
+    if let Some(tensor_core) = crate::tensor_core::mma_if_tensor_core(kernel, mma, stage, in_flight) {
         return tensor_core;
     }
     let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
@@ -637,6 +643,12 @@ pub(crate) struct AsyncPipelineParts {
     pub(crate) compute: Vec<String>,
     /// Whether the refill goes out in one part per trip of the mma's k loop.
     pub(crate) spread: bool,
+    /// wgmma commit groups each k-tile's compute leaves running (1 with wgmma: the tensor
+    /// cores start on tile k + 1 while tile k's multiply finishes), whose stages are freed a
+    /// tile later — so the copies run `stages − 1 − in_flight` tiles ahead.
+    pub(crate) in_flight: u32,
+    /// What ends the loop: waiting for those groups, before anything reads the accumulators.
+    pub(crate) drain: Vec<String>,
 }
 
 fn async_pipeline_source(
@@ -645,21 +657,23 @@ fn async_pipeline_source(
     dsl: String,
     range: Option<(&str, &str)>,
 ) -> Result<String, RenderError> {
-    let AsyncPipelineParts { declarations, prologue, refill, compute, spread } =
+    let AsyncPipelineParts { declarations, prologue, refill, compute, spread, in_flight, drain } =
         async_pipeline_parts(kernel, pipeline)?;
     AsyncPipelineSource {
         dsl,
         var: pipeline.var.clone(),
         count: range.map_or_else(|| c_expr(&pipeline.count), |(_, end)| end.to_string()),
         stages: pipeline.stages,
-        ahead: pipeline.stages - 1,
+        ahead: pipeline.stages - 1 - in_flight,
         first: range.map(|(first, _)| first.to_string()),
         declarations,
         spread,
         proxy_fence: crate::tensor_core::uses_wgmma(kernel),
+        in_flight,
         prologue,
         refill,
         compute,
+        drain,
     }
     .render()
     .map_err(template_error("pipeline_async.cu"))
@@ -671,7 +685,10 @@ pub(crate) fn async_pipeline_parts(
     pipeline: &PipelineLoop,
 ) -> Result<AsyncPipelineParts, RenderError> {
     let scope = kernel.constant_scope();
-    let ahead = pipeline.stages - 1;
+    let in_flight = u32::from(
+        pipeline.body.iter().any(|s| matches!(s, Statement::Mma(mma) if crate::tensor_core::is_wgmma(kernel, mma))),
+    );
+    let ahead = pipeline.stages - 1 - in_flight;
     let var = &pipeline.var;
     let mut copies = Vec::new();
     let mut mmas = Vec::new();
@@ -751,9 +768,13 @@ pub(crate) fn async_pipeline_parts(
             }
             each_trip.push("}".into());
         }
-        compute.push(indent(&mma_source_with(kernel, mma, Some("stage"), each_trip)?, 2));
+        compute.push(indent(&mma_source_with(kernel, mma, Some("stage"), each_trip, in_flight)?, 2));
     }
-    Ok(AsyncPipelineParts { declarations, prologue, refill, compute, spread: trips.is_some() })
+    let drain = match in_flight {
+        0 => Vec::new(),
+        _ => crate::tensor_core::wgmma_drain(mmas.iter().map(|mma| mma.acc.as_str())),
+    };
+    Ok(AsyncPipelineParts { declarations, prologue, refill, compute, spread: trips.is_some(), in_flight, drain })
 }
 
 /// One global → shared tile copy as cp.async: a `width`-element copy per item where both

@@ -54,6 +54,8 @@ struct WgmmaSource {
     acc: String,
     a: Descriptor,
     b: Descriptor,
+    /// Commit groups left running: 0 waits for this one, 1 for the one before it.
+    in_flight: u32,
 }
 
 #[derive(Template)]
@@ -368,6 +370,7 @@ fn wgmma_source(
     stage: Option<&str>,
     input: ElementType,
     n: i64,
+    in_flight: u32,
 ) -> Result<String, RenderError> {
     let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
     let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
@@ -390,6 +393,7 @@ fn wgmma_source(
         acc: mma.acc.clone(),
         a: a_descriptor,
         b: b_descriptor,
+        in_flight,
     }
     .render()
     .map_err(template_error("wgmma.cu"))?;
@@ -404,9 +408,10 @@ pub(crate) fn mma_source(
     mma: &tessera_dsl::Mma,
     plan: &MmaPlan,
     stage: Option<&str>,
+    in_flight: u32,
 ) -> Result<String, RenderError> {
     if let MmaInstruction::Wgmma { input, n } = plan.instruction {
-        return wgmma_source(kernel, mma, plan, stage, input, n);
+        return wgmma_source(kernel, mma, plan, stage, input, n, in_flight);
     }
     let MmaInstruction::MmaSync { input, k: k_step } = plan.instruction else {
         return Err(invalid(kernel, mma.origin, "not a tensor-core mma"));
@@ -587,17 +592,34 @@ pub(crate) fn uses_wgmma(kernel: &Kernel) -> bool {
     tensor_core_instructions(kernel).iter().any(|instruction| matches!(instruction, MmaInstruction::Wgmma { .. }))
 }
 
+/// Whether this `mma` runs on wgmma.
+pub(crate) fn is_wgmma(kernel: &Kernel, mma: &tessera_dsl::Mma) -> bool {
+    MmaPlan::new(kernel, mma, &kernel.constant_scope())
+        .is_ok_and(|plan| matches!(plan.instruction, MmaInstruction::Wgmma { .. }))
+}
+
+/// After a pipeline that left wgmma groups running: wait for them all, then keep the
+/// compiler from touching the accumulators `accs` before.
+pub(crate) fn wgmma_drain<'a>(accs: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut lines =
+        vec!["tessera_wgmma_wait<0>();  // the last k-tiles' wgmma groups, before anything reads the accumulators"
+            .to_string()];
+    lines.extend(accs.map(|acc| format!("tessera_wgmma_fence_operands({acc}[0]);")));
+    lines
+}
+
 /// Renders the mma of `plan` when it is a tensor-core one (`None`: the FFMA path renders it).
 pub(crate) fn mma_if_tensor_core(
     kernel: &Kernel,
     mma: &tessera_dsl::Mma,
     stage: Option<&str>,
+    in_flight: u32,
 ) -> Option<Result<String, RenderError>> {
     let plan = match MmaPlan::new(kernel, mma, &kernel.constant_scope()) {
         Ok(plan) => plan,
         Err(errors) => return Some(Err(invalid_plan(kernel)(errors))),
     };
-    (plan.instruction != MmaInstruction::Ffma).then(|| mma_source(kernel, mma, &plan, stage))
+    (plan.instruction != MmaInstruction::Ffma).then(|| mma_source(kernel, mma, &plan, stage, in_flight))
 }
 
 #[derive(Template)]

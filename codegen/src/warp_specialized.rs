@@ -28,6 +28,9 @@ struct WarpSpecializedSource {
     compute: Vec<String>,
     /// Whether wgmma reads the stages (through the async proxy).
     proxy_fence: bool,
+    /// wgmma groups left running after each k-tile: its stage is freed a tile later.
+    in_flight: u32,
+    drain: Vec<String>,
     epilogue: Vec<String>,
 }
 
@@ -92,6 +95,8 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         fragment: indent(&crate::gemm::fragment_source(kernel, fragment)?, 2),
         compute: parts.compute.iter().map(|block| indent(block, 1)).collect(),
         proxy_fence: crate::tensor_core::uses_wgmma(kernel),
+        in_flight: parts.in_flight,
+        drain: parts.drain.clone(),
         epilogue,
     }
     .render()

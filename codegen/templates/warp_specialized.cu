@@ -66,12 +66,30 @@
 {%- for block in compute %}
 {{ block }}
 {%- endfor %}
+{%- if in_flight == 0 %}
             // this warp's reads of the stage are done
             __syncwarp();
             if (tid % 32 == 0) {
                 tessera_mbarrier_arrive(&tessera_free[stage]);
             }
+{%- else %}
+            // the previous k-tile's wgmma is done (this one's runs on): free its stage
+            __syncwarp();
+            if ({{ var }} > 0 && tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
+            }
+{%- endif %}
         }
+{%- if in_flight > 0 %}
+{%- for line in drain %}
+        {{ line }}
+{%- endfor %}
+        // and the tile's last stage with it
+        __syncwarp();
+        if ({{ var }}_tiles > 0 && tid % 32 == 0) {
+            tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
+        }
+{%- endif %}
 {%- for block in epilogue %}
 {{ block }}
 {%- endfor %}

@@ -11,7 +11,12 @@
         tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
     }
     tessera_wgmma_commit();
+{%- if in_flight == 0 %}
     // every k-step done before the pipeline refills this stage or anything reads {{ acc }}
     tessera_wgmma_wait<0>();
+{%- else %}
+    // this tile's group runs on; the previous tile's is done, so its stage can be refilled
+    tessera_wgmma_wait<{{ in_flight }}>();
+{%- endif %}
     tessera_wgmma_fence_operands({{ acc }}[0]);
 }

@@ -38,6 +38,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <functional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -599,6 +600,14 @@ struct Machine {
     // each thread's cp.async copies in flight, and how many groups it has committed
     std::vector<AsyncCopy> async_copies[kMaxThreads];
     uint32_t async_groups[kMaxThreads];
+    // each thread's wgmma still running (deferred to its wait under the orders that land the
+    // copies at issue), and how many wgmma groups it has committed
+    struct PendingWgmma {
+        std::function<void()> run;
+        uint32_t group;
+    };
+    std::vector<PendingWgmma> wgmma_pending[kMaxThreads];
+    uint32_t wgmma_groups[kMaxThreads];
     // the way back to the entry point from a fault
     sigjmp_buf escape;
     uint8_t* alt_stack = nullptr;
@@ -677,11 +686,14 @@ inline void yield() {
 }
 
 inline void land_async_copies(uint32_t pending_groups);
+[[noreturn]] inline void stop_thread(Status status, const char* message);
 
 [[noreturn]] inline void fiber_main() {
     Machine& s = m();
     s.body(s.body_arg);
     land_async_copies(0);  // a thread's copies complete even if it never waited for them
+    if (!s.wgmma_pending[s.current].empty())
+        stop_thread(kTrap, "a thread ended with wgmma groups it never waited for (wgmma.wait_group)");
     s.fibers[s.current].state = State::Done;
     s.finished++;
     yield();  // never resumed
@@ -723,6 +735,8 @@ inline void start_fiber(uint32_t t) {
     f.sync_mask = 0;
     s.async_copies[t].clear();
     s.async_groups[t] = 0;
+    s.wgmma_pending[t].clear();
+    s.wgmma_groups[t] = 0;
 }
 
 inline void resume(uint32_t t) {
@@ -1591,18 +1605,48 @@ inline unsigned long long tessera_wgmma_descriptor(const void* start, unsigned l
            static_cast<unsigned long long>((stride_bytes & 0x3ffffu) >> 4) << 32 |
            static_cast<unsigned long long>(swizzle_mode) << 62;
 }
+// wgmma is asynchronous: the hardware may read its operands any time until the thread's
+// wgmma.wait_group lets it go. Under the orders that land cp.async at issue it runs at that
+// wait, reading shared memory as late as the program allows while refills land as early as
+// they can, so a stage refilled before its multiply is done changes the numbers; under the
+// others (copies landing at their wait) it runs at issue, so a multiply that reads a stage
+// before its copies are waited for does.
 template <class T, int TRANS_A, int TRANS_B, int TILES>
 inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor) {
     static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
                   "wgmma multiplies __half or __nv_bfloat16");
-    tessera_sim::wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor,
-                                            std::is_same<T, __half>::value ? "wgmma.f16" : "wgmma.bf16");
+    auto run = [&d, a_descriptor, b_descriptor]() {
+        tessera_sim::wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor,
+                                                std::is_same<T, __half>::value ? "wgmma.f16" : "wgmma.bf16");
+    };
+    tessera_sim::Machine& s = tessera_sim::m();
+    if (s.launch->async_copies_at_issue) {
+        s.wgmma_pending[s.current].push_back({run, s.wgmma_groups[s.current]});
+    } else {
+        run();
+    }
 }
-// The ordering instructions around wgmma: it completes at issue here, so they have nothing to do.
+// Orders the accumulators' registers in the hardware; nothing to do here.
 inline void tessera_wgmma_fence() {}
-inline void tessera_wgmma_commit() {}
+inline void tessera_wgmma_commit() { tessera_sim::m().wgmma_groups[tessera_sim::m().current]++; }
+// Runs the calling thread's wgmma of all but its newest N committed groups, oldest first.
 template <int N>
-inline void tessera_wgmma_wait() {}
+inline void tessera_wgmma_wait() {
+    tessera_sim::Machine& s = tessera_sim::m();
+    std::vector<tessera_sim::Machine::PendingWgmma>& pending = s.wgmma_pending[s.current];
+    const uint32_t committed = s.wgmma_groups[s.current];
+    std::vector<std::function<void()>> due;
+    size_t kept = 0;
+    for (auto& wgmma : pending) {
+        if (wgmma.group + N < committed) {
+            due.push_back(std::move(wgmma.run));
+        } else {
+            pending[kept++] = std::move(wgmma);
+        }
+    }
+    pending.resize(kept);
+    for (auto& run : due) run();  // (each synchronises the warp's lanes: no references into `pending` held)
+}
 template <int TILES>
 inline void tessera_wgmma_fence_operands(float (&)[TILES][4]) {}
 inline void tessera_fence_proxy_async() {}

@@ -134,6 +134,29 @@ impl<'a> Argument<'a> {
             Argument::Tensor { param, .. } | Argument::Scalar { param, .. } => param,
         }
     }
+
+    /// Whether a tensor's address and each of its rows start on a multiple of `bytes` (a
+    /// scalar is aligned): what a kernel's `bytes`-wide accesses need, short of which a launch
+    /// narrows them.
+    ///
+    /// ```no_run
+    /// use tessera_runtime::{Argument, Gpu};
+    /// let gpu = Gpu::new(0)?;
+    /// let x = gpu.zeros::<f32>([4, 5])?;
+    /// assert!(Argument::input("x", &x).rows_aligned(4));
+    /// assert!(!Argument::input("x", &x).rows_aligned(16)); // rows 20 bytes apart
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn rows_aligned(&self, bytes: u64) -> bool {
+        match self {
+            Argument::Tensor { element, dims, leading_dimension, address, .. } => {
+                let row_bytes =
+                    if dims.len() >= 2 { *leading_dimension as u64 * u64::from(element.size_bytes()) } else { 0 };
+                address % bytes == 0 && row_bytes % bytes == 0
+            }
+            Argument::Scalar { .. } => true,
+        }
+    }
 }
 
 impl From<half::f16> for ScalarValue {

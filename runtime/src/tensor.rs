@@ -582,15 +582,9 @@ pub trait Input<T: Element> {
     fn memory(&self) -> Memory<'_, T>;
 }
 
-/// Something a kernel can write as a `GlobalMut<T, ..>` parameter.
-pub trait Output<T: Element> {
-    #[doc(hidden)]
-    fn shape(&self) -> &[usize];
-    /// Elements from the start of one row to the next (the last dimension when dense).
-    #[doc(hidden)]
-    fn row_stride(&self) -> usize;
-    #[doc(hidden)]
-    fn location(&self) -> Location;
+/// Something a kernel can write as a `GlobalMut<T, ..>` parameter — and read, as every
+/// output can be (β·C reads C).
+pub trait Output<T: Element>: Input<T> {
     #[doc(hidden)]
     fn memory_mut(&mut self) -> MemoryMut<'_, T>;
 }
@@ -650,15 +644,6 @@ impl<T: Element> Input<T> for TensorViewMut<'_, T> {
 }
 
 impl<T: Element> Output<T> for DeviceTensor<T> {
-    fn shape(&self) -> &[usize] {
-        &self.dims
-    }
-    fn row_stride(&self) -> usize {
-        self.leading_dimension()
-    }
-    fn location(&self) -> Location {
-        self.location
-    }
     fn memory_mut(&mut self) -> MemoryMut<'_, T> {
         let len = self.len();
         match &mut self.storage {
@@ -669,15 +654,6 @@ impl<T: Element> Output<T> for DeviceTensor<T> {
 }
 
 impl<T: Element> Output<T> for TensorViewMut<'_, T> {
-    fn shape(&self) -> &[usize] {
-        &self.dims
-    }
-    fn row_stride(&self) -> usize {
-        self.leading_dimension()
-    }
-    fn location(&self) -> Location {
-        self.location
-    }
     fn memory_mut(&mut self) -> MemoryMut<'_, T> {
         match &mut self.view {
             ViewMut::Cuda(view) => MemoryMut::Cuda(view.slice_mut(..span_len(&self.dims, self.ld))),

@@ -354,7 +354,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             }
         }
     }
-    let of = plan.iter().map(|(_, _, kernels)| kernels.len()).sum::<usize>();
+    // the hgemm family also times `tessera::gemm` on BF16 and F16 at each shape
+    let entry_points = |family: Family| if family == Family::Hgemm { ENTRY_POINT_INPUTS.len() } else { 0 };
+    let of = plan.iter().map(|(family, _, kernels)| kernels.len() + entry_points(*family)).sum::<usize>();
     let mut done = 0;
     let mut rows = Vec::new();
     let mut bandwidth = None;
@@ -426,6 +428,40 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 tuned: launched.tuned,
             });
         }
+        for input in ENTRY_POINT_INPUTS.into_iter().take(entry_points(family)) {
+            let name = format!("gemm ({input}, entry point)");
+            progress(Progress { done, of, step: &format!("{name} at {label}") });
+            done += 1;
+            baseline = Baseline::new(gpu, family, &shape, Some(input))?;
+            let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
+            let (m, n, k) = (value("M"), value("N"), value("K"));
+            let (flops, bytes) = family.work("", &shape);
+            let (base, timing, launched) = match input {
+                crate::dsl::ElementType::F16 => {
+                    time_gemm_entry_point(gpu, half::f16::from_f64, options, [m, n, k], &mut flush, &mut baseline)?
+                }
+                _ => time_gemm_entry_point(gpu, half::bf16::from_f64, options, [m, n, k], &mut flush, &mut baseline)?,
+            };
+            let tflops = |timing: &crate::runtime::Timing| flops / 1e12 / (timing.median_ms * 1e-3);
+            rows.push(BenchRow {
+                family: family.name().into(),
+                kernel: name,
+                shape: label.clone(),
+                median_ms: timing.median_ms,
+                min_ms: timing.min_ms,
+                max_ms: timing.max_ms,
+                value: tflops(&timing),
+                unit: "TFLOP/s".into(),
+                baseline: baseline.name().into(),
+                baseline_value: tflops(&base),
+                percent_of_baseline: 100.0 * tflops(&timing) / tflops(&base),
+                intensity: flops / bytes,
+                roofline: 0.0,
+                percent_of_roofline: 0.0,
+                vector: launched.vector.get(),
+                tuned: launched.tuned,
+            });
+        }
     }
     // The roof uses the best copy bandwidth measured; a run without a memory-bound family
     // measures one copy of 2^26 floats for it.
@@ -485,6 +521,42 @@ enum Baseline<'g> {
 }
 
 /// The element type of a kernel's first tensor parameter (an HGEMM's A).
+/// The input types whose `tessera::gemm` the hgemm family times beside the kernels.
+const ENTRY_POINT_INPUTS: [crate::dsl::ElementType; 2] = [crate::dsl::ElementType::BF16, crate::dsl::ElementType::F16];
+
+/// Times [`crate::gemm`] — the kernel it picks and, for rows that are not 16-byte aligned,
+/// its copies into aligned buffers and back, all inside the timed region — in alternation
+/// with `baseline`: (baseline, gemm, the GEMM's launch).
+fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
+    gpu: &Gpu,
+    convert: fn(f64) -> T,
+    options: &BenchOptions,
+    [m, n, k]: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * k), [m, k])?;
+    let b = gpu.upload(&values(k * n), [k, n])?;
+    let mut c = gpu.zeros::<f32>([m, n])?;
+    let mut last = None;
+    let (base, timing) = gpu.time_paired(
+        options.warmup,
+        options.repetitions,
+        flush,
+        || baseline.run(),
+        || {
+            last = Some(crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0).map_err(|error| match error {
+                crate::gemm_dispatch::GemmError::Launch(error) => error,
+                other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
+            })?);
+            Ok(())
+        },
+    )?;
+    let launched = last.ok_or_else(|| Error::Ir { kernel: "gemm".into(), message: "no repetition ran".into() })?;
+    Ok((base, timing, launched))
+}
+
 fn input_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
     kernel
         .ir()

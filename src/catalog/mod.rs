@@ -7,6 +7,7 @@ pub mod epilogue;
 pub mod gemv;
 pub mod hgemm;
 pub mod map;
+pub mod matrix_copy;
 pub mod norm;
 pub mod parallel;
 pub mod reduce;
@@ -47,6 +48,7 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .chain(hgemm::all())
         .chain(reduce::ALL)
         .chain(map::ALL)
+        .chain(matrix_copy::ALL)
         .chain(stencil::ALL)
         .chain(softmax::ALL)
         .chain(norm::ALL)

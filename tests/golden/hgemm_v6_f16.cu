@@ -192,6 +192,7 @@ hgemm_v6_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
     // barrier per tile
     {
         constexpr int STAGES = 3;
+        constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
         const int k_tiles = (K + BK - 1) / BK;
         // copy(a.tile([by, k], [BM, BK]), &a_s): 8 threads copy each row, 16 B at a time
         const int a_s_first_row = tid / 8;
@@ -199,9 +200,9 @@ hgemm_v6_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
         // copy(b.tile([k, bx], [BK, BN]), &b_s): 8 threads copy each row, 16 B at a time
         const int b_s_first_row = tid / 8;
         const int b_s_first_col = tid % 8 * 8;
-        // prologue: tiles 0 .. STAGES - 2 in flight, one commit group each (empty past the end)
+        // prologue: tiles 0 .. AHEAD - 1 in flight, one commit group each (empty past the end)
         #pragma unroll
-        for (int k = 0; k < STAGES - 1; ++k) {
+        for (int k = 0; k < AHEAD; ++k) {
             if (k < k_tiles) {
                 const int stage = k;
                 {
@@ -275,13 +276,13 @@ hgemm_v6_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
         }
         for (int k = 0; k < k_tiles; ++k) {
             const int stage = k % STAGES;
-            // tile k has landed: this thread's copies (all but the newest STAGES - 2 groups),
+            // tile k has landed: this thread's copies (all but the newest AHEAD - 1 groups),
             // then every thread's; past this barrier no one reads the stage tile k - 1 used
-            tessera_async_wait<STAGES - 2>();
+            tessera_async_wait<AHEAD - 1>();
             __syncthreads();
-            if (k + STAGES - 1 < k_tiles) {
-                // refill that stage with tile k + STAGES - 1
-                const int stage_ahead = (k + STAGES - 1) % STAGES;
+            if (k + AHEAD < k_tiles) {
+                // refill that stage with tile k + AHEAD
+                const int stage_ahead = (k + AHEAD) % STAGES;
                 {
                     // copy(a.tile([by, k + 2], [BM, BK]), &a_s): tile k + 2 → a_s[stage_ahead] by cp.async, 16 B per copy;
                     // the thread's first element on both sides, its other copies at constant offsets from it

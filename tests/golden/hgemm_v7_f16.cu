@@ -283,15 +283,17 @@ hgemm_v7_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
     const int warp_row0 = warpgroup_row0 + tid / 32 % 4 * 16;
     const int warp_col0 = tid / 128 % 1 * WN;
     float acc[16 / 16][WN / 8][4] = {};
-    // for k in pipeline(0..cdiv(K, BK), stages = 4): a 4-stage cp.async pipeline — tiles k + 1 .. k + 3 travel
-    // from global to shared memory (no registers on the way) while tile k is computed; one
+    // for k in pipeline(0..cdiv(K, BK), stages = 4): a 4-stage cp.async pipeline — tiles k + 1 .. k + 2 travel
+    // from global to shared memory (no registers on the way) while tile k is computed
+    // and tile k - 1's wgmma finishes (its stage is refilled a tile later); one
     // barrier per tile
     {
         constexpr int STAGES = 4;
+        constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
         const int k_tiles = (K + BK - 1) / BK;
-        // prologue: tiles 0 .. STAGES - 2 in flight, one commit group each (empty past the end)
+        // prologue: tiles 0 .. AHEAD - 1 in flight, one commit group each (empty past the end)
         #pragma unroll
-        for (int k = 0; k < STAGES - 1; ++k) {
+        for (int k = 0; k < AHEAD; ++k) {
             if (k < k_tiles) {
                 const int stage = k;
                 // copy(a.tile([by, k], [BM, BK]), &a_s): the tile → a_s[stage] by cp.async, 16 B per copy
@@ -357,21 +359,21 @@ hgemm_v7_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
         }
         for (int k = 0; k < k_tiles; ++k) {
             const int stage = k % STAGES;
-            // tile k has landed: this thread's copies (all but the newest STAGES - 2 groups),
-            // then every thread's; past this barrier no one reads the stage tile k - 1 used
-            tessera_async_wait<STAGES - 2>();
+            // tile k has landed: this thread's copies (all but the newest AHEAD - 1 groups),
+            // then every thread's; past this barrier no one reads the stage tile k - 2 used
+            tessera_async_wait<AHEAD - 1>();
             tessera_fence_proxy_async();  // visible to wgmma, which reads through the async proxy
             __syncthreads();
-            if (k + STAGES - 1 < k_tiles) {
-                // refill that stage with tile k + STAGES - 1
-                const int stage_ahead = (k + STAGES - 1) % STAGES;
-                // copy(a.tile([by, k + 3], [BM, BK]), &a_s): tile k + 3 → a_s[stage_ahead] by cp.async, 16 B per copy
+            if (k + AHEAD < k_tiles) {
+                // refill that stage with tile k + AHEAD
+                const int stage_ahead = (k + AHEAD) % STAGES;
+                // copy(a.tile([by, k + 2], [BM, BK]), &a_s): tile k + 2 → a_s[stage_ahead] by cp.async, 16 B per copy
                 {
                     constexpr int ROWS = BM;
                     constexpr int COLS = BK;
                     constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
                     const int a_row0 = by * BM;
-                    const int a_col0 = (k + 3) * BK;
+                    const int a_col0 = (k + 2) * BK;
                     if (M - a_row0 >= BM && K - a_col0 >= BK) {
                         #pragma unroll
                         for (int step = 0; step < STEPS; ++step) {
@@ -394,12 +396,12 @@ hgemm_v7_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
                         }
                     }
                 }
-                // copy(b.tile([k + 3, bx], [BK, BN]), &b_s): tile k + 3 → b_s[stage_ahead] by cp.async, 16 B per copy
+                // copy(b.tile([k + 2, bx], [BK, BN]), &b_s): tile k + 2 → b_s[stage_ahead] by cp.async, 16 B per copy
                 {
                     constexpr int ROWS = BK;
                     constexpr int COLS = BN;
                     constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int b_row0 = (k + 3) * BK;
+                    const int b_row0 = (k + 2) * BK;
                     const int b_col0 = bx * BN;
                     if (K - b_row0 >= BK && N - b_col0 >= BN) {
                         #pragma unroll
@@ -438,11 +440,13 @@ hgemm_v7_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
                     tessera_wgmma<__half, 0, 1>(acc[0], a_descriptor, b_descriptor);
                 }
                 tessera_wgmma_commit();
-                // every k-step done before the pipeline refills this stage or anything reads acc
-                tessera_wgmma_wait<0>();
+                // this tile's group runs on; the previous tile's is done, so its stage can be refilled
+                tessera_wgmma_wait<1>();
                 tessera_wgmma_fence_operands(acc[0]);
             }
         }
+        tessera_wgmma_wait<0>();  // the last k-tiles' wgmma groups, before anything reads the accumulators
+        tessera_wgmma_fence_operands(acc[0]);
         // nothing left in flight, and every thread is done with the buffers
         tessera_async_wait<0>();
         __syncthreads();

@@ -463,15 +463,22 @@ hgemm_v8_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restri
                         tessera_wgmma<__nv_bfloat16, 0, 1>(acc[0], a_descriptor, b_descriptor);
                     }
                     tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads acc
-                    tessera_wgmma_wait<0>();
+                    // this tile's group runs on; the previous tile's is done, so its stage can be refilled
+                    tessera_wgmma_wait<1>();
                     tessera_wgmma_fence_operands(acc[0]);
                 }
-                // this warp's reads of the stage are done
+                // the previous k-tile's wgmma is done (this one's runs on): free its stage
                 __syncwarp();
-                if (tid % 32 == 0) {
-                    tessera_mbarrier_arrive(&tessera_free[stage]);
+                if (k > 0 && tid % 32 == 0) {
+                    tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
                 }
+            }
+            tessera_wgmma_wait<0>();  // the last k-tiles' wgmma groups, before anything reads the accumulators
+            tessera_wgmma_fence_operands(acc[0]);
+            // and the tile's last stage with it
+            __syncwarp();
+            if (k_tiles > 0 && tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
             }
             // copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta): each lane stores its values of its warp's tile, two neighbouring columns at a time
             {

@@ -153,6 +153,7 @@ sgemm_v12(const float* __restrict__ a, const float* __restrict__ b, float* __res
         // barrier per tile
         {
             constexpr int STAGES = 3;
+            constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
             // this unit's k-tiles: k_begin .. k_end
             const int k_first = k_begin;
             const int k_tiles = k_end;
@@ -163,9 +164,9 @@ sgemm_v12(const float* __restrict__ a, const float* __restrict__ b, float* __res
             // copy(b.tile([k, bx], [BK, BN]), &b_s): 8 threads copy each row, 16 B at a time
             const int b_s_first_row = tid / 8;
             const int b_s_first_col = tid % 8 * 4;
-            // prologue: the first STAGES - 1 tiles in flight, one commit group each (empty past the end)
+            // prologue: the first AHEAD tiles in flight, one commit group each (empty past the end)
             #pragma unroll
-            for (int stage = 0; stage < STAGES - 1; ++stage) {
+            for (int stage = 0; stage < AHEAD; ++stage) {
                 const int k = k_first + stage;
                 if (k < k_tiles) {
                     {
@@ -263,14 +264,14 @@ sgemm_v12(const float* __restrict__ a, const float* __restrict__ b, float* __res
             }
             for (int k = k_first; k < k_tiles; ++k) {
                 const int stage = (k - k_first) % STAGES;
-                // tile k has landed: this thread's copies (all but the newest STAGES - 2 groups),
+                // tile k has landed: this thread's copies (all but the newest AHEAD - 1 groups),
                 // then every thread's; past this barrier no one reads the stage tile k - 1 used
-                tessera_async_wait<STAGES - 2>();
+                tessera_async_wait<AHEAD - 1>();
                 __syncthreads();
-                // refill that stage with tile k + STAGES - 1, in parts: one at the start of each trip of
+                // refill that stage with tile k + AHEAD, in parts: one at the start of each trip of
                 // the mma's k loop, so the copies queue behind the FFMAs instead of all at once
-                const bool refill = k + STAGES - 1 < k_tiles;
-                const int stage_ahead = (k - k_first + STAGES - 1) % STAGES;
+                const bool refill = k + AHEAD < k_tiles;
+                const int stage_ahead = (k - k_first + AHEAD) % STAGES;
                 // copy(a.tile([by, k + 2], [BM, BK]), &a_s.t()): tile k + 2 → a_s[stage_ahead] by cp.async, 4 B per copy;
                 // the thread's first element on both sides, its other copies at constant offsets from it
                 const int a_row0 = by * BM;
