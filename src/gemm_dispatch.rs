@@ -12,6 +12,8 @@
 //! assert!(kernel.name().starts_with("sgemm_v1"));
 //! ```
 
+use std::sync::{Arc, Mutex};
+
 use crate::catalog::{hgemm, matrix_copy, sgemm};
 use crate::dsl::ElementType;
 use crate::runtime::{DeviceRef, Element};
@@ -112,7 +114,20 @@ impl GemmTable {
     /// The table for a device called `name`: `TESSERA_GEMM_TABLE` if set, else the shipped
     /// table whose GPU the name contains, else the H200's (the kernels differ little between
     /// Hopper parts; the launch re-checks that the device runs the kernel's target).
-    pub fn for_device(name: &str) -> Result<GemmTable, GemmTableError> {
+    /// Read once per process and device name (a call to [`gemm`](crate::gemm) costs
+    /// microseconds, not a parse).
+    pub fn for_device(name: &str) -> Result<Arc<GemmTable>, GemmTableError> {
+        static TABLES: Mutex<Vec<(String, Arc<GemmTable>)>> = Mutex::new(Vec::new());
+        let mut tables = TABLES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, table)) = tables.iter().find(|(n, _)| n == name) {
+            return Ok(table.clone());
+        }
+        let table = Arc::new(GemmTable::read_for_device(name)?);
+        tables.push((name.to_string(), table.clone()));
+        Ok(table)
+    }
+
+    fn read_for_device(name: &str) -> Result<GemmTable, GemmTableError> {
         if let Some(path) = std::env::var_os("TESSERA_GEMM_TABLE") {
             let path = path.to_string_lossy().into_owned();
             let csv =
@@ -254,9 +269,11 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
     let padded = |cols: usize| cols.next_multiple_of(8);
     let (k_ld, n_ld) = (padded(k), padded(n));
     let on = device.device_ref();
-    let mut a_aligned = on.zeros::<T>([m * k_ld])?;
-    let mut b_aligned = on.zeros::<T>([k * n_ld])?;
-    let mut c_aligned = on.zeros::<f32>([m * n_ld])?;
+    // the kernels read only inside the views (edge tiles check each element), so the padding
+    // may hold anything
+    let mut a_aligned = on.scratch::<T>([m * k_ld])?;
+    let mut b_aligned = on.scratch::<T>([k * n_ld])?;
+    let mut c_aligned = on.scratch::<f32>([m * n_ld])?;
     copy_matrix(device, a, &mut a_aligned.view_with_leading_dimension_mut(0, [m, k], k_ld)?)?;
     copy_matrix(device, b, &mut b_aligned.view_with_leading_dimension_mut(0, [k, n], n_ld)?)?;
     if beta != 0.0 {
@@ -302,5 +319,5 @@ pub fn choose(
         DeviceRef::Simulator(_) => "H200".into(),
     };
     let table = GemmTable::for_device(&name)?;
-    table.choose(input, m, n, k).ok_or(GemmError::NoKernel { input, device: name, table: table.gpu })
+    table.choose(input, m, n, k).ok_or_else(|| GemmError::NoKernel { input, device: name, table: table.gpu.clone() })
 }

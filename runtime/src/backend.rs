@@ -54,6 +54,15 @@ impl DeviceRef<'_> {
             DeviceRef::Simulator(sim) => sim.zeros(dims),
         }
     }
+
+    /// A tensor of shape `dims` for a launch to write before anything reads it: not zeroed on
+    /// a GPU ([`Gpu::scratch`]), zeros on the simulation.
+    pub fn scratch<T: Element>(self, dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
+        match self {
+            DeviceRef::Gpu(gpu) => gpu.scratch(dims),
+            DeviceRef::Simulator(sim) => sim.zeros(dims),
+        }
+    }
 }
 
 mod sealed {

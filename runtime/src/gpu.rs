@@ -261,6 +261,24 @@ impl Gpu {
         Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
     }
 
+    /// A tensor of shape `dims` whose elements are whatever the memory held: for buffers a
+    /// launch writes before anything reads them, where zeroing would cost a pass over memory.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let scratch = gpu.scratch::<f32>([4096, 4104])?;
+    /// assert_eq!(scratch.dims(), &[4096, 4104]);
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn scratch<T: Element>(&self, dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
+        let dims = dims.as_ref().to_vec();
+        // SAFETY: every `Element` is a plain number for which any bit pattern is a value, so
+        // reading memory nobody wrote (on the device or after a download) yields some number
+        let data = unsafe { self.stream.alloc::<T>(dims.iter().product::<usize>().max(1)) }
+            .map_err(Error::driver("allocating"))?;
+        Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
+    }
+
     /// A tensor of shape `dims` with every element `value` (poison outputs with it).
     pub fn filled<T: Element>(&self, dims: impl AsRef<[usize]>, value: T) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();

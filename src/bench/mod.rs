@@ -429,7 +429,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             });
         }
         for input in ENTRY_POINT_INPUTS.into_iter().take(entry_points(family)) {
-            let name = format!("gemm ({input}, entry point)");
+            let name = format!("tessera::gemm ({input})");
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
             baseline = Baseline::new(gpu, family, &shape, Some(input))?;
