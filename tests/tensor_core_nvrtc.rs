@@ -15,6 +15,11 @@ fn is_wgmma(kernel: &tessera::KernelDefinition) -> bool {
     kernel.ir().is_ok_and(|ir| ir.config.arch_specific)
 }
 
+/// The N of a wgmma kernel's m64nNk16: its warpgroup tile's width, `WN`.
+fn wgmma_n(kernel: &tessera::KernelDefinition) -> i64 {
+    kernel.ir().ok().and_then(|ir| ir.constant_scope().get("WN")).unwrap_or_else(|| panic!("{}: no WN", kernel.name()))
+}
+
 #[test]
 fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_nothing() {
     let kernels: Vec<_> = hgemm::all().filter(|k| is_wgmma(k)).collect();
@@ -23,7 +28,7 @@ fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_no
         let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_90)
             .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
         let input = if kernel.name().ends_with("bf16") { "bf16" } else { "f16" };
-        let wanted = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{input}.{input}");
+        let wanted = format!("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{input}.{input}", wgmma_n(kernel));
         assert!(ptx.contains(&wanted), "{}: no {wanted} in the PTX", kernel.name());
         for needed in ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "fence.proxy.async.shared::cta"] {
             assert!(ptx.contains(needed), "{}: no {needed} in the PTX", kernel.name());
@@ -136,7 +141,8 @@ fn the_sass_holds_hmma_and_ldsm() {
         let _ = std::fs::remove_file(&path);
         let sass = String::from_utf8_lossy(&listing.stdout);
         if is_wgmma(kernel) {
-            assert!(sass.contains("HGMMA.64x256x16.F32"), "{}: no HGMMA.64x256x16.F32 in the SASS", kernel.name());
+            let hgmma = format!("HGMMA.64x{}x16.F32", wgmma_n(kernel));
+            assert!(sass.contains(&hgmma), "{}: no {hgmma} in the SASS", kernel.name());
             continue;
         }
         let hmma = if kernel.name().ends_with("tf32") { "HMMA.1688.F32.TF32" } else { "HMMA.16816.F32" };

@@ -1,7 +1,8 @@
 //! Matrix–vector products, memory-bound: every element of A is read once, coalesced.
 //!
 //! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane keeps `UNROLL`
-//!   independent partial sums (`UNROLL` loads in flight), then `warp_sum` adds the lanes up.
+//!   independent partial sums (`UNROLL` 16-byte loads in flight), then `warp_sum` adds the
+//!   lanes up.
 //! - [`gemv_t_f32`], y = Aᵀ·x: a block per 32 columns, lane l on column l; the block's 16
 //!   warps take interleaved runs of `UNROLL` rows, and warp 0 adds their 16 partial sums from
 //!   shared memory — in a fixed order, so the result does not depend on timing. With fewer
@@ -11,18 +12,31 @@
 use crate::prelude::*;
 use crate::{Input, Output};
 
-/// y = A·x for A of M × K: a warp per row.
-#[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, UNROLL = 8))]
+/// y = A·x for A of M × K: a warp per row, each lane reading 16-byte vectors of the row and
+/// of x (`a.vector([row, i])`: columns 4i .. 4i + 3), so a load instruction moves four
+/// elements; rows whose leading dimension is not a multiple of 4 take single elements (the
+/// launch narrows `VECTOR` to 1), as does a row's last, partial vector.
+#[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8, UNROLL = 4))]
 pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, (M,)>) {
     let (bx,) = grid(cdiv(M, WARP_ROWS));
     let row = bx * WARP_ROWS + warp_index();
     if row < M {
         let mut s = [0.0f32; UNROLL];
-        for k0 in (0..K).step_by(32 * UNROLL) {
+        for i0 in (0..(K + VECTOR - 1) / VECTOR).step_by(32 * UNROLL) {
             for u in 0..UNROLL {
-                let k = k0 + u * 32 + lane();
-                if k < K {
-                    s[u] += a[[row, k]] * x[k];
+                let i = i0 + u * 32 + lane();
+                if (i + 1) * VECTOR <= K {
+                    let w = a.vector([row, i]);
+                    let v = x.vector(i);
+                    for e in 0..VECTOR {
+                        s[u] += w[e] * v[e];
+                    }
+                } else {
+                    for e in 0..VECTOR {
+                        if i * VECTOR + e < K {
+                            s[u] += a[[row, i * VECTOR + e]] * x[i * VECTOR + e];
+                        }
+                    }
                 }
             }
         }
