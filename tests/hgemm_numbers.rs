@@ -22,7 +22,10 @@ on_both_backends!(
 /// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square; the simulation takes the
 /// small ones. 17 × 17 × 1000 runs 16 k-tiles of 64 through the pipelines: a stage refilled
 /// while a multiply still reads it (wgmma runs until its wait on the simulation) fails there.
-const SHAPES: [(usize, usize, usize); 13] = [
+/// The last two have rows 16-byte aligned (K and N multiples of 8) with tails in every
+/// dimension, so the TMA kernels copy by TMA on the simulation too: 65 × 40 × 328 wraps the
+/// ring of stages in one tile, 520 × 8 × 136 gives a block two tiles (4 resident blocks, 5 tiles).
+const SHAPES: [(usize, usize, usize); 15] = [
     (1, 1, 1),
     (17, 17, 1000),
     (17, 17, 17),
@@ -36,6 +39,8 @@ const SHAPES: [(usize, usize, usize); 13] = [
     (4097, 129, 17),
     (127, 17, 4097),
     (1000, 4097, 129),
+    (65, 40, 328),
+    (520, 8, 136),
 ];
 
 /// The largest m·n·k the simulation runs (a tensor-core warp op is many fiber switches).
@@ -143,24 +148,39 @@ fn beta_zero_never_reads_c(gpu: &Backend) {
 /// Sub-matrices of larger matrices (leading dimensions larger than the column count, odd ones
 /// among them, which take narrower accesses) give the dense result.
 fn strided_operands_multiply_like_dense_ones(gpu: &Backend) {
+    // odd leading dimensions (narrowed accesses, cp.async instead of TMA), then 16-byte aligned
+    // rows and starts (TMA boxes whose rows are the leading dimension apart)
+    strided_multiply(gpu, (75, 47, 97), (3, 5), (2, 4));
+    strided_multiply(gpu, (75, 56, 104), (3, 8), (2, 8));
+}
+
+fn strided_multiply(
+    gpu: &Backend,
+    (parent_m, parent_k, parent_n): (usize, usize, usize),
+    (a_row, a_col): (usize, usize),
+    (b_row, b_col): (usize, usize),
+) {
     let (m, n, k) = (70, 90, 40);
-    let (parent_m, parent_k, parent_n) = (75, 47, 97);
     let (host_a, _) = rounded(&random_floats(parent_m * parent_k, 11), bf16::from_f32, bf16::to_f32);
     let (host_b, _) = rounded(&random_floats(parent_k * parent_n, 12), bf16::from_f32, bf16::to_f32);
     let a_parent = gpu.upload(&host_a, [parent_m, parent_k]).unwrap();
     let b_parent = gpu.upload(&host_b, [parent_k, parent_n]).unwrap();
-    let a = a_parent.submatrix(3..3 + m, 5..5 + k).unwrap();
-    let b = b_parent.submatrix(2..2 + k, 4..4 + n).unwrap();
+    let a = a_parent.submatrix(a_row..a_row + m, a_col..a_col + k).unwrap();
+    let b = b_parent.submatrix(b_row..b_row + k, b_col..b_col + n).unwrap();
     let pick = |host: &[bf16], cols: usize, rows: std::ops::Range<usize>, range: std::ops::Range<usize>| -> Vec<f32> {
         rows.flat_map(|r| range.clone().map(move |c| (r, c))).map(|(r, c)| host[r * cols + c].to_f32()).collect()
     };
-    let exact_a = pick(&host_a, parent_k, 3..3 + m, 5..5 + k);
-    let exact_b = pick(&host_b, parent_n, 2..2 + k, 4..4 + n);
+    let exact_a = pick(&host_a, parent_k, a_row..a_row + m, a_col..a_col + k);
+    let exact_b = pick(&host_b, parent_n, b_row..b_row + k, b_col..b_col + n);
     let want = gemm_reference(&exact_a, &exact_b, &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
     for kernel in hgemm::ALL_BF16 {
         let mut c = gpu.zeros::<f32>([m, n]).unwrap();
         hgemm::launch_bf16(kernel, gpu, &a, &b, &mut c, 1.0, 0.0).unwrap();
         let error = relative_error(&gpu.download(&c).unwrap(), &want);
-        assert!(error < 1e-5, "{} on sub-matrices: relative error {error:e}", kernel.name());
+        assert!(
+            error < 1e-5,
+            "{} on sub-matrices of {parent_m} × {parent_k} and {parent_k} × {parent_n}: relative error {error:e}",
+            kernel.name()
+        );
     }
 }

@@ -15,6 +15,11 @@ fn is_wgmma(kernel: &tessera::KernelDefinition) -> bool {
     kernel.ir().is_ok_and(|ir| ir.config.arch_specific)
 }
 
+/// Whether the kernel's pipeline copies with TMA (`copies = tma`).
+fn copies_by_tma(kernel: &tessera::KernelDefinition) -> bool {
+    kernel.ir().is_ok_and(|ir| ir.copies_by_tma())
+}
+
 /// The N of a wgmma kernel's m64nNk16: its warpgroup tile's width, `WN`.
 fn wgmma_n(kernel: &tessera::KernelDefinition) -> i64 {
     kernel.ir().ok().and_then(|ir| ir.constant_scope().get("WN")).unwrap_or_else(|| panic!("{}: no WN", kernel.name()))
@@ -30,8 +35,23 @@ fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_no
         let input = if kernel.name().ends_with("bf16") { "bf16" } else { "f16" };
         let wanted = format!("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{input}.{input}", wgmma_n(kernel));
         assert!(ptx.contains(&wanted), "{}: no {wanted} in the PTX", kernel.name());
-        for needed in ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "fence.proxy.async.shared::cta"] {
+        for needed in ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned"] {
             assert!(ptx.contains(needed), "{}: no {needed} in the PTX", kernel.name());
+        }
+        // the tiles reach shared memory through the async proxy wgmma reads by (TMA), or
+        // through cp.async, whose writes a proxy fence makes visible to it
+        let tma = [
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+        ];
+        if copies_by_tma(kernel) {
+            for needed in tma {
+                assert!(ptx.contains(needed), "{}: no {needed} in the PTX", kernel.name());
+            }
+            assert!(!ptx.contains("cp.async.cg"), "{}: a TMA pipeline issues no cp.async", kernel.name());
+        } else {
+            assert!(ptx.contains("fence.proxy.async.shared::cta"), "{}: no proxy fence in the PTX", kernel.name());
+            assert!(!ptx.contains(tma[0]), "{}: TMA without `copies = tma`", kernel.name());
         }
         assert!(!ptx.contains("ldmatrix"), "{}: wgmma reads shared memory itself, without ldmatrix", kernel.name());
         let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), Arch::SM_90).unwrap();
@@ -143,6 +163,8 @@ fn the_sass_holds_hmma_and_ldsm() {
         if is_wgmma(kernel) {
             let hgmma = format!("HGMMA.64x{}x16.F32", wgmma_n(kernel));
             assert!(sass.contains(&hgmma), "{}: no {hgmma} in the SASS", kernel.name());
+            // TMA loads show as UTMALDG; a cp.async pipeline has none
+            assert_eq!(sass.contains("UTMALDG"), copies_by_tma(kernel), "{}: UTMALDG in the SASS", kernel.name());
             continue;
         }
         let hmma = if kernel.name().ends_with("tf32") { "HMMA.1688.F32.TF32" } else { "HMMA.16816.F32" };

@@ -20,6 +20,7 @@ mod stream_k;
 mod tensor_core;
 mod thread_code;
 mod tiles;
+mod tma;
 mod warp_specialized;
 
 pub use c_expr::c_expr;

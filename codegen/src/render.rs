@@ -167,6 +167,9 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if kernel.producer_threads() > 0 {
         helpers.push(MBARRIER_HELPERS.trim_end());
     }
+    if kernel.copies_by_tma() {
+        helpers.push(TMA_HELPERS.trim_end());
+    }
     helpers.extend(crate::thread_code::helpers(kernel));
     let mut helpers: Vec<String> = helpers.into_iter().map(str::to_owned).collect();
     for (input, n) in wgmma {
@@ -183,6 +186,7 @@ const WGMMA_COMMON_HELPERS: &str = include_str!("../templates/wgmma_common_helpe
 const MMA_SYNC_TF32_HELPERS: &str = include_str!("../templates/mma_sync_tf32_helpers.cu");
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
+const TMA_HELPERS: &str = include_str!("../templates/tma_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.
 ///
@@ -232,6 +236,10 @@ fn parameter_declarations(kernel: &Kernel) -> Vec<String> {
         params.push(format!("{}* __restrict__ tessera_partials", workspace.element.cuda_name()));
         params.push("int* __restrict__ tessera_tile_counters".into());
     }
+    // TMA: the tensor maps the launch builds, read by the copy engine from parameter space
+    params.extend(
+        kernel.tensor_maps().iter().map(|map| format!("const __grid_constant__ tessera_tensor_map {}", map.param())),
+    );
     params
 }
 

@@ -1,6 +1,6 @@
 //! A pipeline with `producers = n`: the kernel becomes persistent and warp-specialised — a
-//! warpgroup of producer threads issues every k-tile's cp.async copies into the ring of
-//! stages, the block's own threads only wait, multiply and store (mbarriers between them, and
+//! warpgroup of producer threads issues every k-tile's cp.async copies (or, with
+//! `copies = tma`, one of them its TMA bulk tensor copies) into the ring of stages, the block's own threads only wait, multiply and store (mbarriers between them, and
 //! `setmaxnreg` moving registers to the compute threads).
 
 use askama::Template;
@@ -26,8 +26,14 @@ struct WarpSpecializedSource {
     copies: Vec<String>,
     fragment: String,
     compute: Vec<String>,
-    /// Whether wgmma reads the stages (through the async proxy).
+    /// Whether wgmma reads stages that cp.async wrote (through the async proxy, which TMA
+    /// writes through itself).
     proxy_fence: bool,
+    /// `copies = tma`: one producer thread issues `copies` as bulk tensor copies of
+    /// `stage_bytes` a stage, through these tensor maps.
+    tma: bool,
+    stage_bytes: u32,
+    tensor_maps: Vec<String>,
     /// wgmma groups left running after each k-tile: its stage is freed a tile later.
     in_flight: u32,
     drain: Vec<String>,
@@ -74,13 +80,24 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D or 2-D grid"));
     };
     let parts = crate::gemm::async_pipeline_parts(kernel, pipeline)?;
+    let tma = kernel.copies_by_tma();
+    let (copies, stage_bytes) = match tma {
+        true => {
+            let (blocks, bytes) = crate::tma::stage_copies(kernel, pipeline)?;
+            (blocks.iter().map(|block| indent(block, 4)).collect(), bytes)
+        }
+        false => (parts.prologue.iter().map(|block| indent(block, 2)).collect(), 0),
+    };
     let epilogue = body
         .iter()
         .filter(|s| matches!(s, Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_))))
         .map(|s| render_body(kernel, std::slice::from_ref(s), 2).map(|lines| lines.join("\n")))
         .collect::<Result<Vec<_>, _>>()?;
     let source = WarpSpecializedSource {
-        dsl: format!("{grid} with `pipeline(.., producers = {producers})`"),
+        dsl: match tma {
+            true => format!("{grid} with `pipeline(.., producers = {producers}, copies = tma)`"),
+            false => format!("{grid} with `pipeline(.., producers = {producers})`"),
+        },
         stages: pipeline.stages,
         producers,
         producer_registers: PRODUCER_REGISTERS,
@@ -91,10 +108,13 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         count: c_expr(&pipeline.count),
         bindings,
         declarations: parts.declarations,
-        copies: parts.prologue.iter().map(|block| indent(block, 2)).collect(),
+        copies,
         fragment: indent(&crate::gemm::fragment_source(kernel, fragment)?, 2),
         compute: parts.compute.iter().map(|block| indent(block, 1)).collect(),
-        proxy_fence: crate::tensor_core::uses_wgmma(kernel),
+        proxy_fence: crate::tensor_core::uses_wgmma(kernel) && !tma,
+        tma,
+        stage_bytes,
+        tensor_maps: kernel.tensor_maps().iter().map(|map| map.param()).collect(),
         in_flight: parts.in_flight,
         drain: parts.drain.clone(),
         epilogue,

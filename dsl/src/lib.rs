@@ -34,6 +34,7 @@ mod roofline;
 mod shared_memory;
 mod statement;
 mod target;
+mod tensor_map;
 mod thread_access;
 mod thread_code;
 mod tune;
@@ -65,6 +66,7 @@ pub use statement::{
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 pub use target::Target;
+pub use tensor_map::{tensor_map_of, CopyMechanism, TensorMap, TMA_MAX_BOX, TMA_SWIZZLE_SPANS};
 pub use thread_code::{
     check_thread_statement, is_varying, Binding, Intrinsic, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement,
     ThreadStatementKind, ThreadTileBounds, ThreadType, TypeEnv, UnaryOp,

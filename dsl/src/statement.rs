@@ -100,7 +100,9 @@ impl std::fmt::Display for Fragment {
 /// of them in flight while the oldest is computed (one barrier per tile, no staging registers).
 /// With `producers = 128` (sm_90) a warpgroup of its own issues the cp.async copies, signalling
 /// each filled stage on an mbarrier, while the block's threads only read shared memory and
-/// compute; the two hand registers over with `setmaxnreg` (producers keep 40).
+/// compute; the two hand registers over with `setmaxnreg` (producers keep 40). With
+/// `copies = tma` as well, one producer thread issues each k-tile as TMA bulk tensor copies
+/// into `.panels()` buffers (see [`crate::CopyMechanism`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineLoop {
     pub var: String,
@@ -109,6 +111,9 @@ pub struct PipelineLoop {
     /// Threads added to the block that only copy (a warp-specialised pipeline), if any.
     #[serde(default)]
     pub producers: Option<u32>,
+    /// How the producers copy: cp.async (the default) or TMA (`copies = tma`).
+    #[serde(default)]
+    pub copies: crate::CopyMechanism,
     pub body: Vec<Statement>,
     pub origin: Origin,
 }

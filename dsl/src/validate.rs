@@ -63,6 +63,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.body();
     check.stream_k();
     check.producers();
+    check.tma_copies();
     check.min_blocks();
     check.requirements();
     if check.diagnostics.is_empty() {
@@ -212,6 +213,61 @@ impl Checker<'_> {
                 pipeline.origin,
                 "only copies of a fragment out may follow a pipeline with producers: the producers have finished by then, and a barrier would wait for them".into(),
                 Some("move the other statements before the pipeline".into()),
+            );
+        }
+    }
+
+    /// `copies = tma`: producers issue the copies, each a global tile into `.panels()` a TMA
+    /// box can write, 16-byte vectors (a launch that narrows them falls back to cp.async),
+    /// and a stage's bytes within what an mbarrier's transaction count holds.
+    fn tma_copies(&mut self) {
+        let Some(pipeline) = self.kernel.statements().into_iter().find_map(|s| match s {
+            Statement::Pipeline(p) if p.copies == crate::CopyMechanism::Tma => Some(p),
+            _ => None,
+        }) else {
+            return;
+        };
+        if pipeline.producers.is_none() {
+            self.error(
+                pipeline.origin,
+                "copies = tma: TMA copies are issued by a producer warpgroup, which this pipeline does not have".into(),
+                Some("add `producers = 128` to the pipeline".into()),
+            );
+            return;
+        }
+        let scope = self.kernel.constant_scope();
+        let mut stage_bytes: u64 = 0;
+        for copy in pipeline.body.iter().filter_map(|s| match s {
+            Statement::Copy(copy) => Some(copy),
+            _ => None,
+        }) {
+            let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
+            match crate::tensor_map_of(&plan) {
+                Ok(map) => stage_bytes += u64::from(map.tile_bytes()),
+                Err(why) => {
+                    self.error(copy.origin, format!("`{copy}` with copies = tma: {why}"), None);
+                    continue;
+                }
+            }
+            let vector_bytes = i64::from(self.kernel.config.vector.get()) * i64::from(plan.element.size_bytes());
+            // a launch that narrowed the width renders this pipeline with cp.async
+            if vector_bytes != 16 && !self.kernel.config.narrowed {
+                self.error(
+                    self.kernel.config.vector_origin,
+                    format!(
+                        "copies = tma with vector = {} of {}: {vector_bytes}-byte vectors; TMA reads rows 16 bytes at a time, and the launch falls back to cp.async where rows are not 16-byte aligned, which it knows from a 16-byte vector",
+                        self.kernel.config.vector, plan.element
+                    ),
+                    Some(format!("use vector = {}", 16 / plan.element.size_bytes())),
+                );
+            }
+        }
+        // mbarrier.expect_tx counts up to 2^20 − 1 bytes per phase
+        if stage_bytes >= 1 << 20 {
+            self.error(
+                pipeline.origin,
+                format!("copies = tma: one stage is {stage_bytes} bytes, over the 1 048 575 an mbarrier's transaction count holds"),
+                None,
             );
         }
     }

@@ -5,8 +5,9 @@
 use syn::spanned::Spanned;
 use syn::{BinOp, Block, Expr as RustExpr, GenericArgument, Lit, Pat, PathArguments, Stmt, Type};
 use tessera_dsl::{
-    Barrier, BinaryOp, ElementMap, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding, GridStrideLoop,
-    ItemOrder, Mma, Operand, Origin, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
+    Barrier, BinaryOp, CopyMechanism, ElementMap, ElementType, Expr, ExprKind, Fragment, FragmentOperand, GridBinding,
+    GridStrideLoop, ItemOrder, Mma, Operand, Origin, PipelineLoop, SharedBuffer, SharedOperand, Statement, TileCopy,
+    TileOperand,
 };
 
 use crate::spans::SpanTable;
@@ -470,12 +471,34 @@ fn pipeline(
     for_loop: &syn::ExprForLoop,
     spans: &mut SpanTable,
 ) -> syn::Result<Statement> {
-    let usage = "expected `pipeline(0..count, stages = n)` or `pipeline(0..count, stages = n, producers = 128)`";
-    let (range, stages, producers) = match args[..] {
-        [range, stages] => (range, stages, None),
-        [range, stages, producers] => (range, stages, Some(producers)),
-        _ => return Err(syn::Error::new(for_loop.expr.span(), usage)),
+    let usage =
+        "expected `pipeline(0..count, stages = n)`, optionally followed by `producers = 128` and `copies = tma`";
+    let Some((range, named)) = args.split_first() else {
+        return Err(syn::Error::new(for_loop.expr.span(), usage));
     };
+    // named arguments in any order after the range, each once
+    let mut stages = None;
+    let mut producers = None;
+    let mut copies = None;
+    for arg in named {
+        let name = match arg {
+            RustExpr::Assign(assign) => match &*assign.left {
+                RustExpr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let slot = match name.as_deref() {
+            Some("stages") => &mut stages,
+            Some("producers") => &mut producers,
+            Some("copies") => &mut copies,
+            _ => return Err(syn::Error::new(arg.span(), usage)),
+        };
+        if slot.replace(*arg).is_some() {
+            return Err(syn::Error::new(arg.span(), format!("`{}` is given twice", name.unwrap_or_default())));
+        }
+    }
+    let Some(stages) = stages else { return Err(syn::Error::new(for_loop.expr.span(), usage)) };
     let RustExpr::Range(range) = range else { return Err(syn::Error::new(range.span(), usage)) };
     let starts_at_zero = matches!(range.start.as_deref(), Some(RustExpr::Lit(l)) if matches!(&l.lit, Lit::Int(i) if i.base10_digits() == "0"));
     let (true, Some(end), syn::RangeLimits::HalfOpen(_)) = (starts_at_zero, range.end.as_deref(), &range.limits) else {
@@ -483,14 +506,30 @@ fn pipeline(
     };
     let stages = named_integer(stages, "stages", usage)?;
     let producers = producers.map(|p| named_integer(p, "producers", usage)).transpose()?;
+    let copies = copies.map(copy_mechanism).transpose()?.unwrap_or_default();
     Ok(Statement::Pipeline(PipelineLoop {
         var,
         count: expr(end, spans)?,
         stages,
         producers,
+        copies,
         body: statements(&for_loop.body, spans)?,
         origin: spans.origin(for_loop.expr.span()),
     }))
+}
+
+/// `copies = tma` or `copies = cp_async` in a pipeline's arguments.
+fn copy_mechanism(arg: &RustExpr) -> syn::Result<CopyMechanism> {
+    let expected = "expected `copies = tma` (TMA bulk tensor copies) or `copies = cp_async`";
+    let RustExpr::Assign(assign) = arg else { return Err(syn::Error::new(arg.span(), expected)) };
+    if !matches!(&*assign.left, RustExpr::Path(p) if p.path.is_ident("copies")) {
+        return Err(syn::Error::new(assign.left.span(), expected));
+    }
+    match &*assign.right {
+        RustExpr::Path(p) if p.path.is_ident("tma") => Ok(CopyMechanism::Tma),
+        RustExpr::Path(p) if p.path.is_ident("cp_async") => Ok(CopyMechanism::AsyncCopy),
+        other => Err(syn::Error::new(other.span(), expected)),
+    }
 }
 
 /// `name = <integer literal>` in a call's arguments (`stages = 3`).

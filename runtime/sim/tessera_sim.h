@@ -136,6 +136,16 @@ struct dim3 {
     constexpr operator uint3() const { return uint3{x, y, z}; }
 };
 
+// ── TMA tensor maps ──────────────────────────────────────────────────────────────────────
+// What the runtime passes for a kernel's `const __grid_constant__ tessera_tensor_map`
+// parameter (on a GPU the driver's opaque encoding): the tensor's base address, element bytes,
+// columns, rows and row stride in bytes, the box's columns and rows, and its swizzle span.
+struct alignas(64) tessera_tensor_map {
+    uint64_t base, element_bytes, cols, rows, row_stride_bytes, box_cols, box_rows, swizzle_bytes;
+    uint64_t reserved[8];
+};
+static_assert(sizeof(tessera_tensor_map) == 128, "the runtime passes 128 bytes");
+
 // ── 16-bit floats: __half and __nv_bfloat16, as <cuda_fp16.h> and <cuda_bf16.h> define them ─
 // The storage is the raw bits; every conversion rounds to nearest even the way the device's
 // `cvt.rn` does (and CUDA's own host code): a NaN becomes the canonical quiet NaN 0x7fff (sign
@@ -1220,6 +1230,7 @@ constexpr const char* scalar_name() {
     if (std::is_same<T, bool>::value) return "bool";
     if (std::is_same<T, __half>::value) return "f16";
     if (std::is_same<T, __nv_bfloat16>::value) return "bf16";
+    if (std::is_same<T, tessera_tensor_map>::value) return "tensor_map";
     return "?";
 }
 
@@ -1267,22 +1278,82 @@ inline void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T
 inline void tessera_async_commit() { tessera_sim::m().async_groups[tessera_sim::m().current]++; }
 template <int PENDING>
 inline void tessera_async_wait() { tessera_sim::land_async_copies(PENDING); }
-// mbarriers (a warp-specialised pipeline): an arrival count per phase and the phases completed.
+// mbarriers (a warp-specialised pipeline): an arrival count per phase, the bytes of TMA copies
+// the phase still waits for (its transaction count), and the phases completed. A phase completes
+// when every expected arrival is in and its transaction count is back at zero.
 struct tessera_mbarrier {
     uint32_t expected, pending, phase;
+    int64_t transaction_bytes;
 };
 inline void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals) {
     bar->expected = bar->pending = static_cast<uint32_t>(arrivals);
     bar->phase = 0;
+    bar->transaction_bytes = 0;
 }
 inline void tessera_mbarrier_init_fence() {}
-inline void tessera_mbarrier_arrive(tessera_mbarrier* bar) {
-    if (bar->pending == 0 || bar->pending > bar->expected)
-        tessera_sim::stop_thread(tessera_sim::kTrap, "an arrival on an mbarrier that was not initialised");
-    if (--bar->pending == 0) {
+inline void tessera_mbarrier_complete_if_done(tessera_mbarrier* bar) {
+    if (bar->pending == 0 && bar->transaction_bytes == 0) {
         bar->phase++;
         bar->pending = bar->expected;
     }
+}
+inline void tessera_mbarrier_arrive(tessera_mbarrier* bar) {
+    if (bar->pending == 0 || bar->pending > bar->expected)
+        tessera_sim::stop_thread(tessera_sim::kTrap,
+                                 "an arrival on an mbarrier that was not initialised, or whose arrivals are all in");
+    --bar->pending;
+    tessera_mbarrier_complete_if_done(bar);
+}
+// mbarrier.arrive.expect_tx: the phase also waits for `bytes` more of TMA copies, then this arrives.
+inline void tessera_mbarrier_expect_bytes(tessera_mbarrier* bar, unsigned bytes) {
+    bar->transaction_bytes += bytes;
+    tessera_mbarrier_arrive(bar);
+}
+namespace tessera_sim {
+inline bool in_shared_memory(uintptr_t address, size_t bytes);
+}
+// TMA: prefetching the map into the copy engine's cache changes nothing here.
+inline void tessera_tma_prefetch(const tessera_tensor_map*) {}
+// cp.async.bulk.tensor.2d ... .mbarrier::complete_tx::bytes: the box whose first element is
+// column `col`, row `row` of the map's tensor, written to `shared` row after row (box_cols
+// elements each) with the map's swizzle applied to the shared address bits (the 16-byte chunk
+// bits 4.. XOR the line bits 7.., as the hardware does, so the pattern follows the buffer's
+// alignment), elements outside the tensor zero; then its bytes count on `bar`. It lands at
+// issue; wgmma reads a stage only at its wait, so a stage refilled too early still shows.
+inline void tessera_tma_load(void* shared, const tessera_tensor_map* map, int col, int row, tessera_mbarrier* bar) {
+    const uint64_t element = map->element_bytes, box_cols = map->box_cols, box_rows = map->box_rows;
+    const uint64_t row_bytes = box_cols * element, bytes = row_bytes * box_rows;
+    const uintptr_t start = reinterpret_cast<uintptr_t>(shared);
+    if (start % 128 != 0 || (map->swizzle_bytes == 128 && start % 1024 != 0))
+        tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA copy to shared memory that is not 128-byte aligned "
+                                                     "(1024 for the 128-byte swizzle)");
+    if (!tessera_sim::in_shared_memory(start, bytes))
+        tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA copy to an address outside shared memory");
+    if (map->swizzle_bytes != 0 && row_bytes > map->swizzle_bytes)
+        tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA box whose rows are wider than its swizzle span");
+    // the swizzle span's 16-byte chunks: 2, 4 or 8 of them, XORed with as many line bits
+    const uintptr_t chunk_mask = map->swizzle_bytes ? map->swizzle_bytes / 16 - 1 : 0;
+    for (uint64_t r = 0; r < box_rows; ++r) {
+        for (uint64_t c = 0; c < box_cols; ++c) {
+            const uintptr_t linear = start + r * row_bytes + c * element;
+            const uintptr_t address = linear ^ (((linear >> 7) & chunk_mask) << 4);
+            const int64_t tensor_row = static_cast<int64_t>(row) + static_cast<int64_t>(r);
+            const int64_t tensor_col = static_cast<int64_t>(col) + static_cast<int64_t>(c);
+            const bool inside = tensor_row >= 0 && tensor_col >= 0 && static_cast<uint64_t>(tensor_row) < map->rows &&
+                                static_cast<uint64_t>(tensor_col) < map->cols;
+            if (inside) {
+                const uint64_t from = map->base + static_cast<uint64_t>(tensor_row) * map->row_stride_bytes +
+                                      static_cast<uint64_t>(tensor_col) * element;
+                memcpy(reinterpret_cast<void*>(address), reinterpret_cast<const void*>(from), element);
+            } else {
+                memset(reinterpret_cast<void*>(address), 0, element);
+            }
+        }
+    }
+    bar->transaction_bytes -= static_cast<int64_t>(bytes);
+    if (bar->transaction_bytes < 0)
+        tessera_sim::stop_thread(tessera_sim::kTrap, "TMA copies landed more bytes than the mbarrier expected");
+    tessera_mbarrier_complete_if_done(bar);
 }
 // Phase `parity` has completed once the phase counter's parity differs from it.
 inline void tessera_mbarrier_wait(tessera_mbarrier* bar, int parity) {

@@ -8,6 +8,7 @@ use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorShape, Vecto
 use crate::argument::ScalarValue;
 use crate::sim::{self, Shape};
 use crate::source::KernelSource;
+use crate::tensor_map::TensorMapKey;
 use crate::{nvrtc, Arch, Argument, CompiledKernel, Device, DeviceRef, DiskCache, Error, Gpu, Location, Simulator};
 
 /// A kernel as `#[tile_kernel]` embeds it: name, CUDA source at the declared configuration
@@ -227,6 +228,11 @@ impl KernelDefinition {
             builder.arg(&workspace.partials);
             builder.arg(&workspace.counters);
         }
+        // TMA: the tensor maps, by value
+        let tensor_maps = gpu.tensor_maps(kernel, arguments)?;
+        for map in &tensor_maps {
+            builder.arg(map);
+        }
         let config = cudarc::driver::LaunchConfig {
             grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
             block_dim: (plan.block[0], plan.block[1], plan.block[2]),
@@ -275,11 +281,18 @@ impl KernelDefinition {
         }
         let library = sim.load(&source, self.name)?;
         let trailing = trailing_ints(kernel, &plan, arguments);
+        // a narrowed width renders the TMA pipeline with cp.async: no tensor maps then
+        let tensor_maps = if width < kernel.config.vector { Vec::new() } else { kernel.tensor_maps() };
+        let tensor_maps = tensor_maps
+            .iter()
+            .map(|map| Ok(TensorMapKey::of(self.name, map, arguments)?.encode_for_simulator()))
+            .collect::<Result<Vec<_>, Error>>()?;
         let shape = Shape {
             kernel: self.name,
             grid: plan.grid,
             block: plan.block,
             symbols: &trailing,
+            tensor_maps: &tensor_maps,
             stack_bytes: sim.stack_bytes(),
         };
         match kernel.stream_k_workspace(plan.grid[0]) {

@@ -87,6 +87,8 @@ pub enum Error {
          launch a kernel without `target = sm_90a` here (the mma.sync ladder runs on every GPU since sm_80)"
     )]
     ArchSpecific { kernel: String, device: String },
+    #[error("`{kernel}` copies `{param}` by TMA, but no tensor map can describe it: {reason}")]
+    TensorMap { kernel: String, param: String, reason: String },
     #[error("vector width {width} was asked for, but `{kernel}` declares at most {declared}")]
     VectorTooWide { kernel: String, width: VectorWidth, declared: VectorWidth },
     #[error("no backend: no GPU ({gpu}), and no CPU simulation ({simulator})")]

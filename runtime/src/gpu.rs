@@ -35,6 +35,8 @@ pub struct Gpu {
     tuned: Mutex<HashMap<(String, String), Option<tessera_dsl::Config>>>,
     /// Scratch memory for `.stream_k()` kernels.
     workspace: crate::workspace::Workspace,
+    /// TMA tensor maps by tensor and box: encoded once, passed by value to every launch.
+    tensor_maps: Mutex<HashMap<crate::tensor_map::TensorMapKey, crate::tensor_map::TensorMapBytes>>,
 }
 
 /// A kernel compiled for this device and loaded into its context.
@@ -128,6 +130,7 @@ impl Gpu {
             loaded: Mutex::new(HashMap::new()),
             tuned: Mutex::new(HashMap::new()),
             workspace: crate::workspace::Workspace::default(),
+            tensor_maps: Mutex::new(HashMap::new()),
         })
     }
 
@@ -421,6 +424,30 @@ impl Gpu {
     }
 
     /// The stream-K workspace for one launch: `need` bytes of room, counters zeroed on the stream.
+    /// The tensor maps `kernel`'s TMA copies read, built from `arguments` (cached per tensor
+    /// and box), in the order the kernel declares them.
+    pub(crate) fn tensor_maps(
+        &self,
+        kernel: &tessera_dsl::Kernel,
+        arguments: &[crate::Argument<'_>],
+    ) -> Result<Vec<crate::tensor_map::TensorMapBytes>, Error> {
+        kernel
+            .tensor_maps()
+            .iter()
+            .map(|map| {
+                let key = crate::tensor_map::TensorMapKey::of(&kernel.name, map, arguments)?;
+                if let Some(known) = self.tensor_maps.lock().ok().and_then(|maps| maps.get(&key).copied()) {
+                    return Ok(known);
+                }
+                let bytes = key.encode_for_gpu(&kernel.name, &map.tensor)?;
+                if let Ok(mut maps) = self.tensor_maps.lock() {
+                    maps.insert(key, bytes);
+                }
+                Ok(bytes)
+            })
+            .collect()
+    }
+
     pub(crate) fn stream_k_workspace(
         &self,
         need: &tessera_dsl::StreamKWorkspace,

@@ -32,6 +32,7 @@ mod ptxas;
 pub mod sim;
 mod source;
 mod tensor;
+mod tensor_map;
 mod timing;
 pub mod tune;
 mod workspace;

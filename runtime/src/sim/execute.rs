@@ -20,6 +20,9 @@ pub(crate) struct Shape<'a> {
     /// Trailing `int` parameters after the arguments (the kernel's shape symbols, then the
     /// leading dimensions of its 2-D tensors).
     pub symbols: &'a [i32],
+    /// TMA tensor maps, passed by value after everything else (as the simulator's
+    /// `tessera_tensor_map`).
+    pub tensor_maps: &'a [crate::tensor_map::TensorMapBytes],
     pub stack_bytes: usize,
 }
 
@@ -92,7 +95,12 @@ pub(crate) fn execute(
             slots.push(slot_of(*address));
         }
     }
-    let pointers: Vec<*mut c_void> = slots.iter_mut().map(|slot| slot as *mut u64 as *mut c_void).collect();
+    let mut tensor_maps = shape.tensor_maps.to_vec();
+    let pointers: Vec<*mut c_void> = slots
+        .iter_mut()
+        .map(|slot| slot as *mut u64 as *mut c_void)
+        .chain(tensor_maps.iter_mut().map(|map| map as *mut _ as *mut c_void))
+        .collect();
 
     let written: Vec<Written> = arguments
         .iter()
@@ -275,7 +283,7 @@ fn check_signature(
     after: &[Argument<'_>],
 ) -> Result<(), Error> {
     let expected = &library.signature;
-    let given = arguments.len() + shape.symbols.len() + after.len();
+    let given = arguments.len() + shape.symbols.len() + after.len() + shape.tensor_maps.len();
     if expected.len() != given {
         return Err(Error::ArgumentCount { kernel: shape.kernel.into(), given, expected: expected.len() });
     }
@@ -296,6 +304,18 @@ fn check_signature(
                 position,
                 param: argument.param().into(),
                 given: describe(argument),
+                expected: want.clone(),
+            });
+        }
+    }
+    let maps = symbols.end + after.len()..expected.len();
+    for (i, want) in expected[maps.clone()].iter().enumerate() {
+        if want != "tensor_map" {
+            return Err(Error::ArgumentType {
+                kernel: shape.kernel.into(),
+                position: maps.start + i,
+                param: "(TMA tensor map)".into(),
+                given: "a tensor map".into(),
                 expected: want.clone(),
             });
         }

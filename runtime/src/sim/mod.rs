@@ -423,7 +423,7 @@ impl Simulator {
         check_host(arguments)?;
         let library = self.load(source, kernel)?;
         let start = Instant::now();
-        let shape = Shape { kernel, grid, block, symbols: &[], stack_bytes: self.stack_bytes };
+        let shape = Shape { kernel, grid, block, symbols: &[], tensor_maps: &[], stack_bytes: self.stack_bytes };
         execute(&library, &shape, arguments, &mut [], orders)?;
         Ok(SimulatedRun {
             kernel: kernel.into(),

@@ -1,0 +1,11 @@
+// {{ dsl }}: {{ boxes }} box{% if boxes != 1 %}es{% endif %} of {{ box_rows }} × {{ box_cols }} ({{ box_bytes }} B{% if boxes != 1 %} each{% endif %}) by TMA through
+// {{ map }}; the hardware writes the {{ swizzle }}-byte swizzle and zero-fills what lies outside {{ tensor }}
+{
+{%- for (name, value) in origins %}
+    const int {{ name }} = {{ value }};
+{%- endfor %}
+    #pragma unroll
+    for (int panel = 0; panel < {{ boxes }}; ++panel) {
+        tessera_tma_load(&{{ buffer }}[stage][panel][0][0], &{{ map }}, {{ col0 }} + panel * {{ box_cols }}, {{ row0 }}, &tessera_full[stage]);
+    }
+}

@@ -1,0 +1,172 @@
+//! How a pipeline moves its tiles from global to shared memory, and the TMA tensor maps a
+//! kernel whose pipeline copies with the Tensor Memory Accelerator takes.
+//!
+//! With `copies = tma` one producer thread issues each k-tile as bulk tensor copies
+//! (`cp.async.bulk.tensor`, sm_90): one box per panel of the destination buffer, read through
+//! a tensor map the launch builds from the tensor (pointer, shape, leading dimension). The
+//! hardware writes the panel's swizzle itself, zero-fills whatever lies outside the tensor (so
+//! edge tiles need no guards) and counts the bytes that landed on the stage's mbarrier.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{CopyPlan, ElementType, Kernel, OperandPlan, Statement};
+
+/// How a pipeline's copies move tiles from global to shared memory.
+///
+/// ```
+/// use tessera_dsl::CopyMechanism;
+/// assert_eq!(CopyMechanism::default(), CopyMechanism::AsyncCopy);
+/// assert_eq!(CopyMechanism::Tma.to_string(), "tma");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CopyMechanism {
+    /// cp.async: every copying thread moves 16 bytes at a time (sm_80 and newer).
+    #[default]
+    AsyncCopy,
+    /// The Tensor Memory Accelerator (sm_90): one thread issues a tile as boxes of a tensor
+    /// map; the hardware swizzles, zero-fills the edges and counts the bytes on an mbarrier.
+    Tma,
+}
+
+impl std::fmt::Display for CopyMechanism {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CopyMechanism::AsyncCopy => "cp_async",
+            CopyMechanism::Tma => "tma",
+        })
+    }
+}
+
+/// The swizzle spans TMA writes (bytes): its 32-, 64- and 128-byte modes.
+pub const TMA_SWIZZLE_SPANS: [i64; 3] = [32, 64, 128];
+
+/// The largest box extent along either dimension.
+pub const TMA_MAX_BOX: i64 = 256;
+
+/// One tensor map a kernel takes as `<tensor>_tensor_map` (a `const __grid_constant__`
+/// parameter after the shape symbols and leading dimensions): the box each TMA copy of
+/// `tensor` reads — one panel of the destination buffer.
+///
+/// ```
+/// use tessera_dsl::{ElementType, TensorMap};
+/// let a = TensorMap { tensor: "a".into(), element: ElementType::BF16, box_rows: 128, box_cols: 64, boxes: 1, swizzle_bytes: 128 };
+/// assert_eq!(a.param(), "a_tensor_map");
+/// assert_eq!(a.box_bytes(), 16384);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TensorMap {
+    pub tensor: String,
+    pub element: ElementType,
+    /// Rows of one box: the tile's rows.
+    pub box_rows: u32,
+    /// Columns of one box: one panel of the buffer (the swizzle span of elements).
+    pub box_cols: u32,
+    /// Boxes per tile: the buffer's panels.
+    pub boxes: u32,
+    /// The swizzle span the box is written with (32, 64 or 128 bytes).
+    pub swizzle_bytes: u32,
+}
+
+impl TensorMap {
+    /// The kernel parameter that carries the map.
+    pub fn param(&self) -> String {
+        format!("{}_tensor_map", self.tensor)
+    }
+
+    /// Bytes one box writes to shared memory (what its copy counts on the mbarrier, edge
+    /// boxes included: the zero-filled part counts too).
+    pub fn box_bytes(&self) -> u32 {
+        self.box_rows * self.box_cols * self.element.size_bytes()
+    }
+
+    /// Bytes of one whole tile: every box.
+    pub fn tile_bytes(&self) -> u32 {
+        self.box_bytes() * self.boxes
+    }
+}
+
+impl Kernel {
+    /// The copy mechanism of the kernel's pipeline with producers, if it asks for TMA and the
+    /// launch kept its declared vector width. A narrowed launch (rows not 16-byte aligned:
+    /// TMA reads rows 16-byte strided) copies with cp.async instead.
+    pub fn copies_by_tma(&self) -> bool {
+        !self.config.narrowed
+            && self
+                .body
+                .iter()
+                .any(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some() && p.copies == CopyMechanism::Tma))
+    }
+
+    /// The tensor maps the kernel takes, one per copy of its TMA pipeline, in copy order
+    /// (empty unless [`Kernel::copies_by_tma`]). Copies validation rejects are left out.
+    pub fn tensor_maps(&self) -> Vec<TensorMap> {
+        if !self.copies_by_tma() {
+            return Vec::new();
+        }
+        let scope = self.constant_scope();
+        let mut maps: Vec<TensorMap> = Vec::new();
+        for statement in self.statements() {
+            let Statement::Pipeline(pipeline) = statement else { continue };
+            for copy in pipeline.body.iter().filter_map(|s| match s {
+                Statement::Copy(copy) => Some(copy),
+                _ => None,
+            }) {
+                let Ok(plan) = CopyPlan::new(self, copy, &scope) else { continue };
+                if let Ok(map) = tensor_map_of(&plan) {
+                    if !maps.iter().any(|m| m.tensor == map.tensor) {
+                        maps.push(map);
+                    }
+                }
+            }
+        }
+        maps
+    }
+}
+
+/// The tensor map a pipeline copy reads through, or why TMA cannot make it.
+pub fn tensor_map_of(plan: &CopyPlan) -> Result<TensorMap, String> {
+    let (OperandPlan::Global(global), OperandPlan::Shared(shared)) = (&plan.src, &plan.dst) else {
+        return Err("TMA copies a global tile into a shared buffer".into());
+    };
+    if global.transposed || shared.transposed {
+        return Err("TMA copies a tile as it is stored: neither side may be transposed (`.t()`)".into());
+    }
+    let layout = &shared.layout;
+    let (Some(span), true) = (layout.swizzle_bytes, layout.panels) else {
+        return Err(format!(
+            "TMA writes swizzled panels: `{}` must be `.swizzle_bytes(n).panels()` with n in 32, 64 or 128",
+            shared.buffer
+        ));
+    };
+    if !TMA_SWIZZLE_SPANS.contains(&span) || layout.pad != 0 {
+        return Err(format!(
+            "TMA writes 32-, 64- or 128-byte swizzled panels without padding; `{}` has a {span}-byte span and {} elements of padding",
+            shared.buffer, layout.pad
+        ));
+    }
+    let element_bytes = i64::from(plan.element.size_bytes());
+    if element_bytes < 2 {
+        return Err(format!("TMA boxes here hold 16- or 32-bit elements, not {}", plan.element));
+    }
+    let panel_cols = span / element_bytes;
+    if global.extent.len() != 2 || layout.cols % panel_cols != 0 {
+        return Err(format!(
+            "TMA copies 2-D tiles whose columns are whole panels of {panel_cols}; `{}` has {} columns",
+            shared.buffer, layout.cols
+        ));
+    }
+    if layout.rows > TMA_MAX_BOX {
+        return Err(format!(
+            "a TMA box has at most {TMA_MAX_BOX} rows; the tile of `{}` has {}",
+            shared.buffer, layout.rows
+        ));
+    }
+    Ok(TensorMap {
+        tensor: global.tensor.clone(),
+        element: plan.element,
+        box_rows: layout.rows as u32,
+        box_cols: panel_cols as u32,
+        boxes: (layout.cols / panel_cols) as u32,
+        swizzle_bytes: span as u32,
+    })
+}
