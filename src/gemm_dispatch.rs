@@ -140,12 +140,14 @@ impl GemmTable {
     }
 
     /// The kernel measured fastest for `input` elements at the measured shape nearest
-    /// M×N×K — nearest in log scale, among shapes aligned alike (every extent a multiple of
-    /// 16 bytes of elements, or not), since tails change which kernel wins.
+    /// M×N×K — nearest in log scale, among shapes aligned alike (rows of A and B, K and N
+    /// elements long, a multiple of 16 bytes, or not: unaligned rows narrow every access, and
+    /// TMA kernels fall back to cp.async), since that changes which kernel wins. M does not
+    /// touch alignment.
     pub fn choose(&self, input: ElementType, m: usize, n: usize, k: usize) -> Option<&'static KernelDefinition> {
         let candidates: Vec<&GemmRecord> = self.records.iter().filter(|r| runs_on(r.kernel, input)).collect();
         let vector = 16 / input.size_bytes().max(1) as usize;
-        let aligned = |[m, n, k]: [usize; 3]| m % vector == 0 && n % vector == 0 && k % vector == 0;
+        let aligned = |[_, n, k]: [usize; 3]| n % vector == 0 && k % vector == 0;
         let distance = |shape: [usize; 3]| {
             let log = |a: usize, b: usize| ((a.max(1) as f64).ln() - (b.max(1) as f64).ln()).abs();
             let misaligned = if aligned(shape) == aligned([m, n, k]) { 0.0 } else { 100.0 };

@@ -67,6 +67,7 @@ fn an_unmeasured_shape_takes_the_nearest_measured_shape_aligned_alike() {
     assert_eq!(pick(4096, 4096, 4096), Some("sgemm_v12"));
     assert_eq!(pick(3968, 4000, 4200), Some("sgemm_v12"), "aligned, nearest 4096³");
     assert_eq!(pick(4001, 4001, 4001), Some("sgemm_v4"), "unaligned: the tail shape's winner");
+    assert_eq!(pick(4001, 4096, 4096), Some("sgemm_v12"), "M does not touch the rows' alignment");
     assert_eq!(pick(1280, 1024, 768), Some("sgemm_v6_128x64"), "nearest 1024³");
     assert_eq!(table.choose(ElementType::BF16, 4096, 4096, 4096).map(|k| k.name()), None, "no bf16 rows");
 }
