@@ -16,11 +16,68 @@ pub(crate) fn tile_counts(grid: &GridBinding) -> (Vec<(String, String)>, String)
     (counts, product)
 }
 
-/// The grid's variables as C expressions of `tile` (and `tiles_x`); `None` past two dimensions.
+/// The grid's variables as C expressions of `tile` (and `tiles_x`, `tiles_y`), after any
+/// declarations they need; `None` past two dimensions. With `.grouped(n)` tile t lies in group
+/// t / (n · tiles_x) of n tile rows (fewer in the last), which is walked down its columns.
 pub(crate) fn tile_coordinates(grid: &GridBinding) -> Option<Vec<(String, String)>> {
-    match grid.vars.as_slice() {
-        [x] => Some(vec![(x.clone(), "tile".to_string())]),
-        [x, y] => Some(vec![(x.clone(), "tile % tiles_x".to_string()), (y.clone(), "tile / tiles_x".to_string())]),
+    match (grid.vars.as_slice(), grid.grouped) {
+        ([x], _) => Some(vec![(x.clone(), "tile".to_string())]),
+        ([x, y], None) => {
+            Some(vec![(x.clone(), "tile % tiles_x".to_string()), (y.clone(), "tile / tiles_x".to_string())])
+        }
+        ([x, y], Some(rows)) => Some(vec![
+            ("group_first_row".into(), format!("tile / ({rows} * tiles_x) * {rows}")),
+            ("group_rows".into(), format!("min(tiles_y - group_first_row, {rows})")),
+            ("in_group".into(), format!("tile % ({rows} * tiles_x)")),
+            (x.clone(), "in_group / group_rows".to_string()),
+            (y.clone(), "group_first_row + in_group % group_rows".to_string()),
+        ]),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tile numbers → (x, y) the way the rendered C computes them.
+    fn walk(tiles_x: i64, tiles_y: i64, rows: i64) -> Vec<(i64, i64)> {
+        (0..tiles_x * tiles_y)
+            .map(|tile| {
+                let first = tile / (rows * tiles_x) * rows;
+                let group_rows = (tiles_y - first).min(rows);
+                let in_group = tile % (rows * tiles_x);
+                (in_group / group_rows, first + in_group % group_rows)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn grouped_tiles_cover_every_tile_once_walking_down_each_group() {
+        for (tiles_x, tiles_y, rows) in [(5, 7, 2), (32, 32, 8), (3, 1, 8), (1, 9, 4)] {
+            let order = walk(tiles_x, tiles_y, rows);
+            let mut seen = order.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len() as i64, tiles_x * tiles_y, "{tiles_x} × {tiles_y} by {rows}");
+            assert!(seen.iter().all(|&(x, y)| x < tiles_x && y < tiles_y));
+        }
+        // 5 × 7 tiles in groups of 2 rows: down the first group's columns, then the next group
+        assert_eq!(walk(5, 7, 2)[..4], [(0, 0), (0, 1), (1, 0), (1, 1)]);
+        // the last group has one row
+        assert_eq!(walk(5, 7, 2)[30..], [(0, 6), (1, 6), (2, 6), (3, 6), (4, 6)]);
+    }
+
+    #[test]
+    fn the_grouped_coordinates_render_as_the_walk_computes_them() {
+        let grid = GridBinding {
+            vars: vec!["bx".into(), "by".into()],
+            extents: vec![tessera_dsl::Expr::int(5), tessera_dsl::Expr::int(7)],
+            stream_k: false,
+            grouped: Some(2),
+            origin: tessera_dsl::Origin::default(),
+        };
+        let names: Vec<String> = tile_coordinates(&grid).unwrap().into_iter().map(|(name, _)| name).collect();
+        assert_eq!(names, ["group_first_row", "group_rows", "in_group", "bx", "by"]);
     }
 }

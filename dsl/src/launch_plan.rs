@@ -47,7 +47,7 @@ impl ShapeBinding {
 ///     body: vec![Statement::Grid(GridBinding {
 ///         vars: vec!["bx".into()],
 ///         extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///         stream_k: false,
+///         stream_k: false, grouped: None,
 ///         origin: Origin::default(),
 ///     })],
 /// };
@@ -237,6 +237,7 @@ mod tests {
                 vars: vec!["bx".into()],
                 extents: vec![Expr::name("M")],
                 stream_k: false,
+                grouped: None,
                 origin: Origin::default(),
             })],
         }

@@ -183,7 +183,7 @@ pub struct Barrier {
 /// let grid = GridBinding {
 ///     vars: vec!["bx".into()],
 ///     extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///     stream_k: false,
+///     stream_k: false, grouped: None,
 ///     origin: Origin::default(),
 /// };
 /// assert_eq!(grid.to_string(), "let (bx,) = grid(cdiv(N, TILE));");
@@ -195,6 +195,12 @@ pub struct GridBinding {
     /// `.stream_k()`: persistent blocks share the tiles' k loops.
     #[serde(default)]
     pub stream_k: bool,
+    /// `.grouped(n)`: blocks that take tiles by number (producers, stream-K) take them in
+    /// groups of n rows of tiles, down each group's columns, so n rows of A tiles and one
+    /// column of B tiles at a time are what the resident blocks read (L2 reuse); `None`: row
+    /// after row.
+    #[serde(default)]
+    pub grouped: Option<u32>,
     pub origin: Origin,
 }
 
@@ -206,6 +212,9 @@ impl std::fmt::Display for GridBinding {
         write!(f, "let {vars} = grid({})", extents.join(", "))?;
         if self.stream_k {
             f.write_str(".stream_k()")?;
+        }
+        if let Some(rows) = self.grouped {
+            write!(f, ".grouped({rows})")?;
         }
         f.write_str(";")
     }

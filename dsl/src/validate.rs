@@ -64,6 +64,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.stream_k();
     check.producers();
     check.tma_copies();
+    check.grouped_tiles();
     check.min_blocks();
     check.requirements();
     if check.diagnostics.is_empty() {
@@ -213,6 +214,41 @@ impl Checker<'_> {
                 pipeline.origin,
                 "only copies of a fragment out may follow a pipeline with producers: the producers have finished by then, and a barrier would wait for them".into(),
                 Some("move the other statements before the pipeline".into()),
+            );
+        }
+    }
+
+    /// `.grouped(n)`: the order persistent blocks (producers) take the tiles of a 2-D grid in.
+    fn grouped_tiles(&mut self) {
+        let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
+            Statement::Grid(g) if g.grouped.is_some() => Some(g),
+            _ => None,
+        }) else {
+            return;
+        };
+        let rows = grid.grouped.unwrap_or(1);
+        if rows == 0 {
+            self.error(
+                grid.origin,
+                "`.grouped(0)`: a group holds at least one row of tiles".into(),
+                Some("use `.grouped(8)`".into()),
+            );
+        }
+        if grid.extents.len() != 2 {
+            self.error(
+                grid.origin,
+                format!(
+                    "`.grouped({rows})` groups the rows of a 2-D grid of tiles; this grid has {} dimension(s)",
+                    grid.extents.len()
+                ),
+                None,
+            );
+        }
+        if self.kernel.producer_threads() == 0 || grid.stream_k {
+            self.error(
+                grid.origin,
+                format!("`.grouped({rows})` orders the tiles that persistent blocks take by number, which a pipeline with producers makes; here each block has its own tile (blockIdx)"),
+                Some("add `producers = 128` to the pipeline, or drop `.grouped(..)`".into()),
             );
         }
     }
@@ -1481,6 +1517,7 @@ mod tests {
                     vars: vec!["bx".into()],
                     extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
                     stream_k: false,
+                    grouped: None,
                     origin: Origin::default(),
                 }),
                 Statement::Copy(TileCopy {

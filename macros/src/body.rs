@@ -75,19 +75,27 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             if let Some(fragment) = fragment(&local.pat, &init.expr, spans)? {
                 return Ok(Statement::Fragment(fragment));
             }
-            // `grid(..)` or `grid(..).stream_k()`
-            let (grid_call, stream_k) = match &*init.expr {
-                RustExpr::MethodCall(method) if call(&method.receiver).is_some_and(|(name, _)| name == "grid") => {
-                    if method.method != "stream_k" || !method.args.is_empty() {
+            // `grid(..)`, optionally `.stream_k()` and `.grouped(n)`
+            let mut grid_call = &*init.expr;
+            let (mut stream_k, mut grouped) = (false, None);
+            while let RustExpr::MethodCall(method) = grid_call {
+                match (method.method.to_string().as_str(), method.args.len()) {
+                    ("stream_k", 0) => stream_k = true,
+                    ("grouped", 1) => {
+                        grouped = Some(integer_literal(&method.args[0], "`.grouped(n)` takes a number of tile rows")?)
+                    }
+                    _ if call(&method.receiver).is_some_and(|(name, _)| name == "grid")
+                        || matches!(&*method.receiver, RustExpr::MethodCall(_)) =>
+                    {
                         return Err(syn::Error::new(
                             method.method.span(),
-                            format!("unknown grid option `{}`: expected `.stream_k()`", method.method),
-                        ));
+                            format!("unknown grid option `{}`: expected `.stream_k()` or `.grouped(n)`", method.method),
+                        ))
                     }
-                    (&*method.receiver, true)
+                    _ => break,
                 }
-                other => (other, false),
-            };
+                grid_call = &method.receiver;
+            }
             let Some((name, args)) = call(grid_call).filter(|(name, _)| name == "grid") else {
                 // Any other `let` is per-thread code: `let mut s = 0.0f32;`
                 return crate::thread_code::local(local, spans).map(Statement::Thread);
@@ -95,7 +103,7 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             debug_assert_eq!(name, "grid");
             let vars = binding_names(&local.pat)?;
             let extents = args.iter().map(|a| expr(a, spans)).collect::<syn::Result<_>>()?;
-            Ok(Statement::Grid(GridBinding { vars, extents, stream_k, origin: spans.origin(local.span()) }))
+            Ok(Statement::Grid(GridBinding { vars, extents, stream_k, grouped, origin: spans.origin(local.span()) }))
         }
         Stmt::Expr(RustExpr::ForLoop(for_loop), _) => {
             let Pat::Ident(var) = &*for_loop.pat else {
@@ -516,6 +524,17 @@ fn pipeline(
         body: statements(&for_loop.body, spans)?,
         origin: spans.origin(for_loop.expr.span()),
     }))
+}
+
+/// A `u32` literal (`8` in `.grouped(8)`).
+fn integer_literal(arg: &RustExpr, what: &str) -> syn::Result<u32> {
+    match arg {
+        RustExpr::Lit(lit) => match &lit.lit {
+            Lit::Int(int) => int.base10_parse::<u32>(),
+            other => Err(syn::Error::new(other.span(), what)),
+        },
+        other => Err(syn::Error::new(other.span(), what)),
+    }
 }
 
 /// `copies = tma` or `copies = cp_async` in a pipeline's arguments.

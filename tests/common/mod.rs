@@ -87,6 +87,8 @@ macro_rules! with_every_catalog_kernel {
             hgemm::hgemm_v9_f16,
             hgemm::hgemm_v10_bf16,
             hgemm::hgemm_v10_f16,
+            hgemm::hgemm_v11_bf16,
+            hgemm::hgemm_v11_f16,
             hgemm::gemm_tf32,
             reduce::sum_partials_f32,
             reduce::dot_partials_f32,
