@@ -73,6 +73,7 @@ impl Gpu {
         // pure overhead (they would also sit inside the timed region).
         // SAFETY: called before any allocation; all work is ordered on `stream`.
         unsafe { context.disable_event_tracking() };
+        keep_freed_memory_pooled(&context)?;
         let stream = context.default_stream();
         Self::on_stream(stream)
     }
@@ -528,4 +529,31 @@ mod tests {
         assert!(error.to_string().contains("122880 B, exceeds the 101376 B"), "{error}");
         assert!(check_shared_memory("fits", 99 * 1024, 99 * 1024, &Arch::SM_80).is_ok());
     }
+}
+
+/// Freed device memory stays in the device's default pool for the next stream-ordered
+/// allocation, as a caching allocator keeps it, instead of going back to the driver at every
+/// synchronisation (the pool's default): `tessera::gemm`'s aligned copies of unaligned operands
+/// allocate and free hundreds of MiB per call, and mapping them afresh each time costs more
+/// than the copies. Only for contexts tessera opens itself; a program's own context keeps its
+/// settings.
+fn keep_freed_memory_pooled(context: &CudaContext) -> Result<(), Error> {
+    use cudarc::driver::sys;
+    let mut pool = std::mem::MaybeUninit::<sys::CUmemoryPool>::uninit();
+    let mut threshold = u64::MAX;
+    // SAFETY: the device handle is the context's; both out-pointers are live locals of the
+    // types the calls write (the pool handle) and read (a u64 threshold).
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), context.cu_device())
+            .result()
+            .map_err(Error::driver("finding the device's memory pool"))?;
+        sys::cuMemPoolSetAttribute(
+            pool.assume_init(),
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut threshold as *mut u64 as *mut std::ffi::c_void,
+        )
+        .result()
+        .map_err(Error::driver("keeping freed memory in the device's pool"))?;
+    }
+    Ok(())
 }
