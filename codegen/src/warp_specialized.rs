@@ -44,9 +44,11 @@ struct WarpSpecializedSource {
 const PRODUCER_REGISTERS: u32 = 40;
 
 /// What each of `threads` compute threads may take (`setmaxnreg.inc`) once `producers` threads
-/// keep [`PRODUCER_REGISTERS`]: the SM's 64 K registers shared out, in steps of 8, at most 256.
-fn compute_registers(threads: u64, producers: u32) -> u32 {
-    let left = 65_536u64.saturating_sub(u64::from(producers) * u64::from(PRODUCER_REGISTERS));
+/// keep [`PRODUCER_REGISTERS`]: a block's share of the SM's 64 K registers (`blocks` blocks per
+/// SM, `min_blocks`), in steps of 8, at most 256.
+fn compute_registers(threads: u64, producers: u32, blocks: u32) -> u32 {
+    let share = 65_536u64 / u64::from(blocks.max(1));
+    let left = share.saturating_sub(u64::from(producers) * u64::from(PRODUCER_REGISTERS));
     let each = (left / threads.max(1)).min(256);
     (each - each % 8) as u32
 }
@@ -101,7 +103,11 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         stages: pipeline.stages,
         producers,
         producer_registers: PRODUCER_REGISTERS,
-        compute_registers: compute_registers(kernel.config.threads.count(), producers),
+        compute_registers: compute_registers(
+            kernel.config.threads.count(),
+            producers,
+            kernel.config.min_blocks.unwrap_or(1),
+        ),
         extents,
         tiles,
         var: pipeline.var.clone(),
@@ -135,8 +141,10 @@ mod tests {
     #[test]
     fn compute_threads_get_what_the_producers_give_back_in_steps_of_eight() {
         // 64 K − 128 × 40 = 60 416 registers over 256 threads: 236, so 232
-        assert_eq!(compute_registers(256, 128), 232);
+        assert_eq!(compute_registers(256, 128, 1), 232);
         // never over setmaxnreg's 256
-        assert_eq!(compute_registers(128, 128), 256);
+        assert_eq!(compute_registers(128, 128, 1), 256);
+        // two blocks per SM: 32 K − 128 × 40 = 27 648 over 128 threads: 216
+        assert_eq!(compute_registers(128, 128, 2), 216);
     }
 }

@@ -273,6 +273,54 @@ macro_rules! hgemm_v11 {
 hgemm_v11!(hgemm_v11_bf16, bf16, " BF16 inputs.");
 hgemm_v11!(hgemm_v11_f16, f16, " F16 inputs.");
 
+macro_rules! hgemm_v12 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V12 (sm_90a): V11 on 64 × 128 tiles — one consumer warpgroup multiplying
+        /// `wgmma.m64n128k16`, fed by TMA — two blocks per SM (`min_blocks = 2`, four stages
+        /// of 24 KiB each), for shapes that 128 × 256 tiles leave SMs idle on (1024³: 32 tiles
+        /// of 128 × 256 for 132 SMs, 128 of 64 × 128).
+        #[doc = $what]
+        #[tile_kernel(threads = 128, vector = 8, min_blocks = 2, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v12!(hgemm_v12_bf16, bf16, " BF16 inputs.");
+hgemm_v12!(hgemm_v12_f16, f16, " F16 inputs.");
+
+macro_rules! hgemm_v13 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V13 (sm_90a): V11 on 128 × 128 tiles — two consumer warpgroups of 64 × 128 — for the
+        /// middle sizes (2048³: 128 tiles of 128 × 256, 256 of 128 × 128), 5 stages of 32 KiB.
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 128, BK = 64, WN = 128))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 5, producers = 128, copies = tma) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v13!(hgemm_v13_bf16, bf16, " BF16 inputs.");
+hgemm_v13!(hgemm_v13_f16, f16, " F16 inputs.");
+
 /// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
 /// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
 /// pipeline on 128 × 128 tiles. A is stored [BM, BK] with the 128-byte swizzle, so `ldmatrix`
@@ -333,7 +381,7 @@ pub fn launch_f16(
 }
 
 /// The BF16 kernels of the family, in ladder order.
-pub const ALL_BF16: [&crate::KernelDefinition; 11] = [
+pub const ALL_BF16: [&crate::KernelDefinition; 13] = [
     &hgemm_v1_bf16::KERNEL,
     &hgemm_v2_bf16::KERNEL,
     &hgemm_v3_bf16::KERNEL,
@@ -345,10 +393,12 @@ pub const ALL_BF16: [&crate::KernelDefinition; 11] = [
     &hgemm_v9_bf16::KERNEL,
     &hgemm_v10_bf16::KERNEL,
     &hgemm_v11_bf16::KERNEL,
+    &hgemm_v12_bf16::KERNEL,
+    &hgemm_v13_bf16::KERNEL,
 ];
 
 /// The F16 kernels of the family, in ladder order.
-pub const ALL_F16: [&crate::KernelDefinition; 11] = [
+pub const ALL_F16: [&crate::KernelDefinition; 13] = [
     &hgemm_v1_f16::KERNEL,
     &hgemm_v2_f16::KERNEL,
     &hgemm_v3_f16::KERNEL,
@@ -360,6 +410,8 @@ pub const ALL_F16: [&crate::KernelDefinition; 11] = [
     &hgemm_v9_f16::KERNEL,
     &hgemm_v10_f16::KERNEL,
     &hgemm_v11_f16::KERNEL,
+    &hgemm_v12_f16::KERNEL,
+    &hgemm_v13_f16::KERNEL,
 ];
 
 /// The TF32 kernels (f32 data on tensor cores).
