@@ -24,7 +24,8 @@ on_both_backends!(
 /// while a multiply still reads it (wgmma runs until its wait on the simulation) fails there.
 /// The last two have rows 16-byte aligned (K and N multiples of 8) with tails in every
 /// dimension, so the TMA kernels copy by TMA on the simulation too: 65 × 40 × 328 wraps the
-/// ring of stages in one tile, 520 × 8 × 136 gives a block two tiles (4 resident blocks, 5 tiles).
+/// ring of stages in one tile, 520 × 8 × 264 gives a block two or more tiles (4 resident blocks,
+/// 5 to 9 tiles) of 5 k-tiles each, so a second consumer group's tile comes between a group's two.
 const SHAPES: [(usize, usize, usize); 15] = [
     (1, 1, 1),
     (17, 17, 1000),
@@ -40,7 +41,7 @@ const SHAPES: [(usize, usize, usize); 15] = [
     (127, 17, 4097),
     (1000, 4097, 129),
     (65, 40, 328),
-    (520, 8, 136),
+    (520, 8, 264),
 ];
 
 /// The largest m·n·k the simulation runs (a tensor-core warp op is many fiber switches).

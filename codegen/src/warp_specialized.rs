@@ -24,16 +24,28 @@ struct WarpSpecializedSource {
     bindings: Vec<(String, String)>,
     declarations: Vec<String>,
     copies: Vec<String>,
-    fragment: String,
-    compute: Vec<String>,
-    /// Whether wgmma reads stages that cp.async wrote (through the async proxy, which TMA
-    /// writes through itself).
-    proxy_fence: bool,
     /// `copies = tma`: one producer thread issues `copies` as bulk tensor copies of
     /// `stage_bytes` a stage, through these tensor maps.
     tma: bool,
     stage_bytes: u32,
     tensor_maps: Vec<String>,
+    /// Groups of compute threads taking tiles in turn (`consumers = n`; 1 without).
+    consumers: u32,
+    /// The compute threads' tile loop, rendered from `warp_specialized_consumer.cu`.
+    consumer_loop: String,
+}
+
+#[derive(Template)]
+#[template(path = "warp_specialized_consumer.cu", escape = "none")]
+struct ConsumerLoopSource {
+    consumers: u32,
+    var: String,
+    bindings: Vec<(String, String)>,
+    fragment: String,
+    compute: Vec<String>,
+    /// Whether wgmma reads stages that cp.async wrote (through the async proxy, which TMA
+    /// writes through itself).
+    proxy_fence: bool,
     /// wgmma groups left running after each k-tile: its stage is freed a tile later.
     in_flight: u32,
     drain: Vec<String>,
@@ -90,16 +102,36 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         }
         false => (parts.prologue.iter().map(|block| indent(block, 2)).collect(), 0),
     };
+    // the compute threads' loop, its blocks indented relative to it
     let epilogue = body
         .iter()
         .filter(|s| matches!(s, Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_))))
-        .map(|s| render_body(kernel, std::slice::from_ref(s), 2).map(|lines| lines.join("\n")))
+        .map(|s| render_body(kernel, std::slice::from_ref(s), 1).map(|lines| lines.join("\n")))
         .collect::<Result<Vec<_>, _>>()?;
+    let consumers = kernel.consumer_groups();
+    let consumer_loop = ConsumerLoopSource {
+        consumers,
+        var: pipeline.var.clone(),
+        bindings: bindings.clone(),
+        fragment: indent(&crate::gemm::fragment_source(kernel, fragment)?, 1),
+        compute: parts.compute.clone(),
+        proxy_fence: crate::tensor_core::uses_wgmma(kernel) && !tma,
+        in_flight: parts.in_flight,
+        drain: parts.drain.clone(),
+        epilogue,
+    }
+    .render()
+    .map_err(template_error("warp_specialized_consumer.cu"))?;
+    let copies_text = match tma {
+        true => ", copies = tma",
+        false => "",
+    };
+    let consumers_text = match consumers {
+        1 => String::new(),
+        n => format!(", consumers = {n}"),
+    };
     let source = WarpSpecializedSource {
-        dsl: match tma {
-            true => format!("{grid} with `pipeline(.., producers = {producers}, copies = tma)`"),
-            false => format!("{grid} with `pipeline(.., producers = {producers})`"),
-        },
+        dsl: format!("{grid} with `pipeline(.., producers = {producers}{copies_text}{consumers_text})`"),
         stages: pipeline.stages,
         producers,
         producer_registers: PRODUCER_REGISTERS,
@@ -115,15 +147,11 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         bindings,
         declarations: parts.declarations,
         copies,
-        fragment: indent(&crate::gemm::fragment_source(kernel, fragment)?, 2),
-        compute: parts.compute.iter().map(|block| indent(block, 1)).collect(),
-        proxy_fence: crate::tensor_core::uses_wgmma(kernel) && !tma,
         tma,
         stage_bytes,
         tensor_maps: kernel.tensor_maps().iter().map(|map| map.param()).collect(),
-        in_flight: parts.in_flight,
-        drain: parts.drain.clone(),
-        epilogue,
+        consumers,
+        consumer_loop: indent(consumer_loop.trim_matches('\n'), if consumers > 1 { 2 } else { 1 }),
     }
     .render()
     .map_err(template_error("warp_specialized.cu"))?;

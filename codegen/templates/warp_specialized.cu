@@ -15,12 +15,18 @@
 {
     constexpr int STAGES = {{ stages }};
     constexpr int PRODUCERS = {{ producers }};
+{%- if consumers > 1 %}
+    constexpr int CONSUMERS = {{ consumers }};
+{%- endif %}
 {%- for (name, value) in extents %}
     const int {{ name }} = {{ value }};
 {%- endfor %}
     const int tiles = {{ tiles }};
     const int {{ var }}_tiles = {{ count }};
     __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
+{%- if consumers > 1 %}
+    __shared__ tessera_mbarrier tessera_turn[CONSUMERS];
+{%- endif %}
     if (tid == 0) {
         for (int stage = 0; stage < STAGES; ++stage) {
 {%- if tma %}
@@ -28,8 +34,17 @@
 {%- else %}
             tessera_mbarrier_init(&tessera_full[stage], PRODUCERS);
 {%- endif %}
+{%- if consumers > 1 %}
+            tessera_mbarrier_init(&tessera_free[stage], THREADS / CONSUMERS / 32);  // the warps of the group that used it
+{%- else %}
             tessera_mbarrier_init(&tessera_free[stage], THREADS / 32);
+{%- endif %}
         }
+{%- if consumers > 1 %}
+        for (int group = 0; group < CONSUMERS; ++group) {
+            tessera_mbarrier_init(&tessera_turn[group], THREADS / CONSUMERS / 32);
+        }
+{%- endif %}
         tessera_mbarrier_init_fence();
     }
     __syncthreads();
@@ -78,47 +93,18 @@
         return;
     }
     tessera_registers_up<{{ compute_registers }}>();
-    int drained = 0;  // k-tiles this block's compute threads have used
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-{%- for (var, value) in bindings %}
-        const int {{ var }} = {{ value }};
-{%- endfor %}
-{{ fragment }}
-        for (int {{ var }} = 0; {{ var }} < {{ var }}_tiles; ++{{ var }}, ++drained) {
-            const int stage = drained % STAGES;
-            tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
-{%- if proxy_fence %}
-            tessera_fence_proxy_async();  // the landed tile visible to wgmma, which reads through the async proxy
-{%- endif %}
-{%- for block in compute %}
-{{ block }}
-{%- endfor %}
-{%- if in_flight == 0 %}
-            // this warp's reads of the stage are done
-            __syncwarp();
-            if (tid % 32 == 0) {
-                tessera_mbarrier_arrive(&tessera_free[stage]);
-            }
-{%- else %}
-            // the previous k-tile's wgmma is done (this one's runs on): free its stage
-            __syncwarp();
-            if ({{ var }} > 0 && tid % 32 == 0) {
-                tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
-            }
-{%- endif %}
-        }
-{%- if in_flight > 0 %}
-{%- for line in drain %}
-        {{ line }}
-{%- endfor %}
-        // and the tile's last stage with it
-        __syncwarp();
-        if ({{ var }}_tiles > 0 && tid % 32 == 0) {
-            tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
-        }
-{%- endif %}
-{%- for block in epilogue %}
-{{ block }}
-{%- endfor %}
+{%- if consumers > 1 %}
+    // `consumers = {{ consumers }}`: the compute threads are {{ consumers }} groups of THREADS / CONSUMERS, group g taking the
+    // block's tiles g, g + {{ consumers }}, ... They multiply in turn (each waits on its turn mbarrier until the
+    // group before it has issued a tile's multiplications), so one group's epilogue runs while the next
+    // group's tile is multiplied.
+    const int consumer = tid / (THREADS / CONSUMERS);
+    {
+        // each group's threads hold their own tile's fragment: tid counts within the group
+        const int tid = threadIdx.x % (THREADS / CONSUMERS);
+{{ consumer_loop }}
     }
+{%- else %}
+{{ consumer_loop }}
+{%- endif %}
 }

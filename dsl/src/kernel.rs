@@ -219,6 +219,25 @@ impl Kernel {
             .unwrap_or(0)
     }
 
+    /// Groups of compute threads that each take tiles of their own (`consumers = n` on a
+    /// pipeline with producers): 1 without.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert_eq!(kernel.consumer_groups(), 1);
+    /// ```
+    pub fn consumer_groups(&self) -> u32 {
+        self.body
+            .iter()
+            .find_map(|s| match s {
+                Statement::Pipeline(p) => p.consumers,
+                _ => None,
+            })
+            .unwrap_or(1)
+            .max(1)
+    }
+
     /// Threads a launch starts per block: the configured ones and any producers.
     ///
     /// ```

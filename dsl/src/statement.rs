@@ -102,7 +102,8 @@ impl std::fmt::Display for Fragment {
 /// each filled stage on an mbarrier, while the block's threads only read shared memory and
 /// compute; the two hand registers over with `setmaxnreg` (producers keep 40). With
 /// `copies = tma` as well, one producer thread issues each k-tile as TMA bulk tensor copies
-/// into `.panels()` buffers (see [`crate::CopyMechanism`]).
+/// into `.panels()` buffers (see [`crate::CopyMechanism`]); with `consumers = 2` the compute
+/// threads form two groups that take alternate tiles.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineLoop {
     pub var: String,
@@ -114,6 +115,11 @@ pub struct PipelineLoop {
     /// How the producers copy: cp.async (the default) or TMA (`copies = tma`).
     #[serde(default)]
     pub copies: crate::CopyMechanism,
+    /// `consumers = n` (with producers): the compute threads split into n groups, each as many
+    /// as one tile's fragment needs, each multiplying and storing tiles of its own in turn —
+    /// one group's epilogue runs while the next group's tile is multiplied. `None`: one group.
+    #[serde(default)]
+    pub consumers: Option<u32>,
     pub body: Vec<Statement>,
     pub origin: Origin,
 }

@@ -65,6 +65,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.producers();
     check.tma_copies();
     check.grouped_tiles();
+    check.consumers_need_producers();
     check.min_blocks();
     check.requirements();
     if check.diagnostics.is_empty() {
@@ -151,6 +152,17 @@ impl Checker<'_> {
                 None,
             );
         }
+        if let Some(consumers) = pipeline.consumers {
+            let per_group = threads.count() / u64::from(consumers.max(1));
+            if consumers == 0 || !threads.count().is_multiple_of(u64::from(consumers)) || !per_group.is_multiple_of(128)
+            {
+                self.error(
+                    pipeline.origin,
+                    format!("consumers = {consumers} with threads = {threads}: each consumer group is whole warpgroups (a multiple of 128 threads), the same for every group"),
+                    Some(format!("use threads = {}", 128 * consumers.max(1))),
+                );
+            }
+        }
         if pipeline.stages < 3 {
             self.error(
                 pipeline.origin,
@@ -214,6 +226,24 @@ impl Checker<'_> {
                 pipeline.origin,
                 "only copies of a fragment out may follow a pipeline with producers: the producers have finished by then, and a barrier would wait for them".into(),
                 Some("move the other statements before the pipeline".into()),
+            );
+        }
+    }
+
+    /// `consumers = n` splits the compute threads of a pipeline with producers.
+    fn consumers_need_producers(&mut self) {
+        let found = self.kernel.statements().into_iter().find_map(|s| match s {
+            Statement::Pipeline(p) if p.consumers.is_some() && p.producers.is_none() => Some(p),
+            _ => None,
+        });
+        if let Some(pipeline) = found {
+            self.error(
+                pipeline.origin,
+                format!(
+                    "consumers = {}: groups of compute threads taking tiles in turn need a producer warpgroup that fills the stages for all of them",
+                    pipeline.consumers.unwrap_or(0)
+                ),
+                Some("add `producers = 128` to the pipeline".into()),
             );
         }
     }
@@ -929,8 +959,9 @@ impl Checker<'_> {
             );
             return;
         }
-        let threads = self.kernel.config.threads.count() as i64;
-        if layout.threads() != threads {
+        // with `consumers = n` each group of compute threads holds a whole tile's fragment
+        let groups = i64::from(self.kernel.consumer_groups());
+        if layout.threads() * groups != self.kernel.config.threads.count() as i64 {
             self.error(
                 self.kernel.config.threads_origin,
                 format!(
@@ -942,7 +973,7 @@ impl Checker<'_> {
                     layout.threads(),
                     self.kernel.config.threads
                 ),
-                Some(format!("use threads = {} or change the warpgroup tile", layout.threads())),
+                Some(format!("use threads = {} or change the warpgroup tile", layout.threads() * groups)),
             );
         }
     }
@@ -992,8 +1023,9 @@ impl Checker<'_> {
             );
             return;
         }
-        let threads = self.kernel.config.threads.count() as i64;
-        if layout.threads() != threads {
+        // with `consumers = n` each group of compute threads holds a whole tile's fragment
+        let groups = i64::from(self.kernel.consumer_groups());
+        if layout.threads() * groups != self.kernel.config.threads.count() as i64 {
             self.error(
                 self.kernel.config.threads_origin,
                 format!(
@@ -1006,7 +1038,7 @@ impl Checker<'_> {
                     layout.threads(),
                     self.kernel.config.threads
                 ),
-                Some(format!("use threads = {} or change the warp tile", layout.threads())),
+                Some(format!("use threads = {} or change the warp tile", layout.threads() * groups)),
             );
         }
         // each lane: WM/16 · WN/8 · 4 accumulators, 4 registers of A per 16 rows, 2 of B per 8 columns

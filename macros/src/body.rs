@@ -488,6 +488,7 @@ fn pipeline(
     let mut stages = None;
     let mut producers = None;
     let mut copies = None;
+    let mut consumers = None;
     for arg in named {
         let name = match arg {
             RustExpr::Assign(assign) => match &*assign.left {
@@ -500,6 +501,7 @@ fn pipeline(
             Some("stages") => &mut stages,
             Some("producers") => &mut producers,
             Some("copies") => &mut copies,
+            Some("consumers") => &mut consumers,
             _ => return Err(syn::Error::new(arg.span(), usage)),
         };
         if slot.replace(*arg).is_some() {
@@ -515,12 +517,14 @@ fn pipeline(
     let stages = named_integer(stages, "stages", usage)?;
     let producers = producers.map(|p| named_integer(p, "producers", usage)).transpose()?;
     let copies = copies.map(copy_mechanism).transpose()?.unwrap_or_default();
+    let consumers = consumers.map(|c| named_integer(c, "consumers", usage)).transpose()?;
     Ok(Statement::Pipeline(PipelineLoop {
         var,
         count: expr(end, spans)?,
         stages,
         producers,
         copies,
+        consumers,
         body: statements(&for_loop.body, spans)?,
         origin: spans.origin(for_loop.expr.span()),
     }))

@@ -321,6 +321,32 @@ macro_rules! hgemm_v13 {
 hgemm_v13!(hgemm_v13_bf16, bf16, " BF16 inputs.");
 hgemm_v13!(hgemm_v13_f16, f16, " F16 inputs.");
 
+macro_rules! hgemm_v14 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V14 (sm_90a): V11 with two consumer warpgroups that take tiles in turn
+        /// (`consumers = 2`, 64 × 256 tiles, each warpgroup its own): one warpgroup stores its
+        /// tile while the other multiplies, where V11's two warpgroups store one 128 × 256 tile
+        /// together while the tensor cores wait — for shapes whose output is large against
+        /// their k loop (8192 × 8192 × 256). Five stages of 40 KiB.
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BM = 64, BN = 256, BK = 64, WN = 256))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 5, producers = 128, copies = tma, consumers = 2) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v14!(hgemm_v14_bf16, bf16, " BF16 inputs.");
+hgemm_v14!(hgemm_v14_f16, f16, " F16 inputs.");
+
 /// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
 /// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
 /// pipeline on 128 × 128 tiles. A is stored [BM, BK] with the 128-byte swizzle, so `ldmatrix`
@@ -381,7 +407,7 @@ pub fn launch_f16(
 }
 
 /// The BF16 kernels of the family, in ladder order.
-pub const ALL_BF16: [&crate::KernelDefinition; 13] = [
+pub const ALL_BF16: [&crate::KernelDefinition; 14] = [
     &hgemm_v1_bf16::KERNEL,
     &hgemm_v2_bf16::KERNEL,
     &hgemm_v3_bf16::KERNEL,
@@ -395,10 +421,11 @@ pub const ALL_BF16: [&crate::KernelDefinition; 13] = [
     &hgemm_v11_bf16::KERNEL,
     &hgemm_v12_bf16::KERNEL,
     &hgemm_v13_bf16::KERNEL,
+    &hgemm_v14_bf16::KERNEL,
 ];
 
 /// The F16 kernels of the family, in ladder order.
-pub const ALL_F16: [&crate::KernelDefinition; 13] = [
+pub const ALL_F16: [&crate::KernelDefinition; 14] = [
     &hgemm_v1_f16::KERNEL,
     &hgemm_v2_f16::KERNEL,
     &hgemm_v3_f16::KERNEL,
@@ -412,6 +439,7 @@ pub const ALL_F16: [&crate::KernelDefinition; 13] = [
     &hgemm_v11_f16::KERNEL,
     &hgemm_v12_f16::KERNEL,
     &hgemm_v13_f16::KERNEL,
+    &hgemm_v14_f16::KERNEL,
 ];
 
 /// The TF32 kernels (f32 data on tensor cores).

@@ -1,0 +1,66 @@
+{%- if consumers > 1 %}
+int drained = consumer * {{ var }}_tiles;  // k-tiles of the ring before this group's next one
+int turns = 0;  // tiles this group has multiplied
+for (int tile = blockIdx.x + consumer * gridDim.x; tile < tiles; tile += CONSUMERS * gridDim.x) {
+{%- else %}
+int drained = 0;  // k-tiles this block's compute threads have used
+for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+{%- endif %}
+{%- for (var, value) in bindings %}
+    const int {{ var }} = {{ value }};
+{%- endfor %}
+{{ fragment }}
+{%- if consumers > 1 %}
+    // this group's turn: the group before it has issued its tile's multiplications
+    if (consumer > 0 || turns > 0) {
+        tessera_mbarrier_wait(&tessera_turn[consumer], (consumer > 0 ? turns : turns - 1) & 1);
+    }
+{%- endif %}
+    for (int {{ var }} = 0; {{ var }} < {{ var }}_tiles; ++{{ var }}, ++drained) {
+        const int stage = drained % STAGES;
+        tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
+{%- if proxy_fence %}
+        tessera_fence_proxy_async();  // the landed tile visible to wgmma, which reads through the async proxy
+{%- endif %}
+{%- for block in compute %}
+{{ block }}
+{%- endfor %}
+{%- if in_flight == 0 %}
+        // this warp's reads of the stage are done
+        __syncwarp();
+        if (tid % 32 == 0) {
+            tessera_mbarrier_arrive(&tessera_free[stage]);
+        }
+{%- else %}
+        // the previous k-tile's wgmma is done (this one's runs on): free its stage
+        __syncwarp();
+        if ({{ var }} > 0 && tid % 32 == 0) {
+            tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
+        }
+{%- endif %}
+    }
+{%- if consumers > 1 %}
+    // every stage of this tile has been waited for: the next group may multiply
+    __syncwarp();
+    if (tid % 32 == 0) {
+        tessera_mbarrier_arrive(&tessera_turn[(consumer + 1) % CONSUMERS]);
+    }
+{%- endif %}
+{%- if in_flight > 0 %}
+{%- for line in drain %}
+    {{ line }}
+{%- endfor %}
+    // and the tile's last stage with it
+    __syncwarp();
+    if ({{ var }}_tiles > 0 && tid % 32 == 0) {
+        tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
+    }
+{%- endif %}
+{%- for block in epilogue %}
+{{ block }}
+{%- endfor %}
+{%- if consumers > 1 %}
+    drained += (CONSUMERS - 1) * {{ var }}_tiles;  // the other groups' k-tiles
+    ++turns;
+{%- endif %}
+}
