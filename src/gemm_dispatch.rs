@@ -218,6 +218,9 @@ pub fn gemm<T: GemmInput>(
 /// below it.
 pub const ALIGNED_COPY_WORK: usize = 1 << 27;
 
+/// Bytes the aligned copies' rows are padded to: a 128-byte cache line.
+const ROW_ALIGNMENT_BYTES: usize = 128;
+
 /// Whether [`gemm`](crate::gemm) takes the aligned copies for these operands: some row or
 /// address not on 16 bytes, and at least [`ALIGNED_COPY_WORK`] multiply-adds.
 fn copies_to_aligned_rows<T: GemmInput>(
@@ -237,8 +240,8 @@ fn copies_to_aligned_rows<T: GemmInput>(
     Ok(!aligned)
 }
 
-/// C = α·A·B + β·C through copies of A, B and C whose rows lie 16 bytes apart (padded to a
-/// multiple of 8 elements): A and B are copied in, C in when β ≠ 0 and out after — each copy a
+/// C = α·A·B + β·C through copies of A, B and C whose rows lie a multiple of 128 bytes apart
+/// (padded to whole cache lines): A and B are copied in, C in when β ≠ 0 and out after — each copy a
 /// [`matrix_copy`] kernel — and the GEMM the table picks for the padded shape runs on them at
 /// full vector width. This is what [`gemm`](crate::gemm) does for unaligned rows from
 /// [`ALIGNED_COPY_WORK`] on; call it directly to take the copies at any size. The
@@ -268,7 +271,9 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
-    let padded = |cols: usize| cols.next_multiple_of(8);
+    // rows padded to whole 128-byte lines: a TMA box row then starts on a line (on the H100 a
+    // 4104-element (8208-byte) leading dimension ran V11 at half the speed of 4160)
+    let padded = |cols: usize| cols.next_multiple_of(ROW_ALIGNMENT_BYTES / std::mem::size_of::<T>());
     let (k_ld, n_ld) = (padded(k), padded(n));
     let on = device.device_ref();
     // the kernels read only inside the views (edge tiles check each element), so the padding
