@@ -204,7 +204,7 @@ pub fn gemm<T: GemmInput>(
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
-    if T::TYPE.size_bytes() == 2 && copies_to_aligned_rows(a, b, &*c)? {
+    if T::TYPE.size_bytes() == 2 && copies_to_aligned_rows(device, a, b, &*c)? {
         return gemm_through_aligned_copies(device, a, b, c, alpha, beta);
     }
     let kernel = choose(device, T::TYPE, a.shape(), b.shape())?;
@@ -221,9 +221,12 @@ pub const ALIGNED_COPY_WORK: usize = 1 << 27;
 /// Bytes the aligned copies' rows are padded to: a 128-byte cache line.
 const ROW_ALIGNMENT_BYTES: usize = 128;
 
-/// Whether [`gemm`](crate::gemm) takes the aligned copies for these operands: some row or
-/// address not on 16 bytes, and at least [`ALIGNED_COPY_WORK`] multiply-adds.
+/// Whether [`gemm`](crate::gemm) takes the aligned copies for these operands: at least
+/// [`ALIGNED_COPY_WORK`] multiply-adds, and a row or address of A or B not on 16 bytes — or of
+/// C, when the kernel the table picks copies with cp.async (a TMA kernel narrows only its
+/// stores for C).
 fn copies_to_aligned_rows<T: GemmInput>(
+    device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
     c: &impl Output<f32>,
@@ -234,10 +237,11 @@ fn copies_to_aligned_rows<T: GemmInput>(
     if m.saturating_mul(n).saturating_mul(k) < ALIGNED_COPY_WORK {
         return Ok(false);
     }
-    let aligned = Argument::input("a", a).rows_aligned(16)
-        && Argument::input("b", b).rows_aligned(16)
-        && Argument::input("c", c).rows_aligned(16);
-    Ok(!aligned)
+    let aligned = Argument::input("a", a).rows_aligned(16) && Argument::input("b", b).rows_aligned(16);
+    // C's rows alone do not take the copies when the kernel reads A and B by TMA (see
+    // gemm_through_aligned_copies)
+    let tma = choose(device, T::TYPE, a.shape(), b.shape())?.ir()?.copies_by_tma();
+    Ok(!aligned || (!tma && !Argument::input("c", c).rows_aligned(16)))
 }
 
 /// C = α·A·B + β·C through copies of A, B and C whose rows lie a multiple of 128 bytes apart
@@ -280,18 +284,27 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
     // may hold anything
     let mut a_aligned = on.scratch::<T>([m * k_ld])?;
     let mut b_aligned = on.scratch::<T>([k * n_ld])?;
-    let mut c_aligned = on.scratch::<f32>([m * n_ld])?;
     copy_matrix(device, a, &mut a_aligned.view_with_leading_dimension_mut(0, [m, k], k_ld)?)?;
     copy_matrix(device, b, &mut b_aligned.view_with_leading_dimension_mut(0, [k, n], n_ld)?)?;
+    let kernel = choose(device, T::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
+    let a_view = a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?;
+    let b_view = b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?;
+    // a TMA kernel reads A and B by TMA whatever C's rows are, and stores C as narrowly as its
+    // rows need; a cp.async kernel would narrow its copies for C's rows too, so C goes through
+    // an aligned copy of its own there
+    let c_aligned_already = Argument::output("c", &mut *c).rows_aligned(16);
+    if c_aligned_already || kernel.ir()?.copies_by_tma() {
+        return Ok(crate::catalog::launch_gemm(kernel, device, &a_view, &b_view, c, alpha, beta)?);
+    }
+    let mut c_aligned = on.scratch::<f32>([m * n_ld])?;
     if beta != 0.0 {
         copy_matrix(device, &*c, &mut c_aligned.view_with_leading_dimension_mut(0, [m, n], n_ld)?)?;
     }
-    let kernel = choose(device, T::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
     let launched = crate::catalog::launch_gemm(
         kernel,
         device,
-        &a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?,
-        &b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?,
+        &a_view,
+        &b_view,
         &mut c_aligned.view_with_leading_dimension_mut(0, [m, n], n_ld)?,
         alpha,
         beta,

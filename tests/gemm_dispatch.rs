@@ -138,7 +138,9 @@ fn aligned_copies_of_unaligned_16_bit_operands_give_the_same_product_at_full_wid
         let mut c_buffer = backend.upload(&host_c, [m * (n + 3)]).unwrap();
         let mut c = c_buffer.view_with_leading_dimension_mut(0, [m, n], n + 3).unwrap();
         let launched = tessera::gemm_dispatch::gemm_through_aligned_copies(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
-        assert_eq!(launched.vector.get(), 8, "{} ran narrowed at {m}×{n}×{k}", launched.kernel);
+        // A and B read at full width: by TMA (C's odd rows narrow only its stores), or 16 bytes
+        // a cp.async
+        assert!(launched.tma || launched.vector.get() == 8, "{} ran narrowed at {m}×{n}×{k}", launched.kernel);
         let c_dense: Vec<f32> = (0..m).flat_map(|r| host_c[r * (n + 3)..r * (n + 3) + n].to_vec()).collect();
         let want = gemm_reference(&exact(&host_a), &exact(&host_b), &c_dense, (m, n, k), 1.5, -0.5);
         let got = backend.download(&c_buffer).unwrap();
@@ -178,7 +180,7 @@ fn gemm_copies_unaligned_16_bit_operands_only_when_the_work_pays_for_it(backend:
         let launched = tessera::gemm(backend, &a, &b, &mut c, 1.0, 0.0).unwrap();
         let copies = m * n * k >= tessera::gemm_dispatch::ALIGNED_COPY_WORK;
         assert_eq!(
-            launched.vector.get() == 8,
+            launched.tma || launched.vector.get() == 8,
             copies,
             "{} at {m}×{n}×{k}: vector {}",
             launched.kernel,

@@ -81,7 +81,10 @@ fn check_family<T: tessera::runtime::Element>(
         let b = gpu.upload(&host_b, [k, n]).unwrap();
         for kernel in kernels {
             let mut c = gpu.upload(&host_c, [m, n]).unwrap();
-            launch(kernel, gpu, &a, &b, &mut c, alpha, beta).unwrap();
+            let launched = launch(kernel, gpu, &a, &b, &mut c, alpha, beta).unwrap();
+            // TMA reads A and B wherever their rows are 16-byte aligned (K and N multiples of 8)
+            let tma = kernel.ir().unwrap().copies_by_tma() && k % 8 == 0 && n % 8 == 0;
+            assert_eq!(launched.tma, tma, "{} at M={m} N={n} K={k}: copied by TMA", kernel.name());
             let error = relative_error(&gpu.download(&c).unwrap(), &want);
             assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
         }
@@ -176,7 +179,10 @@ fn strided_multiply(
     let want = gemm_reference(&exact_a, &exact_b, &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
     for kernel in hgemm::ALL_BF16 {
         let mut c = gpu.zeros::<f32>([m, n]).unwrap();
-        hgemm::launch_bf16(kernel, gpu, &a, &b, &mut c, 1.0, 0.0).unwrap();
+        let launched = hgemm::launch_bf16(kernel, gpu, &a, &b, &mut c, 1.0, 0.0).unwrap();
+        // aligned operands are read by TMA even where C's rows (90 floats) narrow the stores
+        let aligned = parent_k % 8 == 0 && parent_n % 8 == 0 && a_col % 8 == 0 && b_col % 8 == 0;
+        assert_eq!(launched.tma, aligned && kernel.ir().unwrap().copies_by_tma(), "{}", kernel.name());
         let error = relative_error(&gpu.download(&c).unwrap(), &want);
         assert!(
             error < 1e-5,

@@ -47,6 +47,11 @@ pub struct Config {
     /// declares 16-byte accesses) then accept the narrower one.
     #[serde(default)]
     pub narrowed: bool,
+    /// Set by a launch whose TMA pipeline (`copies = tma`) reads a tensor whose rows TMA cannot
+    /// (not 16-byte aligned): the pipeline copies with cp.async instead. A launch narrowed for
+    /// another tensor (an output with odd rows) keeps TMA.
+    #[serde(default)]
+    pub tma_sources_unaligned: bool,
     /// Where `threads = ..` was written.
     pub threads_origin: Origin,
     /// Where `vector = ..` was written.

@@ -86,11 +86,11 @@ impl TensorMap {
 }
 
 impl Kernel {
-    /// The copy mechanism of the kernel's pipeline with producers, if it asks for TMA and the
-    /// launch kept its declared vector width. A narrowed launch (rows not 16-byte aligned:
-    /// TMA reads rows 16-byte strided) copies with cp.async instead.
+    /// Whether the kernel's pipeline with producers copies by TMA: it asks for it (`copies =
+    /// tma`) and the launch found the tensors it copies readable by TMA (rows 16-byte aligned;
+    /// else [`crate::Config::tma_sources_unaligned`] and it copies with cp.async).
     pub fn copies_by_tma(&self) -> bool {
-        !self.config.narrowed
+        !self.config.tma_sources_unaligned
             && self
                 .body
                 .iter()

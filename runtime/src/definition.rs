@@ -41,6 +41,9 @@ pub struct Launched {
     pub registers: u32,
     /// Whether the configuration came from the tuning cache (`tessera tune`).
     pub tuned: bool,
+    /// Whether the pipeline copied its tiles by TMA (`copies = tma`, on tensors whose rows TMA
+    /// can read); false for cp.async and every other kernel.
+    pub tma: bool,
     /// Blocks of this kernel one SM keeps resident, as the driver's occupancy calculator
     /// says (0 on the simulator); `tessera_dsl::Occupancy` computes the same from the IR.
     pub blocks_per_sm: u32,
@@ -83,20 +86,27 @@ impl KernelDefinition {
 
     /// The CUDA source with vector width `width` (the declared source when it is the declared width).
     pub fn source_with_vector(&self, width: VectorWidth) -> Result<Cow<'static, str>, Error> {
-        let kernel = self.ir()?;
-        let declared = kernel.config.vector;
-        if width == declared {
+        let kernel = self.narrowed_to(width, false)?;
+        if kernel.config == self.ir()?.config {
             return Ok(Cow::Borrowed(self.cuda_source));
         }
+        tessera_codegen::render(&kernel)
+            .map(Cow::Owned)
+            .map_err(|source| Error::Render { kernel: self.name.into(), source })
+    }
+
+    /// The declared kernel at vector width `width` (narrowed below the declared one), its TMA
+    /// pipeline copying with cp.async where `tma_sources_unaligned`.
+    fn narrowed_to(&self, width: VectorWidth, tma_sources_unaligned: bool) -> Result<Kernel, Error> {
+        let mut kernel = self.ir()?.clone();
+        let declared = kernel.config.vector;
         if width > declared {
             return Err(Error::VectorTooWide { kernel: self.name.into(), width, declared });
         }
-        let mut narrower = kernel.clone();
-        narrower.config.vector = width;
-        narrower.config.narrowed = true;
-        tessera_codegen::render(&narrower)
-            .map(Cow::Owned)
-            .map_err(|source| Error::Render { kernel: self.name.into(), source })
+        kernel.config.narrowed |= width < declared;
+        kernel.config.vector = width;
+        kernel.config.tma_sources_unaligned = tma_sources_unaligned;
+        Ok(kernel)
     }
 
     /// Compiles the declared source for `arch` with NVRTC alone: no GPU needed.
@@ -125,7 +135,8 @@ impl KernelDefinition {
             None => None,
         };
         let width = widest_aligned(tuned.as_ref().map_or(declared.config.vector, |c| c.vector), arguments)?;
-        if tuned.is_none() && width == declared.config.vector {
+        let tma_sources_unaligned = tma_sources_unaligned(declared, arguments);
+        if tuned.is_none() && width == declared.config.vector && !tma_sources_unaligned {
             // the common case: the embedded source, nothing to render
             return self.launch_configured(gpu, declared, self.declared_source(), arguments);
         }
@@ -135,6 +146,7 @@ impl KernelDefinition {
         }
         kernel.config.narrowed |= width < kernel.config.vector;
         kernel.config.vector = width;
+        kernel.config.tma_sources_unaligned = tma_sources_unaligned;
         let source = self.source_for(&kernel)?;
         let mut launched = self.launch_configured(gpu, &kernel, &source, arguments)?;
         launched.tuned = tuned.is_some();
@@ -199,6 +211,7 @@ impl KernelDefinition {
             queued: false,
             simulated: false,
             tuned: false,
+            tma: kernel.copies_by_tma(),
         };
         if plan.is_empty() {
             return Ok(launched);
@@ -262,7 +275,14 @@ impl KernelDefinition {
         self.check_arguments(kernel, Location::Host, arguments)?;
         sim::check_host(arguments)?;
         let width = widest_aligned(kernel.config.vector, arguments)?;
-        let source = self.source_with_vector(width)?;
+        let configured = self.narrowed_to(width, tma_sources_unaligned(kernel, arguments))?;
+        let source = match configured.config == kernel.config {
+            true => Cow::Borrowed(self.cuda_source),
+            false => Cow::Owned(
+                tessera_codegen::render(&configured)
+                    .map_err(|source| Error::Render { kernel: self.name.into(), source })?,
+            ),
+        };
         let plan = self.plan(kernel, arguments, sim.resident_blocks())?;
         let mut launched = Launched {
             kernel: self.name,
@@ -275,15 +295,15 @@ impl KernelDefinition {
             queued: false,
             simulated: true,
             tuned: false,
+            tma: configured.copies_by_tma(),
         };
         if plan.is_empty() {
             return Ok(launched);
         }
         let library = sim.load(&source, self.name)?;
         let trailing = trailing_ints(kernel, &plan, arguments);
-        // a narrowed width renders the TMA pipeline with cp.async: no tensor maps then
-        let tensor_maps = if width < kernel.config.vector { Vec::new() } else { kernel.tensor_maps() };
-        let tensor_maps = tensor_maps
+        let tensor_maps = configured
+            .tensor_maps()
             .iter()
             .map(|map| Ok(TensorMapKey::of(self.name, map, arguments)?.encode_for_simulator()))
             .collect::<Result<Vec<_>, Error>>()?;
@@ -404,6 +424,17 @@ fn trailing_ints(kernel: &Kernel, plan: &LaunchPlan, arguments: &[Argument<'_>])
         }
     }
     values
+}
+
+/// Whether `kernel` copies by TMA (`copies = tma`) a tensor among `arguments` whose address or
+/// rows TMA cannot read (16-byte aligned both): then its pipeline copies with cp.async. Only the
+/// copied tensors count; an output with odd rows narrows the kernel's stores, not its copies.
+fn tma_sources_unaligned(kernel: &Kernel, arguments: &[Argument<'_>]) -> bool {
+    kernel.copies_by_tma()
+        && kernel
+            .tensor_maps()
+            .iter()
+            .any(|map| arguments.iter().find(|a| a.param() == map.tensor).is_some_and(|a| !a.rows_aligned(16)))
 }
 
 /// The widest width up to `declared` at which every tensor's address is aligned and every
