@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaStream, PushKernelArg};
 
-use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorShape, VectorWidth};
+use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorMap, TensorShape, VectorWidth};
 
 use crate::argument::ScalarValue;
 use crate::sim::{self, Shape};
@@ -27,6 +27,9 @@ pub struct KernelDefinition {
     declared_source: OnceLock<KernelSource>,
     /// Sources rendered for other configurations, so a launch renders each only once.
     rendered: Mutex<Vec<(tessera_dsl::Config, KernelSource)>>,
+    /// The TMA tensor maps of the declared configuration (worked out from the IR once: about a
+    /// microsecond each launch otherwise, inside the launch's host time).
+    declared_tensor_maps: OnceLock<Vec<TensorMap>>,
 }
 
 /// What a launch did.
@@ -64,6 +67,7 @@ impl KernelDefinition {
             ir: OnceLock::new(),
             declared_source: OnceLock::new(),
             rendered: Mutex::new(Vec::new()),
+            declared_tensor_maps: OnceLock::new(),
         }
     }
 
@@ -135,7 +139,7 @@ impl KernelDefinition {
             None => None,
         };
         let width = widest_aligned(tuned.as_ref().map_or(declared.config.vector, |c| c.vector), arguments)?;
-        let tma_sources_unaligned = tma_sources_unaligned(declared, arguments);
+        let tma_sources_unaligned = tma_sources_unaligned(&self.tensor_maps_of(declared)?, arguments);
         if tuned.is_none() && width == declared.config.vector && !tma_sources_unaligned {
             // the common case: the embedded source, nothing to render
             return self.launch_configured(gpu, declared, self.declared_source(), arguments);
@@ -151,6 +155,19 @@ impl KernelDefinition {
         let mut launched = self.launch_configured(gpu, &kernel, &source, arguments)?;
         launched.tuned = tuned.is_some();
         Ok(launched)
+    }
+
+    /// The tensor maps `kernel` (this definition at some configuration) takes: the declared
+    /// configuration's, worked out once, or those of another configuration.
+    fn tensor_maps_of(&self, kernel: &Kernel) -> Result<Cow<'_, [TensorMap]>, Error> {
+        if !kernel.copies_by_tma() {
+            return Ok(Cow::Borrowed(&[]));
+        }
+        let declared = self.ir()?;
+        if kernel.config.constants != declared.config.constants {
+            return Ok(Cow::Owned(kernel.tensor_maps()));
+        }
+        Ok(Cow::Borrowed(self.declared_tensor_maps.get_or_init(|| declared.tensor_maps())))
     }
 
     /// The embedded source and its digest (hashed on first use).
@@ -242,7 +259,7 @@ impl KernelDefinition {
             builder.arg(&workspace.counters);
         }
         // TMA: the tensor maps, by value
-        let tensor_maps = gpu.tensor_maps(kernel, arguments)?;
+        let tensor_maps = gpu.tensor_maps(&kernel.name, &self.tensor_maps_of(kernel)?, arguments)?;
         for map in &tensor_maps {
             builder.arg(map);
         }
@@ -275,7 +292,7 @@ impl KernelDefinition {
         self.check_arguments(kernel, Location::Host, arguments)?;
         sim::check_host(arguments)?;
         let width = widest_aligned(kernel.config.vector, arguments)?;
-        let configured = self.narrowed_to(width, tma_sources_unaligned(kernel, arguments))?;
+        let configured = self.narrowed_to(width, tma_sources_unaligned(&self.tensor_maps_of(kernel)?, arguments))?;
         let source = match configured.config == kernel.config {
             true => Cow::Borrowed(self.cuda_source),
             false => Cow::Owned(
@@ -302,8 +319,8 @@ impl KernelDefinition {
         }
         let library = sim.load(&source, self.name)?;
         let trailing = trailing_ints(kernel, &plan, arguments);
-        let tensor_maps = configured
-            .tensor_maps()
+        let tensor_maps = self
+            .tensor_maps_of(&configured)?
             .iter()
             .map(|map| Ok(TensorMapKey::of(self.name, map, arguments)?.encode_for_simulator()))
             .collect::<Result<Vec<_>, Error>>()?;
@@ -426,15 +443,12 @@ fn trailing_ints(kernel: &Kernel, plan: &LaunchPlan, arguments: &[Argument<'_>])
     values
 }
 
-/// Whether `kernel` copies by TMA (`copies = tma`) a tensor among `arguments` whose address or
-/// rows TMA cannot read (16-byte aligned both): then its pipeline copies with cp.async. Only the
-/// copied tensors count; an output with odd rows narrows the kernel's stores, not its copies.
-fn tma_sources_unaligned(kernel: &Kernel, arguments: &[Argument<'_>]) -> bool {
-    kernel.copies_by_tma()
-        && kernel
-            .tensor_maps()
-            .iter()
-            .any(|map| arguments.iter().find(|a| a.param() == map.tensor).is_some_and(|a| !a.rows_aligned(16)))
+/// Whether a tensor among `arguments` that a kernel copies by TMA (through one of `maps`) has an
+/// address or rows TMA cannot read (16-byte aligned both): then its pipeline copies with
+/// cp.async. Only the copied tensors count; an output with odd rows narrows the kernel's
+/// stores, not its copies.
+fn tma_sources_unaligned(maps: &[TensorMap], arguments: &[Argument<'_>]) -> bool {
+    maps.iter().any(|map| arguments.iter().find(|a| a.param() == map.tensor).is_some_and(|a| !a.rows_aligned(16)))
 }
 
 /// The widest width up to `declared` at which every tensor's address is aligned and every

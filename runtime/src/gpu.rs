@@ -425,22 +425,21 @@ impl Gpu {
     }
 
     /// The stream-K workspace for one launch: `need` bytes of room, counters zeroed on the stream.
-    /// The tensor maps `kernel`'s TMA copies read, built from `arguments` (cached per tensor
-    /// and box), in the order the kernel declares them.
+    /// The tensor maps `maps` (a kernel's TMA copies) describe over `arguments`, built once
+    /// per tensor and box, in the order the kernel declares them.
     pub(crate) fn tensor_maps(
         &self,
-        kernel: &tessera_dsl::Kernel,
+        kernel: &str,
+        maps: &[tessera_dsl::TensorMap],
         arguments: &[crate::Argument<'_>],
     ) -> Result<Vec<crate::tensor_map::TensorMapBytes>, Error> {
-        kernel
-            .tensor_maps()
-            .iter()
+        maps.iter()
             .map(|map| {
-                let key = crate::tensor_map::TensorMapKey::of(&kernel.name, map, arguments)?;
+                let key = crate::tensor_map::TensorMapKey::of(kernel, map, arguments)?;
                 if let Some(known) = self.tensor_maps.lock().ok().and_then(|maps| maps.get(&key).copied()) {
                     return Ok(known);
                 }
-                let bytes = key.encode_for_gpu(&kernel.name, &map.tensor)?;
+                let bytes = key.encode_for_gpu(kernel, &map.tensor)?;
                 if let Ok(mut maps) = self.tensor_maps.lock() {
                     maps.insert(key, bytes);
                 }
