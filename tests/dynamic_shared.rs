@@ -110,6 +110,8 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
             "hgemm_v12_f16",
             "hgemm_v13_f16",
             "hgemm_v14_f16",
+            "hgemm_v11_bf16_to_bf16",
+            "hgemm_v11_f16_to_f16",
             "gemm_tf32",
             "sgemm_bias_gelu",
             "sgemm_bias_relu_residual",

@@ -16,7 +16,8 @@ on_both_backends!(
     every_f16_kernel_matches_an_f64_reference_on_tail_shapes,
     the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs,
     beta_zero_never_reads_c,
-    strided_operands_multiply_like_dense_ones
+    strided_operands_multiply_like_dense_ones,
+    sixteen_bit_outputs_are_the_f32_result_rounded_once
 );
 
 /// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square; the simulation takes the
@@ -189,5 +190,48 @@ fn strided_multiply(
             "{} on sub-matrices of {parent_m} × {parent_k} and {parent_k} × {parent_n}: relative error {error:e}",
             kernel.name()
         );
+    }
+}
+
+/// The kernels whose C is 16-bit: C read as 16 bits and widened for β, the f32 result rounded
+/// once to nearest even at the store — within half a unit in the last place of the exact result
+/// (plus the f32 accumulation's error), every element written, at tails that take TMA and ones
+/// that do not.
+fn sixteen_bit_outputs_are_the_f32_result_rounded_once(gpu: &Backend) {
+    let shapes: &[(usize, usize, usize)] = if gpu.is_simulated() {
+        &[(65, 40, 328), (33, 17, 9)]
+    } else {
+        &[(65, 40, 328), (33, 17, 9), (1000, 4097, 129), (2048, 2048, 2048)]
+    };
+    for &(m, n, k) in shapes {
+        let (host_a, exact_a) = rounded(&random_floats(m * k, 21), bf16::from_f32, bf16::to_f32);
+        let (host_b, exact_b) = rounded(&random_floats(k * n, 22), bf16::from_f32, bf16::to_f32);
+        let (host_c, exact_c) = rounded(&random_floats(m * n, 23), bf16::from_f32, bf16::to_f32);
+        let (alpha, beta) = (1.5f32, -0.5f32);
+        let want = gemm_reference(&exact_a, &exact_b, &exact_c, (m, n, k), f64::from(alpha), f64::from(beta));
+        let a = gpu.upload(&host_a, [m, k]).unwrap();
+        let b = gpu.upload(&host_b, [k, n]).unwrap();
+        let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+        let launched = hgemm::hgemm_v11_bf16_to_bf16::launch(gpu, &a, &b, &mut c, alpha, beta).unwrap();
+        assert_eq!(launched.tma, k % 8 == 0 && n % 8 == 0, "{m}×{n}×{k}: copied by TMA");
+        let got = gpu.download(&c).unwrap();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            // bf16 keeps 8 significant bits: half an ulp is 2^-9 of the value; the f32 sum of k
+            // products adds far less at these sizes
+            let bound = w.abs() * 2f64.powi(-8) + 1e-6 * (k as f64).sqrt();
+            assert!((f64::from(g.to_f32()) - w).abs() <= bound, "{m}×{n}×{k}: C[{i}] = {g}, want {w}");
+        }
+        // and F16, whose 11 bits the same check holds to 2^-11
+        let (host_a, exact_a) = rounded(&random_floats(m * k, 24), f16::from_f32, f16::to_f32);
+        let (host_b, exact_b) = rounded(&random_floats(k * n, 25), f16::from_f32, f16::to_f32);
+        let want = gemm_reference(&exact_a, &exact_b, &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+        let a = gpu.upload(&host_a, [m, k]).unwrap();
+        let b = gpu.upload(&host_b, [k, n]).unwrap();
+        let mut c = gpu.filled([m, n], f16::NAN).unwrap();
+        hgemm::hgemm_v11_f16_to_f16::launch(gpu, &a, &b, &mut c, 1.0, 0.0).unwrap();
+        for (i, (g, w)) in gpu.download(&c).unwrap().iter().zip(&want).enumerate() {
+            let bound = w.abs() * 2f64.powi(-10) + 1e-6 * (k as f64).sqrt();
+            assert!((f64::from(g.to_f32()) - w).abs() <= bound, "{m}×{n}×{k}: F16 C[{i}] = {g}, want {w}");
+        }
     }
 }

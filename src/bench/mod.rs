@@ -185,11 +185,12 @@ impl Family {
                 let residual = if kernel.contains("residual") { m * n } else { 0.0 };
                 (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n + n + residual))
             }
-            // 16-bit A and B (f32 for the TF32 kernel), an f32 C
+            // 16-bit A and B (f32 for the TF32 kernel), an f32 C (16-bit for the `_to_` kernels)
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 let input_bytes = if kernel.contains("tf32") { 4.0 } else { 2.0 };
-                (2.0 * m * n * k, input_bytes * (m * k + k * n) + 4.0 * m * n)
+                let output_bytes = if kernel.contains("_to_") { 2.0 } else { 4.0 };
+                (2.0 * m * n * k, input_bytes * (m * k + k * n) + output_bytes * m * n)
             }
             // read once, and a partial per block written
             Family::Reduce => {
@@ -362,7 +363,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     let mut bandwidth = None;
     for (family, shape, kernels) in plan {
         let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
-        let mut baseline = Baseline::new(gpu, family, &shape, None)?;
+        let mut baseline = Baseline::new(gpu, family, &shape, None, crate::dsl::ElementType::F32)?;
         // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
         let (baseline_flops, baseline_bytes) = match family {
             Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose | Family::Epilogue => {
@@ -380,7 +381,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             done += 1;
             if family == Family::Hgemm {
                 // cuBLAS on the kernel's own input type (BF16 or F16)
-                baseline = Baseline::new(gpu, family, &shape, Some(input_type(kernel)))?;
+                baseline = Baseline::new(gpu, family, &shape, Some(input_type(kernel)), output_type(kernel))?;
             }
             let mut measure = GpuMeasure::new(
                 gpu,
@@ -432,7 +433,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let name = format!("tessera::gemm ({input})");
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
-            baseline = Baseline::new(gpu, family, &shape, Some(input))?;
+            baseline = Baseline::new(gpu, family, &shape, Some(input), crate::dsl::ElementType::F32)?;
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (m, n, k) = (value("M"), value("N"), value("K"));
             let (flops, bytes) = family.work("", &shape);
@@ -518,6 +519,20 @@ enum Baseline<'g> {
         b: DeviceTensor<half::f16>,
         c: DeviceTensor<f32>,
     },
+    /// cuBLAS `cublasGemmEx`, BF16 inputs and output, f32 compute (torch's `a @ b`).
+    GemmBf16ToBf16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::bf16>,
+        b: DeviceTensor<half::bf16>,
+        c: DeviceTensor<half::bf16>,
+    },
+    /// cuBLAS `cublasGemmEx`, F16 inputs and output, f32 compute.
+    GemmF16ToF16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::f16>,
+        b: DeviceTensor<half::f16>,
+        c: DeviceTensor<half::f16>,
+    },
 }
 
 /// The element type of a kernel's first tensor parameter (an HGEMM's A).
@@ -565,12 +580,23 @@ fn input_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
         .unwrap_or(crate::dsl::ElementType::BF16)
 }
 
+/// The element type of a kernel's last tensor parameter (an HGEMM's C): f32, or the inputs'
+/// 16-bit type.
+fn output_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
+    kernel
+        .ir()
+        .ok()
+        .and_then(|ir| ir.params.iter().rev().find_map(|p| p.tensor().map(|t| t.element)))
+        .unwrap_or(crate::dsl::ElementType::F32)
+}
+
 impl<'g> Baseline<'g> {
     fn new(
         gpu: &'g Gpu,
         family: Family,
         shape: &[(String, i64)],
         input: Option<crate::dsl::ElementType>,
+        output: crate::dsl::ElementType,
     ) -> Result<Self, Error> {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
         let filled = |dims: &[usize]| -> Result<DeviceTensor<f32>, Error> {
@@ -612,7 +638,20 @@ impl<'g> Baseline<'g> {
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 let values = |len: usize| (0..len).map(measurement_value);
+                let same_type_output = input == Some(output);
                 Ok(match input {
+                    Some(crate::dsl::ElementType::BF16) if same_type_output => Baseline::GemmBf16ToBf16 {
+                        blas: gpu.cublas()?,
+                        a: gpu.upload(&values(m * k).map(half::bf16::from_f64).collect::<Vec<_>>(), [m, k])?,
+                        b: gpu.upload(&values(k * n).map(half::bf16::from_f64).collect::<Vec<_>>(), [k, n])?,
+                        c: gpu.zeros([m, n])?,
+                    },
+                    Some(crate::dsl::ElementType::F16) if same_type_output => Baseline::GemmF16ToF16 {
+                        blas: gpu.cublas()?,
+                        a: gpu.upload(&values(m * k).map(half::f16::from_f64).collect::<Vec<_>>(), [m, k])?,
+                        b: gpu.upload(&values(k * n).map(half::f16::from_f64).collect::<Vec<_>>(), [k, n])?,
+                        c: gpu.zeros([m, n])?,
+                    },
                     Some(crate::dsl::ElementType::F32) => Baseline::GemmTf32 {
                         blas: gpu.cublas()?,
                         a: filled(&[m, k])?,
@@ -644,6 +683,8 @@ impl<'g> Baseline<'g> {
             Baseline::GemmBf16 { .. } => "cuBLAS bf16",
             Baseline::GemmF16 { .. } => "cuBLAS f16",
             Baseline::GemmTf32 { .. } => "cuBLAS tf32",
+            Baseline::GemmBf16ToBf16 { .. } => "cuBLAS bf16 (bf16 out)",
+            Baseline::GemmF16ToF16 { .. } => "cuBLAS f16 (f16 out)",
         }
     }
 
@@ -659,6 +700,8 @@ impl<'g> Baseline<'g> {
             Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmTf32 { blas, a, b, c } => blas.sgemm_tf32(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmBf16ToBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmF16ToF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
         }
     }
 }

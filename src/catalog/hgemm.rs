@@ -347,6 +347,30 @@ macro_rules! hgemm_v14 {
 hgemm_v14!(hgemm_v14_bf16, bf16, " BF16 inputs.");
 hgemm_v14!(hgemm_v14_f16, f16, " F16 inputs.");
 
+macro_rules! hgemm_v11_16_bit_out {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V11 with C in the inputs' 16-bit type: each f32 accumulator, after α and β (C read
+        /// as 16 bits, widened), is rounded once to nearest even at the store — half the bytes
+        /// of C that an f32 result moves, what `a @ b` of two bf16 tensors gives in torch.
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 256, BK = 64, WN = 256))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<$t, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v11_16_bit_out!(hgemm_v11_bf16_to_bf16, bf16, " BF16 inputs and output.");
+hgemm_v11_16_bit_out!(hgemm_v11_f16_to_f16, f16, " F16 inputs and output.");
+
 /// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
 /// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
 /// pipeline on 128 × 128 tiles. A is stored [BM, BK] with the 128-byte swizzle, so `ldmatrix`
@@ -442,10 +466,14 @@ pub const ALL_F16: [&crate::KernelDefinition; 14] = [
     &hgemm_v14_f16::KERNEL,
 ];
 
+/// The kernels whose C is in their inputs' 16-bit type (BF16 in, BF16 out; F16 in, F16 out).
+pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 2] =
+    [&hgemm_v11_bf16_to_bf16::KERNEL, &hgemm_v11_f16_to_f16::KERNEL];
+
 /// The TF32 kernels (f32 data on tensor cores).
 pub const ALL_TF32: [&crate::KernelDefinition; 1] = [&gemm_tf32::KERNEL];
 
 /// Every kernel of the family.
 pub fn all() -> impl Iterator<Item = &'static crate::KernelDefinition> {
-    ALL_BF16.into_iter().chain(ALL_F16).chain(ALL_TF32)
+    ALL_BF16.into_iter().chain(ALL_F16).chain(ALL_16_BIT_OUTPUT).chain(ALL_TF32)
 }
