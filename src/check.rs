@@ -47,7 +47,9 @@ pub const JSON_SCHEMA: &str = r#"JSON (numbers are plain JSON numbers; bytes in 
   "barriers": int,
   "accesses": [ { "statement": string, "operand": string, "space": "global" | "shared",
                   "direction": "load" | "store", "width_bits": int, "instructions": int,
-                  "bank_ways": null | int, "sectors": null | [per_request, ideal] } ]
+                  "bank_ways": null | int, "sectors": null | [per_request, ideal] } ],
+  "tma": [ { "statement": string, "tensor": string, "boxes": int, "box_rows": int, "box_cols": int,
+             "box_bytes": int, "swizzle_bytes": int } ]
 }
 OCCUPANCY = { "target": "sm_90", "threads_per_block": int, "warps_per_block": int,
   "shared_bytes_per_block": int, "shared_bytes_allocated": int, "registers_per_thread": null | int,
@@ -137,6 +139,8 @@ pub struct CheckReport {
     pub roofline: RooflineReport,
     pub barriers: usize,
     pub accesses: Vec<AccessReport>,
+    /// The copies a TMA pipeline issues as boxes (`copies = tma`).
+    pub tma: Vec<tessera_dsl::TmaCopyReport>,
     /// The NVRTC log of the compile the registers came from.
     #[serde(skip)]
     pub nvrtc_log: Option<String>,
@@ -215,6 +219,7 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
         },
         barriers: analysis.barriers,
         accesses: analysis.accesses,
+        tma: analysis.tma,
         nvrtc_log,
     })
 }
@@ -412,6 +417,7 @@ impl std::fmt::Display for CheckReport {
             dynamic_shared: false,
             barriers: 0,
             accesses: self.accesses.clone(),
+            tma: self.tma.clone(),
             occupancy: vec![],
         };
         // The report's table without its first line (already said above).

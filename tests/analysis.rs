@@ -238,3 +238,19 @@ fn cp_async_copies_into_a_transposed_buffer_read_whole_sectors_and_store_conflic
     let b = copy_access(&cp_async, "b", Direction::Load);
     assert_eq!((b.width_bits, b.instructions, b.sectors), (128, 8, Some((16.0, 16.0))), "{cp_async}");
 }
+
+#[test]
+fn a_tma_pipeline_reports_its_boxes_instead_of_per_thread_copies() {
+    // V10: A's 128 × 64 tile is one 128-byte panel, B's 64 × 256 tile four
+    let tma = report(&hgemm::hgemm_v10_bf16::KERNEL);
+    let boxes: Vec<(&str, u32, u32, u32, u32)> =
+        tma.tma.iter().map(|c| (c.tensor.as_str(), c.boxes, c.box_rows, c.box_cols, c.swizzle_bytes)).collect();
+    assert_eq!(boxes, [("a", 1, 128, 64, 128), ("b", 4, 64, 64, 128)]);
+    assert!(tma.to_string().contains("4 boxes of 64 × 64 (8192 B each), 128-byte swizzle"), "{tma}");
+    // no thread loads A or B: only the epilogue's stores remain
+    assert!(tma.accesses.iter().all(|a| a.operand == "c"), "{tma}");
+    // the same tiles by cp.async (V8) are per-thread 128-bit copies, and no TMA
+    let cp_async = report(&hgemm::hgemm_v8_bf16::KERNEL);
+    assert!(cp_async.tma.is_empty());
+    assert!(cp_async.accesses.iter().any(|a| a.operand == "a" && a.width_bits == 128), "{cp_async}");
+}

@@ -24,7 +24,7 @@ const WARP: i64 = 32;
 /// # use tessera_dsl::*;
 /// let report = Report {
 ///     kernel: "k".into(), threads: 256, vector: 4, shared_bytes: 0, dynamic_shared: false, barriers: 0,
-///     accesses: vec![], occupancy: vec![Occupancy::new(&Target::SM_90, 256, 0, None)],
+///     accesses: vec![], tma: vec![], occupancy: vec![Occupancy::new(&Target::SM_90, 256, 0, None)],
 /// };
 /// assert!(report.to_string().starts_with("k: 256 threads, vector 4, 0 B shared memory"));
 /// assert!(report.to_string().contains("sm_90   8 blocks  64 warps (100%)  limited by warps"));
@@ -40,9 +40,51 @@ pub struct Report {
     pub dynamic_shared: bool,
     pub barriers: usize,
     pub accesses: Vec<AccessReport>,
+    /// The copies a TMA pipeline issues as bulk tensor copies (they have no per-thread accesses).
+    pub tma: Vec<TmaCopyReport>,
     /// Blocks and warps per SM on each known architecture from threads and shared memory
     /// alone: registers (known once NVRTC has compiled the kernel) can only lower them.
     pub occupancy: Vec<Occupancy>,
+}
+
+/// One copy of a TMA pipeline (`copies = tma`): the boxes one producer thread issues per tile,
+/// which the copy engine writes in the buffer's swizzle and counts on the stage's mbarrier.
+///
+/// ```
+/// # use tessera_dsl::TmaCopyReport;
+/// let a = TmaCopyReport {
+///     statement: "copy(a.tile([by, k], [BM, BK]), &a_s)".into(), tensor: "a".into(),
+///     boxes: 1, box_rows: 128, box_cols: 64, box_bytes: 16384, swizzle_bytes: 128,
+/// };
+/// assert_eq!(a.to_string(), "TMA      a        1 box of 128 × 64 (16384 B), 128-byte swizzle, issued by one thread");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TmaCopyReport {
+    /// The copy, as written.
+    pub statement: String,
+    pub tensor: String,
+    pub boxes: u32,
+    pub box_rows: u32,
+    pub box_cols: u32,
+    pub box_bytes: u32,
+    pub swizzle_bytes: u32,
+}
+
+impl std::fmt::Display for TmaCopyReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TMA      {:<8} {} box{} of {} × {} ({} B{}), {}-byte swizzle, issued by one thread",
+            self.tensor,
+            self.boxes,
+            if self.boxes == 1 { "" } else { "es" },
+            self.box_rows,
+            self.box_cols,
+            self.box_bytes,
+            if self.boxes == 1 { "" } else { " each" },
+            self.swizzle_bytes
+        )
+    }
 }
 
 /// One operand of one copy: a load from its source or a store to its destination.
@@ -84,7 +126,9 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
     validate(kernel, &kernel.target())?;
     let scope = kernel.constant_scope();
     let async_copies = kernel.async_copies();
+    let tma_pipeline = kernel.copies_by_tma();
     let mut accesses = Vec::new();
+    let mut tma = Vec::new();
     for statement in kernel.statements() {
         match statement {
             Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => {
@@ -93,6 +137,20 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
             }
             Statement::Copy(copy) => {
                 let plan = CopyPlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
+                // a TMA pipeline's copies: boxes, not per-thread accesses
+                if let (true, true, Ok(map)) = (tma_pipeline, async_copies.contains(&copy), crate::tensor_map_of(&plan))
+                {
+                    tma.push(TmaCopyReport {
+                        statement: copy.to_string(),
+                        tensor: map.tensor.clone(),
+                        boxes: map.boxes,
+                        box_rows: map.box_rows,
+                        box_cols: map.box_cols,
+                        box_bytes: map.box_bytes(),
+                        swizzle_bytes: map.swizzle_bytes,
+                    });
+                    continue;
+                }
                 let mapping = async_copies.contains(&copy).then(|| AsyncCopyMapping::of(&plan)).flatten();
                 for (operand, direction) in [(&plan.src, Direction::Load), (&plan.dst, Direction::Store)] {
                     accesses.push(match &mapping {
@@ -126,6 +184,7 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
         dynamic_shared: shared.dynamic,
         barriers,
         accesses,
+        tma,
         occupancy,
     })
 }
@@ -543,6 +602,10 @@ impl std::fmt::Display for Report {
                 "    {direction} {space} {:<8} {:>3}-bit × {:<3} {cost}",
                 access.operand, access.width_bits, access.instructions
             )?;
+        }
+        for copy in &self.tma {
+            writeln!(f, "  {}", copy.statement)?;
+            writeln!(f, "    {copy}")?;
         }
         if !self.occupancy.is_empty() {
             writeln!(f, "  occupancy bound per SM from threads and shared memory (registers can only lower it):")?;

@@ -40,7 +40,7 @@ mod thread_code;
 mod tune;
 mod validate;
 
-pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report};
+pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report, TmaCopyReport};
 pub use async_copy::{AsyncCopyLayout, AsyncCopyMapping};
 pub use barriers::with_barriers;
 pub use config::{Config, Constant, Relation, Requirement, ThreadBlock, VectorWidth};
