@@ -14,7 +14,9 @@
 {%- endif %}
 {
     constexpr int STAGES = {{ stages }};
+{%- if !tma %}
     constexpr int PRODUCERS = {{ producers }};
+{%- endif %}
 {%- if consumers > 1 %}
     constexpr int CONSUMERS = {{ consumers }};
 {%- endif %}

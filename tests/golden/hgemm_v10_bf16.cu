@@ -376,7 +376,6 @@ hgemm_v10_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restr
     // per k-tile.
     {
         constexpr int STAGES = 4;
-        constexpr int PRODUCERS = 128;
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;
         const int tiles = tiles_x * tiles_y;

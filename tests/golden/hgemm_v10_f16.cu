@@ -376,7 +376,6 @@ hgemm_v10_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
     // per k-tile.
     {
         constexpr int STAGES = 4;
-        constexpr int PRODUCERS = 128;
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;
         const int tiles = tiles_x * tiles_y;

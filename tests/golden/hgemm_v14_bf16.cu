@@ -377,7 +377,6 @@ hgemm_v14_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restr
     // per k-tile.
     {
         constexpr int STAGES = 5;
-        constexpr int PRODUCERS = 128;
         constexpr int CONSUMERS = 2;
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;

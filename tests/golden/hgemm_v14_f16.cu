@@ -377,7 +377,6 @@ hgemm_v14_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
     // per k-tile.
     {
         constexpr int STAGES = 5;
-        constexpr int PRODUCERS = 128;
         constexpr int CONSUMERS = 2;
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;
