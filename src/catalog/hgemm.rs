@@ -377,7 +377,7 @@ macro_rules! hgemm_v15 {
         /// 128 × 128 block tiles, fed the way V11 is: TMA boxes into `.panels()` tiles issued
         /// by a producer warpgroup, persistent blocks taking grouped tiles, so the eight compute
         /// warps only load fragments and multiply (V6's 64 × 64 warp tiles spill under the
-        /// 168 registers a block of 384 threads starts with). Six stages of 32 KiB.
+        /// 168 registers a block of 384 threads starts with).
         #[doc = $what]
         #[tile_kernel(threads = 256, vector = 8, target = sm_90, consts(BM = 128, BN = 128, BK = 64, WM = 64, WN = 32))]
         pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
@@ -385,7 +385,7 @@ macro_rules! hgemm_v15 {
             let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
             let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
             let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
-            for k in pipeline(0..cdiv(K, BK), stages = 6, producers = 128, copies = tma) {
+            for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
                 copy(a.tile([by, k], [BM, BK]), &a_s);
                 copy(b.tile([k, bx], [BK, BN]), &b_s);
                 mma(&a_s, &b_s, &mut acc);

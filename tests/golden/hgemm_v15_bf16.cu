@@ -4,7 +4,7 @@
 // 128 × 128 block tiles, fed the way V11 is: TMA boxes into `.panels()` tiles issued
 // by a producer warpgroup, persistent blocks taking grouped tiles, so the eight compute
 // warps only load fragments and multiply (V6's 64 × 64 warp tiles spill under the
-// 168 registers a block of 384 threads starts with). Six stages of 32 KiB.
+// 168 registers a block of 384 threads starts with).
 // BF16 inputs.
 
 // 16-bit floats: CUDA's __half and __nv_bfloat16 (the simulator defines the same in
@@ -268,24 +268,24 @@ hgemm_v15_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restr
     constexpr int WM = 64;
     constexpr int WN = 32;
     const int tid = threadIdx.x;
-    // 196608 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
+    // 131072 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
     // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
     // buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
-    // let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(128).panels();: bytes 0 to 98304 of tessera_smem
-    __nv_bfloat16 (&a_s)[6][BK / 64][BM][64] = *reinterpret_cast<__nv_bfloat16 (*)[6][BK / 64][BM][64]>(tessera_smem + 0);
-    // let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128).panels();: bytes 98304 to 196608 of tessera_smem
-    __nv_bfloat16 (&b_s)[6][BN / 64][BK][64] = *reinterpret_cast<__nv_bfloat16 (*)[6][BN / 64][BK][64]>(tessera_smem + 98304);
+    // let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(128).panels();: bytes 0 to 65536 of tessera_smem
+    __nv_bfloat16 (&a_s)[4][BK / 64][BM][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][BK / 64][BM][64]>(tessera_smem + 0);
+    // let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128).panels();: bytes 65536 to 131072 of tessera_smem
+    __nv_bfloat16 (&b_s)[4][BN / 64][BK][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][BN / 64][BK][64]>(tessera_smem + 65536);
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
     // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
     // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
-    // 6 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
+    // 4 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
     // block's next tile while this one is finished; the THREADS compute threads only wait, read shared
     // memory and multiply, and free each stage on a second mbarrier. No barrier stops the whole block
     // per k-tile.
     {
-        constexpr int STAGES = 6;
+        constexpr int STAGES = 4;
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;
         const int tiles = tiles_x * tiles_y;
