@@ -214,6 +214,9 @@ impl KernelDefinition {
             // sm_90a's instructions (wgmma) exist on compute capability 9.0 only
             return Err(Error::ArchSpecific { kernel: self.name.into(), device: gpu.arch().to_string() });
         }
+        if let Some(feature) = hopper_feature(kernel).filter(|_| gpu.arch() < crate::Arch::SM_90) {
+            return Err(Error::NeedsHopper { kernel: self.name.into(), feature, device: gpu.arch().to_string() });
+        }
         let loaded = gpu.load(source, self.name, threads, shared.dynamic_bytes())?;
         let resident = loaded.blocks_per_sm.max(1).saturating_mul(gpu.sm_count());
         let plan = self.plan(kernel, arguments, resident)?;
@@ -443,6 +446,19 @@ fn trailing_ints(kernel: &Kernel, plan: &LaunchPlan, arguments: &[Argument<'_>])
     values
 }
 
+/// What `kernel` uses that only sm_90 and newer have (TMA copies, or the mbarrier waits of a
+/// pipeline with producers), if anything: a launch on an older GPU is refused with it named
+/// rather than failing in ptxas.
+fn hopper_feature(kernel: &Kernel) -> Option<&'static str> {
+    if kernel.copies_by_tma() {
+        Some("TMA bulk tensor copies (`copies = tma`)")
+    } else if kernel.producer_threads() > 0 {
+        Some("a warp-specialised pipeline (`producers = n`: mbarrier waits and setmaxnreg)")
+    } else {
+        None
+    }
+}
+
 /// Whether a tensor among `arguments` that a kernel copies by TMA (through one of `maps`) has an
 /// address or rows TMA cannot read (16-byte aligned both): then its pipeline copies with
 /// cp.async. Only the copied tensors count; an output with odd rows narrows the kernel's
@@ -571,6 +587,39 @@ mod tests {
     fn an_address_inside_an_element_is_an_error() {
         let arguments = [tensor("x", 0x1002)];
         assert!(matches!(widest_aligned(VectorWidth::W4, &arguments), Err(Error::Misaligned { element_bytes: 4, .. })));
+    }
+
+    fn pipeline_kernel(producers: Option<u32>, copies: tessera_dsl::CopyMechanism) -> Kernel {
+        let pipeline = tessera_dsl::PipelineLoop {
+            var: "k".into(),
+            count: tessera_dsl::Expr::int(4),
+            stages: 4,
+            producers,
+            copies,
+            consumers: None,
+            body: vec![],
+            origin: tessera_dsl::Origin::default(),
+        };
+        Kernel {
+            name: "k".into(),
+            doc: None,
+            params: vec![],
+            config: tessera_dsl::Config::default(),
+            body: vec![tessera_dsl::Statement::Pipeline(pipeline)],
+            origin: tessera_dsl::Origin::default(),
+        }
+    }
+
+    #[test]
+    fn tma_and_producers_are_named_as_what_an_older_gpu_lacks() {
+        use tessera_dsl::CopyMechanism::{AsyncCopy, Tma};
+        assert!(hopper_feature(&pipeline_kernel(Some(128), Tma)).is_some_and(|f| f.contains("TMA")));
+        assert!(hopper_feature(&pipeline_kernel(Some(128), AsyncCopy)).is_some_and(|f| f.contains("producers")));
+        assert_eq!(hopper_feature(&pipeline_kernel(None, AsyncCopy)), None);
+        // rows TMA cannot read turn the pipeline into cp.async producers, still sm_90's
+        let mut unaligned = pipeline_kernel(Some(128), Tma);
+        unaligned.config.tma_sources_unaligned = true;
+        assert!(hopper_feature(&unaligned).is_some_and(|f| f.contains("producers")));
     }
 }
 

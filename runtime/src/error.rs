@@ -87,6 +87,11 @@ pub enum Error {
          launch a kernel without `target = sm_90a` here (the mma.sync ladder runs on every GPU since sm_80)"
     )]
     ArchSpecific { kernel: String, device: String },
+    #[error(
+        "`{kernel}` uses {feature}, which GPUs from sm_90 (Hopper) on have and this {device} GPU does not; \
+         launch a kernel without it here (the cp.async pipelines without producers run on every GPU since sm_80)"
+    )]
+    NeedsHopper { kernel: String, feature: &'static str, device: String },
     #[error("`{kernel}` copies `{param}` by TMA, but no tensor map can describe it: {reason}")]
     TensorMap { kernel: String, param: String, reason: String },
     #[error("vector width {width} was asked for, but `{kernel}` declares at most {declared}")]
