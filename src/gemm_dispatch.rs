@@ -237,17 +237,20 @@ fn copies_to_aligned_rows<T: GemmInput>(
     if m.saturating_mul(n).saturating_mul(k) < ALIGNED_COPY_WORK {
         return Ok(false);
     }
-    let aligned = Argument::input("a", a).rows_aligned(16) && Argument::input("b", b).rows_aligned(16);
+    if !Argument::input("a", a).rows_aligned(16) || !Argument::input("b", b).rows_aligned(16) {
+        return Ok(true);
+    }
     // C's rows alone do not take the copies when the kernel reads A and B by TMA (see
     // gemm_through_aligned_copies)
     let tma = choose(device, T::TYPE, a.shape(), b.shape())?.ir()?.copies_by_tma();
-    Ok(!aligned || (!tma && !Argument::input("c", c).rows_aligned(16)))
+    Ok(!tma && !Argument::input("c", c).rows_aligned(16))
 }
 
-/// C = α·A·B + β·C through copies of A, B and C whose rows lie a multiple of 128 bytes apart
-/// (padded to whole cache lines): A and B are copied in, C in when β ≠ 0 and out after — each copy a
-/// [`matrix_copy`] kernel — and the GEMM the table picks for the padded shape runs on them at
-/// full vector width. This is what [`gemm`](crate::gemm) does for unaligned rows from
+/// C = α·A·B + β·C through copies of A and B whose rows lie a multiple of 128 bytes apart
+/// (padded to whole cache lines), each a [`matrix_copy`] kernel, and the GEMM the table picks
+/// for the padded shape run on them at full width. A TMA kernel writes C in place whatever its
+/// rows; for a cp.async kernel an unaligned C goes through an aligned copy too (in when β ≠ 0,
+/// out after). This is what [`gemm`](crate::gemm) does for unaligned rows from
 /// [`ALIGNED_COPY_WORK`] on; call it directly to take the copies at any size. The
 /// [`Launched`] is the GEMM's.
 ///

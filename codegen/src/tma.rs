@@ -2,7 +2,7 @@
 //! destination buffer, issued by one producer thread, landing on the stage's mbarrier.
 
 use askama::Template;
-use tessera_dsl::{tensor_map_of, CopyPlan, Kernel, OperandPlan, PipelineLoop, Statement};
+use tessera_dsl::{tensor_map_of, CopyPlan, Kernel, OperandPlan, PipelineLoop};
 
 use crate::operand::OperandText;
 use crate::statement::{invalid, invalid_plan, template_error};
@@ -31,10 +31,7 @@ pub(crate) fn stage_copies(kernel: &Kernel, pipeline: &PipelineLoop) -> Result<(
     let scope = kernel.constant_scope();
     let mut blocks = Vec::new();
     let mut bytes = 0;
-    for copy in pipeline.body.iter().filter_map(|s| match s {
-        Statement::Copy(copy) => Some(copy),
-        _ => None,
-    }) {
+    for copy in pipeline.tile_copies() {
         let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
         let map = tensor_map_of(&plan).map_err(|why| invalid(kernel, copy.origin, &why))?;
         let OperandPlan::Shared(shared) = &plan.dst else {

@@ -281,14 +281,10 @@ impl Kernel {
         self.statements()
             .into_iter()
             .filter_map(|s| match s {
-                Statement::Pipeline(p) if p.stages >= 3 => Some(&p.body),
+                Statement::Pipeline(p) if p.stages >= 3 => Some(p.tile_copies()),
                 _ => None,
             })
             .flatten()
-            .filter_map(|s| match s {
-                Statement::Copy(copy) => Some(copy),
-                _ => None,
-            })
             .collect()
     }
 }

@@ -124,6 +124,16 @@ pub struct PipelineLoop {
     pub origin: Origin,
 }
 
+impl PipelineLoop {
+    /// The tile copies of the loop's body, in order (what its stages hold).
+    pub fn tile_copies(&self) -> impl Iterator<Item = &TileCopy> {
+        self.body.iter().filter_map(|s| match s {
+            Statement::Copy(copy) => Some(copy),
+            _ => None,
+        })
+    }
+}
+
 /// `mma(a, b, &mut acc)`: acc += a · b over the shared k extent, as FFMA outer products on
 /// each thread's tile. `a` is seen as [rows of acc, k], `b` as [k, columns of acc].
 /// `.double_buffer_fragments()` reads step kk + 1's values of a and b from shared memory into

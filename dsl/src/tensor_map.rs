@@ -107,10 +107,7 @@ impl Kernel {
         let mut maps: Vec<TensorMap> = Vec::new();
         for statement in self.statements() {
             let Statement::Pipeline(pipeline) = statement else { continue };
-            for copy in pipeline.body.iter().filter_map(|s| match s {
-                Statement::Copy(copy) => Some(copy),
-                _ => None,
-            }) {
+            for copy in pipeline.tile_copies() {
                 let Ok(plan) = CopyPlan::new(self, copy, &scope) else { continue };
                 if let Ok(map) = tensor_map_of(&plan) {
                     if !maps.iter().any(|m| m.tensor == map.tensor) {

@@ -303,10 +303,7 @@ impl Checker<'_> {
         }
         let scope = self.kernel.constant_scope();
         let mut stage_bytes: u64 = 0;
-        for copy in pipeline.body.iter().filter_map(|s| match s {
-            Statement::Copy(copy) => Some(copy),
-            _ => None,
-        }) {
+        for copy in pipeline.tile_copies() {
             let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
             match crate::tensor_map_of(&plan) {
                 Ok(map) => stage_bytes += u64::from(map.tile_bytes()),

@@ -480,7 +480,7 @@ fn pipeline(
     spans: &mut SpanTable,
 ) -> syn::Result<Statement> {
     let usage =
-        "expected `pipeline(0..count, stages = n)`, optionally followed by `producers = 128` and `copies = tma`";
+        "expected `pipeline(0..count, stages = n)`, optionally followed by `producers = 128`, `copies = tma` and `consumers = 2`";
     let Some((range, named)) = args.split_first() else {
         return Err(syn::Error::new(for_loop.expr.span(), usage));
     };

@@ -107,9 +107,7 @@ impl KernelDefinition {
         if width > declared {
             return Err(Error::VectorTooWide { kernel: self.name.into(), width, declared });
         }
-        kernel.config.narrowed |= width < declared;
-        kernel.config.vector = width;
-        kernel.config.tma_sources_unaligned = tma_sources_unaligned;
+        configure_launch(&mut kernel, width, tma_sources_unaligned);
         Ok(kernel)
     }
 
@@ -148,9 +146,7 @@ impl KernelDefinition {
         if let Some(config) = &tuned {
             kernel.config = config.clone();
         }
-        kernel.config.narrowed |= width < kernel.config.vector;
-        kernel.config.vector = width;
-        kernel.config.tma_sources_unaligned = tma_sources_unaligned;
+        configure_launch(&mut kernel, width, tma_sources_unaligned);
         let source = self.source_for(&kernel)?;
         let mut launched = self.launch_configured(gpu, &kernel, &source, arguments)?;
         launched.tuned = tuned.is_some();
@@ -296,13 +292,7 @@ impl KernelDefinition {
         sim::check_host(arguments)?;
         let width = widest_aligned(kernel.config.vector, arguments)?;
         let configured = self.narrowed_to(width, tma_sources_unaligned(&self.tensor_maps_of(kernel)?, arguments))?;
-        let source = match configured.config == kernel.config {
-            true => Cow::Borrowed(self.cuda_source),
-            false => Cow::Owned(
-                tessera_codegen::render(&configured)
-                    .map_err(|source| Error::Render { kernel: self.name.into(), source })?,
-            ),
-        };
+        let source = self.source_for(&configured)?;
         let plan = self.plan(kernel, arguments, sim.resident_blocks())?;
         let mut launched = Launched {
             kernel: self.name,
@@ -320,7 +310,7 @@ impl KernelDefinition {
         if plan.is_empty() {
             return Ok(launched);
         }
-        let library = sim.load(&source, self.name)?;
+        let library = sim.load(source.text(), self.name)?;
         let trailing = trailing_ints(kernel, &plan, arguments);
         let tensor_maps = self
             .tensor_maps_of(&configured)?
@@ -444,6 +434,14 @@ fn trailing_ints(kernel: &Kernel, plan: &LaunchPlan, arguments: &[Argument<'_>])
         }
     }
     values
+}
+
+/// `kernel` at vector width `width` (narrowed when below its own), its TMA pipeline copying
+/// with cp.async where `tma_sources_unaligned`: the configuration a launch renders.
+fn configure_launch(kernel: &mut Kernel, width: VectorWidth, tma_sources_unaligned: bool) {
+    kernel.config.narrowed |= width < kernel.config.vector;
+    kernel.config.vector = width;
+    kernel.config.tma_sources_unaligned = tma_sources_unaligned;
 }
 
 /// What `kernel` uses that only sm_90 and newer have (TMA copies, or the mbarrier waits of a

@@ -424,7 +424,6 @@ impl Gpu {
         Error::WrongDevice { param: param.into(), tensor, launch: self.location() }
     }
 
-    /// The stream-K workspace for one launch: `need` bytes of room, counters zeroed on the stream.
     /// The tensor maps `maps` (a kernel's TMA copies) describe over `arguments`, built once
     /// per tensor and box, in the order the kernel declares them.
     pub(crate) fn tensor_maps(
@@ -448,6 +447,7 @@ impl Gpu {
             .collect()
     }
 
+    /// The stream-K workspace for one launch: `need` bytes of room, counters zeroed on the stream.
     pub(crate) fn stream_k_workspace(
         &self,
         need: &tessera_dsl::StreamKWorkspace,

@@ -638,18 +638,25 @@ impl<'g> Baseline<'g> {
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 let values = |len: usize| (0..len).map(measurement_value);
+                // A and B of the 16-bit baselines, from the values the kernels get
+                let bf16 = |rows: usize, cols: usize| {
+                    gpu.upload(&values(rows * cols).map(half::bf16::from_f64).collect::<Vec<_>>(), [rows, cols])
+                };
+                let f16 = |rows: usize, cols: usize| {
+                    gpu.upload(&values(rows * cols).map(half::f16::from_f64).collect::<Vec<_>>(), [rows, cols])
+                };
                 let same_type_output = input == Some(output);
                 Ok(match input {
                     Some(crate::dsl::ElementType::BF16) if same_type_output => Baseline::GemmBf16ToBf16 {
                         blas: gpu.cublas()?,
-                        a: gpu.upload(&values(m * k).map(half::bf16::from_f64).collect::<Vec<_>>(), [m, k])?,
-                        b: gpu.upload(&values(k * n).map(half::bf16::from_f64).collect::<Vec<_>>(), [k, n])?,
+                        a: bf16(m, k)?,
+                        b: bf16(k, n)?,
                         c: gpu.zeros([m, n])?,
                     },
                     Some(crate::dsl::ElementType::F16) if same_type_output => Baseline::GemmF16ToF16 {
                         blas: gpu.cublas()?,
-                        a: gpu.upload(&values(m * k).map(half::f16::from_f64).collect::<Vec<_>>(), [m, k])?,
-                        b: gpu.upload(&values(k * n).map(half::f16::from_f64).collect::<Vec<_>>(), [k, n])?,
+                        a: f16(m, k)?,
+                        b: f16(k, n)?,
                         c: gpu.zeros([m, n])?,
                     },
                     Some(crate::dsl::ElementType::F32) => Baseline::GemmTf32 {
@@ -658,16 +665,13 @@ impl<'g> Baseline<'g> {
                         b: filled(&[k, n])?,
                         c: gpu.zeros([m, n])?,
                     },
-                    Some(crate::dsl::ElementType::F16) => Baseline::GemmF16 {
-                        blas: gpu.cublas()?,
-                        a: gpu.upload(&values(m * k).map(half::f16::from_f64).collect::<Vec<_>>(), [m, k])?,
-                        b: gpu.upload(&values(k * n).map(half::f16::from_f64).collect::<Vec<_>>(), [k, n])?,
-                        c: gpu.zeros([m, n])?,
-                    },
+                    Some(crate::dsl::ElementType::F16) => {
+                        Baseline::GemmF16 { blas: gpu.cublas()?, a: f16(m, k)?, b: f16(k, n)?, c: gpu.zeros([m, n])? }
+                    }
                     _ => Baseline::GemmBf16 {
                         blas: gpu.cublas()?,
-                        a: gpu.upload(&values(m * k).map(half::bf16::from_f64).collect::<Vec<_>>(), [m, k])?,
-                        b: gpu.upload(&values(k * n).map(half::bf16::from_f64).collect::<Vec<_>>(), [k, n])?,
+                        a: bf16(m, k)?,
+                        b: bf16(k, n)?,
                         c: gpu.zeros([m, n])?,
                     },
                 })
