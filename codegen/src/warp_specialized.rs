@@ -15,6 +15,9 @@ struct WarpSpecializedSource {
     dsl: String,
     stages: u32,
     producers: u32,
+    /// Whether the producers are whole warpgroups, which hand registers over with setmaxnreg
+    /// (a single producer warp cannot).
+    hands_registers: bool,
     producer_registers: u32,
     compute_registers: u32,
     extents: Vec<(String, String)>,
@@ -134,6 +137,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         dsl: format!("{grid} with `pipeline(.., producers = {producers}{copies_text}{consumers_text})`"),
         stages: pipeline.stages,
         producers,
+        hands_registers: producers.is_multiple_of(128),
         producer_registers: PRODUCER_REGISTERS,
         compute_registers: compute_registers(
             kernel.config.threads.count(),

@@ -51,10 +51,17 @@
     }
     __syncthreads();
     if (tid >= THREADS) {
+{%- if hands_registers %}
         // the producers need few registers: {{ producer_registers }} each leaves {{ compute_registers }} to every compute thread
         tessera_registers_down<{{ producer_registers }}>();
+{%- endif %}
 {%- if tma %}
+{%- if hands_registers %}
         // one thread issues every copy; the rest of the warpgroup was only here to give registers back
+{%- else %}
+        // one thread issues every copy; one warp of producers keeps its registers (setmaxnreg moves
+        // whole warpgroups'), so every thread of the block was compiled for an even share of them
+{%- endif %}
         if (tid != THREADS) return;
 {%- for map in tensor_maps %}
         tessera_tma_prefetch(&{{ map }});
@@ -94,7 +101,9 @@
         }
         return;
     }
+{%- if hands_registers %}
     tessera_registers_up<{{ compute_registers }}>();
+{%- endif %}
 {%- if consumers > 1 %}
     // `consumers = {{ consumers }}`: the compute threads are {{ consumers }} groups of THREADS / CONSUMERS, group g taking the
     // block's tiles g, g + {{ consumers }}, ... They multiply in turn (each waits on its turn mbarrier until the

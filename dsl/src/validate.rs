@@ -130,11 +130,17 @@ impl Checker<'_> {
             return;
         };
         let threads = self.kernel.config.threads;
-        if producers == 0 || !producers.is_multiple_of(128) {
+        // one producer warp is enough where a single thread issues TMA copies; it keeps its
+        // registers (setmaxnreg moves whole warpgroups' registers), so every thread of the
+        // block gets an even share of them
+        let single_warp = producers == 32 && pipeline.copies == crate::CopyMechanism::Tma;
+        if !single_warp && (producers == 0 || !producers.is_multiple_of(128)) {
+            let hint =
+                if producers == 32 { "add `copies = tma`, or use producers = 128" } else { "use producers = 128" };
             self.error(
                 pipeline.origin,
-                format!("producers = {producers}: producer threads come in warpgroups of 128 (setmaxnreg applies to whole warpgroups)"),
-                Some("use producers = 128".into()),
+                format!("producers = {producers}: producer threads come in warpgroups of 128 (setmaxnreg applies to whole warpgroups), or as one warp of 32 when `copies = tma` (one thread issues the copies)"),
+                Some(hint.into()),
             );
         }
         if threads.y != 1 || threads.z != 1 || !threads.x.is_multiple_of(128) {
