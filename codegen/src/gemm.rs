@@ -626,6 +626,7 @@ fn copy_ahead(kernel: &Kernel, copy: &TileCopy, var: &str, distance: u32) -> Res
     let mut ahead = copy.clone();
     if let Operand::Global(tile) = &mut ahead.src {
         tile.index = tile.index.iter().map(|e| e.substitute(var, &later)).collect();
+        tile.at = tile.at.iter().map(|e| e.substitute(var, &later)).collect();
     }
     let plan = CopyPlan::new(kernel, &ahead, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     Ok((ahead, plan))

@@ -10,6 +10,8 @@ pub(crate) struct OperandText<'a> {
     plan: &'a OperandPlan,
     /// Names of the tile-origin variables, (row, col), for global operands.
     origin: (String, String),
+    /// The name of the element offset of a batched tile's matrix (`q_batch0`), if batched.
+    batch: Option<String>,
     /// Which copy of a double-buffered shared buffer (`stage`, `stage ^ 1`).
     stage: Option<String>,
 }
@@ -83,13 +85,23 @@ pub(crate) fn vector_of(vector_type: &str, parts: &[impl AsRef<str>]) -> String 
     }
 }
 
+/// The name of the variable holding the element offset of a batched tile's matrix:
+/// `q_batch0` for `q.at([b, h]).tile(..)`.
+pub(crate) fn batch_origin_name(tensor: &str) -> String {
+    format!("{tensor}_batch0")
+}
+
 impl<'a> OperandText<'a> {
     pub(crate) fn new(plan: &'a OperandPlan) -> Self {
         let origin = match plan {
             OperandPlan::Global(g) => (format!("{}_row0", g.tensor), format!("{}_col0", g.tensor)),
             OperandPlan::Shared(_) => (String::new(), String::new()),
         };
-        Self { plan, origin, stage: None }
+        let batch = match plan {
+            OperandPlan::Global(g) if g.is_batched() => Some(batch_origin_name(&g.tensor)),
+            _ => None,
+        };
+        Self { plan, origin, batch, stage: None }
     }
 
     /// The same operand, addressing copy `stage` of its (double-buffered) shared buffer.
@@ -98,15 +110,28 @@ impl<'a> OperandText<'a> {
         self
     }
 
-    /// `(name, value)` of the tile-origin variables this operand needs.
+    /// `(name, value)` of the tile-origin variables this operand needs: the tile's first row
+    /// and column, and for a batched tile (`q.at([b, h])`) the element offset of its matrix,
+    /// `q_batch0 = (b * H + h) * SQ * q_ld`.
     pub(crate) fn origin_declarations(&self) -> Vec<(String, String)> {
         let OperandPlan::Global(g) = self.plan else { return vec![] };
         let start = |index: &Expr, extent: &Expr| c_expr(&Expr::binary(BinaryOp::Mul, index.clone(), extent.clone()));
-        match (g.index.as_slice(), g.extent_exprs.as_slice()) {
-            ([i], [e]) => vec![(self.origin.1.clone(), start(i, e))],
-            ([i, j], [e, f]) => vec![(self.origin.0.clone(), start(i, e)), (self.origin.1.clone(), start(j, f))],
+        let mut declarations = match (&self.batch, g.batch_rows()) {
+            (Some(name), Some(rows)) => vec![(
+                name.clone(),
+                c_expr(&Expr::binary(BinaryOp::Mul, rows, Expr::name(leading_dimension_name(&g.tensor)))),
+            )],
             _ => vec![],
+        };
+        match (g.index.as_slice(), g.extent_exprs.as_slice()) {
+            ([i], [e]) => declarations.push((self.origin.1.clone(), start(i, e))),
+            ([i, j], [e, f]) => {
+                declarations.push((self.origin.0.clone(), start(i, e)));
+                declarations.push((self.origin.1.clone(), start(j, f)));
+            }
+            _ => {}
         }
+        declarations
     }
 
     /// The condition under which the whole tile lies inside the tensor (`None` for shared).
@@ -143,8 +168,9 @@ impl<'a> OperandText<'a> {
             OperandPlan::Global(g) => match g.symbols.as_slice() {
                 [_] => format!("{}[{} + {pcol}]", g.tensor, self.origin.1),
                 [_, _] => format!(
-                    "{}[({} + {prow}) * {} + {} + {pcol}]",
+                    "{}[{}({} + {prow}) * {} + {} + {pcol}]",
                     g.tensor,
+                    self.batch.as_ref().map(|b| format!("{b} + ")).unwrap_or_default(),
                     self.origin.0,
                     leading_dimension_name(&g.tensor),
                     self.origin.1

@@ -55,7 +55,7 @@ struct KernelSource<'a> {
 ///     }),
 /// };
 /// let tile = |tensor: &str| Operand::Global(TileOperand {
-///     tensor: tensor.into(), index: vec![Expr::name("bx")], extent: vec![Expr::name("TILE")],
+///     tensor: tensor.into(), at: vec![], index: vec![Expr::name("bx")], extent: vec![Expr::name("TILE")],
 ///     transposed: false, origin: Origin::default(),
 /// });
 /// let kernel = Kernel {
@@ -250,7 +250,7 @@ fn leading_dimension_note(kernel: &Kernel) -> Option<String> {
     let names: Vec<&str> = found.iter().map(|(_, ld)| ld.as_str()).collect();
     let tensors: Vec<&str> = found.iter().map(|(tensor, _)| *tensor).collect();
     let what = "elements from one row to the next";
-    match (names.as_slice(), tensors.split_last()) {
+    let note = match (names.as_slice(), tensors.split_last()) {
         ([ld], Some((tensor, _))) => {
             Some(format!("{ld}: the leading dimension of {tensor}, {what} (its column count when dense)"))
         }
@@ -260,6 +260,17 @@ fn leading_dimension_note(kernel: &Kernel) -> Option<String> {
             rest.join(", ")
         )),
         _ => None,
+    };
+    // a tensor of rank 3 or 4 is a batch of matrices, each rows · ld after the one before
+    let batched: Vec<&str> = kernel
+        .params
+        .iter()
+        .filter(|p| p.tensor().is_some_and(|t| t.batch_rank() > 0))
+        .map(|p| p.name.as_str())
+        .collect();
+    match (note, batched.is_empty()) {
+        (Some(note), false) => Some(format!("{note}; the matrices of {} lie rows · ld apart", batched.join(", "))),
+        (note, _) => note,
     }
 }
 

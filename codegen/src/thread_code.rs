@@ -381,6 +381,16 @@ impl Printer<'_> {
                         let col = wrap(self.precedence(&indices[1], env, int)?, 10);
                         (format!("{base}[{row} * {ld} + {col}]"), PRIMARY)
                     }
+                    (Some(tensor), [.., last]) if index.len() >= 3 && index.len() == tensor.rank() => {
+                        // a batch of matrices: the row across all of them, Horner over the
+                        // outer dimensions, ((i0 · S1 + i1) · ..), then rows ld apart
+                        let ld = tessera_dsl::leading_dimension_name(base);
+                        let mut row = format!("({})", index[0]);
+                        for (i, (symbol, _)) in index[1..index.len() - 1].iter().zip(&tensor.shape[1..]) {
+                            row = format!("({row} * {symbol} + ({i}))");
+                        }
+                        (format!("{base}[{row} * {ld} + ({last})]"), PRIMARY)
+                    }
                     _ => (format!("{base}{}", index.iter().map(|i| format!("[{i}]")).collect::<String>()), PRIMARY),
                 }
             }

@@ -2,8 +2,9 @@
 //! each side keeps them. Codegen renders these formulas; the analyzer evaluates them.
 
 use crate::{
-    Access, Diagnostic, ElementMap, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, MmaInstruction, Operand,
-    ParamKind, Scope, SharedLayout, ThreadExprKind, ThreadType, TileCopy, TypeEnv,
+    Access, Diagnostic, ElementMap, ElementType, Expr, FragmentLayout, GlobalTensor, ItemOrder, Kernel, Mma,
+    MmaInstruction, Operand, ParamKind, Scope, SharedLayout, ThreadExprKind, ThreadType, TileCopy, TileOperand,
+    TypeEnv,
 };
 
 /// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).
@@ -42,11 +43,19 @@ pub enum OperandPlan {
     Shared(SharedPlan),
 }
 
+/// A tile of a global tensor, resolved. A tile of a tensor of rank 3 or 4 (`q.at([b, h])
+/// .tile(..)`) is a 2-D tile of one of its matrices: `symbols` are the matrix's (the last two),
+/// `batch` the indices that select it and `batch_symbols` the extents they index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobalPlan {
     pub tensor: String,
-    /// Shape symbols of the tensor, outermost first.
+    /// Shape symbols bounding the tile, outermost first: all of a 1-D or 2-D tensor's, the
+    /// last two of a batched one.
     pub symbols: Vec<String>,
+    /// `.at([..])`: the leading (batch) indices, outermost first; empty unless rank ≥ 3.
+    pub batch: Vec<Expr>,
+    /// The shape symbols the batch indices index (`B, H`), as many as `batch`.
+    pub batch_symbols: Vec<String>,
     /// The tile's extent in the tensor's own orientation.
     pub extent: Vec<i64>,
     /// The same, as written (`[T, T]`), for code that names the constants.
@@ -62,6 +71,47 @@ pub struct SharedPlan {
     pub shape_exprs: Vec<Expr>,
     pub layout: SharedLayout,
     pub transposed: bool,
+}
+
+impl GlobalPlan {
+    /// Whether the tile selects one matrix of a tensor of rank 3 or 4 (`.at([..])`).
+    pub fn is_batched(&self) -> bool {
+        !self.batch.is_empty()
+    }
+
+    /// The element offset of the selected matrix, as an expression of the batch indices and
+    /// shape symbols without the leading dimension: `((b) * H + (h)) * SQ` for
+    /// `q: (B, H, SQ, D)` at `[b, h]` (Horner over the batch dimensions, times the rows).
+    /// Matrices are `rows · ld` elements apart, so the address adds this times `q_ld`.
+    /// `None` for an unbatched tile.
+    ///
+    /// ```
+    /// use tessera_dsl::{Expr, GlobalPlan};
+    /// let plan = GlobalPlan {
+    ///     tensor: "q".into(),
+    ///     symbols: vec!["SQ".into(), "D".into()],
+    ///     batch: vec![Expr::name("b"), Expr::name("h")],
+    ///     batch_symbols: vec!["B".into(), "H".into()],
+    ///     extent: vec![64, 64],
+    ///     extent_exprs: vec![Expr::name("BQ"), Expr::name("D")],
+    ///     index: vec![Expr::name("qt"), Expr::int(0)],
+    ///     transposed: false,
+    /// };
+    /// assert_eq!(plan.batch_rows().map(|e| e.to_string()).as_deref(), Some("(b * H + h) * SQ"));
+    /// ```
+    pub fn batch_rows(&self) -> Option<Expr> {
+        let (first, rest) = self.batch.split_first()?;
+        let mut offset = first.clone();
+        for (index, symbol) in rest.iter().zip(self.batch_symbols.iter().skip(1)) {
+            offset = Expr::binary(
+                crate::BinaryOp::Add,
+                Expr::binary(crate::BinaryOp::Mul, offset, Expr::name(symbol.clone())),
+                index.clone(),
+            );
+        }
+        let rows = self.symbols.first()?;
+        Some(Expr::binary(crate::BinaryOp::Mul, offset, Expr::name(rows.clone())))
+    }
 }
 
 impl OperandPlan {
@@ -305,26 +355,27 @@ fn operand(
                 return None;
             };
             let rank = tensor.rank();
-            if tile.index.len() != rank || tile.extent.len() != rank {
+            if !batch_indices_fit(tile, tensor, errors) {
+                return None;
+            }
+            // after `.at([..])` the tile is a 2-D tile of one matrix
+            let tile_rank = rank.min(2);
+            if tile.index.len() != tile_rank || tile.extent.len() != tile_rank {
+                let (what, hint) = if rank > 2 {
+                    (
+                        format!("`{}` has rank {rank}, so its tile of one matrix", tile.tensor),
+                        "give 2 of each".to_string(),
+                    )
+                } else {
+                    (format!("`{}` has rank {rank} but its tile", tile.tensor), format!("give {rank} of each"))
+                };
                 errors.push(
                     Diagnostic::new(
                         tile.origin,
-                        format!(
-                            "`{}` has rank {rank} but its tile gives {} indices and {} extents",
-                            tile.tensor,
-                            tile.index.len(),
-                            tile.extent.len()
-                        ),
+                        format!("{what} gives {} indices and {} extents", tile.index.len(), tile.extent.len()),
                     )
-                    .with_hint(format!("give {rank} of each")),
+                    .with_hint(hint),
                 );
-                return None;
-            }
-            if rank > 2 {
-                errors.push(Diagnostic::new(
-                    tile.origin,
-                    format!("`{}` has rank {rank}; tiles are 1-D or 2-D", tile.tensor),
-                ));
                 return None;
             }
             if rank == 1 && tile.transposed {
@@ -335,7 +386,9 @@ fn operand(
             Some((
                 OperandPlan::Global(GlobalPlan {
                     tensor: tile.tensor.clone(),
-                    symbols: tensor.shape.iter().map(|(s, _)| s.clone()).collect(),
+                    symbols: tensor.shape[rank - tile_rank..].iter().map(|(s, _)| s.clone()).collect(),
+                    batch: tile.at.clone(),
+                    batch_symbols: tensor.shape[..rank - tile_rank].iter().map(|(s, _)| s.clone()).collect(),
                     extent,
                     extent_exprs: tile.extent.clone(),
                     index: tile.index.clone(),
@@ -371,6 +424,60 @@ fn operand(
             ))
         }
     }
+}
+
+/// Whether `tile` gives `.at([..])` exactly the batch indices `tensor` needs: rank − 2 of
+/// them for a tensor of rank 3 or 4, none for a 1-D or 2-D one. Explains it otherwise.
+fn batch_indices_fit(tile: &TileOperand, tensor: &GlobalTensor, errors: &mut Vec<Diagnostic>) -> bool {
+    let rank = tensor.rank();
+    let wanted = rank.saturating_sub(2);
+    let given = tile.at.len();
+    if given == wanted {
+        return true;
+    }
+    let batch: Vec<&str> = tensor.shape[..wanted].iter().map(|(s, _)| s.as_str()).collect();
+    let origin = tile.at.first().map_or(tile.origin, |first| first.origin);
+    let diagnostic = if wanted == 0 {
+        Diagnostic::new(
+            origin,
+            format!(
+                "`{}` has rank {rank}: it is one {}, so `.at([..])` has no batch dimensions to index (this gives {given})",
+                tile.tensor,
+                if rank == 1 { "vector" } else { "matrix" }
+            ),
+        )
+        .with_hint(format!("tile it directly: `{}.tile([..], [..])`", tile.tensor))
+    } else if given == 0 {
+        Diagnostic::new(
+            tile.origin,
+            format!(
+                "`{}` has rank {rank}: a tile is 2-D, so it first selects one matrix with `.at([..])` of {wanted} indices ({})",
+                tile.tensor,
+                batch.join(", ")
+            ),
+        )
+        .with_hint(format!(
+            "write `{}.at([{}]).tile([..], [..])`",
+            tile.tensor,
+            batch.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>().join(", ")
+        ))
+    } else {
+        Diagnostic::new(
+            origin,
+            format!(
+                "`{}` has rank {rank}: `.at([..])` takes {wanted} indices ({}), this gives {given}",
+                tile.tensor,
+                batch.join(", ")
+            ),
+        )
+        .with_hint(format!(
+            "give one index per batch dimension: `{}.at([{}])`",
+            tile.tensor,
+            batch.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>().join(", ")
+        ))
+    };
+    errors.push(diagnostic);
+    false
 }
 
 fn constant_extents(extents: &[Expr], scope: &Scope, errors: &mut Vec<Diagnostic>) -> Option<Vec<i64>> {

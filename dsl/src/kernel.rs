@@ -86,7 +86,7 @@ impl Kernel {
         symbols
     }
 
-    /// The leading-dimension parameters (`a_ld`, ..), one per 2-D tensor parameter in
+    /// The leading-dimension parameters (`a_ld`, ..), one per tensor parameter of rank 2 or more in
     /// parameter order; the CUDA kernel receives them after the shape symbols.
     pub fn leading_dimensions(&self) -> Vec<(&str, String)> {
         self.params

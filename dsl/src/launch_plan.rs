@@ -175,12 +175,15 @@ fn bind_shapes(kernel: &Kernel, shapes: &[TensorShape<'_>]) -> Result<ShapeBindi
                 shape: shape.dims.to_vec(),
             });
         }
-        // the elements a kernel's indices reach: (rows − 1)·ld + cols for a strided matrix
+        // the elements a kernel's indices reach: (rows − 1)·ld + cols for a strided matrix, and
+        // for a batch of matrices (rank 3 or 4, each rows·ld after the one before) the rows of
+        // all of them
         let mut elements: u128 = shape.dims.iter().map(|&d| d as u128).product();
-        let ld = shape.leading_dimension.filter(|_| shape.dims.len() == 2);
-        if let (Some(ld), [rows, cols]) = (ld, shape.dims) {
-            if *rows > 0 && *cols > 0 {
-                elements = elements.max((*rows as u128 - 1) * ld as u128 + *cols as u128);
+        let ld = shape.leading_dimension.filter(|_| shape.dims.len() >= 2);
+        if let (Some(ld), Some((cols, outer))) = (ld, shape.dims.split_last()) {
+            let rows: u128 = outer.iter().map(|&d| d as u128).product();
+            if rows > 0 && *cols > 0 {
+                elements = elements.max((rows - 1) * ld as u128 + *cols as u128);
             }
         }
         let widest = shape.dims.iter().copied().chain(ld).max().unwrap_or(0);

@@ -64,13 +64,21 @@ impl GlobalTensor {
 
     /// Whether rows of this tensor may lie apart in memory: a 2-D tensor's rows are
     /// `<param>_ld` elements apart (its leading dimension, passed at launch), not its
-    /// column count, so it may be a sub-matrix of a larger one.
+    /// column count, so it may be a sub-matrix of a larger one. A tensor of rank 3 or 4 is a
+    /// batch of such matrices, each `rows · <param>_ld` elements after the one before (dense
+    /// tensors pass their last dimension).
     pub fn has_leading_dimension(&self) -> bool {
-        self.rank() == 2
+        self.rank() >= 2
+    }
+
+    /// How many leading (batch) dimensions select one matrix: rank − 2 for a tensor of rank
+    /// 3 or 4 (`q.at([b, h])`), 0 otherwise.
+    pub fn batch_rank(&self) -> usize {
+        self.rank().saturating_sub(2)
     }
 }
 
-/// The name of the kernel parameter holding a 2-D tensor's leading dimension: the number of
+/// The name of the kernel parameter holding a 2-D (or batched) tensor's leading dimension: the number of
 /// elements from the start of one row to the start of the next (cuBLAS's `lda`).
 ///
 /// ```

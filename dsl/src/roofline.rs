@@ -158,7 +158,7 @@ pub enum RooflineError {
 /// # let tensor = |name: &str, access| Param { name: name.into(), origin: Origin::default(),
 /// #     kind: ParamKind::Global(GlobalTensor { element: ElementType::F32, access,
 /// #         shape: vec![("N".into(), Origin::default())] }) };
-/// # let tile = |tensor: &str| Operand::Global(TileOperand { tensor: tensor.into(),
+/// # let tile = |tensor: &str| Operand::Global(TileOperand { tensor: tensor.into(), at: vec![],
 /// #     index: vec![Expr::name("bx")], extent: vec![Expr::name("TILE")], transposed: false, origin: Origin::default() });
 /// # let copy = Kernel { name: "copy".into(), doc: None, origin: Origin::default(),
 /// #     params: vec![tensor("x", Access::ReadOnly), tensor("y", Access::Writable)],

@@ -405,22 +405,38 @@ impl Operand {
 }
 
 /// `x.tile([index..], [extent..])`, optionally `.t()`: the tile at tile coordinates `index`
-/// (in units of `extent`) of the global tensor `tensor`.
+/// (in units of `extent`) of the global tensor `tensor`. For a tensor of rank 3 or 4,
+/// `x.at([b, h]).tile(..)` first selects one matrix by its leading (batch) indices; the tile
+/// is then a 2-D tile of that matrix.
 ///
 /// ```
 /// use tessera_dsl::{Expr, Origin, TileOperand};
 /// let tile = TileOperand {
 ///     tensor: "x".into(),
+///     at: vec![],
 ///     index: vec![Expr::name("bx")],
 ///     extent: vec![Expr::name("TILE")],
 ///     transposed: false,
 ///     origin: Origin::default(),
 /// };
 /// assert_eq!(tile.to_string(), "x.tile([bx], [TILE])");
+/// let batched = TileOperand {
+///     tensor: "q".into(),
+///     at: vec![Expr::name("b"), Expr::name("h")],
+///     index: vec![Expr::name("qt"), Expr::int(0)],
+///     extent: vec![Expr::name("BQ"), Expr::name("D")],
+///     transposed: false,
+///     origin: Origin::default(),
+/// };
+/// assert_eq!(batched.to_string(), "q.at([b, h]).tile([qt, 0], [BQ, D])");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TileOperand {
     pub tensor: String,
+    /// `.at([..])`: the indices of the leading (batch) dimensions of a tensor of rank 3 or
+    /// 4, outermost first (rank − 2 of them); empty for 1-D and 2-D tensors.
+    #[serde(default)]
+    pub at: Vec<Expr>,
     pub index: Vec<Expr>,
     pub extent: Vec<Expr>,
     /// `.t()`: the tile seen transposed (element (i, j) of the view is (j, i) of the tile).
@@ -439,7 +455,11 @@ pub struct SharedOperand {
 impl std::fmt::Display for TileOperand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let list = |exprs: &[Expr]| exprs.iter().map(Expr::to_string).collect::<Vec<_>>().join(", ");
-        write!(f, "{}.tile([{}], [{}])", self.tensor, list(&self.index), list(&self.extent))?;
+        f.write_str(&self.tensor)?;
+        if !self.at.is_empty() {
+            write!(f, ".at([{}])", list(&self.at))?;
+        }
+        write!(f, ".tile([{}], [{}])", list(&self.index), list(&self.extent))?;
         if self.transposed {
             f.write_str(".t()")?;
         }

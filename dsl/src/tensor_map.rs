@@ -125,6 +125,13 @@ pub fn tensor_map_of(plan: &CopyPlan) -> Result<TensorMap, String> {
     let (OperandPlan::Global(global), OperandPlan::Shared(shared)) = (&plan.src, &plan.dst) else {
         return Err("TMA copies a global tile into a shared buffer".into());
     };
+    if global.is_batched() {
+        return Err(format!(
+            "TMA tensor maps here describe 1-D and 2-D tensors; `{}` is a batched tile (`.at([..])` of a rank-{} tensor)",
+            global.tensor,
+            global.batch.len() + 2
+        ));
+    }
     if global.transposed || shared.transposed {
         return Err("TMA copies a tile as it is stored: neither side may be transposed (`.t()`)".into());
     }

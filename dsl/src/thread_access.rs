@@ -360,9 +360,13 @@ impl Warp<'_> {
             let offsets: Vec<Option<i64>> = (0..mask.len())
                 .map(|lane| match at(lane)?.as_slice() {
                     [i] => Some(*i),
-                    // rows of every 2-D tensor are ASSUMED_EXTENT elements long
+                    // rows of every 2-D tensor are ASSUMED_EXTENT elements long, and so is
+                    // every dimension of a batched one
                     [row, col] => Some(row * ASSUMED_EXTENT + col),
-                    _ => None,
+                    [first, rest @ ..] => Some(
+                        rest.iter().fold(*first, |offset, i| offset.saturating_mul(ASSUMED_EXTENT).saturating_add(*i)),
+                    ),
+                    [] => None,
                 })
                 .collect();
             self.record(expr, base, false, element, 1, &offsets, mask, statement, store);

@@ -705,7 +705,14 @@ impl TypeEnv {
                 match self.names.get(base) {
                     Some(Binding::Tensor { element, shape, .. }) => {
                         if indices.len() != shape.len() {
-                            let form = if shape.len() == 1 { format!("{base}[i]") } else { format!("{base}[[r, c]]") };
+                            let form = match shape.len() {
+                                1 => format!("{base}[i]"),
+                                2 => format!("{base}[[r, c]]"),
+                                _ => format!(
+                                    "{base}[[{}]]",
+                                    shape.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>().join(", ")
+                                ),
+                            };
                             return Err(error(format!(
                                 "`{base}` has {} dimension(s) but is indexed with {}",
                                 shape.len(),
@@ -859,6 +866,10 @@ impl TypeEnv {
                     (Some(Binding::Tensor { shape, .. }), _) if shape.len() == 2 => Err(error(format!(
                         "`{tensor}` is 2-D: `{tensor}.vector([r, i])` is elements i·VECTOR .. of row r"
                     ))),
+                    (Some(Binding::Tensor { shape, .. }), _) if shape.len() > 2 => Err(error(format!(
+                        "`{tensor}` has rank {}: `.vector(..)` loads from a 1-D or 2-D tensor; index its elements with `{tensor}[[..]]`",
+                        shape.len()
+                    ))),
                     (Some(Binding::Tensor { .. }), Some(_)) => {
                         Err(error(format!("`{tensor}` is 1-D: `{tensor}.vector(i)` is elements i·VECTOR ..")))
                     }
@@ -866,9 +877,9 @@ impl TypeEnv {
                 }
             }
             ThreadExprKind::LeadingDimension(tensor) => match self.names.get(tensor) {
-                Some(Binding::Tensor { shape, .. }) if shape.len() == 2 => Ok(ThreadType::I32),
+                Some(Binding::Tensor { shape, .. }) if shape.len() >= 2 => Ok(ThreadType::I32),
                 _ => Err(error(format!(
-                    "`.leading_dimension()` is the row stride of a 2-D tensor parameter; `{tensor}` is not one"
+                    "`.leading_dimension()` is the row stride of a tensor parameter of rank 2 or more; `{tensor}` is not one"
                 ))),
             },
             ThreadExprKind::VectorSum(value) => match self.typed(value, None)? {

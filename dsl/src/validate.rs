@@ -359,6 +359,25 @@ impl Checker<'_> {
                 Some("use a 1-D or 2-D grid".into()),
             );
         }
+        // the workspace and its fix-up address one matrix: a batch of them is not supported yet
+        for statement in self.kernel.statements() {
+            let operands: Vec<&Operand> = match statement {
+                Statement::Copy(copy) => vec![&copy.src, &copy.dst],
+                Statement::Mma(mma) => vec![&mma.a, &mma.b],
+                _ => vec![],
+            };
+            for operand in operands {
+                if let Operand::Global(tile) = operand {
+                    if !tile.at.is_empty() {
+                        self.error(
+                            tile.origin,
+                            format!("`{tile}` in a `.stream_k()` kernel: stream-K splits the k loops of one matrix's tiles, and batched tiles (`.at([..])`) are not supported with it"),
+                            Some("drop `.stream_k()` and put the batch on the grid: `grid(cdiv(N, BN), cdiv(M, BM), B)`".into()),
+                        );
+                    }
+                }
+            }
+        }
         let shape = "a stream-K body is the grid, shared buffers, one fragment, one cp.async `pipeline(..)` (stages ≥ 3) with its copies and `mma`, then one `copy(&acc, c.tile(..))`";
         let (mut fragments, mut pipelines, mut epilogues) = (0, 0, 0);
         for statement in &self.kernel.body {
@@ -752,7 +771,7 @@ impl Checker<'_> {
                 Statement::Mma(mma) => {
                     for operand in [&mma.a, &mma.b] {
                         if let Operand::Global(tile) = operand {
-                            for expr in tile.index.iter().chain(&tile.extent) {
+                            for expr in tile.at.iter().chain(&tile.index).chain(&tile.extent) {
                                 self.expression(expr, bound);
                             }
                         }
@@ -1430,7 +1449,7 @@ impl Checker<'_> {
         for operand in [&copy.src, &copy.dst] {
             match operand {
                 Operand::Global(tile) => {
-                    for expr in tile.index.iter().chain(&tile.extent) {
+                    for expr in tile.at.iter().chain(&tile.index).chain(&tile.extent) {
                         self.expression(expr, bound);
                     }
                 }
@@ -1530,6 +1549,7 @@ mod tests {
         let operand = |tensor: &str| {
             Operand::Global(TileOperand {
                 tensor: tensor.into(),
+                at: vec![],
                 index: vec![Expr::name("bx")],
                 extent: vec![Expr::name("TILE")],
                 transposed: false,

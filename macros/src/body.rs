@@ -771,16 +771,13 @@ fn binding_names(pat: &Pat) -> syn::Result<Vec<String>> {
     }
 }
 
-/// `x.tile([index..], [extent..])`
+/// `x.tile([index..], [extent..])`, or `x.at([b, h]).tile([index..], [extent..])` on a tensor of
+/// rank 3 or 4 (the leading indices select one matrix).
 fn tile(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<TileOperand> {
-    let wrong = || syn::Error::new(e.span(), "expected a tile: `x.tile([bx], [TILE])`");
+    let wrong = || syn::Error::new(e.span(), "expected a tile: `x.tile([bx], [TILE])` or `q.at([b, h]).tile(..)`");
     let RustExpr::MethodCall(method) = e else {
         return Err(wrong());
     };
-    let RustExpr::Path(receiver) = &*method.receiver else {
-        return Err(wrong());
-    };
-    let tensor = receiver.path.get_ident().ok_or_else(wrong)?;
     if method.method != "tile" || method.args.len() != 2 {
         return Err(syn::Error::new(
             method.method.span(),
@@ -793,8 +790,32 @@ fn tile(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<TileOperand> {
             other => Err(syn::Error::new(other.span(), "expected a list in brackets, e.g. `[bx]`")),
         }
     };
+    // `q.at([b, h])`: the batch indices before the tile
+    let (receiver, at) = match &*method.receiver {
+        RustExpr::MethodCall(at) if at.method == "at" => {
+            if at.args.len() != 1 {
+                return Err(syn::Error::new(
+                    at.method.span(),
+                    "`.at(..)` takes one list of batch indices: `q.at([b, h]).tile(..)`",
+                ));
+            }
+            (&*at.receiver, list(&at.args[0], spans)?)
+        }
+        RustExpr::MethodCall(other) => {
+            return Err(syn::Error::new(
+                other.method.span(),
+                format!("unknown tensor method `{}`: expected `.at([..])` before `.tile(..)`", other.method),
+            ))
+        }
+        receiver => (receiver, Vec::new()),
+    };
+    let RustExpr::Path(receiver) = receiver else {
+        return Err(wrong());
+    };
+    let tensor = receiver.path.get_ident().ok_or_else(wrong)?;
     Ok(TileOperand {
         tensor: tensor.to_string(),
+        at,
         index: list(&method.args[0], spans)?,
         extent: list(&method.args[1], spans)?,
         transposed: false,
