@@ -3,7 +3,7 @@
 
 use crate::{
     Access, Diagnostic, ElementMap, ElementType, Expr, FragmentLayout, ItemOrder, Kernel, Mma, MmaInstruction, Operand,
-    ParamKind, Scope, SharedLayout, ThreadExprKind, ThreadType, TileCopy, TypeEnv,
+    ParamKind, Scope, SharedLayout, ThreadType, TileCopy, TypeEnv,
 };
 
 /// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).
@@ -631,16 +631,13 @@ fn check_element_map(kernel: &Kernel, map: &ElementMap, element: ElementType) ->
         }
     }
     map.body.walk(&mut |e| {
-        if let ThreadExprKind::Call { function, .. } = &e.kind {
-            if function.is_warp_collective() {
-                errors.push(Diagnostic::new(
-                    e.origin,
-                    format!(
-                        "`{}` in an element map: the epilogue maps each value on its own, and bounds checks on edge tiles leave lanes out",
-                        function.name()
-                    ),
-                ));
-            }
+        if let Some(collective) = e.warp_collective() {
+            errors.push(Diagnostic::new(
+                e.origin,
+                format!(
+                    "`{collective}` in an element map: the epilogue maps each value on its own, and bounds checks on edge tiles leave lanes out"
+                ),
+            ));
         }
     });
     if !errors.is_empty() {
