@@ -535,7 +535,23 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     .map_err(template_error("epilogue.cu"))
 }
 
-pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop) -> Result<String, RenderError> {
+/// A pipeline; `env` holds the thread-code names declared before it, which the body of a
+/// single-stage pipeline (rendered statement by statement) may use.
+pub(crate) fn pipeline_source(
+    kernel: &Kernel,
+    pipeline: &PipelineLoop,
+    env: &tessera_dsl::TypeEnv,
+) -> Result<String, RenderError> {
+    if pipeline.stages < 2 {
+        return SinglePipelineSource {
+            dsl: format!("for {} in pipeline(0..{}, stages = {})", pipeline.var, pipeline.count, pipeline.stages),
+            var: pipeline.var.clone(),
+            count: c_expr(&pipeline.count),
+            body: crate::statement::render_scoped(kernel, &pipeline.body, 1, &mut env.clone())?,
+        }
+        .render()
+        .map_err(template_error("pipeline_single.cu"));
+    }
     pipeline_range_source(kernel, pipeline, None)
 }
 

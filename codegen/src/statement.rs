@@ -123,7 +123,7 @@ fn base_env(kernel: &Kernel) -> TypeEnv {
     env
 }
 
-fn render_scoped(
+pub(crate) fn render_scoped(
     kernel: &Kernel,
     body: &[Statement],
     depth: usize,
@@ -142,7 +142,7 @@ fn render_scoped(
                 Statement::Copy(copy) => tile_copy_source(kernel, copy),
                 Statement::Sync(barrier) => barrier_source(barrier),
                 Statement::Fragment(fragment) => crate::gemm::fragment_source(kernel, fragment),
-                Statement::Pipeline(pipeline) => crate::gemm::pipeline_source(kernel, pipeline),
+                Statement::Pipeline(pipeline) => crate::gemm::pipeline_source(kernel, pipeline, env),
                 Statement::Mma(mma) => crate::gemm::mma_source(kernel, mma, None),
             }?;
             Ok(indent(&text, depth))

@@ -2,8 +2,8 @@
 //! the same rules that validated it ([`TypeEnv`]).
 
 use tessera_dsl::{
-    ElementType, Intrinsic, Kernel, Statement, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement,
-    ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
+    ElementType, FragmentSlots, Intrinsic, Kernel, SlotQuery, Statement, ThreadExpr, ThreadExprKind, ThreadOp,
+    ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
 };
 
 use crate::operand::round_to_half;
@@ -29,12 +29,14 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
                 ThreadExprKind::Call { function: Intrinsic::Gelu, .. } => used.push(GELU),
                 ThreadExprKind::Call { function: Intrinsic::Silu, .. } => used.push(SILU),
+                ThreadExprKind::FragmentSlot { query: SlotQuery::RowMax, .. } => used.push(ROW_MAX),
+                ThreadExprKind::FragmentSlot { query: SlotQuery::RowSum, .. } => used.push(ROW_SUM),
                 _ => {}
             });
         }
     }
     let mut helpers = Vec::new();
-    for helper in [WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, VECTOR_SUM, DOT, GELU, SILU] {
+    for helper in [WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, VECTOR_SUM, DOT, GELU, SILU, ROW_MAX, ROW_SUM] {
         if used.contains(&helper) {
             helpers.push(helper);
         }
@@ -132,6 +134,38 @@ __device__ __forceinline__ double tessera_gelu(double x) { return 0.5 * x * (1.0
 const SILU: &str = "// silu(x) = x·σ(x) = x / (1 + e^-x)
 __device__ __forceinline__ float tessera_silu(float x) { return x / (1.0f + expf(-x)); }
 __device__ __forceinline__ double tessera_silu(double x) { return x / (1.0 + exp(-x)); }";
+
+const ROW_MAX: &str = "// acc.row_max(i) on a warp-tile fragment in mma.sync's accumulator layout: the maximum over
+// the block-tile row of row slot i: this lane's values of it, then the 4 lanes sharing the row
+// (lanes 4r .. 4r + 3: shuffle-xor 1, then 2); every one of them gets the result
+template <int M_TILES, int N_TILES>
+__device__ __forceinline__ float tessera_row_max(const float (&acc)[M_TILES][N_TILES][4], int i)
+{
+    float v = acc[i / 2][0][i % 2 * 2];
+#pragma unroll
+    for (int j = 1; j < N_TILES * 2; ++j) {
+        v = fmaxf(v, acc[i / 2][j / 2][i % 2 * 2 + j % 2]);
+    }
+    v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, 1));
+    v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, 2));
+    return v;
+}";
+
+const ROW_SUM: &str = "// acc.row_sum(i) on a warp-tile fragment: the sum over the block-tile row of row slot i, in a
+// fixed order: this lane's values left to right, then the 4 lanes sharing the row by
+// shuffle-xor 1 and 2 (each pair adds the same two values, so the lanes agree to the bit)
+template <int M_TILES, int N_TILES>
+__device__ __forceinline__ float tessera_row_sum(const float (&acc)[M_TILES][N_TILES][4], int i)
+{
+    float v = acc[i / 2][0][i % 2 * 2];
+#pragma unroll
+    for (int j = 1; j < N_TILES * 2; ++j) {
+        v += acc[i / 2][j / 2][i % 2 * 2 + j % 2];
+    }
+    v += __shfl_xor_sync(0xffffffff, v, 1);
+    v += __shfl_xor_sync(0xffffffff, v, 2);
+    return v;
+}";
 
 /// The intrinsic that computes `op` on two 16-bit floats of type `ty` with its own rounding.
 fn half_arithmetic(op: ThreadOp, ty: ThreadType) -> Option<&'static str> {
@@ -371,6 +405,13 @@ impl Printer<'_> {
                         PRIMARY,
                     ));
                 }
+                // a tensor-core fragment's value slot (i, j): m-tile i / 2, n-tile j / 2, and of
+                // their four accumulators the row half i % 2 and the column j % 2
+                if let Some(tessera_dsl::Binding::Fragment { slots: Some(slots), .. }) = env.get(base) {
+                    if slots.layout.warp_tile.is_some() {
+                        return Ok((self.fragment_register(base, slots, indices, env)?, PRIMARY));
+                    }
+                }
                 let tensor = self.kernel.param(base).and_then(|p| p.tensor());
                 match (tensor, index.as_slice()) {
                     (Some(_), [i]) => (format!("{base}[{i}]"), PRIMARY),
@@ -479,7 +520,90 @@ impl Printer<'_> {
             }
             ThreadExprKind::VectorSum(value) => (format!("tessera_sum({})", self.expr(value, env, None)?), PRIMARY),
             ThreadExprKind::LeadingDimension(tensor) => (tessera_dsl::leading_dimension_name(tensor), PRIMARY),
+            ThreadExprKind::FragmentSlot { fragment, query, slot } => {
+                self.fragment_slot(fragment, *query, slot, env)?
+            }
         })
+    }
+
+    /// The slot index as C text bound at least as tightly as `*` (or its value when a literal).
+    fn slot_index(&self, slot: &ThreadExpr, env: &TypeEnv) -> Result<(String, Option<i64>), RenderError> {
+        if let ThreadExprKind::Int { value, .. } = slot.kind {
+            return Ok((value.to_string(), Some(value)));
+        }
+        let (text, p) = self.precedence(slot, env, Some(ThreadType::I32))?;
+        Ok((if p < 10 { format!("({text})") } else { text }, None))
+    }
+
+    /// `acc[[i, j]]` on a warp-tile or warpgroup-tile fragment: `acc[i / 2][j / 2][i % 2 * 2 + j % 2]`.
+    fn fragment_register(
+        &self,
+        base: &str,
+        slots: &FragmentSlots,
+        indices: &[ThreadExpr],
+        env: &TypeEnv,
+    ) -> Result<String, RenderError> {
+        let [row, col] = indices else {
+            return Err(
+                self.fail(indices.first().map(|i| i.origin).unwrap_or_default(), "a fragment has two slot indices")
+            );
+        };
+        let ((i, i_value), (j, j_value)) = (self.slot_index(row, env)?, self.slot_index(col, env)?);
+        Ok(match (i_value, j_value) {
+            (Some(i), Some(j)) => {
+                let [mi, ni, v] = slots.layout.slot_register(i, j);
+                format!("{base}[{mi}][{ni}][{v}]")
+            }
+            _ => format!("{base}[{i} / 2][{j} / 2][{i} % 2 * 2 + {j} % 2]"),
+        })
+    }
+
+    /// `s.row(i)`, `s.col(j)`, `s.row_max(i)`, `s.row_sum(i)`.
+    fn fragment_slot(
+        &self,
+        base: &str,
+        query: SlotQuery,
+        slot: &ThreadExpr,
+        env: &TypeEnv,
+    ) -> Result<(String, u8), RenderError> {
+        let Some(tessera_dsl::Binding::Fragment { slots: Some(slots), .. }) = env.get(base) else {
+            return Err(self.fail(slot.origin, "not a fragment with a constant layout"));
+        };
+        let layout = &slots.layout;
+        let (index, value) = self.slot_index(slot, env)?;
+        const SUM: u8 = 9;
+        let text = match (query, layout.warp_tile.is_some()) {
+            (SlotQuery::RowMax, _) => return Ok((format!("tessera_row_max({base}, {index})"), u8::MAX)),
+            (SlotQuery::RowSum, _) => return Ok((format!("tessera_row_sum({base}, {index})"), u8::MAX)),
+            // rows lane / 4 (+ 8) of each 16-row mma tile
+            (SlotQuery::Row, true) => match value {
+                Some(i) => plus("warp_row0", i / 2 * 16 + i % 2 * 8, "tid % 32 / 4"),
+                None => format!("warp_row0 + {index} / 2 * 16 + {index} % 2 * 8 + tid % 32 / 4"),
+            },
+            // columns 2 · (lane % 4) and the next of each 8-column mma tile
+            (SlotQuery::Col, true) => match value {
+                Some(j) => plus("warp_col0", j / 2 * 8 + j % 2, "tid % 32 % 4 * 2"),
+                None => format!("warp_col0 + {index} / 2 * 8 + tid % 32 % 4 * 2 + {index} % 2"),
+            },
+            // a thread tile: value i of the thread's rows (split into sub-tiles a block part apart)
+            (SlotQuery::Row, false) => thread_tile_position(
+                "thread_row",
+                &index,
+                value,
+                layout.sub_rows(),
+                layout.rows / layout.split[0].max(1),
+                layout.split[0],
+            ),
+            (SlotQuery::Col, false) => thread_tile_position(
+                "thread_col",
+                &index,
+                value,
+                layout.sub_cols(),
+                layout.cols / layout.split[1].max(1),
+                layout.split[1],
+            ),
+        };
+        Ok((text, SUM))
     }
 
     fn call(
@@ -504,6 +628,7 @@ impl Printer<'_> {
             // 16-bit floats: CUDA's own functions where it has them, else the f32 one rounded once
             Intrinsic::Sqrt if ty.is_half() => format!("hsqrt({})", arg(0, Some(ty))?),
             Intrinsic::Exp if ty.is_half() => format!("hexp({})", arg(0, Some(ty))?),
+            Intrinsic::Exp2 if ty.is_half() => format!("hexp2({})", arg(0, Some(ty))?),
             Intrinsic::Abs if ty.is_half() => format!("__habs({})", arg(0, Some(ty))?),
             Intrinsic::Fma if ty.is_half() => {
                 format!("__hfma({}, {}, {})", arg(0, Some(ty))?, arg(1, Some(ty))?, arg(2, Some(ty))?)
@@ -528,6 +653,7 @@ impl Printer<'_> {
             }
             Intrinsic::Sqrt => format!("{}({})", float("sqrtf", "sqrt"), arg(0, Some(ty))?),
             Intrinsic::Exp => format!("{}({})", float("expf", "exp"), arg(0, Some(ty))?),
+            Intrinsic::Exp2 => format!("{}({})", float("exp2f", "exp2"), arg(0, Some(ty))?),
             Intrinsic::Tanh => format!("{}({})", float("tanhf", "tanh"), arg(0, Some(ty))?),
             Intrinsic::Erf => format!("{}({})", float("erff", "erf"), arg(0, Some(ty))?),
             Intrinsic::Gelu => format!("tessera_gelu({})", arg(0, Some(ty))?),
@@ -575,5 +701,27 @@ impl Printer<'_> {
             }
         };
         Ok((text, PRIMARY))
+    }
+}
+
+/// `origin + offset + lane_part`, the constant left out when 0.
+fn plus(origin: &str, offset: i64, lane_part: &str) -> String {
+    if offset == 0 {
+        format!("{origin} + {lane_part}")
+    } else {
+        format!("{origin} + {offset} + {lane_part}")
+    }
+}
+
+/// Value `index` of a thread tile's `sub`-long sub-tiles spaced `part` apart (`split` of them),
+/// the thread at `thread`: `index / sub * part + thread * sub + index % sub`.
+fn thread_tile_position(thread: &str, index: &str, value: Option<i64>, sub: i64, part: i64, split: i64) -> String {
+    match value {
+        Some(v) => match v / sub * part + v % sub {
+            0 => format!("{thread} * {sub}"),
+            offset => format!("{thread} * {sub} + {offset}"),
+        },
+        None if split == 1 => format!("{thread} * {sub} + {index}"),
+        None => format!("{index} / {sub} * {part} + {thread} * {sub} + {index} % {sub}"),
     }
 }

@@ -738,16 +738,13 @@ fn check_element_map(kernel: &Kernel, map: &ElementMap, element: ElementType) ->
         }
     }
     map.body.walk(&mut |e| {
-        if let ThreadExprKind::Call { function, .. } = &e.kind {
-            if function.is_warp_collective() {
-                errors.push(Diagnostic::new(
-                    e.origin,
-                    format!(
-                        "`{}` in an element map: the epilogue maps each value on its own, and bounds checks on edge tiles leave lanes out",
-                        function.name()
-                    ),
-                ));
-            }
+        if let Some(collective) = e.warp_collective() {
+            errors.push(Diagnostic::new(
+                e.origin,
+                format!(
+                    "`{collective}` in an element map: the epilogue maps each value on its own, and bounds checks on edge tiles leave lanes out"
+                ),
+            ));
         }
     });
     if !errors.is_empty() {

@@ -147,6 +147,43 @@ impl FragmentLayout {
         (mi * 16 + lane / 4 + v / 2 * 8, ni * 8 + lane % 4 * 2 + v % 2)
     }
 
+    /// The block-tile row of row slot `i` of thread `tid` (`acc.row(i)` in thread code): for a
+    /// tensor-core fragment, row slot i is m-tile i / 2, half i % 2 (rows lane / 4 and
+    /// lane / 4 + 8); for a thread tile, value row i of the thread's tile.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, FragmentLayout};
+    /// // 64 × 64 in warp tiles of 16 × 64: warp w holds rows 16w .., each lane 2 × 16 values
+    /// let s = FragmentLayout {
+    ///     rows: 64, cols: 64, thread_rows: 2, thread_cols: 16, split: [1, 1], warp_layout: None,
+    ///     warp_tile: Some([16, 64]), warpgroup_tile: None, element: ElementType::F32,
+    /// };
+    /// assert_eq!(s.slot_row(32 + 9, 1), 16 + 8 + 2);   // warp 1, lane 9: its second row
+    /// assert_eq!(s.slot_col(32 + 9, 5), 16 + 2 + 1);   // n-tile 2, lane 9 % 4 = 1, second column
+    /// assert_eq!(s.slot_register(1, 5), [0, 2, 3]);
+    /// ```
+    pub fn slot_row(&self, tid: i64, i: i64) -> i64 {
+        match self.warp_tile {
+            Some(_) => self.warp_origin(tid / 32).0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4,
+            None => self.row(self.thread_position(tid).0, i),
+        }
+    }
+
+    /// The block-tile column of column slot `j` of thread `tid` (`acc.col(j)`): n-tile j / 2,
+    /// column 2 · (lane % 4) + j % 2 of it, for a tensor-core fragment.
+    pub fn slot_col(&self, tid: i64, j: i64) -> i64 {
+        match self.warp_tile {
+            Some(_) => self.warp_origin(tid / 32).1 + j / 2 * 8 + tid % 32 % 4 * 2 + j % 2,
+            None => self.col(self.thread_position(tid).1, j),
+        }
+    }
+
+    /// The accumulator `[mi, ni, v]` of a tensor-core fragment that holds value slot (i, j):
+    /// `acc[i / 2][j / 2][i % 2 * 2 + j % 2]` (see [`Self::lane_value_position`]).
+    pub fn slot_register(&self, i: i64, j: i64) -> [i64; 3] {
+        [i / 2, j / 2, i % 2 * 2 + j % 2]
+    }
+
     /// (thread row, thread column) of thread `tid`.
     pub fn thread_position(&self, tid: i64) -> (i64, i64) {
         match self.warp_layout {

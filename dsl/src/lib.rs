@@ -68,8 +68,8 @@ pub use statement::{
 pub use target::Target;
 pub use tensor_map::{tensor_map_of, CopyMechanism, TensorMap, TMA_MAX_BOX, TMA_SWIZZLE_SPANS};
 pub use thread_code::{
-    check_thread_statement, is_varying, Binding, Intrinsic, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement,
-    ThreadStatementKind, ThreadTileBounds, ThreadType, TypeEnv, UnaryOp,
+    check_thread_statement, is_varying, Binding, FragmentSlots, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind,
+    ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
 };
 pub use tune::{configure, shape_class, Candidate, TuneSpace};
 pub use validate::validate;

@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    ElementType, Intrinsic, Kernel, ParamKind, SharedLayout, Statement, ThreadExpr, ThreadExprKind, ThreadOp,
-    ThreadStatement, ThreadStatementKind, UnaryOp,
+    ElementType, FragmentLayout, Intrinsic, Kernel, ParamKind, SharedLayout, SlotQuery, Statement, ThreadExpr,
+    ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind, UnaryOp,
 };
 
 /// The value of every shape symbol in the analysis: a multiple of 32 elements.
@@ -55,6 +55,8 @@ struct Warp<'k> {
     /// Constants, THREADS, VECTOR, shape symbols and block indices.
     globals: Env,
     shared: BTreeMap<String, SharedLayout>,
+    /// The fragments declared at kernel level, for `s.row(i)` and `s.col(j)`.
+    fragments: BTreeMap<String, FragmentLayout>,
     tids: Vec<i64>,
     lanes: Vec<Env>,
     /// Sites by the address of their expression in the IR, in order of first use.
@@ -78,8 +80,14 @@ pub(crate) fn thread_accesses(kernel: &Kernel) -> Vec<AccessSite> {
     }
     let scope = kernel.constant_scope();
     let mut shared = BTreeMap::new();
+    let mut fragments = BTreeMap::new();
     for statement in &kernel.body {
         match statement {
+            Statement::Fragment(fragment) => {
+                if let Some(layout) = FragmentLayout::with_scope(fragment, &scope) {
+                    fragments.insert(fragment.name.clone(), layout);
+                }
+            }
             Statement::Grid(grid) => {
                 for var in &grid.vars {
                     globals.insert(var.clone(), Value::Int(1));
@@ -112,6 +120,7 @@ pub(crate) fn thread_accesses(kernel: &Kernel) -> Vec<AccessSite> {
             kernel,
             globals: globals.clone(),
             shared: shared.clone(),
+            fragments: fragments.clone(),
             lanes: vec![Env::new(); WARP as usize],
             tids,
             sites: std::mem::take(&mut sites),
@@ -256,6 +265,23 @@ impl Warp<'_> {
             ThreadExprKind::VectorSum(inner) => {
                 self.expr(inner, mask, statement);
                 vec![Value::Unknown; n]
+            }
+            // `s.row(i)` / `s.col(j)`: where the lane's value slot lies in the block tile, as
+            // codegen computes it; the row reductions are loaded values
+            ThreadExprKind::FragmentSlot { fragment, query, slot } => {
+                let slots = self.expr(slot, mask, statement);
+                let layout = self.fragments.get(fragment).copied();
+                (0..n)
+                    .map(|lane| match (query, slots[lane], layout) {
+                        (SlotQuery::Row, Value::Int(i), Some(layout)) => {
+                            Value::Int(layout.slot_row(self.tids[lane], i))
+                        }
+                        (SlotQuery::Col, Value::Int(j), Some(layout)) => {
+                            Value::Int(layout.slot_col(self.tids[lane], j))
+                        }
+                        _ => Value::Unknown,
+                    })
+                    .collect()
             }
             ThreadExprKind::Unary { op, operand } => {
                 let values = self.expr(operand, mask, statement);

@@ -150,6 +150,62 @@ pub enum ThreadExprKind {
     /// `y.leading_dimension()`: elements from one row of a 2-D tensor to the next (an `i32`;
     /// the column count when dense), e.g. to find where a row's 32-byte sectors start.
     LeadingDimension(String),
+    /// `s.row(i)`, `s.col(j)`, `s.row_max(i)`, `s.row_sum(i)`: about value slot `slot` of the
+    /// calling thread's share of fragment `fragment` (see [`SlotQuery`]).
+    FragmentSlot {
+        fragment: String,
+        query: SlotQuery,
+        slot: Box<ThreadExpr>,
+    },
+}
+
+/// What thread code asks of a fragment's value slot: where it lies in the block tile, or a
+/// reduction over its block-tile row.
+///
+/// A thread holds `slots` values of a fragment, `acc[[i, j]]` with i < row slots and
+/// j < column slots: the thread tile for `.thread_tile([TM, TN])`, WM / 8 × WN / 4 per lane for
+/// `.warp_tile([WM, WN])` (two rows of each 16-row mma tile, two columns of each 8-column one)
+/// and 2 × WN / 4 for `.warpgroup_tile([64, WN])`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SlotQuery {
+    /// `s.row(i)`: the block-tile row of row slot i (an `i32`).
+    Row,
+    /// `s.col(j)`: the block-tile column of column slot j (an `i32`).
+    Col,
+    /// `s.row_max(i)`: the maximum over the whole block-tile row of row slot i, in every lane
+    /// that holds part of it (a warp collective).
+    RowMax,
+    /// `s.row_sum(i)`: the sum over that row, in a fixed order (a warp collective).
+    RowSum,
+}
+
+impl SlotQuery {
+    pub const ALL: [SlotQuery; 4] = [Self::Row, Self::Col, Self::RowMax, Self::RowSum];
+
+    /// The method name thread code calls it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Row => "row",
+            Self::Col => "col",
+            Self::RowMax => "row_max",
+            Self::RowSum => "row_sum",
+        }
+    }
+
+    /// The query called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|q| q.name() == name)
+    }
+
+    /// Whether the slot is a column slot (`col`) rather than a row slot.
+    pub fn is_column(self) -> bool {
+        self == Self::Col
+    }
+
+    /// Whether the lanes sharing a row must call it together (it shuffles between them).
+    pub fn is_warp_collective(self) -> bool {
+        matches!(self, Self::RowMax | Self::RowSum)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,6 +291,9 @@ impl ThreadOp {
 pub enum Intrinsic {
     Sqrt,
     Exp,
+    /// `2^x` (`exp2f`; `h2exp2`-style `hexp2` for 16-bit floats): softmax and attention
+    /// exponentiate `x · log2(e)` with it.
+    Exp2,
     Tanh,
     /// The error function.
     Erf,
@@ -276,9 +335,10 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 23] = [
+    pub const ALL: [Intrinsic; 24] = [
         Self::Sqrt,
         Self::Exp,
+        Self::Exp2,
         Self::Tanh,
         Self::Erf,
         Self::Gelu,
@@ -307,6 +367,7 @@ impl Intrinsic {
         match self {
             Self::Sqrt => "sqrt",
             Self::Exp => "exp",
+            Self::Exp2 => "exp2",
             Self::Tanh => "tanh",
             Self::Erf => "erf",
             Self::Gelu => "gelu",
@@ -345,7 +406,15 @@ impl Intrinsic {
     pub fn arity(self) -> usize {
         match self {
             Self::ThreadIndex | Self::Lane | Self::WarpIndex | Self::BlockIndex | Self::BlockCount => 0,
-            Self::Sqrt | Self::Exp | Self::Tanh | Self::Erf | Self::Gelu | Self::Silu | Self::Abs | Self::Splat => 1,
+            Self::Sqrt
+            | Self::Exp
+            | Self::Exp2
+            | Self::Tanh
+            | Self::Erf
+            | Self::Gelu
+            | Self::Silu
+            | Self::Abs
+            | Self::Splat => 1,
             Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax => 1,
             Self::Min | Self::Max | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
             Self::Fma => 3,
@@ -405,6 +474,19 @@ impl ThreadExpr {
                 index.walk(visit)
             }
             ThreadExprKind::VectorSum(value) => value.walk(visit),
+            ThreadExprKind::FragmentSlot { slot, .. } => slot.walk(visit),
+        }
+    }
+
+    /// The name of the warp collective this node is (`warp_sum`, `s.row_max`, ..), if it is
+    /// one: every lane of the warp must evaluate it together.
+    pub fn warp_collective(&self) -> Option<String> {
+        match &self.kind {
+            ThreadExprKind::Call { function, .. } if function.is_warp_collective() => Some(function.name().to_string()),
+            ThreadExprKind::FragmentSlot { fragment, query, .. } if query.is_warp_collective() => {
+                Some(format!("{fragment}.{}", query.name()))
+            }
+            _ => None,
         }
     }
 }
@@ -524,34 +606,70 @@ pub enum Binding {
     /// A shared buffer (2-D).
     Shared { element: ElementType },
     /// A register fragment: thread code indexes the calling thread's own values,
-    /// `acc[[i, j]]` with i < TM and j < TN (its thread tile, when constant), e.g. for an
-    /// epilogue.
-    Fragment { element: ElementType, thread_tile: Option<ThreadTileBounds> },
+    /// `acc[[i, j]]` with i < its row slots and j < its column slots (see [`FragmentSlots`]),
+    /// e.g. for an epilogue, and asks `acc.row(i)`, `acc.col(j)`, `acc.row_max(i)`,
+    /// `acc.row_sum(i)`.
+    Fragment { element: ElementType, slots: Option<FragmentSlots> },
     /// A value: a local (mutable or not), a scalar parameter, a constant, an index.
     Value { ty: ThreadType, mutable: bool },
     /// A register array `let mut v = [0.0f32; ITEMS];` of `len` elements (when constant).
     Registers { element: ElementType, len: Option<i64>, mutable: bool },
 }
 
-/// A fragment's thread tile as declared (`[TM, TN]`) and its constant values.
+/// The value slots each thread holds of a fragment whose layout is constant: its thread tile
+/// `[TM, TN]`, or per lane WM / 8 × WN / 4 of a `.warp_tile([WM, WN])` (2 × WN / 4 of a
+/// `.warpgroup_tile([64, WN])`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ThreadTileBounds {
+pub struct FragmentSlots {
+    /// The distribution as written, for messages: `thread_tile([TM, TN])`, `warp_tile([WM, WN])`.
     pub declared: String,
+    /// Row slots and column slots of one thread.
     pub values: [i64; 2],
+    /// The fragment's resolved geometry.
+    pub layout: crate::FragmentLayout,
+}
+
+impl FragmentSlots {
+    /// "a thread's tile", or "a lane's values" for the tensor-core layouts (for messages).
+    fn holder(&self) -> &'static str {
+        if self.layout.warp_tile.is_some() {
+            "this lane's values"
+        } else {
+            "this thread's tile"
+        }
+    }
+
+    /// The out-of-range message for a literal `what` slot `value` (`bound` slots exist).
+    fn outside(&self, base: &str, what: &str, value: i64, bound: i64) -> String {
+        let [rows, cols] = self.values;
+        let per = if self.layout.warpgroup_tile.is_some() {
+            format!("{} gives each lane 2 × {cols} values (its warp's 16 rows: 2; WN / 4 columns)", self.declared)
+        } else if self.layout.warp_tile.is_some() {
+            format!("{} gives each lane {rows} × {cols} values (WM / 8 rows, WN / 4 columns)", self.declared)
+        } else {
+            format!("{} is {rows} × {cols}", self.declared)
+        };
+        format!(
+            "{what} {value} of fragment `{base}` is outside {}: {per}, so {what}s 0 to {}",
+            self.holder(),
+            bound - 1
+        )
+    }
 }
 
 impl Binding {
-    /// The binding of a fragment declaration, its thread tile evaluated when constant.
+    /// The binding of a fragment declaration, its slots resolved when its layout is constant.
     pub fn fragment(fragment: &crate::Fragment, kernel: &Kernel) -> Self {
-        let scope = kernel.constant_scope();
-        let thread_tile = match fragment.thread_tile.as_slice() {
-            [rows, cols] => match (rows.eval(&scope), cols.eval(&scope)) {
-                (Ok(r), Ok(c)) => Some(ThreadTileBounds { declared: format!("[{rows}, {cols}]"), values: [r, c] }),
-                _ => None,
-            },
-            _ => None,
+        let list = |extents: &[crate::Expr]| extents.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+        let declared = match (&fragment.warpgroup_tile, &fragment.warp_tile) {
+            (Some(tile), _) => format!("warpgroup_tile([{}])", list(tile)),
+            (None, Some(tile)) => format!("warp_tile([{}])", list(tile)),
+            (None, None) => format!("thread_tile([{}])", list(&fragment.thread_tile)),
         };
-        Binding::Fragment { element: fragment.element, thread_tile }
+        let slots = crate::FragmentLayout::of(fragment, kernel)
+            .filter(|layout| layout.thread_rows > 0 && layout.thread_cols > 0)
+            .map(|layout| FragmentSlots { declared, values: [layout.thread_rows, layout.thread_cols], layout });
+        Binding::Fragment { element: fragment.element, slots }
     }
 }
 
@@ -728,27 +846,20 @@ impl TypeEnv {
                         }
                         Ok(ThreadType::Scalar(*element))
                     }
-                    Some(Binding::Fragment { element, thread_tile }) => {
+                    Some(Binding::Fragment { element, slots }) => {
                         if indices.len() != 2 {
                             return Err(error(format!(
-                                "fragment `{base}` is indexed by this thread's row and column: `{base}[[i, j]]`"
+                                "fragment `{base}` is indexed by this thread's row and column slot: `{base}[[i, j]]`"
                             )));
                         }
-                        // a literal index past the thread tile names a register the thread does not have
-                        if let Some(tile) = thread_tile {
-                            for ((index, bound), what) in indices.iter().zip(tile.values).zip(["row", "column"]) {
+                        // a literal index past the slots names a register the thread does not have
+                        if let Some(slots) = slots {
+                            for ((index, bound), what) in indices.iter().zip(slots.values).zip(["row", "column"]) {
                                 if let ThreadExprKind::Int { value, .. } = index.kind {
                                     if value < 0 || value >= bound {
                                         return Err(Diagnostic::new(
                                             index.origin,
-                                            format!(
-                                                "{what} {value} of fragment `{base}` is outside this thread's tile: \
-                                                 thread_tile({}) is {} × {}, so {what}s 0 to {}",
-                                                tile.declared,
-                                                tile.values[0],
-                                                tile.values[1],
-                                                bound - 1
-                                            ),
+                                            slots.outside(base, what, value, bound),
                                         ));
                                     }
                                 }
@@ -882,6 +993,7 @@ impl TypeEnv {
                     "`.leading_dimension()` is the row stride of a tensor parameter of rank 2 or more; `{tensor}` is not one"
                 ))),
             },
+            ThreadExprKind::FragmentSlot { fragment, query, slot } => self.fragment_slot(expr, fragment, *query, slot),
             ThreadExprKind::VectorSum(value) => match self.typed(value, None)? {
                 ThreadType::Vector(element @ (ElementType::F16 | ElementType::BF16)) => {
                     Err(error(format!("`.sum()` of a {element} vector: a sum rounded to 16 bits; add them as f32")))
@@ -890,6 +1002,74 @@ impl TypeEnv {
                 other => Err(error(format!("`.sum()` adds up a vector from `x.vector(i)`; this is {other}"))),
             },
         }
+    }
+
+    /// `s.row(i)`, `s.col(j)` (i32) and `s.row_max(i)`, `s.row_sum(i)` (the fragment's type).
+    fn fragment_slot(
+        &self,
+        expr: &ThreadExpr,
+        base: &str,
+        query: SlotQuery,
+        slot: &ThreadExpr,
+    ) -> Result<ThreadType, Diagnostic> {
+        let method = format!("{base}.{}(..)", query.name());
+        let ty = self.typed(slot, Some(ThreadType::I32))?;
+        if !ty.is_integer() {
+            return Err(Diagnostic::new(slot.origin, format!("a slot index is an integer; this is {ty}"))
+                .with_hint("convert it with `as i32`"));
+        }
+        let (element, slots) = match self.names.get(base) {
+            Some(Binding::Fragment { element, slots }) => (*element, slots),
+            Some(_) => {
+                return Err(Diagnostic::new(
+                    expr.origin,
+                    format!("`.{}(..)` asks about a fragment's value slot; `{base}` is not a fragment", query.name()),
+                ))
+            }
+            None => {
+                return Err(Diagnostic::new(expr.origin, format!("unknown fragment `{base}`"))
+                    .with_hint(format!("names in scope here: {}", self.known())))
+            }
+        };
+        let Some(slots) = slots else {
+            return Err(Diagnostic::new(expr.origin, format!("`{method}`: the layout of `{base}` is not constant")));
+        };
+        let (what, bound) = if query.is_column() { ("column", slots.values[1]) } else { ("row", slots.values[0]) };
+        if let ThreadExprKind::Int { value, .. } = slot.kind {
+            if value < 0 || value >= bound {
+                return Err(Diagnostic::new(slot.origin, slots.outside(base, what, value, bound)));
+            }
+        }
+        if !query.is_warp_collective() {
+            return Ok(ThreadType::I32);
+        }
+        let layout = &slots.layout;
+        let Some([_, warp_cols]) = layout.warp_tile else {
+            return Err(Diagnostic::new(
+                expr.origin,
+                format!(
+                    "`{method}` reduces a row across the lanes of one warp, in mma.sync's accumulator layout; `{base}` is a {} fragment, whose rows are spread over threads",
+                    slots.declared
+                ),
+            )
+            .with_hint("lay it out with `.warp_tile([WM, WN])`, or reduce the values `acc[[i, j]]` with `warp_sum` / `block_sum`"));
+        };
+        if warp_cols < layout.cols {
+            let warps = layout.cols / warp_cols.max(1);
+            let unit = if layout.warpgroup_tile.is_some() { "warpgroups" } else { "warps" };
+            return Err(Diagnostic::new(
+                expr.origin,
+                format!(
+                    "`{method}` reduces a block-tile row within one warp, but `{base}` is {} columns wide and {} gives each warp {warp_cols} of them: each row is split across {warps} {unit}",
+                    layout.cols, slots.declared
+                ),
+            )
+            .with_hint(format!("make the tile as wide as the fragment (WN = {}) and stack the warps down its rows", layout.cols)));
+        }
+        if element.is_half() && query == SlotQuery::RowSum {
+            return Err(Diagnostic::new(expr.origin, format!("`{method}` of a {element} fragment: reduce in f32")));
+        }
+        Ok(ThreadType::Scalar(element))
     }
 
     /// Both operands' types, unsuffixed literals taking the other side's type.
@@ -926,7 +1106,7 @@ impl TypeEnv {
         use Intrinsic::*;
         match function {
             ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount => Ok(ThreadType::I32),
-            Sqrt | Exp | Tanh | Erf | Gelu | Silu => {
+            Sqrt | Exp | Exp2 | Tanh | Erf | Gelu | Silu => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !ty.is_float() {
                     return Err(error(format!("`{}` takes an f32, f64, f16 or bf16; this is {ty}", function.name()))
@@ -1033,20 +1213,17 @@ pub fn check_thread_statement(
         }
         if let Some(condition) = divergent {
             expr.walk(&mut |e| {
-                if let ThreadExprKind::Call { function, .. } = &e.kind {
-                    if function.is_warp_collective() {
-                        out.push(
-                            Diagnostic::new(
-                                e.origin,
-                                format!(
-                                    "`{}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
-                                    function.name(),
-                                    condition.line
-                                ),
-                            )
-                            .with_hint("call it where the whole warp is, e.g. before the `if`, or make the condition depend on `warp_index()` only"),
-                        );
-                    }
+                if let Some(collective) = e.warp_collective() {
+                    out.push(
+                        Diagnostic::new(
+                            e.origin,
+                            format!(
+                                "`{collective}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
+                                condition.line
+                            ),
+                        )
+                        .with_hint("call it where the whole warp is, e.g. before the `if`, or make the condition depend on `warp_index()` only"),
+                    );
                 }
             });
         }
@@ -1352,6 +1529,7 @@ impl std::fmt::Display for ThreadExpr {
             }
             ThreadExprKind::LeadingDimension(tensor) => write!(f, "{tensor}.leading_dimension()"),
             ThreadExprKind::VectorSum(value) => write!(f, "{}.sum()", wrap(value, u8::MAX)),
+            ThreadExprKind::FragmentSlot { fragment, query, slot } => write!(f, "{fragment}.{}({slot})", query.name()),
         }
     }
 }

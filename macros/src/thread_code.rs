@@ -5,8 +5,8 @@
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr as RustExpr, Lit, Pat, Stmt, Type, UnOp};
 use tessera_dsl::{
-    ElementType, Intrinsic, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType,
-    UnaryOp,
+    ElementType, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind,
+    ThreadType, UnaryOp,
 };
 
 use crate::spans::SpanTable;
@@ -373,7 +373,13 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 },
                 ("sum", 0, _) => ThreadExprKind::VectorSum(Box::new(expr(&method.receiver, spans)?)),
                 ("leading_dimension", 0, Some(tensor)) => ThreadExprKind::LeadingDimension(tensor),
-                (function @ ("sqrt" | "exp" | "tanh" | "erf" | "gelu" | "silu" | "abs" | "min" | "max" | "dot"), _, _) => {
+                // `s.row(i)`, `s.col(j)`, `s.row_max(i)`, `s.row_sum(i)` on a fragment
+                (query @ ("row" | "col" | "row_max" | "row_sum"), 1, Some(fragment)) => ThreadExprKind::FragmentSlot {
+                    fragment,
+                    query: SlotQuery::from_name(query).unwrap_or(SlotQuery::Row),
+                    slot: Box::new(expr(&method.args[0], spans)?),
+                },
+                (function @ ("sqrt" | "exp" | "exp2" | "tanh" | "erf" | "gelu" | "silu" | "abs" | "min" | "max" | "dot"), _, _) => {
                     let function = Intrinsic::from_name(function).unwrap_or(Intrinsic::Sqrt);
                     let mut args = vec![expr(&method.receiver, spans)?];
                     for arg in &method.args {
@@ -387,7 +393,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 _ => {
                     return Err(error(
                         method.method.span(),
-                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` (1-D, VECTOR elements at once) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, numbers `.sqrt()`, `.exp()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
+                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` (1-D, VECTOR elements at once) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, fragments `.row(i)`, `.col(j)`, `.row_max(i)` and `.row_sum(i)`, numbers `.sqrt()`, `.exp()`, `.exp2()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
                     ))
                 }
             }
