@@ -62,6 +62,7 @@ impl<'a> MappedCopy<'a> {
         match &self.plan.src {
             OperandPlan::Global(g) => &g.tensor,
             OperandPlan::Shared(s) => &s.buffer,
+            OperandPlan::Fragment(f) => &f.fragment,
         }
     }
 

@@ -810,7 +810,9 @@ fn async_copy_source(
     let element_bytes = i64::from(plan.element.size_bytes());
     let base = match &plan.src {
         OperandPlan::Global(tile) => tile.tensor.clone(),
-        OperandPlan::Shared(_) => return Err(invalid(kernel, copy.origin, "cp.async copies from global memory")),
+        OperandPlan::Shared(_) | OperandPlan::Fragment(_) => {
+            return Err(invalid(kernel, copy.origin, "cp.async copies from global memory"))
+        }
     };
     let width = plan.vector;
     let vector_copy = width > 1 && plan.src.vector_ok(width) && plan.dst.vector_ok(width);

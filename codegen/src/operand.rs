@@ -95,7 +95,7 @@ impl<'a> OperandText<'a> {
     pub(crate) fn new(plan: &'a OperandPlan) -> Self {
         let origin = match plan {
             OperandPlan::Global(g) => (format!("{}_row0", g.tensor), format!("{}_col0", g.tensor)),
-            OperandPlan::Shared(_) => (String::new(), String::new()),
+            OperandPlan::Shared(_) | OperandPlan::Fragment(_) => (String::new(), String::new()),
         };
         let batch = match plan {
             OperandPlan::Global(g) if g.is_batched() => Some(batch_origin_name(&g.tensor)),
@@ -210,6 +210,9 @@ impl<'a> OperandText<'a> {
                 }
                 format!("{}{stage}[{prow}][{column}]", s.buffer)
             }
+            // (a register operand is read by the mma's own packing of its accumulators, which
+            // lie in mma.sync's layout: no expression names one element of the block tile)
+            OperandPlan::Fragment(f) => format!("/* {} ({prow}, {pcol}) */", f.fragment),
         }
     }
 
@@ -225,6 +228,7 @@ impl<'a> OperandText<'a> {
                 [_, cols] => c_expr(cols),
                 _ => s.layout.stride().to_string(),
             },
+            OperandPlan::Fragment(f) => f.layout.cols.to_string(),
         };
         let row_term = match prow {
             "0" => None,

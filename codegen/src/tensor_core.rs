@@ -4,7 +4,8 @@
 
 use askama::Template;
 use tessera_dsl::{
-    ElementType, EpiloguePlan, Fragment, FragmentLayout, Kernel, MmaInstruction, MmaPlan, OperandPlan, TileCopy,
+    ElementType, EpiloguePlan, Fragment, FragmentLayout, FragmentPlan, Kernel, MmaInstruction, MmaPlan, OperandPlan,
+    TileCopy,
 };
 
 use crate::c_expr;
@@ -19,7 +20,7 @@ struct WarpFragmentSource<'a> {
     /// Comment lines: which warp holds which tile.
     placement: Vec<String>,
     /// `warp_row0`, `warp_col0` (and a wgmma fragment's `warpgroup_row0`) as C expressions.
-    origins: Vec<(&'static str, String)>,
+    origins: Vec<(String, String)>,
     warp_rows_name: String,
     warp_cols_name: String,
     name: &'a str,
@@ -84,6 +85,29 @@ fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, Str
     }
 }
 
+/// The names a `.warp_tile(..)` fragment's warp origins are declared with: `warp_row0` and
+/// `warp_col0` where it is the kernel's only one, else `{name}_warp_row0` and
+/// `{name}_warp_col0` (FlashAttention's S and O), which the fragment's `mma`s and its epilogue
+/// bind to `warp_row0` and `warp_col0` in a block of their own.
+fn warp_origin_names(kernel: &Kernel, fragment: &str) -> Option<(String, String)> {
+    let warp_tiles = kernel
+        .statements()
+        .iter()
+        .filter(
+            |s| matches!(s, tessera_dsl::Statement::Fragment(f) if f.warp_tile.is_some() && f.warpgroup_tile.is_none()),
+        )
+        .count();
+    (warp_tiles > 1).then(|| (format!("{fragment}_warp_row0"), format!("{fragment}_warp_col0")))
+}
+
+/// `const int warp_row0 = acc_warp_row0;` (and the column) for the mma or epilogue of `acc`
+/// in a kernel of several warp-tile fragments; nothing otherwise.
+fn warp_origin_bindings(kernel: &Kernel, fragment: &str) -> Vec<(String, String)> {
+    warp_origin_names(kernel, fragment)
+        .map(|(row, col)| vec![("warp_row0".to_string(), row), ("warp_col0".to_string(), col)])
+        .unwrap_or_default()
+}
+
 /// `let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);` (or `.warpgroup_tile(..)`)
 pub(crate) fn fragment_source(
     kernel: &Kernel,
@@ -110,9 +134,9 @@ pub(crate) fn fragment_source(
                     "16 × 8 tiles, four values of each in every lane".to_string(),
                 ],
                 vec![
-                    ("warpgroup_row0", format!("tid / 128 / {groups_across} * {group_rows}")),
-                    ("warp_row0", "warpgroup_row0 + tid / 32 % 4 * 16".to_string()),
-                    ("warp_col0", format!("tid / 128 % {groups_across} * {warp_cols_name}")),
+                    ("warpgroup_row0".to_string(), format!("tid / 128 / {groups_across} * {group_rows}")),
+                    ("warp_row0".to_string(), "warpgroup_row0 + tid / 32 % 4 * 16".to_string()),
+                    ("warp_col0".to_string(), format!("tid / 128 % {groups_across} * {warp_cols_name}")),
                 ],
             )
         }
@@ -126,10 +150,14 @@ pub(crate) fn fragment_source(
                 ),
                 "mma.sync tiles of 16 × 8, four values of each in every lane".to_string(),
             ],
-            vec![
-                ("warp_row0", format!("tid / 32 / {across} * {warp_rows_name}")),
-                ("warp_col0", format!("tid / 32 % {across} * {warp_cols_name}")),
-            ],
+            {
+                let (row, col) = warp_origin_names(kernel, &fragment.name)
+                    .unwrap_or_else(|| ("warp_row0".to_string(), "warp_col0".to_string()));
+                vec![
+                    (row, format!("tid / 32 / {across} * {warp_rows_name}")),
+                    (col, format!("tid / 32 % {across} * {warp_cols_name}")),
+                ]
+            },
         ),
     };
     WarpFragmentSource {
@@ -156,6 +184,7 @@ fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<S
         return tf32_a_loads(a, plan);
     }
     match plan {
+        OperandPlan::Fragment(p) => register_a_loads(p, input),
         OperandPlan::Shared(_) if columns_contiguous(plan) => {
             // lane l: row l % 16 of the 16 × 16 tile, columns (l / 16) · 8 ..: the four 8 × 8 tiles
             // (rows 0-7 | 8-15) × (k 0-7 | 8-15) in a[0..4)
@@ -188,6 +217,24 @@ fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<S
                 .collect()
         }
     }
+}
+
+/// A from the registers of the f32 fragment `p` (FlashAttention's P of P·V), rounded to the
+/// 16-bit `input` (to nearest even). Lane l's accumulators of `p`'s m16n8 tile (mi, ni) are
+/// (row g, cols 2q, 2q + 1) in [0], [1] and row g + 8 in [2], [3] (g = l / 4, q = l % 4);
+/// m16n8k16's A registers of the k-step of p's columns kk .. kk + 15 are a0 = (g, 2q | 2q + 1),
+/// a1 = (g + 8, same), a2 = (g, 2q + 8 | 2q + 9), a3 = (g + 8, same): n-tile kk / 8's values
+/// in a0 and a1, n-tile kk / 8 + 1's in a2 and a3, the lower column in each low half.
+fn register_a_loads(p: &FragmentPlan, input: ElementType) -> Vec<String> {
+    let round = crate::operand::round_to_half(input);
+    let value = |tile: &str, v: usize| format!("{round}({}[mi][{tile}][{v}])", p.fragment);
+    [("kk / 8", 0), ("kk / 8", 2), ("kk / 8 + 1", 0), ("kk / 8 + 1", 2)]
+        .iter()
+        .enumerate()
+        .map(|(register, (tile, v))| {
+            format!("a_frag[mi][{register}] = tessera_pack({}, {});", value(tile, *v), value(tile, v + 1))
+        })
+        .collect()
 }
 
 /// TF32 (m16n8k8): lane l holds A(l / 4 (+ 8), kk + l % 4 (+ 4)) in a[0..4), rounded with
@@ -245,7 +292,7 @@ fn tf32_b_loads(b: &OperandText<'_>, plan: &OperandPlan, step: i64) -> Vec<Strin
 fn value_of(operand: &OperandText<'_>, plan: &OperandPlan, row: &str, col: &str) -> String {
     match plan {
         OperandPlan::Global(_) => guarded(operand, row, col, ElementType::F32),
-        OperandPlan::Shared(_) => operand.element_at(row, col),
+        OperandPlan::Shared(_) | OperandPlan::Fragment(_) => operand.element_at(row, col),
     }
 }
 
@@ -285,6 +332,8 @@ fn b_loads(b: &OperandText<'_>, plan: &OperandPlan, input: ElementType, step: i6
             lines[fill] = format!("tessera_ldmatrix_{count}<{trans}>({target}, &{row});");
             lines
         }
+        // (MmaPlan takes a register operand as A only)
+        OperandPlan::Fragment(_) => vec![],
         OperandPlan::Global(_) => {
             let value = |row: &str, col: &str| guarded(b, row, col, input);
             (0..2)
@@ -428,6 +477,11 @@ pub(crate) fn mma_source(
     let k_name = crate::gemm::k_extent_name(kernel, mma, plan);
     let instruction = plan.instruction;
     let describe = |operand: &OperandPlan, name: &str, is_a: bool| match operand {
+        OperandPlan::Fragment(p) => format!(
+            "{name} from the registers of `{}`, each lane its own values rounded to {input} ({})",
+            p.fragment,
+            crate::operand::round_to_half(input)
+        ),
         OperandPlan::Global(_) => format!("{name} straight from global memory, each lane its own values"),
         OperandPlan::Shared(_) if !instruction.ldmatrix_loads(is_a, columns_contiguous(operand)) => {
             format!("{name} from shared memory, each lane its own values")
@@ -457,7 +511,13 @@ pub(crate) fn mma_source(
     }
     .render()
     .map_err(template_error("mma_sync.cu"))?;
-    let mut origins = a.origin_declarations();
+    // (a register operand's rows are its own: only B's loads name the warp's columns)
+    let registers = matches!(plan.a, OperandPlan::Fragment(_));
+    let mut origins: Vec<_> = warp_origin_bindings(kernel, &mma.acc)
+        .into_iter()
+        .filter(|(name, _)| !registers || name != "warp_row0")
+        .collect();
+    origins.extend(a.origin_declarations());
     origins.extend(b.origin_declarations());
     Ok(crate::gemm::with_tile_origins(source, &origins))
 }
@@ -546,7 +606,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     WarpEpilogueSource {
         dsl: copy.to_string(),
         element_map,
-        origins: dst.origin_declarations(),
+        origins: warp_origin_bindings(kernel, &plan.fragment).into_iter().chain(dst.origin_declarations()).collect(),
         whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
         warp_rows,
         warp_cols,

@@ -112,6 +112,8 @@ pub struct AccessReport {
 pub enum MemorySpace {
     Global,
     Shared,
+    /// A fragment's registers (an `mma`'s register operand; no memory access).
+    Registers,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -254,6 +256,8 @@ fn summarize(
             let name = if global.transposed { format!("{}.t()", global.tensor) } else { global.tensor.clone() };
             (MemorySpace::Global, name, None, Some((average, ideal.max(1.0))))
         }
+        // (the copy planner gives no copy a register side; an mma's is not summarized)
+        OperandPlan::Fragment(fragment) => (MemorySpace::Registers, fragment.fragment.clone(), None, None),
     };
     AccessReport {
         statement,
@@ -538,6 +542,7 @@ fn element_offset(operand: &OperandPlan, row: i64, col: i64) -> i64 {
         OperandPlan::Shared(shared) => shared.layout.offset(row, col),
         OperandPlan::Global(global) if global.extent.len() == 1 => col,
         OperandPlan::Global(_) => row * ASSUMED_ROW_ELEMENTS + col,
+        OperandPlan::Fragment(fragment) => row * fragment.layout.cols + col,
     }
 }
 
@@ -586,6 +591,7 @@ impl std::fmt::Display for Report {
             let space = match access.space {
                 MemorySpace::Global => "global",
                 MemorySpace::Shared => "shared",
+                MemorySpace::Registers => "registers",
             };
             let direction = match access.direction {
                 Direction::Load => "load ",

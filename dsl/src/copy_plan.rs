@@ -3,7 +3,7 @@
 
 use crate::{
     Access, Diagnostic, ElementMap, ElementType, Expr, FragmentLayout, GlobalTensor, ItemOrder, Kernel, Mma,
-    MmaInstruction, Operand, ParamKind, Scope, SharedLayout, ThreadExprKind, ThreadType, TileCopy, TileOperand,
+    MmaInstruction, Operand, ParamKind, Scope, SharedLayout, ThreadType, TileCopy, TileOperand,
     TypeEnv,
 };
 
@@ -41,6 +41,19 @@ pub struct CopyPlan {
 pub enum OperandPlan {
     Global(GlobalPlan),
     Shared(SharedPlan),
+    /// A `.warp_tile(..)` fragment read in registers: operand A of a tensor-core `mma`
+    /// (`mma(&p, &v_s, &mut o)`, FlashAttention's P·V), never a side of a copy.
+    Fragment(FragmentPlan),
+}
+
+/// A register fragment as operand A of `mma`: each lane converts its own accumulators of the
+/// fragment into the A operand's registers, nothing read from memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FragmentPlan {
+    pub fragment: String,
+    /// [rows, cols] as written.
+    pub shape_exprs: Vec<Expr>,
+    pub layout: FragmentLayout,
 }
 
 /// A tile of a global tensor, resolved. A tile of a tensor of rank 3 or 4 (`q.at([b, h])
@@ -124,6 +137,7 @@ impl OperandPlan {
                 _ => (0, 0, false),
             },
             OperandPlan::Shared(s) => (s.layout.rows, s.layout.cols, s.transposed),
+            OperandPlan::Fragment(f) => (f.layout.rows, f.layout.cols, false),
         };
         if transposed {
             (cols, rows)
@@ -144,6 +158,10 @@ impl OperandPlan {
                 [r, c] => (r.clone(), c.clone()),
                 _ => return None,
             },
+            OperandPlan::Fragment(f) => match f.shape_exprs.as_slice() {
+                [r, c] => (r.clone(), c.clone()),
+                _ => return None,
+            },
         };
         Some(if self.transposed() { (cols, rows) } else { (rows, cols) })
     }
@@ -152,6 +170,7 @@ impl OperandPlan {
         match self {
             OperandPlan::Global(g) => g.transposed,
             OperandPlan::Shared(s) => s.transposed,
+            OperandPlan::Fragment(_) => false,
         }
     }
 
@@ -173,6 +192,7 @@ impl OperandPlan {
         match self {
             OperandPlan::Global(g) => !g.transposed,
             OperandPlan::Shared(s) => !s.transposed && s.layout.vector_ok(width),
+            OperandPlan::Fragment(_) => false,
         }
     }
 
@@ -480,6 +500,124 @@ fn batch_indices_fit(tile: &TileOperand, tensor: &GlobalTensor, errors: &mut Vec
     false
 }
 
+/// `&p` as operand A of `mma`: a fragment, resolved; what it must be to feed the
+/// instruction is checked by [`register_operand_errors`].
+fn register_operand(
+    kernel: &Kernel,
+    operand: &crate::FragmentOperand,
+    scope: &Scope,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<(OperandPlan, ElementType)> {
+    let Some(fragment) = kernel.fragment(&operand.fragment) else {
+        errors.push(Diagnostic::new(operand.origin, format!("unknown fragment `{}`", operand.fragment)));
+        return None;
+    };
+    let Some(layout) = FragmentLayout::with_scope(fragment, scope) else {
+        errors.push(Diagnostic::new(fragment.origin, "the fragment's shape is not constant"));
+        return None;
+    };
+    Some((
+        OperandPlan::Fragment(FragmentPlan {
+            fragment: fragment.name.clone(),
+            shape_exprs: fragment.shape.clone(),
+            layout,
+        }),
+        fragment.element,
+    ))
+}
+
+/// What a register fragment `p` must be to be operand A of `mma(&p, b, &mut acc)` on
+/// `mma.sync.m16n8k16`: each lane's accumulators of `p` in the m16n8 layout are, two n-tiles
+/// at a time, exactly its A registers of one 16-deep k-step, so `p` is a `.warp_tile(..)`
+/// fragment whose warps each hold whole rows of it (WN = its columns, a multiple of 16),
+/// `acc` is one too with the same rows per warp in one column of warps (warp w multiplies
+/// its own rows of `p` into its own rows of `acc`), and B is 16-bit: `p`'s f32 values are
+/// rounded to B's type.
+fn register_operand_errors(mma: &Mma, p: &FragmentPlan, acc: &FragmentLayout, b_type: ElementType) -> Vec<Diagnostic> {
+    let origin = mma.a.origin();
+    let name = &p.fragment;
+    let error = |message: String, hint: String| Diagnostic::new(origin, message).with_hint(hint);
+    if *name == mma.acc {
+        return vec![error(
+            format!("`{mma}` reads the fragment `{name}` as A while it accumulates into it"),
+            format!("accumulate into another fragment: `mma(&{name}, &b_s, &mut out)`"),
+        )];
+    }
+    let Some([p_rows, p_cols]) = p.layout.warp_tile.filter(|_| p.layout.warpgroup_tile.is_none()) else {
+        return vec![error(
+            format!(
+                "`{name}` is a register operand of `mma`, so its values must be in mma.sync's accumulator layout: it must be a `.warp_tile(..)` fragment"
+            ),
+            format!("declare it as `fragment::<f32>([{}, {}]).warp_tile([16, {}])`", p.layout.rows, p.layout.cols, p.layout.cols),
+        )];
+    };
+    let Some([acc_rows, acc_cols]) = acc.warp_tile.filter(|_| acc.warpgroup_tile.is_none()) else {
+        return vec![error(
+            format!(
+                "`{name}` is a register operand of `mma`, which only mma.sync takes: the accumulator `{}` must be a `.warp_tile(..)` fragment",
+                mma.acc
+            ),
+            format!("declare `{}` with `.warp_tile([{p_rows}, {}])`", mma.acc, acc.cols),
+        )];
+    };
+    let mut errors = Vec::new();
+    if p_cols != p.layout.cols {
+        errors.push(error(
+            format!(
+                "each warp holds {p_cols} of the {} columns of `{name}` (`.warp_tile([{p_rows}, {p_cols}])`), but a warp multiplying its rows of `{name}` by B needs all {} (the k extent) in its own registers",
+                p.layout.cols, p.layout.cols
+            ),
+            format!("give `{name}` one column of warps: `.warp_tile([{p_rows}, {}])`", p.layout.cols),
+        ));
+    }
+    if p_rows != acc_rows {
+        errors.push(error(
+            format!(
+                "each warp holds {p_rows} rows of `{name}` but {acc_rows} of `{}`: a warp multiplies its own rows of `{name}` into the same rows of `{}`",
+                mma.acc, mma.acc
+            ),
+            format!("use the same rows per warp in both, e.g. `.warp_tile([{p_rows}, ..])` for `{}`", mma.acc),
+        ));
+    } else if acc_cols != acc.cols {
+        errors.push(error(
+            format!(
+                "`{}` has {} warps side by side (`.warp_tile([{acc_rows}, {acc_cols}])` of {} columns), but only one warp holds each row of `{name}` in its registers: a register operand needs one column of warps",
+                mma.acc,
+                acc.cols / acc_cols.max(1),
+                acc.cols
+            ),
+            format!("give `{}` whole rows per warp: `.warp_tile([{acc_rows}, {}])`", mma.acc, acc.cols),
+        ));
+    }
+    if p.layout.cols % 16 != 0 {
+        errors.push(error(
+            format!(
+                "`{name}` has {} columns, the k extent of `{mma}`, but mma.sync m16n8k16 takes k-steps of 16 (two of its 8-column tiles): {} is not a multiple of 16",
+                p.layout.cols, p.layout.cols
+            ),
+            format!("make `{name}`'s columns a multiple of 16, e.g. {}", (p.layout.cols / 16).max(1) * 16),
+        ));
+    }
+    if !b_type.is_half() {
+        errors.push(Diagnostic::new(
+            mma.b.origin(),
+            format!(
+                "`{name}` is rounded in registers to B's type and multiplied by mma.sync m16n8k16, which takes f16 or bf16; B (`{}`) is {b_type}",
+                mma.b
+            ),
+        ).with_hint("store B as bf16 or f16 (TF32's m16n8k8 takes A in a lane layout the accumulators do not have)".to_string()));
+    } else if p.layout.element != ElementType::F32 {
+        errors.push(error(
+            format!(
+                "`{name}` holds {} values, but a register operand is an f32 `.warp_tile(..)` fragment (an mma's accumulators), rounded to B's {b_type} in registers",
+                p.layout.element
+            ),
+            format!("declare `{name}` as `fragment::<f32>(..)`"),
+        ));
+    }
+    errors
+}
+
 fn constant_extents(extents: &[Expr], scope: &Scope, errors: &mut Vec<Diagnostic>) -> Option<Vec<i64>> {
     let mut values = Vec::new();
     for extent in extents {
@@ -528,9 +666,32 @@ impl MmaPlan {
         };
         let layout = FragmentLayout::with_scope(fragment, scope)
             .ok_or_else(|| vec![Diagnostic::new(fragment.origin, "the fragment's shape is not constant")])?;
-        let a = operand(kernel, &mma.a, scope, &mut errors);
-        let b = operand(kernel, &mma.b, scope, &mut errors);
+        let a = match &mma.a {
+            Operand::Fragment(p) => register_operand(kernel, p, scope, &mut errors),
+            other => operand(kernel, other, scope, &mut errors),
+        };
+        let b = match &mma.b {
+            Operand::Fragment(p) => {
+                errors.push(
+                    Diagnostic::new(
+                        p.origin,
+                        format!("`{}` is a register fragment: only operand A of `mma` may be one", p.fragment),
+                    )
+                    .with_hint(format!("multiply it from the left, `mma(&{}, &b_s, &mut acc)`", p.fragment)),
+                );
+                None
+            }
+            other => operand(kernel, other, scope, &mut errors),
+        };
         let (Some((a, a_type)), Some((b, b_type))) = (a, b) else { return Err(errors) };
+        if let OperandPlan::Fragment(p) = &a {
+            errors.extend(register_operand_errors(mma, p, &layout, b_type));
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+        }
+        // a register operand is rounded to B's type as it is packed into A's registers
+        let a_type = if matches!(a, OperandPlan::Fragment(_)) { b_type } else { a_type };
         let (a_rows, k) = a.logical_shape();
         let (b_k, b_cols) = b.logical_shape();
         if a_rows != layout.rows || b_cols != layout.cols || k != b_k {

@@ -1182,6 +1182,8 @@ impl Checker<'_> {
                     );
                     continue;
                 }
+                // (MmaPlan refuses a register operand for a warpgroup fragment)
+                OperandPlan::Fragment(_) => continue,
             };
             let layout = shared.layout;
             let view = if shared.transposed { format!("{}.t()", shared.buffer) } else { shared.buffer.clone() };

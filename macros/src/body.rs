@@ -54,6 +54,11 @@ fn mark_fragments(body: &mut [Statement], fragments: &[String]) {
                 fix(&mut copy.src);
                 fix(&mut copy.dst);
             }
+            // `mma(&p, &v_s, &mut o)`: a register operand (validation says where one may be)
+            Statement::Mma(mma) => {
+                fix(&mut mma.a);
+                fix(&mut mma.b);
+            }
             Statement::GridStride(l) => mark_fragments(&mut l.body, fragments),
             Statement::Pipeline(p) => mark_fragments(&mut p.body, fragments),
             _ => {}
