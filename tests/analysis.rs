@@ -4,7 +4,7 @@
 mod common;
 
 use tessera::catalog::{
-    copy, epilogue, gemv, hgemm, map, matrix_copy, norm, reduce, sgemm, softmax, stencil, transpose,
+    attention, copy, epilogue, gemv, hgemm, map, matrix_copy, norm, reduce, sgemm, softmax, stencil, transpose,
 };
 use tessera::dsl::{analyze, AccessReport, Direction, MemorySpace, Report};
 use tessera::KernelDefinition;

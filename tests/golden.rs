@@ -5,7 +5,7 @@
 mod common;
 
 use tessera::catalog::{
-    self, copy, epilogue, gemv, hgemm, map, matrix_copy, norm, reduce, sgemm, softmax, stencil, transpose,
+    self, attention, copy, epilogue, gemv, hgemm, map, matrix_copy, norm, reduce, sgemm, softmax, stencil, transpose,
 };
 
 /// (file name, emitted source, golden source) for each kernel module named.

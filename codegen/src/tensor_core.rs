@@ -89,7 +89,7 @@ fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, Str
 /// `warp_col0` where it is the kernel's only one, else `{name}_warp_row0` and
 /// `{name}_warp_col0` (FlashAttention's S and O), which the fragment's `mma`s and its epilogue
 /// bind to `warp_row0` and `warp_col0` in a block of their own.
-fn warp_origin_names(kernel: &Kernel, fragment: &str) -> Option<(String, String)> {
+pub(crate) fn warp_origin_names(kernel: &Kernel, fragment: &str) -> Option<(String, String)> {
     let warp_tiles = kernel
         .statements()
         .iter()

@@ -572,18 +572,21 @@ impl Printer<'_> {
         let layout = &slots.layout;
         let (index, value) = self.slot_index(slot, env)?;
         const SUM: u8 = 9;
+        // the fragment's own warp origins where the kernel has several warp-tile fragments
+        let (warp_row0, warp_col0) = crate::tensor_core::warp_origin_names(self.kernel, base)
+            .unwrap_or_else(|| ("warp_row0".to_string(), "warp_col0".to_string()));
         let text = match (query, layout.warp_tile.is_some()) {
             (SlotQuery::RowMax, _) => return Ok((format!("tessera_row_max({base}, {index})"), u8::MAX)),
             (SlotQuery::RowSum, _) => return Ok((format!("tessera_row_sum({base}, {index})"), u8::MAX)),
             // rows lane / 4 (+ 8) of each 16-row mma tile
             (SlotQuery::Row, true) => match value {
-                Some(i) => plus("warp_row0", i / 2 * 16 + i % 2 * 8, "tid % 32 / 4"),
-                None => format!("warp_row0 + {index} / 2 * 16 + {index} % 2 * 8 + tid % 32 / 4"),
+                Some(i) => plus(&warp_row0, i / 2 * 16 + i % 2 * 8, "tid % 32 / 4"),
+                None => format!("{warp_row0} + {index} / 2 * 16 + {index} % 2 * 8 + tid % 32 / 4"),
             },
             // columns 2 · (lane % 4) and the next of each 8-column mma tile
             (SlotQuery::Col, true) => match value {
-                Some(j) => plus("warp_col0", j / 2 * 8 + j % 2, "tid % 32 % 4 * 2"),
-                None => format!("warp_col0 + {index} / 2 * 8 + tid % 32 % 4 * 2 + {index} % 2"),
+                Some(j) => plus(&warp_col0, j / 2 * 8 + j % 2, "tid % 32 % 4 * 2"),
+                None => format!("{warp_col0} + {index} / 2 * 8 + tid % 32 % 4 * 2 + {index} % 2"),
             },
             // a thread tile: value i of the thread's rows (split into sub-tiles a block part apart)
             (SlotQuery::Row, false) => thread_tile_position(
@@ -629,6 +632,7 @@ impl Printer<'_> {
             Intrinsic::Sqrt if ty.is_half() => format!("hsqrt({})", arg(0, Some(ty))?),
             Intrinsic::Exp if ty.is_half() => format!("hexp({})", arg(0, Some(ty))?),
             Intrinsic::Exp2 if ty.is_half() => format!("hexp2({})", arg(0, Some(ty))?),
+            Intrinsic::Log if ty.is_half() => format!("hlog({})", arg(0, Some(ty))?),
             Intrinsic::Abs if ty.is_half() => format!("__habs({})", arg(0, Some(ty))?),
             Intrinsic::Fma if ty.is_half() => {
                 format!("__hfma({}, {}, {})", arg(0, Some(ty))?, arg(1, Some(ty))?, arg(2, Some(ty))?)
@@ -654,6 +658,7 @@ impl Printer<'_> {
             Intrinsic::Sqrt => format!("{}({})", float("sqrtf", "sqrt"), arg(0, Some(ty))?),
             Intrinsic::Exp => format!("{}({})", float("expf", "exp"), arg(0, Some(ty))?),
             Intrinsic::Exp2 => format!("{}({})", float("exp2f", "exp2"), arg(0, Some(ty))?),
+            Intrinsic::Log => format!("{}({})", float("logf", "log"), arg(0, Some(ty))?),
             Intrinsic::Tanh => format!("{}({})", float("tanhf", "tanh"), arg(0, Some(ty))?),
             Intrinsic::Erf => format!("{}({})", float("erff", "erf"), arg(0, Some(ty))?),
             Intrinsic::Gelu => format!("tessera_gelu({})", arg(0, Some(ty))?),

@@ -294,6 +294,8 @@ pub enum Intrinsic {
     /// `2^x` (`exp2f`; `h2exp2`-style `hexp2` for 16-bit floats): softmax and attention
     /// exponentiate `x · log2(e)` with it.
     Exp2,
+    /// The natural logarithm (`logf`; `hlog` for 16-bit floats): a log-sum-exp, an entropy.
+    Log,
     Tanh,
     /// The error function.
     Erf,
@@ -335,10 +337,11 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 24] = [
+    pub const ALL: [Intrinsic; 25] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
+        Self::Log,
         Self::Tanh,
         Self::Erf,
         Self::Gelu,
@@ -368,6 +371,7 @@ impl Intrinsic {
             Self::Sqrt => "sqrt",
             Self::Exp => "exp",
             Self::Exp2 => "exp2",
+            Self::Log => "log",
             Self::Tanh => "tanh",
             Self::Erf => "erf",
             Self::Gelu => "gelu",
@@ -409,6 +413,7 @@ impl Intrinsic {
             Self::Sqrt
             | Self::Exp
             | Self::Exp2
+            | Self::Log
             | Self::Tanh
             | Self::Erf
             | Self::Gelu
@@ -1106,7 +1111,7 @@ impl TypeEnv {
         use Intrinsic::*;
         match function {
             ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount => Ok(ThreadType::I32),
-            Sqrt | Exp | Exp2 | Tanh | Erf | Gelu | Silu => {
+            Sqrt | Exp | Exp2 | Log | Tanh | Erf | Gelu | Silu => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !ty.is_float() {
                     return Err(error(format!("`{}` takes an f32, f64, f16 or bf16; this is {ty}", function.name()))

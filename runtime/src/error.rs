@@ -160,6 +160,14 @@ pub enum Error {
     CublasMissing { tried: String },
     #[error("cuBLAS failed while {action}: {source}")]
     Cublas { action: &'static str, source: cudarc::cublas::result::CublasError },
+    #[error("attention: `{param}` is (batch, heads, seq, head_dim) but has dims {dims:?}")]
+    AttentionRank { param: &'static str, dims: Vec<usize> },
+    #[error("attention: `{param}` has dims {found:?} where {expected:?} follows from q {q:?} and k {k:?}")]
+    AttentionShape { param: &'static str, expected: Vec<usize>, found: Vec<usize>, q: Vec<usize>, k: Vec<usize> },
+    #[error("attention: q has {q_heads} heads, which the {kv_heads} heads of k and v do not divide (grouped-query attention shares each K/V head among q_heads / kv_heads query heads)")]
+    AttentionHeads { q_heads: usize, kv_heads: usize },
+    #[error("attention: head dim {head_dim} is not one the kernels hold ({supported:?})")]
+    AttentionHeadDim { head_dim: usize, supported: &'static [usize] },
     #[error("GEMM shapes do not chain: A {a:?} · B {b:?} → C {c:?}")]
     GemmShape { a: Vec<usize>, b: Vec<usize>, c: Vec<usize> },
     #[error("no NCCL: libnccl could not be loaded (tried {tried}); NCCL ships as libnccl.so.2 (`pip install nvidia-nccl-cu13`, in nvidia/nccl/lib): link it as libnccl.so in a folder on LD_LIBRARY_PATH")]

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 mod charts;
 pub use charts::{baseline_svg, roofline_svg, ChartError};
 
-use crate::catalog::{copy, epilogue, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
+use crate::catalog::{attention, copy, epilogue, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
@@ -39,10 +39,13 @@ pub enum Family {
     /// SGEMMs with a fused epilogue (bias + GELU, bias + ReLU + residual) and the plain V13,
     /// beside cuBLAS SGEMM followed by the separate `bias_gelu_f32` kernel.
     Epilogue,
+    /// Fused attention forward (BF16), beside a cuBLAS BF16 GEMM of 4096³ as the anchor that
+    /// torch's figures (`benchmarks/attention_torch.py`) are paired with too.
+    Attention,
 }
 
 impl Family {
-    pub const ALL: [Family; 11] = [
+    pub const ALL: [Family; 12] = [
         Family::Copy,
         Family::Transpose,
         Family::Sgemm,
@@ -54,6 +57,7 @@ impl Family {
         Family::Norm,
         Family::Gemv,
         Family::Epilogue,
+        Family::Attention,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +73,7 @@ impl Family {
             Family::Norm => "norm",
             Family::Gemv => "gemv",
             Family::Epilogue => "epilogue",
+            Family::Attention => "attention",
         }
     }
 
@@ -83,6 +88,14 @@ impl Family {
                 chosen => chosen == kernel.name(),
             },
             (Family::Norm, Some(columns)) => kernel.name().contains("wide") == (columns > 8192),
+            // the kernel `attention::forward` takes for the head dim (BF16, causal and not)
+            (Family::Attention, _) => {
+                let head_dim = value("HD").unwrap_or(0).max(0) as usize;
+                kernel.name().contains("bf16")
+                    && [false, true].iter().any(|&causal| {
+                        attention::kernel_for::<half::bf16>(head_dim, causal).is_ok_and(|k| k.name() == kernel.name())
+                    })
+            }
             _ => true,
         }
     }
@@ -99,6 +112,7 @@ impl Family {
             Family::Softmax => softmax::ALL.to_vec(),
             Family::Norm => norm::ALL.to_vec(),
             Family::Gemv => gemv::ALL.to_vec(),
+            Family::Attention => attention::ALL.to_vec(),
             Family::Epilogue => {
                 vec![
                     &sgemm::sgemm_v13::KERNEL,
@@ -145,6 +159,22 @@ impl Family {
                 shape(&[("R", 16), ("C", 65536), ("S", 65536usize.div_ceil(softmax::CHUNK) as i64)]),
             ],
             Family::Norm => vec![shape(&[("R", 8192), ("C", 8192)]), shape(&[("R", 4096), ("C", 4097)])],
+            // issue 16's: 16k tokens (batch · seq), 16 heads of 128 or 32 of 64
+            Family::Attention => [(16, 128), (32, 64)]
+                .iter()
+                .flat_map(|&(heads, head_dim)| {
+                    [512i64, 1024, 2048, 4096, 8192, 16384].map(|seq| {
+                        shape(&[
+                            ("B", 16384 / seq),
+                            ("H", heads),
+                            ("HKV", heads),
+                            ("SQ", seq),
+                            ("SKV", seq),
+                            ("HD", head_dim),
+                        ])
+                    })
+                })
+                .collect(),
             Family::Gemv => vec![
                 shape(&[("M", 8192), ("K", 8192)]),
                 shape(&[("M", 4097), ("K", 4095)]),
@@ -229,6 +259,17 @@ impl Family {
                 let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };
                 let rows_per_column = if kernel.starts_with("layer_norm") { 2.0 } else { 1.0 };
                 (0.0, size * (2.0 * value("R") * value("C") + rows_per_column * value("C")))
+            }
+            // 4 · SQ · SKV · HD per (batch, head) (two GEMMs), half of it under a causal mask;
+            // Q, K, V read and O written once (2 bytes each), the log-sum-exp (4)
+            Family::Attention => {
+                let (batch, heads, kv_heads) = (value("B"), value("H"), value("HKV"));
+                let (seq_q, seq_kv, head_dim) = (value("SQ"), value("SKV"), value("HD"));
+                let causal = if kernel.contains("causal") { 0.5 } else { 1.0 };
+                let flops = 4.0 * seq_q * seq_kv * head_dim * heads * batch * causal;
+                let bytes = 2.0 * batch * head_dim * (2.0 * heads * seq_q + 2.0 * kv_heads * seq_kv)
+                    + 4.0 * batch * heads * seq_q;
+                (flops, bytes)
             }
             // A once, x, y once
             // (pass 1 of the row-split Aᵀ·x also writes S partial rows; pass 2 reads them)
@@ -369,6 +410,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose | Family::Epilogue => {
                 family.work("", &shape)
             }
+            Family::Attention => Family::Hgemm.work("", &ATTENTION_ANCHOR.map(|(n, v)| (n.to_string(), v))),
             Family::Stencil => Family::Transpose.work("", &shape),
             Family::Reduce | Family::Map | Family::Softmax | Family::Norm | Family::Gemv => {
                 (0.0, 8.0 * family.copied_elements(&shape) as f64)
@@ -395,6 +437,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                     ("colour".into(), 0.0),
                     // the norms
                     ("eps".into(), 1e-5),
+                    // attention: 1/√head_dim in log2 units
+                    ("scale_log2".into(), attention_scale_log2(&shape)),
                 ],
             )?;
             measure.warmup = options.warmup;
@@ -480,11 +524,21 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         }
     };
     for row in &mut rows {
-        let compute = if row.family == "hgemm" { tensor_peak } else { peak };
+        let compute = if row.family == "hgemm" || row.family == "attention" { tensor_peak } else { peak };
         row.roofline = if row.unit == "GB/s" { bandwidth } else { compute.min(row.intensity * bandwidth / 1e3) };
         row.percent_of_roofline = 100.0 * row.value / row.roofline;
     }
     Ok(rows)
+}
+
+/// The GEMM attention rows are paired with: a shape-independent anchor, so the ratios of
+/// tessera's and torch's attention (each beside the same GEMM) compare across runs.
+const ATTENTION_ANCHOR: [(&str, i64); 3] = [("M", 4096), ("N", 4096), ("K", 4096)];
+
+/// 1/√head_dim in log2 units, the `scale_log2` `attention::forward` passes.
+fn attention_scale_log2(shape: &[(String, i64)]) -> f64 {
+    let head_dim = shape.iter().find(|(n, _)| n == "HD").map_or(1, |(_, v)| (*v).max(1));
+    std::f64::consts::LOG2_E / (head_dim as f64).sqrt()
 }
 
 /// What a family's kernels are measured against, its tensors allocated once per shape and
@@ -634,6 +688,11 @@ impl<'g> Baseline<'g> {
                     bias: filled(&[n])?,
                     c: gpu.zeros([m, n])?,
                 })
+            }
+            // the anchor: cuBLAS BF16 at 4096³, the same GEMM torch's attention figures sit beside
+            Family::Attention => {
+                let anchor = ATTENTION_ANCHOR.map(|(n, v)| (n.to_string(), v));
+                Baseline::new(gpu, Family::Hgemm, &anchor, Some(crate::dsl::ElementType::BF16), output)
             }
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));

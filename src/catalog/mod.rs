@@ -2,6 +2,7 @@
 //! family; the examples run them and the tests check their source, their compile and their
 //! numbers.
 
+pub mod attention;
 pub mod copy;
 pub mod epilogue;
 pub mod gemv;
@@ -54,6 +55,7 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .chain(norm::ALL)
         .chain(gemv::ALL)
         .chain(epilogue::ALL)
+        .chain(attention::ALL)
         .collect()
 }
 

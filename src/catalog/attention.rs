@@ -1,0 +1,254 @@
+//! Fused attention, FlashAttention-2's forward pass on `mma.sync` tensor cores (every GPU since
+//! Ampere): O = softmax(Q·Kᵀ·scale + mask)·V and the log-sum-exp of every row, for
+//! (batch, heads, seq, head_dim) BF16 or F16 tensors, with the scores never leaving registers.
+//!
+//! Each block takes BQ = 64 query rows of one (batch, head) — `grid(cdiv(SQ, BQ), H, B)` — and
+//! each of its four warps 16 of them. Per tile of BKV = 64 keys the warp computes its 16 × 64
+//! scores S = Q·Kᵀ (`mma(&q_s, &k_s.t(), &mut s)`), scales them into log2 units and masks the
+//! keys past the sequence (and, causal, those after the query), keeps a running row maximum `m`
+//! and row sum `l` (the online softmax: `s.row_max(i)`, `exp2`, `s.row_sum(i)`), rescales its
+//! output rows by exp2(m_old − m_new), and adds P·V with P still in registers
+//! (`mma(&s, &v_s, &mut o_acc)` rounds it to the inputs' 16-bit type). After the last tile
+//! each row is divided by its sum and stored; the log-sum-exp (natural log, what a backward
+//! pass needs) goes to `lse`.
+//!
+//! Grouped-query attention: K and V have HKV heads, query head h reads K/V head
+//! h / (H / HKV). Causal masks follow `torch.nn.functional.scaled_dot_product_attention`'s
+//! `is_causal`: query i sees keys 0 ..= i (aligned at the top left when SQ ≠ SKV). Any SQ and
+//! SKV: tiles past the end are zero-filled on load and masked, and nothing past SQ is stored.
+//!
+//! [`forward`] checks the shapes and picks the kernel by element type, head dim and causality.
+
+use crate::prelude::*;
+use crate::{Error, Input, Output};
+
+// One macro stamps the kernel for an element type, a head dim (`D`, the width of the Q, K, V
+// tiles: a smaller head dim is zero-filled to it) and causality (`CAUSAL`, a constant, so the
+// causal kernel's k loop stops at the diagonal and the other's mask has no causal term).
+macro_rules! attention_forward {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 128, vector = 8, consts(BQ = 64, BKV = 64, D = $d, WQ = 16, CAUSAL = $causal))]
+        pub fn $name(
+            q: Global<$t, (B, H, SQ, HD)>,
+            k: Global<$t, (B, HKV, SKV, HD)>,
+            v: Global<$t, (B, HKV, SKV, HD)>,
+            o: GlobalMut<$t, (B, H, SQ, HD)>,
+            lse: GlobalMut<f32, (B, H, SQ)>,
+            scale_log2: f32,
+        ) {
+            let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
+            let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
+            let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
+            let mut s = fragment::<f32>([BQ, BKV]).warp_tile([WQ, BKV]);
+            let mut o_acc = fragment::<f32>([BQ, D]).warp_tile([WQ, D]);
+            // the running maximum (in log2 units) and sum of each of this lane's two rows
+            let mut m = [-f32::INFINITY; WQ / 8];
+            let mut l = [0.0f32; WQ / 8];
+            copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s);
+            // causal: the key tiles at or before the block's last query row
+            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 1) {
+                copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
+                copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
+                for i in 0..WQ / 8 {
+                    for c in 0..BKV / 4 {
+                        s[[i, c]] = 0.0;
+                    }
+                }
+                mma(&q_s, &k_s.t(), &mut s);
+                for i in 0..WQ / 8 {
+                    let row = qt * BQ + s.row(i);
+                    for c in 0..BKV / 4 {
+                        let col = j * BKV + s.col(c);
+                        if col < SKV && (CAUSAL == 0 || col <= row) {
+                            s[[i, c]] = s[[i, c]] * scale_log2;
+                        } else {
+                            s[[i, c]] = -f32::INFINITY;
+                        }
+                    }
+                    let m_new = max(m[i], s.row_max(i));
+                    // a row with every key so far masked keeps m = -inf: subtract 0 instead
+                    let mut base = m_new;
+                    if m_new == -f32::INFINITY {
+                        base = 0.0;
+                    }
+                    let rescale = exp2(m[i] - base);
+                    for c in 0..BKV / 4 {
+                        s[[i, c]] = exp2(s[[i, c]] - base);
+                    }
+                    l[i] = l[i] * rescale + s.row_sum(i);
+                    for c in 0..D / 4 {
+                        o_acc[[i, c]] = o_acc[[i, c]] * rescale;
+                    }
+                    m[i] = m_new;
+                }
+                mma(&s, &v_s, &mut o_acc);
+            }
+            for i in 0..WQ / 8 {
+                // l > 0 wherever a key was seen; a row that saw none (SKV = 0) stores zeros
+                let mut inverse = 0.0f32;
+                if l[i] > 0.0 {
+                    inverse = 1.0f32 / l[i];
+                }
+                for c in 0..D / 4 {
+                    o_acc[[i, c]] = o_acc[[i, c]] * inverse;
+                }
+                let row = qt * BQ + o_acc.row(i);
+                if row < SQ && lane() % 4 == 0 {
+                    // natural log: ln(2^m · l) = m · ln 2 + ln l
+                    lse[[b, h, row]] = m[i] * 0.6931471805599453 + log(l[i]);
+                }
+            }
+            copy(&o_acc, o.at([b, h]).tile([qt, 0], [BQ, D]));
+        }
+    };
+}
+
+attention_forward!(
+    /// BF16, head dim ≤ 64, no mask but the sequence ends.
+    attention_forward_bf16_d64, bf16, d = 64, causal = 0
+);
+attention_forward!(
+    /// BF16, head dim ≤ 64, causal.
+    attention_forward_bf16_d64_causal, bf16, d = 64, causal = 1
+);
+attention_forward!(
+    /// BF16, head dim 65 to 128.
+    attention_forward_bf16_d128, bf16, d = 128, causal = 0
+);
+attention_forward!(
+    /// BF16, head dim 65 to 128, causal.
+    attention_forward_bf16_d128_causal, bf16, d = 128, causal = 1
+);
+attention_forward!(
+    /// F16, head dim ≤ 64.
+    attention_forward_f16_d64, f16, d = 64, causal = 0
+);
+attention_forward!(
+    /// F16, head dim ≤ 64, causal.
+    attention_forward_f16_d64_causal, f16, d = 64, causal = 1
+);
+attention_forward!(
+    /// F16, head dim 65 to 128.
+    attention_forward_f16_d128, f16, d = 128, causal = 0
+);
+attention_forward!(
+    /// F16, head dim 65 to 128, causal.
+    attention_forward_f16_d128_causal, f16, d = 128, causal = 1
+);
+
+/// The head dims the kernels are stamped for: a head dim up to each is zero-filled to it.
+pub const HEAD_DIMS: &[usize] = &[64, 128];
+
+/// Element types attention takes: BF16 and F16 (scores, softmax and accumulation in f32).
+pub trait AttentionElement: crate::runtime::Element {
+    /// The kernels for this type: [d64, d64 causal, d128, d128 causal].
+    const KERNELS: [&'static crate::KernelDefinition; 4];
+}
+
+impl AttentionElement for bf16 {
+    const KERNELS: [&'static crate::KernelDefinition; 4] = [
+        &attention_forward_bf16_d64::KERNEL,
+        &attention_forward_bf16_d64_causal::KERNEL,
+        &attention_forward_bf16_d128::KERNEL,
+        &attention_forward_bf16_d128_causal::KERNEL,
+    ];
+}
+
+impl AttentionElement for f16 {
+    const KERNELS: [&'static crate::KernelDefinition; 4] = [
+        &attention_forward_f16_d64::KERNEL,
+        &attention_forward_f16_d64_causal::KERNEL,
+        &attention_forward_f16_d128::KERNEL,
+        &attention_forward_f16_d128_causal::KERNEL,
+    ];
+}
+
+/// The kernel [`forward`] launches for `head_dim` and `causal`, or why there is none.
+pub fn kernel_for<T: AttentionElement>(head_dim: usize, causal: bool) -> Result<&'static crate::KernelDefinition, Error> {
+    let width = match head_dim {
+        1..=64 => 0,
+        65..=128 => 2,
+        _ => return Err(Error::AttentionHeadDim { head_dim, supported: HEAD_DIMS }),
+    };
+    Ok(T::KERNELS[width + usize::from(causal)])
+}
+
+/// O = softmax(Q·Kᵀ / √head_dim + mask)·V for every (batch, head), and each query row's
+/// log-sum-exp (natural log) into `lse`: q and o are (batch, heads, seq_q, head_dim), k and v
+/// (batch, kv_heads, seq_kv, head_dim) with kv_heads dividing heads (grouped-query attention),
+/// lse (batch, heads, seq_q) in f32. `causal`: query i sees keys 0 ..= i, as torch's
+/// `is_causal`. Shapes are checked first (typed errors name the tensor and the dims);
+/// launches without synchronising.
+///
+/// ```ignore
+/// let q = backend.upload(&host_q, [batch, heads, seq, 128])?;   // bf16
+/// let (k, v) = (backend.upload(&host_k, [batch, kv_heads, seq, 128])?, backend.upload(&host_v, [batch, kv_heads, seq, 128])?);
+/// let mut o = backend.zeros::<bf16>([batch, heads, seq, 128])?;
+/// let mut lse = backend.zeros::<f32>([batch, heads, seq])?;
+/// tessera::catalog::attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, true)?;
+/// ```
+pub fn forward<T: AttentionElement>(
+    device: &impl crate::Device,
+    q: &impl Input<T>,
+    k: &impl Input<T>,
+    v: &impl Input<T>,
+    o: &mut impl Output<T>,
+    lse: &mut impl Output<f32>,
+    causal: bool,
+) -> Result<crate::Launched, Error> {
+    let dims = |param: &'static str, shape: &[usize]| -> Result<[usize; 4], Error> {
+        <[usize; 4]>::try_from(shape).map_err(|_| Error::AttentionRank { param, dims: shape.to_vec() })
+    };
+    let [batch, heads, seq_q, head_dim] = dims("q", q.shape())?;
+    let [_, kv_heads, seq_kv, _] = dims("k", k.shape())?;
+    let mismatch = |param: &'static str, expected: Vec<usize>, found: &[usize]| Error::AttentionShape {
+        param,
+        expected,
+        found: found.to_vec(),
+        q: q.shape().to_vec(),
+        k: k.shape().to_vec(),
+    };
+    let kv = [batch, kv_heads, seq_kv, head_dim];
+    if k.shape() != kv {
+        return Err(mismatch("k", kv.to_vec(), k.shape()));
+    }
+    if v.shape() != kv {
+        return Err(mismatch("v", kv.to_vec(), v.shape()));
+    }
+    if o.shape() != q.shape() {
+        return Err(mismatch("o", q.shape().to_vec(), o.shape()));
+    }
+    if lse.shape() != [batch, heads, seq_q] {
+        return Err(mismatch("lse", vec![batch, heads, seq_q], lse.shape()));
+    }
+    if kv_heads == 0 || heads % kv_heads != 0 {
+        return Err(Error::AttentionHeads { q_heads: heads, kv_heads });
+    }
+    let kernel = kernel_for::<T>(head_dim, causal)?;
+    let scale_log2 = std::f32::consts::LOG2_E / (head_dim as f32).sqrt();
+    kernel.launch(
+        device,
+        &mut [
+            crate::Argument::input("q", q),
+            crate::Argument::input("k", k),
+            crate::Argument::input("v", v),
+            crate::Argument::output("o", o),
+            crate::Argument::output("lse", lse),
+            crate::Argument::scalar("scale_log2", scale_log2),
+        ],
+    )
+}
+
+/// Every kernel of the family, for tests, examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 8] = [
+    &attention_forward_bf16_d64::KERNEL,
+    &attention_forward_bf16_d64_causal::KERNEL,
+    &attention_forward_bf16_d128::KERNEL,
+    &attention_forward_bf16_d128_causal::KERNEL,
+    &attention_forward_f16_d64::KERNEL,
+    &attention_forward_f16_d64_causal::KERNEL,
+    &attention_forward_f16_d128::KERNEL,
+    &attention_forward_f16_d128_causal::KERNEL,
+];
