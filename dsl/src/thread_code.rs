@@ -1449,11 +1449,14 @@ fn op_of(kind: &ThreadStatementKind) -> Option<ThreadOp> {
 }
 
 /// Whether `expr` can differ between the lanes of one warp: it mentions `thread_index()`,
-/// `lane()` or a local computed from them. (`warp_index()` is the same across a warp.)
+/// `lane()`, a fragment slot's position or row reduction (`s.row(i)`, `s.row_max(i)`: each
+/// lane has its own rows and columns) or a local computed from them. (`warp_index()` is the
+/// same across a warp.)
 pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
     let mut found = false;
     expr.walk(&mut |e| match &e.kind {
         ThreadExprKind::Call { function: Intrinsic::ThreadIndex | Intrinsic::Lane, .. } => found = true,
+        ThreadExprKind::FragmentSlot { .. } => found = true,
         ThreadExprKind::Name(name) if varying.contains(name) => found = true,
         _ => {}
     });
@@ -1594,6 +1597,114 @@ mod tests {
 
     fn call(function: Intrinsic, args: Vec<ThreadExpr>) -> ThreadExpr {
         ThreadExpr::new(ThreadExprKind::Call { function, args })
+    }
+
+    fn slot(fragment: &str, query: SlotQuery, index: ThreadExpr) -> ThreadExpr {
+        ThreadExpr::new(ThreadExprKind::FragmentSlot { fragment: fragment.into(), query, slot: Box::new(index) })
+    }
+
+    /// `s` of [rows, cols] in warp tiles of [16, warp_cols] (4 warps when 64 × 64 × 64), and
+    /// `t` of the same shape in 4 × 4 thread tiles.
+    fn fragments(cols: i64, warp_cols: i64) -> TypeEnv {
+        let warp = crate::FragmentLayout {
+            rows: 64,
+            cols,
+            thread_rows: 2,
+            thread_cols: warp_cols / 4,
+            split: [1, 1],
+            warp_layout: None,
+            warp_tile: Some([16, warp_cols]),
+            warpgroup_tile: None,
+            element: ElementType::F32,
+        };
+        let thread = crate::FragmentLayout { thread_rows: 4, thread_cols: 4, warp_tile: None, ..warp };
+        let mut env = TypeEnv::default();
+        let slots = |declared: &str, layout: crate::FragmentLayout| FragmentSlots {
+            declared: declared.into(),
+            values: [layout.thread_rows, layout.thread_cols],
+            layout,
+        };
+        env.bind("s", Binding::Fragment { element: ElementType::F32, slots: Some(slots("warp_tile([16, WN])", warp)) });
+        env.bind(
+            "t",
+            Binding::Fragment { element: ElementType::F32, slots: Some(slots("thread_tile([4, 4])", thread)) },
+        );
+        env.bind_value("i", ThreadType::I32, false);
+        env
+    }
+
+    #[test]
+    fn slot_positions_are_i32_and_row_reductions_take_the_fragments_type() {
+        let env = fragments(64, 64);
+        assert_eq!(env.type_of(&slot("s", SlotQuery::Row, ThreadExpr::name("i"))), Ok(ThreadType::I32));
+        assert_eq!(env.type_of(&slot("s", SlotQuery::Col, ThreadExpr::int(15))), Ok(ThreadType::I32));
+        assert_eq!(env.type_of(&slot("t", SlotQuery::Col, ThreadExpr::int(3))), Ok(ThreadType::I32));
+        assert_eq!(env.type_of(&slot("s", SlotQuery::RowMax, ThreadExpr::name("i"))), Ok(ThreadType::F32));
+        assert_eq!(env.type_of(&slot("s", SlotQuery::RowSum, ThreadExpr::int(1))), Ok(ThreadType::F32));
+        let not_a_fragment = env.type_of(&slot("i", SlotQuery::Row, ThreadExpr::int(0))).unwrap_err();
+        assert!(not_a_fragment.message.contains("not a fragment"), "{}", not_a_fragment.message);
+        let float_slot = env.type_of(&slot("s", SlotQuery::Row, float("1.0"))).unwrap_err();
+        assert!(float_slot.message.contains("slot index is an integer"), "{}", float_slot.message);
+    }
+
+    #[test]
+    fn a_literal_slot_past_the_lanes_values_is_an_error_with_the_bounds() {
+        let env = fragments(64, 64);
+        let row = env.type_of(&slot("s", SlotQuery::RowMax, ThreadExpr::int(2))).unwrap_err();
+        assert!(
+            row.message.contains("row 2 of fragment `s`") && row.message.contains("rows 0 to 1"),
+            "{}",
+            row.message
+        );
+        let col = env.type_of(&slot("s", SlotQuery::Col, ThreadExpr::int(16))).unwrap_err();
+        assert!(col.message.contains("2 × 16 values") && col.message.contains("columns 0 to 15"), "{}", col.message);
+        let index = ThreadExpr::new(ThreadExprKind::Index {
+            base: "s".into(),
+            indices: vec![ThreadExpr::int(0), ThreadExpr::int(16)],
+        });
+        assert!(env.type_of(&index).is_err());
+    }
+
+    #[test]
+    fn a_row_reduction_needs_each_row_in_one_warp_of_a_warp_tile() {
+        let split = fragments(64, 32).type_of(&slot("s", SlotQuery::RowMax, ThreadExpr::int(0))).unwrap_err();
+        assert!(
+            split.message.contains("64 columns wide") && split.message.contains("split across 2 warps"),
+            "{}",
+            split.message
+        );
+        let thread_tile = fragments(64, 64).type_of(&slot("t", SlotQuery::RowSum, ThreadExpr::int(0))).unwrap_err();
+        assert!(thread_tile.message.contains("thread_tile([4, 4])"), "{}", thread_tile.message);
+    }
+
+    #[test]
+    fn a_row_reduction_is_a_warp_collective_and_a_slot_position_varies_between_lanes() {
+        let sum = slot("s", SlotQuery::RowSum, ThreadExpr::int(0));
+        assert_eq!(sum.warp_collective().as_deref(), Some("s.row_sum"));
+        assert_eq!(slot("s", SlotQuery::Col, ThreadExpr::int(0)).warp_collective(), None);
+        assert!(is_varying(&slot("s", SlotQuery::Col, ThreadExpr::int(0)), &[]));
+        let guarded = ThreadStatement::new(ThreadStatementKind::If {
+            condition: binary(ThreadOp::Lt, slot("s", SlotQuery::Row, ThreadExpr::int(0)), ThreadExpr::int(8)),
+            then: vec![ThreadStatement::new(ThreadStatementKind::Let {
+                name: "l".into(),
+                mutable: false,
+                ty: None,
+                init: sum,
+            })],
+            otherwise: vec![],
+        });
+        let mut out = Vec::new();
+        check_thread_statement(&guarded, &mut fragments(64, 64), &mut Vec::new(), None, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].message.contains("`s.row_sum` runs under a condition"), "{}", out[0].message);
+    }
+
+    #[test]
+    fn exp2_takes_and_gives_a_float() {
+        let env = fragments(64, 64);
+        assert_eq!(env.type_of(&call(Intrinsic::Exp2, vec![float("0.5")])), Ok(ThreadType::F32));
+        assert_eq!(Intrinsic::from_name("exp2"), Some(Intrinsic::Exp2));
+        assert!(env.type_of(&call(Intrinsic::Exp2, vec![ThreadExpr::name("i")])).is_err());
     }
 
     #[test]

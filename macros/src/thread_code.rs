@@ -406,6 +406,8 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
     // A binary expression points at its operator: where a mismatch between its sides is.
     let span = match e {
         RustExpr::Binary(binary) => binary.op.span(),
+        // a fragment query points at its method: `s.row_max(i)` underlines `row_max`
+        RustExpr::MethodCall(method) if matches!(kind, ThreadExprKind::FragmentSlot { .. }) => method.method.span(),
         _ => e.span(),
     };
     Ok(ThreadExpr { kind, origin: spans.origin(span) })
