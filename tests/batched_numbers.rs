@@ -258,3 +258,56 @@ fn batched_kernels_compile_with_nvrtc() {
         assert!(!compiled.cubin.is_empty(), "{name}");
     }
 }
+
+/// A rank-4 launch binds every shape symbol, passes the last dimension as the leading
+/// dimension, and counts the elements of all the matrices against the 32-bit index limit.
+#[test]
+fn a_rank_4_launch_binds_its_symbols_and_spans_every_matrix() {
+    use tessera::dsl::{LaunchPlan, LaunchPlanError, TensorShape};
+    let kernel = gqa_scores::KERNEL.ir().unwrap();
+    let shapes = |q: &'static [usize], kt: &'static [usize], s: &'static [usize]| {
+        [
+            TensorShape { param: "q", dims: q, leading_dimension: q.last().copied() },
+            TensorShape { param: "kt", dims: kt, leading_dimension: kt.last().copied() },
+            TensorShape { param: "s", dims: s, leading_dimension: s.last().copied() },
+        ]
+    };
+    let plan = LaunchPlan::new(kernel, &shapes(&[2, 6, 65, 24], &[2, 2, 24, 64], &[2, 6, 65, 64]), 1).unwrap();
+    assert_eq!(plan.grid, [2, 3, 12], "tiles of SK, tiles of SQ, B × H");
+    for (symbol, value) in [("B", 2), ("H", 6), ("HKV", 2), ("SQ", 65), ("SK", 64), ("D", 24)] {
+        assert_eq!(plan.binding.get(symbol), Some(value), "{symbol}");
+    }
+    let err = LaunchPlan::new(kernel, &shapes(&[2, 6, 65, 24], &[2, 2, 24, 64], &[2, 6, 65, 32]), 1).unwrap_err();
+    assert!(matches!(err, LaunchPlanError::ShapeMismatch { .. }), "{err}");
+    // 4 × 1024 × 1024 × 1024 elements: over i32's reach even though each dimension is not
+    let err =
+        LaunchPlan::new(kernel, &shapes(&[4, 1024, 1024, 1024], &[4, 1024, 1024, 1024], &[4, 1024, 1024, 1024]), 1)
+            .unwrap_err();
+    assert!(matches!(err, LaunchPlanError::TensorTooLarge { .. }), "{err}");
+}
+
+/// The static analysis sees a batched tile as the 2-D tile it is: the same accesses as the
+/// same copy of one matrix.
+#[test]
+fn the_analysis_of_a_batched_copy_is_that_of_its_matrix_copy() {
+    let batched = tessera::dsl::analyze(batched_copy::KERNEL.ir().unwrap()).unwrap();
+    let matrix = tessera::dsl::analyze(matrix_copy::KERNEL.ir().unwrap()).unwrap();
+    let shape = |report: &tessera::dsl::Report| {
+        report
+            .accesses
+            .iter()
+            .map(|a| (a.operand.clone(), a.width_bits, a.instructions, a.bank_ways, a.sectors))
+            .collect::<Vec<_>>()
+    };
+    assert!(!batched.accesses.is_empty());
+    assert_eq!(shape(&batched), shape(&matrix));
+}
+
+/// `batched_copy` of one matrix, for the analysis to compare against.
+#[tile_kernel(threads = 64, vector = 4, consts(TR = 8, TC = 32))]
+pub fn matrix_copy(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
+    let s = shared::<f32>([TR, TC]);
+    copy(x.tile([by, bx], [TR, TC]), &s);
+    copy(&s, y.tile([by, bx], [TR, TC]));
+}

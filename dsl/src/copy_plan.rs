@@ -975,3 +975,103 @@ fn read_only_destination(kernel: &Kernel, copy: &TileCopy, element: ElementType)
             .with_hint(format!("declare it as `GlobalMut<{element}, ..>`"))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, Origin, Param, ThreadBlock, VectorWidth};
+
+    /// `copy(x<at>.tile([0, 0], [8, 32]), y.at([0, 0]).tile([0, 0], [8, 32]))` with x of `x_shape`
+    /// and y of (B, H, R, C).
+    fn batched_copy(x_shape: &[&str], at: Vec<Expr>) -> (Kernel, TileCopy) {
+        let tensor = |name: &str, shape: &[&str], access| Param {
+            name: name.into(),
+            origin: Origin::default(),
+            kind: ParamKind::Global(GlobalTensor {
+                element: ElementType::F32,
+                access,
+                shape: shape.iter().map(|s| (s.to_string(), Origin::default())).collect(),
+            }),
+        };
+        let tile = |tensor: &str, at: Vec<Expr>| {
+            Operand::Global(TileOperand {
+                tensor: tensor.into(),
+                at,
+                index: vec![Expr::int(0), Expr::int(0)],
+                extent: vec![Expr::int(8), Expr::int(32)],
+                transposed: false,
+                origin: Origin::default(),
+            })
+        };
+        let copy = TileCopy {
+            src: tile("x", at),
+            dst: tile("y", vec![Expr::name("b"), Expr::name("h")]),
+            order: ItemOrder::RowMajor,
+            axpby: None,
+            map: None,
+            origin: Origin::default(),
+        };
+        let kernel = Kernel {
+            name: "batched".into(),
+            doc: None,
+            origin: Origin::default(),
+            params: vec![tensor("x", x_shape, Access::ReadOnly), tensor("y", &["B", "H", "R", "C"], Access::Writable)],
+            config: Config { threads: ThreadBlock::linear(64), vector: VectorWidth::W4, ..Config::default() },
+            body: vec![crate::Statement::Copy(copy.clone())],
+        };
+        (kernel, copy)
+    }
+
+    fn messages(x_shape: &[&str], at: Vec<Expr>) -> Vec<String> {
+        let (kernel, copy) = batched_copy(x_shape, at);
+        match CopyPlan::new(&kernel, &copy, &kernel.constant_scope()) {
+            Ok(_) => vec![],
+            Err(errors) => errors.into_iter().map(|d| d.message).collect(),
+        }
+    }
+
+    #[test]
+    fn a_batched_tile_is_a_2d_tile_of_the_matrix_its_indices_select() {
+        let (kernel, copy) = batched_copy(&["B", "H", "R", "C"], vec![Expr::name("b"), Expr::name("h")]);
+        let plan = CopyPlan::new(&kernel, &copy, &kernel.constant_scope()).unwrap();
+        let OperandPlan::Global(x) = &plan.src else { panic!("{plan:?}") };
+        assert_eq!(x.symbols, ["R", "C"], "bounded by the matrix's rows and columns");
+        assert_eq!(x.batch_symbols, ["B", "H"]);
+        assert!(x.is_batched());
+        assert_eq!(x.batch_rows().unwrap().to_string(), "(b * H + h) * R");
+        assert_eq!((plan.rows, plan.cols), (8, 32));
+        assert_eq!(copy.to_string(), "copy(x.at([b, h]).tile([0, 0], [8, 32]), y.at([b, h]).tile([0, 0], [8, 32]))");
+    }
+
+    #[test]
+    fn a_rank_3_tile_selects_its_matrix_with_one_index() {
+        let (kernel, copy) = batched_copy(&["B", "R", "C"], vec![Expr::name("b")]);
+        let plan = CopyPlan::new(&kernel, &copy, &kernel.constant_scope()).unwrap();
+        let OperandPlan::Global(x) = &plan.src else { panic!("{plan:?}") };
+        assert_eq!(x.batch_rows().unwrap().to_string(), "b * R");
+    }
+
+    #[test]
+    fn a_rank_4_tile_without_at_says_which_batch_indices_it_needs() {
+        assert_eq!(
+            messages(&["B", "H", "R", "C"], vec![]),
+            ["`x` has rank 4: a tile is 2-D, so it first selects one matrix with `.at([..])` of 2 indices (B, H)"]
+        );
+    }
+
+    #[test]
+    fn at_with_the_wrong_number_of_indices_counts_them() {
+        assert_eq!(
+            messages(&["B", "H", "R", "C"], vec![Expr::name("b")]),
+            ["`x` has rank 4: `.at([..])` takes 2 indices (B, H), this gives 1"]
+        );
+    }
+
+    #[test]
+    fn at_on_a_matrix_has_nothing_to_select() {
+        assert_eq!(
+            messages(&["R", "C"], vec![Expr::int(0)]),
+            ["`x` has rank 2: it is one matrix, so `.at([..])` has no batch dimensions to index (this gives 1)"]
+        );
+    }
+}
