@@ -185,3 +185,78 @@ fn the_report_lists_no_memory_access_for_the_register_operand() {
     assert_eq!(second[0].operand, "c_s");
     assert!(accesses.iter().all(|a| a.operand != "s"), "{report}");
 }
+
+/// The IR of `two_gemms_bf16`, with `change` applied to each statement.
+fn two_gemms_with(change: impl Fn(&mut tessera::dsl::Statement)) -> Vec<String> {
+    let mut kernel = two_gemms_bf16::KERNEL.ir().unwrap().clone();
+    kernel.body.iter_mut().for_each(change);
+    match tessera::dsl::validate(&kernel, &tessera::dsl::Target::PORTABLE) {
+        Ok(()) => vec![],
+        Err(diagnostics) => diagnostics.iter().map(|d| d.message.clone()).collect(),
+    }
+}
+
+fn expr(value: i64) -> tessera::dsl::Expr {
+    tessera::dsl::Expr::int(value)
+}
+
+/// What a register operand must be, beyond the two ui cases (split across warps, times f32):
+/// each error names the fragment and the numbers.
+#[test]
+fn a_register_operand_that_cannot_feed_mma_sync_is_an_error_with_the_numbers() {
+    use tessera::dsl::{ElementType, Statement};
+    let has = |found: &[String], wanted: &str| {
+        assert!(found.iter().any(|m| m.contains(wanted)), "no `{wanted}` among {found:?}");
+    };
+    assert_eq!(two_gemms_with(|_| {}), Vec::<String>::new());
+    // accumulating into the operand itself
+    let found = two_gemms_with(|s| {
+        if let Statement::Mma(mma) = s {
+            if mma.a.name() == "s" {
+                mma.acc = "s".into();
+            }
+        }
+    });
+    has(&found, "reads the fragment `s` as A while it accumulates into it");
+    // laid out per thread
+    let found = two_gemms_with(|s| {
+        if let Statement::Fragment(f) = s {
+            if f.name == "s" {
+                f.warp_tile = None;
+                f.thread_tile = vec![expr(4), expr(8)];
+            }
+        }
+    });
+    has(&found, "`s` is a register operand of `mma`, so its values must be in mma.sync's accumulator layout");
+    // other rows per warp than the accumulator's
+    let found = two_gemms_with(|s| {
+        if let Statement::Fragment(f) = s {
+            if f.name == "o_acc" {
+                f.warp_tile = Some(vec![expr(32), expr(64)]);
+            }
+        }
+    });
+    has(&found, "each warp holds 16 rows of `s` but 32 of `o_acc`");
+    // a k extent that is not whole k-steps
+    let found = two_gemms_with(|s| {
+        if let Statement::Fragment(f) = s {
+            if f.name == "s" {
+                f.shape = vec![expr(64), expr(40)];
+                f.warp_tile = Some(vec![expr(16), expr(40)]);
+            }
+        }
+    });
+    has(
+        &found,
+        "`s` has 40 columns, the k extent of `mma(&s, &c_s, &mut o_acc)`, but mma.sync m16n8k16 takes k-steps of 16",
+    );
+    // not f32 accumulators
+    let found = two_gemms_with(|s| {
+        if let Statement::Fragment(f) = s {
+            if f.name == "s" {
+                f.element = ElementType::BF16;
+            }
+        }
+    });
+    has(&found, "`s` holds bf16 values, but a register operand is an f32 `.warp_tile(..)` fragment");
+}
