@@ -108,7 +108,7 @@ pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> 
 
 /// The names every statement sees: parameters, constants, block indices, loop variables and
 /// shared buffers (thread-code locals are added as they are declared).
-fn base_env(kernel: &Kernel) -> TypeEnv {
+pub(crate) fn base_env(kernel: &Kernel) -> TypeEnv {
     let mut env = TypeEnv::of_kernel(kernel);
     for statement in kernel.statements() {
         match statement {
@@ -123,7 +123,8 @@ fn base_env(kernel: &Kernel) -> TypeEnv {
     env
 }
 
-fn render_scoped(
+/// Renders `body` with the names `env` holds, adding the thread-code locals it declares.
+pub(crate) fn render_scoped(
     kernel: &Kernel,
     body: &[Statement],
     depth: usize,
@@ -142,7 +143,7 @@ fn render_scoped(
                 Statement::Copy(copy) => tile_copy_source(kernel, copy),
                 Statement::Sync(barrier) => barrier_source(barrier),
                 Statement::Fragment(fragment) => crate::gemm::fragment_source(kernel, fragment),
-                Statement::Pipeline(pipeline) => crate::gemm::pipeline_source(kernel, pipeline),
+                Statement::Pipeline(pipeline) => crate::gemm::pipeline_source(kernel, pipeline, env),
                 Statement::Mma(mma) => crate::gemm::mma_source(kernel, mma, None),
             }?;
             Ok(indent(&text, depth))

@@ -90,11 +90,47 @@ pub(crate) fn fragment_source(
     fragment: &Fragment,
     layout: &FragmentLayout,
 ) -> Result<String, RenderError> {
-    let [warp_rows, warp_cols] =
-        layout.warp_tile.ok_or_else(|| invalid(kernel, fragment.origin, "not a warp-tile fragment"))?;
+    if layout.warp_tile.is_none() {
+        return Err(invalid(kernel, fragment.origin, "not a warp-tile fragment"));
+    }
+    let (warp_rows_name, warp_cols_name) = warp_tile_names(fragment, layout);
+    let (placement, mut origins) = warp_placement(fragment, layout);
+    // a kernel's tensor-core fragments share one placement, declared with the first of them
+    let first = kernel.statements().into_iter().find_map(|s| match s {
+        tessera_dsl::Statement::Fragment(f) => {
+            FragmentLayout::of(f, kernel).filter(|l| l.warp_tile.is_some()).map(|l| (f, l))
+        }
+        _ => None,
+    });
+    if let Some((first, first_layout)) = first.filter(|(f, _)| f.name != fragment.name) {
+        if warp_placement(first, &first_layout).1 != origins {
+            return Err(invalid(
+                kernel,
+                fragment.origin,
+                &format!("fragments `{}` and `{}` place their warps differently; a kernel's tensor-core fragments share one placement", first.name, fragment.name),
+            ));
+        }
+        origins.clear();
+    }
+    WarpFragmentSource {
+        dsl: format!("let mut {} = {};", fragment.name, fragment),
+        placement,
+        origins,
+        warp_rows_name,
+        warp_cols_name,
+        name: &fragment.name,
+    }
+    .render()
+    .map_err(template_error("warp_fragment.cu"))
+}
+
+/// Where a tensor-core fragment's warps sit (comment lines) and the origins naming it
+/// (`warp_row0`, `warp_col0`, ..), which the `mma`s and epilogues of the kernel read.
+fn warp_placement(fragment: &Fragment, layout: &FragmentLayout) -> (Vec<String>, Vec<(&'static str, String)>) {
+    let [warp_rows, warp_cols] = layout.warp_tile.unwrap_or([16, 8]);
     let (warp_rows_name, warp_cols_name) = warp_tile_names(fragment, layout);
     let across = layout.warps_across();
-    let (placement, origins) = match layout.warpgroup_tile {
+    match layout.warpgroup_tile {
         Some([group_rows, group_cols]) => {
             let groups_across = layout.cols / group_cols.max(1);
             (
@@ -131,17 +167,7 @@ pub(crate) fn fragment_source(
                 ("warp_col0", format!("tid / 32 % {across} * {warp_cols_name}")),
             ],
         ),
-    };
-    WarpFragmentSource {
-        dsl: format!("let mut {} = {};", fragment.name, fragment),
-        placement,
-        origins,
-        warp_rows_name,
-        warp_cols_name,
-        name: &fragment.name,
     }
-    .render()
-    .map_err(template_error("warp_fragment.cu"))
 }
 
 /// Whether a shared operand is stored with its logical columns contiguous (`a_s` for A as

@@ -371,6 +371,14 @@ impl Printer<'_> {
                         PRIMARY,
                     ));
                 }
+                // a tensor-core fragment `acc[MI][NI][4]`: the thread's value (i, j) is value
+                // (i % 2, j % 2) of its four in the 16 × 8 tile (i / 2, j / 2)
+                let tensor_core = self.kernel.fragment(base).is_some_and(|f| f.warp_tile.is_some());
+                if let (true, [_, _]) = (tensor_core, index.as_slice()) {
+                    let i = wrap(self.precedence(&indices[0], env, int)?, 10);
+                    let j = wrap(self.precedence(&indices[1], env, int)?, 10);
+                    return Ok((format!("{base}[{i} / 2][{j} / 2][{i} % 2 * 2 + {j} % 2]"), PRIMARY));
+                }
                 let tensor = self.kernel.param(base).and_then(|p| p.tensor());
                 match (tensor, index.as_slice()) {
                     (Some(_), [i]) => (format!("{base}[{i}]"), PRIMARY),

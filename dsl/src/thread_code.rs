@@ -533,20 +533,33 @@ pub enum Binding {
     Registers { element: ElementType, len: Option<i64>, mutable: bool },
 }
 
-/// A fragment's thread tile as declared (`[TM, TN]`) and its constant values.
+/// A fragment's thread tile as declared (`[TM, TN]`) and its constant values; for a
+/// tensor-core fragment (`warp: true`) the warp tile as declared (`[WM, WN]`) and the values
+/// each thread holds of it, WM / 8 × WN / 4 (two rows and two columns of every 16 × 8 tile).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadTileBounds {
     pub declared: String,
     pub values: [i64; 2],
+    pub warp: bool,
 }
 
 impl Binding {
     /// The binding of a fragment declaration, its thread tile evaluated when constant.
     pub fn fragment(fragment: &crate::Fragment, kernel: &Kernel) -> Self {
         let scope = kernel.constant_scope();
-        let thread_tile = match fragment.thread_tile.as_slice() {
-            [rows, cols] => match (rows.eval(&scope), cols.eval(&scope)) {
-                (Ok(r), Ok(c)) => Some(ThreadTileBounds { declared: format!("[{rows}, {cols}]"), values: [r, c] }),
+        let thread_tile = match (fragment.thread_tile.as_slice(), fragment.warp_tile.as_deref()) {
+            ([rows, cols], _) => match (rows.eval(&scope), cols.eval(&scope)) {
+                (Ok(r), Ok(c)) => {
+                    Some(ThreadTileBounds { declared: format!("[{rows}, {cols}]"), values: [r, c], warp: false })
+                }
+                _ => None,
+            },
+            // mma.sync's accumulator layout: lane l holds rows l / 4 and l / 4 + 8 and columns
+            // 2 (l % 4) and 2 (l % 4) + 1 of each 16 × 8 tile of its warp's tile
+            ([], Some([rows, cols])) => match (rows.eval(&scope), cols.eval(&scope)) {
+                (Ok(r), Ok(c)) => {
+                    Some(ThreadTileBounds { declared: format!("[{rows}, {cols}]"), values: [r / 8, c / 4], warp: true })
+                }
                 _ => None,
             },
             _ => None,
@@ -731,6 +744,20 @@ impl TypeEnv {
                         if let Some(tile) = thread_tile {
                             for ((index, bound), what) in indices.iter().zip(tile.values).zip(["row", "column"]) {
                                 if let ThreadExprKind::Int { value, .. } = index.kind {
+                                    if (value < 0 || value >= bound) && tile.warp {
+                                        return Err(Diagnostic::new(
+                                            index.origin,
+                                            format!(
+                                                "{what} {value} of fragment `{base}` is outside this thread's values: \
+                                                 warp_tile({}) gives each thread {} × {} of them (WM / 8 × WN / 4), \
+                                                 so {what}s 0 to {}",
+                                                tile.declared,
+                                                tile.values[0],
+                                                tile.values[1],
+                                                bound - 1
+                                            ),
+                                        ));
+                                    }
                                     if value < 0 || value >= bound {
                                         return Err(Diagnostic::new(
                                             index.origin,
