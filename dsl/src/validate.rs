@@ -537,7 +537,7 @@ impl Checker<'_> {
                     self.error(
                         thread.origin,
                         format!("thread code indexes `{buffer}`, which a pipeline of {stages} stages fills: it holds {stages} tiles, one per stage, and thread code indexes a buffer of one"),
-                        Some(format!("copy the values thread code needs into a buffer of their own, or read them from the fragment `mma` accumulates; `{buffer}` stays for `mma`")),
+                        Some(format!("`mma` reads `{buffer}` at the tile's stage; thread code may index buffers no pipeline stages (filled by a copy or thread code outside the loop)")),
                     );
                 }
             }
