@@ -3,12 +3,12 @@
 use askama::Template;
 use tessera_dsl::{
     BinaryOp, CopyPlan, EpiloguePlan, Expr, Fragment, FragmentLayout, Kernel, Mma, MmaPlan, Operand, OperandPlan,
-    PipelineLoop, Statement, TileCopy, VectorWidth,
+    PipelineLoop, Statement, TileCopy, TypeEnv, VectorWidth,
 };
 
 use crate::async_copy::MappedCopy;
 use crate::operand::{plus, zero, OperandText};
-use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_body, template_error};
+use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_scoped, template_error};
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -144,6 +144,9 @@ struct FetchSource {
     row_of_item: String,
     col_of_item: String,
     staged: String,
+    /// A staged value of zeros: `{}`, or `__nv_bfloat16(0.0f)` for one 16-bit value (whose
+    /// assignment from `{}` is ambiguous).
+    zero: String,
     load: String,
     guarded_load: Vec<String>,
 }
@@ -535,24 +538,10 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     .map_err(template_error("epilogue.cu"))
 }
 
-/// A pipeline; `env` holds the thread-code names declared before it, which the body of a
-/// single-stage pipeline (rendered statement by statement) may use.
-pub(crate) fn pipeline_source(
-    kernel: &Kernel,
-    pipeline: &PipelineLoop,
-    env: &tessera_dsl::TypeEnv,
-) -> Result<String, RenderError> {
-    if pipeline.stages < 2 {
-        return SinglePipelineSource {
-            dsl: format!("for {} in pipeline(0..{}, stages = {})", pipeline.var, pipeline.count, pipeline.stages),
-            var: pipeline.var.clone(),
-            count: c_expr(&pipeline.count),
-            body: crate::statement::render_scoped(kernel, &pipeline.body, 1, &mut env.clone())?,
-        }
-        .render()
-        .map_err(template_error("pipeline_single.cu"));
-    }
-    pipeline_range_source(kernel, pipeline, None)
+/// `for k in pipeline(..) { .. }`; `env` holds the names its thread code sees (the locals
+/// declared before the loop among them).
+pub(crate) fn pipeline_source(kernel: &Kernel, pipeline: &PipelineLoop, env: &TypeEnv) -> Result<String, RenderError> {
+    pipeline_range_source(kernel, pipeline, None, env)
 }
 
 /// The pipeline over k-tiles `range` = (first, end) instead of 0 .. count (a stream-K unit;
@@ -561,6 +550,7 @@ pub(crate) fn pipeline_range_source(
     kernel: &Kernel,
     pipeline: &PipelineLoop,
     range: Option<(&str, &str)>,
+    env: &TypeEnv,
 ) -> Result<String, RenderError> {
     let producers = pipeline.producers.map(|p| format!(", producers = {p}")).unwrap_or_default();
     let dsl =
@@ -569,22 +559,24 @@ pub(crate) fn pipeline_range_source(
         if pipeline.stages < 3 {
             return Err(invalid(kernel, pipeline.origin, "only cp.async pipelines run over a range of k-tiles"));
         }
-        return async_pipeline_source(kernel, pipeline, dsl, Some(range));
+        return async_pipeline_source(kernel, pipeline, dsl, Some(range), env);
     }
     if pipeline.stages < 2 {
         return SinglePipelineSource {
             dsl,
             var: pipeline.var.clone(),
             count: c_expr(&pipeline.count),
-            body: render_body(kernel, &pipeline.body, 1)?,
+            body: render_scoped(kernel, &pipeline.body, 1, &mut env.clone())?,
         }
         .render()
         .map_err(template_error("pipeline_single.cu"));
     }
     if pipeline.stages > 2 {
-        return async_pipeline_source(kernel, pipeline, dsl, None);
+        return async_pipeline_source(kernel, pipeline, dsl, None, env);
     }
     let scope = kernel.constant_scope();
+    // the body's thread code sees the names declared before the loop and its own locals
+    let mut scoped = env.clone();
     let (mut staging, mut prologue, mut fetch_next, mut compute, mut stash_next) =
         (vec![], vec![], vec![], vec![], vec![]);
     for statement in &pipeline.body {
@@ -613,11 +605,14 @@ pub(crate) fn pipeline_range_source(
                 stash_next.push(indent(&stash_source(copy, &plan, &staged, vector_type, "stage ^ 1")?, 3));
             }
             Statement::Mma(mma) => compute.push(indent(&mma_source(kernel, mma, Some("stage"))?, 2)),
+            Statement::Thread(_) => {
+                compute.extend(render_scoped(kernel, std::slice::from_ref(statement), 2, &mut scoped)?)
+            }
             other => {
                 return Err(invalid(
                     kernel,
                     pipeline.origin,
-                    &format!("a double-buffered pipeline holds copies and mma, not {other:?}"),
+                    &format!("a double-buffered pipeline holds copies, mma and thread code, not {other:?}"),
                 ));
             }
         }
@@ -673,9 +668,10 @@ fn async_pipeline_source(
     pipeline: &PipelineLoop,
     dsl: String,
     range: Option<(&str, &str)>,
+    env: &TypeEnv,
 ) -> Result<String, RenderError> {
     let AsyncPipelineParts { declarations, prologue, refill, compute, spread, in_flight, drain } =
-        async_pipeline_parts(kernel, pipeline)?;
+        async_pipeline_parts(kernel, pipeline, env)?;
     AsyncPipelineSource {
         dsl,
         var: pipeline.var.clone(),
@@ -696,10 +692,12 @@ fn async_pipeline_source(
     .map_err(template_error("pipeline_async.cu"))
 }
 
-/// [`AsyncPipelineParts`] of `pipeline` (stages ≥ 3).
+/// [`AsyncPipelineParts`] of `pipeline` (stages ≥ 3). Its compute is the body's `mma`s and
+/// thread code in source order (thread code sees `env` and the locals declared before it).
 pub(crate) fn async_pipeline_parts(
     kernel: &Kernel,
     pipeline: &PipelineLoop,
+    env: &TypeEnv,
 ) -> Result<AsyncPipelineParts, RenderError> {
     let scope = kernel.constant_scope();
     let in_flight = u32::from(
@@ -709,6 +707,9 @@ pub(crate) fn async_pipeline_parts(
     let var = &pipeline.var;
     let mut copies = Vec::new();
     let mut mmas = Vec::new();
+    // what computes a tile, in source order: each mma (rendered below, once the refill's
+    // parts are known) or thread code
+    let mut computed = Vec::new();
     for statement in &pipeline.body {
         match statement {
             Statement::Copy(copy) => {
@@ -723,12 +724,16 @@ pub(crate) fn async_pipeline_parts(
                 let (ahead_copy, ahead_plan) = copy_ahead(kernel, copy, var, ahead)?;
                 copies.push((copy, plan, ahead_copy, ahead_plan));
             }
-            Statement::Mma(mma) => mmas.push(mma),
+            Statement::Mma(mma) => {
+                mmas.push(mma);
+                computed.push(statement);
+            }
+            Statement::Thread(_) => computed.push(statement),
             other => {
                 return Err(invalid(
                     kernel,
                     pipeline.origin,
-                    &format!("a cp.async pipeline holds copies and mma, not {other:?}"),
+                    &format!("a cp.async pipeline holds copies, mma and thread code, not {other:?}"),
                 ));
             }
         }
@@ -775,7 +780,15 @@ pub(crate) fn async_pipeline_parts(
             }
         }
     }
-    for mma in &mmas {
+    let mut scoped = env.clone();
+    for statement in computed {
+        let mma = match statement {
+            Statement::Mma(mma) => mma,
+            _ => {
+                compute.extend(render_scoped(kernel, std::slice::from_ref(statement), 2, &mut scoped)?);
+                continue;
+            }
+        };
         let mut each_trip = Vec::new();
         if let (Some(t), Some(u)) = (trips, mma.unroll) {
             each_trip.push("if (refill) {".to_string());
@@ -890,6 +903,10 @@ fn fetch_source(
         row_of_item,
         col_of_item,
         staged: staged.into(),
+        zero: match plan.element.size_bytes() {
+            2 if plan.vector == 1 => zero(plan.element).to_string(),
+            _ => "{}".to_string(),
+        },
         load: src.load(plan.vector, vector_type),
         guarded_load: src.guarded_load(plan.vector, vector_type, &format!("{staged}[step]")),
     }

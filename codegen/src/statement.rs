@@ -108,7 +108,7 @@ pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> 
 
 /// The names every statement sees: parameters, constants, block indices, loop variables and
 /// shared buffers (thread-code locals are added as they are declared).
-fn base_env(kernel: &Kernel) -> TypeEnv {
+pub(crate) fn base_env(kernel: &Kernel) -> TypeEnv {
     let mut env = TypeEnv::of_kernel(kernel);
     for statement in kernel.statements() {
         match statement {
@@ -123,6 +123,7 @@ fn base_env(kernel: &Kernel) -> TypeEnv {
     env
 }
 
+/// Renders `body` with the names `env` holds, adding the thread-code locals it declares.
 pub(crate) fn render_scoped(
     kernel: &Kernel,
     body: &[Statement],

@@ -52,9 +52,12 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     lines.push(indent(&unit(kernel, grid)?, 2));
     for statement in &inside {
         let text = match statement {
-            Statement::Pipeline(pipeline) => {
-                crate::gemm::pipeline_range_source(kernel, pipeline, Some(("k_begin", "k_end")))?
-            }
+            Statement::Pipeline(pipeline) => crate::gemm::pipeline_range_source(
+                kernel,
+                pipeline,
+                Some(("k_begin", "k_end")),
+                &crate::statement::base_env(kernel),
+            )?,
             Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => fixup(kernel, fragment, copy)?,
             other => render_body(kernel, std::slice::from_ref(other), 0)?.join("\n"),
         };

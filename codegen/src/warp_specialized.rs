@@ -96,7 +96,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     let Some(bindings) = crate::tiles::tile_coordinates(grid) else {
         return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D or 2-D grid"));
     };
-    let parts = crate::gemm::async_pipeline_parts(kernel, pipeline)?;
+    let parts = crate::gemm::async_pipeline_parts(kernel, pipeline, &crate::statement::base_env(kernel))?;
     let tma = kernel.copies_by_tma();
     let (copies, stage_bytes) = match tma {
         true => {

@@ -21,7 +21,7 @@
             const int item = step * THREADS + tid;
             const int row = {{ row_of_item }};
             const int col = {{ col_of_item }};
-            {{ staged }}[step] = {};
+            {{ staged }}[step] = {{ zero }};
 {%- for line in guarded_load %}
             {{ line }}
 {%- endfor %}

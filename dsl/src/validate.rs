@@ -62,6 +62,8 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.names();
     check.body();
     check.stream_k();
+    check.pipeline_bodies();
+    check.staged_buffers_in_thread_code();
     check.producers();
     check.tma_copies();
     check.grouped_tiles();
@@ -428,6 +430,136 @@ impl Checker<'_> {
             .collect::<Vec<_>>()
             .join(", ");
             self.error(grid.origin, format!("`.stream_k()` without {missing}"), Some(shape.into()));
+        }
+    }
+
+    /// What a pipeline of 2 or more stages may hold: tile copies from global memory into
+    /// shared buffers (its stages), `mma`s and thread code, the last two run in source order
+    /// once the tile has landed. Its barriers are its own (one per tile, after the wait), so
+    /// thread code in it may not write shared memory (another thread could read it before any
+    /// barrier); and where the compute threads are not the whole block (producers), a tile's
+    /// loop is split between blocks (stream-K) or wgmma leaves the accumulators in flight past
+    /// a tile's compute, it holds no thread code at all.
+    fn pipeline_bodies(&mut self) {
+        let stream_k = self.kernel.body.iter().any(|s| matches!(s, Statement::Grid(g) if g.stream_k));
+        let shared: Vec<String> = self
+            .kernel
+            .statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Shared(buffer) => Some(buffer.name.clone()),
+                _ => None,
+            })
+            .collect();
+        let scope = self.kernel.constant_scope();
+        let pipelines: Vec<&PipelineLoop> = self
+            .kernel
+            .statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Pipeline(p) if p.stages >= 2 => Some(p),
+                _ => None,
+            })
+            .collect();
+        for pipeline in pipelines {
+            let stages = pipeline.stages;
+            let wgmma = pipeline.body.iter().any(|s| {
+                matches!(s, Statement::Mma(mma) if MmaPlan::new(self.kernel, mma, &scope)
+                    .is_ok_and(|plan| matches!(plan.instruction, MmaInstruction::Wgmma { .. })))
+            });
+            let holds = "copies of global tiles into shared buffers, `mma` and thread code";
+            for statement in &pipeline.body {
+                match statement {
+                    Statement::Copy(copy) => {
+                        if !matches!((&copy.src, &copy.dst), (Operand::Global(_), Operand::Shared(_))) {
+                            self.error(
+                                copy.origin,
+                                format!("`{copy}` in a pipeline of {stages} stages, which holds {holds}"),
+                                Some("move it before or after the loop".into()),
+                            );
+                        }
+                    }
+                    Statement::Mma(_) => {}
+                    Statement::Sync(barrier) => self.error(
+                        barrier.origin,
+                        format!("`sync()` in a pipeline of {stages} stages: the pipeline places its own barriers (one per tile, after the tile has landed)"),
+                        Some("drop it".into()),
+                    ),
+                    Statement::Shared(buffer) => self.error(
+                        buffer.origin,
+                        format!("shared buffer `{}` declared in a pipeline of {stages} stages, which holds {holds}", buffer.name),
+                        Some("declare it before the loop".into()),
+                    ),
+                    Statement::Fragment(fragment) => self.error(
+                        fragment.origin,
+                        format!("fragment `{}` declared in a pipeline of {stages} stages, which holds {holds}", fragment.name),
+                        Some("declare it before the loop".into()),
+                    ),
+                    // reported where loops nest
+                    Statement::Grid(_) | Statement::GridStride(_) | Statement::Pipeline(_) => {}
+                    Statement::Thread(thread) => {
+                        let refused = if pipeline.producers.is_some() {
+                            Some((
+                                "a pipeline with producers: its compute threads run only copies' waits and `mma`, and a barrier or block reduction there would wait for the producers".to_string(),
+                                "move the thread code after the loop, or drop `producers`",
+                            ))
+                        } else if stream_k {
+                            Some((
+                                "a `.stream_k()` kernel, which splits a tile's k loop between blocks and adds their accumulators".to_string(),
+                                "drop `.stream_k()`",
+                            ))
+                        } else if wgmma {
+                            Some((
+                                "a pipeline of wgmma, which leaves a tile's multiply running into the next tile's, so its accumulators are not this thread's to touch inside the loop".to_string(),
+                                "move the thread code after the loop",
+                            ))
+                        } else {
+                            let (_, writes) = thread.indexed();
+                            writes.into_iter().find(|b| shared.contains(b)).map(|buffer| {
+                                (
+                                    format!("a pipeline of {stages} stages, and it writes shared buffer `{buffer}`: the pipeline's only barrier in a tile comes after the wait, so another thread could read `{buffer}` before the write is done"),
+                                    "keep the values in registers (a fragment or `let mut v = [..; N]`), or write the buffer after the loop",
+                                )
+                            })
+                        };
+                        if let Some((why, hint)) = refused {
+                            self.error(thread.origin, format!("thread code in {why}"), Some(hint.into()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Thread code indexes a shared buffer as one tile (`t[r][c]`); a buffer that a pipeline of
+    /// 2 or more stages fills holds one tile per stage, which it does not index.
+    fn staged_buffers_in_thread_code(&mut self) {
+        let threads: Vec<&ThreadStatement> = self
+            .kernel
+            .statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Thread(thread) => Some(thread),
+                _ => None,
+            })
+            .collect();
+        for thread in threads {
+            let (reads, writes) = thread.indexed();
+            let mut named: Vec<String> = reads.into_iter().chain(writes).collect();
+            named.sort_unstable();
+            named.dedup();
+            for buffer in named {
+                let is_shared =
+                    self.kernel.statements().iter().any(|s| matches!(s, Statement::Shared(b) if b.name == buffer));
+                let stages = self.kernel.buffer_stages(&buffer);
+                if is_shared && stages > 1 {
+                    self.error(
+                        thread.origin,
+                        format!("thread code indexes `{buffer}`, which a pipeline of {stages} stages fills: it holds {stages} tiles, one per stage, and thread code indexes a buffer of one"),
+                        Some(format!("`mma` reads `{buffer}` at the tile's stage; thread code may index buffers no pipeline stages (filled by a copy or thread code outside the loop)")),
+                    );
+                }
+            }
         }
     }
 
