@@ -288,8 +288,8 @@ pub(crate) fn mma_source_with(
     let element = layout.element;
     let vector_of =
         |width: i64| element.vector_type(VectorWidth::new(width as u32).unwrap_or(VectorWidth::W1)).unwrap_or("float");
-    let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
-    let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
+    let a = OperandText::new(&plan.a).in_stage(kernel, stage);
+    let b = OperandText::new(&plan.b).in_stage(kernel, stage);
     // The loads of step `kk` (a C expression) into `a_target` / `b_target`.
     let loads_at = |kk: &str, a_target: &str, b_target: &str| -> Vec<String> {
         let mut loads = Vec::new();

@@ -110,6 +110,14 @@ impl<'a> OperandText<'a> {
         self
     }
 
+    /// The same operand read inside a pipeline's stage `stage`: copy `stage` of its shared
+    /// buffer where the pipeline fills the buffer (it has stages), the buffer itself where it
+    /// is filled once before the loop (attention's Q tile beside the K and V stages).
+    pub(crate) fn in_stage(self, kernel: &tessera_dsl::Kernel, stage: Option<&str>) -> Self {
+        let staged = matches!(self.plan, OperandPlan::Shared(s) if kernel.buffer_stages(&s.buffer) > 1);
+        self.with_stage(stage.filter(|_| staged).map(str::to_owned))
+    }
+
     /// `(name, value)` of the tile-origin variables this operand needs: the tile's first row
     /// and column, and for a batched tile (`q.at([b, h])`) the element offset of its matrix,
     /// `q_batch0 = (b * H + h) * SQ * q_ld`.

@@ -421,8 +421,8 @@ fn wgmma_source(
     n: i64,
     in_flight: u32,
 ) -> Result<String, RenderError> {
-    let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
-    let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
+    let a = OperandText::new(&plan.a).in_stage(kernel, stage);
+    let b = OperandText::new(&plan.b).in_stage(kernel, stage);
     let not_addressable = || invalid(kernel, mma.origin, "a wgmma operand that no descriptor addresses");
     let a_descriptor = Descriptor::of(&a, &plan.a, true).ok_or_else(not_addressable)?;
     let b_descriptor = Descriptor::of(&b, &plan.b, false).ok_or_else(not_addressable)?;
@@ -472,8 +472,8 @@ pub(crate) fn mma_source(
     let b_by_ldmatrix = matches!(&plan.b, OperandPlan::Shared(_))
         && plan.instruction.ldmatrix_loads(false, columns_contiguous(&plan.b));
     let b_step = if (warp_cols_value / 8) % 2 == 0 && b_by_ldmatrix { 2 } else { 1 };
-    let a = OperandText::new(&plan.a).with_stage(stage.map(str::to_owned));
-    let b = OperandText::new(&plan.b).with_stage(stage.map(str::to_owned));
+    let a = OperandText::new(&plan.a).in_stage(kernel, stage);
+    let b = OperandText::new(&plan.b).in_stage(kernel, stage);
     let k_name = crate::gemm::k_extent_name(kernel, mma, plan);
     let instruction = plan.instruction;
     let describe = |operand: &OperandPlan, name: &str, is_a: bool| match operand {

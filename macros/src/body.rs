@@ -564,7 +564,13 @@ fn copy_mechanism(arg: &RustExpr) -> syn::Result<CopyMechanism> {
 fn named_integer(arg: &RustExpr, name: &str, usage: &str) -> syn::Result<u32> {
     match arg {
         RustExpr::Assign(assign) if matches!(&*assign.left, RustExpr::Path(p) if p.path.is_ident(name)) => {
-            match &*assign.right {
+            // a literal passed through a macro_rules! `$n:literal` arrives wrapped in an
+            // invisible group
+            let mut right = &*assign.right;
+            while let RustExpr::Group(group) = right {
+                right = &group.expr;
+            }
+            match right {
                 RustExpr::Lit(lit) => match &lit.lit {
                     Lit::Int(int) => int.base10_parse::<u32>(),
                     other => Err(syn::Error::new(other.span(), format!("{name} is an integer"))),

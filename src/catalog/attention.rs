@@ -26,7 +26,7 @@ use crate::{Error, Input, Output};
 // tiles: a smaller head dim is zero-filled to it) and causality (`CAUSAL`, a constant, so the
 // causal kernel's k loop stops at the diagonal and the other's mask has no causal term).
 macro_rules! attention_forward {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, stages = $stages:literal) => {
         $(#[$doc])*
         #[tile_kernel(threads = 128, vector = 8, consts(BQ = 64, BKV = 64, D = $d, WQ = 16, CAUSAL = $causal))]
         pub fn $name(
@@ -48,7 +48,7 @@ macro_rules! attention_forward {
             let mut l = [0.0f32; WQ / 8];
             copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s);
             // causal: the key tiles at or before the block's last query row
-            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 1) {
+            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
                 copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
                 copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
                 for i in 0..WQ / 8 {
@@ -107,35 +107,35 @@ macro_rules! attention_forward {
 
 attention_forward!(
     /// BF16, head dim ≤ 64, no mask but the sequence ends.
-    attention_forward_bf16_d64, bf16, d = 64, causal = 0
+    attention_forward_bf16_d64, bf16, d = 64, causal = 0, stages = 3
 );
 attention_forward!(
     /// BF16, head dim ≤ 64, causal.
-    attention_forward_bf16_d64_causal, bf16, d = 64, causal = 1
+    attention_forward_bf16_d64_causal, bf16, d = 64, causal = 1, stages = 3
 );
 attention_forward!(
     /// BF16, head dim 65 to 128.
-    attention_forward_bf16_d128, bf16, d = 128, causal = 0
+    attention_forward_bf16_d128, bf16, d = 128, causal = 0, stages = 2
 );
 attention_forward!(
     /// BF16, head dim 65 to 128, causal.
-    attention_forward_bf16_d128_causal, bf16, d = 128, causal = 1
+    attention_forward_bf16_d128_causal, bf16, d = 128, causal = 1, stages = 2
 );
 attention_forward!(
     /// F16, head dim ≤ 64.
-    attention_forward_f16_d64, f16, d = 64, causal = 0
+    attention_forward_f16_d64, f16, d = 64, causal = 0, stages = 3
 );
 attention_forward!(
     /// F16, head dim ≤ 64, causal.
-    attention_forward_f16_d64_causal, f16, d = 64, causal = 1
+    attention_forward_f16_d64_causal, f16, d = 64, causal = 1, stages = 3
 );
 attention_forward!(
     /// F16, head dim 65 to 128.
-    attention_forward_f16_d128, f16, d = 128, causal = 0
+    attention_forward_f16_d128, f16, d = 128, causal = 0, stages = 2
 );
 attention_forward!(
     /// F16, head dim 65 to 128, causal.
-    attention_forward_f16_d128_causal, f16, d = 128, causal = 1
+    attention_forward_f16_d128_causal, f16, d = 128, causal = 1, stages = 2
 );
 
 /// The head dims the kernels are stamped for: a head dim up to each is zero-filled to it.

@@ -139,17 +139,21 @@ attention_forward_bf16_d128_causal(const __nv_bfloat16* __restrict__ q, const __
     constexpr int WQ = 16;
     constexpr int CAUSAL = 1;
     const int tid = threadIdx.x;
+    // 81920 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
+    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
+    // buffers below
+    extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
     const int qt = blockIdx.x;
     const int h = blockIdx.y;
     const int b = blockIdx.z;
-    // let q_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);
-    __shared__ __align__(16) __nv_bfloat16 q_s[BQ][D];
-    // let k_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);
-    __shared__ __align__(16) __nv_bfloat16 k_s[BKV][D];
-    // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);
-    __shared__ __align__(16) __nv_bfloat16 v_s[BKV][D];
+    // let q_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);: bytes 0 to 16384 of tessera_smem
+    __nv_bfloat16 (&q_s)[BQ][D] = *reinterpret_cast<__nv_bfloat16 (*)[BQ][D]>(tessera_smem + 0);
+    // let k_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);: bytes 16384 to 49152 of tessera_smem
+    __nv_bfloat16 (&k_s)[2][BKV][D] = *reinterpret_cast<__nv_bfloat16 (*)[2][BKV][D]>(tessera_smem + 16384);
+    // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);: bytes 49152 to 81920 of tessera_smem
+    __nv_bfloat16 (&v_s)[2][BKV][D] = *reinterpret_cast<__nv_bfloat16 (*)[2][BKV][D]>(tessera_smem + 49152);
     // let mut s = fragment::<f32>([BQ, BKV]).warp_tile([WQ, BKV]);
     // warp w holds the 16 × 64 tile at (warp_row0, warp_col0) of a 4 × 1 grid of warps: 1 × 8
     // mma.sync tiles of 16 × 8, four values of each in every lane
@@ -219,219 +223,325 @@ attention_forward_bf16_d128_causal(const __nv_bfloat16* __restrict__ q, const __
             }
         }
     }
-    // for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 1): load a tile, wait, compute, wait
-    for (int j = 0; j < min((SKV + BKV - 1) / BKV, CAUSAL * (((qt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV)); ++j) {
-        __syncthreads();  // k_s: read above, overwritten below
-        // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): 8 × tessera_bf16x8 per thread
-        {
-            constexpr int ROWS = BKV;
-            constexpr int COLS = D;
-            constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-            const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
-            const int k_row0 = j * BKV;
-            const int k_col0 = 0 * D;
-            if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
-                // whole tile: no bounds checks
-                tessera_bf16x8 staged[STEPS];
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col]);
-                }
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&k_s[row][tessera_swizzled<128, 256, 2>(row, col)]) = staged[step];
-                }
-            } else {
-                // a tile on the edge: the same steps, each element bounds-checked
-                tessera_bf16x8 staged[STEPS] = {};
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    if (k_row0 + row < SKV && k_col0 + col < HD) staged[step].v[0] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col];
-                    if (k_row0 + row < SKV && k_col0 + col + 1 < HD) staged[step].v[1] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 1];
-                    if (k_row0 + row < SKV && k_col0 + col + 2 < HD) staged[step].v[2] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 2];
-                    if (k_row0 + row < SKV && k_col0 + col + 3 < HD) staged[step].v[3] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 3];
-                    if (k_row0 + row < SKV && k_col0 + col + 4 < HD) staged[step].v[4] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 4];
-                    if (k_row0 + row < SKV && k_col0 + col + 5 < HD) staged[step].v[5] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 5];
-                    if (k_row0 + row < SKV && k_col0 + col + 6 < HD) staged[step].v[6] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 6];
-                    if (k_row0 + row < SKV && k_col0 + col + 7 < HD) staged[step].v[7] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 7];
-                }
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&k_s[row][tessera_swizzled<128, 256, 2>(row, col)]) = staged[step];
-                }
-            }
-        }
-        // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): 8 × tessera_bf16x8 per thread
-        {
-            constexpr int ROWS = BKV;
-            constexpr int COLS = D;
-            constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-            const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
-            const int v_row0 = j * BKV;
-            const int v_col0 = 0 * D;
-            if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
-                // whole tile: no bounds checks
-                tessera_bf16x8 staged[STEPS];
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col]);
-                }
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&v_s[row][tessera_swizzled<128, 256, 2>(row, col)]) = staged[step];
-                }
-            } else {
-                // a tile on the edge: the same steps, each element bounds-checked
-                tessera_bf16x8 staged[STEPS] = {};
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    if (v_row0 + row < SKV && v_col0 + col < HD) staged[step].v[0] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col];
-                    if (v_row0 + row < SKV && v_col0 + col + 1 < HD) staged[step].v[1] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 1];
-                    if (v_row0 + row < SKV && v_col0 + col + 2 < HD) staged[step].v[2] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 2];
-                    if (v_row0 + row < SKV && v_col0 + col + 3 < HD) staged[step].v[3] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 3];
-                    if (v_row0 + row < SKV && v_col0 + col + 4 < HD) staged[step].v[4] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 4];
-                    if (v_row0 + row < SKV && v_col0 + col + 5 < HD) staged[step].v[5] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 5];
-                    if (v_row0 + row < SKV && v_col0 + col + 6 < HD) staged[step].v[6] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 6];
-                    if (v_row0 + row < SKV && v_col0 + col + 7 < HD) staged[step].v[7] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 7];
-                }
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&v_s[row][tessera_swizzled<128, 256, 2>(row, col)]) = staged[step];
-                }
-            }
-        }
-        // for i in 0..WQ / 8 { .. }
-        #pragma unroll
-        for (int i = 0; i < WQ / 8; ++i) {
-            #pragma unroll
-            for (int c = 0; c < BKV / 4; ++c) {
-                s[i / 2][c / 2][i % 2 * 2 + c % 2] = 0.0f;
-            }
-        }
-        __syncthreads();  // k_s: written above, read below
-        {
-            const int warp_row0 = s_warp_row0;
-            const int warp_col0 = s_warp_col0;
-            // mma(&q_s, &k_s.t(), &mut s): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, D / 16 k-steps of
-            // WQ / 16 × BKV / 8 tiles per warp; A by ldmatrix, B by ldmatrix
+    // for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 2): tile j + 1 is fetched into registers while tile j is computed from
+    // the other half of the double-buffered shared memory; one barrier per tile
+    {
+        const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((qt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
+        tessera_bf16x8 k_s_staged[8];  // k_s's next tile, in flight
+        tessera_bf16x8 v_s_staged[8];  // v_s's next tile, in flight
+        if (j_tiles > 0) {
+            // prologue: tile 0 into stage 0
+            const int j = 0;
+            const int stage = 0;
+            // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): fetch the tile into registers
             {
-                const int lane = tid % 32;
-                #pragma unroll
-                for (int kk = 0; kk < D; kk += 16) {
-                    unsigned a_frag[WQ / 16][4];
-                    unsigned b_frag[BKV / 8][2];
+                constexpr int ROWS = BKV;
+                constexpr int COLS = D;
+                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
+                const int k_row0 = j * BKV;
+                const int k_col0 = 0 * D;
+                if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
                     #pragma unroll
-                    for (int mi = 0; mi < WQ / 16; ++mi) {
-                        tessera_ldmatrix_x4<false>(a_frag[mi], &q_s[warp_row0 + mi * 16 + lane % 16][tessera_swizzled<128, 256, 2>(warp_row0 + mi * 16 + lane % 16, kk + lane / 16 * 8)]);
+                    for (int step = 0; step < STEPS; ++step) {
+                        const int item = step * THREADS + tid;
+                        const int row = item / (COLS / VECTOR);
+                        const int col = item % (COLS / VECTOR) * VECTOR;
+                        k_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col]);
                     }
-                    #pragma unroll
-                    for (int ni = 0; ni < BKV / 8; ni += 2) {
-                        unsigned b_pair[4];
-                        tessera_ldmatrix_x4<false>(b_pair, &k_s[warp_col0 + ni * 8 + lane / 16 * 8 + lane % 8][tessera_swizzled<128, 256, 2>(warp_col0 + ni * 8 + lane / 16 * 8 + lane % 8, kk + lane / 8 % 2 * 8)]);
-                        b_frag[ni][0] = b_pair[0];
-                        b_frag[ni][1] = b_pair[1];
-                        b_frag[ni + 1][0] = b_pair[2];
-                        b_frag[ni + 1][1] = b_pair[3];
-                    }
-                    #pragma unroll
-                    for (int mi = 0; mi < WQ / 16; ++mi) {
-                        #pragma unroll
-                        for (int ni = 0; ni < BKV / 8; ++ni) {
-                            tessera_mma_m16n8k16<__nv_bfloat16>(s[mi][ni], a_frag[mi], b_frag[ni]);
-                        }
-                    }
-                }
-            }
-        }
-        // for i in 0..WQ / 8 { .. }
-        #pragma unroll
-        for (int i = 0; i < WQ / 8; ++i) {
-            const int row = qt * BQ + (s_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4);
-            #pragma unroll
-            for (int c = 0; c < BKV / 4; ++c) {
-                const int col = j * BKV + (s_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
-                if (col < SKV && (CAUSAL == 0 || col <= row)) {
-                    s[i / 2][c / 2][i % 2 * 2 + c % 2] = s[i / 2][c / 2][i % 2 * 2 + c % 2] * scale_log2;
                 } else {
-                    s[i / 2][c / 2][i % 2 * 2 + c % 2] = -__int_as_float(0x7f800000);
+                    // a tile on the edge: elements outside the tensor are zero
+                    #pragma unroll
+                    for (int step = 0; step < STEPS; ++step) {
+                        const int item = step * THREADS + tid;
+                        const int row = item / (COLS / VECTOR);
+                        const int col = item % (COLS / VECTOR) * VECTOR;
+                        k_s_staged[step] = {};
+                        if (k_row0 + row < SKV && k_col0 + col < HD) k_s_staged[step].v[0] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col];
+                        if (k_row0 + row < SKV && k_col0 + col + 1 < HD) k_s_staged[step].v[1] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 1];
+                        if (k_row0 + row < SKV && k_col0 + col + 2 < HD) k_s_staged[step].v[2] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 2];
+                        if (k_row0 + row < SKV && k_col0 + col + 3 < HD) k_s_staged[step].v[3] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 3];
+                        if (k_row0 + row < SKV && k_col0 + col + 4 < HD) k_s_staged[step].v[4] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 4];
+                        if (k_row0 + row < SKV && k_col0 + col + 5 < HD) k_s_staged[step].v[5] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 5];
+                        if (k_row0 + row < SKV && k_col0 + col + 6 < HD) k_s_staged[step].v[6] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 6];
+                        if (k_row0 + row < SKV && k_col0 + col + 7 < HD) k_s_staged[step].v[7] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 7];
+                    }
                 }
             }
-            const float m_new = fmaxf(m[i], tessera_row_max(s, i));
-            float base = m_new;
-            if (m_new == -__int_as_float(0x7f800000)) {
-                base = 0.0f;
-            }
-            const float rescale = exp2f(m[i] - base);
-            #pragma unroll
-            for (int c = 0; c < BKV / 4; ++c) {
-                s[i / 2][c / 2][i % 2 * 2 + c % 2] = exp2f(s[i / 2][c / 2][i % 2 * 2 + c % 2] - base);
-            }
-            l[i] = l[i] * rescale + tessera_row_sum(s, i);
-            #pragma unroll
-            for (int c = 0; c < D / 4; ++c) {
-                o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * rescale;
-            }
-            m[i] = m_new;
-        }
-        {
-            const int warp_col0 = o_acc_warp_col0;
-            // mma(&s, &v_s, &mut o_acc): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, BKV / 16 k-steps of
-            // WQ / 16 × D / 8 tiles per warp; A from the registers of `s`, each lane its own values rounded to bf16 (__float2bfloat16_rn), B by ldmatrix.trans
+            // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): store the fetched tile to k_s[stage]
             {
-                const int lane = tid % 32;
+                constexpr int ROWS = BKV;
+                constexpr int COLS = D;
+                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
                 #pragma unroll
-                for (int kk = 0; kk < BKV; kk += 16) {
-                    unsigned a_frag[WQ / 16][4];
-                    unsigned b_frag[D / 8][2];
+                for (int step = 0; step < STEPS; ++step) {
+                    const int item = step * THREADS + tid;
+                    const int row = item / (COLS / VECTOR);
+                    const int col = item % (COLS / VECTOR) * VECTOR;
+                    *reinterpret_cast<tessera_bf16x8*>(&k_s[stage][row][tessera_swizzled<128, 256, 2>(row, col)]) = k_s_staged[step];
+                }
+            }
+            // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): fetch the tile into registers
+            {
+                constexpr int ROWS = BKV;
+                constexpr int COLS = D;
+                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
+                const int v_row0 = j * BKV;
+                const int v_col0 = 0 * D;
+                if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
                     #pragma unroll
-                    for (int mi = 0; mi < WQ / 16; ++mi) {
-                        a_frag[mi][0] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8][0]), __float2bfloat16_rn(s[mi][kk / 8][1]));
-                        a_frag[mi][1] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8][2]), __float2bfloat16_rn(s[mi][kk / 8][3]));
-                        a_frag[mi][2] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8 + 1][0]), __float2bfloat16_rn(s[mi][kk / 8 + 1][1]));
-                        a_frag[mi][3] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8 + 1][2]), __float2bfloat16_rn(s[mi][kk / 8 + 1][3]));
+                    for (int step = 0; step < STEPS; ++step) {
+                        const int item = step * THREADS + tid;
+                        const int row = item / (COLS / VECTOR);
+                        const int col = item % (COLS / VECTOR) * VECTOR;
+                        v_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col]);
                     }
+                } else {
+                    // a tile on the edge: elements outside the tensor are zero
                     #pragma unroll
-                    for (int ni = 0; ni < D / 8; ni += 2) {
-                        unsigned b_pair[4];
-                        tessera_ldmatrix_x4<true>(b_pair, &v_s[kk + lane % 16][tessera_swizzled<128, 256, 2>(kk + lane % 16, warp_col0 + ni * 8 + lane / 16 * 8)]);
-                        b_frag[ni][0] = b_pair[0];
-                        b_frag[ni][1] = b_pair[1];
-                        b_frag[ni + 1][0] = b_pair[2];
-                        b_frag[ni + 1][1] = b_pair[3];
+                    for (int step = 0; step < STEPS; ++step) {
+                        const int item = step * THREADS + tid;
+                        const int row = item / (COLS / VECTOR);
+                        const int col = item % (COLS / VECTOR) * VECTOR;
+                        v_s_staged[step] = {};
+                        if (v_row0 + row < SKV && v_col0 + col < HD) v_s_staged[step].v[0] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col];
+                        if (v_row0 + row < SKV && v_col0 + col + 1 < HD) v_s_staged[step].v[1] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 1];
+                        if (v_row0 + row < SKV && v_col0 + col + 2 < HD) v_s_staged[step].v[2] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 2];
+                        if (v_row0 + row < SKV && v_col0 + col + 3 < HD) v_s_staged[step].v[3] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 3];
+                        if (v_row0 + row < SKV && v_col0 + col + 4 < HD) v_s_staged[step].v[4] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 4];
+                        if (v_row0 + row < SKV && v_col0 + col + 5 < HD) v_s_staged[step].v[5] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 5];
+                        if (v_row0 + row < SKV && v_col0 + col + 6 < HD) v_s_staged[step].v[6] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 6];
+                        if (v_row0 + row < SKV && v_col0 + col + 7 < HD) v_s_staged[step].v[7] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 7];
                     }
-                    #pragma unroll
-                    for (int mi = 0; mi < WQ / 16; ++mi) {
+                }
+            }
+            // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): store the fetched tile to v_s[stage]
+            {
+                constexpr int ROWS = BKV;
+                constexpr int COLS = D;
+                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                #pragma unroll
+                for (int step = 0; step < STEPS; ++step) {
+                    const int item = step * THREADS + tid;
+                    const int row = item / (COLS / VECTOR);
+                    const int col = item % (COLS / VECTOR) * VECTOR;
+                    *reinterpret_cast<tessera_bf16x8*>(&v_s[stage][row][tessera_swizzled<128, 256, 2>(row, col)]) = v_s_staged[step];
+                }
+            }
+        }
+        __syncthreads();
+        for (int j = 0; j < j_tiles; ++j) {
+            const int stage = j & 1;
+            if (j + 1 < j_tiles) {
+                // copy(k.at([b, h / (H / HKV)]).tile([j + 1, 0], [BKV, D]), &k_s): fetch tile j + 1 into registers
+                {
+                    constexpr int ROWS = BKV;
+                    constexpr int COLS = D;
+                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
+                    const int k_row0 = (j + 1) * BKV;
+                    const int k_col0 = 0 * D;
+                    if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
                         #pragma unroll
-                        for (int ni = 0; ni < D / 8; ++ni) {
-                            tessera_mma_m16n8k16<__nv_bfloat16>(o_acc[mi][ni], a_frag[mi], b_frag[ni]);
+                        for (int step = 0; step < STEPS; ++step) {
+                            const int item = step * THREADS + tid;
+                            const int row = item / (COLS / VECTOR);
+                            const int col = item % (COLS / VECTOR) * VECTOR;
+                            k_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col]);
+                        }
+                    } else {
+                        // a tile on the edge: elements outside the tensor are zero
+                        #pragma unroll
+                        for (int step = 0; step < STEPS; ++step) {
+                            const int item = step * THREADS + tid;
+                            const int row = item / (COLS / VECTOR);
+                            const int col = item % (COLS / VECTOR) * VECTOR;
+                            k_s_staged[step] = {};
+                            if (k_row0 + row < SKV && k_col0 + col < HD) k_s_staged[step].v[0] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col];
+                            if (k_row0 + row < SKV && k_col0 + col + 1 < HD) k_s_staged[step].v[1] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 1];
+                            if (k_row0 + row < SKV && k_col0 + col + 2 < HD) k_s_staged[step].v[2] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 2];
+                            if (k_row0 + row < SKV && k_col0 + col + 3 < HD) k_s_staged[step].v[3] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 3];
+                            if (k_row0 + row < SKV && k_col0 + col + 4 < HD) k_s_staged[step].v[4] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 4];
+                            if (k_row0 + row < SKV && k_col0 + col + 5 < HD) k_s_staged[step].v[5] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 5];
+                            if (k_row0 + row < SKV && k_col0 + col + 6 < HD) k_s_staged[step].v[6] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 6];
+                            if (k_row0 + row < SKV && k_col0 + col + 7 < HD) k_s_staged[step].v[7] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 7];
+                        }
+                    }
+                }
+                // copy(v.at([b, h / (H / HKV)]).tile([j + 1, 0], [BKV, D]), &v_s): fetch tile j + 1 into registers
+                {
+                    constexpr int ROWS = BKV;
+                    constexpr int COLS = D;
+                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
+                    const int v_row0 = (j + 1) * BKV;
+                    const int v_col0 = 0 * D;
+                    if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
+                        #pragma unroll
+                        for (int step = 0; step < STEPS; ++step) {
+                            const int item = step * THREADS + tid;
+                            const int row = item / (COLS / VECTOR);
+                            const int col = item % (COLS / VECTOR) * VECTOR;
+                            v_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col]);
+                        }
+                    } else {
+                        // a tile on the edge: elements outside the tensor are zero
+                        #pragma unroll
+                        for (int step = 0; step < STEPS; ++step) {
+                            const int item = step * THREADS + tid;
+                            const int row = item / (COLS / VECTOR);
+                            const int col = item % (COLS / VECTOR) * VECTOR;
+                            v_s_staged[step] = {};
+                            if (v_row0 + row < SKV && v_col0 + col < HD) v_s_staged[step].v[0] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col];
+                            if (v_row0 + row < SKV && v_col0 + col + 1 < HD) v_s_staged[step].v[1] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 1];
+                            if (v_row0 + row < SKV && v_col0 + col + 2 < HD) v_s_staged[step].v[2] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 2];
+                            if (v_row0 + row < SKV && v_col0 + col + 3 < HD) v_s_staged[step].v[3] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 3];
+                            if (v_row0 + row < SKV && v_col0 + col + 4 < HD) v_s_staged[step].v[4] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 4];
+                            if (v_row0 + row < SKV && v_col0 + col + 5 < HD) v_s_staged[step].v[5] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 5];
+                            if (v_row0 + row < SKV && v_col0 + col + 6 < HD) v_s_staged[step].v[6] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 6];
+                            if (v_row0 + row < SKV && v_col0 + col + 7 < HD) v_s_staged[step].v[7] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 7];
                         }
                     }
                 }
             }
+            // for i in 0..WQ / 8 { .. }
+            #pragma unroll
+            for (int i = 0; i < WQ / 8; ++i) {
+                #pragma unroll
+                for (int c = 0; c < BKV / 4; ++c) {
+                    s[i / 2][c / 2][i % 2 * 2 + c % 2] = 0.0f;
+                }
+            }
+            {
+                const int warp_row0 = s_warp_row0;
+                const int warp_col0 = s_warp_col0;
+                // mma(&q_s, &k_s.t(), &mut s): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, D / 16 k-steps of
+                // WQ / 16 × BKV / 8 tiles per warp; A by ldmatrix, B by ldmatrix
+                {
+                    const int lane = tid % 32;
+                    #pragma unroll
+                    for (int kk = 0; kk < D; kk += 16) {
+                        unsigned a_frag[WQ / 16][4];
+                        unsigned b_frag[BKV / 8][2];
+                        #pragma unroll
+                        for (int mi = 0; mi < WQ / 16; ++mi) {
+                            tessera_ldmatrix_x4<false>(a_frag[mi], &q_s[warp_row0 + mi * 16 + lane % 16][tessera_swizzled<128, 256, 2>(warp_row0 + mi * 16 + lane % 16, kk + lane / 16 * 8)]);
+                        }
+                        #pragma unroll
+                        for (int ni = 0; ni < BKV / 8; ni += 2) {
+                            unsigned b_pair[4];
+                            tessera_ldmatrix_x4<false>(b_pair, &k_s[stage][warp_col0 + ni * 8 + lane / 16 * 8 + lane % 8][tessera_swizzled<128, 256, 2>(warp_col0 + ni * 8 + lane / 16 * 8 + lane % 8, kk + lane / 8 % 2 * 8)]);
+                            b_frag[ni][0] = b_pair[0];
+                            b_frag[ni][1] = b_pair[1];
+                            b_frag[ni + 1][0] = b_pair[2];
+                            b_frag[ni + 1][1] = b_pair[3];
+                        }
+                        #pragma unroll
+                        for (int mi = 0; mi < WQ / 16; ++mi) {
+                            #pragma unroll
+                            for (int ni = 0; ni < BKV / 8; ++ni) {
+                                tessera_mma_m16n8k16<__nv_bfloat16>(s[mi][ni], a_frag[mi], b_frag[ni]);
+                            }
+                        }
+                    }
+                }
+            }
+            // for i in 0..WQ / 8 { .. }
+            #pragma unroll
+            for (int i = 0; i < WQ / 8; ++i) {
+                const int row = qt * BQ + (s_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4);
+                #pragma unroll
+                for (int c = 0; c < BKV / 4; ++c) {
+                    const int col = j * BKV + (s_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
+                    if (col < SKV && (CAUSAL == 0 || col <= row)) {
+                        s[i / 2][c / 2][i % 2 * 2 + c % 2] = s[i / 2][c / 2][i % 2 * 2 + c % 2] * scale_log2;
+                    } else {
+                        s[i / 2][c / 2][i % 2 * 2 + c % 2] = -__int_as_float(0x7f800000);
+                    }
+                }
+                const float m_new = fmaxf(m[i], tessera_row_max(s, i));
+                float base = m_new;
+                if (m_new == -__int_as_float(0x7f800000)) {
+                    base = 0.0f;
+                }
+                const float rescale = exp2f(m[i] - base);
+                #pragma unroll
+                for (int c = 0; c < BKV / 4; ++c) {
+                    s[i / 2][c / 2][i % 2 * 2 + c % 2] = exp2f(s[i / 2][c / 2][i % 2 * 2 + c % 2] - base);
+                }
+                l[i] = l[i] * rescale + tessera_row_sum(s, i);
+                #pragma unroll
+                for (int c = 0; c < D / 4; ++c) {
+                    o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * rescale;
+                }
+                m[i] = m_new;
+            }
+            {
+                const int warp_col0 = o_acc_warp_col0;
+                // mma(&s, &v_s, &mut o_acc): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, BKV / 16 k-steps of
+                // WQ / 16 × D / 8 tiles per warp; A from the registers of `s`, each lane its own values rounded to bf16 (__float2bfloat16_rn), B by ldmatrix.trans
+                {
+                    const int lane = tid % 32;
+                    #pragma unroll
+                    for (int kk = 0; kk < BKV; kk += 16) {
+                        unsigned a_frag[WQ / 16][4];
+                        unsigned b_frag[D / 8][2];
+                        #pragma unroll
+                        for (int mi = 0; mi < WQ / 16; ++mi) {
+                            a_frag[mi][0] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8][0]), __float2bfloat16_rn(s[mi][kk / 8][1]));
+                            a_frag[mi][1] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8][2]), __float2bfloat16_rn(s[mi][kk / 8][3]));
+                            a_frag[mi][2] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8 + 1][0]), __float2bfloat16_rn(s[mi][kk / 8 + 1][1]));
+                            a_frag[mi][3] = tessera_pack(__float2bfloat16_rn(s[mi][kk / 8 + 1][2]), __float2bfloat16_rn(s[mi][kk / 8 + 1][3]));
+                        }
+                        #pragma unroll
+                        for (int ni = 0; ni < D / 8; ni += 2) {
+                            unsigned b_pair[4];
+                            tessera_ldmatrix_x4<true>(b_pair, &v_s[stage][kk + lane % 16][tessera_swizzled<128, 256, 2>(kk + lane % 16, warp_col0 + ni * 8 + lane / 16 * 8)]);
+                            b_frag[ni][0] = b_pair[0];
+                            b_frag[ni][1] = b_pair[1];
+                            b_frag[ni + 1][0] = b_pair[2];
+                            b_frag[ni + 1][1] = b_pair[3];
+                        }
+                        #pragma unroll
+                        for (int mi = 0; mi < WQ / 16; ++mi) {
+                            #pragma unroll
+                            for (int ni = 0; ni < D / 8; ++ni) {
+                                tessera_mma_m16n8k16<__nv_bfloat16>(o_acc[mi][ni], a_frag[mi], b_frag[ni]);
+                            }
+                        }
+                    }
+                }
+            }
+            if (j + 1 < j_tiles) {
+                // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): store the fetched tile to k_s[stage ^ 1]
+                {
+                    constexpr int ROWS = BKV;
+                    constexpr int COLS = D;
+                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    #pragma unroll
+                    for (int step = 0; step < STEPS; ++step) {
+                        const int item = step * THREADS + tid;
+                        const int row = item / (COLS / VECTOR);
+                        const int col = item % (COLS / VECTOR) * VECTOR;
+                        *reinterpret_cast<tessera_bf16x8*>(&k_s[stage ^ 1][row][tessera_swizzled<128, 256, 2>(row, col)]) = k_s_staged[step];
+                    }
+                }
+                // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): store the fetched tile to v_s[stage ^ 1]
+                {
+                    constexpr int ROWS = BKV;
+                    constexpr int COLS = D;
+                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    #pragma unroll
+                    for (int step = 0; step < STEPS; ++step) {
+                        const int item = step * THREADS + tid;
+                        const int row = item / (COLS / VECTOR);
+                        const int col = item % (COLS / VECTOR) * VECTOR;
+                        *reinterpret_cast<tessera_bf16x8*>(&v_s[stage ^ 1][row][tessera_swizzled<128, 256, 2>(row, col)]) = v_s_staged[step];
+                    }
+                }
+            }
+            __syncthreads();
         }
     }
     // for i in 0..WQ / 8 { .. }
