@@ -74,7 +74,8 @@ fn reference(p: &Problem, q: &[f32], k: &[f32], v: &[f32]) -> (Vec<f64>, Vec<f64
         for h in 0..p.heads {
             let kv_head = h / (p.heads / p.kv_heads);
             let q_at = |i: usize, c: usize| f64::from(q[((b * p.heads + h) * p.seq_q + i) * d + c]);
-            let kv_at = |t: &[f32], j: usize, c: usize| f64::from(t[((b * p.kv_heads + kv_head) * p.seq_kv + j) * d + c]);
+            let kv_at =
+                |t: &[f32], j: usize, c: usize| f64::from(t[((b * p.kv_heads + kv_head) * p.seq_kv + j) * d + c]);
             for i in 0..p.seq_q {
                 let keys = if p.causal { (i + 1).min(p.seq_kv) } else { p.seq_kv };
                 let scores: Vec<f64> =
@@ -112,8 +113,11 @@ fn check<T: AttentionElement>(
     let (k, k_rounded) = make(kv_dims.iter().product(), seed + 1);
     let (v, v_rounded) = make(kv_dims.iter().product(), seed + 2);
     let (want_o, want_lse) = reference(&p, &q_rounded, &k_rounded, &v_rounded);
-    let (q, k, v) =
-        (backend.upload(&q, q_dims).unwrap(), backend.upload(&k, kv_dims).unwrap(), backend.upload(&v, kv_dims).unwrap());
+    let (q, k, v) = (
+        backend.upload(&q, q_dims).unwrap(),
+        backend.upload(&k, kv_dims).unwrap(),
+        backend.upload(&v, kv_dims).unwrap(),
+    );
     let mut o = backend.filled(q_dims, to(f32::from_bits(POISON))).unwrap();
     let mut lse = backend.filled([p.batch, p.heads, p.seq_q], f32::from_bits(POISON)).unwrap();
     let launched = attention::forward(backend, &q, &k, &v, &mut o, &mut lse, p.causal).unwrap();
@@ -125,7 +129,8 @@ fn check<T: AttentionElement>(
     // beyond the half unit in the last place that storing O in 16 bits costs (`mantissa_bits`:
     // 7 for bf16, 10 for f16): what is left is the f32 accumulation and P rounded to 16 bits
     // before it multiplies V
-    let half_ulp = |w: f64| if w == 0.0 { 0.0 } else { (w.abs().log2().floor() - f64::from(mantissa_bits) - 1.0).exp2() };
+    let half_ulp =
+        |w: f64| if w == 0.0 { 0.0 } else { (w.abs().log2().floor() - f64::from(mantissa_bits) - 1.0).exp2() };
     let worst = got_o
         .iter()
         .zip(&want_o)

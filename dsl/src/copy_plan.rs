@@ -3,8 +3,7 @@
 
 use crate::{
     Access, Diagnostic, ElementMap, ElementType, Expr, FragmentLayout, GlobalTensor, ItemOrder, Kernel, Mma,
-    MmaInstruction, Operand, ParamKind, Scope, SharedLayout, ThreadType, TileCopy, TileOperand,
-    TypeEnv,
+    MmaInstruction, Operand, ParamKind, Scope, SharedLayout, ThreadType, TileCopy, TileOperand, TypeEnv,
 };
 
 /// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).

@@ -2,12 +2,14 @@
 //! Ampere): O = softmax(Q·Kᵀ·scale + mask)·V and the log-sum-exp of every row, for
 //! (batch, heads, seq, head_dim) BF16 or F16 tensors, with the scores never leaving registers.
 //!
-//! Each block takes BQ = 64 query rows of one (batch, head) — `grid(cdiv(SQ, BQ), H, B)` — and
-//! each of its four warps 16 of them. Per tile of BKV = 64 keys the warp computes its 16 × 64
-//! scores S = Q·Kᵀ (`mma(&q_s, &k_s.t(), &mut s)`), scales them into log2 units and masks the
-//! keys past the sequence (and, causal, those after the query), keeps a running row maximum `m`
-//! and row sum `l` (the online softmax: `s.row_max(i)`, `exp2`, `s.row_sum(i)`), rescales its
-//! output rows by exp2(m_old − m_new), and adds P·V with P still in registers
+//! Each block takes BQ query rows of one (batch, head) — `grid(cdiv(SQ, BQ), H, B)` — and each
+//! of its four warps WQ of them (head dim 64: 128 rows, 32 a warp; 128: 64 rows, 16 a warp).
+//! K and V tiles of BKV keys come through a 3-stage cp.async ring. Per tile the warp computes
+//! its WQ × BKV scores S = Q·Kᵀ (`mma(&q_s, &k_s.t(), &mut s)`), masks the keys past the
+//! sequence (and, causal, those after the query) on the tiles that have any, keeps a running
+//! row maximum `m` (log2 units: the scale folds into the exponent) and row sum `l` — the online
+//! softmax: `s.row_max(i)`, `exp2(fma(s, scale, −m))`, `s.row_sum(i)` — rescales its output
+//! rows by exp2(m_old − m_new), and adds P·V with P still in registers
 //! (`mma(&s, &v_s, &mut o_acc)` rounds it to the inputs' 16-bit type). After the last tile
 //! each row is divided by its sum and stored; the log-sum-exp (natural log, what a backward
 //! pass needs) goes to `lse`.
@@ -26,9 +28,9 @@ use crate::{Error, Input, Output};
 // tiles: a smaller head dim is zero-filled to it) and causality (`CAUSAL`, a constant, so the
 // causal kernel's k loop stops at the diagonal and the other's mask has no causal term).
 macro_rules! attention_forward {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 128, vector = 8, consts(BQ = 64, BKV = 64, D = $d, WQ = 16, CAUSAL = $causal))]
+        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, D = $d, WQ = $wq, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -57,17 +59,21 @@ macro_rules! attention_forward {
                     }
                 }
                 mma(&q_s, &k_s.t(), &mut s);
+                // only the last key tile (keys past SKV) and, causal, tiles that reach past the
+                // block's first query row hold masked scores
+                let edge = (j + 1) * BKV > SKV || (CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1);
                 for i in 0..WQ / 8 {
-                    let row = qt * BQ + s.row(i);
-                    for c in 0..BKV / 4 {
-                        let col = j * BKV + s.col(c);
-                        if col < SKV && (CAUSAL == 0 || col <= row) {
-                            s[[i, c]] = s[[i, c]] * scale_log2;
-                        } else {
-                            s[[i, c]] = -f32::INFINITY;
+                    if edge {
+                        let row = qt * BQ + s.row(i);
+                        for c in 0..BKV / 4 {
+                            let col = j * BKV + s.col(c);
+                            if col >= SKV || (CAUSAL == 1 && col > row) {
+                                s[[i, c]] = -f32::INFINITY;
+                            }
                         }
                     }
-                    let m_new = max(m[i], s.row_max(i));
+                    // the running maximum in log2 units: the scale folds into the exponent
+                    let m_new = max(m[i], s.row_max(i) * scale_log2);
                     // a row with every key so far masked keeps m = -inf: subtract 0 instead
                     let mut base = m_new;
                     if m_new == -f32::INFINITY {
@@ -75,7 +81,7 @@ macro_rules! attention_forward {
                     }
                     let rescale = exp2(m[i] - base);
                     for c in 0..BKV / 4 {
-                        s[[i, c]] = exp2(s[[i, c]] - base);
+                        s[[i, c]] = exp2(fma(s[[i, c]], scale_log2, -base));
                     }
                     l[i] = l[i] * rescale + s.row_sum(i);
                     for c in 0..D / 4 {
@@ -107,35 +113,35 @@ macro_rules! attention_forward {
 
 attention_forward!(
     /// BF16, head dim ≤ 64, no mask but the sequence ends.
-    attention_forward_bf16_d64, bf16, d = 64, causal = 0, stages = 3
+    attention_forward_bf16_d64, bf16, d = 64, causal = 0, bq = 128, wq = 32, bkv = 64, stages = 3
 );
 attention_forward!(
     /// BF16, head dim ≤ 64, causal.
-    attention_forward_bf16_d64_causal, bf16, d = 64, causal = 1, stages = 3
+    attention_forward_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, wq = 32, bkv = 64, stages = 3
 );
 attention_forward!(
     /// BF16, head dim 65 to 128.
-    attention_forward_bf16_d128, bf16, d = 128, causal = 0, stages = 2
+    attention_forward_bf16_d128, bf16, d = 128, causal = 0, bq = 64, wq = 16, bkv = 32, stages = 3
 );
 attention_forward!(
     /// BF16, head dim 65 to 128, causal.
-    attention_forward_bf16_d128_causal, bf16, d = 128, causal = 1, stages = 2
+    attention_forward_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 64, wq = 16, bkv = 32, stages = 3
 );
 attention_forward!(
     /// F16, head dim ≤ 64.
-    attention_forward_f16_d64, f16, d = 64, causal = 0, stages = 3
+    attention_forward_f16_d64, f16, d = 64, causal = 0, bq = 128, wq = 32, bkv = 64, stages = 3
 );
 attention_forward!(
     /// F16, head dim ≤ 64, causal.
-    attention_forward_f16_d64_causal, f16, d = 64, causal = 1, stages = 3
+    attention_forward_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, wq = 32, bkv = 64, stages = 3
 );
 attention_forward!(
     /// F16, head dim 65 to 128.
-    attention_forward_f16_d128, f16, d = 128, causal = 0, stages = 2
+    attention_forward_f16_d128, f16, d = 128, causal = 0, bq = 64, wq = 16, bkv = 32, stages = 3
 );
 attention_forward!(
     /// F16, head dim 65 to 128, causal.
-    attention_forward_f16_d128_causal, f16, d = 128, causal = 1, stages = 2
+    attention_forward_f16_d128_causal, f16, d = 128, causal = 1, bq = 64, wq = 16, bkv = 32, stages = 3
 );
 
 /// The head dims the kernels are stamped for: a head dim up to each is zero-filled to it.
@@ -166,7 +172,10 @@ impl AttentionElement for f16 {
 }
 
 /// The kernel [`forward`] launches for `head_dim` and `causal`, or why there is none.
-pub fn kernel_for<T: AttentionElement>(head_dim: usize, causal: bool) -> Result<&'static crate::KernelDefinition, Error> {
+pub fn kernel_for<T: AttentionElement>(
+    head_dim: usize,
+    causal: bool,
+) -> Result<&'static crate::KernelDefinition, Error> {
     let width = match head_dim {
         1..=64 => 0,
         65..=128 => 2,
