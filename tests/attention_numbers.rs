@@ -194,3 +194,19 @@ fn shapes_that_do_not_fit_are_typed_errors_before_any_launch() {
     let error = attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, false).unwrap_err();
     assert!(matches!(error, Error::AttentionShape { param: "lse", .. }), "{error}");
 }
+
+#[test]
+fn the_roofline_counts_a_causal_kernels_key_tiles_as_their_mean_over_the_blocks() {
+    use tessera::dsl::{roofline, GpuSpec, Target};
+    let shape: Vec<(String, i64)> = [("B", 1), ("H", 16), ("HKV", 16), ("SQ", 4096), ("SKV", 4096), ("HD", 128)]
+        .iter()
+        .map(|(n, v)| (n.to_string(), *v))
+        .collect();
+    let gpu = GpuSpec::default_for(&Target::SM_90);
+    let flops = |kernel: &tessera::KernelDefinition| roofline(&kernel.ir().unwrap(), &shape, &gpu).unwrap().flops;
+    let full = flops(&attention::attention_forward_bf16_d128::KERNEL);
+    let causal = flops(&attention::attention_forward_bf16_d128_causal::KERNEL);
+    // 32 query tiles of 128 see 4, 8, .. 128 key tiles of 32: (4 + 128) / 2 of 128 on average
+    assert_eq!(full, 4.0 * 4096.0 * 4096.0 * 128.0 * 16.0);
+    assert_eq!(causal / full, (4.0 + 128.0) / 2.0 / 128.0);
+}

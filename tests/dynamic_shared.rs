@@ -119,7 +119,15 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
             "gemm_tf32",
             "sgemm_bias_gelu",
             "sgemm_bias_relu_residual",
-            "hgemm_bias_silu_bf16"
+            "hgemm_bias_silu_bf16",
+            "attention_forward_bf16_d64",
+            "attention_forward_bf16_d64_causal",
+            "attention_forward_bf16_d128",
+            "attention_forward_bf16_d128_causal",
+            "attention_forward_f16_d64",
+            "attention_forward_f16_d64_causal",
+            "attention_forward_f16_d128",
+            "attention_forward_f16_d128_causal"
         ]
     );
 }

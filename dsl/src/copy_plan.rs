@@ -6,8 +6,25 @@ use crate::{
     MmaInstruction, Operand, ParamKind, Scope, SharedLayout, ThreadType, TileCopy, TileOperand, TypeEnv,
 };
 
-/// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes).
+/// Registers a thread may spend staging one tile copy (elements of 4 or 8 bytes; 16-bit
+/// elements pack two to a register, so twice as many of them fit).
 pub const MAX_STAGED_PER_THREAD: i64 = 64;
+
+/// The elements of `element` a thread may stage: [`MAX_STAGED_PER_THREAD`], twice that for
+/// 16-bit elements, which pack two to a register.
+///
+/// ```
+/// use tessera_dsl::{max_staged_elements, ElementType};
+/// assert_eq!(max_staged_elements(ElementType::F32), 64);
+/// assert_eq!(max_staged_elements(ElementType::BF16), 128);
+/// ```
+pub fn max_staged_elements(element: ElementType) -> i64 {
+    if element.size_bytes() == 2 {
+        2 * MAX_STAGED_PER_THREAD
+    } else {
+        MAX_STAGED_PER_THREAD
+    }
+}
 
 /// A copy with every size resolved.
 ///
@@ -325,16 +342,17 @@ impl CopyPlan {
                 )
                 .with_hint(format!("make the tile a multiple of {per_pass}, e.g. {}", per_pass * ((elements + per_pass - 1) / per_pass).max(1))),
             );
-        } else if per_pass > 0 && elements / threads > MAX_STAGED_PER_THREAD {
+        } else if per_pass > 0 && elements / threads > max_staged_elements(src_type) {
+            let most = max_staged_elements(src_type);
             errors.push(
                 Diagnostic::new(
                     extent_origin,
                     format!(
-                        "a tile of {elements} elements stages {} elements per thread in registers; at most {MAX_STAGED_PER_THREAD} fit without spilling",
+                        "a tile of {elements} elements stages {} elements per thread in registers; at most {most} of {src_type} fit without spilling",
                         elements / threads
                     ),
                 )
-                .with_hint(format!("use a tile of at most {} elements, or more threads", MAX_STAGED_PER_THREAD * threads)),
+                .with_hint(format!("use a tile of at most {} elements, or more threads", most * threads)),
             );
         }
         if !errors.is_empty() || per_pass == 0 {

@@ -45,8 +45,8 @@ pub use async_copy::{AsyncCopyLayout, AsyncCopyMapping};
 pub use barriers::with_barriers;
 pub use config::{Config, Constant, Relation, Requirement, ThreadBlock, VectorWidth};
 pub use copy_plan::{
-    element_map_env, CopyPlan, EpiloguePlan, FragmentLoad, FragmentPlan, GlobalPlan, MmaPlan, OperandPlan, SharedPlan,
-    MAX_STAGED_PER_THREAD,
+    element_map_env, max_staged_elements, CopyPlan, EpiloguePlan, FragmentLoad, FragmentPlan, GlobalPlan, MmaPlan,
+    OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD,
 };
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use element::ElementType;

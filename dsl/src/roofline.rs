@@ -254,6 +254,37 @@ pub fn roofline(kernel: &Kernel, shape: &[(String, i64)], gpu: &GpuSpec) -> Resu
     })
 }
 
+/// The mean of `expr` over every block of the kernel's grid (the block indices it names bound
+/// in turn), or `None` where it cannot be evaluated or those indices take over 2^20 values.
+fn mean_over_blocks(kernel: &Kernel, expr: &crate::Expr, scope: &crate::Scope) -> Option<f64> {
+    let grid = kernel.body.iter().find_map(|s| match s {
+        Statement::Grid(grid) => Some(grid),
+        _ => None,
+    })?;
+    let named: Vec<&str> = expr.names().into_iter().map(|(name, _)| name).collect();
+    let mut indices = Vec::new();
+    for (var, extent) in grid.vars.iter().zip(&grid.extents) {
+        if named.contains(&var.as_str()) {
+            indices.push((var, extent.eval(scope).ok()?.max(0)));
+        }
+    }
+    let combinations: i64 = indices.iter().map(|(_, extent)| *extent).product();
+    if combinations == 0 || combinations > 1 << 20 {
+        return None;
+    }
+    let mut total = 0.0;
+    let mut scope = scope.clone();
+    for combination in 0..combinations {
+        let mut rest = combination;
+        for (var, extent) in &indices {
+            scope.insert(var.as_str(), rest % extent);
+            rest /= extent;
+        }
+        total += expr.eval(&scope).ok()?.max(0) as f64;
+    }
+    Some(total / combinations as f64)
+}
+
 /// One block's work, and which tensors it reads and writes.
 #[derive(Default)]
 struct Work {
@@ -332,11 +363,18 @@ impl Work {
                     }
                 }
                 Statement::Pipeline(pipeline) => {
-                    let count = pipeline.count.eval(scope).map_err(|_| RooflineError::NotEvaluable {
-                        what: "the pipeline's count",
-                        expr: pipeline.count.to_string(),
-                    })?;
-                    self.add(kernel, &pipeline.body, scope, times * count.max(0) as f64)?;
+                    // a count that depends on the block (a causal attention's key tiles) counts
+                    // as its mean over the blocks
+                    let count = match pipeline.count.eval(scope) {
+                        Ok(count) => count.max(0) as f64,
+                        Err(_) => mean_over_blocks(kernel, &pipeline.count, scope).ok_or_else(|| {
+                            RooflineError::NotEvaluable {
+                                what: "the pipeline's count",
+                                expr: pipeline.count.to_string(),
+                            }
+                        })?,
+                    };
+                    self.add(kernel, &pipeline.body, scope, times * count)?;
                 }
                 Statement::GridStride(stride) => self.add(kernel, &stride.body, scope, times)?,
                 Statement::Thread(thread) => {
