@@ -48,6 +48,7 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         p(1, 1, 1, 129, 129, 64, true),
         p(1, 1, 1, 17, 129, 64, false),
         p(1, 2, 1, 65, 33, 128, false),
+        p(1, 1, 1, 65, 70, 128, true),
         p(1, 1, 1, 40, 70, 48, true),
     ];
     if !backend.is_simulated() {
@@ -150,7 +151,8 @@ fn bf16_attention_matches_an_f64_reference(backend: &Backend) {
 }
 
 fn f16_attention_matches_an_f64_reference(backend: &Backend) {
-    for p in problems(backend).into_iter().take(4) {
+    // every F16 kernel (head dims 64 and 128, causal and not), at the short lengths
+    for p in problems(backend).into_iter().filter(|p| p.seq_q <= 129 && p.seq_kv <= 129) {
         check(backend, p, 10, f16::from_f32, f16::to_f32);
     }
 }

@@ -10,8 +10,7 @@ fn instructions(ptx: &str) -> Vec<String> {
     ptx.lines().filter_map(|line| line.split_whitespace().next()).map(str::to_owned).collect()
 }
 
-/// The kernels whose fragment is laid out per warpgroup (`.warpgroup_tile(..)`: wgmma, sm_90a);
-/// V16 is sm_90a too, for setmaxnreg, but multiplies with mma.sync.
+/// The wgmma kernels: those whose fragment is laid out per warpgroup (`.warpgroup_tile(..)`).
 fn is_wgmma(kernel: &tessera::KernelDefinition) -> bool {
     kernel.ir().is_ok_and(|ir| {
         ir.statements().iter().any(|s| matches!(s, tessera::dsl::Statement::Fragment(f) if f.warpgroup_tile.is_some()))

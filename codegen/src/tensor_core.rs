@@ -85,27 +85,33 @@ fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, Str
     }
 }
 
-/// The names a `.warp_tile(..)` fragment's warp origins are declared with: `warp_row0` and
-/// `warp_col0` where it is the kernel's only one, else `{name}_warp_row0` and
-/// `{name}_warp_col0` (FlashAttention's S and O), which the fragment's `mma`s and its epilogue
-/// bind to `warp_row0` and `warp_col0` in a block of their own.
-pub(crate) fn warp_origin_names(kernel: &Kernel, fragment: &str) -> Option<(String, String)> {
+/// The names a fragment's warp origins are declared with: `{name}_warp_row0` and
+/// `{name}_warp_col0` for a `.warp_tile(..)` fragment in a kernel of several (FlashAttention's
+/// S and O), which the fragment's `mma`s and its epilogue bind to `warp_row0` and `warp_col0`
+/// in a block of their own; `warp_row0` and `warp_col0` otherwise (a kernel's only warp-tile
+/// fragment, or a `.warpgroup_tile(..)` one).
+pub(crate) fn warp_origin_names(kernel: &Kernel, fragment: &str) -> (String, String) {
+    let is_warp_tile = |f: &Fragment| f.warp_tile.is_some() && f.warpgroup_tile.is_none();
     let warp_tiles = kernel
         .statements()
         .iter()
-        .filter(
-            |s| matches!(s, tessera_dsl::Statement::Fragment(f) if f.warp_tile.is_some() && f.warpgroup_tile.is_none()),
-        )
+        .filter(|s| matches!(s, tessera_dsl::Statement::Fragment(f) if is_warp_tile(f)))
         .count();
-    (warp_tiles > 1).then(|| (format!("{fragment}_warp_row0"), format!("{fragment}_warp_col0")))
+    match kernel.fragment(fragment) {
+        Some(f) if is_warp_tile(f) && warp_tiles > 1 => {
+            (format!("{fragment}_warp_row0"), format!("{fragment}_warp_col0"))
+        }
+        _ => ("warp_row0".to_string(), "warp_col0".to_string()),
+    }
 }
 
 /// `const int warp_row0 = acc_warp_row0;` (and the column) for the mma or epilogue of `acc`
 /// in a kernel of several warp-tile fragments; nothing otherwise.
 fn warp_origin_bindings(kernel: &Kernel, fragment: &str) -> Vec<(String, String)> {
-    warp_origin_names(kernel, fragment)
-        .map(|(row, col)| vec![("warp_row0".to_string(), row), ("warp_col0".to_string(), col)])
-        .unwrap_or_default()
+    match warp_origin_names(kernel, fragment) {
+        (row, _) if row == "warp_row0" => vec![],
+        (row, col) => vec![("warp_row0".to_string(), row), ("warp_col0".to_string(), col)],
+    }
 }
 
 /// `let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);` (or `.warpgroup_tile(..)`)
@@ -151,8 +157,7 @@ pub(crate) fn fragment_source(
                 "mma.sync tiles of 16 × 8, four values of each in every lane".to_string(),
             ],
             {
-                let (row, col) = warp_origin_names(kernel, &fragment.name)
-                    .unwrap_or_else(|| ("warp_row0".to_string(), "warp_col0".to_string()));
+                let (row, col) = warp_origin_names(kernel, &fragment.name);
                 vec![
                     (row, format!("tid / 32 / {across} * {warp_rows_name}")),
                     (col, format!("tid / 32 % {across} * {warp_cols_name}")),

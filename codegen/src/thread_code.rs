@@ -573,8 +573,7 @@ impl Printer<'_> {
         let (index, value) = self.slot_index(slot, env)?;
         const SUM: u8 = 9;
         // the fragment's own warp origins where the kernel has several warp-tile fragments
-        let (warp_row0, warp_col0) = crate::tensor_core::warp_origin_names(self.kernel, base)
-            .unwrap_or_else(|| ("warp_row0".to_string(), "warp_col0".to_string()));
+        let (warp_row0, warp_col0) = crate::tensor_core::warp_origin_names(self.kernel, base);
         let text = match (query, layout.warp_tile.is_some()) {
             (SlotQuery::RowMax, _) => return Ok((format!("tessera_row_max({base}, {index})"), u8::MAX)),
             (SlotQuery::RowSum, _) => return Ok((format!("tessera_row_sum({base}, {index})"), u8::MAX)),

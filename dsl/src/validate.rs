@@ -304,8 +304,8 @@ impl Checker<'_> {
         if pipeline.producers.is_none() {
             self.error(
                 pipeline.origin,
-                "copies = tma: TMA copies are issued by a producer warpgroup, which this pipeline does not have".into(),
-                Some("add `producers = 128` to the pipeline".into()),
+                "copies = tma: TMA copies are issued by a producer thread, which this pipeline does not have".into(),
+                Some("add `producers = 32` (one warp) or `producers = 128` (a warpgroup, which hands its registers to the compute threads) to the pipeline".into()),
             );
             return;
         }

@@ -379,7 +379,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                     query: SlotQuery::from_name(query).unwrap_or(SlotQuery::Row),
                     slot: Box::new(expr(&method.args[0], spans)?),
                 },
-                (function @ ("sqrt" | "exp" | "exp2" | "tanh" | "erf" | "gelu" | "silu" | "abs" | "min" | "max" | "dot"), _, _) => {
+                (function @ ("sqrt" | "exp" | "exp2" | "log" | "tanh" | "erf" | "gelu" | "silu" | "abs" | "min" | "max" | "dot"), _, _) => {
                     let function = Intrinsic::from_name(function).unwrap_or(Intrinsic::Sqrt);
                     let mut args = vec![expr(&method.receiver, spans)?];
                     for arg in &method.args {
@@ -393,7 +393,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 _ => {
                     return Err(error(
                         method.method.span(),
-                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` (1-D, VECTOR elements at once) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, fragments `.row(i)`, `.col(j)`, `.row_max(i)` and `.row_sum(i)`, numbers `.sqrt()`, `.exp()`, `.exp2()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
+                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` (1-D, VECTOR elements at once) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, fragments `.row(i)`, `.col(j)`, `.row_max(i)` and `.row_sum(i)`, numbers `.sqrt()`, `.exp()`, `.exp2()`, `.log()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
                     ))
                 }
             }

@@ -451,7 +451,7 @@ fn hopper_feature(kernel: &Kernel) -> Option<&'static str> {
     if kernel.copies_by_tma() {
         Some("TMA bulk tensor copies (`copies = tma`)")
     } else if kernel.producer_threads() > 0 {
-        Some("a warp-specialised pipeline (`producers = n`: mbarrier waits and setmaxnreg)")
+        Some("a warp-specialised pipeline (`producers = n`: mbarrier waits, and setmaxnreg where the producers are warpgroups)")
     } else {
         None
     }

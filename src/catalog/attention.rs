@@ -3,8 +3,9 @@
 //! (batch, heads, seq, head_dim) BF16 or F16 tensors, with the scores never leaving registers.
 //!
 //! Each block takes BQ = 128 query rows of one (batch, head) — `grid(cdiv(SQ, BQ), H, B)` —
-//! and each of its four warps WQ = 32 of them. K and V tiles of BKV keys (64 at head dim 64, 32
-//! at 128) come through a 3-stage cp.async ring. Per tile the warp computes
+//! and each of its four warps WQ = 32 of them (the causal kernel of head dim 128: 64 and 16,
+//! as its masking code leaves 32 rows a warp too few registers). K and V tiles of BKV keys (64
+//! at head dim 64, 32 at 128) come through a 3-stage cp.async ring. Per tile the warp computes
 //! its WQ × BKV scores S = Q·Kᵀ (`mma(&q_s, &k_s.t(), &mut s)`), masks the keys past the
 //! sequence (and, causal, those after the query) on the tiles that have any, keeps a running
 //! row maximum `m` (log2 units: the scale folds into the exponent) and row sum `l` — the online
@@ -125,7 +126,7 @@ attention_forward!(
 );
 attention_forward!(
     /// BF16, head dim 65 to 128, causal.
-    attention_forward_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, wq = 32, bkv = 32, stages = 3
+    attention_forward_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 64, wq = 16, bkv = 32, stages = 3
 );
 attention_forward!(
     /// F16, head dim ≤ 64.
@@ -141,7 +142,7 @@ attention_forward!(
 );
 attention_forward!(
     /// F16, head dim 65 to 128, causal.
-    attention_forward_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, wq = 32, bkv = 32, stages = 3
+    attention_forward_f16_d128_causal, f16, d = 128, causal = 1, bq = 64, wq = 16, bkv = 32, stages = 3
 );
 
 /// The head dims the kernels are stamped for: a head dim up to each is zero-filled to it.
