@@ -12,80 +12,58 @@ use tessera::half::bf16;
 use tessera::prelude::*;
 use tessera::{nvrtc, Arch, Backend};
 
-/// Per k-tile: X = (X + A_k·B_k) / 2, then Y += A_k·C_k + X. The first statement of thread code
-/// halves the mma.sync accumulators in place (`x[[i, j]]`: this thread's WM / 8 × WN / 4 values),
-/// the second reads X after that tile's update, so the result depends on the order.
-#[tile_kernel(threads = 128, vector = 8, consts(BM = 64, BN = 64, BK = 32, WM = 16, WN = 64, TI = 2, TJ = 16))]
-fn two_mmas_ring(
-    a: Global<bf16, (M, K)>,
-    b: Global<bf16, (K, N)>,
-    c: Global<bf16, (K, N)>,
-    x_out: GlobalMut<f32, (M, N)>,
-    y_out: GlobalMut<f32, (M, N)>,
-) {
-    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
-    let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(64);
-    let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128);
-    let c_s = shared::<bf16>([BK, BN]).swizzle_bytes(128);
-    let mut x = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
-    let mut y = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
-    for k in pipeline(0..cdiv(K, BK), stages = 3) {
-        copy(a.tile([by, k], [BM, BK]), &a_s);
-        copy(b.tile([k, bx], [BK, BN]), &b_s);
-        copy(c.tile([k, bx], [BK, BN]), &c_s);
-        mma(&a_s, &b_s, &mut x);
-        for i in 0..TI {
-            for j in 0..TJ {
-                x[[i, j]] = x[[i, j]] * 0.5;
+// The two kernels differ only in `stages`: one macro_rules! stamps both, as the catalog does.
+macro_rules! two_mmas {
+    ($(#[$doc:meta])* $name:ident, stages = $stages:literal) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 128, vector = 8, consts(BM = 64, BN = 64, BK = 32, WM = 16, WN = 64, TI = 2, TJ = 16))]
+        fn $name(
+            a: Global<bf16, (M, K)>,
+            b: Global<bf16, (K, N)>,
+            c: Global<bf16, (K, N)>,
+            x_out: GlobalMut<f32, (M, N)>,
+            y_out: GlobalMut<f32, (M, N)>,
+        ) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(64);
+            let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128);
+            let c_s = shared::<bf16>([BK, BN]).swizzle_bytes(128);
+            let mut x = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            let mut y = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = $stages) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                copy(c.tile([k, bx], [BK, BN]), &c_s);
+                mma(&a_s, &b_s, &mut x);
+                for i in 0..TI {
+                    for j in 0..TJ {
+                        x[[i, j]] = x[[i, j]] * 0.5;
+                    }
+                }
+                mma(&a_s, &c_s, &mut y);
+                for i in 0..TI {
+                    for j in 0..TJ {
+                        y[[i, j]] += x[[i, j]];
+                    }
+                }
             }
+            copy(&x, x_out.tile([by, bx], [BM, BN]));
+            copy(&y, y_out.tile([by, bx], [BM, BN]));
         }
-        mma(&a_s, &c_s, &mut y);
-        for i in 0..TI {
-            for j in 0..TJ {
-                y[[i, j]] += x[[i, j]];
-            }
-        }
-    }
-    copy(&x, x_out.tile([by, bx], [BM, BN]));
-    copy(&y, y_out.tile([by, bx], [BM, BN]));
+    };
 }
 
-/// The same recurrence through a 2-stage pipeline (the next tiles fetched into registers while
-/// this one is computed from the other half of double-buffered shared memory).
-#[tile_kernel(threads = 128, vector = 8, consts(BM = 64, BN = 64, BK = 32, WM = 16, WN = 64, TI = 2, TJ = 16))]
-fn two_mmas_double(
-    a: Global<bf16, (M, K)>,
-    b: Global<bf16, (K, N)>,
-    c: Global<bf16, (K, N)>,
-    x_out: GlobalMut<f32, (M, N)>,
-    y_out: GlobalMut<f32, (M, N)>,
-) {
-    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
-    let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(64);
-    let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128);
-    let c_s = shared::<bf16>([BK, BN]).swizzle_bytes(128);
-    let mut x = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
-    let mut y = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
-    for k in pipeline(0..cdiv(K, BK), stages = 2) {
-        copy(a.tile([by, k], [BM, BK]), &a_s);
-        copy(b.tile([k, bx], [BK, BN]), &b_s);
-        copy(c.tile([k, bx], [BK, BN]), &c_s);
-        mma(&a_s, &b_s, &mut x);
-        for i in 0..TI {
-            for j in 0..TJ {
-                x[[i, j]] = x[[i, j]] * 0.5;
-            }
-        }
-        mma(&a_s, &c_s, &mut y);
-        for i in 0..TI {
-            for j in 0..TJ {
-                y[[i, j]] += x[[i, j]];
-            }
-        }
-    }
-    copy(&x, x_out.tile([by, bx], [BM, BN]));
-    copy(&y, y_out.tile([by, bx], [BM, BN]));
-}
+two_mmas!(
+    /// Per k-tile: X = (X + A_k·B_k) / 2, then Y += A_k·C_k + X. The first statement of thread
+    /// code halves the mma.sync accumulators in place (`x[[i, j]]`: this thread's WM / 8 × WN / 4
+    /// values), the second reads X after that tile's update, so the result depends on the order.
+    two_mmas_ring, stages = 3
+);
+two_mmas!(
+    /// The same recurrence through a 2-stage pipeline (the next tiles fetched into registers
+    /// while this one is computed from the other half of double-buffered shared memory).
+    two_mmas_double, stages = 2
+);
 
 /// An FFMA (thread-tile) fragment in a 4-stage ring, a local declared before the loop counting
 /// the tiles, and a register array holding each tile's scale: C = Σ_k (k + 1) · A_k·B_k.
