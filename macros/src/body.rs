@@ -25,7 +25,78 @@ pub(crate) fn parse(block: &Block, spans: &mut SpanTable) -> syn::Result<Vec<Sta
 }
 
 fn statements(block: &Block, spans: &mut SpanTable) -> syn::Result<Vec<Statement>> {
-    block.stmts.iter().map(|stmt| statement(stmt, spans)).collect()
+    let mut aliases: Vec<(String, Expr)> = Vec::new();
+    let mut body = Vec::with_capacity(block.stmts.len());
+    for stmt in &block.stmts {
+        let mut statement = statement(stmt, spans)?;
+        resolve_aliases(&mut statement, &aliases);
+        if let Some((name, value)) = index_alias(stmt, spans) {
+            // a later `let` of the same name shadows the earlier one, as in Rust
+            aliases.retain(|(known, _)| *known != name);
+            let value = aliases.iter().rev().fold(value, |value, (known, earlier)| value.substitute(known, earlier));
+            aliases.push((name, value));
+        } else if let Stmt::Local(local) = stmt {
+            // a `let` of something else (a float, a fragment row) shadows an alias of its name
+            if let Ok(names) = binding_names(&local.pat) {
+                aliases.retain(|(known, _)| !names.contains(known));
+            }
+        }
+        body.push(statement);
+    }
+    Ok(body)
+}
+
+/// `let first = CAUSAL * min(kt * BKV / BQ, NQT);`: an immutable local whose value is an
+/// integer index expression. Tile indices and pipeline counts after it may name it; they see
+/// its expression (substituted here, so every later stage — validation, analysis, the
+/// simulation — evaluates it as written), while thread code sees the local.
+fn index_alias(stmt: &Stmt, spans: &mut SpanTable) -> Option<(String, Expr)> {
+    let Stmt::Local(local) = stmt else { return None };
+    let Pat::Ident(ident) = &local.pat else { return None };
+    if ident.mutability.is_some() || ident.by_ref.is_some() || ident.subpat.is_some() {
+        return None;
+    }
+    let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
+    expr(&init.expr, spans).ok().map(|value| (ident.ident.to_string(), value))
+}
+
+/// Every index expression of `statement` (tile indices and extents, batch indices, loop
+/// counts, nested bodies) with the aliases declared before it replaced by their values.
+fn resolve_aliases(statement: &mut Statement, aliases: &[(String, Expr)]) {
+    if aliases.is_empty() {
+        return;
+    }
+    // the latest first: an alias's value names what its names meant where it was declared
+    let resolve = |e: &mut Expr| {
+        for (name, value) in aliases.iter().rev() {
+            *e = e.substitute(name, value);
+        }
+    };
+    // a loop variable shadows an alias of its name in the loop's body
+    let inner =
+        |var: &str| -> Vec<(String, Expr)> { aliases.iter().filter(|(name, _)| name != var).cloned().collect() };
+    let resolve_operand = |operand: &mut Operand| {
+        if let Operand::Global(tile) = operand {
+            tile.at.iter_mut().chain(&mut tile.index).chain(&mut tile.extent).for_each(resolve);
+        }
+    };
+    match statement {
+        Statement::Copy(copy) => {
+            resolve_operand(&mut copy.src);
+            resolve_operand(&mut copy.dst);
+        }
+        Statement::Pipeline(pipeline) => {
+            resolve(&mut pipeline.count);
+            let aliases = inner(&pipeline.var);
+            pipeline.body.iter_mut().for_each(|s| resolve_aliases(s, &aliases));
+        }
+        Statement::GridStride(grid_stride) => {
+            resolve(&mut grid_stride.count);
+            let aliases = inner(&grid_stride.var);
+            grid_stride.body.iter_mut().for_each(|s| resolve_aliases(s, &aliases));
+        }
+        _ => {}
+    }
 }
 
 fn collect_fragments(body: &[Statement]) -> Vec<String> {

@@ -150,8 +150,14 @@ pub const HEAD_DIMS: &[usize] = &[64, 128];
 
 /// Element types attention takes: BF16 and F16 (scores, softmax and accumulation in f32).
 pub trait AttentionElement: crate::runtime::Element {
-    /// The kernels for this type: [d64, d64 causal, d128, d128 causal].
+    /// The forward kernels for this type: [d64, d64 causal, d128, d128 causal].
     const KERNELS: [&'static crate::KernelDefinition; 4];
+    /// The backward pass's Δ = Σ dO·O kernel.
+    const BACKWARD_DELTA: &'static crate::KernelDefinition;
+    /// The backward's dK, dV kernels, ordered as [`Self::KERNELS`].
+    const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4];
+    /// The backward's dQ kernels, ordered as [`Self::KERNELS`].
+    const BACKWARD_DQ: [&'static crate::KernelDefinition; 4];
 }
 
 impl AttentionElement for bf16 {
@@ -160,6 +166,19 @@ impl AttentionElement for bf16 {
         &attention_forward_bf16_d64_causal::KERNEL,
         &attention_forward_bf16_d128::KERNEL,
         &attention_forward_bf16_d128_causal::KERNEL,
+    ];
+    const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_bf16::KERNEL;
+    const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_dkdv_bf16_d64::KERNEL,
+        &attention_backward_dkdv_bf16_d64_causal::KERNEL,
+        &attention_backward_dkdv_bf16_d128::KERNEL,
+        &attention_backward_dkdv_bf16_d128_causal::KERNEL,
+    ];
+    const BACKWARD_DQ: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_dq_bf16_d64::KERNEL,
+        &attention_backward_dq_bf16_d64_causal::KERNEL,
+        &attention_backward_dq_bf16_d128::KERNEL,
+        &attention_backward_dq_bf16_d128_causal::KERNEL,
     ];
 }
 
@@ -170,6 +189,19 @@ impl AttentionElement for f16 {
         &attention_forward_f16_d128::KERNEL,
         &attention_forward_f16_d128_causal::KERNEL,
     ];
+    const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_f16::KERNEL;
+    const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_dkdv_f16_d64::KERNEL,
+        &attention_backward_dkdv_f16_d64_causal::KERNEL,
+        &attention_backward_dkdv_f16_d128::KERNEL,
+        &attention_backward_dkdv_f16_d128_causal::KERNEL,
+    ];
+    const BACKWARD_DQ: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_dq_f16_d64::KERNEL,
+        &attention_backward_dq_f16_d64_causal::KERNEL,
+        &attention_backward_dq_f16_d128::KERNEL,
+        &attention_backward_dq_f16_d128_causal::KERNEL,
+    ];
 }
 
 /// The kernel [`forward`] launches for `head_dim` and `causal`, or why there is none.
@@ -177,12 +209,71 @@ pub fn kernel_for<T: AttentionElement>(
     head_dim: usize,
     causal: bool,
 ) -> Result<&'static crate::KernelDefinition, Error> {
-    let width = match head_dim {
-        1..=64 => 0,
-        65..=128 => 2,
-        _ => return Err(Error::AttentionHeadDim { head_dim, supported: HEAD_DIMS }),
-    };
-    Ok(T::KERNELS[width + usize::from(causal)])
+    Ok(T::KERNELS[width_index(head_dim)? + usize::from(causal)])
+}
+
+/// Where the kernels of `head_dim` sit in the tables of [`AttentionElement`] (their causal
+/// twins one after).
+fn width_index(head_dim: usize) -> Result<usize, Error> {
+    match head_dim {
+        1..=64 => Ok(0),
+        65..=128 => Ok(2),
+        _ => Err(Error::AttentionHeadDim { head_dim, supported: HEAD_DIMS }),
+    }
+}
+
+/// The dims of q and k/v, checked: (batch, heads, seq_q, head_dim) and (batch, kv_heads,
+/// seq_kv, head_dim), kv_heads dividing heads. The other tensors are checked against them.
+struct Shapes {
+    q: [usize; 4],
+    kv: [usize; 4],
+    q_shape: Vec<usize>,
+    k_shape: Vec<usize>,
+}
+
+impl Shapes {
+    fn of<T: AttentionElement>(q: &impl Input<T>, k: &impl Input<T>, v: &impl Input<T>) -> Result<Self, Error> {
+        let dims = |param: &'static str, shape: &[usize]| -> Result<[usize; 4], Error> {
+            <[usize; 4]>::try_from(shape).map_err(|_| Error::AttentionRank { param, dims: shape.to_vec() })
+        };
+        let [batch, heads, _, head_dim] = dims("q", q.shape())?;
+        let [_, kv_heads, seq_kv, _] = dims("k", k.shape())?;
+        let shapes = Self {
+            q: dims("q", q.shape())?,
+            kv: [batch, kv_heads, seq_kv, head_dim],
+            q_shape: q.shape().to_vec(),
+            k_shape: k.shape().to_vec(),
+        };
+        shapes.expect("k", k.shape(), &shapes.kv)?;
+        shapes.expect("v", v.shape(), &shapes.kv)?;
+        if kv_heads == 0 || heads % kv_heads != 0 {
+            return Err(Error::AttentionHeads { q_heads: heads, kv_heads });
+        }
+        Ok(shapes)
+    }
+
+    /// (batch, heads, seq_q): the log-sum-exp's shape.
+    fn lse(&self) -> [usize; 3] {
+        [self.q[0], self.q[1], self.q[2]]
+    }
+
+    fn head_dim(&self) -> usize {
+        self.q[3]
+    }
+
+    /// `param`'s dims are `expected`, or a typed error that names it and q's and k's dims.
+    fn expect(&self, param: &'static str, found: &[usize], expected: &[usize]) -> Result<(), Error> {
+        if found == expected {
+            return Ok(());
+        }
+        Err(Error::AttentionShape {
+            param,
+            expected: expected.to_vec(),
+            found: found.to_vec(),
+            q: self.q_shape.clone(),
+            k: self.k_shape.clone(),
+        })
+    }
 }
 
 /// O = softmax(Q·Kᵀ / √head_dim + mask)·V for every (batch, head), and each query row's
@@ -190,7 +281,7 @@ pub fn kernel_for<T: AttentionElement>(
 /// (batch, kv_heads, seq_kv, head_dim) with kv_heads dividing heads (grouped-query attention),
 /// lse (batch, heads, seq_q) in f32. `causal`: query i sees keys 0 ..= i, as torch's
 /// `is_causal`. Shapes are checked first (typed errors name the tensor and the dims);
-/// launches without synchronising.
+/// launches without synchronising. [`backward`] takes `o` and `lse` to give the gradients.
 ///
 /// ```ignore
 /// let q = backend.upload(&host_q, [batch, heads, seq, 128])?;   // bf16
@@ -208,36 +299,11 @@ pub fn forward<T: AttentionElement>(
     lse: &mut impl Output<f32>,
     causal: bool,
 ) -> Result<crate::Launched, Error> {
-    let dims = |param: &'static str, shape: &[usize]| -> Result<[usize; 4], Error> {
-        <[usize; 4]>::try_from(shape).map_err(|_| Error::AttentionRank { param, dims: shape.to_vec() })
-    };
-    let [batch, heads, seq_q, head_dim] = dims("q", q.shape())?;
-    let [_, kv_heads, seq_kv, _] = dims("k", k.shape())?;
-    let mismatch = |param: &'static str, expected: Vec<usize>, found: &[usize]| Error::AttentionShape {
-        param,
-        expected,
-        found: found.to_vec(),
-        q: q.shape().to_vec(),
-        k: k.shape().to_vec(),
-    };
-    let kv = [batch, kv_heads, seq_kv, head_dim];
-    if k.shape() != kv {
-        return Err(mismatch("k", kv.to_vec(), k.shape()));
-    }
-    if v.shape() != kv {
-        return Err(mismatch("v", kv.to_vec(), v.shape()));
-    }
-    if o.shape() != q.shape() {
-        return Err(mismatch("o", q.shape().to_vec(), o.shape()));
-    }
-    if lse.shape() != [batch, heads, seq_q] {
-        return Err(mismatch("lse", vec![batch, heads, seq_q], lse.shape()));
-    }
-    if kv_heads == 0 || heads % kv_heads != 0 {
-        return Err(Error::AttentionHeads { q_heads: heads, kv_heads });
-    }
-    let kernel = kernel_for::<T>(head_dim, causal)?;
-    let scale_log2 = std::f32::consts::LOG2_E / (head_dim as f32).sqrt();
+    let shapes = Shapes::of(q, k, v)?;
+    shapes.expect("o", o.shape(), &shapes.q)?;
+    shapes.expect("lse", lse.shape(), &shapes.lse())?;
+    let kernel = kernel_for::<T>(shapes.head_dim(), causal)?;
+    let scale_log2 = std::f32::consts::LOG2_E / (shapes.head_dim() as f32).sqrt();
     kernel.launch(
         device,
         &mut [
@@ -251,8 +317,8 @@ pub fn forward<T: AttentionElement>(
     )
 }
 
-/// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 8] = [
+/// Every kernel of the family (forward, then backward), for tests, examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 26] = [
     &attention_forward_bf16_d64::KERNEL,
     &attention_forward_bf16_d64_causal::KERNEL,
     &attention_forward_bf16_d128::KERNEL,
@@ -261,4 +327,25 @@ pub const ALL: [&crate::KernelDefinition; 8] = [
     &attention_forward_f16_d64_causal::KERNEL,
     &attention_forward_f16_d128::KERNEL,
     &attention_forward_f16_d128_causal::KERNEL,
+    &attention_backward_delta_bf16::KERNEL,
+    &attention_backward_dkdv_bf16_d64::KERNEL,
+    &attention_backward_dkdv_bf16_d64_causal::KERNEL,
+    &attention_backward_dkdv_bf16_d128::KERNEL,
+    &attention_backward_dkdv_bf16_d128_causal::KERNEL,
+    &attention_backward_dq_bf16_d64::KERNEL,
+    &attention_backward_dq_bf16_d64_causal::KERNEL,
+    &attention_backward_dq_bf16_d128::KERNEL,
+    &attention_backward_dq_bf16_d128_causal::KERNEL,
+    &attention_backward_delta_f16::KERNEL,
+    &attention_backward_dkdv_f16_d64::KERNEL,
+    &attention_backward_dkdv_f16_d64_causal::KERNEL,
+    &attention_backward_dkdv_f16_d128::KERNEL,
+    &attention_backward_dkdv_f16_d128_causal::KERNEL,
+    &attention_backward_dq_f16_d64::KERNEL,
+    &attention_backward_dq_f16_d64_causal::KERNEL,
+    &attention_backward_dq_f16_d128::KERNEL,
+    &attention_backward_dq_f16_d128_causal::KERNEL,
 ];
+
+mod backward;
+pub use backward::*;

@@ -1,0 +1,430 @@
+//! FlashAttention-2's backward pass on `mma.sync` tensor cores: dQ, dK and dV from Q, K, V, the
+//! output O, its gradient dO and the forward's log-sum-exp, with the probabilities recomputed
+//! tile by tile and never stored.
+//!
+//! Three launches, none with atomics:
+//! 1. `delta`: Δᵢ = Σ dOᵢ·Oᵢ per query row (the row's Σⱼ Pᵢⱼ·dPᵢⱼ), one warp a row.
+//! 2. `dkdv`: a block per BKV keys of one (batch, K/V head); its warps own WKV keys each, and it
+//!    walks every query tile of every query head that shares the K/V head (grouped-query
+//!    attention sums them here). Per tile it computes the scores transposed, Sᵀ = K·Qᵀ, so the
+//!    probabilities come out with keys on rows — Pᵀ = exp2(Sᵀ·scale − lse) — and both products
+//!    that follow take them from registers: dV += Pᵀ·dO, dPᵀ = V·dOᵀ, dSᵀ = Pᵀ∘(dPᵀ − Δ),
+//!    dK += dSᵀ·Q. No transpose through shared memory.
+//! 3. `dq`: a block per BQ query rows; per key tile S = Q·Kᵀ, P = exp2(S·scale − lse),
+//!    dP = dO·Vᵀ, dS = P∘(dP − Δ), dQ += dS·K.
+//!
+//! Tails need no masks: keys past SKV are zero-filled (their rows of dK, dV are not stored, and
+//! a zero K row adds nothing to dQ), and a query past SQ gets lse = +∞, so its P is 0. Causal
+//! tiles that straddle the diagonal mask the keys after each query, as the forward does.
+
+use super::AttentionElement;
+use crate::prelude::*;
+use crate::{Error, Input, Output};
+
+// Σ dO·O of each query row, in f32 from the 16-bit values: a warp per row, each lane a strided
+// slice of the head dim, then the warp's sum.
+macro_rules! attention_backward_delta {
+    ($(#[$doc:meta])* $name:ident, $t:ident) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 1, consts(WARPS = 8))]
+        pub fn $name(
+            o: Global<$t, (B, H, SQ, HD)>,
+            dout: Global<$t, (B, H, SQ, HD)>,
+            delta: GlobalMut<f32, (B, H, SQ)>,
+        ) {
+            let (rt, h, b) = grid(cdiv(SQ, WARPS), H, B);
+            let row = rt * WARPS + thread_index() / 32;
+            let mut sum = 0.0f32;
+            if row < SQ {
+                for k in 0..(HD + 31) / 32 {
+                    let c = k * 32 + lane();
+                    if c < HD {
+                        sum += (o[[b, h, row, c]] as f32) * (dout[[b, h, row, c]] as f32);
+                    }
+                }
+            }
+            let total = warp_sum(sum);
+            if row < SQ && lane() == 0 {
+                delta[[b, h, row]] = total;
+            }
+        }
+    };
+}
+
+// dK and dV of BKV keys of one (batch, K/V head).
+macro_rules! attention_backward_dkdv {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, D = $d, WKV = $wkv, CAUSAL = $causal))]
+        pub fn $name(
+            q: Global<$t, (B, H, SQ, HD)>,
+            k: Global<$t, (B, HKV, SKV, HD)>,
+            v: Global<$t, (B, HKV, SKV, HD)>,
+            dout: Global<$t, (B, H, SQ, HD)>,
+            lse: Global<f32, (B, H, SQ)>,
+            delta: Global<f32, (B, H, SQ)>,
+            dk: GlobalMut<$t, (B, HKV, SKV, HD)>,
+            dv: GlobalMut<$t, (B, HKV, SKV, HD)>,
+            scale_log2: f32,
+            scale: f32,
+        ) {
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+            let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
+            let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
+            let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
+            let do_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
+            let mut pt = fragment::<f32>([BKV, BQ]).warp_tile([WKV, BQ]);
+            let mut dpt = fragment::<f32>([BKV, BQ]).warp_tile([WKV, BQ]);
+            let mut dk_acc = fragment::<f32>([BKV, D]).warp_tile([WKV, D]);
+            let mut dv_acc = fragment::<f32>([BKV, D]).warp_tile([WKV, D]);
+            copy(k.at([b, hk]).tile([kt, 0], [BKV, D]), &k_s);
+            copy(v.at([b, hk]).tile([kt, 0], [BKV, D]), &v_s);
+            // causal: the query tiles from the one that holds the block's first key
+            let first = CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ);
+            let tiles = max((SQ + BQ - 1) / BQ - first, 1);
+            // every query tile of every query head that reads this K/V head
+            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), stages = $stages) {
+                copy(q.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &q_s);
+                copy(dout.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &do_s);
+                let h = hk * (H / HKV) + j / tiles;
+                let q0 = (first + j % tiles) * BQ;
+                for i in 0..WKV / 8 {
+                    for c in 0..BQ / 4 {
+                        pt[[i, c]] = 0.0;
+                        dpt[[i, c]] = 0.0;
+                    }
+                }
+                mma(&k_s, &q_s.t(), &mut pt);
+                mma(&v_s, &do_s.t(), &mut dpt);
+                // causal: a tile whose last key is after its first query masks keys after queries
+                let edge = CAUSAL == 1 && (kt + 1) * BKV > q0 + 1;
+                for c in 0..BQ / 4 {
+                    let col = q0 + pt.col(c);
+                    // a query past SQ: lse = +inf, so its probabilities are 0
+                    let mut lse_col = f32::INFINITY;
+                    let mut delta_col = 0.0f32;
+                    if col < SQ {
+                        lse_col = lse[[b, h, col]] * 1.4426950408889634;
+                        delta_col = delta[[b, h, col]];
+                    }
+                    for i in 0..WKV / 8 {
+                        let mut p = exp2(fma(pt[[i, c]], scale_log2, -lse_col));
+                        if edge && kt * BKV + pt.row(i) > col {
+                            p = 0.0;
+                        }
+                        pt[[i, c]] = p;
+                        dpt[[i, c]] = p * (dpt[[i, c]] - delta_col);
+                    }
+                }
+                mma(&pt, &do_s, &mut dv_acc);
+                mma(&dpt, &q_s, &mut dk_acc);
+            }
+            for i in 0..WKV / 8 {
+                for c in 0..D / 4 {
+                    dk_acc[[i, c]] = dk_acc[[i, c]] * scale;
+                }
+            }
+            copy(&dk_acc, dk.at([b, hk]).tile([kt, 0], [BKV, D]));
+            copy(&dv_acc, dv.at([b, hk]).tile([kt, 0], [BKV, D]));
+        }
+    };
+}
+
+// dQ of BQ query rows of one (batch, head).
+macro_rules! attention_backward_dq {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, D = $d, WQ = $wq, CAUSAL = $causal))]
+        pub fn $name(
+            q: Global<$t, (B, H, SQ, HD)>,
+            k: Global<$t, (B, HKV, SKV, HD)>,
+            v: Global<$t, (B, HKV, SKV, HD)>,
+            dout: Global<$t, (B, H, SQ, HD)>,
+            lse: Global<f32, (B, H, SQ)>,
+            delta: Global<f32, (B, H, SQ)>,
+            dq: GlobalMut<$t, (B, H, SQ, HD)>,
+            scale_log2: f32,
+            scale: f32,
+        ) {
+            let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
+            let do_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
+            let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
+            let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
+            let mut s = fragment::<f32>([BQ, BKV]).warp_tile([WQ, BKV]);
+            let mut dp = fragment::<f32>([BQ, BKV]).warp_tile([WQ, BKV]);
+            let mut dq_acc = fragment::<f32>([BQ, D]).warp_tile([WQ, D]);
+            // this lane's rows: the log-sum-exp in log2 units (+inf past SQ: P = 0) and Δ
+            let mut lse_row = [f32::INFINITY; WQ / 8];
+            let mut delta_row = [0.0f32; WQ / 8];
+            for i in 0..WQ / 8 {
+                let row = qt * BQ + s.row(i);
+                if row < SQ {
+                    lse_row[i] = lse[[b, h, row]] * 1.4426950408889634;
+                    delta_row[i] = delta[[b, h, row]];
+                }
+            }
+            copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s);
+            copy(dout.at([b, h]).tile([qt, 0], [BQ, D]), &do_s);
+            // causal: the key tiles at or before the block's last query row
+            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
+                copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
+                copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
+                for i in 0..WQ / 8 {
+                    for c in 0..BKV / 4 {
+                        s[[i, c]] = 0.0;
+                        dp[[i, c]] = 0.0;
+                    }
+                }
+                mma(&q_s, &k_s.t(), &mut s);
+                mma(&do_s, &v_s.t(), &mut dp);
+                // causal: a tile whose last key is after the block's first query masks
+                let edge = CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1;
+                for i in 0..WQ / 8 {
+                    let row = qt * BQ + s.row(i);
+                    for c in 0..BKV / 4 {
+                        let mut p = exp2(fma(s[[i, c]], scale_log2, -lse_row[i]));
+                        if edge && j * BKV + s.col(c) > row {
+                            p = 0.0;
+                        }
+                        dp[[i, c]] = p * (dp[[i, c]] - delta_row[i]);
+                    }
+                }
+                mma(&dp, &k_s, &mut dq_acc);
+            }
+            for i in 0..WQ / 8 {
+                for c in 0..D / 4 {
+                    dq_acc[[i, c]] = dq_acc[[i, c]] * scale;
+                }
+            }
+            copy(&dq_acc, dq.at([b, h]).tile([qt, 0], [BQ, D]));
+        }
+    };
+}
+
+attention_backward_delta!(
+    /// Δ = Σ dO·O per query row, BF16.
+    attention_backward_delta_bf16, bf16
+);
+attention_backward_delta!(
+    /// Δ = Σ dO·O per query row, F16.
+    attention_backward_delta_f16, f16
+);
+
+// Blocks of 64 keys (dK, dV) and 64 query rows (dQ), 16 a warp; at head dim 128 the tile they
+// walk is halved (32 queries, 32 keys) so the two f32 accumulators of 16 × 128 fit the registers.
+macro_rules! attention_backward_kernels {
+    ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim ≤ 64.")]
+            $dkdv64,
+            $t,
+            d = 64,
+            causal = 0,
+            bq = 64,
+            bkv = 64,
+            wkv = 16,
+            stages = 2
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim ≤ 64, causal.")]
+            $dkdv64c,
+            $t,
+            d = 64,
+            causal = 1,
+            bq = 64,
+            bkv = 64,
+            wkv = 16,
+            stages = 2
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128.")]
+            $dkdv128,
+            $t,
+            d = 128,
+            causal = 0,
+            bq = 32,
+            bkv = 64,
+            wkv = 16,
+            stages = 2
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128, causal.")]
+            $dkdv128c,
+            $t,
+            d = 128,
+            causal = 1,
+            bq = 32,
+            bkv = 64,
+            wkv = 16,
+            stages = 2
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64.")]
+            $dq64,
+            $t,
+            d = 64,
+            causal = 0,
+            bq = 64,
+            wq = 16,
+            bkv = 64,
+            stages = 2
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64, causal.")]
+            $dq64c,
+            $t,
+            d = 64,
+            causal = 1,
+            bq = 64,
+            wq = 16,
+            bkv = 64,
+            stages = 2
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128.")]
+            $dq128,
+            $t,
+            d = 128,
+            causal = 0,
+            bq = 64,
+            wq = 16,
+            bkv = 32,
+            stages = 2
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128, causal.")]
+            $dq128c,
+            $t,
+            d = 128,
+            causal = 1,
+            bq = 64,
+            wq = 16,
+            bkv = 32,
+            stages = 2
+        );
+    };
+}
+
+attention_backward_kernels!(
+    bf16,
+    attention_backward_dkdv_bf16_d64,
+    attention_backward_dkdv_bf16_d64_causal,
+    attention_backward_dkdv_bf16_d128,
+    attention_backward_dkdv_bf16_d128_causal,
+    attention_backward_dq_bf16_d64,
+    attention_backward_dq_bf16_d64_causal,
+    attention_backward_dq_bf16_d128,
+    attention_backward_dq_bf16_d128_causal
+);
+attention_backward_kernels!(
+    f16,
+    attention_backward_dkdv_f16_d64,
+    attention_backward_dkdv_f16_d64_causal,
+    attention_backward_dkdv_f16_d128,
+    attention_backward_dkdv_f16_d128_causal,
+    attention_backward_dq_f16_d64,
+    attention_backward_dq_f16_d64_causal,
+    attention_backward_dq_f16_d128,
+    attention_backward_dq_f16_d128_causal
+);
+
+/// The three kernels of one backward pass.
+#[derive(Clone, Copy)]
+pub struct BackwardKernels {
+    /// Δ = Σ dO·O per query row.
+    pub delta: &'static crate::KernelDefinition,
+    /// dK and dV, a block per key tile.
+    pub dkdv: &'static crate::KernelDefinition,
+    /// dQ, a block per query tile.
+    pub dq: &'static crate::KernelDefinition,
+}
+
+/// The kernels [`backward`] launches for `head_dim` and `causal`, or why there are none.
+///
+/// ```
+/// use tessera::catalog::attention;
+/// let kernels = attention::backward_kernels_for::<half::bf16>(128, true).unwrap();
+/// assert_eq!(kernels.dq.name(), "attention_backward_dq_bf16_d128_causal");
+/// ```
+pub fn backward_kernels_for<T: AttentionElement>(head_dim: usize, causal: bool) -> Result<BackwardKernels, Error> {
+    let index = super::width_index(head_dim)? + usize::from(causal);
+    Ok(BackwardKernels { delta: T::BACKWARD_DELTA, dkdv: T::BACKWARD_DKDV[index], dq: T::BACKWARD_DQ[index] })
+}
+
+/// The gradients of [`super::forward`]: dQ, dK and dV from the forward's inputs, its output
+/// `o`, its log-sum-exp `lse` and the gradient of the output `dout` (same shapes as the
+/// forward's: q, o, dout, dq (batch, heads, seq_q, head_dim); k, v, dk, dv (batch, kv_heads,
+/// seq_kv, head_dim); lse (batch, heads, seq_q) f32). Grouped-query attention sums the
+/// gradients of every query head that shares a K/V head into its dK, dV. Shapes are checked
+/// before anything runs; three launches (Δ = Σ dO·O into a scratch tensor, dK and dV, dQ),
+/// none synchronising; returns the last.
+///
+/// ```ignore
+/// attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, true)?;
+/// // .. the loss's gradient with respect to o into `dout` ..
+/// attention::backward(&backend, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, true)?;
+/// ```
+#[allow(clippy::too_many_arguments)] // the tensors torch's flash backward takes, each typed
+pub fn backward<T: AttentionElement>(
+    device: &impl crate::Device,
+    q: &impl Input<T>,
+    k: &impl Input<T>,
+    v: &impl Input<T>,
+    o: &impl Input<T>,
+    lse: &impl Input<f32>,
+    dout: &impl Input<T>,
+    dq: &mut impl Output<T>,
+    dk: &mut impl Output<T>,
+    dv: &mut impl Output<T>,
+    causal: bool,
+) -> Result<crate::Launched, Error> {
+    let shapes = super::Shapes::of(q, k, v)?;
+    shapes.expect("o", o.shape(), &shapes.q)?;
+    shapes.expect("lse", lse.shape(), &shapes.lse())?;
+    shapes.expect("dout", dout.shape(), &shapes.q)?;
+    shapes.expect("dq", dq.shape(), &shapes.q)?;
+    shapes.expect("dk", dk.shape(), &shapes.kv)?;
+    shapes.expect("dv", dv.shape(), &shapes.kv)?;
+    let kernels = backward_kernels_for::<T>(shapes.head_dim(), causal)?;
+    let mut delta = device.device_ref().zeros::<f32>(shapes.lse())?;
+    kernels.delta.launch(
+        device,
+        &mut [
+            crate::Argument::input("o", o),
+            crate::Argument::input("dout", dout),
+            crate::Argument::output("delta", &mut delta),
+        ],
+    )?;
+    let scale = 1.0 / (shapes.head_dim() as f32).sqrt();
+    let scale_log2 = std::f32::consts::LOG2_E * scale;
+    kernels.dkdv.launch(
+        device,
+        &mut [
+            crate::Argument::input("q", q),
+            crate::Argument::input("k", k),
+            crate::Argument::input("v", v),
+            crate::Argument::input("dout", dout),
+            crate::Argument::input("lse", lse),
+            crate::Argument::input("delta", &delta),
+            crate::Argument::output("dk", dk),
+            crate::Argument::output("dv", dv),
+            crate::Argument::scalar("scale_log2", scale_log2),
+            crate::Argument::scalar("scale", scale),
+        ],
+    )?;
+    kernels.dq.launch(
+        device,
+        &mut [
+            crate::Argument::input("q", q),
+            crate::Argument::input("k", k),
+            crate::Argument::input("v", v),
+            crate::Argument::input("dout", dout),
+            crate::Argument::input("lse", lse),
+            crate::Argument::input("delta", &delta),
+            crate::Argument::output("dq", dq),
+            crate::Argument::scalar("scale_log2", scale_log2),
+            crate::Argument::scalar("scale", scale),
+        ],
+    )
+}
