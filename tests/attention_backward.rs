@@ -196,6 +196,20 @@ fn grouped_query_gradients_sum_over_the_query_heads_of_each_kv_head(backend: &Ba
     }
 }
 
+/// What `compute-sanitizer` runs (memcheck, racecheck): tails in both lengths, causal, GQA.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gradients_at_tail_shapes_on_the_gpu() {
+    let backend = common::gpu();
+    for p in [
+        Problem { batch: 1, heads: 2, kv_heads: 1, seq_q: 65, seq_kv: 70, head_dim: 128, causal: true },
+        Problem { batch: 2, heads: 4, kv_heads: 2, seq_q: 129, seq_kv: 17, head_dim: 64, causal: false },
+        Problem { batch: 1, heads: 1, kv_heads: 1, seq_q: 17, seq_kv: 129, head_dim: 48, causal: true },
+    ] {
+        check(&backend, p, 7, bf16::from_f32, bf16::to_f32);
+    }
+}
+
 #[test]
 fn gradients_of_the_wrong_shape_are_typed_errors_before_any_launch() {
     let backend = common::simulator();

@@ -39,8 +39,8 @@ pub enum Family {
     /// SGEMMs with a fused epilogue (bias + GELU, bias + ReLU + residual) and the plain V13,
     /// beside cuBLAS SGEMM followed by the separate `bias_gelu_f32` kernel.
     Epilogue,
-    /// Fused attention forward (BF16), beside a cuBLAS BF16 GEMM of 4096³ as the anchor that
-    /// torch's figures (`benchmarks/attention_torch.py`) are paired with too.
+    /// Fused attention forward (BF16) and `attention::backward`, beside a cuBLAS BF16 GEMM of
+    /// 4096³ as the anchor that torch's figures (`benchmarks/attention_torch.py`) are paired with too.
     Attention,
 }
 
@@ -397,7 +397,12 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         }
     }
     // the hgemm family also times `tessera::gemm` on BF16 and F16 at each shape
-    let entry_points = |family: Family| if family == Family::Hgemm { ENTRY_POINT_INPUTS.len() } else { 0 };
+    let entry_points = |family: Family| match family {
+        Family::Hgemm => ENTRY_POINT_INPUTS.len(),
+        // attention::backward, non-causal and causal
+        Family::Attention => 2,
+        _ => 0,
+    };
     let of = plan.iter().map(|(family, _, kernels)| kernels.len() + entry_points(*family)).sum::<usize>();
     let mut done = 0;
     let mut rows = Vec::new();
@@ -473,7 +478,41 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 tuned: launched.tuned,
             });
         }
-        for input in ENTRY_POINT_INPUTS.into_iter().take(entry_points(family)) {
+        if family == Family::Attention {
+            for causal in [false, true] {
+                let name = format!("attention::backward (bf16{})", if causal { ", causal" } else { "" });
+                progress(Progress { done, of, step: &format!("{name} at {label}") });
+                done += 1;
+                let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
+                let dims = [value("B"), value("H"), value("HKV"), value("SQ"), value("SKV"), value("HD")];
+                let (base, timing, launched) =
+                    time_attention_backward(gpu, options, dims, causal, &mut flush, &mut baseline)?;
+                // FlashAttention's count: the backward's five GEMMs, 2.5 times the forward's two
+                let (forward_flops, bytes) = family.work(if causal { "causal" } else { "" }, &shape);
+                let flops = 2.5 * forward_flops;
+                let tflops = |timing: &crate::runtime::Timing| flops / 1e12 / (timing.median_ms * 1e-3);
+                rows.push(BenchRow {
+                    family: family.name().into(),
+                    kernel: name,
+                    shape: label.clone(),
+                    median_ms: timing.median_ms,
+                    min_ms: timing.min_ms,
+                    max_ms: timing.max_ms,
+                    value: tflops(&timing),
+                    unit: "TFLOP/s".into(),
+                    baseline: baseline.name().into(),
+                    baseline_value: baseline_flops / 1e12 / (base.median_ms * 1e-3),
+                    percent_of_baseline: 100.0 * tflops(&timing) / (baseline_flops / 1e12 / (base.median_ms * 1e-3)),
+                    intensity: flops / bytes,
+                    roofline: 0.0,
+                    percent_of_roofline: 0.0,
+                    vector: launched.vector.get(),
+                    tuned: launched.tuned,
+                });
+            }
+        }
+        for input in ENTRY_POINT_INPUTS.into_iter().take(if family == Family::Hgemm { entry_points(family) } else { 0 })
+        {
             let name = format!("tessera::gemm ({input})");
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
@@ -623,6 +662,44 @@ fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
         },
     )?;
     let launched = last.ok_or_else(|| Error::Ir { kernel: "gemm".into(), message: "no repetition ran".into() })?;
+    Ok((base, timing, launched))
+}
+
+/// Times [`attention::backward`] (its three launches: Δ, dK and dV, dQ) on BF16 tensors of
+/// `[batch, heads, kv_heads, seq_q, seq_kv, head_dim]`, O and the log-sum-exp from one forward
+/// pass first, in alternation with `baseline`: (baseline, backward, the last launch).
+fn time_attention_backward(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [batch, heads, kv_heads, seq_q, seq_kv, head_dim]: [usize; 6],
+    causal: bool,
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let tensor = |dims: [usize; 4], offset: usize| {
+        let len = dims.iter().product::<usize>();
+        let values = (0..len).map(|i| half::bf16::from_f64(measurement_value(i + offset))).collect::<Vec<_>>();
+        gpu.upload(&values, dims)
+    };
+    let (q_dims, kv_dims) = ([batch, heads, seq_q, head_dim], [batch, kv_heads, seq_kv, head_dim]);
+    let (q, k, v, dout) = (tensor(q_dims, 0)?, tensor(kv_dims, 1)?, tensor(kv_dims, 2)?, tensor(q_dims, 3)?);
+    let mut o = gpu.zeros::<half::bf16>(q_dims)?;
+    let mut lse = gpu.zeros::<f32>([batch, heads, seq_q])?;
+    attention::forward(gpu, &q, &k, &v, &mut o, &mut lse, causal)?;
+    let (mut dq, mut dk, mut dv) = (gpu.zeros(q_dims)?, gpu.zeros(kv_dims)?, gpu.zeros(kv_dims)?);
+    let mut last = None;
+    let (base, timing) = gpu.time_paired(
+        options.warmup,
+        options.repetitions,
+        flush,
+        || baseline.run(),
+        || {
+            last = Some(attention::backward(gpu, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal)?);
+            Ok(())
+        },
+    )?;
+    let launched =
+        last.ok_or_else(|| Error::Ir { kernel: "attention::backward".into(), message: "no repetition ran".into() })?;
     Ok((base, timing, launched))
 }
 
@@ -810,22 +887,37 @@ pub fn json(rows: &[BenchRow]) -> String {
     serde_json::to_string_pretty(rows).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
+/// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break — a shape
+/// `M=4096,N=4096`, an entry point `attention::backward (bf16, causal)` — its quotes doubled.
+///
+/// ```
+/// assert_eq!(tessera::bench::csv_field("M=1,N=2"), "\"M=1,N=2\"");
+/// assert_eq!(tessera::bench::csv_field("sgemm_v13"), "sgemm_v13");
+/// ```
+pub fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\"")).into()
+    } else {
+        text.into()
+    }
+}
+
 /// The rows as CSV with a header line.
 pub fn csv(rows: &[BenchRow]) -> String {
     let mut out = String::from("family,kernel,shape,median_ms,min_ms,max_ms,value,unit,baseline,baseline_value,percent_of_baseline,intensity,roofline,percent_of_roofline,vector,tuned\n");
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},\"{}\",{:.6},{:.6},{:.6},{:.3},{},{},{:.3},{:.2},{:.4},{:.3},{:.2},{},{}",
-            r.family,
-            r.kernel,
-            r.shape,
+            "{},{},{},{:.6},{:.6},{:.6},{:.3},{},{},{:.3},{:.2},{:.4},{:.3},{:.2},{},{}",
+            csv_field(&r.family),
+            csv_field(&r.kernel),
+            csv_field(&r.shape),
             r.median_ms,
             r.min_ms,
             r.max_ms,
             r.value,
-            r.unit,
-            r.baseline,
+            csv_field(&r.unit),
+            csv_field(&r.baseline),
             r.baseline_value,
             r.percent_of_baseline,
             r.intensity,

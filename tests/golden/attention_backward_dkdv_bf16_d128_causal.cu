@@ -94,6 +94,66 @@ __device__ __forceinline__ void tessera_mma_m16n8k16<__half>(float (&acc)[4], co
 }
 #endif  // TESSERA_SIM_H
 
+// cp.async (sm_80 and newer): global → shared memory without a trip through registers. A copy
+// of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
+// branch around it. Copies land in order of their commit groups; `tessera_async_wait<N>` waits
+// until at most N of this thread's groups are still in flight (a barrier then makes every
+// thread's copies visible). The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+template <int BYTES>
+__device__ __forceinline__ void tessera_async_copy(void* shared, const void* global, int valid)
+{
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    if constexpr (BYTES == 2) {
+        // cp.async moves 4, 8 or 16 bytes: a lone 16-bit element goes through a register
+        const unsigned short bits = valid ? *static_cast<const unsigned short*>(global) : 0;
+        asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(address), "h"(bits));
+    } else if constexpr (BYTES == 16) {
+        // .cg: 16-byte copies skip L1, as the tile is read once per block
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
+    }
+}
+
+// A shared-memory address as cp.async takes it: 32 bits, where a generic pointer takes 64, and
+// converted once per tile rather than per copy. `tessera_async_copy_to` copies to the element
+// `offset` elements of T past it.
+using tessera_shared_ref = unsigned;
+
+__device__ __forceinline__ tessera_shared_ref tessera_shared_address(const void* shared)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(shared));
+}
+
+template <int BYTES, class T>
+__device__ __forceinline__ void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T* global, int valid)
+{
+    const unsigned address = shared + offset * static_cast<int>(sizeof(T));
+    if constexpr (BYTES == 2) {
+        // cp.async moves 4, 8 or 16 bytes: a lone 16-bit element (rows not 4-byte aligned) goes
+        // through a register, and is in place once the barrier after the wait has passed
+        const unsigned short bits = valid ? *reinterpret_cast<const unsigned short*>(global) : 0;
+        asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(address), "h"(bits));
+    } else if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
+    }
+}
+
+__device__ __forceinline__ void tessera_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int PENDING>
+__device__ __forceinline__ void tessera_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(PENDING));
+}
+#endif  // TESSERA_SIM_H
+
 // q_ld, k_ld, v_ld, dout_ld, lse_ld, delta_ld, dk_ld, dv_ld: the leading dimensions of q, k, v, dout, lse, delta, dk and dv, elements from one row to the next (the column count when dense); the matrices of q, k, v, dout, lse, delta, dk, dv lie rows · ld apart
 extern "C" __global__ void __launch_bounds__(128)
 attention_backward_dkdv_bf16_d128_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta, __nv_bfloat16* __restrict__ dk, __nv_bfloat16* __restrict__ dv, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int dout_ld, const int lse_ld, const int delta_ld, const int dk_ld, const int dv_ld)
@@ -106,7 +166,7 @@ attention_backward_dkdv_bf16_d128_causal(const __nv_bfloat16* __restrict__ q, co
     constexpr int WKV = 16;
     constexpr int CAUSAL = 1;
     const int tid = threadIdx.x;
-    // 65536 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
+    // 81920 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
     // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
     // buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
@@ -119,10 +179,10 @@ attention_backward_dkdv_bf16_d128_causal(const __nv_bfloat16* __restrict__ q, co
     __nv_bfloat16 (&k_s)[BKV][D] = *reinterpret_cast<__nv_bfloat16 (*)[BKV][D]>(tessera_smem + 0);
     // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);: bytes 16384 to 32768 of tessera_smem
     __nv_bfloat16 (&v_s)[BKV][D] = *reinterpret_cast<__nv_bfloat16 (*)[BKV][D]>(tessera_smem + 16384);
-    // let q_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);: bytes 32768 to 49152 of tessera_smem
-    __nv_bfloat16 (&q_s)[2][BQ][D] = *reinterpret_cast<__nv_bfloat16 (*)[2][BQ][D]>(tessera_smem + 32768);
-    // let do_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);: bytes 49152 to 65536 of tessera_smem
-    __nv_bfloat16 (&do_s)[2][BQ][D] = *reinterpret_cast<__nv_bfloat16 (*)[2][BQ][D]>(tessera_smem + 49152);
+    // let q_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);: bytes 32768 to 57344 of tessera_smem
+    __nv_bfloat16 (&q_s)[3][BQ][D] = *reinterpret_cast<__nv_bfloat16 (*)[3][BQ][D]>(tessera_smem + 32768);
+    // let do_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);: bytes 57344 to 81920 of tessera_smem
+    __nv_bfloat16 (&do_s)[3][BQ][D] = *reinterpret_cast<__nv_bfloat16 (*)[3][BQ][D]>(tessera_smem + 57344);
     // let mut pt = fragment::<f32>([BKV, BQ]).warp_tile([WKV, BQ]);
     // warp w holds the 16 × 32 tile at (warp_row0, warp_col0) of a 4 × 1 grid of warps: 1 × 4
     // mma.sync tiles of 16 × 8, four values of each in every lane
@@ -251,188 +311,158 @@ attention_backward_dkdv_bf16_d128_causal(const __nv_bfloat16* __restrict__ q, co
     }
     const int first = CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ);
     const int tiles = max((SQ + BQ - 1) / BQ - first, 1);
-    // for j in pipeline(0..H / HKV * (cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ)), stages = 2): tile j + 1 is fetched into registers while tile j is computed from
-    // the other half of the double-buffered shared memory; one barrier per tile
+    // for j in pipeline(0..H / HKV * (cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ)), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
+    // from global to shared memory (no registers on the way) while tile j is computed; one
+    // barrier per tile
     {
+        constexpr int STAGES = 3;
+        constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
         const int j_tiles = H / HKV * (((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ));
-        tessera_bf16x8 q_s_staged[4];  // q_s's next tile, in flight
-        tessera_bf16x8 do_s_staged[4];  // do_s's next tile, in flight
-        if (j_tiles > 0) {
-            // prologue: tile 0 into stage 0
-            const int j = 0;
-            const int stage = 0;
-            // copy(q.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): fetch the tile into registers
-            {
-                constexpr int ROWS = BQ;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                const int q_batch0 = (b * H + (hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
-                const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
-                const int q_col0 = 0 * D;
-                if (SQ - q_row0 >= BQ && HD - q_col0 >= D) {
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        q_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col]);
-                    }
-                } else {
-                    // a tile on the edge: elements outside the tensor are zero
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        q_s_staged[step] = {};
-                        if (q_row0 + row < SQ && q_col0 + col < HD) q_s_staged[step].v[0] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col];
-                        if (q_row0 + row < SQ && q_col0 + col + 1 < HD) q_s_staged[step].v[1] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 1];
-                        if (q_row0 + row < SQ && q_col0 + col + 2 < HD) q_s_staged[step].v[2] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 2];
-                        if (q_row0 + row < SQ && q_col0 + col + 3 < HD) q_s_staged[step].v[3] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 3];
-                        if (q_row0 + row < SQ && q_col0 + col + 4 < HD) q_s_staged[step].v[4] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 4];
-                        if (q_row0 + row < SQ && q_col0 + col + 5 < HD) q_s_staged[step].v[5] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 5];
-                        if (q_row0 + row < SQ && q_col0 + col + 6 < HD) q_s_staged[step].v[6] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 6];
-                        if (q_row0 + row < SQ && q_col0 + col + 7 < HD) q_s_staged[step].v[7] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 7];
-                    }
-                }
-            }
-            // copy(q.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): store the fetched tile to q_s[stage]
-            {
-                constexpr int ROWS = BQ;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&q_s[stage][row][tessera_swizzled<128, 256, 2>(row, col)]) = q_s_staged[step];
-                }
-            }
-            // copy(dout.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): fetch the tile into registers
-            {
-                constexpr int ROWS = BQ;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                const int dout_batch0 = (b * H + (hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
-                const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
-                const int dout_col0 = 0 * D;
-                if (SQ - dout_row0 >= BQ && HD - dout_col0 >= D) {
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        do_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col]);
-                    }
-                } else {
-                    // a tile on the edge: elements outside the tensor are zero
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        do_s_staged[step] = {};
-                        if (dout_row0 + row < SQ && dout_col0 + col < HD) do_s_staged[step].v[0] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col];
-                        if (dout_row0 + row < SQ && dout_col0 + col + 1 < HD) do_s_staged[step].v[1] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 1];
-                        if (dout_row0 + row < SQ && dout_col0 + col + 2 < HD) do_s_staged[step].v[2] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 2];
-                        if (dout_row0 + row < SQ && dout_col0 + col + 3 < HD) do_s_staged[step].v[3] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 3];
-                        if (dout_row0 + row < SQ && dout_col0 + col + 4 < HD) do_s_staged[step].v[4] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 4];
-                        if (dout_row0 + row < SQ && dout_col0 + col + 5 < HD) do_s_staged[step].v[5] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 5];
-                        if (dout_row0 + row < SQ && dout_col0 + col + 6 < HD) do_s_staged[step].v[6] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 6];
-                        if (dout_row0 + row < SQ && dout_col0 + col + 7 < HD) do_s_staged[step].v[7] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 7];
-                    }
-                }
-            }
-            // copy(dout.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): store the fetched tile to do_s[stage]
-            {
-                constexpr int ROWS = BQ;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&do_s[stage][row][tessera_swizzled<128, 256, 2>(row, col)]) = do_s_staged[step];
-                }
-            }
-        }
-        __syncthreads();
-        for (int j = 0; j < j_tiles; ++j) {
-            const int stage = j & 1;
-            if (j + 1 < j_tiles) {
-                // copy(q.at([b, hk * (H / HKV) + (j + 1) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 1) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): fetch tile j + 1 into registers
+        // copy(q.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): 8 threads copy each row, 16 B at a time
+        const int q_s_first_row = tid / 8;
+        const int q_s_first_col = tid % 8 * 8;
+        // copy(dout.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): 8 threads copy each row, 16 B at a time
+        const int do_s_first_row = tid / 8;
+        const int do_s_first_col = tid % 8 * 8;
+        // prologue: tiles 0 .. AHEAD - 1 in flight, one commit group each (empty past the end)
+        #pragma unroll
+        for (int j = 0; j < AHEAD; ++j) {
+            if (j < j_tiles) {
+                const int stage = j;
                 {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int q_batch0 = (b * H + (hk * (H / HKV) + (j + 1) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
-                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 1) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    // copy(q.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): the tile → q_s[stage] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
+                    const int q_batch0 = (b * H + (hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
+                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
                     const int q_col0 = 0 * D;
-                    if (SQ - q_row0 >= BQ && HD - q_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            q_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col]);
-                        }
-                    } else {
-                        // a tile on the edge: elements outside the tensor are zero
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            q_s_staged[step] = {};
-                            if (q_row0 + row < SQ && q_col0 + col < HD) q_s_staged[step].v[0] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col];
-                            if (q_row0 + row < SQ && q_col0 + col + 1 < HD) q_s_staged[step].v[1] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 1];
-                            if (q_row0 + row < SQ && q_col0 + col + 2 < HD) q_s_staged[step].v[2] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 2];
-                            if (q_row0 + row < SQ && q_col0 + col + 3 < HD) q_s_staged[step].v[3] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 3];
-                            if (q_row0 + row < SQ && q_col0 + col + 4 < HD) q_s_staged[step].v[4] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 4];
-                            if (q_row0 + row < SQ && q_col0 + col + 5 < HD) q_s_staged[step].v[5] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 5];
-                            if (q_row0 + row < SQ && q_col0 + col + 6 < HD) q_s_staged[step].v[6] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 6];
-                            if (q_row0 + row < SQ && q_col0 + col + 7 < HD) q_s_staged[step].v[7] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 7];
+                    const __nv_bfloat16* q_s_src = &q[q_batch0 + (q_row0 + q_s_first_row) * q_ld + q_col0 + q_s_first_col];
+                    const tessera_shared_ref q_s_dst = tessera_shared_address(&q_s[stage][q_s_first_row][tessera_swizzled<128, 256, 2>(q_s_first_row, q_s_first_col)]);
+                    const bool q_s_whole = SQ - q_row0 >= BQ && HD - q_col0 >= D;
+                    // q_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = q_s_src;
+                        const int dst = 0;
+                        if (q_s_whole) {
+                            tessera_async_copy_to<16>(q_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(q_s_dst, dst + 64, src + 64, 16);
+                            tessera_async_copy_to<16>(q_s_dst, dst + 16 * D, src + 16 * q_ld, 16);
+                            tessera_async_copy_to<16>(q_s_dst, dst + 16 * D + 64, src + 16 * q_ld + 64, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SQ - q_row0 - q_s_first_row;
+                            const int cols_left = HD - q_col0 - q_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst, valid > 0 ? src : q, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst + 64, valid > 0 ? src + 64 : q, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst + 16 * D, valid > 0 ? src + 16 * q_ld : q, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst + 16 * D + 64, valid > 0 ? src + 16 * q_ld + 64 : q, valid); }
                         }
                     }
                 }
-                // copy(dout.at([b, hk * (H / HKV) + (j + 1) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 1) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): fetch tile j + 1 into registers
                 {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int dout_batch0 = (b * H + (hk * (H / HKV) + (j + 1) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
-                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 1) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    // copy(dout.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): the tile → do_s[stage] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
+                    const int dout_batch0 = (b * H + (hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
+                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
                     const int dout_col0 = 0 * D;
-                    if (SQ - dout_row0 >= BQ && HD - dout_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            do_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col]);
-                        }
-                    } else {
-                        // a tile on the edge: elements outside the tensor are zero
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            do_s_staged[step] = {};
-                            if (dout_row0 + row < SQ && dout_col0 + col < HD) do_s_staged[step].v[0] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col];
-                            if (dout_row0 + row < SQ && dout_col0 + col + 1 < HD) do_s_staged[step].v[1] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 1];
-                            if (dout_row0 + row < SQ && dout_col0 + col + 2 < HD) do_s_staged[step].v[2] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 2];
-                            if (dout_row0 + row < SQ && dout_col0 + col + 3 < HD) do_s_staged[step].v[3] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 3];
-                            if (dout_row0 + row < SQ && dout_col0 + col + 4 < HD) do_s_staged[step].v[4] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 4];
-                            if (dout_row0 + row < SQ && dout_col0 + col + 5 < HD) do_s_staged[step].v[5] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 5];
-                            if (dout_row0 + row < SQ && dout_col0 + col + 6 < HD) do_s_staged[step].v[6] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 6];
-                            if (dout_row0 + row < SQ && dout_col0 + col + 7 < HD) do_s_staged[step].v[7] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 7];
+                    const __nv_bfloat16* do_s_src = &dout[dout_batch0 + (dout_row0 + do_s_first_row) * dout_ld + dout_col0 + do_s_first_col];
+                    const tessera_shared_ref do_s_dst = tessera_shared_address(&do_s[stage][do_s_first_row][tessera_swizzled<128, 256, 2>(do_s_first_row, do_s_first_col)]);
+                    const bool do_s_whole = SQ - dout_row0 >= BQ && HD - dout_col0 >= D;
+                    // do_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = do_s_src;
+                        const int dst = 0;
+                        if (do_s_whole) {
+                            tessera_async_copy_to<16>(do_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(do_s_dst, dst + 64, src + 64, 16);
+                            tessera_async_copy_to<16>(do_s_dst, dst + 16 * D, src + 16 * dout_ld, 16);
+                            tessera_async_copy_to<16>(do_s_dst, dst + 16 * D + 64, src + 16 * dout_ld + 64, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SQ - dout_row0 - do_s_first_row;
+                            const int cols_left = HD - dout_col0 - do_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst, valid > 0 ? src : dout, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst + 64, valid > 0 ? src + 64 : dout, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst + 16 * D, valid > 0 ? src + 16 * dout_ld : dout, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst + 16 * D + 64, valid > 0 ? src + 16 * dout_ld + 64 : dout, valid); }
                         }
                     }
                 }
             }
+            tessera_async_commit();
+        }
+        for (int j = 0; j < j_tiles; ++j) {
+            const int stage = j % STAGES;
+            // tile j has landed: this thread's copies (all but the newest AHEAD - 1 groups),
+            // then every thread's; past this barrier no one reads the stage tile j - 1 used
+            tessera_async_wait<AHEAD - 1>();
+            __syncthreads();
+            if (j + AHEAD < j_tiles) {
+                // refill that stage with tile j + AHEAD
+                const int stage_ahead = (j + AHEAD) % STAGES;
+                {
+                    // copy(q.at([b, hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): tile j + 2 → q_s[stage_ahead] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
+                    const int q_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
+                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    const int q_col0 = 0 * D;
+                    const __nv_bfloat16* q_s_src = &q[q_batch0 + (q_row0 + q_s_first_row) * q_ld + q_col0 + q_s_first_col];
+                    const tessera_shared_ref q_s_dst = tessera_shared_address(&q_s[stage_ahead][q_s_first_row][tessera_swizzled<128, 256, 2>(q_s_first_row, q_s_first_col)]);
+                    const bool q_s_whole = SQ - q_row0 >= BQ && HD - q_col0 >= D;
+                    // q_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = q_s_src;
+                        const int dst = 0;
+                        if (q_s_whole) {
+                            tessera_async_copy_to<16>(q_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(q_s_dst, dst + 64, src + 64, 16);
+                            tessera_async_copy_to<16>(q_s_dst, dst + 16 * D, src + 16 * q_ld, 16);
+                            tessera_async_copy_to<16>(q_s_dst, dst + 16 * D + 64, src + 16 * q_ld + 64, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SQ - q_row0 - q_s_first_row;
+                            const int cols_left = HD - q_col0 - q_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst, valid > 0 ? src : q, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst + 64, valid > 0 ? src + 64 : q, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst + 16 * D, valid > 0 ? src + 16 * q_ld : q, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(q_s_dst, dst + 16 * D + 64, valid > 0 ? src + 16 * q_ld + 64 : q, valid); }
+                        }
+                    }
+                }
+                {
+                    // copy(dout.at([b, hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): tile j + 2 → do_s[stage_ahead] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
+                    const int dout_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
+                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    const int dout_col0 = 0 * D;
+                    const __nv_bfloat16* do_s_src = &dout[dout_batch0 + (dout_row0 + do_s_first_row) * dout_ld + dout_col0 + do_s_first_col];
+                    const tessera_shared_ref do_s_dst = tessera_shared_address(&do_s[stage_ahead][do_s_first_row][tessera_swizzled<128, 256, 2>(do_s_first_row, do_s_first_col)]);
+                    const bool do_s_whole = SQ - dout_row0 >= BQ && HD - dout_col0 >= D;
+                    // do_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = do_s_src;
+                        const int dst = 0;
+                        if (do_s_whole) {
+                            tessera_async_copy_to<16>(do_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(do_s_dst, dst + 64, src + 64, 16);
+                            tessera_async_copy_to<16>(do_s_dst, dst + 16 * D, src + 16 * dout_ld, 16);
+                            tessera_async_copy_to<16>(do_s_dst, dst + 16 * D + 64, src + 16 * dout_ld + 64, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SQ - dout_row0 - do_s_first_row;
+                            const int cols_left = HD - dout_col0 - do_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst, valid > 0 ? src : dout, valid); }
+                            { const int valid = 0 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst + 64, valid > 0 ? src + 64 : dout, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst + 16 * D, valid > 0 ? src + 16 * dout_ld : dout, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left - 64, 0), 8) * 2 : 0; tessera_async_copy_to<16>(do_s_dst, dst + 16 * D + 64, valid > 0 ? src + 16 * dout_ld + 64 : dout, valid); }
+                        }
+                    }
+                }
+            }
+            tessera_async_commit();
             const int h = hk * (H / HKV) + j / tiles;
             const int q0 = (first + j % tiles) * BQ;
             // for i in 0..WKV / 8 { .. }
@@ -605,36 +635,10 @@ attention_backward_dkdv_bf16_d128_causal(const __nv_bfloat16* __restrict__ q, co
                     }
                 }
             }
-            if (j + 1 < j_tiles) {
-                // copy(q.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): store the fetched tile to q_s[stage ^ 1]
-                {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        *reinterpret_cast<tessera_bf16x8*>(&q_s[stage ^ 1][row][tessera_swizzled<128, 256, 2>(row, col)]) = q_s_staged[step];
-                    }
-                }
-                // copy(dout.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): store the fetched tile to do_s[stage ^ 1]
-                {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        *reinterpret_cast<tessera_bf16x8*>(&do_s[stage ^ 1][row][tessera_swizzled<128, 256, 2>(row, col)]) = do_s_staged[step];
-                    }
-                }
-            }
-            __syncthreads();
         }
+        // nothing left in flight, and every thread is done with the buffers
+        tessera_async_wait<0>();
+        __syncthreads();
     }
     // for i in 0..WKV / 8 { .. }
     #pragma unroll

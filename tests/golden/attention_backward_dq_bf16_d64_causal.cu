@@ -94,6 +94,66 @@ __device__ __forceinline__ void tessera_mma_m16n8k16<__half>(float (&acc)[4], co
 }
 #endif  // TESSERA_SIM_H
 
+// cp.async (sm_80 and newer): global → shared memory without a trip through registers. A copy
+// of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
+// branch around it. Copies land in order of their commit groups; `tessera_async_wait<N>` waits
+// until at most N of this thread's groups are still in flight (a barrier then makes every
+// thread's copies visible). The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+template <int BYTES>
+__device__ __forceinline__ void tessera_async_copy(void* shared, const void* global, int valid)
+{
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    if constexpr (BYTES == 2) {
+        // cp.async moves 4, 8 or 16 bytes: a lone 16-bit element goes through a register
+        const unsigned short bits = valid ? *static_cast<const unsigned short*>(global) : 0;
+        asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(address), "h"(bits));
+    } else if constexpr (BYTES == 16) {
+        // .cg: 16-byte copies skip L1, as the tile is read once per block
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
+    }
+}
+
+// A shared-memory address as cp.async takes it: 32 bits, where a generic pointer takes 64, and
+// converted once per tile rather than per copy. `tessera_async_copy_to` copies to the element
+// `offset` elements of T past it.
+using tessera_shared_ref = unsigned;
+
+__device__ __forceinline__ tessera_shared_ref tessera_shared_address(const void* shared)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(shared));
+}
+
+template <int BYTES, class T>
+__device__ __forceinline__ void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T* global, int valid)
+{
+    const unsigned address = shared + offset * static_cast<int>(sizeof(T));
+    if constexpr (BYTES == 2) {
+        // cp.async moves 4, 8 or 16 bytes: a lone 16-bit element (rows not 4-byte aligned) goes
+        // through a register, and is in place once the barrier after the wait has passed
+        const unsigned short bits = valid ? *reinterpret_cast<const unsigned short*>(global) : 0;
+        asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(address), "h"(bits));
+    } else if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(address), "l"(global), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(address), "l"(global), "n"(BYTES), "r"(valid));
+    }
+}
+
+__device__ __forceinline__ void tessera_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int PENDING>
+__device__ __forceinline__ void tessera_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(PENDING));
+}
+#endif  // TESSERA_SIM_H
+
 // q_ld, k_ld, v_ld, dout_ld, lse_ld, delta_ld, dq_ld: the leading dimensions of q, k, v, dout, lse, delta and dq, elements from one row to the next (the column count when dense); the matrices of q, k, v, dout, lse, delta, dq lie rows · ld apart
 extern "C" __global__ void __launch_bounds__(128)
 attention_backward_dq_bf16_d64_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta, __nv_bfloat16* __restrict__ dq, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int dout_ld, const int lse_ld, const int delta_ld, const int dq_ld)
@@ -106,19 +166,23 @@ attention_backward_dq_bf16_d64_causal(const __nv_bfloat16* __restrict__ q, const
     constexpr int WQ = 16;
     constexpr int CAUSAL = 1;
     const int tid = threadIdx.x;
+    // 65536 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
+    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
+    // buffers below
+    extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
     const int qt = blockIdx.x;
     const int h = blockIdx.y;
     const int b = blockIdx.z;
-    // let q_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);
-    __shared__ __align__(16) __nv_bfloat16 q_s[BQ][D];
-    // let do_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);
-    __shared__ __align__(16) __nv_bfloat16 do_s[BQ][D];
-    // let k_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);
-    __shared__ __align__(16) __nv_bfloat16 k_s[2][BKV][D];
-    // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);
-    __shared__ __align__(16) __nv_bfloat16 v_s[2][BKV][D];
+    // let q_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);: bytes 0 to 8192 of tessera_smem
+    __nv_bfloat16 (&q_s)[BQ][D] = *reinterpret_cast<__nv_bfloat16 (*)[BQ][D]>(tessera_smem + 0);
+    // let do_s = shared::<bf16>([BQ, D]).swizzle_bytes(128);: bytes 8192 to 16384 of tessera_smem
+    __nv_bfloat16 (&do_s)[BQ][D] = *reinterpret_cast<__nv_bfloat16 (*)[BQ][D]>(tessera_smem + 8192);
+    // let k_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);: bytes 16384 to 40960 of tessera_smem
+    __nv_bfloat16 (&k_s)[3][BKV][D] = *reinterpret_cast<__nv_bfloat16 (*)[3][BKV][D]>(tessera_smem + 16384);
+    // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128);: bytes 40960 to 65536 of tessera_smem
+    __nv_bfloat16 (&v_s)[3][BKV][D] = *reinterpret_cast<__nv_bfloat16 (*)[3][BKV][D]>(tessera_smem + 40960);
     // let mut s = fragment::<f32>([BQ, BKV]).warp_tile([WQ, BKV]);
     // warp w holds the 16 × 64 tile at (warp_row0, warp_col0) of a 4 × 1 grid of warps: 1 × 8
     // mma.sync tiles of 16 × 8, four values of each in every lane
@@ -254,188 +318,158 @@ attention_backward_dq_bf16_d64_causal(const __nv_bfloat16* __restrict__ q, const
             }
         }
     }
-    // for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 2): tile j + 1 is fetched into registers while tile j is computed from
-    // the other half of the double-buffered shared memory; one barrier per tile
+    // for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
+    // from global to shared memory (no registers on the way) while tile j is computed; one
+    // barrier per tile
     {
+        constexpr int STAGES = 3;
+        constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
         const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((qt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
-        tessera_bf16x8 k_s_staged[4];  // k_s's next tile, in flight
-        tessera_bf16x8 v_s_staged[4];  // v_s's next tile, in flight
-        if (j_tiles > 0) {
-            // prologue: tile 0 into stage 0
-            const int j = 0;
-            const int stage = 0;
-            // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): fetch the tile into registers
-            {
-                constexpr int ROWS = BKV;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
-                const int k_row0 = j * BKV;
-                const int k_col0 = 0 * D;
-                if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        k_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col]);
-                    }
-                } else {
-                    // a tile on the edge: elements outside the tensor are zero
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        k_s_staged[step] = {};
-                        if (k_row0 + row < SKV && k_col0 + col < HD) k_s_staged[step].v[0] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col];
-                        if (k_row0 + row < SKV && k_col0 + col + 1 < HD) k_s_staged[step].v[1] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 1];
-                        if (k_row0 + row < SKV && k_col0 + col + 2 < HD) k_s_staged[step].v[2] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 2];
-                        if (k_row0 + row < SKV && k_col0 + col + 3 < HD) k_s_staged[step].v[3] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 3];
-                        if (k_row0 + row < SKV && k_col0 + col + 4 < HD) k_s_staged[step].v[4] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 4];
-                        if (k_row0 + row < SKV && k_col0 + col + 5 < HD) k_s_staged[step].v[5] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 5];
-                        if (k_row0 + row < SKV && k_col0 + col + 6 < HD) k_s_staged[step].v[6] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 6];
-                        if (k_row0 + row < SKV && k_col0 + col + 7 < HD) k_s_staged[step].v[7] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 7];
-                    }
-                }
-            }
-            // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): store the fetched tile to k_s[stage]
-            {
-                constexpr int ROWS = BKV;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&k_s[stage][row][tessera_swizzled<128, 128, 2>(row, col)]) = k_s_staged[step];
-                }
-            }
-            // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): fetch the tile into registers
-            {
-                constexpr int ROWS = BKV;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
-                const int v_row0 = j * BKV;
-                const int v_col0 = 0 * D;
-                if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        v_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col]);
-                    }
-                } else {
-                    // a tile on the edge: elements outside the tensor are zero
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        v_s_staged[step] = {};
-                        if (v_row0 + row < SKV && v_col0 + col < HD) v_s_staged[step].v[0] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col];
-                        if (v_row0 + row < SKV && v_col0 + col + 1 < HD) v_s_staged[step].v[1] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 1];
-                        if (v_row0 + row < SKV && v_col0 + col + 2 < HD) v_s_staged[step].v[2] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 2];
-                        if (v_row0 + row < SKV && v_col0 + col + 3 < HD) v_s_staged[step].v[3] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 3];
-                        if (v_row0 + row < SKV && v_col0 + col + 4 < HD) v_s_staged[step].v[4] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 4];
-                        if (v_row0 + row < SKV && v_col0 + col + 5 < HD) v_s_staged[step].v[5] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 5];
-                        if (v_row0 + row < SKV && v_col0 + col + 6 < HD) v_s_staged[step].v[6] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 6];
-                        if (v_row0 + row < SKV && v_col0 + col + 7 < HD) v_s_staged[step].v[7] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 7];
-                    }
-                }
-            }
-            // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): store the fetched tile to v_s[stage]
-            {
-                constexpr int ROWS = BKV;
-                constexpr int COLS = D;
-                constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                #pragma unroll
-                for (int step = 0; step < STEPS; ++step) {
-                    const int item = step * THREADS + tid;
-                    const int row = item / (COLS / VECTOR);
-                    const int col = item % (COLS / VECTOR) * VECTOR;
-                    *reinterpret_cast<tessera_bf16x8*>(&v_s[stage][row][tessera_swizzled<128, 128, 2>(row, col)]) = v_s_staged[step];
-                }
-            }
-        }
-        __syncthreads();
-        for (int j = 0; j < j_tiles; ++j) {
-            const int stage = j & 1;
-            if (j + 1 < j_tiles) {
-                // copy(k.at([b, h / (H / HKV)]).tile([j + 1, 0], [BKV, D]), &k_s): fetch tile j + 1 into registers
+        // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): 8 threads copy each row, 16 B at a time
+        const int k_s_first_row = tid / 8;
+        const int k_s_first_col = tid % 8 * 8;
+        // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): 8 threads copy each row, 16 B at a time
+        const int v_s_first_row = tid / 8;
+        const int v_s_first_col = tid % 8 * 8;
+        // prologue: tiles 0 .. AHEAD - 1 in flight, one commit group each (empty past the end)
+        #pragma unroll
+        for (int j = 0; j < AHEAD; ++j) {
+            if (j < j_tiles) {
+                const int stage = j;
                 {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): the tile → k_s[stage] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
                     const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
-                    const int k_row0 = (j + 1) * BKV;
+                    const int k_row0 = j * BKV;
                     const int k_col0 = 0 * D;
-                    if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            k_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col]);
-                        }
-                    } else {
-                        // a tile on the edge: elements outside the tensor are zero
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            k_s_staged[step] = {};
-                            if (k_row0 + row < SKV && k_col0 + col < HD) k_s_staged[step].v[0] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col];
-                            if (k_row0 + row < SKV && k_col0 + col + 1 < HD) k_s_staged[step].v[1] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 1];
-                            if (k_row0 + row < SKV && k_col0 + col + 2 < HD) k_s_staged[step].v[2] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 2];
-                            if (k_row0 + row < SKV && k_col0 + col + 3 < HD) k_s_staged[step].v[3] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 3];
-                            if (k_row0 + row < SKV && k_col0 + col + 4 < HD) k_s_staged[step].v[4] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 4];
-                            if (k_row0 + row < SKV && k_col0 + col + 5 < HD) k_s_staged[step].v[5] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 5];
-                            if (k_row0 + row < SKV && k_col0 + col + 6 < HD) k_s_staged[step].v[6] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 6];
-                            if (k_row0 + row < SKV && k_col0 + col + 7 < HD) k_s_staged[step].v[7] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 7];
+                    const __nv_bfloat16* k_s_src = &k[k_batch0 + (k_row0 + k_s_first_row) * k_ld + k_col0 + k_s_first_col];
+                    const tessera_shared_ref k_s_dst = tessera_shared_address(&k_s[stage][k_s_first_row][tessera_swizzled<128, 128, 2>(k_s_first_row, k_s_first_col)]);
+                    const bool k_s_whole = SKV - k_row0 >= BKV && HD - k_col0 >= D;
+                    // k_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = k_s_src;
+                        const int dst = 0;
+                        if (k_s_whole) {
+                            tessera_async_copy_to<16>(k_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(k_s_dst, dst + 16 * D, src + 16 * k_ld, 16);
+                            tessera_async_copy_to<16>(k_s_dst, dst + 32 * D, src + 32 * k_ld, 16);
+                            tessera_async_copy_to<16>(k_s_dst, dst + 48 * D, src + 48 * k_ld, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SKV - k_row0 - k_s_first_row;
+                            const int cols_left = HD - k_col0 - k_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst, valid > 0 ? src : k, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst + 16 * D, valid > 0 ? src + 16 * k_ld : k, valid); }
+                            { const int valid = 32 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst + 32 * D, valid > 0 ? src + 32 * k_ld : k, valid); }
+                            { const int valid = 48 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst + 48 * D, valid > 0 ? src + 48 * k_ld : k, valid); }
                         }
                     }
                 }
-                // copy(v.at([b, h / (H / HKV)]).tile([j + 1, 0], [BKV, D]), &v_s): fetch tile j + 1 into registers
                 {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
+                    // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): the tile → v_s[stage] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
                     const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
-                    const int v_row0 = (j + 1) * BKV;
+                    const int v_row0 = j * BKV;
                     const int v_col0 = 0 * D;
-                    if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            v_s_staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col]);
-                        }
-                    } else {
-                        // a tile on the edge: elements outside the tensor are zero
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            v_s_staged[step] = {};
-                            if (v_row0 + row < SKV && v_col0 + col < HD) v_s_staged[step].v[0] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col];
-                            if (v_row0 + row < SKV && v_col0 + col + 1 < HD) v_s_staged[step].v[1] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 1];
-                            if (v_row0 + row < SKV && v_col0 + col + 2 < HD) v_s_staged[step].v[2] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 2];
-                            if (v_row0 + row < SKV && v_col0 + col + 3 < HD) v_s_staged[step].v[3] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 3];
-                            if (v_row0 + row < SKV && v_col0 + col + 4 < HD) v_s_staged[step].v[4] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 4];
-                            if (v_row0 + row < SKV && v_col0 + col + 5 < HD) v_s_staged[step].v[5] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 5];
-                            if (v_row0 + row < SKV && v_col0 + col + 6 < HD) v_s_staged[step].v[6] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 6];
-                            if (v_row0 + row < SKV && v_col0 + col + 7 < HD) v_s_staged[step].v[7] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 7];
+                    const __nv_bfloat16* v_s_src = &v[v_batch0 + (v_row0 + v_s_first_row) * v_ld + v_col0 + v_s_first_col];
+                    const tessera_shared_ref v_s_dst = tessera_shared_address(&v_s[stage][v_s_first_row][tessera_swizzled<128, 128, 2>(v_s_first_row, v_s_first_col)]);
+                    const bool v_s_whole = SKV - v_row0 >= BKV && HD - v_col0 >= D;
+                    // v_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = v_s_src;
+                        const int dst = 0;
+                        if (v_s_whole) {
+                            tessera_async_copy_to<16>(v_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(v_s_dst, dst + 16 * D, src + 16 * v_ld, 16);
+                            tessera_async_copy_to<16>(v_s_dst, dst + 32 * D, src + 32 * v_ld, 16);
+                            tessera_async_copy_to<16>(v_s_dst, dst + 48 * D, src + 48 * v_ld, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SKV - v_row0 - v_s_first_row;
+                            const int cols_left = HD - v_col0 - v_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst, valid > 0 ? src : v, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst + 16 * D, valid > 0 ? src + 16 * v_ld : v, valid); }
+                            { const int valid = 32 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst + 32 * D, valid > 0 ? src + 32 * v_ld : v, valid); }
+                            { const int valid = 48 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst + 48 * D, valid > 0 ? src + 48 * v_ld : v, valid); }
                         }
                     }
                 }
             }
+            tessera_async_commit();
+        }
+        for (int j = 0; j < j_tiles; ++j) {
+            const int stage = j % STAGES;
+            // tile j has landed: this thread's copies (all but the newest AHEAD - 1 groups),
+            // then every thread's; past this barrier no one reads the stage tile j - 1 used
+            tessera_async_wait<AHEAD - 1>();
+            __syncthreads();
+            if (j + AHEAD < j_tiles) {
+                // refill that stage with tile j + AHEAD
+                const int stage_ahead = (j + AHEAD) % STAGES;
+                {
+                    // copy(k.at([b, h / (H / HKV)]).tile([j + 2, 0], [BKV, D]), &k_s): tile j + 2 → k_s[stage_ahead] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
+                    const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
+                    const int k_row0 = (j + 2) * BKV;
+                    const int k_col0 = 0 * D;
+                    const __nv_bfloat16* k_s_src = &k[k_batch0 + (k_row0 + k_s_first_row) * k_ld + k_col0 + k_s_first_col];
+                    const tessera_shared_ref k_s_dst = tessera_shared_address(&k_s[stage_ahead][k_s_first_row][tessera_swizzled<128, 128, 2>(k_s_first_row, k_s_first_col)]);
+                    const bool k_s_whole = SKV - k_row0 >= BKV && HD - k_col0 >= D;
+                    // k_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = k_s_src;
+                        const int dst = 0;
+                        if (k_s_whole) {
+                            tessera_async_copy_to<16>(k_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(k_s_dst, dst + 16 * D, src + 16 * k_ld, 16);
+                            tessera_async_copy_to<16>(k_s_dst, dst + 32 * D, src + 32 * k_ld, 16);
+                            tessera_async_copy_to<16>(k_s_dst, dst + 48 * D, src + 48 * k_ld, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SKV - k_row0 - k_s_first_row;
+                            const int cols_left = HD - k_col0 - k_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst, valid > 0 ? src : k, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst + 16 * D, valid > 0 ? src + 16 * k_ld : k, valid); }
+                            { const int valid = 32 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst + 32 * D, valid > 0 ? src + 32 * k_ld : k, valid); }
+                            { const int valid = 48 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(k_s_dst, dst + 48 * D, valid > 0 ? src + 48 * k_ld : k, valid); }
+                        }
+                    }
+                }
+                {
+                    // copy(v.at([b, h / (H / HKV)]).tile([j + 2, 0], [BKV, D]), &v_s): tile j + 2 → v_s[stage_ahead] by cp.async, 16 B per copy;
+                    // the thread's first element on both sides, its other copies at constant offsets from it
+                    const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
+                    const int v_row0 = (j + 2) * BKV;
+                    const int v_col0 = 0 * D;
+                    const __nv_bfloat16* v_s_src = &v[v_batch0 + (v_row0 + v_s_first_row) * v_ld + v_col0 + v_s_first_col];
+                    const tessera_shared_ref v_s_dst = tessera_shared_address(&v_s[stage_ahead][v_s_first_row][tessera_swizzled<128, 128, 2>(v_s_first_row, v_s_first_col)]);
+                    const bool v_s_whole = SKV - v_row0 >= BKV && HD - v_col0 >= D;
+                    // v_s_dst + dst + offset: where each copy lands, `offset` elements past this part's first
+                    {
+                        const __nv_bfloat16* src = v_s_src;
+                        const int dst = 0;
+                        if (v_s_whole) {
+                            tessera_async_copy_to<16>(v_s_dst, dst, src, 16);
+                            tessera_async_copy_to<16>(v_s_dst, dst + 16 * D, src + 16 * v_ld, 16);
+                            tessera_async_copy_to<16>(v_s_dst, dst + 32 * D, src + 32 * v_ld, 16);
+                            tessera_async_copy_to<16>(v_s_dst, dst + 48 * D, src + 48 * v_ld, 16);
+                        } else {
+                            // a tile on the edge: the rows and columns left inside the tensor from this thread's
+                            // first element; a copy from outside reads nothing and zero-fills
+                            const int rows_left = SKV - v_row0 - v_s_first_row;
+                            const int cols_left = HD - v_col0 - v_s_first_col;
+                            { const int valid = 0 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst, valid > 0 ? src : v, valid); }
+                            { const int valid = 16 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst + 16 * D, valid > 0 ? src + 16 * v_ld : v, valid); }
+                            { const int valid = 32 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst + 32 * D, valid > 0 ? src + 32 * v_ld : v, valid); }
+                            { const int valid = 48 < rows_left ? min(max(cols_left, 0), 8) * 2 : 0; tessera_async_copy_to<16>(v_s_dst, dst + 48 * D, valid > 0 ? src + 48 * v_ld : v, valid); }
+                        }
+                    }
+                }
+            }
+            tessera_async_commit();
             // for i in 0..WQ / 8 { .. }
             #pragma unroll
             for (int i = 0; i < WQ / 8; ++i) {
@@ -563,36 +597,10 @@ attention_backward_dq_bf16_d64_causal(const __nv_bfloat16* __restrict__ q, const
                     }
                 }
             }
-            if (j + 1 < j_tiles) {
-                // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): store the fetched tile to k_s[stage ^ 1]
-                {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        *reinterpret_cast<tessera_bf16x8*>(&k_s[stage ^ 1][row][tessera_swizzled<128, 128, 2>(row, col)]) = k_s_staged[step];
-                    }
-                }
-                // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): store the fetched tile to v_s[stage ^ 1]
-                {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    #pragma unroll
-                    for (int step = 0; step < STEPS; ++step) {
-                        const int item = step * THREADS + tid;
-                        const int row = item / (COLS / VECTOR);
-                        const int col = item % (COLS / VECTOR) * VECTOR;
-                        *reinterpret_cast<tessera_bf16x8*>(&v_s[stage ^ 1][row][tessera_swizzled<128, 128, 2>(row, col)]) = v_s_staged[step];
-                    }
-                }
-            }
-            __syncthreads();
         }
+        // nothing left in flight, and every thread is done with the buffers
+        tessera_async_wait<0>();
+        __syncthreads();
     }
     // for i in 0..WQ / 8 { .. }
     #pragma unroll

@@ -224,7 +224,7 @@ macro_rules! attention_backward_kernels {
             bq = 64,
             bkv = 64,
             wkv = 16,
-            stages = 2
+            stages = 3
         );
         attention_backward_dkdv!(
             #[doc = concat!("dK, dV, ", stringify!($t), ", head dim ≤ 64, causal.")]
@@ -235,7 +235,7 @@ macro_rules! attention_backward_kernels {
             bq = 64,
             bkv = 64,
             wkv = 16,
-            stages = 2
+            stages = 3
         );
         attention_backward_dkdv!(
             #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128.")]
@@ -246,7 +246,7 @@ macro_rules! attention_backward_kernels {
             bq = 32,
             bkv = 64,
             wkv = 16,
-            stages = 2
+            stages = 3
         );
         attention_backward_dkdv!(
             #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128, causal.")]
@@ -257,7 +257,7 @@ macro_rules! attention_backward_kernels {
             bq = 32,
             bkv = 64,
             wkv = 16,
-            stages = 2
+            stages = 3
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64.")]
@@ -268,7 +268,7 @@ macro_rules! attention_backward_kernels {
             bq = 64,
             wq = 16,
             bkv = 64,
-            stages = 2
+            stages = 3
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64, causal.")]
@@ -279,7 +279,7 @@ macro_rules! attention_backward_kernels {
             bq = 64,
             wq = 16,
             bkv = 64,
-            stages = 2
+            stages = 3
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128.")]
@@ -290,7 +290,7 @@ macro_rules! attention_backward_kernels {
             bq = 64,
             wq = 16,
             bkv = 32,
-            stages = 2
+            stages = 3
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128, causal.")]
@@ -301,7 +301,7 @@ macro_rules! attention_backward_kernels {
             bq = 64,
             wq = 16,
             bkv = 32,
-            stages = 2
+            stages = 3
         );
     };
 }
