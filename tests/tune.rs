@@ -145,3 +145,72 @@ fn tuning_for_sm_90_keeps_configurations_over_the_portable_shared_memory_limit_a
     let source = tessera::codegen::render(&tuned).unwrap();
     assert!(source.contains("target = sm_90") && source.contains("extern __shared__"), "{}", &source[..400]);
 }
+
+/// A catalog kernel's name, declared IR, and its candidates with whether each validated.
+type Judged = (&'static str, &'static Kernel, Vec<(tessera::dsl::Candidate, bool)>);
+
+/// Every catalog kernel `tessera tune` takes, at `value` for every shape symbol: the
+/// candidates `tune::tune` would try on sm_90, validated (nothing compiles).
+fn catalog_candidates(value: i64) -> Vec<Judged> {
+    tessera::catalog::all()
+        .into_iter()
+        .map(|definition| {
+            let kernel = definition.ir().unwrap();
+            let binding: Vec<(String, i64)> =
+                kernel.shape_symbols().into_iter().map(|s| (s.to_string(), value)).collect();
+            let candidates = tune::candidates(kernel, &TuneSpace::around(kernel), Arch::SM_90, &binding)
+                .into_iter()
+                .map(|(candidate, checked)| (candidate, checked.is_ok()))
+                .collect();
+            (definition.name(), kernel, candidates)
+        })
+        .collect()
+}
+
+/// The declared configuration always compiles, so it must survive pruning: `vector = 8`
+/// kernels (tensor cores, TMA — HGEMM, attention) were judged at a width of 4 the launch
+/// never picks at aligned shapes, and the tuner's thread count ignored `consumers = 2` (V14),
+/// so every candidate of those kernels was pruned and nothing was measured.
+#[test]
+fn every_catalog_kernel_keeps_its_declared_configuration_among_the_valid_candidates() {
+    let missing: Vec<&str> = catalog_candidates(1024)
+        .into_iter()
+        .filter(|(_, kernel, candidates)| !candidates.iter().any(|(c, ok)| *ok && c.config == kernel.config))
+        .map(|(name, _, _)| name)
+        .collect();
+    assert!(missing.is_empty(), "the declared configuration was pruned or not tried: {missing:?}");
+}
+
+/// At rows no vector holds (an odd length), the tuner times what the launch runs: the width
+/// narrowed to 1, a TMA pipeline on cp.async; the declared tiles still validate.
+#[test]
+fn at_unaligned_shapes_every_catalog_kernel_keeps_its_declared_tiles_narrowed() {
+    let missing: Vec<&str> = catalog_candidates(1001)
+        .into_iter()
+        .filter(|(_, kernel, candidates)| {
+            !candidates.iter().any(|(c, ok)| {
+                *ok && c.config.constants == kernel.config.constants
+                    && c.config.threads == kernel.config.threads
+                    && c.config.min_blocks == kernel.config.min_blocks
+            })
+        })
+        .map(|(name, _, _)| name)
+        .collect();
+    assert!(missing.is_empty(), "no valid narrowed declared configuration: {missing:?}");
+}
+
+#[test]
+fn candidates_keep_the_declared_thread_block_where_the_fragment_needs_as_many_threads() {
+    // V14: two consumer warpgroups, each holding a 64 × 256 fragment: 256 threads, not 128
+    let v14 = tessera::catalog::hgemm::hgemm_v14_f16::KERNEL.ir().unwrap();
+    let only_declared = TuneSpace { constants: vec![], vectors: vec![v14.config.vector], min_blocks: vec![None] };
+    let binding = vec![("M".to_string(), 4096), ("N".to_string(), 4096), ("K".to_string(), 4096)];
+    let candidates = tune::candidates(v14, &only_declared, Arch::SM_90, &binding);
+    assert_eq!(candidates.len(), 1);
+    assert_eq!(candidates[0].0.config.threads.count(), 256);
+    assert!(candidates[0].1.is_ok(), "{:?}", candidates[0].1);
+    // threads = (16, 16) stays 2-D: the 16 × 16 fragment of 1 × 1 thread tiles needs 256
+    let naive = sgemm::sgemm_naive::KERNEL.ir().unwrap();
+    let candidates = tune::candidates(naive, &TuneSpace::around(naive), Arch::SM_90, &binding);
+    assert!(candidates.iter().any(|(c, ok)| ok.is_ok() && c.config == naive.config), "{candidates:#?}");
+}

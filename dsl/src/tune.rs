@@ -153,7 +153,12 @@ fn derive_threads(kernel: &mut Kernel) {
     });
     if let Some(layout) = fragment {
         if layout.thread_rows > 0 && layout.thread_cols > 0 && layout.threads() > 0 {
-            kernel.config.threads = ThreadBlock::linear(layout.threads() as u32);
+            // with `consumers = n` each group of compute threads holds a whole fragment
+            let threads = layout.threads() as u64 * u64::from(kernel.consumer_groups());
+            // the same count keeps the declared shape (`threads = (16, 16)` stays 2-D)
+            if threads != kernel.config.threads.count() {
+                kernel.config.threads = ThreadBlock::linear(u32::try_from(threads).unwrap_or(u32::MAX));
+            }
         }
     }
 }

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
-use tessera_dsl::{shape_class, Candidate, Config, Kernel, ParamKind, TuneSpace};
+use tessera_dsl::{
+    shape_class, Candidate, Config, Diagnostics, GlobalTensor, Kernel, ParamKind, TuneSpace, VectorWidth,
+};
 
 use crate::{nvrtc, Arch, Argument, DeviceTensor, Error, Gpu, KernelDefinition, PtxasReport};
 
@@ -150,6 +152,22 @@ impl TuneReport {
             })
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
+
+    /// Why the validator pruned candidates: each reason with how many it pruned, the most
+    /// common first (ties in the order they were first met).
+    pub fn pruned_reasons(&self) -> Vec<(&str, usize)> {
+        let mut reasons: Vec<(&str, usize)> = Vec::new();
+        for trial in &self.trials {
+            let Outcome::Pruned(reason) = &trial.outcome else { continue };
+            match reasons.iter_mut().find(|(r, _)| r == reason) {
+                Some((_, count)) => *count += 1,
+                None => reasons.push((reason, 1)),
+            }
+        }
+        // stable: equal counts keep their first-met order
+        reasons.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+        reasons
+    }
 }
 
 /// Progress of a tuning run, for a progress bar.
@@ -178,15 +196,7 @@ pub fn tune(
     let declared = definition.ir()?;
     let mut trials: Vec<Trial> = Vec::new();
     let mut compilable: Vec<(Candidate, Kernel, String)> = Vec::new();
-    // The launch would narrow vectors that rows of this shape cannot hold; so does the tuner.
-    let cap = shape_vector_cap(declared, binding);
-    let mut space = space.clone();
-    space.vectors = space.vectors.iter().map(|v| (*v).min(cap)).collect();
-    space.vectors.dedup();
-    // Tuning is for the GPU in hand: configurations only it can run (more shared memory than
-    // every GPU allows) are tried too, and carry `target = sm_XY` if they win.
-    let device = tessera_dsl::Target::from_compute_capability(arch.major, arch.minor);
-    for (candidate, checked) in space.candidates_for(declared, device.as_ref()) {
+    for (candidate, checked) in candidates(declared, space, arch, binding) {
         match checked {
             Err(diagnostics) => {
                 let reason = diagnostics.iter().next().map(|d| d.message.clone()).unwrap_or_default();
@@ -224,15 +234,69 @@ pub fn tune(
     Ok(TuneReport { kernel: definition.name().into(), shape_class: shape_class(binding), trials })
 }
 
-/// The widest vector every 2-D tensor's rows allow at `binding` (rows whose length is not a
-/// multiple of the width would make vector accesses misaligned). The tuner times dense
-/// tensors, whose leading dimension is their row length.
-fn shape_vector_cap(kernel: &Kernel, binding: &[(String, i64)]) -> tessera_dsl::VectorWidth {
-    let mut width = tessera_dsl::VectorWidth::W4;
-    for tensor in kernel.params.iter().filter_map(|p| p.tensor()).filter(|t| t.rank() >= 2) {
-        let Some(symbol) = tensor.contiguous_symbol() else { continue };
-        let row = binding.iter().find(|(s, _)| s == symbol).map_or(1, |(_, v)| *v);
-        while row % i64::from(width.get()) != 0 {
+/// The candidates [`tune`] tries for `declared` at `binding` on `arch`, each as a launch there
+/// would render it, with the validator's verdict: the pruning step alone, nothing rendered or
+/// compiled.
+pub fn candidates(
+    declared: &Kernel,
+    space: &TuneSpace,
+    arch: Arch,
+    binding: &[(String, i64)],
+) -> Vec<(Candidate, Result<(), Diagnostics>)> {
+    // Tuning is for the GPU in hand: configurations only it can run (more shared memory than
+    // every GPU allows) are tried too, and carry `target = sm_XY` if they win.
+    let device = tessera_dsl::Target::from_compute_capability(arch.major, arch.minor);
+    let mut out: Vec<(Candidate, Result<(), Diagnostics>)> = Vec::new();
+    for vector in &space.vectors {
+        let (center, width) = launch_configuration(declared, binding, *vector);
+        let narrowed = TuneSpace { vectors: vec![width], ..space.clone() };
+        for (candidate, checked) in narrowed.candidates_for(&center, device.as_ref()) {
+            // two requested widths the shape narrows alike give the same candidates
+            if !out.iter().any(|(c, _)| *c == candidate) {
+                out.push((candidate, checked));
+            }
+        }
+    }
+    out
+}
+
+/// `declared` as a launch at `binding` would render it when asked for `vector`: the width
+/// narrowed to what every tensor's rows hold, marked `narrowed` (the launch's checks then
+/// accept a tensor-core or TMA kernel below its 16-byte width), and a TMA pipeline whose
+/// sources' rows TMA cannot read copying with cp.async. Judged unmarked at a width the launch
+/// only reaches by narrowing, every candidate of a `vector = 8` kernel would be pruned.
+fn launch_configuration(declared: &Kernel, binding: &[(String, i64)], vector: VectorWidth) -> (Kernel, VectorWidth) {
+    let width = shape_vector_cap(declared, binding, vector);
+    let mut kernel = declared.clone();
+    kernel.config.narrowed |= width < vector;
+    let maps = declared.tensor_maps();
+    kernel.config.tma_sources_unaligned |= declared.params.iter().any(|param| {
+        maps.iter().any(|map| map.tensor == param.name)
+            && param.tensor().is_some_and(|tensor| !rows_aligned(tensor, binding, 16))
+    });
+    (kernel, width)
+}
+
+/// Whether every row of `tensor` at `binding` starts `bytes`-aligned (from an aligned base).
+/// The tuner times dense tensors, whose leading dimension is their row length.
+fn rows_aligned(tensor: &GlobalTensor, binding: &[(String, i64)], bytes: u64) -> bool {
+    if tensor.rank() < 2 {
+        return true;
+    }
+    let Some(symbol) = tensor.contiguous_symbol() else { return true };
+    let row = binding.iter().find(|(s, _)| s == symbol).map_or(1, |(_, v)| v.unsigned_abs());
+    (row * u64::from(tensor.element.size_bytes())).is_multiple_of(bytes)
+}
+
+/// The widest vector up to `requested` that every 2-D tensor's rows allow at `binding`, as
+/// the launch picks it: widths count elements, the accesses bytes, up to 16 (a width of 8 is
+/// 16-byte accesses of halves; an f32 result of the same kernel stores 16 bytes too).
+fn shape_vector_cap(kernel: &Kernel, binding: &[(String, i64)], requested: VectorWidth) -> VectorWidth {
+    let mut width = requested;
+    for tensor in kernel.params.iter().filter_map(|p| p.tensor()) {
+        let access_bytes =
+            |width: VectorWidth| (u64::from(tensor.element.size_bytes()) * u64::from(width.get())).min(16);
+        while !rows_aligned(tensor, binding, access_bytes(width)) {
             match width.narrower() {
                 Some(narrower) => width = narrower,
                 None => break,
@@ -521,6 +585,22 @@ mod tests {
         assert!(
             matches!(cache.lookup("k", "source", "H200", Arch::SM_80, "M=1024v"), Lookup::Refused { reason } if reason.contains("sm_90"))
         );
+    }
+
+    #[test]
+    fn pruned_reasons_are_counted_most_common_first() {
+        let trial = |outcome: Outcome| Trial { candidate: Candidate { config: Config::default() }, outcome };
+        let report = TuneReport {
+            kernel: "k".into(),
+            shape_class: "M=1024v".into(),
+            trials: vec![
+                trial(Outcome::Pruned("too much shared memory".into())),
+                trial(Outcome::Measured { median_ms: 1.0 }),
+                trial(Outcome::Pruned("bad warp tile".into())),
+                trial(Outcome::Pruned("bad warp tile".into())),
+            ],
+        };
+        assert_eq!(report.pruned_reasons(), vec![("bad warp tile", 2), ("too much shared memory", 1)]);
     }
 
     #[test]

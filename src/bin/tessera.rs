@@ -119,7 +119,10 @@ fn tune(args: TuneArgs) -> Result<(), String> {
             let Some((winner, _)) = report.as_ref().and_then(|r| r.winner()) else { break };
             let mut center = ir.clone();
             center.config = winner.config.clone();
-            space = tessera::dsl::TuneSpace::around(&center);
+            // the winner's vector may be one the shape narrowed: ask for the declared width
+            // again, which the tuner narrows the same way
+            space =
+                tessera::dsl::TuneSpace { vectors: space.vectors.clone(), ..tessera::dsl::TuneSpace::around(&center) };
             line.println(&format!("round {}: around {winner}", round + 1));
         }
         let next = match &gpu {
@@ -155,6 +158,18 @@ fn tune(args: TuneArgs) -> Result<(), String> {
         count(|o| matches!(o, Outcome::Measured { .. } | Outcome::Failed(_))),
         count(|o| matches!(o, Outcome::Measured { .. })),
     );
+    // the few most common reasons, so a space pruned whole says why
+    let reasons = report.pruned_reasons();
+    for (reason, pruned) in reasons.iter().take(3) {
+        println!("  pruned {pruned:>4}: {}", reason.lines().next().unwrap_or_default());
+    }
+    if reasons.len() > 3 {
+        println!(
+            "  pruned {:>4}: for {} other reasons",
+            reasons[3..].iter().map(|r| r.1).sum::<usize>(),
+            reasons.len() - 3
+        );
+    }
     let mut measured: Vec<(&tessera::dsl::Candidate, f64)> = report
         .trials
         .iter()
