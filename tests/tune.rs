@@ -214,3 +214,30 @@ fn candidates_keep_the_declared_thread_block_where_the_fragment_needs_as_many_th
     let candidates = tune::candidates(naive, &TuneSpace::around(naive), Arch::SM_90, &binding);
     assert!(candidates.iter().any(|(c, ok)| ok.is_ok() && c.config == naive.config), "{candidates:#?}");
 }
+
+/// `fixed(D = 128, CAUSAL = 1)`: constants that say what a kernel computes (attention's head
+/// dim and mask, the row capacity of a softmax or norm) are never varied, so a tuned record
+/// cannot swap in a kernel that computes something else. Every valid candidate keeps them.
+#[test]
+fn the_tuner_never_varies_a_fixed_constant() {
+    let mut kernels_with_fixed = 0;
+    for (name, kernel, candidates) in catalog_candidates(1024) {
+        let fixed: Vec<_> = kernel.config.constants.iter().filter(|c| c.fixed).collect();
+        if fixed.is_empty() {
+            continue;
+        }
+        kernels_with_fixed += 1;
+        for (candidate, _) in &candidates {
+            for constant in &fixed {
+                assert_eq!(
+                    candidate.config.constant(&constant.name),
+                    Some(constant.value),
+                    "{name}: candidate {candidate} changes the fixed {}",
+                    constant.name
+                );
+            }
+        }
+    }
+    // the 26 attention kernels but the two Δ ones, the norms, the softmaxes
+    assert!(kernels_with_fixed >= 24 + 8 + 6, "{kernels_with_fixed} kernels declare fixed constants");
+}

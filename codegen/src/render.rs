@@ -206,9 +206,12 @@ pub fn attribute_text(config: &Config) -> String {
     if config.precision != tessera_dsl::Precision::Exact {
         text.push_str(&format!(", precision = {}", config.precision));
     }
-    if !config.constants.is_empty() {
-        let list: Vec<String> = config.constants.iter().map(|c| format!("{} = {}", c.name, c.value)).collect();
-        text.push_str(&format!(", consts({})", list.join(", ")));
+    for (keyword, fixed) in [("consts", false), ("fixed", true)] {
+        let list: Vec<String> =
+            config.constants.iter().filter(|c| c.fixed == fixed).map(|c| format!("{} = {}", c.name, c.value)).collect();
+        if !list.is_empty() {
+            text.push_str(&format!(", {keyword}({})", list.join(", ")));
+        }
     }
     if !config.requirements.is_empty() {
         let list: Vec<String> = config.requirements.iter().map(|r| r.to_string()).collect();

@@ -76,17 +76,36 @@ impl Config {
 }
 
 /// A named compile-time constant (`consts(TILE = 1024)`), emitted as a `constexpr int`.
+/// `fixed(D = 128)` declares one that says what the kernel computes (a head dim, a mask)
+/// rather than how it is tiled: the tuner never varies it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Constant {
     pub name: String,
     pub value: i64,
+    /// Declared in `fixed(..)`: not a tuning knob.
+    #[serde(default)]
+    pub fixed: bool,
     pub origin: Origin,
 }
 
 impl Constant {
-    /// A constant with no source position (built in Rust rather than parsed).
+    /// A tunable constant with no source position (built in Rust rather than parsed).
+    ///
+    /// ```
+    /// let tile = tessera_dsl::Constant::new("TILE", 1024);
+    /// assert!(!tile.fixed);
+    /// ```
     pub fn new(name: impl Into<String>, value: i64) -> Self {
-        Self { name: name.into(), value, origin: Origin::default() }
+        Self { name: name.into(), value, fixed: false, origin: Origin::default() }
+    }
+
+    /// A constant the tuner leaves alone (`fixed(D = 128)`), with no source position.
+    ///
+    /// ```
+    /// assert!(tessera_dsl::Constant::fixed("D", 128).fixed);
+    /// ```
+    pub fn fixed(name: impl Into<String>, value: i64) -> Self {
+        Self { fixed: true, ..Self::new(name, value) }
     }
 }
 

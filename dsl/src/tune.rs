@@ -59,6 +59,10 @@ impl TuneSpace {
             .iter()
             .map(|c| {
                 let mut values = vec![c.value];
+                if c.fixed {
+                    // what the kernel computes, not how: one value
+                    return (c.name.clone(), values);
+                }
                 if c.value > 1 && c.value % 2 == 0 {
                     values.insert(0, c.value / 2);
                 }

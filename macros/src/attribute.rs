@@ -17,7 +17,8 @@ enum Item {
     Target(String, proc_macro2::Span),
     /// `precision = tf32`, kept with its span.
     Precision(Ident),
-    Consts(Punctuated<ConstItem, Token![,]>),
+    /// `consts(BM = 128, ..)`, or with `true` `fixed(D = 64, ..)`: constants the tuner leaves alone.
+    Consts(Punctuated<ConstItem, Token![,]>, bool),
     /// `require(TR % 8 == 0, ..)`: comparisons the body relies on.
     Require(Punctuated<Expr, Token![,]>),
 }
@@ -69,7 +70,12 @@ impl Parse for Item {
             "consts" => {
                 let content;
                 syn::parenthesized!(content in input);
-                Ok(Item::Consts(content.parse_terminated(ConstItem::parse, Token![,])?))
+                Ok(Item::Consts(content.parse_terminated(ConstItem::parse, Token![,])?, false))
+            }
+            "fixed" => {
+                let content;
+                syn::parenthesized!(content in input);
+                Ok(Item::Consts(content.parse_terminated(ConstItem::parse, Token![,])?, true))
             }
             "require" => {
                 let content;
@@ -79,7 +85,7 @@ impl Parse for Item {
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target`, `precision`, `consts(..)` or `require(..)`"
+                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target`, `precision`, `consts(..)`, `fixed(..)` or `require(..)`"
                 ),
             )),
         }
@@ -152,11 +158,12 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
                 };
                 config.precision_origin = spans.origin(name.span());
             }
-            Item::Consts(list) => {
+            Item::Consts(list, fixed) => {
                 for item in list {
                     config.constants.push(Constant {
                         name: item.name.to_string(),
                         value: item.value.base10_parse()?,
+                        fixed,
                         origin: spans.origin(item.name.span()),
                     });
                 }

@@ -21,7 +21,7 @@ pub const MAX_COLUMNS: usize = 16 * 1024;
 macro_rules! layer_norm {
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, consts(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items))]
         pub fn $name(
             x: Global<$t, (R, C)>,
             weight: Global<$t, (C,)>,
@@ -115,7 +115,7 @@ layer_norm!(
 macro_rules! rms_norm {
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, consts(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items))]
         pub fn $name(x: Global<$t, (R, C)>, weight: Global<$t, (C,)>, y: GlobalMut<$t, (R, C)>, eps: f32) {
             let (row,) = grid(R);
             let mut v = [0.0f32; ITEMS];

@@ -31,7 +31,7 @@ use crate::{Input, Output};
 macro_rules! softmax_warp_per_row {
     ($(#[$doc:meta])* $name:ident, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8, ITEMS = $items))]
+        #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8), fixed(ITEMS = $items))]
         pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
             let (bx,) = grid(cdiv(R, WARP_ROWS));
             let row = bx * WARP_ROWS + warp_index();
@@ -74,7 +74,7 @@ softmax_warp_per_row!(
 macro_rules! softmax_block_per_row {
     ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 4, consts(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = 4, fixed(ITEMS = $items))]
         pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
             let (row,) = grid(R);
             let mut v = [-f32::INFINITY; ITEMS];
@@ -169,7 +169,7 @@ const _: () = assert!(softmax_chunk_stats_f32::CHUNK == softmax_chunk_write_f32:
 /// Pass 1 of the softmax of long rows, split over blocks so that a few rows still fill the
 /// GPU: block (chunk, row) holds `CHUNK` columns of the row in registers and writes their
 /// maximum and the sum of exp(x − that maximum) to `maxima` and `sums` (S = the chunks per row).
-#[tile_kernel(threads = 256, vector = 4, consts(ITEMS = 32, CHUNK = 8192))]
+#[tile_kernel(threads = 256, vector = 4, fixed(ITEMS = 32, CHUNK = 8192))]
 pub fn softmax_chunk_stats_f32(x: Global<f32, (R, C)>, maxima: GlobalMut<f32, (R, S)>, sums: GlobalMut<f32, (R, S)>) {
     let (chunk, row) = grid(S, R);
     let first = chunk * (CHUNK / VECTOR);
@@ -206,7 +206,7 @@ pub fn softmax_chunk_stats_f32(x: Global<f32, (R, C)>, maxima: GlobalMut<f32, (R
 
 /// Pass 2: every block combines its row's `S` maxima and sums (in chunk order, so every block
 /// of a row computes the same scale), reads its chunk of x again and writes y.
-#[tile_kernel(threads = 256, vector = 4, consts(ITEMS = 32, CHUNK = 8192))]
+#[tile_kernel(threads = 256, vector = 4, fixed(ITEMS = 32, CHUNK = 8192))]
 pub fn softmax_chunk_write_f32(
     x: Global<f32, (R, C)>,
     maxima: Global<f32, (R, S)>,

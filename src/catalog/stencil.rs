@@ -30,7 +30,7 @@ use crate::Input;
 /// first one returns. (A guarded load per element, as in the first version with an 8 × 32
 /// tile, ran at 38% of the device copy.) Clamped cells outside the grid are read only by edge
 /// points, which copy instead. R and C need not be multiples of the tile.
-#[tile_kernel(threads = 256, vector = 1, consts(BR = 32, BC = 64, HR = 34, HC = 66, THREAD_ROWS = 4))]
+#[tile_kernel(threads = 256, vector = 1, consts(BR = 32, BC = 64, HR = 34, HC = 66, THREAD_ROWS = 4), require(HR == BR + 2, HC == BC + 2))]
 pub fn laplacian_5pt(u: Global<f32, (R, C)>, out: GlobalMut<f32, (R, C)>) {
     let (bx, by) = grid(cdiv(C, BC), cdiv(R, BR));
     let tile = shared::<f32>([HR, HC]);

@@ -55,7 +55,7 @@ macro_rules! attention_backward_delta {
 macro_rules! attention_backward_dkdv {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, D = $d, WKV = $wkv, CAUSAL = $causal))]
+        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, WKV = $wkv), fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -134,7 +134,7 @@ macro_rules! attention_backward_dkdv {
 macro_rules! attention_backward_dq {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, D = $d, WQ = $wq, CAUSAL = $causal))]
+        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, WQ = $wq), fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
