@@ -207,6 +207,11 @@ fn requirement(expr: &Expr, spans: &mut SpanTable) -> syn::Result<Requirement> {
 }
 
 fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
+    // `threads = $threads` with a macro_rules! `$threads:literal` arrives wrapped in a group
+    let mut expr = expr;
+    while let Expr::Group(group) = expr {
+        expr = &group.expr;
+    }
     let dims: Vec<&Expr> = match expr {
         Expr::Tuple(tuple) => tuple.elems.iter().collect(),
         Expr::Paren(paren) => vec![&*paren.expr],
@@ -220,6 +225,10 @@ fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
     }
     let mut values = [1u32; 3];
     for (slot, dim) in values.iter_mut().zip(&dims) {
+        let mut dim = *dim;
+        while let Expr::Group(group) = dim {
+            dim = &group.expr;
+        }
         match dim {
             Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => *slot = lit.base10_parse()?,
             other => {
