@@ -309,6 +309,7 @@ attention_backward_dkdv_bf16_d64(const __nv_bfloat16* __restrict__ q, const __nv
             }
         }
     }
+    const float inverse_scale = 1.0f / scale;
     const int first = CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ);
     const int tiles = max((SQ + BQ - 1) / BQ - first, 1);
     // for j in pipeline(0..H / HKV * (cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ)), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
@@ -465,13 +466,20 @@ attention_backward_dkdv_bf16_d64(const __nv_bfloat16* __restrict__ q, const __nv
             tessera_async_commit();
             const int h = hk * (H / HKV) + j / tiles;
             const int q0 = (first + j % tiles) * BQ;
-            // for i in 0..WKV / 8 { .. }
+            // for c in 0..BQ / 4 { .. }
             #pragma unroll
-            for (int i = 0; i < WKV / 8; ++i) {
+            for (int c = 0; c < BQ / 4; ++c) {
+                const int col = q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
+                float start = -__int_as_float(0x7f800000);
+                float minus_delta = 0.0f;
+                if (col < SQ) {
+                    start = -lse[((b) * H + (h)) * lse_ld + (col)] * inverse_scale;
+                    minus_delta = -delta[((b) * H + (h)) * delta_ld + (col)];
+                }
                 #pragma unroll
-                for (int c = 0; c < BQ / 4; ++c) {
-                    pt[i / 2][c / 2][i % 2 * 2 + c % 2] = 0.0f;
-                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = 0.0f;
+                for (int i = 0; i < WKV / 8; ++i) {
+                    pt[i / 2][c / 2][i % 2 * 2 + c % 2] = start;
+                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = minus_delta;
                 }
             }
             {
@@ -546,21 +554,14 @@ attention_backward_dkdv_bf16_d64(const __nv_bfloat16* __restrict__ q, const __nv
             // for c in 0..BQ / 4 { .. }
             #pragma unroll
             for (int c = 0; c < BQ / 4; ++c) {
-                const int col = q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
-                float lse_col = __int_as_float(0x7f800000);
-                float delta_col = 0.0f;
-                if (col < SQ) {
-                    lse_col = lse[((b) * H + (h)) * lse_ld + (col)] * 1.4426950408889634f;
-                    delta_col = delta[((b) * H + (h)) * delta_ld + (col)];
-                }
                 #pragma unroll
                 for (int i = 0; i < WKV / 8; ++i) {
-                    float p = exp2f(fmaf(pt[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, -lse_col));
-                    if (edge && kt * BKV + (pt_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4) > col) {
+                    float p = exp2f(pt[i / 2][c / 2][i % 2 * 2 + c % 2] * scale_log2);
+                    if (edge && kt * BKV + (pt_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4) > q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2)) {
                         p = 0.0f;
                     }
                     pt[i / 2][c / 2][i % 2 * 2 + c % 2] = p;
-                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * (dpt[i / 2][c / 2][i % 2 * 2 + c % 2] - delta_col);
+                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * dpt[i / 2][c / 2][i % 2 * 2 + c % 2];
                 }
             }
             {

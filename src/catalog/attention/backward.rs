@@ -9,7 +9,9 @@
 //!    attention sums them here). Per tile it computes the scores transposed, Sᵀ = K·Qᵀ, so the
 //!    probabilities come out with keys on rows — Pᵀ = exp2(Sᵀ·scale − lse) — and both products
 //!    that follow take them from registers: dV += Pᵀ·dO, dPᵀ = V·dOᵀ, dSᵀ = Pᵀ∘(dPᵀ − Δ),
-//!    dK += dSᵀ·Q. No transpose through shared memory.
+//!    dK += dSᵀ·Q. No transpose through shared memory. The two products start from −lse/scale
+//!    and −Δ of each query rather than 0, so no per-query value stays live across them (what
+//!    kept the kernel from spilling).
 //! 3. `dq`: a block per BQ query rows; per key tile S = Q·Kᵀ, P = exp2(S·scale − lse),
 //!    dP = dO·Vᵀ, dS = P∘(dP − Δ), dQ += dS·K.
 //!
@@ -79,6 +81,7 @@ macro_rules! attention_backward_dkdv {
             let mut dv_acc = fragment::<f32>([BKV, D]).warp_tile([WKV, D]);
             copy(k.at([b, hk]).tile([kt, 0], [BKV, D]), &k_s);
             copy(v.at([b, hk]).tile([kt, 0], [BKV, D]), &v_s);
+            let inverse_scale = 1.0f32 / scale;
             // causal: the query tiles from the one that holds the block's first key
             let first = CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ);
             let tiles = max((SQ + BQ - 1) / BQ - first, 1);
@@ -88,10 +91,21 @@ macro_rules! attention_backward_dkdv {
                 copy(dout.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &do_s);
                 let h = hk * (H / HKV) + j / tiles;
                 let q0 = (first + j % tiles) * BQ;
-                for i in 0..WKV / 8 {
-                    for c in 0..BQ / 4 {
-                        pt[[i, c]] = 0.0;
-                        dpt[[i, c]] = 0.0;
+                // the products start from −lse/scale and −Δ of their query (column), so that
+                // after the mmas pt holds S − lse/scale and dpt holds dP − Δ: no per-query value
+                // stays live across them
+                for c in 0..BQ / 4 {
+                    let col = q0 + pt.col(c);
+                    // a query past SQ starts at -inf: its probabilities are 0
+                    let mut start = -f32::INFINITY;
+                    let mut minus_delta = 0.0f32;
+                    if col < SQ {
+                        start = -lse[[b, h, col]] * inverse_scale;
+                        minus_delta = -delta[[b, h, col]];
+                    }
+                    for i in 0..WKV / 8 {
+                        pt[[i, c]] = start;
+                        dpt[[i, c]] = minus_delta;
                     }
                 }
                 mma(&k_s, &q_s.t(), &mut pt);
@@ -99,21 +113,13 @@ macro_rules! attention_backward_dkdv {
                 // causal: a tile whose last key is after its first query masks keys after queries
                 let edge = CAUSAL == 1 && (kt + 1) * BKV > q0 + 1;
                 for c in 0..BQ / 4 {
-                    let col = q0 + pt.col(c);
-                    // a query past SQ: lse = +inf, so its probabilities are 0
-                    let mut lse_col = f32::INFINITY;
-                    let mut delta_col = 0.0f32;
-                    if col < SQ {
-                        lse_col = lse[[b, h, col]] * 1.4426950408889634;
-                        delta_col = delta[[b, h, col]];
-                    }
                     for i in 0..WKV / 8 {
-                        let mut p = exp2(fma(pt[[i, c]], scale_log2, -lse_col));
-                        if edge && kt * BKV + pt.row(i) > col {
+                        let mut p = exp2(pt[[i, c]] * scale_log2);
+                        if edge && kt * BKV + pt.row(i) > q0 + pt.col(c) {
                             p = 0.0;
                         }
                         pt[[i, c]] = p;
-                        dpt[[i, c]] = p * (dpt[[i, c]] - delta_col);
+                        dpt[[i, c]] = p * dpt[[i, c]];
                     }
                 }
                 mma(&pt, &do_s, &mut dv_acc);
@@ -212,9 +218,11 @@ attention_backward_delta!(
 );
 
 // Four warps of 16 rows each: blocks of 64 keys (dK, dV) or 64 query rows (dQ), walking tiles
-// of 64 rows (32 at head dim 128, where the two f32 accumulators of 16 × 128 a warp leave fewer
-// registers). Eight warps on 128-row blocks (head dim 64) measured 8-15% slower on an H100:
-// one block of 253 registers a thread fills an SM, where two of four warps overlap better.
+// of 64 rows — 16 (dK, dV) and 32 (dQ) at head dim 128, where the two f32 accumulators of
+// 16 × 128 a warp and the K and V fragments ptxas keeps in registers across the loop leave
+// fewer registers (32 spilled). Eight warps on 128-row blocks (head dim 64) measured 8-15%
+// slower on an H100: one block of 253 registers a thread fills an SM, where two of four warps
+// overlap better.
 macro_rules! attention_backward_kernels {
     ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
         attention_backward_dkdv!(
@@ -248,7 +256,7 @@ macro_rules! attention_backward_kernels {
             d = 128,
             causal = 0,
             threads = 128,
-            bq = 32,
+            bq = 16,
             bkv = 64,
             wkv = 16,
             stages = 3
@@ -260,7 +268,7 @@ macro_rules! attention_backward_kernels {
             d = 128,
             causal = 1,
             threads = 128,
-            bq = 32,
+            bq = 16,
             bkv = 64,
             wkv = 16,
             stages = 3
