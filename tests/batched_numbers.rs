@@ -30,6 +30,19 @@ pub fn batched_copy(x: Global<f32, (B, R, C)>, y: GlobalMut<f32, (B, R, C)>) {
     copy(&s, y.at([b]).tile([by, bx], [TR, TC]));
 }
 
+/// Index aliases: `let` of an index expression, named by the tile indices after it (the copy
+/// sees the expression, as attention's backward walks its query tiles from `first`). Matrix b
+/// of y is matrix B − 1 − b of x, copied row block by row block from the bottom.
+#[tile_kernel(threads = 64, vector = 4, consts(TR = 8, TC = 32))]
+pub fn batched_reverse(x: Global<f32, (B, R, C)>, y: GlobalMut<f32, (B, R, C)>) {
+    let (bx, by, b) = grid(cdiv(C, TC), cdiv(R, TR), B);
+    let s = shared::<f32>([TR, TC]);
+    let source = B - 1 - b;
+    let row_block = cdiv(R, TR) - 1 - by;
+    copy(x.at([source]).tile([row_block, bx], [TR, TC]), &s);
+    copy(&s, y.at([b]).tile([row_block, bx], [TR, TC]));
+}
+
 /// Attention's scores S = Q·Kᵀ per (batch, head) with grouped-query heads: H query heads
 /// share HKV key heads, head h reading key head h / (H / HKV). K is stored transposed
 /// (`kt`: D × SK per head); a 3-stage cp.async pipeline of FFMA thread tiles.
@@ -77,6 +90,7 @@ pub fn row_sums(x: Global<f32, (B, H, S, D)>, sums: GlobalMut<f32, (B, H, S)>) {
 on_both_backends!(
     each_matrix_of_a_batch_is_transposed_at_tail_shapes,
     a_rank_3_copy_moves_every_matrix_exactly,
+    index_aliases_name_their_expressions_in_batch_and_tile_indices,
     grouped_query_heads_read_their_shared_key_head,
     batched_tensor_core_gemm_reads_each_matrix_from_global,
     thread_code_indexes_rank_3_and_4_tensors,
@@ -129,6 +143,19 @@ fn a_rank_3_copy_moves_every_matrix_exactly(backend: &Backend) {
         assert_eq!(launched.grid, [cols.div_ceil(32) as u32, rows.div_ceil(8) as u32, BATCH as u32]);
         assert_eq!(launched.vector, VectorWidth::W4, "rows of 24 and 64 floats keep 128-bit vectors");
         assert_bits(&format!("batched_copy of {BATCH} × {rows} × {cols}"), &backend.download(&y).unwrap(), &host);
+    }
+}
+
+fn index_aliases_name_their_expressions_in_batch_and_tile_indices(backend: &Backend) {
+    assert!(batched_reverse::CUDA_SOURCE.contains("const int source = B - 1 - b;"), "thread code keeps the local");
+    for (rows, cols) in SHAPES {
+        let matrix = rows * cols;
+        let host = random_floats(BATCH * matrix, (rows * 5 + cols) as u64);
+        let x = backend.upload(&host, [BATCH, rows, cols]).unwrap();
+        let mut y = backend.filled([BATCH, rows, cols], f32::from_bits(POISON)).unwrap();
+        batched_reverse::launch(backend, &x, &mut y).unwrap();
+        let want: Vec<f32> = (0..BATCH).rev().flat_map(|b| host[b * matrix..(b + 1) * matrix].to_vec()).collect();
+        assert_bits(&format!("batched_reverse of {BATCH} × {rows} × {cols}"), &backend.download(&y).unwrap(), &want);
     }
 }
 

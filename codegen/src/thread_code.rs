@@ -676,6 +676,10 @@ impl Printer<'_> {
                 };
                 format!("{name}({}, {})", arg(0, Some(l))?, arg(1, Some(r))?)
             }
+            Intrinsic::Cdiv => {
+                let (a, b) = (arg(0, Some(ty))?, arg(1, Some(ty))?);
+                return Ok((format!("(({a}) + ({b}) - 1) / ({b})"), 10));
+            }
             Intrinsic::Fma => {
                 format!("{}({}, {}, {})", float("fmaf", "fma"), arg(0, Some(ty))?, arg(1, Some(ty))?, arg(2, Some(ty))?)
             }

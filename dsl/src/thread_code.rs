@@ -306,6 +306,9 @@ pub enum Intrinsic {
     Abs,
     Min,
     Max,
+    /// `cdiv(a, b)`: ⌈a / b⌉ of two integers (a ≥ 0, b > 0), as in index expressions, so an
+    /// index alias such as `let tiles = cdiv(SQ, BQ);` is thread code too.
+    Cdiv,
     Fma,
     /// The sum over the 32 lanes of the warp, in every lane (a `__shfl_xor_sync` butterfly).
     WarpSum,
@@ -337,7 +340,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 25] = [
+    pub const ALL: [Intrinsic; 26] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
@@ -349,6 +352,7 @@ impl Intrinsic {
         Self::Abs,
         Self::Min,
         Self::Max,
+        Self::Cdiv,
         Self::Fma,
         Self::WarpSum,
         Self::WarpMax,
@@ -379,6 +383,7 @@ impl Intrinsic {
             Self::Abs => "abs",
             Self::Min => "min",
             Self::Max => "max",
+            Self::Cdiv => "cdiv",
             Self::Fma => "fma",
             Self::WarpSum => "warp_sum",
             Self::WarpMax => "warp_max",
@@ -421,7 +426,7 @@ impl Intrinsic {
             | Self::Abs
             | Self::Splat => 1,
             Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax => 1,
-            Self::Min | Self::Max | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
+            Self::Min | Self::Max | Self::Cdiv | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
             Self::Fma => 3,
         }
     }
@@ -1144,6 +1149,13 @@ impl TypeEnv {
                         "`{}` takes two numbers of one type; these are {l} and {r}",
                         function.name()
                     )));
+                }
+                Ok(l)
+            }
+            Cdiv => {
+                let (l, r) = self.pair(&args[0], &args[1], wanted)?;
+                if l != r || !matches!(l, ThreadType::I32 | ThreadType::U32) {
+                    return Err(error(format!("`cdiv` takes two integers of one type; these are {l} and {r}")));
                 }
                 Ok(l)
             }

@@ -56,7 +56,7 @@ attention_backward_delta_bf16(const __nv_bfloat16* __restrict__ o, const __nv_bf
     float sum = 0.0f;
     // if row < SQ { .. }
     if (row < SQ) {
-        for (int k = 0; k < (HD + 31) / 32; ++k) {
+        for (int k = 0; k < ((HD) + (32) - 1) / (32); ++k) {
             const int c = k * 32 + tid % 32;
             if (c < HD) {
                 sum += static_cast<float>(o[(((b) * H + (h)) * SQ + (row)) * o_ld + (c)]) * static_cast<float>(dout[(((b) * H + (h)) * SQ + (row)) * dout_ld + (c)]);

@@ -310,19 +310,19 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
         }
     }
     const float inverse_scale = 1.0f / scale;
-    const int first = CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ);
-    const int tiles = max((SQ + BQ - 1) / BQ - first, 1);
-    // for j in pipeline(0..H / HKV * (cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ)), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
+    const int first = CAUSAL * min(kt * BKV / BQ, ((SQ) + (BQ) - 1) / (BQ));
+    const int tiles = max(((SQ) + (BQ) - 1) / (BQ) - first, 1);
+    // for j in pipeline(0..H / HKV * (cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ))), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
     // from global to shared memory (no registers on the way) while tile j is computed; one
     // barrier per tile
     {
         constexpr int STAGES = 3;
         constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
         const int j_tiles = H / HKV * (((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ));
-        // copy(q.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): 8 threads copy each row, 16 B at a time
+        // copy(q.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &q_s): 8 threads copy each row, 16 B at a time
         const int q_s_first_row = tid / 8;
         const int q_s_first_col = tid % 8 * 8;
-        // copy(dout.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): 8 threads copy each row, 16 B at a time
+        // copy(dout.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &do_s): 8 threads copy each row, 16 B at a time
         const int do_s_first_row = tid / 8;
         const int do_s_first_col = tid % 8 * 8;
         // prologue: tiles 0 .. AHEAD - 1 in flight, one commit group each (empty past the end)
@@ -331,10 +331,10 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
             if (j < j_tiles) {
                 const int stage = j;
                 {
-                    // copy(q.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): the tile → q_s[stage] by cp.async, 16 B per copy;
+                    // copy(q.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &q_s): the tile → q_s[stage] by cp.async, 16 B per copy;
                     // the thread's first element on both sides, its other copies at constant offsets from it
-                    const int q_batch0 = (b * H + (hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
-                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    const int q_batch0 = (b * H + (hk * (H / HKV) + j / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
+                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
                     const int q_col0 = 0 * D;
                     const __half* q_s_src = &q[q_batch0 + (q_row0 + q_s_first_row) * q_ld + q_col0 + q_s_first_col];
                     const tessera_shared_ref q_s_dst = tessera_shared_address(&q_s[stage][q_s_first_row][tessera_swizzled<128, 256, 2>(q_s_first_row, q_s_first_col)]);
@@ -357,10 +357,10 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
                     }
                 }
                 {
-                    // copy(dout.at([b, hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): the tile → do_s[stage] by cp.async, 16 B per copy;
+                    // copy(dout.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &do_s): the tile → do_s[stage] by cp.async, 16 B per copy;
                     // the thread's first element on both sides, its other copies at constant offsets from it
-                    const int dout_batch0 = (b * H + (hk * (H / HKV) + j / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
-                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    const int dout_batch0 = (b * H + (hk * (H / HKV) + j / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
+                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
                     const int dout_col0 = 0 * D;
                     const __half* do_s_src = &dout[dout_batch0 + (dout_row0 + do_s_first_row) * dout_ld + dout_col0 + do_s_first_col];
                     const tessera_shared_ref do_s_dst = tessera_shared_address(&do_s[stage][do_s_first_row][tessera_swizzled<128, 256, 2>(do_s_first_row, do_s_first_col)]);
@@ -395,10 +395,10 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
                 // refill that stage with tile j + AHEAD
                 const int stage_ahead = (j + AHEAD) % STAGES;
                 {
-                    // copy(q.at([b, hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &q_s): tile j + 2 → q_s[stage_ahead] by cp.async, 16 B per copy;
+                    // copy(q.at([b, hk * (H / HKV) + (j + 2) / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + (j + 2) % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &q_s): tile j + 2 → q_s[stage_ahead] by cp.async, 16 B per copy;
                     // the thread's first element on both sides, its other copies at constant offsets from it
-                    const int q_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
-                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    const int q_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
+                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
                     const int q_col0 = 0 * D;
                     const __half* q_s_src = &q[q_batch0 + (q_row0 + q_s_first_row) * q_ld + q_col0 + q_s_first_col];
                     const tessera_shared_ref q_s_dst = tessera_shared_address(&q_s[stage_ahead][q_s_first_row][tessera_swizzled<128, 256, 2>(q_s_first_row, q_s_first_col)]);
@@ -421,10 +421,10 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
                     }
                 }
                 {
-                    // copy(dout.at([b, hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)]).tile([CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1), 0], [BQ, D]), &do_s): tile j + 2 → do_s[stage_ahead] by cp.async, 16 B per copy;
+                    // copy(dout.at([b, hk * (H / HKV) + (j + 2) / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + (j + 2) % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &do_s): tile j + 2 → do_s[stage_ahead] by cp.async, 16 B per copy;
                     // the thread's first element on both sides, its other copies at constant offsets from it
-                    const int dout_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
-                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max((SQ + BQ - 1) / BQ - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                    const int dout_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
+                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
                     const int dout_col0 = 0 * D;
                     const __half* do_s_src = &dout[dout_batch0 + (dout_row0 + do_s_first_row) * dout_ld + dout_col0 + do_s_first_col];
                     const tessera_shared_ref do_s_dst = tessera_shared_address(&do_s[stage_ahead][do_s_first_row][tessera_swizzled<128, 256, 2>(do_s_first_row, do_s_first_col)]);

@@ -38,7 +38,7 @@ macro_rules! attention_backward_delta {
             let row = rt * WARPS + thread_index() / 32;
             let mut sum = 0.0f32;
             if row < SQ {
-                for k in 0..(HD + 31) / 32 {
+                for k in 0..cdiv(HD, 32) {
                     let c = k * 32 + lane();
                     if c < HD {
                         sum += (o[[b, h, row, c]] as f32) * (dout[[b, h, row, c]] as f32);
@@ -83,8 +83,8 @@ macro_rules! attention_backward_dkdv {
             copy(v.at([b, hk]).tile([kt, 0], [BKV, D]), &v_s);
             let inverse_scale = 1.0f32 / scale;
             // causal: the query tiles from the one that holds the block's first key
-            let first = CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ);
-            let tiles = max((SQ + BQ - 1) / BQ - first, 1);
+            let first = CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ));
+            let tiles = max(cdiv(SQ, BQ) - first, 1);
             // every query tile of every query head that reads this K/V head
             for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), stages = $stages) {
                 copy(q.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &q_s);
