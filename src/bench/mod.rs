@@ -490,29 +490,20 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 // FlashAttention's count: the backward's five GEMMs, 2.5 times the forward's two
                 let (forward_flops, bytes) = family.work(if causal { "causal" } else { "" }, &shape);
                 let flops = 2.5 * forward_flops;
-                let tflops = |timing: &crate::runtime::Timing| flops / 1e12 / (timing.median_ms * 1e-3);
-                rows.push(BenchRow {
-                    family: family.name().into(),
-                    kernel: name,
-                    shape: label.clone(),
-                    median_ms: timing.median_ms,
-                    min_ms: timing.min_ms,
-                    max_ms: timing.max_ms,
-                    value: tflops(&timing),
-                    unit: "TFLOP/s".into(),
-                    baseline: baseline.name().into(),
-                    baseline_value: baseline_flops / 1e12 / (base.median_ms * 1e-3),
-                    percent_of_baseline: 100.0 * tflops(&timing) / (baseline_flops / 1e12 / (base.median_ms * 1e-3)),
-                    intensity: flops / bytes,
-                    roofline: 0.0,
-                    percent_of_roofline: 0.0,
-                    vector: launched.vector.get(),
-                    tuned: launched.tuned,
-                });
+                let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
+                rows.push(entry_point_row(
+                    family,
+                    name,
+                    &label,
+                    (flops, bytes),
+                    &timing,
+                    (baseline.name(), baseline_tflops),
+                    &launched,
+                ));
             }
         }
-        for input in ENTRY_POINT_INPUTS.into_iter().take(if family == Family::Hgemm { entry_points(family) } else { 0 })
-        {
+        let gemm_inputs: &[crate::dsl::ElementType] = if family == Family::Hgemm { &ENTRY_POINT_INPUTS } else { &[] };
+        for &input in gemm_inputs {
             let name = format!("tessera::gemm ({input})");
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
@@ -526,25 +517,16 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 }
                 _ => time_gemm_entry_point(gpu, half::bf16::from_f64, options, [m, n, k], &mut flush, &mut baseline)?,
             };
-            let tflops = |timing: &crate::runtime::Timing| flops / 1e12 / (timing.median_ms * 1e-3);
-            rows.push(BenchRow {
-                family: family.name().into(),
-                kernel: name,
-                shape: label.clone(),
-                median_ms: timing.median_ms,
-                min_ms: timing.min_ms,
-                max_ms: timing.max_ms,
-                value: tflops(&timing),
-                unit: "TFLOP/s".into(),
-                baseline: baseline.name().into(),
-                baseline_value: tflops(&base),
-                percent_of_baseline: 100.0 * tflops(&timing) / tflops(&base),
-                intensity: flops / bytes,
-                roofline: 0.0,
-                percent_of_roofline: 0.0,
-                vector: launched.vector.get(),
-                tuned: launched.tuned,
-            });
+            let baseline_tflops = flops / 1e12 / (base.median_ms * 1e-3);
+            rows.push(entry_point_row(
+                family,
+                name,
+                &label,
+                (flops, bytes),
+                &timing,
+                (baseline.name(), baseline_tflops),
+                &launched,
+            ));
         }
     }
     // The roof uses the best copy bandwidth measured; a run without a memory-bound family
@@ -663,6 +645,38 @@ fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
     )?;
     let launched = last.ok_or_else(|| Error::Ir { kernel: "gemm".into(), message: "no repetition ran".into() })?;
     Ok((base, timing, launched))
+}
+
+/// The row of an entry point timed as a whole (`tessera::gemm`, `attention::backward`): `work`
+/// is its (flops, bytes), `baseline` the name and TFLOP/s of what it was timed beside.
+fn entry_point_row(
+    family: Family,
+    kernel: String,
+    shape: &str,
+    (flops, bytes): (f64, f64),
+    timing: &crate::runtime::Timing,
+    (baseline, baseline_value): (&str, f64),
+    launched: &crate::Launched,
+) -> BenchRow {
+    let value = flops / 1e12 / (timing.median_ms * 1e-3);
+    BenchRow {
+        family: family.name().into(),
+        kernel,
+        shape: shape.into(),
+        median_ms: timing.median_ms,
+        min_ms: timing.min_ms,
+        max_ms: timing.max_ms,
+        value,
+        unit: "TFLOP/s".into(),
+        baseline: baseline.into(),
+        baseline_value,
+        percent_of_baseline: 100.0 * value / baseline_value,
+        intensity: flops / bytes,
+        roofline: 0.0,
+        percent_of_roofline: 0.0,
+        vector: launched.vector.get(),
+        tuned: launched.tuned,
+    }
 }
 
 /// Times [`attention::backward`] (its three launches: Δ, dK and dV, dQ) on BF16 tensors of

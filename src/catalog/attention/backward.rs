@@ -416,33 +416,24 @@ pub fn backward<T: AttentionElement>(
     )?;
     let scale = 1.0 / (shapes.head_dim() as f32).sqrt();
     let scale_log2 = std::f32::consts::LOG2_E * scale;
-    kernels.dkdv.launch(
-        device,
-        &mut [
+    // what both gradient kernels read, in their parameter order; then each one's outputs
+    let inputs = || {
+        vec![
             crate::Argument::input("q", q),
             crate::Argument::input("k", k),
             crate::Argument::input("v", v),
             crate::Argument::input("dout", dout),
             crate::Argument::input("lse", lse),
             crate::Argument::input("delta", &delta),
-            crate::Argument::output("dk", dk),
-            crate::Argument::output("dv", dv),
-            crate::Argument::scalar("scale_log2", scale_log2),
-            crate::Argument::scalar("scale", scale),
-        ],
-    )?;
-    kernels.dq.launch(
-        device,
-        &mut [
-            crate::Argument::input("q", q),
-            crate::Argument::input("k", k),
-            crate::Argument::input("v", v),
-            crate::Argument::input("dout", dout),
-            crate::Argument::input("lse", lse),
-            crate::Argument::input("delta", &delta),
-            crate::Argument::output("dq", dq),
-            crate::Argument::scalar("scale_log2", scale_log2),
-            crate::Argument::scalar("scale", scale),
-        ],
-    )
+        ]
+    };
+    let scalars = || [crate::Argument::scalar("scale_log2", scale_log2), crate::Argument::scalar("scale", scale)];
+    let mut arguments = inputs();
+    arguments.extend([crate::Argument::output("dk", dk), crate::Argument::output("dv", dv)]);
+    arguments.extend(scalars());
+    kernels.dkdv.launch(device, &mut arguments)?;
+    let mut arguments = inputs();
+    arguments.push(crate::Argument::output("dq", dq));
+    arguments.extend(scalars());
+    kernels.dq.launch(device, &mut arguments)
 }
