@@ -10,7 +10,7 @@ mod common;
 
 use common::{random_floats, POISON};
 use half::{bf16, f16};
-use tessera::catalog::attention::{self, AttentionElement};
+use tessera::catalog::attention::{self, AttentionElement, TensorCores};
 use tessera::{Backend, Error};
 
 on_both_backends!(
@@ -97,6 +97,7 @@ fn reference(p: &Problem, q: &[f32], k: &[f32], v: &[f32]) -> (Vec<f64>, Vec<f64
 
 fn check<T: AttentionElement>(
     backend: &Backend,
+    cores: TensorCores,
     p: Problem,
     mantissa_bits: i32,
     to: impl Fn(f32) -> T,
@@ -121,8 +122,8 @@ fn check<T: AttentionElement>(
     );
     let mut o = backend.filled(q_dims, to(f32::from_bits(POISON))).unwrap();
     let mut lse = backend.filled([p.batch, p.heads, p.seq_q], f32::from_bits(POISON)).unwrap();
-    let launched = attention::forward(backend, &q, &k, &v, &mut o, &mut lse, p.causal).unwrap();
-    assert_eq!(launched.kernel, attention::kernel_for::<T>(p.head_dim, p.causal).unwrap().name(), "{p:?}");
+    let launched = attention::forward_on(backend, cores, &q, &k, &v, &mut o, &mut lse, p.causal).unwrap();
+    assert_eq!(launched.kernel, attention::kernel_for::<T>(cores, p.head_dim, p.causal).unwrap().name(), "{p:?}");
     let got_o = backend.download(&o).unwrap();
     let got_lse = backend.download(&lse).unwrap();
     // a NaN (the poison of an element never written) counts as infinitely far off
@@ -137,31 +138,46 @@ fn check<T: AttentionElement>(
         .zip(&want_o)
         .map(|(&g, &w)| (off(f64::from(back(g)), w) - half_ulp(w)).max(0.0))
         .fold(0.0, f64::max);
-    assert!(worst < 2e-3, "{p:?}: O is {worst:.2e} off (an element never written is NaN: infinitely off)");
+    assert!(worst < 2e-3, "{cores:?} {p:?}: O is {worst:.2e} off (an element never written is NaN: infinitely off)");
     for (row, (&g, &w)) in got_lse.iter().zip(&want_lse).enumerate() {
         let relative = (f64::from(g) - w).abs() / w.abs().max(1.0);
-        assert!(relative < 1e-4, "{p:?}: log-sum-exp of row {row} is {g}, want {w}");
+        assert!(relative < 1e-4, "{cores:?} {p:?}: log-sum-exp of row {row} is {g}, want {w}");
+    }
+}
+
+/// The instruction sets to check on `backend`: both on the simulation and on a Hopper GPU
+/// (which runs wgmma), mma.sync alone on other GPUs.
+fn tensor_cores(backend: &Backend) -> Vec<TensorCores> {
+    match TensorCores::of(backend) {
+        TensorCores::Wgmma => TensorCores::ALL.to_vec(),
+        TensorCores::MmaSync => vec![TensorCores::MmaSync],
     }
 }
 
 fn bf16_attention_matches_an_f64_reference(backend: &Backend) {
-    for p in problems(backend) {
-        check(backend, p, 7, bf16::from_f32, bf16::to_f32);
+    for cores in tensor_cores(backend) {
+        for p in problems(backend) {
+            check(backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
+        }
     }
 }
 
 fn f16_attention_matches_an_f64_reference(backend: &Backend) {
     // every F16 kernel (head dims 64 and 128, causal and not), at the short lengths
-    for p in problems(backend).into_iter().filter(|p| p.seq_q <= 129 && p.seq_kv <= 129) {
-        check(backend, p, 10, f16::from_f32, f16::to_f32);
+    for cores in tensor_cores(backend) {
+        for p in problems(backend).into_iter().filter(|p| p.seq_q <= 129 && p.seq_kv <= 129) {
+            check(backend, cores, p, 10, f16::from_f32, f16::to_f32);
+        }
     }
 }
 
 fn grouped_query_attention_shares_each_kv_head(backend: &Backend) {
     // four query heads on two K/V heads, and eight on one
-    for (heads, kv_heads) in [(4, 2), (8, 1)] {
-        let p = Problem { batch: 2, heads, kv_heads, seq_q: 33, seq_kv: 47, head_dim: 64, causal: false };
-        check(backend, p, 7, bf16::from_f32, bf16::to_f32);
+    for cores in tensor_cores(backend) {
+        for (heads, kv_heads) in [(4, 2), (8, 1)] {
+            let p = Problem { batch: 2, heads, kv_heads, seq_q: 33, seq_kv: 47, head_dim: 64, causal: false };
+            check(backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
+        }
     }
 }
 

@@ -248,7 +248,7 @@ fn a_register_operand_that_cannot_feed_mma_sync_is_an_error_with_the_numbers() {
     });
     has(
         &found,
-        "`s` has 40 columns, the k extent of `mma(&s, &c_s, &mut o_acc)`, but mma.sync m16n8k16 takes k-steps of 16",
+        "`s` has 40 columns, the k extent of `mma(&s, &c_s, &mut o_acc)`, but the tensor cores take k-steps of 16",
     );
     // not f32 accumulators
     let found = two_gemms_with(|s| {
@@ -259,4 +259,19 @@ fn a_register_operand_that_cannot_feed_mma_sync_is_an_error_with_the_numbers() {
         }
     });
     has(&found, "`s` holds bf16 values, but a register operand is an f32 `.warp_tile(..)` fragment");
+    // a wgmma accumulator fed by an mma.sync-layout operand, and the other way round
+    let warpgroup = |name: &'static str| {
+        move |s: &mut Statement| {
+            if let Statement::Fragment(f) = s {
+                if f.name == name {
+                    f.warp_tile = None;
+                    f.warpgroup_tile = Some(vec![expr(64), expr(64)]);
+                }
+            }
+        }
+    };
+    let found = two_gemms_with(warpgroup("o_acc"));
+    has(&found, "`o_acc` is a `.warpgroup_tile(..)` fragment, so this `mma` runs on wgmma, whose register operand is in wgmma's accumulator layout: `s` must be a `.warpgroup_tile(..)` fragment too");
+    let found = two_gemms_with(warpgroup("s"));
+    has(&found, "`s` is a `.warpgroup_tile(..)` fragment (wgmma's), so the `mma` it feeds runs on wgmma: the accumulator `o_acc` must be a `.warpgroup_tile(..)` fragment too");
 }

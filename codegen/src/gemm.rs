@@ -700,9 +700,7 @@ pub(crate) fn async_pipeline_parts(
     env: &TypeEnv,
 ) -> Result<AsyncPipelineParts, RenderError> {
     let scope = kernel.constant_scope();
-    let in_flight = u32::from(
-        pipeline.body.iter().any(|s| matches!(s, Statement::Mma(mma) if crate::tensor_core::is_wgmma(kernel, mma))),
-    );
+    let in_flight = kernel.wgmma_groups_in_flight(pipeline);
     let ahead = pipeline.stages - 1 - in_flight;
     let var = &pipeline.var;
     let mut copies = Vec::new();

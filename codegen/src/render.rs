@@ -1,7 +1,7 @@
 use askama::Template;
 use tessera_dsl::{
-    validate, with_barriers, Access, Config, Constant, Diagnostics, ElementType, GridMapping, Kernel, MmaInstruction,
-    ParamKind, SharedLayout, Statement,
+    validate, with_barriers, Access, Config, Constant, Diagnostics, GridMapping, Kernel, MmaInstruction, ParamKind,
+    SharedLayout, Statement,
 };
 
 use crate::c_expr;
@@ -141,14 +141,7 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if !tensor_core.is_empty() {
         helpers.push(LDMATRIX_HELPERS.trim_end());
     }
-    let mut wgmma: Vec<(ElementType, i64)> = Vec::new();
-    for instruction in &tensor_core {
-        if let MmaInstruction::Wgmma { input, n } = *instruction {
-            if !wgmma.contains(&(input, n)) {
-                wgmma.push((input, n));
-            }
-        }
-    }
+    let wgmma = crate::tensor_core::wgmma_forms(kernel);
     if tensor_core
         .iter()
         .any(|instruction| matches!(instruction, MmaInstruction::MmaSync { .. }) && !instruction.is_tf32())
@@ -172,8 +165,8 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     }
     helpers.extend(crate::thread_code::helpers(kernel));
     let mut helpers: Vec<String> = helpers.into_iter().map(str::to_owned).collect();
-    for (input, n) in wgmma {
-        helpers.push(crate::tensor_core::wgmma_helpers(input, n)?);
+    for (input, n, register_a) in wgmma {
+        helpers.push(crate::tensor_core::wgmma_helpers(input, n, register_a)?);
     }
     Ok(helpers)
 }

@@ -53,7 +53,10 @@ struct WgmmaSource {
     operands_note: String,
     input: &'static str,
     acc: String,
-    a: Descriptor,
+    /// A from shared memory through a descriptor, or (`None`) from registers: `a_loads` then
+    /// pack the register fragment's k-step `kk` into `a_frag[kk / 16]`.
+    a: Option<Descriptor>,
+    a_loads: Vec<String>,
     b: Descriptor,
     /// Commit groups left running: 0 waits for this one, 1 for the one before it.
     in_flight: u32,
@@ -85,33 +88,43 @@ fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, Str
     }
 }
 
-/// The names a fragment's warp origins are declared with: `{name}_warp_row0` and
-/// `{name}_warp_col0` for a `.warp_tile(..)` fragment in a kernel of several (FlashAttention's
-/// S and O), which the fragment's `mma`s and its epilogue bind to `warp_row0` and `warp_col0`
-/// in a block of their own; `warp_row0` and `warp_col0` otherwise (a kernel's only warp-tile
-/// fragment, or a `.warpgroup_tile(..)` one).
-pub(crate) fn warp_origin_names(kernel: &Kernel, fragment: &str) -> (String, String) {
-    let is_warp_tile = |f: &Fragment| f.warp_tile.is_some() && f.warpgroup_tile.is_none();
-    let warp_tiles = kernel
+/// The prefix of a fragment's warp origins: `{name}_` for a `.warp_tile(..)` or
+/// `.warpgroup_tile(..)` fragment in a kernel of several (FlashAttention's S and O), whose
+/// `mma`s and epilogue bind `warp_row0`, `warp_col0` (and `warpgroup_row0`) to them in a
+/// block of their own; empty otherwise (a kernel's only such fragment).
+fn warp_origin_prefix(kernel: &Kernel, fragment: &str) -> String {
+    let is_tensor_core = |f: &Fragment| f.warp_tile.is_some() || f.warpgroup_tile.is_some();
+    let tensor_core = kernel
         .statements()
         .iter()
-        .filter(|s| matches!(s, tessera_dsl::Statement::Fragment(f) if is_warp_tile(f)))
+        .filter(|s| matches!(s, tessera_dsl::Statement::Fragment(f) if is_tensor_core(f)))
         .count();
     match kernel.fragment(fragment) {
-        Some(f) if is_warp_tile(f) && warp_tiles > 1 => {
-            (format!("{fragment}_warp_row0"), format!("{fragment}_warp_col0"))
-        }
-        _ => ("warp_row0".to_string(), "warp_col0".to_string()),
+        Some(f) if is_tensor_core(f) && tensor_core > 1 => format!("{fragment}_"),
+        _ => String::new(),
     }
 }
 
-/// `const int warp_row0 = acc_warp_row0;` (and the column) for the mma or epilogue of `acc`
-/// in a kernel of several warp-tile fragments; nothing otherwise.
+/// The names a fragment's warp origins are declared with: `{name}_warp_row0` and
+/// `{name}_warp_col0` in a kernel of several tensor-core fragments, `warp_row0` and
+/// `warp_col0` otherwise.
+pub(crate) fn warp_origin_names(kernel: &Kernel, fragment: &str) -> (String, String) {
+    let prefix = warp_origin_prefix(kernel, fragment);
+    (format!("{prefix}warp_row0"), format!("{prefix}warp_col0"))
+}
+
+/// `const int warp_row0 = acc_warp_row0;` (the column, and a wgmma fragment's
+/// `warpgroup_row0`) for the mma or epilogue of `acc` in a kernel of several tensor-core
+/// fragments; nothing otherwise.
 fn warp_origin_bindings(kernel: &Kernel, fragment: &str) -> Vec<(String, String)> {
-    match warp_origin_names(kernel, fragment) {
-        (row, _) if row == "warp_row0" => vec![],
-        (row, col) => vec![("warp_row0".to_string(), row), ("warp_col0".to_string(), col)],
+    let prefix = warp_origin_prefix(kernel, fragment);
+    if prefix.is_empty() {
+        return vec![];
     }
+    let wgmma = kernel.fragment(fragment).is_some_and(|f| f.warpgroup_tile.is_some());
+    let names: &[&str] =
+        if wgmma { &["warpgroup_row0", "warp_row0", "warp_col0"] } else { &["warp_row0", "warp_col0"] };
+    names.iter().map(|name| (name.to_string(), format!("{prefix}{name}"))).collect()
 }
 
 /// `let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);` (or `.warpgroup_tile(..)`)
@@ -139,11 +152,14 @@ pub(crate) fn fragment_source(
                     ),
                     "16 × 8 tiles, four values of each in every lane".to_string(),
                 ],
-                vec![
-                    ("warpgroup_row0".to_string(), format!("tid / 128 / {groups_across} * {group_rows}")),
-                    ("warp_row0".to_string(), "warpgroup_row0 + tid / 32 % 4 * 16".to_string()),
-                    ("warp_col0".to_string(), format!("tid / 128 % {groups_across} * {warp_cols_name}")),
-                ],
+                {
+                    let prefix = warp_origin_prefix(kernel, &fragment.name);
+                    vec![
+                        (format!("{prefix}warpgroup_row0"), format!("tid / 128 / {groups_across} * {group_rows}")),
+                        (format!("{prefix}warp_row0"), format!("{prefix}warpgroup_row0 + tid / 32 % 4 * 16")),
+                        (format!("{prefix}warp_col0"), format!("tid / 128 % {groups_across} * {warp_cols_name}")),
+                    ]
+                },
             )
         }
         None => (
@@ -189,7 +205,7 @@ fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<S
         return tf32_a_loads(a, plan);
     }
     match plan {
-        OperandPlan::Fragment(p) => register_a_loads(p, input),
+        OperandPlan::Fragment(p) => register_a_loads(p, input, "mi", "a_frag[mi]"),
         OperandPlan::Shared(_) if columns_contiguous(plan) => {
             // lane l: row l % 16 of the 16 × 16 tile, columns (l / 16) · 8 ..: the four 8 × 8 tiles
             // (rows 0-7 | 8-15) × (k 0-7 | 8-15) in a[0..4)
@@ -230,14 +246,14 @@ fn a_loads(a: &OperandText<'_>, plan: &OperandPlan, input: ElementType) -> Vec<S
 /// m16n8k16's A registers of the k-step of p's columns kk .. kk + 15 are a0 = (g, 2q | 2q + 1),
 /// a1 = (g + 8, same), a2 = (g, 2q + 8 | 2q + 9), a3 = (g + 8, same): n-tile kk / 8's values
 /// in a0 and a1, n-tile kk / 8 + 1's in a2 and a3, the lower column in each low half.
-fn register_a_loads(p: &FragmentPlan, input: ElementType) -> Vec<String> {
+fn register_a_loads(p: &FragmentPlan, input: ElementType, m_tile: &str, target: &str) -> Vec<String> {
     let round = crate::operand::round_to_half(input);
-    let value = |tile: &str, v: usize| format!("{round}({}[mi][{tile}][{v}])", p.fragment);
+    let value = |tile: &str, v: usize| format!("{round}({}[{m_tile}][{tile}][{v}])", p.fragment);
     [("kk / 8", 0), ("kk / 8", 2), ("kk / 8 + 1", 0), ("kk / 8 + 1", 2)]
         .iter()
         .enumerate()
         .map(|(register, (tile, v))| {
-            format!("a_frag[mi][{register}] = tessera_pack({}, {});", value(tile, *v), value(tile, v + 1))
+            format!("{target}[{register}] = tessera_pack({}, {});", value(tile, *v), value(tile, v + 1))
         })
         .collect()
 }
@@ -429,29 +445,38 @@ fn wgmma_source(
     let a = OperandText::new(&plan.a).in_stage(kernel, stage);
     let b = OperandText::new(&plan.b).in_stage(kernel, stage);
     let not_addressable = || invalid(kernel, mma.origin, "a wgmma operand that no descriptor addresses");
-    let a_descriptor = Descriptor::of(&a, &plan.a, true).ok_or_else(not_addressable)?;
+    // A in registers (FlashAttention's P): wgmma's register-A fragment of a warp is
+    // mma.sync's m16n8k16 A fragment of its 16 rows, so the packing is the same
+    let (a_descriptor, a_loads, a_note) = match &plan.a {
+        OperandPlan::Fragment(p) => (
+            None,
+            register_a_loads(p, input, "0", "a_frag[kk / 16]"),
+            format!("A = `{}` rounded to {input}", p.fragment),
+        ),
+        _ => {
+            let descriptor = Descriptor::of(&a, &plan.a, true).ok_or_else(not_addressable)?;
+            let note = format!("A {} in {}-byte swizzled panels", descriptor.major(), descriptor.span);
+            (Some(descriptor), Vec::new(), note)
+        }
+    };
     let b_descriptor = Descriptor::of(&b, &plan.b, false).ok_or_else(not_addressable)?;
     let source = WgmmaSource {
         dsl: mma.to_string(),
         instruction: plan.instruction.ptx().unwrap_or_default(),
         k_name: crate::gemm::k_extent_name(kernel, mma, plan),
         n,
-        operands_note: format!(
-            "A {} in {}-byte swizzled panels, B {} in {}-byte ones",
-            a_descriptor.major(),
-            a_descriptor.span,
-            b_descriptor.major(),
-            b_descriptor.span
-        ),
+        operands_note: format!("{a_note}, B {} in {}-byte ones", b_descriptor.major(), b_descriptor.span),
         input: input.cuda_name(),
         acc: mma.acc.clone(),
         a: a_descriptor,
+        a_loads,
         b: b_descriptor,
         in_flight,
     }
     .render()
     .map_err(template_error("wgmma.cu"))?;
-    let mut origins = a.origin_declarations();
+    let mut origins = warp_origin_bindings(kernel, &mma.acc);
+    origins.extend(a.origin_declarations());
     origins.extend(b.origin_declarations());
     Ok(crate::gemm::with_tile_origins(source, &origins))
 }
@@ -657,12 +682,6 @@ pub(crate) fn uses_wgmma(kernel: &Kernel) -> bool {
     tensor_core_instructions(kernel).iter().any(|instruction| matches!(instruction, MmaInstruction::Wgmma { .. }))
 }
 
-/// Whether this `mma` runs on wgmma.
-pub(crate) fn is_wgmma(kernel: &Kernel, mma: &tessera_dsl::Mma) -> bool {
-    MmaPlan::new(kernel, mma, &kernel.constant_scope())
-        .is_ok_and(|plan| matches!(plan.instruction, MmaInstruction::Wgmma { .. }))
-}
-
 /// After a pipeline that left wgmma groups running: wait for them all, then keep the
 /// compiler from touching the accumulators `accs` before.
 pub(crate) fn wgmma_drain<'a>(accs: impl Iterator<Item = &'a str>) -> Vec<String> {
@@ -693,36 +712,62 @@ struct WgmmaHelpersSource {
     n: i64,
     tiles: i64,
     instruction: String,
+    /// The register-A form (`tessera_wgmma_register_a`) rather than the descriptor one.
+    register_a: bool,
     registers: String,
     outputs: String,
-    a_operand: i64,
+    a_operand: String,
     b_operand: i64,
     accumulate_operand: i64,
     trans_a_operand: i64,
     trans_b_operand: i64,
 }
 
-/// `tessera_wgmma` for m64n{n}k16 on `input`: the asm takes n / 2 accumulator registers.
-pub(crate) fn wgmma_helpers(input: ElementType, n: i64) -> Result<String, RenderError> {
+/// The forms of wgmma a kernel's `mma`s run: (input, n, A from registers), each once.
+pub(crate) fn wgmma_forms(kernel: &Kernel) -> Vec<(ElementType, i64, bool)> {
+    let mut forms = Vec::new();
+    for statement in kernel.statements() {
+        let tessera_dsl::Statement::Mma(mma) = statement else { continue };
+        let Ok(plan) = MmaPlan::new(kernel, mma, &kernel.constant_scope()) else { continue };
+        if let MmaInstruction::Wgmma { input, n } = plan.instruction {
+            let form = (input, n, matches!(plan.a, OperandPlan::Fragment(_)));
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+    }
+    forms
+}
+
+/// `tessera_wgmma` (or, `register_a`, `tessera_wgmma_register_a`) for m64n{n}k16 on `input`:
+/// the asm takes n / 2 accumulator registers.
+pub(crate) fn wgmma_helpers(input: ElementType, n: i64, register_a: bool) -> Result<String, RenderError> {
     let values = n / 2;
     let registers: Vec<String> = (0..values).map(|r| format!("%{r}")).collect();
     let outputs: Vec<String> = (0..values).map(|r| format!("\"+f\"(d[{}][{}])", r / 4, r % 4)).collect();
     let instruction = MmaInstruction::Wgmma { input, n }.ptx().unwrap_or_default();
+    // A's four registers take four operands where its descriptor takes one
+    let a_operands = if register_a { 4 } else { 1 };
+    let b_operand = values + a_operands;
     WgmmaHelpersSource {
         n,
         tiles: n / 8,
         instruction,
+        register_a,
         // eight registers to a line of the asm string
         registers: format!(
             "{{{}}}",
             registers.chunks(8).map(|chunk| chunk.join(", ")).collect::<Vec<_>>().join(", \"\n        \"")
         ),
         outputs: outputs.chunks(8).map(|chunk| chunk.join(", ")).collect::<Vec<_>>().join(",\n          "),
-        a_operand: values,
-        b_operand: values + 1,
-        accumulate_operand: values + 2,
-        trans_a_operand: values + 3,
-        trans_b_operand: values + 4,
+        a_operand: match register_a {
+            true => format!("{{%{}, %{}, %{}, %{}}}", values, values + 1, values + 2, values + 3),
+            false => format!("%{values}"),
+        },
+        b_operand,
+        accumulate_operand: b_operand + 1,
+        trans_a_operand: b_operand + 2,
+        trans_b_operand: b_operand + 2 + i64::from(!register_a),
     }
     .render()
     .map_err(template_error("wgmma_helpers.cu"))

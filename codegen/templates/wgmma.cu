@@ -1,7 +1,15 @@
 // {{ dsl }}: {{ instruction }}, {{ k_name }} / 16 k-steps; each
+{%- match a %}
+{%- when Some with (_a) %}
 // warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading both operands from shared
 // memory through descriptors: {{ operands_note }}
+{%- when None %}
+// warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading B from shared memory
+// through a descriptor and A from registers: {{ operands_note }}
+{%- endmatch %}
 {
+{%- match a %}
+{%- when Some with (a) %}
     tessera_wgmma_fence_operands({{ acc }}[0]);
     tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
     #pragma unroll
@@ -10,6 +18,23 @@
         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
         tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
     }
+{%- when None %}
+    // every k-step's A registers packed before the fence: wgmma reads them asynchronously
+    unsigned a_frag[{{ k_name }} / 16][4];
+    #pragma unroll
+    for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+{%- for load in a_loads %}
+        {{ load }}
+{%- endfor %}
+    }
+    tessera_wgmma_fence_operands({{ acc }}[0]);
+    tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+    #pragma unroll
+    for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
+        tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / 16], b_descriptor);
+    }
+{%- endmatch %}
     tessera_wgmma_commit();
 {%- if in_flight == 0 %}
     // every k-step done before the pipeline refills this stage or anything reads {{ acc }}

@@ -1,3 +1,30 @@
+{%- if register_a -%}
+// wgmma, A from registers: a warpgroup multiplies a 64 × 16 tile of A held in registers (warp w
+// its rows 16w .. 16w + 15 in mma.sync's m16n8k16 A layout, four 32-bit registers of 16-bit
+// pairs a lane) by a 16 × {{ n }} tile of B read by the tensor cores from shared memory through a
+// descriptor, into 64 × {{ n }} f32 accumulators in the same layout as the descriptor form.
+// TRANS_B: B is stored N-major.
+#ifndef TESSERA_SIM_H
+template <class T, int TRANS_B>
+__device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[{{ tiles }}][4], const unsigned (&a)[4], unsigned long long b_descriptor)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n"
+        ".reg .pred accumulate;\n"
+        "setp.ne.b32 accumulate, %{{ accumulate_operand }}, 0;\n"
+        "{{ instruction }}\n"
+        "{{ registers }},\n"
+        "{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1, %{{ trans_b_operand }};\n"
+        "}\n"
+        : {{ outputs }}
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1), "n"(TRANS_B));
+#else
+    __trap();  // wgmma is sm_90a's: the launch refuses other devices before getting here
+#endif
+}
+#endif  // TESSERA_SIM_H
+{%- else -%}
 // wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × {{ n }} tile of B, both read
 // by the tensor cores from shared memory through 64-bit matrix descriptors, into 64 × {{ n }} f32
 // accumulators: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8 layout ({{ tiles }} tiles of 16 × 8).
@@ -13,7 +40,7 @@ __device__ __forceinline__ void tessera_wgmma(float (&d)[{{ tiles }}][4], unsign
         "setp.ne.b32 accumulate, %{{ accumulate_operand }}, 0;\n"
         "{{ instruction }}\n"
         "{{ registers }},\n"
-        "%{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1, %{{ trans_a_operand }}, %{{ trans_b_operand }};\n"
+        "{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1, %{{ trans_a_operand }}, %{{ trans_b_operand }};\n"
         "}\n"
         : {{ outputs }}
         : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(TRANS_A), "n"(TRANS_B));
@@ -22,3 +49,4 @@ __device__ __forceinline__ void tessera_wgmma(float (&d)[{{ tiles }}][4], unsign
 #endif
 }
 #endif  // TESSERA_SIM_H
+{%- endif %}

@@ -543,13 +543,14 @@ fn register_operand(
     ))
 }
 
-/// What a register fragment `p` must be to be operand A of `mma(&p, b, &mut acc)` on
-/// `mma.sync.m16n8k16`: each lane's accumulators of `p` in the m16n8 layout are, two n-tiles
-/// at a time, exactly its A registers of one 16-deep k-step, so `p` is a `.warp_tile(..)`
-/// fragment whose warps each hold whole rows of it (WN = its columns, a multiple of 16),
-/// `acc` is one too with the same rows per warp in one column of warps (warp w multiplies
-/// its own rows of `p` into its own rows of `acc`), and B is 16-bit: `p`'s f32 values are
-/// rounded to B's type.
+/// What a register fragment `p` must be to be operand A of `mma(&p, b, &mut acc)`: each
+/// lane's accumulators of `p` in the m16n8 layout are, two n-tiles at a time, exactly its A
+/// registers of one 16-deep k-step — for `mma.sync.m16n8k16` (`p` and `acc` `.warp_tile(..)`
+/// fragments) and for wgmma's register-A form (both `.warpgroup_tile(..)` ones, whose warps
+/// hold 16 rows each in that layout). So the warps (warpgroups) each hold whole rows of `p`
+/// (its columns, a multiple of 16), `acc` has the same rows per warp (warpgroup) in one column
+/// of them (each multiplies its own rows of `p` into its own rows of `acc`), and B is 16-bit:
+/// `p`'s f32 values are rounded to B's type.
 fn register_operand_errors(mma: &Mma, p: &FragmentPlan, acc: &FragmentLayout, b_type: ElementType) -> Vec<Diagnostic> {
     let origin = mma.a.origin();
     let name = &p.fragment;
@@ -560,7 +561,30 @@ fn register_operand_errors(mma: &Mma, p: &FragmentPlan, acc: &FragmentLayout, b_
             format!("accumulate into another fragment: `mma(&{name}, &b_s, &mut out)`"),
         )];
     }
-    let Some([p_rows, p_cols]) = p.layout.warp_tile.filter(|_| p.layout.warpgroup_tile.is_none()) else {
+    // the tile each warp (mma.sync) or warpgroup (wgmma) holds of `p` and of `acc`
+    let (p_tile, acc_tile, method) = match (p.layout.warpgroup_tile, acc.warpgroup_tile) {
+        (Some(p_tile), Some(acc_tile)) => (Some(p_tile), Some(acc_tile), "warpgroup_tile"),
+        (None, None) => (p.layout.warp_tile, acc.warp_tile, "warp_tile"),
+        (Some(_), None) => {
+            return vec![error(
+                format!(
+                    "`{name}` is a `.warpgroup_tile(..)` fragment (wgmma's), so the `mma` it feeds runs on wgmma: the accumulator `{}` must be a `.warpgroup_tile(..)` fragment too",
+                    mma.acc
+                ),
+                format!("declare `{}` with `.warpgroup_tile([64, {}])`", mma.acc, acc.cols),
+            )]
+        }
+        (None, Some(_)) => {
+            return vec![error(
+                format!(
+                    "`{}` is a `.warpgroup_tile(..)` fragment, so this `mma` runs on wgmma, whose register operand is in wgmma's accumulator layout: `{name}` must be a `.warpgroup_tile(..)` fragment too",
+                    mma.acc
+                ),
+                format!("declare `{name}` as `fragment::<f32>([{}, {}]).warpgroup_tile([64, {}])`", p.layout.rows, p.layout.cols, p.layout.cols),
+            )]
+        }
+    };
+    let Some([p_rows, p_cols]) = p_tile else {
         return vec![error(
             format!(
                 "`{name}` is a register operand of `mma`, so its values must be in mma.sync's accumulator layout: it must be a `.warp_tile(..)` fragment"
@@ -568,7 +592,7 @@ fn register_operand_errors(mma: &Mma, p: &FragmentPlan, acc: &FragmentLayout, b_
             format!("declare it as `fragment::<f32>([{}, {}]).warp_tile([16, {}])`", p.layout.rows, p.layout.cols, p.layout.cols),
         )];
     };
-    let Some([acc_rows, acc_cols]) = acc.warp_tile.filter(|_| acc.warpgroup_tile.is_none()) else {
+    let Some([acc_rows, acc_cols]) = acc_tile else {
         return vec![error(
             format!(
                 "`{name}` is a register operand of `mma`, which only mma.sync takes: the accumulator `{}` must be a `.warp_tile(..)` fragment",
@@ -577,39 +601,40 @@ fn register_operand_errors(mma: &Mma, p: &FragmentPlan, acc: &FragmentLayout, b_
             format!("declare `{}` with `.warp_tile([{p_rows}, {}])`", mma.acc, acc.cols),
         )];
     };
+    let unit = if method == "warpgroup_tile" { "warpgroup" } else { "warp" };
     let mut errors = Vec::new();
     if p_cols != p.layout.cols {
         errors.push(error(
             format!(
-                "each warp holds {p_cols} of the {} columns of `{name}` (`.warp_tile([{p_rows}, {p_cols}])`), but a warp multiplying its rows of `{name}` by B needs all {} (the k extent) in its own registers",
+                "each {unit} holds {p_cols} of the {} columns of `{name}` (`.{method}([{p_rows}, {p_cols}])`), but a {unit} multiplying its rows of `{name}` by B needs all {} (the k extent) in its own registers",
                 p.layout.cols, p.layout.cols
             ),
-            format!("give `{name}` one column of warps: `.warp_tile([{p_rows}, {}])`", p.layout.cols),
+            format!("give `{name}` one column of {unit}s: `.{method}([{p_rows}, {}])`", p.layout.cols),
         ));
     }
     if p_rows != acc_rows {
         errors.push(error(
             format!(
-                "each warp holds {p_rows} rows of `{name}` but {acc_rows} of `{}`: a warp multiplies its own rows of `{name}` into the same rows of `{}`",
+                "each {unit} holds {p_rows} rows of `{name}` but {acc_rows} of `{}`: a {unit} multiplies its own rows of `{name}` into the same rows of `{}`",
                 mma.acc, mma.acc
             ),
-            format!("use the same rows per warp in both, e.g. `.warp_tile([{p_rows}, ..])` for `{}`", mma.acc),
+            format!("use the same rows per {unit} in both, e.g. `.{method}([{p_rows}, ..])` for `{}`", mma.acc),
         ));
     } else if acc_cols != acc.cols {
         errors.push(error(
             format!(
-                "`{}` has {} warps side by side (`.warp_tile([{acc_rows}, {acc_cols}])` of {} columns), but only one warp holds each row of `{name}` in its registers: a register operand needs one column of warps",
+                "`{}` has {} {unit}s side by side (`.{method}([{acc_rows}, {acc_cols}])` of {} columns), but only one {unit} holds each row of `{name}` in its registers: a register operand needs one column of {unit}s",
                 mma.acc,
                 acc.cols / acc_cols.max(1),
                 acc.cols
             ),
-            format!("give `{}` whole rows per warp: `.warp_tile([{acc_rows}, {}])`", mma.acc, acc.cols),
+            format!("give `{}` whole rows per {unit}: `.{method}([{acc_rows}, {}])`", mma.acc, acc.cols),
         ));
     }
     if p.layout.cols % 16 != 0 {
         errors.push(error(
             format!(
-                "`{name}` has {} columns, the k extent of `{mma}`, but mma.sync m16n8k16 takes k-steps of 16 (two of its 8-column tiles): {} is not a multiple of 16",
+                "`{name}` has {} columns, the k extent of `{mma}`, but the tensor cores take k-steps of 16 (two of its 8-column tiles): {} is not a multiple of 16",
                 p.layout.cols, p.layout.cols
             ),
             format!("make `{name}`'s columns a multiple of 16, e.g. {}", (p.layout.cols / 16).max(1) * 16),
@@ -619,14 +644,14 @@ fn register_operand_errors(mma: &Mma, p: &FragmentPlan, acc: &FragmentLayout, b_
         errors.push(Diagnostic::new(
             mma.b.origin(),
             format!(
-                "`{name}` is rounded in registers to B's type and multiplied by mma.sync m16n8k16, which takes f16 or bf16; B (`{}`) is {b_type}",
+                "`{name}` is rounded in registers to B's type and multiplied by a k16 tensor-core instruction, which takes f16 or bf16; B (`{}`) is {b_type}",
                 mma.b
             ),
         ).with_hint("store B as bf16 or f16 (TF32's m16n8k8 takes A in a lane layout the accumulators do not have)".to_string()));
     } else if p.layout.element != ElementType::F32 {
         errors.push(error(
             format!(
-                "`{name}` holds {} values, but a register operand is an f32 `.warp_tile(..)` fragment (an mma's accumulators), rounded to B's {b_type} in registers",
+                "`{name}` holds {} values, but a register operand is an f32 `.{method}(..)` fragment (an mma's accumulators), rounded to B's {b_type} in registers",
                 p.layout.element
             ),
             format!("declare `{name}` as `fragment::<f32>(..)`"),

@@ -1,8 +1,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    leading_dimension_name, Config, Expr, GlobalTensor, Origin, Param, Scope, SharedBuffer, SharedMemoryPlan,
-    Statement, Target,
+    leading_dimension_name, Config, Expr, GlobalTensor, MmaInstruction, MmaPlan, Origin, Param, PipelineLoop, Scope,
+    SharedBuffer, SharedMemoryPlan, Statement, Target,
 };
 
 /// A whole tile kernel: its signature, its configuration and its body.
@@ -273,6 +273,27 @@ impl Kernel {
         let tile = usize::try_from(layout.rows * layout.cols).ok()?;
         let blocks = blocks.max(1) as usize;
         Some(StreamKWorkspace { element: fragment.element, partials: 2 * blocks * tile, counters: 2 * blocks })
+    }
+
+    /// wgmma commit groups each tile of `pipeline` leaves running into the next: 1 where its
+    /// body multiplies with wgmma and holds no thread code (the tensor cores start on tile
+    /// k + 1 while tile k's finish, and its stage is freed a tile later), 0 otherwise — thread
+    /// code between the `mma`s reads or writes their accumulators, so each is waited for.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, CopyMechanism, Expr, Kernel, Origin, PipelineLoop};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// let pipeline = PipelineLoop { var: "k".into(), count: Expr::int(4), stages: 3, producers: None, copies: CopyMechanism::default(), consumers: None, body: vec![], origin: Origin::default() };
+    /// assert_eq!(kernel.wgmma_groups_in_flight(&pipeline), 0);
+    /// ```
+    pub fn wgmma_groups_in_flight(&self, pipeline: &PipelineLoop) -> u32 {
+        let scope = self.constant_scope();
+        let wgmma = pipeline.body.iter().any(|s| {
+            matches!(s, Statement::Mma(mma) if MmaPlan::new(self, mma, &scope)
+                .is_ok_and(|plan| matches!(plan.instruction, MmaInstruction::Wgmma { .. })))
+        });
+        let thread_code = pipeline.body.iter().any(|s| matches!(s, Statement::Thread(_)));
+        u32::from(wgmma && !thread_code)
     }
 
     /// The copies that cp.async pipelines (`stages ≥ 3`) issue, which deal their tiles to

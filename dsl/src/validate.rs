@@ -437,9 +437,9 @@ impl Checker<'_> {
     /// shared buffers (its stages), `mma`s and thread code, the last two run in source order
     /// once the tile has landed. Its barriers are its own (one per tile, after the wait), so
     /// thread code in it may not write shared memory (another thread could read it before any
-    /// barrier); and where the compute threads are not the whole block (producers), a tile's
-    /// loop is split between blocks (stream-K) or wgmma leaves the accumulators in flight past
-    /// a tile's compute, it holds no thread code at all.
+    /// barrier); and where the compute threads are not the whole block (producers) or a tile's
+    /// loop is split between blocks (stream-K), it holds no thread code at all. (Thread code in
+    /// a wgmma pipeline makes each wgmma be waited for: [`Kernel::wgmma_groups_in_flight`].)
     fn pipeline_bodies(&mut self) {
         let stream_k = self.kernel.body.iter().any(|s| matches!(s, Statement::Grid(g) if g.stream_k));
         let shared: Vec<String> = self
@@ -451,7 +451,6 @@ impl Checker<'_> {
                 _ => None,
             })
             .collect();
-        let scope = self.kernel.constant_scope();
         let pipelines: Vec<&PipelineLoop> = self
             .kernel
             .statements()
@@ -463,10 +462,6 @@ impl Checker<'_> {
             .collect();
         for pipeline in pipelines {
             let stages = pipeline.stages;
-            let wgmma = pipeline.body.iter().any(|s| {
-                matches!(s, Statement::Mma(mma) if MmaPlan::new(self.kernel, mma, &scope)
-                    .is_ok_and(|plan| matches!(plan.instruction, MmaInstruction::Wgmma { .. })))
-            });
             let holds = "copies of global tiles into shared buffers, `mma` and thread code";
             for statement in &pipeline.body {
                 match statement {
@@ -507,11 +502,6 @@ impl Checker<'_> {
                             Some((
                                 "a `.stream_k()` kernel, which splits a tile's k loop between blocks and adds their accumulators".to_string(),
                                 "drop `.stream_k()`",
-                            ))
-                        } else if wgmma {
-                            Some((
-                                "a pipeline of wgmma, which leaves a tile's multiply running into the next tile's, so its accumulators are not this thread's to touch inside the loop".to_string(),
-                                "move the thread code after the loop",
                             ))
                         } else {
                             let (_, writes) = thread.indexed();

@@ -1664,6 +1664,48 @@ inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigne
     warp_gather(op, 1, 0, unused, 0);  // no lane stores before every lane has read
 }
 
+// wgmma with A from registers: warp w of the group holds rows 16w .. 16w + 15 of the 64 × 16 A
+// tile in mma.sync's m16n8k16 A layout (a[0] = (g, 2t | 2t + 1), a[1] = (g + 8, ..), a[2] =
+// (g, 2t + 8 | 2t + 9), a[3] = (g + 8, ..)), so a lane's rows g, g + 8 are in lanes 4g .. 4g + 3
+// of its own warp; B from shared memory through its descriptor, as above.
+template <class T, int TRANS_B, int TILES>
+inline void wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor,
+                             const char* op) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(__start_tessera_shared);
+    if (base % 1024 != 0) stop_thread(kTrap, "wgmma: the simulated shared memory is not 1024-byte aligned");
+    const uint32_t g = lane() / 4, t = lane() % 4;
+    uint64_t a01[kWarpSize], a23[kWarpSize], unused[kWarpSize];
+    warp_gather(op, 0, a[0] | uint64_t{a[1]} << 32, a01);
+    warp_gather(op, 1, a[2] | uint64_t{a[3]} << 32, a23);
+    const WgmmaOperand b = wgmma_operand(b_descriptor, TRANS_B);
+    const uintptr_t size = reinterpret_cast<uintptr_t>(__stop_tessera_shared) - base;
+    auto b_element = [&](uint32_t n, uint32_t k) {
+        uintptr_t at = b.offset(n, k);
+        if (at + 2 > size) {
+            char message[200];
+            snprintf(message, sizeof message, "wgmma: element (%u, %u) of B lies at shared byte %lu, past the %lu bytes of shared memory",
+                     n, k, static_cast<unsigned long>(at), static_cast<unsigned long>(size));
+            stop_thread(kTrap, message);
+        }
+        uint16_t bits;
+        memcpy(&bits, reinterpret_cast<const char*>(base + at), 2);
+        return element_to_float<T>(bits);
+    };
+    for (uint32_t tile = 0; tile < TILES; ++tile) {
+        for (uint32_t v = 0; v < 4; ++v) {
+            uint32_t row = g + 8 * (v / 2), col = 8 * tile + 2 * t + v % 2;
+            float sum = d[tile][v];
+            for (uint32_t k = 0; k < 16; ++k) {
+                // A(row, k): lane (row % 8) · 4 + (k % 8) / 2, register row / 8 + 2 (k / 8)
+                float x = element_to_float<T>(fragment_half(a01, a23, (row % 8) * 4 + (k % 8) / 2, row / 8 + 2 * (k / 8), k % 2));
+                sum = fmaf(x, b_element(col, k), sum);
+            }
+            d[tile][v] = sum;
+        }
+    }
+    warp_gather(op, 2, 0, unused, 0);  // no lane stores before every lane has read
+}
+
 }  // namespace tessera_sim
 
 inline unsigned long long tessera_wgmma_descriptor(const void* start, unsigned leading_bytes, unsigned stride_bytes,
@@ -1689,6 +1731,23 @@ inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor,
     auto run = [&d, a_descriptor, b_descriptor]() {
         tessera_sim::wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor,
                                                 std::is_same<T, __half>::value ? "wgmma.f16" : "wgmma.bf16");
+    };
+    tessera_sim::Machine& s = tessera_sim::m();
+    if (s.launch->async_copies_at_issue) {
+        s.wgmma_pending[s.current].push_back({run, s.wgmma_groups[s.current]});
+    } else {
+        run();
+    }
+}
+// A's registers are read at issue (the program may not change them before the wait anyway).
+template <class T, int TRANS_B, int TILES>
+inline void tessera_wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor) {
+    static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
+                  "wgmma multiplies __half or __nv_bfloat16");
+    const unsigned registers[4] = {a[0], a[1], a[2], a[3]};
+    auto run = [&d, registers, b_descriptor]() {
+        tessera_sim::wgmma_register_a<T, TRANS_B>(d, registers, b_descriptor,
+                                                  std::is_same<T, __half>::value ? "wgmma.f16 (A in registers)" : "wgmma.bf16 (A in registers)");
     };
     tessera_sim::Machine& s = tessera_sim::m();
     if (s.launch->async_copies_at_issue) {

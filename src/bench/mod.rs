@@ -88,12 +88,16 @@ impl Family {
                 chosen => chosen == kernel.name(),
             },
             (Family::Norm, Some(columns)) => kernel.name().contains("wide") == (columns > 8192),
-            // the kernel `attention::forward` takes for the head dim (BF16, causal and not)
+            // the kernels `attention::forward_on` takes for the head dim (BF16, causal and not,
+            // mma.sync and wgmma)
             (Family::Attention, _) => {
                 let head_dim = value("HD").unwrap_or(0).max(0) as usize;
                 kernel.name().contains("bf16")
-                    && [false, true].iter().any(|&causal| {
-                        attention::kernel_for::<half::bf16>(head_dim, causal).is_ok_and(|k| k.name() == kernel.name())
+                    && attention::TensorCores::ALL.iter().any(|&cores| {
+                        [false, true].iter().any(|&causal| {
+                            attention::kernel_for::<half::bf16>(cores, head_dim, causal)
+                                .is_ok_and(|k| k.name() == kernel.name())
+                        })
                     })
             }
             _ => true,

@@ -150,8 +150,10 @@ pub const HEAD_DIMS: &[usize] = &[64, 128];
 
 /// Element types attention takes: BF16 and F16 (scores, softmax and accumulation in f32).
 pub trait AttentionElement: crate::runtime::Element {
-    /// The forward kernels for this type: [d64, d64 causal, d128, d128 causal].
+    /// The forward kernels for this type on mma.sync: [d64, d64 causal, d128, d128 causal].
     const KERNELS: [&'static crate::KernelDefinition; 4];
+    /// The forward kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`].
+    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 4];
     /// The backward pass's Δ = Σ dO·O kernel.
     const BACKWARD_DELTA: &'static crate::KernelDefinition;
     /// The backward's dK, dV kernels, ordered as [`Self::KERNELS`].
@@ -166,6 +168,12 @@ impl AttentionElement for bf16 {
         &attention_forward_bf16_d64_causal::KERNEL,
         &attention_forward_bf16_d128::KERNEL,
         &attention_forward_bf16_d128_causal::KERNEL,
+    ];
+    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+        &attention_forward_wgmma_bf16_d64::KERNEL,
+        &attention_forward_wgmma_bf16_d64_causal::KERNEL,
+        &attention_forward_wgmma_bf16_d128::KERNEL,
+        &attention_forward_wgmma_bf16_d128_causal::KERNEL,
     ];
     const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_bf16::KERNEL;
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
@@ -189,6 +197,12 @@ impl AttentionElement for f16 {
         &attention_forward_f16_d128::KERNEL,
         &attention_forward_f16_d128_causal::KERNEL,
     ];
+    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+        &attention_forward_wgmma_f16_d64::KERNEL,
+        &attention_forward_wgmma_f16_d64_causal::KERNEL,
+        &attention_forward_wgmma_f16_d128::KERNEL,
+        &attention_forward_wgmma_f16_d128_causal::KERNEL,
+    ];
     const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_f16::KERNEL;
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
         &attention_backward_dkdv_f16_d64::KERNEL,
@@ -204,12 +218,49 @@ impl AttentionElement for f16 {
     ];
 }
 
-/// The kernel [`forward`] launches for `head_dim` and `causal`, or why there is none.
+/// The tensor-core instructions a forward kernel multiplies with.
+///
+/// ```
+/// use tessera::catalog::attention::{self, TensorCores};
+/// use tessera::half::bf16;
+/// let kernel = attention::kernel_for::<bf16>(TensorCores::Wgmma, 128, true).unwrap();
+/// assert_eq!(kernel.name(), "attention_forward_wgmma_bf16_d128_causal");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorCores {
+    /// `mma.sync` fed by `ldmatrix` (every GPU since Ampere, sm_80).
+    MmaSync,
+    /// Hopper's `wgmma` (sm_90a): Q and K read by the tensor cores from shared memory, P from
+    /// registers.
+    Wgmma,
+}
+
+impl TensorCores {
+    /// Both, in the order of the catalog's ladder.
+    pub const ALL: [TensorCores; 2] = [TensorCores::MmaSync, TensorCores::Wgmma];
+
+    /// The fastest that `device` runs: wgmma on compute capability 9.0 (H100, H200), mma.sync
+    /// on other GPUs; the simulation, which defines both, takes wgmma as an H100 would.
+    pub fn of(device: &impl crate::Device) -> Self {
+        match device.device_ref() {
+            crate::runtime::DeviceRef::Gpu(gpu) if gpu.arch() != crate::Arch::SM_90 => TensorCores::MmaSync,
+            _ => TensorCores::Wgmma,
+        }
+    }
+}
+
+/// The kernel [`forward_on`] launches for `head_dim` and `causal` on `cores`, or why there is
+/// none.
 pub fn kernel_for<T: AttentionElement>(
+    cores: TensorCores,
     head_dim: usize,
     causal: bool,
 ) -> Result<&'static crate::KernelDefinition, Error> {
-    Ok(T::KERNELS[width_index(head_dim)? + usize::from(causal)])
+    let kernels = match cores {
+        TensorCores::MmaSync => T::KERNELS,
+        TensorCores::Wgmma => T::WGMMA_KERNELS,
+    };
+    Ok(kernels[width_index(head_dim)? + usize::from(causal)])
 }
 
 /// Where the kernels of `head_dim` sit in the tables of [`AttentionElement`] (their causal
@@ -299,10 +350,27 @@ pub fn forward<T: AttentionElement>(
     lse: &mut impl Output<f32>,
     causal: bool,
 ) -> Result<crate::Launched, Error> {
+    forward_on(device, TensorCores::of(device), q, k, v, o, lse, causal)
+}
+
+/// [`forward`] on the kernels of `cores` rather than the fastest `device` runs (to compare
+/// them, or to test both on the simulation); wgmma on a GPU other than compute capability 9.0
+/// is a typed error from the launch.
+#[allow(clippy::too_many_arguments)]
+pub fn forward_on<T: AttentionElement>(
+    device: &impl crate::Device,
+    cores: TensorCores,
+    q: &impl Input<T>,
+    k: &impl Input<T>,
+    v: &impl Input<T>,
+    o: &mut impl Output<T>,
+    lse: &mut impl Output<f32>,
+    causal: bool,
+) -> Result<crate::Launched, Error> {
     let shapes = Shapes::of(q, k, v)?;
     shapes.expect("o", o.shape(), &shapes.q)?;
     shapes.expect("lse", lse.shape(), &shapes.lse())?;
-    let kernel = kernel_for::<T>(shapes.head_dim(), causal)?;
+    let kernel = kernel_for::<T>(cores, shapes.head_dim(), causal)?;
     let scale_log2 = std::f32::consts::LOG2_E / (shapes.head_dim() as f32).sqrt();
     kernel.launch(
         device,
@@ -317,8 +385,9 @@ pub fn forward<T: AttentionElement>(
     )
 }
 
-/// Every kernel of the family (forward, then backward), for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 26] = [
+/// Every kernel of the family (forward on mma.sync, backward, forward on wgmma), for tests,
+/// examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 34] = [
     &attention_forward_bf16_d64::KERNEL,
     &attention_forward_bf16_d64_causal::KERNEL,
     &attention_forward_bf16_d128::KERNEL,
@@ -345,7 +414,18 @@ pub const ALL: [&crate::KernelDefinition; 26] = [
     &attention_backward_dq_f16_d64_causal::KERNEL,
     &attention_backward_dq_f16_d128::KERNEL,
     &attention_backward_dq_f16_d128_causal::KERNEL,
+    &attention_forward_wgmma_bf16_d64::KERNEL,
+    &attention_forward_wgmma_bf16_d64_causal::KERNEL,
+    &attention_forward_wgmma_bf16_d128::KERNEL,
+    &attention_forward_wgmma_bf16_d128_causal::KERNEL,
+    &attention_forward_wgmma_f16_d64::KERNEL,
+    &attention_forward_wgmma_f16_d64_causal::KERNEL,
+    &attention_forward_wgmma_f16_d128::KERNEL,
+    &attention_forward_wgmma_f16_d128_causal::KERNEL,
 ];
 
 mod backward;
 pub use backward::*;
+
+mod hopper;
+pub use hopper::*;

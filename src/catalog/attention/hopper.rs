@@ -1,0 +1,124 @@
+//! Fused attention for Hopper (sm_90a): the forward pass of [`super`] on `wgmma`, the tensor
+//! cores reading Q and K straight from shared memory and P from registers.
+//!
+//! Each block takes BQ = 128 query rows of one (batch, head) and splits them between its two
+//! warpgroups, 64 rows each: S = Q·Kᵀ is one `wgmma.m64nBKVk16` chain per warpgroup (Q and K
+//! K-major in 128-byte swizzled panels), the online softmax runs in thread code over S's
+//! accumulators (wgmma's accumulator layout is mma.sync's, warp w of a group holding rows
+//! 16w ..), and O += P·V is a `wgmma` whose A operand is P rounded to 16 bits in registers and
+//! whose B is V read MN-major (`.trans`) from its panels. K and V come through a cp.async ring.
+
+use crate::prelude::*;
+
+// The same macro shape as the mma.sync kernels: element type, head dim (`D`, zero-filled
+// above the real one), causality, the key tile and the ring's depth.
+macro_rules! attention_forward_wgmma {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BQ = 128, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
+        pub fn $name(
+            q: Global<$t, (B, H, SQ, HD)>,
+            k: Global<$t, (B, HKV, SKV, HD)>,
+            v: Global<$t, (B, HKV, SKV, HD)>,
+            o: GlobalMut<$t, (B, H, SQ, HD)>,
+            lse: GlobalMut<f32, (B, H, SQ)>,
+            scale_log2: f32,
+        ) {
+            let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128).panels();
+            let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
+            let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
+            let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([64, BKV]);
+            let mut o_acc = fragment::<f32>([BQ, D]).warpgroup_tile([64, D]);
+            // the running maximum (in log2 units) and sum of each of this lane's two rows
+            let mut m = [-f32::INFINITY; 2];
+            let mut l = [0.0f32; 2];
+            copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s);
+            // causal: the key tiles at or before the block's last query row
+            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
+                copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
+                copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
+                for i in 0..2 {
+                    for c in 0..BKV / 4 {
+                        s[[i, c]] = 0.0;
+                    }
+                }
+                mma(&q_s, &k_s.t(), &mut s);
+                let edge = (j + 1) * BKV > SKV || (CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1);
+                for i in 0..2 {
+                    if edge {
+                        let row = qt * BQ + s.row(i);
+                        for c in 0..BKV / 4 {
+                            let col = j * BKV + s.col(c);
+                            if col >= SKV || (CAUSAL == 1 && col > row) {
+                                s[[i, c]] = -f32::INFINITY;
+                            }
+                        }
+                    }
+                    let m_new = max(m[i], s.row_max(i) * scale_log2);
+                    let mut base = m_new;
+                    if m_new == -f32::INFINITY {
+                        base = 0.0;
+                    }
+                    let rescale = exp2(m[i] - base);
+                    for c in 0..BKV / 4 {
+                        s[[i, c]] = exp2(fma(s[[i, c]], scale_log2, -base));
+                    }
+                    l[i] = l[i] * rescale + s.row_sum(i);
+                    for c in 0..D / 4 {
+                        o_acc[[i, c]] = o_acc[[i, c]] * rescale;
+                    }
+                    m[i] = m_new;
+                }
+                mma(&s, &v_s, &mut o_acc);
+            }
+            for i in 0..2 {
+                let mut inverse = 0.0f32;
+                if l[i] > 0.0 {
+                    inverse = 1.0f32 / l[i];
+                }
+                for c in 0..D / 4 {
+                    o_acc[[i, c]] = o_acc[[i, c]] * inverse;
+                }
+                let row = qt * BQ + o_acc.row(i);
+                if row < SQ && lane() % 4 == 0 {
+                    lse[[b, h, row]] = m[i] * 0.6931471805599453 + log(l[i]);
+                }
+            }
+            copy(&o_acc, o.at([b, h]).tile([qt, 0], [BQ, D]));
+        }
+    };
+}
+
+attention_forward_wgmma!(
+    /// BF16, head dim ≤ 64, sm_90a.
+    attention_forward_wgmma_bf16_d64, bf16, d = 64, causal = 0, bkv = 128, stages = 3
+);
+attention_forward_wgmma!(
+    /// BF16, head dim ≤ 64, causal, sm_90a.
+    attention_forward_wgmma_bf16_d64_causal, bf16, d = 64, causal = 1, bkv = 128, stages = 3
+);
+attention_forward_wgmma!(
+    /// BF16, head dim 65 to 128, sm_90a.
+    attention_forward_wgmma_bf16_d128, bf16, d = 128, causal = 0, bkv = 64, stages = 3
+);
+attention_forward_wgmma!(
+    /// BF16, head dim 65 to 128, causal, sm_90a.
+    attention_forward_wgmma_bf16_d128_causal, bf16, d = 128, causal = 1, bkv = 64, stages = 3
+);
+attention_forward_wgmma!(
+    /// F16, head dim ≤ 64, sm_90a.
+    attention_forward_wgmma_f16_d64, f16, d = 64, causal = 0, bkv = 128, stages = 3
+);
+attention_forward_wgmma!(
+    /// F16, head dim ≤ 64, causal, sm_90a.
+    attention_forward_wgmma_f16_d64_causal, f16, d = 64, causal = 1, bkv = 128, stages = 3
+);
+attention_forward_wgmma!(
+    /// F16, head dim 65 to 128, sm_90a.
+    attention_forward_wgmma_f16_d128, f16, d = 128, causal = 0, bkv = 64, stages = 3
+);
+attention_forward_wgmma!(
+    /// F16, head dim 65 to 128, causal, sm_90a.
+    attention_forward_wgmma_f16_d128_causal, f16, d = 128, causal = 1, bkv = 64, stages = 3
+);
