@@ -1,21 +1,26 @@
 //! Fused attention for Hopper (sm_90a): the forward pass of [`super`] on `wgmma`, the tensor
 //! cores reading Q and K straight from shared memory and P from registers.
 //!
-//! Each block takes BQ = 128 query rows of one (batch, head) and splits them between its two
-//! warpgroups, 64 rows each: S = Q·Kᵀ is one `wgmma.m64nBKVk16` chain per warpgroup (Q and K
-//! K-major in 128-byte swizzled panels), the online softmax runs in thread code over S's
-//! accumulators (wgmma's accumulator layout is mma.sync's, warp w of a group holding rows
-//! 16w ..), and O += P·V is a `wgmma` whose A operand is P rounded to 16 bits in registers and
-//! whose B is V read MN-major (`.trans`) from its panels. K and V come through a cp.async ring.
+//! Each block takes BQ query rows of one (batch, head), 64 per warpgroup: S = Q·Kᵀ is one
+//! `wgmma.m64nBKVk16` chain per warpgroup (Q and K K-major in 128-byte swizzled panels), the
+//! online softmax runs in thread code over S's accumulators (wgmma's accumulator layout is
+//! mma.sync's, warp w of a group holding rows 16w ..), and O += P·V is a `wgmma` whose A
+//! operand is P rounded to 16 bits in registers and whose B is V read MN-major (`.trans`) from
+//! its panels. K and V come through a 3-stage cp.async ring; thread code between the two
+//! products makes each wgmma be waited for before the softmax reads S.
+//!
+//! The configurations are `tessera tune`'s winners on an H100 at 4096 tokens (BENCHMARKS.md):
+//! 128 query rows and 128 keys a tile at head dim 128 (224 KiB of shared memory, causal or
+//! not); 128 × 256 at head dim 64, and 64 × 64 (one warpgroup) for its causal kernel.
 
 use crate::prelude::*;
 
 // The same macro shape as the mma.sync kernels: element type, head dim (`D`, zero-filled
 // above the real one), causality, the key tile and the ring's depth.
 macro_rules! attention_forward_wgmma {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, min_blocks = $min_blocks:literal) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BQ = 128, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel(threads = $threads, vector = 8, min_blocks = $min_blocks, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -92,33 +97,33 @@ macro_rules! attention_forward_wgmma {
 
 attention_forward_wgmma!(
     /// BF16, head dim ≤ 64, sm_90a.
-    attention_forward_wgmma_bf16_d64, bf16, d = 64, causal = 0, bkv = 128, stages = 3
+    attention_forward_wgmma_bf16_d64, bf16, d = 64, causal = 0, threads = 256, bq = 128, bkv = 256, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// BF16, head dim ≤ 64, causal, sm_90a.
-    attention_forward_wgmma_bf16_d64_causal, bf16, d = 64, causal = 1, bkv = 128, stages = 3
+    attention_forward_wgmma_bf16_d64_causal, bf16, d = 64, causal = 1, threads = 128, bq = 64, bkv = 64, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// BF16, head dim 65 to 128, sm_90a.
-    attention_forward_wgmma_bf16_d128, bf16, d = 128, causal = 0, bkv = 64, stages = 3
+    attention_forward_wgmma_bf16_d128, bf16, d = 128, causal = 0, threads = 256, bq = 128, bkv = 128, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// BF16, head dim 65 to 128, causal, sm_90a.
-    attention_forward_wgmma_bf16_d128_causal, bf16, d = 128, causal = 1, bkv = 64, stages = 3
+    attention_forward_wgmma_bf16_d128_causal, bf16, d = 128, causal = 1, threads = 256, bq = 128, bkv = 128, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// F16, head dim ≤ 64, sm_90a.
-    attention_forward_wgmma_f16_d64, f16, d = 64, causal = 0, bkv = 128, stages = 3
+    attention_forward_wgmma_f16_d64, f16, d = 64, causal = 0, threads = 256, bq = 128, bkv = 256, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// F16, head dim ≤ 64, causal, sm_90a.
-    attention_forward_wgmma_f16_d64_causal, f16, d = 64, causal = 1, bkv = 128, stages = 3
+    attention_forward_wgmma_f16_d64_causal, f16, d = 64, causal = 1, threads = 128, bq = 64, bkv = 64, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// F16, head dim 65 to 128, sm_90a.
-    attention_forward_wgmma_f16_d128, f16, d = 128, causal = 0, bkv = 64, stages = 3
+    attention_forward_wgmma_f16_d128, f16, d = 128, causal = 0, threads = 256, bq = 128, bkv = 128, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// F16, head dim 65 to 128, causal, sm_90a.
-    attention_forward_wgmma_f16_d128_causal, f16, d = 128, causal = 1, bkv = 64, stages = 3
+    attention_forward_wgmma_f16_d128_causal, f16, d = 128, causal = 1, threads = 256, bq = 128, bkv = 128, stages = 3, min_blocks = 1
 );
