@@ -145,12 +145,12 @@ fn check<T: AttentionElement>(
     }
 }
 
-/// The instruction sets to check on `backend`: both on the simulation and on a Hopper GPU
+/// The kernel sets to check on `backend`: every one on the simulation and on a Hopper GPU
 /// (which runs wgmma), mma.sync alone on other GPUs.
 fn tensor_cores(backend: &Backend) -> Vec<TensorCores> {
     match TensorCores::of(backend) {
-        TensorCores::Wgmma => TensorCores::ALL.to_vec(),
         TensorCores::MmaSync => vec![TensorCores::MmaSync],
+        _ => TensorCores::ALL.to_vec(),
     }
 }
 

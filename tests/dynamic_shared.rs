@@ -152,6 +152,14 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
             "attention_forward_wgmma_f16_d64_causal",
             "attention_forward_wgmma_f16_d128",
             "attention_forward_wgmma_f16_d128_causal",
+            "attention_forward_wgmma_tma_bf16_d64",
+            "attention_forward_wgmma_tma_bf16_d64_causal",
+            "attention_forward_wgmma_tma_bf16_d128",
+            "attention_forward_wgmma_tma_bf16_d128_causal",
+            "attention_forward_wgmma_tma_f16_d64",
+            "attention_forward_wgmma_tma_f16_d64_causal",
+            "attention_forward_wgmma_tma_f16_d128",
+            "attention_forward_wgmma_tma_f16_d128_causal",
         ]
     );
 }

@@ -120,7 +120,6 @@ struct AsyncCopySource {
     dsl: String,
     what: String,
     buffer: String,
-    stage: String,
     bytes: i64,
     rows: String,
     cols: String,
@@ -773,8 +772,8 @@ pub(crate) fn async_pipeline_parts(
                 }
             }
             None => {
-                prologue.push(indent(&async_copy_source(kernel, copy, plan, "the tile", "stage")?, 3));
-                refill.push(indent(&async_copy_source(kernel, ahead_copy, ahead_plan, &what, "stage_ahead")?, 3));
+                prologue.push(indent(&async_copy_source(kernel, copy, plan, "the tile", Some("stage"))?, 3));
+                refill.push(indent(&async_copy_source(kernel, ahead_copy, ahead_plan, &what, Some("stage_ahead"))?, 3));
             }
         }
     }
@@ -809,15 +808,15 @@ pub(crate) fn async_pipeline_parts(
 /// sides are contiguous and aligned for it, else one copy per element (a transposed buffer).
 /// On edge tiles a copy reads only the elements inside the tensor (`valid` bytes) and
 /// zero-fills the rest.
-fn async_copy_source(
+pub(crate) fn async_copy_source(
     kernel: &Kernel,
     copy: &TileCopy,
     plan: &CopyPlan,
     what: &str,
-    stage: &str,
+    stage: Option<&str>,
 ) -> Result<String, RenderError> {
     let src = OperandText::new(&plan.src);
-    let dst = OperandText::new(&plan.dst).with_stage(Some(stage.to_string()));
+    let dst = OperandText::new(&plan.dst).with_stage(stage.map(str::to_string));
     let element_bytes = i64::from(plan.element.size_bytes());
     let base = match &plan.src {
         OperandPlan::Global(tile) => tile.tensor.clone(),
@@ -865,8 +864,10 @@ fn async_copy_source(
     AsyncCopySource {
         dsl: copy.to_string(),
         what: what.into(),
-        buffer: copy.dst.name().to_string(),
-        stage: stage.into(),
+        buffer: match stage {
+            Some(stage) => format!("{}[{stage}]", copy.dst.name()),
+            None => copy.dst.name().to_string(),
+        },
         bytes,
         rows,
         cols,

@@ -1,12 +1,13 @@
-//! How blocks that take tiles by number (stream-K units, persistent blocks) number a 1-D or
-//! 2-D grid of tiles: tile t is (t % tiles_x, t / tiles_x), along x first.
+//! How blocks that take tiles by number (stream-K units, persistent blocks) number a 1-D to
+//! 3-D grid of tiles: tile t is (t % tiles_x, t / tiles_x % tiles_y, t / (tiles_x · tiles_y)),
+//! along x first.
 
 use tessera_dsl::GridBinding;
 
 use crate::c_expr;
 
 /// The names of the tile counts along each grid dimension.
-const TILE_COUNTS: [&str; 2] = ["tiles_x", "tiles_y"];
+const TILE_COUNTS: [&str; 3] = ["tiles_x", "tiles_y", "tiles_z"];
 
 /// Each dimension's tile count as (name, C expression), and their product (`tiles_x * tiles_y`).
 pub(crate) fn tile_counts(grid: &GridBinding) -> (Vec<(String, String)>, String) {
@@ -17,7 +18,7 @@ pub(crate) fn tile_counts(grid: &GridBinding) -> (Vec<(String, String)>, String)
 }
 
 /// The grid's variables as C expressions of `tile` (and `tiles_x`, `tiles_y`), after any
-/// declarations they need; `None` past two dimensions. With `.grouped(n)` tile t lies in group
+/// declarations they need; `None` past three dimensions. With `.grouped(n)` tile t lies in group
 /// t / (n · tiles_x) of n tile rows (fewer in the last), which is walked down its columns.
 pub(crate) fn tile_coordinates(grid: &GridBinding) -> Option<Vec<(String, String)>> {
     match (grid.vars.as_slice(), grid.grouped) {
@@ -25,6 +26,11 @@ pub(crate) fn tile_coordinates(grid: &GridBinding) -> Option<Vec<(String, String
         ([x, y], None) => {
             Some(vec![(x.clone(), "tile % tiles_x".to_string()), (y.clone(), "tile / tiles_x".to_string())])
         }
+        ([x, y, z], None) => Some(vec![
+            (x.clone(), "tile % tiles_x".to_string()),
+            (y.clone(), "tile / tiles_x % tiles_y".to_string()),
+            (z.clone(), "tile / (tiles_x * tiles_y)".to_string()),
+        ]),
         ([x, y], Some(rows)) => Some(vec![
             ("group_first_row".into(), format!("tile / ({rows} * tiles_x) * {rows}")),
             ("group_rows".into(), format!("min(tiles_y - group_first_row, {rows})")),

@@ -2,7 +2,7 @@
 //! destination buffer, issued by one producer thread, landing on the stage's mbarrier.
 
 use askama::Template;
-use tessera_dsl::{tensor_map_of, CopyPlan, Kernel, OperandPlan, PipelineLoop};
+use tessera_dsl::{tensor_map_of, CopyPlan, Kernel, OperandPlan, PipelineLoop, TileCopy};
 
 use crate::operand::OperandText;
 use crate::statement::{invalid, invalid_plan, template_error};
@@ -13,7 +13,10 @@ use crate::RenderError;
 struct TmaCopySource<'a> {
     dsl: String,
     tensor: &'a str,
-    buffer: &'a str,
+    /// The buffer a box lands in: `k_s[stage]` for a pipeline stage, `q_s` for a tile's own.
+    destination: String,
+    /// The mbarrier the bytes are counted on.
+    barrier: &'static str,
     map: String,
     boxes: u32,
     box_rows: u32,
@@ -23,31 +26,58 @@ struct TmaCopySource<'a> {
     origins: Vec<(String, String)>,
     row0: String,
     col0: String,
+    /// The matrix of a batched tile (`b * H + h`): a 3-D box.
+    batch: Option<String>,
 }
 
 /// The producer's copies of one k-tile into `stage` and the bytes they land: one block per
 /// copy of `pipeline`.
 pub(crate) fn stage_copies(kernel: &Kernel, pipeline: &PipelineLoop) -> Result<(Vec<String>, u32), RenderError> {
+    let copies: Vec<&TileCopy> = pipeline.tile_copies().collect();
+    copy_sources(kernel, &copies, true)
+}
+
+/// The producer's copies of a tile's own buffers (the copies before the pipeline), counted on
+/// `tessera_tile_full`, and the bytes they land.
+pub(crate) fn tile_copies(kernel: &Kernel, copies: &[&TileCopy]) -> Result<(Vec<String>, u32), RenderError> {
+    copy_sources(kernel, copies, false)
+}
+
+fn copy_sources(kernel: &Kernel, copies: &[&TileCopy], staged: bool) -> Result<(Vec<String>, u32), RenderError> {
     let scope = kernel.constant_scope();
     let mut blocks = Vec::new();
     let mut bytes = 0;
-    for copy in pipeline.tile_copies() {
+    for copy in copies {
         let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
         let map = tensor_map_of(&plan).map_err(|why| invalid(kernel, copy.origin, &why))?;
         let OperandPlan::Shared(shared) = &plan.dst else {
             return Err(invalid(kernel, copy.origin, "TMA copies into a shared buffer"));
         };
-        let src = OperandText::new(&plan.src);
-        let origins = src.origin_declarations();
+        let OperandPlan::Global(global) = &plan.src else {
+            return Err(invalid(kernel, copy.origin, "TMA copies from a global tile"));
+        };
+        // a batched tile's box is addressed by (column, row, matrix): its element offset
+        // (`q_batch0`) is the map's business
+        let batch_name = crate::operand::batch_origin_name(&global.tensor);
+        let origins: Vec<(String, String)> = OperandText::new(&plan.src)
+            .origin_declarations()
+            .into_iter()
+            .filter(|(name, _)| *name != batch_name)
+            .collect();
         let [(row0, _), (col0, _)] = origins.as_slice() else {
             return Err(invalid(kernel, copy.origin, "TMA copies 2-D tiles"));
         };
         bytes += map.tile_bytes();
+        let (destination, barrier) = match staged {
+            true => (format!("{}[stage]", shared.buffer), "&tessera_full[stage]"),
+            false => (shared.buffer.clone(), "&tessera_tile_full"),
+        };
         blocks.push(
             TmaCopySource {
                 dsl: copy.to_string(),
                 tensor: &map.tensor,
-                buffer: &shared.buffer,
+                destination,
+                barrier,
                 map: map.param(),
                 boxes: map.boxes,
                 box_rows: map.box_rows,
@@ -56,6 +86,7 @@ pub(crate) fn stage_copies(kernel: &Kernel, pipeline: &PipelineLoop) -> Result<(
                 swizzle: map.swizzle_bytes,
                 row0: row0.clone(),
                 col0: col0.clone(),
+                batch: global.batch_index().map(|index| crate::c_expr(&index)),
                 origins: origins.clone(),
             }
             .render()

@@ -1,12 +1,14 @@
 //! A pipeline with `producers = n`: the kernel becomes persistent and warp-specialised — a
 //! warpgroup of producer threads issues every k-tile's cp.async copies (or, with
-//! `copies = tma`, one of them its TMA bulk tensor copies) into the ring of stages, the block's own threads only wait, multiply and store (mbarriers between them, and
-//! `setmaxnreg` moving registers to the compute threads).
+//! `copies = tma`, one of them its TMA bulk tensor copies) into the ring of stages, and each
+//! tile's own copies (those before the pipeline) once a tile; the block's own threads only
+//! wait, compute and store (mbarriers between them, and `setmaxnreg` moving registers to the
+//! compute threads).
 
 use askama::Template;
-use tessera_dsl::{Kernel, Operand, Statement};
+use tessera_dsl::{Kernel, Statement, TileCopy};
 
-use crate::statement::{indent, invalid, render_body, template_error};
+use crate::statement::{indent, invalid, render_body, render_scoped, template_error};
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -31,6 +33,9 @@ struct WarpSpecializedSource {
     /// `stage_bytes` a stage, through these tensor maps.
     tma: bool,
     stage_bytes: u32,
+    /// The copies of each tile's own buffers (before the pipeline), and the bytes TMA lands.
+    tile_copies: Vec<String>,
+    tile_bytes: u32,
     tensor_maps: Vec<String>,
     /// Groups of compute threads taking tiles in turn (`consumers = n`; 1 without).
     consumers: u32,
@@ -43,8 +48,11 @@ struct WarpSpecializedSource {
 struct ConsumerLoopSource {
     consumers: u32,
     var: String,
+    count: String,
     bindings: Vec<(String, String)>,
-    fragment: String,
+    /// The statements before the pipeline: fragments, thread code, the wait for the tile's
+    /// own copies.
+    before: Vec<String>,
     compute: Vec<String>,
     /// Whether wgmma reads stages that cp.async wrote (through the async proxy, which TMA
     /// writes through itself).
@@ -52,7 +60,10 @@ struct ConsumerLoopSource {
     /// wgmma groups left running after each k-tile: its stage is freed a tile later.
     in_flight: u32,
     drain: Vec<String>,
-    epilogue: Vec<String>,
+    /// The statements after it: thread code and the fragments' copies out.
+    after: Vec<String>,
+    /// Whether the tile has copies of its own, whose buffers are freed at its end.
+    tile_copies: bool,
 }
 
 /// Registers a producer thread keeps (`setmaxnreg.dec`): its loop needs a few pointers.
@@ -69,35 +80,66 @@ fn compute_registers(threads: u64, producers: u32, blocks: u32) -> u32 {
 }
 
 /// The body of a kernel whose pipeline has producers (validation has checked its shape: the
-/// grid, shared buffers, one fragment, the pipeline, then copies of the fragment out).
+/// grid, shared buffers, fragments, thread code and the tile's own copies into shared buffers,
+/// the pipeline, then thread code and copies of fragments out).
 pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
+    let index = body.iter().position(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some()));
     let grid = body.iter().find_map(|s| match s {
         Statement::Grid(grid) => Some(grid),
         _ => None,
     });
-    let pipeline = body.iter().find_map(|s| match s {
-        Statement::Pipeline(p) => Some(p),
-        _ => None,
-    });
-    let fragment = body.iter().find_map(|s| match s {
-        Statement::Fragment(f) => Some(f),
-        _ => None,
-    });
-    let (Some(grid), Some(pipeline), Some(fragment), Some(producers)) =
-        (grid, pipeline, fragment, pipeline.and_then(|p| p.producers))
-    else {
-        return Err(invalid(
-            kernel,
-            kernel.origin,
-            "a pipeline with producers needs a grid, a fragment and the pipeline",
-        ));
+    let (Some(grid), Some(index)) = (grid, index) else {
+        return Err(invalid(kernel, kernel.origin, "a pipeline with producers needs a grid and the pipeline"));
     };
+    let Statement::Pipeline(pipeline) = &body[index] else {
+        return Err(invalid(kernel, kernel.origin, "a pipeline with producers needs the pipeline"));
+    };
+    let producers = pipeline.producers.unwrap_or(0);
+    let (before, after) = (&body[..index], &body[index + 1..]);
     let (extents, tiles) = crate::tiles::tile_counts(grid);
     let Some(bindings) = crate::tiles::tile_coordinates(grid) else {
-        return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D or 2-D grid"));
+        return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D, 2-D or 3-D grid"));
     };
-    let parts = crate::gemm::async_pipeline_parts(kernel, pipeline, &crate::statement::base_env(kernel))?;
     let tma = kernel.copies_by_tma();
+    let wgmma = crate::tensor_core::uses_wgmma(kernel);
+    // the tile's own copies (before the pipeline: FlashAttention's Q), issued by the producers
+    // once a tile onto an mbarrier of their own
+    let tile_copies: Vec<&TileCopy> = before
+        .iter()
+        .filter_map(|s| match s {
+            Statement::Copy(copy) => Some(copy),
+            _ => None,
+        })
+        .collect();
+    let (tile_copy_blocks, tile_bytes) = tile_copy_sources(kernel, &tile_copies, tma)?;
+    // the compute threads' statements before the loop, in order, the locals they declare kept
+    // for the loop and what follows it
+    let mut env = crate::statement::base_env(kernel);
+    let mut before_blocks = Vec::new();
+    let mut waited = false;
+    for statement in before {
+        match statement {
+            Statement::Grid(_) | Statement::Shared(_) => {}
+            Statement::Copy(_) if waited => {}
+            Statement::Copy(_) => {
+                waited = true;
+                let names: Vec<String> = tile_copies.iter().map(|copy| copy.dst.name().to_string()).collect();
+                let mut lines = vec![
+                    format!("// {}: the producers' copies of this tile have landed", names.join(", ")),
+                    "tessera_mbarrier_wait(&tessera_tile_full, tiles_done & 1);".to_string(),
+                ];
+                if wgmma && !tma {
+                    lines.push(
+                        "tessera_fence_proxy_async();  // visible to wgmma, which reads through the async proxy".into(),
+                    );
+                }
+                before_blocks.push(lines.join("\n"));
+            }
+            Statement::Fragment(fragment) => before_blocks.push(crate::gemm::fragment_source(kernel, fragment)?),
+            other => before_blocks.extend(render_scoped(kernel, std::slice::from_ref(other), 0, &mut env)?),
+        }
+    }
+    let parts = crate::gemm::async_pipeline_parts(kernel, pipeline, &env)?;
     let (copies, stage_bytes) = match tma {
         true => {
             let (blocks, bytes) = crate::tma::stage_copies(kernel, pipeline)?;
@@ -105,23 +147,20 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         }
         false => (parts.prologue.iter().map(|block| indent(block, 2)).collect(), 0),
     };
-    // the compute threads' loop, its blocks indented relative to it
-    let epilogue = body
-        .iter()
-        .filter(|s| matches!(s, Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_))))
-        .map(|s| render_body(kernel, std::slice::from_ref(s), 1).map(|lines| lines.join("\n")))
-        .collect::<Result<Vec<_>, _>>()?;
+    let after_blocks = render_scoped(kernel, after, 0, &mut env)?;
     let consumers = kernel.consumer_groups();
     let consumer_loop = ConsumerLoopSource {
         consumers,
         var: pipeline.var.clone(),
+        count: c_expr(&pipeline.count),
         bindings: bindings.clone(),
-        fragment: indent(&crate::gemm::fragment_source(kernel, fragment)?, 1),
+        before: before_blocks.iter().map(|block| indent(block, 1)).collect(),
         compute: parts.compute.clone(),
-        proxy_fence: crate::tensor_core::uses_wgmma(kernel) && !tma,
+        proxy_fence: wgmma && !tma,
         in_flight: parts.in_flight,
         drain: parts.drain.clone(),
-        epilogue,
+        after: after_blocks.iter().map(|block| indent(block, 1)).collect(),
+        tile_copies: !tile_copies.is_empty(),
     }
     .render()
     .map_err(template_error("warp_specialized_consumer.cu"))?;
@@ -153,6 +192,8 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         copies,
         tma,
         stage_bytes,
+        tile_copies: tile_copy_blocks,
+        tile_bytes,
         tensor_maps: kernel.tensor_maps().iter().map(|map| map.param()).collect(),
         consumers,
         consumer_loop: indent(consumer_loop.trim_matches('\n'), if consumers > 1 { 2 } else { 1 }),
@@ -164,6 +205,26 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     let mut lines = render_body(kernel, &shared, 1)?;
     lines.push(indent(&source, 1));
     Ok(lines)
+}
+
+/// The producers' copies of a tile's own buffers (the copies before the pipeline), each block
+/// indented for the producer loop, and the bytes TMA lands of them (0 with cp.async).
+fn tile_copy_sources(kernel: &Kernel, copies: &[&TileCopy], tma: bool) -> Result<(Vec<String>, u32), RenderError> {
+    if tma {
+        let (blocks, bytes) = crate::tma::tile_copies(kernel, copies)?;
+        return Ok((blocks.iter().map(|block| indent(block, 4)).collect(), bytes));
+    }
+    let scope = kernel.constant_scope();
+    let blocks = copies
+        .iter()
+        .map(|copy| {
+            let plan =
+                tessera_dsl::CopyPlan::new(kernel, copy, &scope).map_err(crate::statement::invalid_plan(kernel))?;
+            let block = crate::gemm::async_copy_source(kernel, copy, &plan, "this tile's", None)?;
+            Ok(indent(&block, 4))
+        })
+        .collect::<Result<Vec<_>, RenderError>>()?;
+    Ok((blocks, 0))
 }
 
 #[cfg(test)]

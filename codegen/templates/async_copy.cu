@@ -1,4 +1,4 @@
-// {{ dsl }}: {{ what }} → {{ buffer }}[{{ stage }}] by cp.async, {{ bytes }} B per copy
+// {{ dsl }}: {{ what }} → {{ buffer }} by cp.async, {{ bytes }} B per copy
 {
     constexpr int ROWS = {{ rows }};
     constexpr int COLS = {{ cols }};

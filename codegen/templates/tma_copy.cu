@@ -6,6 +6,11 @@
 {%- endfor %}
     #pragma unroll
     for (int panel = 0; panel < {{ boxes }}; ++panel) {
-        tessera_tma_load(&{{ buffer }}[stage][panel][0][0], &{{ map }}, {{ col0 }} + panel * {{ box_cols }}, {{ row0 }}, &tessera_full[stage]);
+{%- match batch %}
+{%- when Some with (batch) %}
+        tessera_tma_load_3d(&{{ destination }}[panel][0][0], &{{ map }}, {{ col0 }} + panel * {{ box_cols }}, {{ row0 }}, {{ batch }}, {{ barrier }});
+{%- when None %}
+        tessera_tma_load(&{{ destination }}[panel][0][0], &{{ map }}, {{ col0 }} + panel * {{ box_cols }}, {{ row0 }}, {{ barrier }});
+{%- endmatch %}
     }
 }

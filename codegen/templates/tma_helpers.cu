@@ -33,4 +33,16 @@ __device__ __forceinline__ void tessera_tma_load(void* shared, const tessera_ten
            "r"(tessera_shared_address(bar))
         : "memory");
 }
+
+// the same for a batched tile's 3-D map: the box at column `col`, row `row` of matrix `batch`
+// (rows past the matrix's last read zeros, not the next matrix's)
+__device__ __forceinline__ void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row,
+                                                    int batch, tessera_mbarrier* bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+        :: "r"(tessera_shared_address(shared)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row),
+           "r"(batch), "r"(tessera_shared_address(bar))
+        : "memory");
+}
 #endif  // TESSERA_SIM_H

@@ -24,8 +24,11 @@
     const int {{ name }} = {{ value }};
 {%- endfor %}
     const int tiles = {{ tiles }};
-    const int {{ var }}_tiles = {{ count }};
     __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
+{%- if !tile_copies.is_empty() %}
+    // each tile's own buffers: filled once a tile by the producers, freed by every compute warp
+    __shared__ tessera_mbarrier tessera_tile_full, tessera_tile_free;
+{%- endif %}
 {%- if consumers > 1 %}
     __shared__ tessera_mbarrier tessera_turn[CONSUMERS];
 {%- endif %}
@@ -42,6 +45,14 @@
             tessera_mbarrier_init(&tessera_free[stage], THREADS / 32);
 {%- endif %}
         }
+{%- if !tile_copies.is_empty() %}
+{%- if tma %}
+        tessera_mbarrier_init(&tessera_tile_full, 1);
+{%- else %}
+        tessera_mbarrier_init(&tessera_tile_full, PRODUCERS);
+{%- endif %}
+        tessera_mbarrier_init(&tessera_tile_free, THREADS / 32);
+{%- endif %}
 {%- if consumers > 1 %}
         for (int group = 0; group < CONSUMERS; ++group) {
             tessera_mbarrier_init(&tessera_turn[group], THREADS / CONSUMERS / 32);
@@ -68,10 +79,34 @@
 {%- endfor %}
 {%- endif %}
         int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
+{%- if !tile_copies.is_empty() %}
+        int tiles_done = 0;  // tiles whose own copies this block's producers have issued
+{%- endif %}
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 {%- for (var, value) in bindings %}
             const int {{ var }} = {{ value }};
 {%- endfor %}
+{%- if !tile_copies.is_empty() %}
+            // the tile's own buffers, once the compute threads are done with the previous tile's
+            if (tiles_done > 0) {
+                tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
+            }
+{%- if tma %}
+            tessera_mbarrier_expect_bytes(&tessera_tile_full, {{ tile_bytes }});
+{%- for block in tile_copies %}
+{{ block }}
+{%- endfor %}
+{%- else %}
+            for (int tid = threadIdx.x - THREADS; tid < THREADS; tid += PRODUCERS) {
+{%- for block in tile_copies %}
+{{ block }}
+{%- endfor %}
+            }
+            tessera_async_arrive_on(&tessera_tile_full);
+{%- endif %}
+            ++tiles_done;
+{%- endif %}
+            const int {{ var }}_tiles = {{ count }};
             for (int {{ var }} = 0; {{ var }} < {{ var }}_tiles; ++{{ var }}, ++filled) {
                 const int stage = filled % STAGES;
                 // the stage is free once every compute warp is done with what it held

@@ -4,12 +4,18 @@ int turns = 0;  // tiles this group has multiplied
 for (int tile = blockIdx.x + consumer * gridDim.x; tile < tiles; tile += CONSUMERS * gridDim.x) {
 {%- else %}
 int drained = 0;  // k-tiles this block's compute threads have used
+{%- if tile_copies %}
+int tiles_done = 0;  // tiles this block's compute threads have finished
+{%- endif %}
 for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 {%- endif %}
 {%- for (var, value) in bindings %}
     const int {{ var }} = {{ value }};
 {%- endfor %}
-{{ fragment }}
+{%- for block in before %}
+{{ block }}
+{%- endfor %}
+    const int {{ var }}_tiles = {{ count }};
 {%- if consumers > 1 %}
     // this group's turn: the group before it has issued its tile's multiplications
     if (consumer > 0 || turns > 0) {
@@ -56,9 +62,17 @@ for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
     }
 {%- endif %}
-{%- for block in epilogue %}
+{%- for block in after %}
 {{ block }}
 {%- endfor %}
+{%- if tile_copies %}
+    // this warp is done with the tile's own buffers: the producers may refill them
+    __syncwarp();
+    if (tid % 32 == 0) {
+        tessera_mbarrier_arrive(&tessera_tile_free);
+    }
+    ++tiles_done;
+{%- endif %}
 {%- if consumers > 1 %}
     drained += (CONSUMERS - 1) * {{ var }}_tiles;  // the other groups' k-tiles
     ++turns;

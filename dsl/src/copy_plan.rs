@@ -129,17 +129,23 @@ impl GlobalPlan {
     /// assert_eq!(plan.batch_rows().map(|e| e.to_string()).as_deref(), Some("(b * H + h) * SQ"));
     /// ```
     pub fn batch_rows(&self) -> Option<Expr> {
+        let rows = self.symbols.first()?;
+        Some(Expr::binary(crate::BinaryOp::Mul, self.batch_index()?, Expr::name(rows.clone())))
+    }
+
+    /// The matrix a batched tile lies in, counting the leading dimensions' matrices in order:
+    /// `b * H + h` for `q.at([b, h])` of a (B, H, ..) tensor.
+    pub fn batch_index(&self) -> Option<Expr> {
         let (first, rest) = self.batch.split_first()?;
-        let mut offset = first.clone();
-        for (index, symbol) in rest.iter().zip(self.batch_symbols.iter().skip(1)) {
-            offset = Expr::binary(
+        let mut index = first.clone();
+        for (next, symbol) in rest.iter().zip(self.batch_symbols.iter().skip(1)) {
+            index = Expr::binary(
                 crate::BinaryOp::Add,
-                Expr::binary(crate::BinaryOp::Mul, offset, Expr::name(symbol.clone())),
-                index.clone(),
+                Expr::binary(crate::BinaryOp::Mul, index, Expr::name(symbol.clone())),
+                next.clone(),
             );
         }
-        let rows = self.symbols.first()?;
-        Some(Expr::binary(crate::BinaryOp::Mul, offset, Expr::name(rows.clone())))
+        Some(index)
     }
 }
 

@@ -49,7 +49,7 @@ pub const TMA_MAX_BOX: i64 = 256;
 ///
 /// ```
 /// use tessera_dsl::{ElementType, TensorMap};
-/// let a = TensorMap { tensor: "a".into(), element: ElementType::BF16, box_rows: 128, box_cols: 64, boxes: 1, swizzle_bytes: 128 };
+/// let a = TensorMap { tensor: "a".into(), element: ElementType::BF16, box_rows: 128, box_cols: 64, boxes: 1, swizzle_bytes: 128, batched: false };
 /// assert_eq!(a.param(), "a_tensor_map");
 /// assert_eq!(a.box_bytes(), 16384);
 /// ```
@@ -65,6 +65,10 @@ pub struct TensorMap {
     pub boxes: u32,
     /// The swizzle span the box is written with (32, 64 or 128 bytes).
     pub swizzle_bytes: u32,
+    /// A batched tile (`q.at([b, h]).tile(..)`): the map is 3-D — columns, rows, and the
+    /// matrices of the leading dimensions one after another — so a box past a matrix's last
+    /// row reads zeros, not the next matrix.
+    pub batched: bool,
 }
 
 impl TensorMap {
@@ -97,7 +101,7 @@ impl Kernel {
                 .any(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some() && p.copies == CopyMechanism::Tma))
     }
 
-    /// The tensor maps the kernel takes, one per copy of its TMA pipeline, in copy order
+    /// The tensor maps the kernel takes, one per tensor its producers copy by TMA, in copy order
     /// (empty unless [`Kernel::copies_by_tma`]). Copies validation rejects are left out.
     pub fn tensor_maps(&self) -> Vec<TensorMap> {
         if !self.copies_by_tma() {
@@ -105,14 +109,21 @@ impl Kernel {
         }
         let scope = self.constant_scope();
         let mut maps: Vec<TensorMap> = Vec::new();
-        for statement in self.statements() {
-            let Statement::Pipeline(pipeline) = statement else { continue };
-            for copy in pipeline.tile_copies() {
-                let Ok(plan) = CopyPlan::new(self, copy, &scope) else { continue };
-                if let Ok(map) = tensor_map_of(&plan) {
-                    if !maps.iter().any(|m| m.tensor == map.tensor) {
-                        maps.push(map);
-                    }
+        // the pipeline's copies, and the copies before a pipeline with producers (a tile's own,
+        // which the producers issue once a tile)
+        let mut copies = Vec::new();
+        for statement in &self.body {
+            match statement {
+                Statement::Copy(copy) if matches!(copy.dst, crate::Operand::Shared(_)) => copies.push(copy),
+                Statement::Pipeline(pipeline) => copies.extend(pipeline.tile_copies()),
+                _ => {}
+            }
+        }
+        for copy in copies {
+            let Ok(plan) = CopyPlan::new(self, copy, &scope) else { continue };
+            if let Ok(map) = tensor_map_of(&plan) {
+                if !maps.iter().any(|m| m.tensor == map.tensor) {
+                    maps.push(map);
                 }
             }
         }
@@ -125,13 +136,6 @@ pub fn tensor_map_of(plan: &CopyPlan) -> Result<TensorMap, String> {
     let (OperandPlan::Global(global), OperandPlan::Shared(shared)) = (&plan.src, &plan.dst) else {
         return Err("TMA copies a global tile into a shared buffer".into());
     };
-    if global.is_batched() {
-        return Err(format!(
-            "TMA tensor maps here describe 1-D and 2-D tensors; `{}` is a batched tile (`.at([..])` of a rank-{} tensor)",
-            global.tensor,
-            global.batch.len() + 2
-        ));
-    }
     if global.transposed || shared.transposed {
         return Err("TMA copies a tile as it is stored: neither side may be transposed (`.t()`)".into());
     }
@@ -172,5 +176,6 @@ pub fn tensor_map_of(plan: &CopyPlan) -> Result<TensorMap, String> {
         box_cols: panel_cols as u32,
         boxes: (layout.cols / panel_cols) as u32,
         swizzle_bytes: span as u32,
+        batched: global.is_batched(),
     })
 }

@@ -195,17 +195,27 @@ impl Checker<'_> {
                 Some("drop one of them".into()),
             );
         }
-        // the kernel becomes persistent around the pipeline: grid, shared buffers and one
-        // fragment before it, each block's k loop the same for every tile
-        let before_ok = self.kernel.body[..index].iter().all(|s| {
-            matches!(s, Statement::Grid(g) if g.extents.len() <= 2)
-                || matches!(s, Statement::Shared(_) | Statement::Fragment(_))
+        // the kernel becomes persistent around the pipeline: per tile, the statements before it
+        // (fragments, thread code, and copies into shared buffers of their own, which the
+        // producers issue once a tile) and after it (thread code, the fragments' copies out)
+        let filled: Vec<String> = pipeline
+            .tile_copies()
+            .filter_map(|copy| match &copy.dst {
+                Operand::Shared(shared) => Some(shared.buffer.clone()),
+                _ => None,
+            })
+            .collect();
+        let before_ok = self.kernel.body[..index].iter().all(|s| match s {
+            Statement::Grid(g) => g.extents.len() <= 3,
+            Statement::Shared(_) | Statement::Fragment(_) | Statement::Thread(_) => true,
+            Statement::Copy(copy) => matches!((&copy.src, &copy.dst), (Operand::Global(_), Operand::Shared(dst)) if !filled.contains(&dst.buffer)),
+            _ => false,
         });
         let fragments = self.kernel.body.iter().filter(|s| matches!(s, Statement::Fragment(_))).count();
-        if !before_ok || fragments != 1 {
+        if !before_ok || fragments == 0 {
             self.error(
                 pipeline.origin,
-                "a kernel with producers is a 1-D or 2-D grid, shared buffers, one fragment, this pipeline, then the fragment's copies out".into(),
+                "a kernel with producers is a grid (1-D to 3-D), shared buffers, fragments, thread code and copies of global tiles into shared buffers the pipeline does not fill, then this pipeline, then thread code and the fragments' copies out".into(),
                 Some("producers make the kernel persistent: each block runs that shape once per tile".into()),
             );
         }
@@ -219,22 +229,59 @@ impl Checker<'_> {
             })
             .flatten()
             .collect();
-        if let Some((name, origin)) = tile_index_in_count(pipeline, &grid_vars) {
+        if let (Some((name, origin)), Some(groups)) = (tile_index_in_count(pipeline, &grid_vars), pipeline.consumers) {
             self.error(
                 origin,
                 format!(
-                    "the pipeline's count uses the tile index `{name}`: with producers every tile has the same k loop"
+                    "the pipeline's count uses the tile index `{name}`: with consumers = {groups} the groups count the ring's k-tiles as if every tile had the same k loop"
                 ),
-                None,
+                Some("drop `consumers`, or make the count independent of the tile".into()),
+            );
+        }
+        let own_copies = self.kernel.body[..index].iter().any(|s| matches!(s, Statement::Copy(_)));
+        if let (true, Some(groups)) = (own_copies, pipeline.consumers) {
+            self.error(
+                pipeline.origin,
+                format!("copies before a pipeline with consumers = {groups}: the groups take tiles of their own, and one set of the tile's buffers cannot hold several tiles"),
+                Some("drop `consumers`, or load those tiles inside the pipeline".into()),
             );
         }
         let after = &self.kernel.body[index + 1..];
-        if after.iter().any(|s| !matches!(s, Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)))) {
+        if after.iter().any(|s| {
+            !matches!(s, Statement::Thread(_))
+                && !matches!(s, Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)))
+        }) {
             self.error(
                 pipeline.origin,
-                "only copies of a fragment out may follow a pipeline with producers: the producers have finished by then, and a barrier would wait for them".into(),
+                "only thread code and copies of fragments out may follow a pipeline with producers: the producers are on to the next tile by then, and a barrier would wait for them".into(),
                 Some("move the other statements before the pipeline".into()),
             );
+        }
+        // no thread code of the compute threads may wait for the whole block
+        let mut threads = Vec::new();
+        for statement in self.kernel.statements() {
+            if let Statement::Thread(thread) = statement {
+                threads.push(thread);
+            }
+        }
+        for thread in threads {
+            let mut collective = None;
+            for expr in thread.expressions() {
+                expr.walk(&mut |e| {
+                    if let crate::ThreadExprKind::Call { function, .. } = &e.kind {
+                        if function.is_block_collective() {
+                            collective.get_or_insert(function.name());
+                        }
+                    }
+                });
+            }
+            if let Some(name) = collective {
+                self.error(
+                    thread.origin,
+                    format!("`{name}` in a kernel with producers: a block reduction waits at a barrier for every thread of the block, and the producers never come"),
+                    Some("reduce across the warp (`warp_sum`, `s.row_sum(i)`) instead".into()),
+                );
+            }
         }
     }
 
@@ -311,6 +358,33 @@ impl Checker<'_> {
         }
         let scope = self.kernel.constant_scope();
         let mut stage_bytes: u64 = 0;
+        // a tile's own copies (before the pipeline) go by TMA too, on an mbarrier of their own
+        let tile_copies: Vec<&crate::TileCopy> = self
+            .kernel
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Copy(copy) if matches!(copy.dst, Operand::Shared(_)) => Some(copy),
+                _ => None,
+            })
+            .collect();
+        let mut tile_bytes: u64 = 0;
+        for copy in tile_copies {
+            let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
+            match crate::tensor_map_of(&plan) {
+                Ok(map) => tile_bytes += u64::from(map.tile_bytes()),
+                Err(why) => {
+                    self.error(copy.origin, format!("`{copy}` before a pipeline with copies = tma: {why}"), None)
+                }
+            }
+        }
+        if tile_bytes >= 1 << 20 {
+            self.error(
+                pipeline.origin,
+                format!("copies = tma: a tile's own copies are {tile_bytes} bytes, over the 1 048 575 an mbarrier's transaction count holds"),
+                None,
+            );
+        }
         for copy in pipeline.tile_copies() {
             let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
             match crate::tensor_map_of(&plan) {
@@ -437,8 +511,8 @@ impl Checker<'_> {
     /// shared buffers (its stages), `mma`s and thread code, the last two run in source order
     /// once the tile has landed. Its barriers are its own (one per tile, after the wait), so
     /// thread code in it may not write shared memory (another thread could read it before any
-    /// barrier); and where the compute threads are not the whole block (producers) or a tile's
-    /// loop is split between blocks (stream-K), it holds no thread code at all. (Thread code in
+    /// barrier); and where a tile's loop is split between blocks (stream-K), it holds no thread
+    /// code at all (with producers, no block reduction: see `producers`). (Thread code in
     /// a wgmma pipeline makes each wgmma be waited for: [`Kernel::wgmma_groups_in_flight`].)
     fn pipeline_bodies(&mut self) {
         let stream_k = self.kernel.body.iter().any(|s| matches!(s, Statement::Grid(g) if g.stream_k));
@@ -493,12 +567,7 @@ impl Checker<'_> {
                     // reported where loops nest
                     Statement::Grid(_) | Statement::GridStride(_) | Statement::Pipeline(_) => {}
                     Statement::Thread(thread) => {
-                        let refused = if pipeline.producers.is_some() {
-                            Some((
-                                "a pipeline with producers: its compute threads run only copies' waits and `mma`, and a barrier or block reduction there would wait for the producers".to_string(),
-                                "move the thread code after the loop, or drop `producers`",
-                            ))
-                        } else if stream_k {
+                        let refused = if stream_k {
                             Some((
                                 "a `.stream_k()` kernel, which splits a tile's k loop between blocks and adds their accumulators".to_string(),
                                 "drop `.stream_k()`",

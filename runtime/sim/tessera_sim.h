@@ -142,7 +142,10 @@ struct dim3 {
 // columns, rows and row stride in bytes, the box's columns and rows, and its swizzle span.
 struct alignas(64) tessera_tensor_map {
     uint64_t base, element_bytes, cols, rows, row_stride_bytes, box_cols, box_rows, swizzle_bytes;
-    uint64_t reserved[8];
+    // a batched tile's 3-D map: the matrices of the leading dimensions and their stride (1 and
+    // the matrix's bytes for a 2-D map)
+    uint64_t matrices, matrix_stride_bytes;
+    uint64_t reserved[6];
 };
 static_assert(sizeof(tessera_tensor_map) == 128, "the runtime passes 128 bytes");
 
@@ -1320,7 +1323,15 @@ inline void tessera_tma_prefetch(const tessera_tensor_map*) {}
 // bits 4.. XOR the line bits 7.., as the hardware does, so the pattern follows the buffer's
 // alignment), elements outside the tensor zero; then its bytes count on `bar`. It lands at
 // issue; wgmma reads a stage only at its wait, so a stage refilled too early still shows.
+inline void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row, int batch,
+                                tessera_mbarrier* bar);
 inline void tessera_tma_load(void* shared, const tessera_tensor_map* map, int col, int row, tessera_mbarrier* bar) {
+    tessera_tma_load_3d(shared, map, col, row, 0, bar);
+}
+// cp.async.bulk.tensor.3d: the same box in matrix `batch` of a batched map (rows past the
+// matrix's last are outside the tensor: zeros, not the next matrix's rows).
+inline void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row, int batch,
+                                tessera_mbarrier* bar) {
     const uint64_t element = map->element_bytes, box_cols = map->box_cols, box_rows = map->box_rows;
     const uint64_t row_bytes = box_cols * element, bytes = row_bytes * box_rows;
     const uintptr_t start = reinterpret_cast<uintptr_t>(shared);
@@ -1340,9 +1351,11 @@ inline void tessera_tma_load(void* shared, const tessera_tensor_map* map, int co
             const int64_t tensor_row = static_cast<int64_t>(row) + static_cast<int64_t>(r);
             const int64_t tensor_col = static_cast<int64_t>(col) + static_cast<int64_t>(c);
             const bool inside = tensor_row >= 0 && tensor_col >= 0 && static_cast<uint64_t>(tensor_row) < map->rows &&
-                                static_cast<uint64_t>(tensor_col) < map->cols;
+                                static_cast<uint64_t>(tensor_col) < map->cols && batch >= 0 &&
+                                static_cast<uint64_t>(batch) < map->matrices;
             if (inside) {
-                const uint64_t from = map->base + static_cast<uint64_t>(tensor_row) * map->row_stride_bytes +
+                const uint64_t from = map->base + static_cast<uint64_t>(batch) * map->matrix_stride_bytes +
+                                      static_cast<uint64_t>(tensor_row) * map->row_stride_bytes +
                                       static_cast<uint64_t>(tensor_col) * element;
                 memcpy(reinterpret_cast<void*>(address), reinterpret_cast<const void*>(from), element);
             } else {

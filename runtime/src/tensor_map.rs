@@ -18,6 +18,9 @@ pub(crate) struct TensorMapKey {
     cols: u64,
     /// Elements from one row to the next.
     leading_dimension: u64,
+    /// A batched tile's map: the matrices of the leading dimensions (rows × leading dimension
+    /// elements apart), a third dimension; `None` for a 2-D map.
+    matrices: Option<u64>,
     box_rows: u32,
     box_cols: u32,
     swizzle_bytes: u32,
@@ -43,8 +46,20 @@ impl TensorMapKey {
         else {
             return Err(failed("the kernel copies it by TMA, but no tensor argument has that name".into()));
         };
-        let [rows, cols] = dims.as_slice() else {
-            return Err(failed(format!("TMA boxes here are 2-D; the tensor has {} dimensions", dims.len())));
+        // a batched tile reads its matrix of a (.., rows, cols) tensor: the leading dimensions'
+        // matrices are the map's third dimension
+        let (matrices, rows, cols) = match (map.batched, dims.as_slice()) {
+            (false, [rows, cols]) => (None, rows, cols),
+            (true, [leading @ .., rows, cols]) if !leading.is_empty() => {
+                (Some(leading.iter().product::<usize>() as u64), rows, cols)
+            }
+            _ => {
+                return Err(failed(format!(
+                    "the map is {} but the tensor has {} dimensions",
+                    if map.batched { "batched (3-D)" } else { "2-D" },
+                    dims.len()
+                )))
+            }
         };
         let row_bytes = *leading_dimension as u64 * u64::from(element.size_bytes());
         if address % 16 != 0 || row_bytes % 16 != 0 {
@@ -58,6 +73,7 @@ impl TensorMapKey {
             rows: *rows as u64,
             cols: *cols as u64,
             leading_dimension: *leading_dimension as u64,
+            matrices,
             box_rows: map.box_rows,
             box_cols: map.box_cols,
             swizzle_bytes: map.swizzle_bytes,
@@ -87,19 +103,21 @@ impl TensorMapKey {
                 })
             }
         };
-        // innermost dimension first: columns, then rows
-        let dims = [self.cols, self.rows];
-        let strides = [self.leading_dimension * u64::from(self.element.size_bytes())];
-        let box_dims = [self.box_cols, self.box_rows];
-        let element_strides = [1u32, 1];
+        // innermost dimension first: columns, then rows (then matrices)
+        let row_bytes = self.leading_dimension * u64::from(self.element.size_bytes());
+        let rank = if self.matrices.is_some() { 3 } else { 2 };
+        let dims = [self.cols, self.rows, self.matrices.unwrap_or(1)];
+        let strides = [row_bytes, row_bytes * self.rows];
+        let box_dims = [self.box_cols, self.box_rows, 1];
+        let element_strides = [1u32, 1, 1];
         let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-        // SAFETY: every pointer is to a live local array of the rank's length (strides: rank
-        // − 1); the driver only writes the map.
+        // SAFETY: every pointer is to a live local array of at least the rank's length
+        // (strides: rank − 1); the driver only writes the map.
         unsafe {
             sys::cuTensorMapEncodeTiled(
                 map.as_mut_ptr(),
                 data_type,
-                2,
+                rank,
                 self.address as *mut std::ffi::c_void,
                 dims.as_ptr(),
                 strides.as_ptr(),
@@ -119,9 +137,12 @@ impl TensorMapKey {
     }
 
     /// The map as the simulator's `tessera_tensor_map` reads it: base address, element bytes,
-    /// columns, rows, row stride in bytes, box columns, box rows, swizzle bytes.
+    /// columns, rows, row stride in bytes, box columns, box rows, swizzle bytes, then the
+    /// matrices of a batched map (1 otherwise) and their stride in bytes.
     pub(crate) fn encode_for_simulator(&self) -> TensorMapBytes {
         let mut fields = [0u64; 16];
+        let row_bytes = self.leading_dimension * u64::from(self.element.size_bytes());
+        fields[8..10].copy_from_slice(&[self.matrices.unwrap_or(1), row_bytes * self.rows]);
         fields[..8].copy_from_slice(&[
             self.address,
             u64::from(self.element.size_bytes()),
@@ -148,6 +169,7 @@ mod tests {
             box_cols: 64,
             boxes: 1,
             swizzle_bytes: 128,
+            batched: false,
         }
     }
 
@@ -170,7 +192,19 @@ mod tests {
     fn the_simulator_map_carries_the_tensor_and_the_box_in_bytes() {
         let key = TensorMapKey::of("k", &map(), &[tensor(4096, vec![100, 60], 64)]).unwrap();
         let bytes = key.encode_for_simulator().0;
-        assert_eq!(bytes[..8], [4096, 2, 60, 100, 128, 64, 128, 128]);
+        assert_eq!(bytes[..10], [4096, 2, 60, 100, 128, 64, 128, 128, 1, 12800]);
+    }
+
+    #[test]
+    fn a_batched_map_counts_the_leading_dimensions_matrices() {
+        // (2, 3, 100, 60) with rows of 64: six matrices of 100 rows, 12 800 bytes apart
+        let batched = TensorMap { batched: true, ..map() };
+        let key = TensorMapKey::of("k", &batched, &[tensor(4096, vec![2, 3, 100, 60], 64)]).unwrap();
+        let bytes = key.encode_for_simulator().0;
+        assert_eq!(bytes[..10], [4096, 2, 60, 100, 128, 64, 128, 128, 6, 12800]);
+        // a 2-D map of a 4-D tensor, and a batched one of a matrix, are errors
+        assert!(TensorMapKey::of("k", &map(), &[tensor(4096, vec![2, 3, 100, 60], 64)]).is_err());
+        assert!(TensorMapKey::of("k", &batched, &[tensor(4096, vec![100, 60], 64)]).is_err());
     }
 
     #[test]

@@ -289,6 +289,18 @@ __device__ __forceinline__ void tessera_tma_load(void* shared, const tessera_ten
            "r"(tessera_shared_address(bar))
         : "memory");
 }
+
+// the same for a batched tile's 3-D map: the box at column `col`, row `row` of matrix `batch`
+// (rows past the matrix's last read zeros, not the next matrix's)
+__device__ __forceinline__ void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row,
+                                                    int batch, tessera_mbarrier* bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+        :: "r"(tessera_shared_address(shared)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row),
+           "r"(batch), "r"(tessera_shared_address(bar))
+        : "memory");
+}
 #endif  // TESSERA_SIM_H
 
 // wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × 256 tile of B, both read
@@ -378,7 +390,6 @@ hgemm_v11_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;
         const int tiles = tiles_x * tiles_y;
-        const int k_tiles = (K + BK - 1) / BK;
         __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
         if (tid == 0) {
             for (int stage = 0; stage < STAGES; ++stage) {
@@ -402,6 +413,7 @@ hgemm_v11_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
                 const int in_group = tile % (8 * tiles_x);
                 const int bx = in_group / group_rows;
                 const int by = group_first_row + in_group % group_rows;
+                const int k_tiles = (K + BK - 1) / BK;
                 for (int k = 0; k < k_tiles; ++k, ++filled) {
                     const int stage = filled % STAGES;
                     // the stage is free once every compute warp is done with what it held
@@ -450,6 +462,7 @@ hgemm_v11_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
             const int warp_row0 = warpgroup_row0 + tid / 32 % 4 * 16;
             const int warp_col0 = tid / 128 % 1 * WN;
             float acc[16 / 16][WN / 8][4] = {};
+            const int k_tiles = (K + BK - 1) / BK;
             for (int k = 0; k < k_tiles; ++k, ++drained) {
                 const int stage = drained % STAGES;
                 tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);

@@ -343,7 +343,6 @@ hgemm_v8_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;
         const int tiles = tiles_x * tiles_y;
-        const int k_tiles = (K + BK - 1) / BK;
         __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
         if (tid == 0) {
             for (int stage = 0; stage < STAGES; ++stage) {
@@ -360,6 +359,7 @@ hgemm_v8_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 const int bx = tile % tiles_x;
                 const int by = tile / tiles_x;
+                const int k_tiles = (K + BK - 1) / BK;
                 for (int k = 0; k < k_tiles; ++k, ++filled) {
                     const int stage = filled % STAGES;
                     // the stage is free once every compute warp is done with what it held
@@ -446,6 +446,7 @@ hgemm_v8_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
             const int warp_row0 = warpgroup_row0 + tid / 32 % 4 * 16;
             const int warp_col0 = tid / 128 % 1 * WN;
             float acc[16 / 16][WN / 8][4] = {};
+            const int k_tiles = (K + BK - 1) / BK;
             for (int k = 0; k < k_tiles; ++k, ++drained) {
                 const int stage = drained % STAGES;
                 tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);

@@ -157,7 +157,6 @@ sgemm_v13(const float* __restrict__ a, const float* __restrict__ b, float* __res
         const int tiles_x = (N + BN - 1) / BN;
         const int tiles_y = (M + BM - 1) / BM;
         const int tiles = tiles_x * tiles_y;
-        const int k_tiles = (K + BK - 1) / BK;
         __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
         if (tid == 0) {
             for (int stage = 0; stage < STAGES; ++stage) {
@@ -174,6 +173,7 @@ sgemm_v13(const float* __restrict__ a, const float* __restrict__ b, float* __res
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 const int bx = tile % tiles_x;
                 const int by = tile / tiles_x;
+                const int k_tiles = (K + BK - 1) / BK;
                 for (int k = 0; k < k_tiles; ++k, ++filled) {
                     const int stage = filled % STAGES;
                     // the stage is free once every compute warp is done with what it held
@@ -297,6 +297,7 @@ sgemm_v13(const float* __restrict__ a, const float* __restrict__ b, float* __res
             const int thread_row = tid / 32 / (32 / 8) * 4 + tid % 32 / 8;
             const int thread_col = tid / 32 % (32 / 8) * 8 + tid % 32 % 8;
             float acc[TM][TN] = {};
+            const int k_tiles = (K + BK - 1) / BK;
             for (int k = 0; k < k_tiles; ++k, ++drained) {
                 const int stage = drained % STAGES;
                 tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);

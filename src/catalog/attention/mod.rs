@@ -154,6 +154,9 @@ pub trait AttentionElement: crate::runtime::Element {
     const KERNELS: [&'static crate::KernelDefinition; 4];
     /// The forward kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`].
     const WGMMA_KERNELS: [&'static crate::KernelDefinition; 4];
+    /// The forward kernels on wgmma fed by TMA from a producer warpgroup, ordered as
+    /// [`Self::KERNELS`].
+    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 4];
     /// The backward pass's Δ = Σ dO·O kernel.
     const BACKWARD_DELTA: &'static crate::KernelDefinition;
     /// The backward's dK, dV kernels, ordered as [`Self::KERNELS`].
@@ -174,6 +177,12 @@ impl AttentionElement for bf16 {
         &attention_forward_wgmma_bf16_d64_causal::KERNEL,
         &attention_forward_wgmma_bf16_d128::KERNEL,
         &attention_forward_wgmma_bf16_d128_causal::KERNEL,
+    ];
+    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+        &attention_forward_wgmma_tma_bf16_d64::KERNEL,
+        &attention_forward_wgmma_tma_bf16_d64_causal::KERNEL,
+        &attention_forward_wgmma_tma_bf16_d128::KERNEL,
+        &attention_forward_wgmma_tma_bf16_d128_causal::KERNEL,
     ];
     const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_bf16::KERNEL;
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
@@ -203,6 +212,12 @@ impl AttentionElement for f16 {
         &attention_forward_wgmma_f16_d128::KERNEL,
         &attention_forward_wgmma_f16_d128_causal::KERNEL,
     ];
+    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+        &attention_forward_wgmma_tma_f16_d64::KERNEL,
+        &attention_forward_wgmma_tma_f16_d64_causal::KERNEL,
+        &attention_forward_wgmma_tma_f16_d128::KERNEL,
+        &attention_forward_wgmma_tma_f16_d128_causal::KERNEL,
+    ];
     const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_f16::KERNEL;
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
         &attention_backward_dkdv_f16_d64::KERNEL,
@@ -231,13 +246,17 @@ pub enum TensorCores {
     /// `mma.sync` fed by `ldmatrix` (every GPU since Ampere, sm_80).
     MmaSync,
     /// Hopper's `wgmma` (sm_90a): Q and K read by the tensor cores from shared memory, P from
-    /// registers.
+    /// registers; K and V through a cp.async ring that every thread fills.
     Wgmma,
+    /// wgmma fed by the Tensor Memory Accelerator: a producer warpgroup issues Q once a tile
+    /// and K, V into a ring of mbarrier-guarded stages, so the two compute warpgroups never
+    /// wait at a barrier of the whole block (persistent blocks, sm_90a).
+    WgmmaTma,
 }
 
 impl TensorCores {
-    /// Both, in the order of the catalog's ladder.
-    pub const ALL: [TensorCores; 2] = [TensorCores::MmaSync, TensorCores::Wgmma];
+    /// Every one, in the order of the catalog's ladder.
+    pub const ALL: [TensorCores; 3] = [TensorCores::MmaSync, TensorCores::Wgmma, TensorCores::WgmmaTma];
 
     /// The fastest that `device` runs: wgmma on compute capability 9.0 (H100, H200), mma.sync
     /// on other GPUs; the simulation, which defines both, takes wgmma as an H100 would.
@@ -259,6 +278,7 @@ pub fn kernel_for<T: AttentionElement>(
     let kernels = match cores {
         TensorCores::MmaSync => T::KERNELS,
         TensorCores::Wgmma => T::WGMMA_KERNELS,
+        TensorCores::WgmmaTma => T::WGMMA_TMA_KERNELS,
     };
     Ok(kernels[width_index(head_dim)? + usize::from(causal)])
 }
@@ -387,7 +407,7 @@ pub fn forward_on<T: AttentionElement>(
 
 /// Every kernel of the family (forward on mma.sync, backward, forward on wgmma), for tests,
 /// examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 34] = [
+pub const ALL: [&crate::KernelDefinition; 42] = [
     &attention_forward_bf16_d64::KERNEL,
     &attention_forward_bf16_d64_causal::KERNEL,
     &attention_forward_bf16_d128::KERNEL,
@@ -422,6 +442,14 @@ pub const ALL: [&crate::KernelDefinition; 34] = [
     &attention_forward_wgmma_f16_d64_causal::KERNEL,
     &attention_forward_wgmma_f16_d128::KERNEL,
     &attention_forward_wgmma_f16_d128_causal::KERNEL,
+    &attention_forward_wgmma_tma_bf16_d64::KERNEL,
+    &attention_forward_wgmma_tma_bf16_d64_causal::KERNEL,
+    &attention_forward_wgmma_tma_bf16_d128::KERNEL,
+    &attention_forward_wgmma_tma_bf16_d128_causal::KERNEL,
+    &attention_forward_wgmma_tma_f16_d64::KERNEL,
+    &attention_forward_wgmma_tma_f16_d64_causal::KERNEL,
+    &attention_forward_wgmma_tma_f16_d128::KERNEL,
+    &attention_forward_wgmma_tma_f16_d128_causal::KERNEL,
 ];
 
 mod backward;
