@@ -425,7 +425,7 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
     __half (&k_s)[4][D / 64][BKV][64] = *reinterpret_cast<__half (*)[4][D / 64][BKV][64]>(tessera_smem + 16384);
     // let v_s = shared::<f16>([BKV, D]).swizzle_bytes(128).panels();: bytes 81920 to 147456 of tessera_smem
     __half (&v_s)[4][D / 64][BKV][64] = *reinterpret_cast<__half (*)[4][D / 64][BKV][64]>(tessera_smem + 81920);
-    // let (qt, h, b) = grid(cdiv(SQ, BQ), H, B); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
     // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
     // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
     // 4 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
@@ -462,7 +462,7 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
             int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
             int tiles_done = 0;  // tiles whose own copies this block's producers have issued
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                const int qt = tile % tiles_x;
+                const int rt = tile % tiles_x;
                 const int h = tile / tiles_x % tiles_y;
                 const int b = tile / (tiles_x * tiles_y);
                 // the tile's own buffers, once the compute threads are done with the previous tile's
@@ -470,10 +470,10 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                     tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
                 }
                 tessera_mbarrier_expect_bytes(&tessera_tile_full, 16384);
-                    // copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s): 1 box of 128 × 64 (16384 B) by TMA through
+                    // copy(q.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 1 box of 128 × 64 (16384 B) by TMA through
                     // q_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside q
                     {
-                        const int q_row0 = qt * BQ;
+                        const int q_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
                         const int q_col0 = 0 * D;
                         #pragma unroll
                         for (int panel = 0; panel < 1; ++panel) {
@@ -481,7 +481,7 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                         }
                     }
                 ++tiles_done;
-                const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((qt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
+                const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
                 for (int j = 0; j < j_tiles; ++j, ++filled) {
                     const int stage = filled % STAGES;
                     // the stage is free once every compute warp is done with what it held
@@ -518,9 +518,10 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
         int drained = 0;  // k-tiles this block's compute threads have used
         int tiles_done = 0;  // tiles this block's compute threads have finished
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            const int qt = tile % tiles_x;
+            const int rt = tile % tiles_x;
             const int h = tile / tiles_x % tiles_y;
             const int b = tile / (tiles_x * tiles_y);
+            const int qt = ((SQ) + (BQ) - 1) / (BQ) - 1 - rt;
             // let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([64, BKV]);
             // warpgroup g (threads 128g ..) holds the 64 × 128 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
             // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 16 mma.sync-shaped
@@ -545,7 +546,7 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
             for (int tessera_i = 0; tessera_i < 2; ++tessera_i) { l[tessera_i] = 0.0f; }
             // q_s: the producers' copies of this tile have landed
             tessera_mbarrier_wait(&tessera_tile_full, tiles_done & 1);
-            const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((qt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
+            const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
             for (int j = 0; j < j_tiles; ++j, ++drained) {
                 const int stage = drained % STAGES;
                 tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
@@ -662,13 +663,13 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                     lse[((b) * H + (h)) * lse_ld + (row)] = m[i] * 0.6931471805599453f + logf(l[i]);
                 }
             }
-            // copy(&o_acc, o.at([b, h]).tile([qt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
+            // copy(&o_acc, o.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
             {
                 const int warpgroup_row0 = o_acc_warpgroup_row0;
                 const int warp_row0 = o_acc_warp_row0;
                 const int warp_col0 = o_acc_warp_col0;
                 const int o_batch0 = (b * H + h) * SQ * o_ld;
-                const int o_row0 = qt * BQ;
+                const int o_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
                 const int o_col0 = 0 * D;
                 const bool whole_tile = SQ - o_row0 >= BQ && HD - o_col0 >= D;
                 const int lane = tid % 32;

@@ -111,7 +111,10 @@ macro_rules! attention_forward_wgmma_producers {
             lse: GlobalMut<f32, (B, H, SQ)>,
             scale_log2: f32,
         ) {
-            let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            // persistent blocks take tiles in grid order: the last query tiles first, whose
+            // causal key loops are the longest, so the short ones fill in at the end
+            let (rt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            let qt = cdiv(SQ, BQ) - 1 - rt;
             let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128).panels();
             let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
             let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
