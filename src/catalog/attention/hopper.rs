@@ -111,9 +111,11 @@ macro_rules! attention_forward_wgmma_producers {
             lse: GlobalMut<f32, (B, H, SQ)>,
             scale_log2: f32,
         ) {
-            // persistent blocks take tiles in grid order: the last query tiles first, whose
-            // causal key loops are the longest, so the short ones fill in at the end
-            let (rt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            // persistent blocks take tiles in grid order, a block every `gridDim.x`: the query
+            // tile varies slowest and from the last, so each block's tiles have causal key
+            // loops from long to short, as every other block's do (query tiles along x would
+            // hand some blocks only long loops)
+            let (h, b, rt) = grid(H, B, cdiv(SQ, BQ));
             let qt = cdiv(SQ, BQ) - 1 - rt;
             let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128).panels();
             let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
