@@ -425,7 +425,7 @@ attention_forward_wgmma_tma_bf16_d64(const __nv_bfloat16* __restrict__ q, const 
     __nv_bfloat16 (&k_s)[4][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][D / 64][BKV][64]>(tessera_smem + 16384);
     // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128).panels();: bytes 81920 to 147456 of tessera_smem
     __nv_bfloat16 (&v_s)[4][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][D / 64][BKV][64]>(tessera_smem + 81920);
-    // let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
     // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
     // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
     // 4 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
@@ -434,9 +434,9 @@ attention_forward_wgmma_tma_bf16_d64(const __nv_bfloat16* __restrict__ q, const 
     // per k-tile.
     {
         constexpr int STAGES = 4;
-        const int tiles_x = H;
-        const int tiles_y = B;
-        const int tiles_z = (SQ + BQ - 1) / BQ;
+        const int tiles_x = (SQ + BQ - 1) / BQ;
+        const int tiles_y = H;
+        const int tiles_z = B;
         const int tiles = tiles_x * tiles_y * tiles_z;
         __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
         // each tile's own buffers: filled once a tile by the producers, freed by every compute warp
@@ -462,9 +462,9 @@ attention_forward_wgmma_tma_bf16_d64(const __nv_bfloat16* __restrict__ q, const 
             int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
             int tiles_done = 0;  // tiles whose own copies this block's producers have issued
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                const int h = tile % tiles_x;
-                const int b = tile / tiles_x % tiles_y;
-                const int rt = tile / (tiles_x * tiles_y);
+                const int rt = tile % tiles_x;
+                const int h = tile / tiles_x % tiles_y;
+                const int b = tile / (tiles_x * tiles_y);
                 // the tile's own buffers, once the compute threads are done with the previous tile's
                 if (tiles_done > 0) {
                     tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
@@ -518,9 +518,9 @@ attention_forward_wgmma_tma_bf16_d64(const __nv_bfloat16* __restrict__ q, const 
         int drained = 0;  // k-tiles this block's compute threads have used
         int tiles_done = 0;  // tiles this block's compute threads have finished
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            const int h = tile % tiles_x;
-            const int b = tile / tiles_x % tiles_y;
-            const int rt = tile / (tiles_x * tiles_y);
+            const int rt = tile % tiles_x;
+            const int h = tile / tiles_x % tiles_y;
+            const int b = tile / (tiles_x * tiles_y);
             const int qt = ((SQ) + (BQ) - 1) / (BQ) - 1 - rt;
             // let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([64, BKV]);
             // warpgroup g (threads 128g ..) holds the 64 × 128 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid

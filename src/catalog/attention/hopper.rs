@@ -98,9 +98,13 @@ macro_rules! attention_forward_wgmma {
 // The same kernel warp-specialised: a producer warpgroup issues Q's copy once a tile and K, V
 // into the ring, so the two compute warpgroups only wait on mbarriers (no barrier of the
 // whole block per key tile: one warpgroup's softmax runs beside the other's products), and
-// the blocks are persistent.
+// the blocks are persistent. `order` is the grid statement, which sets the order they take
+// tiles in: query tiles along x (the heads' K and V shared in L2 by neighbouring tiles) where
+// every tile costs the same; query tiles slowest for causal kernels, so each block's tiles run
+// from long key loops to short, as every other block's do (along x some blocks would get only
+// long ones). Either way the last query tiles come first.
 macro_rules! attention_forward_wgmma_producers {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
         $(#[$doc])*
         #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
@@ -111,11 +115,8 @@ macro_rules! attention_forward_wgmma_producers {
             lse: GlobalMut<f32, (B, H, SQ)>,
             scale_log2: f32,
         ) {
-            // persistent blocks take tiles in grid order, a block every `gridDim.x`: the query
-            // tile varies slowest and from the last, so each block's tiles have causal key
-            // loops from long to short, as every other block's do (query tiles along x would
-            // hand some blocks only long loops)
-            let (h, b, rt) = grid(H, B, cdiv(SQ, BQ));
+            // persistent blocks take tiles in grid order, a block every `gridDim.x` (`order`)
+            $($order)*
             let qt = cdiv(SQ, BQ) - 1 - rt;
             let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128).panels();
             let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
@@ -216,33 +217,41 @@ attention_forward_wgmma!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 128, stages = 4, copies = tma
+    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 128, stages = 4, copies = tma,
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma
+    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 64, stages = 4, copies = tma
+    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 64, stages = 4, copies = tma,
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 64, stages = 4, copies = tma
+    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 64, stages = 4, copies = tma,
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 128, stages = 4, copies = tma
+    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 128, stages = 4, copies = tma,
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma
+    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 64, stages = 4, copies = tma
+    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 64, stages = 4, copies = tma,
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 64, stages = 4, copies = tma
+    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 64, stages = 4, copies = tma,
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );

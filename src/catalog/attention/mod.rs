@@ -20,7 +20,10 @@
 //! `is_causal`: query i sees keys 0 ..= i (aligned at the top left when SQ ≠ SKV). Any SQ and
 //! SKV: tiles past the end are zero-filled on load and masked, and nothing past SQ is stored.
 //!
-//! [`forward`] checks the shapes and picks the kernel by element type, head dim and causality.
+//! [`forward`] checks the shapes and picks the kernel by element type, head dim and causality,
+//! and on Hopper (sm_90a) takes the wgmma kernels instead: wgmma with a cp.async ring, or
+//! wgmma fed by TMA from a producer warpgroup ([`TensorCores::fastest`] says which, from
+//! measurements).
 
 use crate::prelude::*;
 use crate::{Error, Input, Output};
@@ -258,12 +261,34 @@ impl TensorCores {
     /// Every one, in the order of the catalog's ladder.
     pub const ALL: [TensorCores; 3] = [TensorCores::MmaSync, TensorCores::Wgmma, TensorCores::WgmmaTma];
 
-    /// The fastest that `device` runs: wgmma on compute capability 9.0 (H100, H200), mma.sync
-    /// on other GPUs; the simulation, which defines both, takes wgmma as an H100 would.
+    /// What `device` runs: wgmma (fed by TMA) on compute capability 9.0 (H100, H200),
+    /// mma.sync on other GPUs; the simulation, which defines every instruction, takes wgmma as
+    /// an H100 would.
     pub fn of(device: &impl crate::Device) -> Self {
         match device.device_ref() {
             crate::runtime::DeviceRef::Gpu(gpu) if gpu.arch() != crate::Arch::SM_90 => TensorCores::MmaSync,
-            _ => TensorCores::Wgmma,
+            _ => TensorCores::WgmmaTma,
+        }
+    }
+
+    /// The fastest kernels on `device` for a problem, as measured on an H100 (BENCHMARKS.md,
+    /// "Fused attention forward on wgmma"): the TMA producers' everywhere on Hopper but for
+    /// causal attention at head dim ≤ 64 over at most 1024 queries, where their persistent
+    /// blocks have too few tiles to balance and the cp.async ring's one block a tile is faster.
+    ///
+    /// ```
+    /// use tessera::catalog::attention::TensorCores;
+    /// # fn main() -> Result<(), tessera::Error> {
+    /// let simulator = tessera::Simulator::new()?;
+    /// assert_eq!(TensorCores::fastest(&simulator, 64, true, 1024), TensorCores::Wgmma);
+    /// assert_eq!(TensorCores::fastest(&simulator, 128, true, 1024), TensorCores::WgmmaTma);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fastest(device: &impl crate::Device, head_dim: usize, causal: bool, seq_q: usize) -> Self {
+        match Self::of(device) {
+            TensorCores::WgmmaTma if causal && head_dim <= 64 && seq_q <= 1024 => TensorCores::Wgmma,
+            cores => cores,
         }
     }
 }
@@ -370,7 +395,11 @@ pub fn forward<T: AttentionElement>(
     lse: &mut impl Output<f32>,
     causal: bool,
 ) -> Result<crate::Launched, Error> {
-    forward_on(device, TensorCores::of(device), q, k, v, o, lse, causal)
+    let cores = match q.shape() {
+        [_, _, seq_q, head_dim] => TensorCores::fastest(device, *head_dim, causal, *seq_q),
+        _ => TensorCores::of(device),
+    };
+    forward_on(device, cores, q, k, v, o, lse, causal)
 }
 
 /// [`forward`] on the kernels of `cores` rather than the fastest `device` runs (to compare
