@@ -1,7 +1,7 @@
 use tessera::prelude::*;
 
-// producers fill a cp.async ring (3 or more stages), and nothing but the fragment's copy out
-// may follow their pipeline
+// producers fill a cp.async ring (3 or more stages), and only thread code and the fragments'
+// copies out may follow their pipeline (no barrier: the producers never come to it)
 #[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8))]
 pub fn producers_with_two_stages(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f32, (M, N)>) {
     let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
