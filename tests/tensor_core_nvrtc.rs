@@ -62,6 +62,63 @@ fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_no
     }
 }
 
+/// The Hopper attention kernels: S = Q·Kᵀ on wgmma from descriptors (m64n{BKV}) and O += P·V on
+/// wgmma's register-A form (m64n{D}, A's four registers in braces), K and V by 3-D TMA boxes
+/// where the producers copy (batched tensor maps), no spills and no local memory.
+#[test]
+fn the_hopper_attention_kernels_multiply_with_wgmma_and_load_batched_tiles_by_tma() {
+    use tessera::catalog::attention;
+    let kernels: Vec<_> = attention::ALL.iter().filter(|k| k.name().contains("wgmma")).collect();
+    assert_eq!(kernels.len(), 16, "wgmma and wgmma + TMA, BF16 and F16, head dims 64 and 128, causal and not");
+    for kernel in kernels {
+        let ir = kernel.ir().unwrap();
+        let constant =
+            |name: &str| ir.constant_scope().get(name).unwrap_or_else(|| panic!("{}: no {name}", kernel.name()));
+        let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_90)
+            .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+        let input = if kernel.name().contains("bf16") { "bf16" } else { "f16" };
+        let wgmma = |n: i64| format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}");
+        let lines: Vec<&str> = ptx.lines().map(str::trim).collect();
+        // the instruction and its operands span several lines: A is the operand after the
+        // accumulators' closing brace, a descriptor (%rd) or four registers ({%r ..})
+        let a_operand = |n: i64| -> Vec<String> {
+            let wanted = wgmma(n);
+            let mut found = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                if line.starts_with(&wanted) {
+                    let rest = lines[i..].iter().take(40).copied().collect::<Vec<_>>().join(" ");
+                    let after = rest.split('}').nth(1).unwrap_or_default().trim_start_matches([',', ' ']);
+                    found.push(after.chars().take(3).collect());
+                }
+            }
+            found
+        };
+        let s_operands = a_operand(constant("BKV"));
+        assert!(
+            s_operands.iter().any(|a| a.starts_with("%rd")),
+            "{}: S = Q·Kᵀ from descriptors: {s_operands:?}",
+            kernel.name()
+        );
+        let o_operands = a_operand(constant("D"));
+        assert!(
+            o_operands.iter().any(|a| a.starts_with("{%r")),
+            "{}: P·V with A in registers: {o_operands:?}",
+            kernel.name()
+        );
+        let tma = "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+        assert_eq!(
+            ptx.contains(tma),
+            copies_by_tma(kernel),
+            "{}: 3-D TMA boxes exactly where the producers copy",
+            kernel.name()
+        );
+        assert!(!ptx.contains("ldmatrix"), "{}: wgmma reads shared memory itself", kernel.name());
+        let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), Arch::SM_90).unwrap();
+        assert!(!compiled.ptxas.spills(), "{} spills: {}", kernel.name(), compiled.ptxas);
+        assert_eq!(compiled.ptxas.stack_frame_bytes, 0, "{} uses local memory", kernel.name());
+    }
+}
+
 #[test]
 fn every_hgemm_kernel_multiplies_with_mma_sync_and_spills_nothing() {
     for kernel in hgemm::all().filter(|k| !is_wgmma(k)) {
