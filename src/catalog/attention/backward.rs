@@ -275,14 +275,16 @@ macro_rules! attention_backward_kernels {
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64.")]
+            // `tessera tune`'s winner on an H100 (BENCHMARKS.md): 18% faster than four warps
+            // of 16 rows over 64 keys
             $dq64,
             $t,
             d = 64,
             causal = 0,
-            threads = 128,
+            threads = 64,
             bq = 64,
-            wq = 16,
-            bkv = 64,
+            wq = 32,
+            bkv = 32,
             stages = 3
         );
         attention_backward_dq!(
