@@ -211,8 +211,9 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
 /// indented for the producer loop, and the bytes TMA lands of them (0 with cp.async).
 fn tile_copy_sources(kernel: &Kernel, copies: &[&TileCopy], tma: bool) -> Result<(Vec<String>, u32), RenderError> {
     if tma {
+        // in the producer's tile loop
         let (blocks, bytes) = crate::tma::tile_copies(kernel, copies)?;
-        return Ok((blocks.iter().map(|block| indent(block, 4)).collect(), bytes));
+        return Ok((blocks.iter().map(|block| indent(block, 3)).collect(), bytes));
     }
     let scope = kernel.constant_scope();
     let blocks = copies
@@ -221,6 +222,7 @@ fn tile_copy_sources(kernel: &Kernel, copies: &[&TileCopy], tma: bool) -> Result
             let plan =
                 tessera_dsl::CopyPlan::new(kernel, copy, &scope).map_err(crate::statement::invalid_plan(kernel))?;
             let block = crate::gemm::async_copy_source(kernel, copy, &plan, "this tile's", None)?;
+            // in the loop that gives each producer the copies of several compute threads
             Ok(indent(&block, 4))
         })
         .collect::<Result<Vec<_>, RenderError>>()?;

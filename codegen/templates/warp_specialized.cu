@@ -88,6 +88,7 @@
 {%- endfor %}
 {%- if !tile_copies.is_empty() %}
             // the tile's own buffers, once the compute threads are done with the previous tile's
+            // (this tile's stages wait behind them)
             if (tiles_done > 0) {
                 tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
             }

@@ -1,4 +1,5 @@
 {%- if consumers > 1 %}
+const int {{ var }}_tiles = {{ count }};  // the same for every tile (the groups count the ring by it)
 int drained = consumer * {{ var }}_tiles;  // k-tiles of the ring before this group's next one
 int turns = 0;  // tiles this group has multiplied
 for (int tile = blockIdx.x + consumer * gridDim.x; tile < tiles; tile += CONSUMERS * gridDim.x) {
@@ -15,7 +16,9 @@ for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 {%- for block in before %}
 {{ block }}
 {%- endfor %}
+{%- if consumers == 1 %}
     const int {{ var }}_tiles = {{ count }};
+{%- endif %}
 {%- if consumers > 1 %}
     // this group's turn: the group before it has issued its tile's multiplications
     if (consumer > 0 || turns > 0) {

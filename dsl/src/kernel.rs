@@ -276,9 +276,11 @@ impl Kernel {
     }
 
     /// wgmma commit groups each tile of `pipeline` leaves running into the next: 1 where its
-    /// body multiplies with wgmma and holds no thread code (the tensor cores start on tile
+    /// body multiplies with wgmma from shared memory alone (the tensor cores start on tile
     /// k + 1 while tile k's finish, and its stage is freed a tile later), 0 otherwise — thread
-    /// code between the `mma`s reads or writes their accumulators, so each is waited for.
+    /// code between the `mma`s reads or writes their accumulators, and a register operand is
+    /// another `mma`'s accumulator (and its registers must live until the wgmma is done), so
+    /// each is waited for.
     ///
     /// ```
     /// use tessera_dsl::{Config, CopyMechanism, Expr, Kernel, Origin, PipelineLoop};
@@ -293,7 +295,11 @@ impl Kernel {
                 .is_ok_and(|plan| matches!(plan.instruction, MmaInstruction::Wgmma { .. })))
         });
         let thread_code = pipeline.body.iter().any(|s| matches!(s, Statement::Thread(_)));
-        u32::from(wgmma && !thread_code)
+        let register_operand = pipeline
+            .body
+            .iter()
+            .any(|s| matches!(s, Statement::Mma(mma) if matches!(mma.a, crate::Operand::Fragment(_))));
+        u32::from(wgmma && !thread_code && !register_operand)
     }
 
     /// The copies that cp.async pipelines (`stages ≥ 3`) issue, which deal their tiles to

@@ -257,6 +257,35 @@ impl Checker<'_> {
                 Some("move the other statements before the pipeline".into()),
             );
         }
+        // thread code before and after the pipeline runs with no barrier (the producers never
+        // come to one): it may not write shared memory, nor read the stages the producers are
+        // refilling for the next tile
+        let shared: Vec<String> = self
+            .kernel
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Shared(buffer) => Some(buffer.name.clone()),
+                _ => None,
+            })
+            .collect();
+        for (i, statement) in self.kernel.body.iter().enumerate() {
+            let Statement::Thread(thread) = statement else { continue };
+            let (indexed, writes) = thread.indexed();
+            if let Some(buffer) = writes.iter().find(|b| shared.contains(b)) {
+                self.error(
+                    thread.origin,
+                    format!("thread code {} a pipeline with producers writes shared buffer `{buffer}`: nothing there waits for the other threads (a barrier would wait for the producers too)", if i < index { "before" } else { "after" }),
+                    Some("keep the values in registers".into()),
+                );
+            } else if let Some(buffer) = indexed.iter().find(|b| filled.contains(b)) {
+                self.error(
+                    thread.origin,
+                    format!("thread code outside the pipeline reads `{buffer}`, whose stages the producers fill while the compute threads are elsewhere"),
+                    Some("read it inside the pipeline".into()),
+                );
+            }
+        }
         // no thread code of the compute threads may wait for the whole block
         let mut threads = Vec::new();
         for statement in self.kernel.statements() {
@@ -369,13 +398,32 @@ impl Checker<'_> {
             })
             .collect();
         let mut tile_bytes: u64 = 0;
-        for copy in tile_copies {
+        for &copy in &tile_copies {
             let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
             match crate::tensor_map_of(&plan) {
                 Ok(map) => tile_bytes += u64::from(map.tile_bytes()),
                 Err(why) => {
                     self.error(copy.origin, format!("`{copy}` before a pipeline with copies = tma: {why}"), None)
                 }
+            }
+        }
+        // one map per tensor: two copies of it must read the same boxes
+        let mut maps: Vec<crate::TensorMap> = Vec::new();
+        let every_copy = tile_copies.iter().copied().chain(pipeline.tile_copies());
+        for copy in every_copy {
+            let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
+            let Ok(map) = crate::tensor_map_of(&plan) else { continue };
+            match maps.iter().find(|m| m.tensor == map.tensor) {
+                Some(other) if *other != map => self.error(
+                    copy.origin,
+                    format!(
+                        "`{copy}` reads `{}` in boxes of {} × {}, another copy of it in {} × {}: a kernel takes one tensor map per tensor",
+                        map.tensor, map.box_rows, map.box_cols, other.box_rows, other.box_cols
+                    ),
+                    Some("copy it in tiles of one shape".into()),
+                ),
+                Some(_) => {}
+                None => maps.push(map),
             }
         }
         if tile_bytes >= 1 << 20 {

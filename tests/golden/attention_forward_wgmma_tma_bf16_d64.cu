@@ -466,20 +466,21 @@ attention_forward_wgmma_tma_bf16_d64(const __nv_bfloat16* __restrict__ q, const 
                 const int h = tile / tiles_x % tiles_y;
                 const int b = tile / (tiles_x * tiles_y);
                 // the tile's own buffers, once the compute threads are done with the previous tile's
+                // (this tile's stages wait behind them)
                 if (tiles_done > 0) {
                     tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
                 }
                 tessera_mbarrier_expect_bytes(&tessera_tile_full, 16384);
-                    // copy(q.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 1 box of 128 × 64 (16384 B) by TMA through
-                    // q_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside q
-                    {
-                        const int q_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
-                        const int q_col0 = 0 * D;
-                        #pragma unroll
-                        for (int panel = 0; panel < 1; ++panel) {
-                            tessera_tma_load_3d(&q_s[panel][0][0], &q_tensor_map, q_col0 + panel * 64, q_row0, b * H + h, &tessera_tile_full);
-                        }
+                // copy(q.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 1 box of 128 × 64 (16384 B) by TMA through
+                // q_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside q
+                {
+                    const int q_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
+                    const int q_col0 = 0 * D;
+                    #pragma unroll
+                    for (int panel = 0; panel < 1; ++panel) {
+                        tessera_tma_load_3d(&q_s[panel][0][0], &q_tensor_map, q_col0 + panel * 64, q_row0, b * H + h, &tessera_tile_full);
                     }
+                }
                 ++tiles_done;
                 const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
                 for (int j = 0; j < j_tiles; ++j, ++filled) {

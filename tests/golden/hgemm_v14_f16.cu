@@ -462,6 +462,7 @@ hgemm_v14_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
         {
             // each group's threads hold their own tile's fragment: tid counts within the group
             const int tid = threadIdx.x % (THREADS / CONSUMERS);
+            const int k_tiles = (K + BK - 1) / BK;  // the same for every tile (the groups count the ring by it)
             int drained = consumer * k_tiles;  // k-tiles of the ring before this group's next one
             int turns = 0;  // tiles this group has multiplied
             for (int tile = blockIdx.x + consumer * gridDim.x; tile < tiles; tile += CONSUMERS * gridDim.x) {
@@ -478,7 +479,6 @@ hgemm_v14_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
                 const int warp_row0 = warpgroup_row0 + tid / 32 % 4 * 16;
                 const int warp_col0 = tid / 128 % 1 * WN;
                 float acc[16 / 16][WN / 8][4] = {};
-                const int k_tiles = (K + BK - 1) / BK;
                 // this group's turn: the group before it has issued its tile's multiplications
                 if (consumer > 0 || turns > 0) {
                     tessera_mbarrier_wait(&tessera_turn[consumer], (consumer > 0 ? turns : turns - 1) & 1);
