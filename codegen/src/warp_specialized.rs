@@ -104,13 +104,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     let wgmma = crate::tensor_core::uses_wgmma(kernel);
     // the tile's own copies (before the pipeline: FlashAttention's Q), issued by the producers
     // once a tile onto an mbarrier of their own
-    let tile_copies: Vec<&TileCopy> = before
-        .iter()
-        .filter_map(|s| match s {
-            Statement::Copy(copy) => Some(copy),
-            _ => None,
-        })
-        .collect();
+    let tile_copies = kernel.producer_tile_copies();
     let (tile_copy_blocks, tile_bytes) = tile_copy_sources(kernel, &tile_copies, tma)?;
     // the compute threads' statements before the loop, in order, the locals they declare kept
     // for the loop and what follows it

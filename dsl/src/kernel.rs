@@ -275,6 +275,28 @@ impl Kernel {
         Some(StreamKWorkspace { element: fragment.element, partials: 2 * blocks * tile, counters: 2 * blocks })
     }
 
+    /// The copies a pipeline with producers issues once a tile: those of global tiles into
+    /// shared buffers before it (FlashAttention's Q), in order; none without producers.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert!(kernel.producer_tile_copies().is_empty());
+    /// ```
+    pub fn producer_tile_copies(&self) -> Vec<&crate::TileCopy> {
+        let Some(index) = self.body.iter().position(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some()))
+        else {
+            return Vec::new();
+        };
+        self.body[..index]
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Copy(copy) if matches!(copy.dst, crate::Operand::Shared(_)) => Some(copy),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// wgmma commit groups each tile of `pipeline` leaves running into the next: 1 where its
     /// body multiplies with wgmma from shared memory alone (the tensor cores start on tile
     /// k + 1 while tile k's finish, and its stage is freed a tile later), 0 otherwise — thread

@@ -109,14 +109,12 @@ impl Kernel {
         }
         let scope = self.constant_scope();
         let mut maps: Vec<TensorMap> = Vec::new();
-        // the pipeline's copies, and the copies before a pipeline with producers (a tile's own,
-        // which the producers issue once a tile)
-        let mut copies = Vec::new();
+        // the copies before a pipeline with producers (a tile's own, which the producers issue
+        // once a tile), then the pipeline's
+        let mut copies = self.producer_tile_copies();
         for statement in &self.body {
-            match statement {
-                Statement::Copy(copy) if matches!(copy.dst, crate::Operand::Shared(_)) => copies.push(copy),
-                Statement::Pipeline(pipeline) => copies.extend(pipeline.tile_copies()),
-                _ => {}
+            if let Statement::Pipeline(pipeline) = statement {
+                copies.extend(pipeline.tile_copies());
             }
         }
         for copy in copies {

@@ -388,15 +388,7 @@ impl Checker<'_> {
         let scope = self.kernel.constant_scope();
         let mut stage_bytes: u64 = 0;
         // a tile's own copies (before the pipeline) go by TMA too, on an mbarrier of their own
-        let tile_copies: Vec<&crate::TileCopy> = self
-            .kernel
-            .body
-            .iter()
-            .filter_map(|s| match s {
-                Statement::Copy(copy) if matches!(copy.dst, Operand::Shared(_)) => Some(copy),
-                _ => None,
-            })
-            .collect();
+        let tile_copies = self.kernel.producer_tile_copies();
         let mut tile_bytes: u64 = 0;
         for &copy in &tile_copies {
             let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
