@@ -4,7 +4,7 @@
 //! relative; causal and not, grouped-query attention, head dims 64 and 128 (and one that is
 //! zero-filled to 64), query and key lengths that differ and are not multiples of the tiles.
 //! On the CPU simulation (three thread orders) at small shapes, and — ignored without one — on
-//! a GPU up to 4097 keys; the shape errors are checked without launching anything.
+//! a GPU up to 16384 keys; the shape errors are checked without launching anything.
 
 mod common;
 
@@ -59,6 +59,9 @@ fn problems(backend: &Backend) -> Vec<Problem> {
             p(1, 1, 1, 4097, 4097, 128, false),
             p(1, 2, 2, 4097, 4097, 64, true),
             p(1, 1, 1, 17, 4097, 128, false),
+            // the longest sequence of the list (one head: the f64 reference is
+            // seq² · head_dim per head)
+            p(1, 1, 1, 16384, 16384, 64, true),
         ]);
     }
     all
