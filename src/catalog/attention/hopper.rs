@@ -15,12 +15,10 @@
 
 use crate::prelude::*;
 
-// The same macro shape as the mma.sync kernels: element type, head dim (`D`, zero-filled
-// above the real one), causality, the key tile and the ring's depth.
-macro_rules! attention_forward_wgmma {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, min_blocks = $min_blocks:literal) => {
+macro_rules! attention_forward_wgmma_body {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, launch = { $($launch:tt)* }, grid = { $($grid:tt)* }, pipeline = { $($pipeline:tt)* }) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 8, min_blocks = $min_blocks, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -29,7 +27,7 @@ macro_rules! attention_forward_wgmma {
             lse: GlobalMut<f32, (B, H, SQ)>,
             scale_log2: f32,
         ) {
-            let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            $($grid)*
             let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128).panels();
             let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
             let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
@@ -40,7 +38,7 @@ macro_rules! attention_forward_wgmma {
             let mut l = [0.0f32; 2];
             copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s);
             // causal: the key tiles at or before the block's last query row
-            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
+            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), $($pipeline)*) {
                 copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
                 copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
                 for i in 0..2 {
@@ -95,91 +93,38 @@ macro_rules! attention_forward_wgmma {
     };
 }
 
-// The same kernel warp-specialised: a producer warpgroup issues Q's copy once a tile and K, V
-// into the ring, so the two compute warpgroups only wait on mbarriers (no barrier of the
-// whole block per key tile: one warpgroup's softmax runs beside the other's products), and
-// the blocks are persistent. `order` is the grid statement, which sets the order they take
-// tiles in: query tiles along x (the heads' K and V shared in L2 by neighbouring tiles) where
-// every tile costs the same; query tiles slowest for causal kernels, so each block's tiles run
-// from long key loops to short, as every other block's do (along x some blocks would get only
-// long ones). Either way the last query tiles come first.
+// Two rungs, one kernel body (`attention_forward_wgmma_body!`): the element type, head dim
+// (`D`, zero-filled above the real one), causality and tiles, then how the block is launched,
+// the grid statement and the pipeline's arguments.
+//
+// K and V through a cp.async ring that every thread fills, a block a query tile.
+macro_rules! attention_forward_wgmma {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, min_blocks = $min_blocks:literal) => {
+        attention_forward_wgmma_body!(
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv,
+            launch = { threads = $threads, vector = 8, min_blocks = $min_blocks },
+            grid = { let (qt, h, b) = grid(cdiv(SQ, BQ), H, B); },
+            pipeline = { stages = $stages }
+        );
+    };
+}
+
+// Warp-specialised: a producer warpgroup issues Q's copy once a tile and K, V into the ring, so
+// the two compute warpgroups only wait on mbarriers (no barrier of the whole block per key
+// tile: one warpgroup's softmax runs beside the other's products), and the blocks are
+// persistent, taking tiles in grid order, a block every `gridDim.x`. `order` is the grid
+// statement, which sets that order: query tiles along x (the heads' K and V shared in L2 by
+// neighbouring tiles) where every tile costs the same; query tiles slowest for causal kernels,
+// so each block's tiles run from long key loops to short, as every other block's do (along x
+// some blocks would get only long ones). Either way the last query tiles come first.
 macro_rules! attention_forward_wgmma_producers {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
-        $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
-        pub fn $name(
-            q: Global<$t, (B, H, SQ, HD)>,
-            k: Global<$t, (B, HKV, SKV, HD)>,
-            v: Global<$t, (B, HKV, SKV, HD)>,
-            o: GlobalMut<$t, (B, H, SQ, HD)>,
-            lse: GlobalMut<f32, (B, H, SQ)>,
-            scale_log2: f32,
-        ) {
-            // persistent blocks take tiles in grid order, a block every `gridDim.x` (`order`)
-            $($order)*
-            let qt = cdiv(SQ, BQ) - 1 - rt;
-            let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128).panels();
-            let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
-            let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128).panels();
-            let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([64, BKV]);
-            let mut o_acc = fragment::<f32>([BQ, D]).warpgroup_tile([64, D]);
-            // the running maximum (in log2 units) and sum of each of this lane's two rows
-            let mut m = [-f32::INFINITY; 2];
-            let mut l = [0.0f32; 2];
-            copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s);
-            // causal: the key tiles at or before the block's last query row
-            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages, producers = 128, copies = $copies) {
-                copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
-                copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
-                for i in 0..2 {
-                    for c in 0..BKV / 4 {
-                        s[[i, c]] = 0.0;
-                    }
-                }
-                mma(&q_s, &k_s.t(), &mut s);
-                let edge = (j + 1) * BKV > SKV || (CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1);
-                for i in 0..2 {
-                    if edge {
-                        let row = qt * BQ + s.row(i);
-                        for c in 0..BKV / 4 {
-                            let col = j * BKV + s.col(c);
-                            if col >= SKV || (CAUSAL == 1 && col > row) {
-                                s[[i, c]] = -f32::INFINITY;
-                            }
-                        }
-                    }
-                    let m_new = max(m[i], s.row_max(i) * scale_log2);
-                    let mut base = m_new;
-                    if m_new == -f32::INFINITY {
-                        base = 0.0;
-                    }
-                    let rescale = exp2(m[i] - base);
-                    for c in 0..BKV / 4 {
-                        s[[i, c]] = exp2(fma(s[[i, c]], scale_log2, -base));
-                    }
-                    l[i] = l[i] * rescale + s.row_sum(i);
-                    for c in 0..D / 4 {
-                        o_acc[[i, c]] = o_acc[[i, c]] * rescale;
-                    }
-                    m[i] = m_new;
-                }
-                mma(&s, &v_s, &mut o_acc);
-            }
-            for i in 0..2 {
-                let mut inverse = 0.0f32;
-                if l[i] > 0.0 {
-                    inverse = 1.0f32 / l[i];
-                }
-                for c in 0..D / 4 {
-                    o_acc[[i, c]] = o_acc[[i, c]] * inverse;
-                }
-                let row = qt * BQ + o_acc.row(i);
-                if row < SQ && lane() % 4 == 0 {
-                    lse[[b, h, row]] = m[i] * 0.6931471805599453 + log(l[i]);
-                }
-            }
-            copy(&o_acc, o.at([b, h]).tile([qt, 0], [BQ, D]));
-        }
+        attention_forward_wgmma_body!(
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv,
+            launch = { threads = 256, vector = 8 },
+            grid = { $($order)* let qt = cdiv(SQ, BQ) - 1 - rt; },
+            pipeline = { stages = $stages, producers = 128, copies = $copies }
+        );
     };
 }
 
