@@ -136,6 +136,10 @@ fn the_work_of_each_family_counts_bytes_and_flops() {
     // one colour: half of f and of u read, half of u written
     assert_eq!(Family::Stencil.work("gauss_seidel_red_black", &grid), (0.0, 1200.0));
     assert_eq!(Family::Stencil.work("residual_partials", &shape(&[("R", 10), ("C", 20), ("P", 8)])), (0.0, 1632.0));
+    // the colours stored apart, 10 × 10 each: the same colour's f and the other colour read, its own written
+    let colours = shape(&[("R", 10), ("H", 10)]);
+    assert_eq!(Family::Stencil.work("gauss_seidel_colour", &colours), (0.0, 1200.0));
+    assert_eq!(Family::Stencil.work("split_red_black", &shape(&[("R", 10), ("C", 20), ("H", 10)])), (0.0, 1600.0));
 }
 
 #[test]

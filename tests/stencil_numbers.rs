@@ -1,11 +1,14 @@
 //! The stencil family's numbers against CPU references, on the CPU simulation of the emitted
 //! CUDA C (three thread orders) and, ignored without one, on a GPU:
 //!
-//! * the 5-point Laplacian against an f64 one at shapes that are not multiples of the 8 × 32
-//!   tile (37 × 53, 1 × 5, 3 × 3) and at 64 × 64, every element written (the output starts
-//!   poisoned);
+//! * both 5-point Laplacians against an f64 one at shapes that are not multiples of their
+//!   tiles (37 × 53, 1 × 5, 3 × 3, 9 × 33, 11 × 2053: rows of an odd length take single-float
+//!   accesses) and at 64 × 64 and 9 × 2100 (16-byte rows, several warps and blocks across a
+//!   row), every element written (the output starts poisoned);
 //! * one red-black sweep against a CPU sweep doing the same f32 operations in the same order:
-//!   bit for bit;
+//!   bit for bit, on the chessboard and with the colours stored apart (split, swept, merged);
+//! * the colours stored apart: split and merged back exactly, and the residual norm of the
+//!   split grid equal to the chessboard's;
 //! * `solve_poisson` against a CPU red-black solver in f64 stopped at the same relative
 //!   residual, with f = 1 on 33 × 47 and f = 2π²·sin(πx)·sin(πy) on 33 × 33 (65 × 65 on a
 //!   GPU), whose continuous solution sin(πx)·sin(πy) it must also match to the
@@ -15,12 +18,16 @@
 mod common;
 
 use common::{random_floats, POISON};
-use tessera::catalog::stencil::{self, gauss_seidel_red_black, laplacian_5pt};
+use tessera::catalog::stencil::{self, gauss_seidel_red_black, laplacian_5pt, laplacian_5pt_rows, RedBlack};
 use tessera::Backend;
 
 on_both_backends!(
     the_laplacian_matches_an_f64_reference_at_tail_shapes,
+    the_register_laplacian_matches_an_f64_reference_at_tail_shapes,
     one_red_black_sweep_equals_a_cpu_sweep_bit_for_bit,
+    a_sweep_on_the_colours_stored_apart_equals_a_cpu_sweep_bit_for_bit,
+    splitting_the_colours_and_merging_them_back_is_exact,
+    the_split_residual_norm_equals_the_chessboard_one,
     solve_poisson_with_f_one_matches_an_f64_red_black_solver,
     solve_poisson_matches_a_manufactured_solution_and_an_f64_solver,
     solve_poisson_stops_when_f32_stalls_above_an_unreachable_tolerance
@@ -41,11 +48,25 @@ fn laplacian_reference(u: &[f32], rows: usize, cols: usize) -> Vec<f64> {
 }
 
 fn the_laplacian_matches_an_f64_reference_at_tail_shapes(backend: &Backend) {
-    for (rows, cols) in [(37, 53), (64, 64), (1, 5), (3, 3), (9, 33)] {
+    let shapes = [(37, 53), (64, 64), (1, 5), (3, 3), (9, 33)];
+    check_laplacian(backend, &shapes, |u, out| laplacian_5pt::launch(backend, u, out).map(|_| ()));
+}
+
+fn the_register_laplacian_matches_an_f64_reference_at_tail_shapes(backend: &Backend) {
+    let shapes = [(37, 53), (64, 64), (1, 5), (3, 3), (9, 33), (9, 2100), (11, 2053), (17, 1028)];
+    check_laplacian(backend, &shapes, |u, out| laplacian_5pt_rows::launch(backend, u, out).map(|_| ()));
+}
+
+fn check_laplacian(
+    backend: &Backend,
+    shapes: &[(usize, usize)],
+    launch: impl Fn(&tessera::DeviceTensor<f32>, &mut tessera::DeviceTensor<f32>) -> Result<(), tessera::Error>,
+) {
+    for &(rows, cols) in shapes {
         let host = random_floats(rows * cols, 17 + (rows * cols) as u64);
         let u = backend.upload(&host, [rows, cols]).unwrap();
         let mut out = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
-        laplacian_5pt::launch(backend, &u, &mut out).unwrap();
+        launch(&u, &mut out).unwrap();
         let got = backend.download(&out).unwrap();
         let want = laplacian_reference(&host, rows, cols);
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -98,6 +119,66 @@ fn one_red_black_sweep_equals_a_cpu_sweep_bit_for_bit(backend: &Backend) {
                 );
             }
         }
+    }
+}
+
+/// 9 × 2100 has 1050 points of a colour a row: two blocks and every warp boundary across a
+/// row; 37 × 53 and 3 × 3 have odd columns (a colour one point shorter in alternate rows).
+fn a_sweep_on_the_colours_stored_apart_equals_a_cpu_sweep_bit_for_bit(backend: &Backend) {
+    for (rows, cols) in [(37, 53), (64, 64), (3, 3), (10, 129), (9, 2100), (12, 2051)] {
+        let host_f = random_floats(rows * cols, 23 + rows as u64);
+        let host_u = random_floats(rows * cols, 29 + cols as u64);
+        let h2 = 0.01f32;
+        let f = RedBlack::split(backend, &backend.upload(&host_f, [rows, cols]).unwrap()).unwrap();
+        let mut u = RedBlack::split(backend, &backend.upload(&host_u, [rows, cols]).unwrap()).unwrap();
+        stencil::red_black_sweep_split(backend, &f, &mut u, h2).unwrap();
+        let mut want = host_u.clone();
+        for colour in [0, 1] {
+            cpu_colour_f32(&host_f, &mut want, rows, cols, h2, colour);
+        }
+        let got = backend.download(&u.merge(backend).unwrap()).unwrap();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                g.to_bits() == w.to_bits(),
+                "{rows} × {cols}, point ({}, {}): {g}, CPU sweep {w}",
+                i / cols,
+                i % cols
+            );
+        }
+    }
+}
+
+fn splitting_the_colours_and_merging_them_back_is_exact(backend: &Backend) {
+    for (rows, cols) in [(1, 1), (3, 5), (4, 6), (7, 513)] {
+        let host: Vec<f32> = (0..rows * cols).map(|i| i as f32 + 0.5).collect();
+        let u = backend.upload(&host, [rows, cols]).unwrap();
+        let colours = RedBlack::split(backend, &u).unwrap();
+        let half = cols.div_ceil(2);
+        assert_eq!(colours.red.dims(), &[rows, half]);
+        let (red, black) = (backend.download(&colours.red).unwrap(), backend.download(&colours.black).unwrap());
+        for r in 0..rows {
+            for j in 0..half {
+                let (red_column, black_column) = (2 * j + r % 2, 2 * j + 1 - r % 2);
+                let at = |c: usize| if c < cols { host[r * cols + c] } else { 0.0 };
+                assert_eq!(red[r * half + j], at(red_column), "{rows} × {cols}: red ({r}, {j})");
+                assert_eq!(black[r * half + j], at(black_column), "{rows} × {cols}: black ({r}, {j})");
+            }
+        }
+        assert_eq!(backend.download(&colours.merge(backend).unwrap()).unwrap(), host, "{rows} × {cols}: merged");
+    }
+}
+
+fn the_split_residual_norm_equals_the_chessboard_one(backend: &Backend) {
+    for (rows, cols) in [(37, 53), (64, 64), (9, 2100)] {
+        let host_f = random_floats(rows * cols, 3 + rows as u64);
+        let host_u = random_floats(rows * cols, 5 + cols as u64);
+        let (f, u) = (backend.upload(&host_f, [rows, cols]).unwrap(), backend.upload(&host_u, [rows, cols]).unwrap());
+        let chessboard = stencil::residual_norm(backend, &f, &u, 0.01).unwrap();
+        let f = RedBlack::split(backend, &f).unwrap();
+        let u = RedBlack::split(backend, &u).unwrap();
+        let split = stencil::residual_norm_split(backend, &f, &u, 0.01).unwrap();
+        // the same squared residuals, added in another order
+        assert!((split - chessboard).abs() <= 1e-5 * chessboard, "{rows} × {cols}: {split} against {chessboard}");
     }
 }
 

@@ -190,18 +190,24 @@ fn the_laplacian_on_a_submatrix_matches_the_cpu(backend: &Backend) {
     let want = laplacian(&place_u.packed(&parent_u), rows, cols);
     let u_parent = backend.upload(&parent_u, place_u.parent).unwrap();
     let u = u_parent.submatrix(place_u.rows.clone(), place_u.cols.clone()).unwrap();
-    let parent_out = vec![f32::from_bits(POISON); place_out.len()];
-    let mut out_parent = backend.upload(&parent_out, place_out.parent).unwrap();
-    let mut out = out_parent.submatrix_mut(place_out.rows.clone(), place_out.cols.clone()).unwrap();
-    stencil::laplacian_5pt::launch(backend, &u, &mut out).unwrap();
-    let got = backend.download(&out).unwrap();
-    // the same float operations in the same order as the kernel: equal to the last bit
-    // except where a GPU contracts into an FMA
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "out[{}][{}] = {g} (want {w})", i / cols, i % cols);
+    for kernel in [stencil::laplacian_5pt::NAME, stencil::laplacian_5pt_rows::NAME] {
+        let parent_out = vec![f32::from_bits(POISON); place_out.len()];
+        let mut out_parent = backend.upload(&parent_out, place_out.parent).unwrap();
+        let mut out = out_parent.submatrix_mut(place_out.rows.clone(), place_out.cols.clone()).unwrap();
+        if kernel == stencil::laplacian_5pt::NAME {
+            stencil::laplacian_5pt::launch(backend, &u, &mut out).unwrap();
+        } else {
+            stencil::laplacian_5pt_rows::launch(backend, &u, &mut out).unwrap();
+        }
+        let got = backend.download(&out).unwrap();
+        // the same float operations in the same order as the kernel: equal to the last bit
+        // except where a GPU contracts into an FMA
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{kernel}: out[{}][{}] = {g} (want {w})", i / cols, i % cols);
+        }
+        let after = backend.download(&out_parent).unwrap();
+        assert_eq!(place_out.first_change_outside(&parent_out, &after), None, "{kernel}");
     }
-    let after = backend.download(&out_parent).unwrap();
-    assert_eq!(place_out.first_change_outside(&parent_out, &after), None);
 }
 
 fn the_typed_launch_takes_submatrices(backend: &Backend) {

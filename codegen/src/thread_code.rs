@@ -701,6 +701,9 @@ impl Printer<'_> {
             Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
+            Intrinsic::ShflUp => {
+                format!("__shfl_up_sync(0xffffffff, {}, {})", arg(0, Some(ty))?, arg(1, Some(ThreadType::I32))?)
+            }
             Intrinsic::ShflDown => {
                 format!("__shfl_down_sync(0xffffffff, {}, {})", arg(0, Some(ty))?, arg(1, Some(ThreadType::I32))?)
             }

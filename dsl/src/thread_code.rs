@@ -319,6 +319,9 @@ pub enum Intrinsic {
     BlockSum,
     /// The maximum over every thread of the block, in every thread.
     BlockMax,
+    /// `__shfl_up_sync(0xffffffff, v, delta)`: lane l gets lane l − delta's value (lanes below
+    /// delta keep their own), as a stencil takes its left neighbour's last element.
+    ShflUp,
     /// `__shfl_down_sync(0xffffffff, v, delta)`
     ShflDown,
     /// `__shfl_xor_sync(0xffffffff, v, mask)`
@@ -340,7 +343,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 26] = [
+    pub const ALL: [Intrinsic; 27] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
@@ -358,6 +361,7 @@ impl Intrinsic {
         Self::WarpMax,
         Self::BlockSum,
         Self::BlockMax,
+        Self::ShflUp,
         Self::ShflDown,
         Self::ShflXor,
         Self::ThreadIndex,
@@ -389,6 +393,7 @@ impl Intrinsic {
             Self::WarpMax => "warp_max",
             Self::BlockSum => "block_sum",
             Self::BlockMax => "block_max",
+            Self::ShflUp => "shfl_up",
             Self::ShflDown => "shfl_down",
             Self::ShflXor => "shfl_xor",
             Self::ThreadIndex => "thread_index",
@@ -426,14 +431,14 @@ impl Intrinsic {
             | Self::Abs
             | Self::Splat => 1,
             Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax => 1,
-            Self::Min | Self::Max | Self::Cdiv | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
+            Self::Min | Self::Max | Self::Cdiv | Self::ShflUp | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
             Self::Fma => 3,
         }
     }
 
     /// Whether every lane of the warp must call it together.
     pub fn is_warp_collective(self) -> bool {
-        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflDown | Self::ShflXor) || self.is_block_collective()
+        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflUp | Self::ShflDown | Self::ShflXor) || self.is_block_collective()
     }
 
     /// Whether every thread of the block must call it together (it waits at `__syncthreads`).
@@ -1190,7 +1195,7 @@ impl TypeEnv {
                 ThreadType::Scalar(element) => Ok(ThreadType::Vector(element)),
                 other => Err(error(format!("`vector(v)` repeats a number VECTOR times; this is {other}"))),
             },
-            ShflDown | ShflXor => {
+            ShflUp | ShflDown | ShflXor => {
                 let ty = self.typed(&args[0], wanted)?;
                 let delta = self.typed(&args[1], Some(ThreadType::I32))?;
                 if !matches!(ty, ThreadType::Scalar(_)) || !delta.is_integer() {

@@ -57,8 +57,10 @@ pub enum Error {
     SliceOutOfBounds { start: usize, end: usize, len: usize },
     #[error("sub-matrix rows {rows:?}, columns {cols:?} is not inside the {} × {} matrix", dims[0], dims[1])]
     SubmatrixOutOfBounds { rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, dims: [usize; 2] },
-    #[error("a sub-matrix needs a 2-D tensor, not one of shape {dims:?}")]
-    NotAMatrix { dims: Vec<usize> },
+    #[error("{what} needs a 2-D tensor, not one of shape {dims:?}")]
+    NotAMatrix { what: &'static str, dims: Vec<usize> },
+    #[error("{what} is {value}, more than a kernel's i32 scalar holds ({})", i32::MAX)]
+    ScalarOutOfRange { what: &'static str, value: usize },
     #[error("leading dimension {ld} is less than the {cols} columns of a row: rows would overlap")]
     LeadingDimensionTooSmall { ld: usize, cols: usize },
     #[error(

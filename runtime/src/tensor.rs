@@ -501,7 +501,7 @@ fn submatrix_of(
     cols: &Range<usize>,
 ) -> Result<(usize, [usize; 2]), Error> {
     let &[height, width] = dims else {
-        return Err(Error::NotAMatrix { dims: dims.to_vec() });
+        return Err(Error::NotAMatrix { what: "a sub-matrix", dims: dims.to_vec() });
     };
     if rows.start > rows.end || rows.end > height || cols.start > cols.end || cols.end > width {
         return Err(Error::SubmatrixOutOfBounds { rows: rows.clone(), cols: cols.clone(), dims: [height, width] });
@@ -740,7 +740,7 @@ mod tests {
         // an empty sub-matrix is fine, wherever it is
         assert_eq!(parent.submatrix(5..5, 0..7).unwrap().dims(), &[0, 7]);
         let flat = parent.reshape([35]).unwrap();
-        assert!(matches!(flat.submatrix(0..1, 0..1), Err(Error::NotAMatrix { dims }) if dims == vec![35]));
+        assert!(matches!(flat.submatrix(0..1, 0..1), Err(Error::NotAMatrix { dims, .. }) if dims == vec![35]));
     }
 
     #[test]

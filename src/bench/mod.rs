@@ -149,10 +149,15 @@ impl Family {
             Family::Reduce => vec![shape(&[("N", 1 << 24), ("P", 1024)]), shape(&[("N", 1 << 28), ("P", 1024)])],
             Family::Map => vec![shape(&[("N", 1 << 24)]), shape(&[("N", 1 << 28)])],
             // a square power of two and a tail in both dimensions; the residual's pass 1 with P
+            // (the colours stored apart: R × H with H = C / 2, the tail 8191 × 8194 points)
             Family::Stencil => vec![
                 shape(&[("R", 8192), ("C", 8192)]),
                 shape(&[("R", 8191), ("C", 8193)]),
+                shape(&[("R", 8192), ("H", 4096)]),
+                shape(&[("R", 8191), ("H", 4097)]),
+                shape(&[("R", 8192), ("C", 8192), ("H", 4096)]),
                 shape(&[("R", 8192), ("C", 8192), ("P", 1024)]),
+                shape(&[("R", 8192), ("H", 4096), ("P", 1024)]),
             ],
             // the shapes: square, a tail, many short rows, few long ones
             Family::Softmax => vec![
@@ -196,7 +201,9 @@ impl Family {
     fn copied_elements(self, shape: &[(String, i64)]) -> usize {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
         match self {
-            Family::Transpose | Family::Stencil | Family::Softmax | Family::Norm => value("R") * value("C"),
+            Family::Transpose | Family::Softmax | Family::Norm => value("R") * value("C"),
+            // a grid, or one colour of it
+            Family::Stencil => value("R") * if value("C") > 0 { value("C") } else { value("H") },
             Family::Gemv => (value("M") * value("K").max(value("N"))).max(value("S") * value("N")),
             _ => value("N"),
         }
@@ -237,13 +244,19 @@ impl Family {
             // the colour's points, u at the other colour's (the neighbours) and u written at
             // the colour's, each half the grid, 6·R·C bytes in all. Those points are every
             // other float, so whole 32-byte sectors move and the hardware moves about twice
-            // that; the percentage of the copy shows what the chessboard costs. The residual's
-            // pass 1 reads f and u once and writes a partial per block.
+            // that; the percentage of the copy shows what the chessboard costs. With the
+            // colours stored apart (R × H each) the same colour moves f, the other colour and
+            // its own, 12·R·H bytes, and nothing else. The residuals' pass 1 reads f and u
+            // once and writes a partial per block; splitting and merging move the grid once
+            // each way.
             Family::Stencil => {
-                let points = value("R") * value("C");
+                let (points, colour_points) = (value("R") * value("C"), value("R") * value("H"));
                 match kernel {
                     "gauss_seidel_red_black" => (0.0, 6.0 * points),
+                    "gauss_seidel_colour" => (0.0, 12.0 * colour_points),
                     "residual_partials" => (0.0, 8.0 * points + 4.0 * value("P")),
+                    "residual_split_partials" => (0.0, 16.0 * colour_points + 4.0 * value("P")),
+                    "split_red_black" | "merge_red_black" => (0.0, 4.0 * points + 8.0 * colour_points),
                     _ => (0.0, 8.0 * points),
                 }
             }
@@ -420,8 +433,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 family.work("", &shape)
             }
             Family::Attention => Family::Hgemm.work("", &ATTENTION_ANCHOR.map(|(n, v)| (n.to_string(), v))),
-            Family::Stencil => Family::Transpose.work("", &shape),
-            Family::Reduce | Family::Map | Family::Softmax | Family::Norm | Family::Gemv => {
+            Family::Reduce | Family::Map | Family::Stencil | Family::Softmax | Family::Norm | Family::Gemv => {
                 (0.0, 8.0 * family.copied_elements(&shape) as f64)
             }
         };
@@ -444,6 +456,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                     // the stencil family: h² at 8192 points a side, the red points
                     ("h2".into(), 1.5e-8),
                     ("colour".into(), 0.0),
+                    // the grid's columns where its colours are stored apart (H = ⌈C / 2⌉)
+                    ("cols".into(), grid_columns(&shape)),
                     // the norms
                     ("eps".into(), 1e-5),
                     // attention: 1/√head_dim in log2 units
@@ -564,6 +578,13 @@ const ATTENTION_ANCHOR: [(&str, i64); 3] = [("M", 4096), ("N", 4096), ("K", 4096
 fn attention_scale_log2(shape: &[(String, i64)]) -> f64 {
     let head_dim = shape.iter().find(|(n, _)| n == "HD").map_or(1, |(_, v)| (*v).max(1));
     std::f64::consts::LOG2_E / (head_dim as f64).sqrt()
+}
+
+/// The column count of the stencil grid at `shape`: C, or 2·H where only the colours' width is
+/// given (an even grid; an odd C has the same H).
+fn grid_columns(shape: &[(String, i64)]) -> f64 {
+    let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v as f64);
+    value("C").or(value("H").map(|h| 2.0 * h)).unwrap_or(0.0)
 }
 
 /// What a family's kernels are measured against, its tensors allocated once per shape and
