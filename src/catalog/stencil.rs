@@ -368,15 +368,23 @@ pub fn split_red_black(u: Global<f32, (R, C)>, red: GlobalMut<f32, (R, H)>, blac
 }
 
 /// The inverse of [`split_red_black`]: the chessboard `u` from its red and black points.
+/// Thread j of row r reads element j of both colours and writes the pair of columns 2j, 2j + 1
+/// (red first in even rows, black first in odd ones), so every load and store of a warp is one
+/// contiguous run.
 #[tile_kernel(threads = 256, vector = 1, consts(BC = 256), require(BC == THREADS))]
 pub fn merge_red_black(red: Global<f32, (R, H)>, black: Global<f32, (R, H)>, u: GlobalMut<f32, (R, C)>) {
-    let (bx, by) = grid(cdiv(C, BC), R);
-    let c = bx * BC + thread_index();
-    if c < C {
-        if (by + c) % 2 == 0 {
-            u[[by, c]] = red[[by, c / 2]];
-        } else {
-            u[[by, c]] = black[[by, c / 2]];
+    let (bx, by) = grid(cdiv(H, BC), R);
+    let j = bx * BC + thread_index();
+    if j < H {
+        let mut even_column = red[[by, j]];
+        let mut odd_column = black[[by, j]];
+        if by % 2 == 1 {
+            even_column = black[[by, j]];
+            odd_column = red[[by, j]];
+        }
+        u[[by, 2 * j]] = even_column;
+        if 2 * j + 1 < C {
+            u[[by, 2 * j + 1]] = odd_column;
         }
     }
 }
