@@ -11,7 +11,10 @@
 //!
 //! The configurations are `tessera tune`'s winners on an H100 at 4096 tokens (BENCHMARKS.md):
 //! 128 query rows and 128 keys a tile at head dim 128 (224 KiB of shared memory, causal or
-//! not); 128 × 256 at head dim 64, and 64 × 64 (one warpgroup) for its causal kernel.
+//! not); 128 × 256 at head dim 64, and 64 × 64 (one warpgroup) for its causal kernel. The
+//! kernels fed by TMA producers take the same tiles in three stages (the causal ones of head
+//! dim 64: 128 × 128 in four): on an H100 that beat four stages of 64 keys (head dim 128) and
+//! of 128 keys (head dim 64) by 12–38% and 7–12% from 2048 tokens (BENCHMARKS.md).
 
 use crate::prelude::*;
 
@@ -162,7 +165,7 @@ attention_forward_wgmma!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 128, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
@@ -172,17 +175,17 @@ attention_forward_wgmma_producers!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 64, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 64, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 128, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
@@ -192,11 +195,11 @@ attention_forward_wgmma_producers!(
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 64, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 64, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
