@@ -203,7 +203,12 @@ fn the_laplacian_on_a_submatrix_matches_the_cpu(backend: &Backend) {
         // the same float operations in the same order as the kernel: equal to the last bit
         // except where a GPU contracts into an FMA
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{kernel}: out[{}][{}] = {g} (want {w})", i / cols, i % cols);
+            assert!(
+                (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                "{kernel}: out[{}][{}] = {g} (want {w})",
+                i / cols,
+                i % cols
+            );
         }
         let after = backend.download(&out_parent).unwrap();
         assert_eq!(place_out.first_change_outside(&parent_out, &after), None, "{kernel}");

@@ -438,7 +438,8 @@ impl Intrinsic {
 
     /// Whether every lane of the warp must call it together.
     pub fn is_warp_collective(self) -> bool {
-        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflUp | Self::ShflDown | Self::ShflXor) || self.is_block_collective()
+        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflUp | Self::ShflDown | Self::ShflXor)
+            || self.is_block_collective()
     }
 
     /// Whether every thread of the block must call it together (it waits at `__syncthreads`).

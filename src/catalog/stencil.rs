@@ -317,7 +317,10 @@ pub fn gauss_seidel_colour(
                     }
                 }
             }
-            let s = fma(h2, g[k * THREAD_COLUMNS + e], o[row - THREAD_COLUMNS + e]) + o[row + THREAD_COLUMNS + e] + west + east;
+            let s = fma(h2, g[k * THREAD_COLUMNS + e], o[row - THREAD_COLUMNS + e])
+                + o[row + THREAD_COLUMNS + e]
+                + west
+                + east;
             result[e] = 0.25 * s;
         }
         // a strip of interior points is stored in vectors; one that holds an edge point (or
