@@ -5,9 +5,9 @@
 //! * [`laplacian_5pt`]: each block stages its BR × BC points plus a one-point halo, a
 //!   (BR + 2) × (BC + 2) tile, in shared memory, so each u value is read from global memory
 //!   about once instead of five times.
-//! * [`laplacian_5pt_rows`]: each thread holds a strip of VECTOR columns × ROWS rows in
-//!   registers, loaded once in 16-byte vectors; the neighbours across the strip's sides come
-//!   from the lanes beside it. What [`laplacian`] runs.
+//! * [`laplacian_5pt_rows`]: each thread holds a strip of THREAD_COLUMNS columns × BR + 2
+//!   rows in registers, loaded once in 16-byte vectors; the neighbours across the strip's sides
+//!   come from the lanes beside it. What [`laplacian`] runs.
 //! * [`gauss_seidel_red_black`]: one launch updates every point of one colour of the
 //!   chessboard `u`; a colour uses every other float, so half of each sector it moves is waste.
 //! * [`gauss_seidel_colour`]: the same update with the colours stored apart ([`RedBlack`],
@@ -488,7 +488,7 @@ pub fn laplacian(device: &Backend, u: &DeviceTensor<f32>) -> Result<DeviceTensor
 /// ```no_run
 /// use tessera::catalog::stencil::RedBlack;
 /// use tessera::Backend;
-/// let device = Backend::simulated();
+/// let device = Backend::detect()?; // GPU 0, else the CPU simulation
 /// let u = device.upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3])?;
 /// let colours = RedBlack::split(&device, &u)?;
 /// assert_eq!(device.download(&colours.red)?, [1.0, 3.0, 5.0, 0.0]); // (0,0) (0,2) | (1,1)
