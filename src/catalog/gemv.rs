@@ -1,8 +1,8 @@
 //! Matrix–vector products, memory-bound: every element of A is read once, coalesced.
 //!
-//! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane keeps `UNROLL`
-//!   independent partial sums (`UNROLL` 16-byte loads in flight), then `warp_sum` adds the
-//!   lanes up.
+//! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS`
+//!   elements a trip (16-byte loads, all in flight before any is used) into as many
+//!   independent partial sums, then `warp_sum` adds the lanes up.
 //! - [`gemv_t_f32`], y = Aᵀ·x: a block per 32 columns, lane l on column l; the block's 16
 //!   warps take interleaved runs of `UNROLL` rows, and warp 0 adds their 16 partial sums from
 //!   shared memory — in a fixed order, so the result does not depend on timing. With fewer
@@ -15,34 +15,43 @@ use crate::{Input, Output};
 /// y = A·x for A of M × K: a warp per row, each lane reading 16-byte vectors of the row and
 /// of x (`a.vector([row, i])`: columns 4i .. 4i + 3), so a load instruction moves four
 /// elements; rows whose leading dimension is not a multiple of 4 take single elements (the
-/// launch narrows `VECTOR` to 1), as does a row's last, partial vector.
-#[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8, UNROLL = 4))]
+/// launch narrows `VECTOR` to 1). A lane loads its ELEMENTS elements of a trip (ELEMENTS /
+/// VECTOR loads, indices clamped into the row) before it multiplies any of them: the loads are
+/// straight-line code, all in flight at once, and only the products are guarded. The columns
+/// past the last whole vector come after, one element a lane.
+#[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8, ELEMENTS = 16), require(ELEMENTS % 4 == 0))]
 pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, (M,)>) {
     let (bx,) = grid(cdiv(M, WARP_ROWS));
     let row = bx * WARP_ROWS + warp_index();
     if row < M {
-        let mut s = [0.0f32; UNROLL];
-        for i0 in (0..(K + VECTOR - 1) / VECTOR).step_by(32 * UNROLL) {
-            for u in 0..UNROLL {
-                let i = i0 + u * 32 + lane();
-                if (i + 1) * VECTOR <= K {
-                    let w = a.vector([row, i]);
-                    let v = x.vector(i);
+        let mut s = [0.0f32; ELEMENTS];
+        let vectors = K / VECTOR;
+        for i0 in (0..vectors).step_by(32 * (ELEMENTS / VECTOR)) {
+            let mut w = [0.0f32; ELEMENTS];
+            let mut v = [0.0f32; ELEMENTS];
+            for u in 0..ELEMENTS / VECTOR {
+                let i = min(i0 + u * 32 + lane(), vectors - 1);
+                let row_vector = a.vector([row, i]);
+                let x_vector = x.vector(i);
+                for e in 0..VECTOR {
+                    w[u * VECTOR + e] = row_vector[e];
+                    v[u * VECTOR + e] = x_vector[e];
+                }
+            }
+            for u in 0..ELEMENTS / VECTOR {
+                if i0 + u * 32 + lane() < vectors {
                     for e in 0..VECTOR {
-                        s[u] += w[e] * v[e];
-                    }
-                } else {
-                    for e in 0..VECTOR {
-                        if i * VECTOR + e < K {
-                            s[u] += a[[row, i * VECTOR + e]] * x[i * VECTOR + e];
-                        }
+                        s[u * VECTOR + e] += w[u * VECTOR + e] * v[u * VECTOR + e];
                     }
                 }
             }
         }
+        for c in (vectors * VECTOR + lane()..K).step_by(32) {
+            s[0] += a[[row, c]] * x[c];
+        }
         let mut total = 0.0f32;
-        for u in 0..UNROLL {
-            total += s[u];
+        for e in 0..ELEMENTS {
+            total += s[e];
         }
         let row_total = warp_sum(total);
         if lane() == 0 {
@@ -58,13 +67,14 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
     let partial = shared::<f32>([WARPS, 32]);
     let col = bx * 32 + lane();
     let mut s = [0.0f32; UNROLL];
-    if col < N {
-        for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) {
-            for u in 0..UNROLL {
-                let r = r0 + u;
-                if r < M {
-                    s[u] += a[[r, col]] * x[r];
-                }
+    // loads clamped into A (straight-line: a lane's UNROLL loads all in flight), products guarded
+    let column = min(col, N - 1);
+    for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) {
+        for u in 0..UNROLL {
+            let r = min(r0 + u, M - 1);
+            let product = a[[r, column]] * x[r];
+            if r0 + u < M && col < N {
+                s[u] += product;
             }
         }
     }
@@ -95,13 +105,14 @@ pub fn gemv_t_partials_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partial
     let slice = (M + S - 1) / S;
     let end = min((by + 1) * slice, M);
     let mut s = [0.0f32; UNROLL];
-    if col < N {
-        for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
-            for u in 0..UNROLL {
-                let r = r0 + u;
-                if r < end {
-                    s[u] += a[[r, col]] * x[r];
-                }
+    // loads clamped into A (straight-line: a lane's UNROLL loads all in flight), products guarded
+    let column = min(col, N - 1);
+    for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
+        for u in 0..UNROLL {
+            let r = min(r0 + u, M - 1);
+            let product = a[[r, column]] * x[r];
+            if r0 + u < end && col < N {
+                s[u] += product;
             }
         }
     }

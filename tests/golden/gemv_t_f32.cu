@@ -20,15 +20,15 @@ gemv_t_f32(const float* __restrict__ a, const float* __restrict__ x, float* __re
     float s[UNROLL];  // [0.0f32; UNROLL]: registers, as loops over it unroll
     #pragma unroll
     for (int tessera_i = 0; tessera_i < UNROLL; ++tessera_i) { s[tessera_i] = 0.0f; }
-    // if col < N { .. }
-    if (col < N) {
-        for (int r0 = tid / 32 * UNROLL; r0 < M; r0 += WARPS * UNROLL) {
-            #pragma unroll
-            for (int u = 0; u < UNROLL; ++u) {
-                const int r = r0 + u;
-                if (r < M) {
-                    s[u] += a[r * a_ld + col] * x[r];
-                }
+    const int column = min(col, N - 1);
+    // for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) { .. }
+    for (int r0 = tid / 32 * UNROLL; r0 < M; r0 += WARPS * UNROLL) {
+        #pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const int r = min(r0 + u, M - 1);
+            const float product = a[r * a_ld + column] * x[r];
+            if (r0 + u < M && col < N) {
+                s[u] += product;
             }
         }
     }

@@ -25,15 +25,15 @@ gemv_t_partials_f32(const float* __restrict__ a, const float* __restrict__ x, fl
     float s[UNROLL];  // [0.0f32; UNROLL]: registers, as loops over it unroll
     #pragma unroll
     for (int tessera_i = 0; tessera_i < UNROLL; ++tessera_i) { s[tessera_i] = 0.0f; }
-    // if col < N { .. }
-    if (col < N) {
-        for (int r0 = by * slice + tid / 32 * UNROLL; r0 < end; r0 += WARPS * UNROLL) {
-            #pragma unroll
-            for (int u = 0; u < UNROLL; ++u) {
-                const int r = r0 + u;
-                if (r < end) {
-                    s[u] += a[r * a_ld + col] * x[r];
-                }
+    const int column = min(col, N - 1);
+    // for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) { .. }
+    for (int r0 = by * slice + tid / 32 * UNROLL; r0 < end; r0 += WARPS * UNROLL) {
+        #pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const int r = min(r0 + u, M - 1);
+            const float product = a[r * a_ld + column] * x[r];
+            if (r0 + u < end && col < N) {
+                s[u] += product;
             }
         }
     }
