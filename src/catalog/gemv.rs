@@ -19,7 +19,7 @@ use crate::{Input, Output};
 /// VECTOR loads, indices clamped into the row) before it multiplies any of them: the loads are
 /// straight-line code, all in flight at once, and only the products are guarded. The columns
 /// past the last whole vector come after, one element a lane.
-#[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8, ELEMENTS = 16), require(ELEMENTS % 4 == 0))]
+#[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8, ELEMENTS = 16), require(WARP_ROWS * 32 == THREADS, ELEMENTS % 4 == 0))]
 pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, (M,)>) {
     let (bx,) = grid(cdiv(M, WARP_ROWS));
     let row = bx * WARP_ROWS + warp_index();
@@ -61,7 +61,7 @@ pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, 
 }
 
 /// y = Aᵀ·x for A of M × N: a block per 32 columns.
-#[tile_kernel(threads = 512, vector = 1, consts(WARPS = 16, UNROLL = 16))]
+#[tile_kernel(threads = 512, vector = 1, consts(WARPS = 16, UNROLL = 16), require(WARPS * 32 == THREADS))]
 pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
     let (bx,) = grid(cdiv(N, 32));
     let partial = shared::<f32>([WARPS, 32]);
@@ -97,7 +97,7 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
 /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
 /// blocks to fill the GPU: block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·32 .. into
 /// `partials[by, ..]` (S = the rows of `partials`) as [`gemv_t_f32`] does its whole column.
-#[tile_kernel(threads = 512, vector = 1, consts(WARPS = 16, UNROLL = 16))]
+#[tile_kernel(threads = 512, vector = 1, consts(WARPS = 16, UNROLL = 16), require(WARPS * 32 == THREADS))]
 pub fn gemv_t_partials_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partials: GlobalMut<f32, (S, N)>) {
     let (bx, by) = grid(cdiv(N, 32), S);
     let partial = shared::<f32>([WARPS, 32]);

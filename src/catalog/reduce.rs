@@ -18,7 +18,7 @@ use crate::{Backend, Input};
 pub const PARTIALS: usize = 1024;
 
 /// Pass 1 of the sum: block b adds up its grid-stride share of `x` into `partials[b]`.
-#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8))]
+#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8), require(WARPS * 32 == THREADS))]
 pub fn sum_partials_f32(x: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
     let (bx,) = grid(P);
     let warp_sums = shared::<f32>([1, WARPS]);
@@ -48,7 +48,7 @@ pub fn sum_partials_f32(x: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
 }
 
 /// Pass 1 of the dot product: block b adds up its share of x · y into `partials[b]`.
-#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8))]
+#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8), require(WARPS * 32 == THREADS))]
 pub fn dot_partials_f32(x: Global<f32, (N,)>, y: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
     let (bx,) = grid(P);
     let warp_sums = shared::<f32>([1, WARPS]);
@@ -78,7 +78,7 @@ pub fn dot_partials_f32(x: Global<f32, (N,)>, y: Global<f32, (N,)>, partials: Gl
 }
 
 /// Pass 2: one block adds the partials up, in a fixed order, into `total[0]`.
-#[tile_kernel(threads = 1024, vector = 1, consts(WARPS = 32))]
+#[tile_kernel(threads = 1024, vector = 1, consts(WARPS = 32), require(WARPS * 32 == THREADS))]
 pub fn sum_finish_f32(partials: Global<f32, (P,)>, total: GlobalMut<f32, (ONE,)>) {
     let (bx,) = grid(ONE);
     let warp_sums = shared::<f32>([1, WARPS]);

@@ -31,7 +31,7 @@ use crate::{Input, Output};
 macro_rules! softmax_warp_per_row {
     ($(#[$doc:meta])* $name:ident, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8), fixed(ITEMS = $items))]
+        #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8), fixed(ITEMS = $items), require(WARP_ROWS * 32 == THREADS))]
         pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
             let (bx,) = grid(cdiv(R, WARP_ROWS));
             let row = bx * WARP_ROWS + warp_index();

@@ -397,7 +397,7 @@ pub fn merge_red_black(red: Global<f32, (R, H)>, black: Global<f32, (R, H)>, u: 
 /// The residual at an interior point is h²·f + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u,
 /// that of the discrete equation scaled by h²; block b's sum of their squares goes into
 /// `partials[b]`. Pass 2 is the reduce family's `sum_finish_f32`.
-#[tile_kernel(threads = 256, vector = 1, consts(WARPS = 8))]
+#[tile_kernel(threads = 256, vector = 1, consts(WARPS = 8), require(WARPS * 32 == THREADS))]
 pub fn residual_partials(f: Global<f32, (R, C)>, u: Global<f32, (R, C)>, partials: GlobalMut<f32, (P,)>, h2: f32) {
     let (bx,) = grid(P);
     let warp_sums = shared::<f32>([1, WARPS]);

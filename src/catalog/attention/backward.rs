@@ -28,7 +28,7 @@ use crate::{Error, Input, Output};
 macro_rules! attention_backward_delta {
     ($(#[$doc:meta])* $name:ident, $t:ident) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 1, consts(WARPS = 8))]
+        #[tile_kernel(threads = 256, vector = 1, consts(WARPS = 8), require(WARPS * 32 == THREADS))]
         pub fn $name(
             o: Global<$t, (B, H, SQ, HD)>,
             dout: Global<$t, (B, H, SQ, HD)>,
