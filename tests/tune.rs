@@ -241,3 +241,52 @@ fn the_tuner_never_varies_a_fixed_constant() {
     // the 26 attention kernels but the two Δ ones, the norms, the softmaxes
     assert!(kernels_with_fixed >= 24 + 8 + 6, "{kernels_with_fixed} kernels declare fixed constants");
 }
+
+/// A warp per row, its rows a block a constant that the kernel does not tie to THREADS / 32:
+/// WARP_ROWS = 8 on 4 warps leaves half the rows unwritten.
+#[tessera::tile_kernel(threads = 128, vector = 1, consts(WARP_ROWS = 4))]
+fn row_sums_untied(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R,)>) {
+    let (bx,) = grid(cdiv(R, WARP_ROWS));
+    let row = bx * WARP_ROWS + warp_index();
+    if row < R {
+        let mut s = 0.0f32;
+        for c in (lane()..C).step_by(32) {
+            s += x[[row, c]];
+        }
+        let total = warp_sum(s);
+        if lane() == 0 {
+            y[row] = total;
+        }
+    }
+}
+
+/// On a GPU the tuner runs each candidate once and compares what it wrote with the declared
+/// configuration's before timing it: WARP_ROWS = 8 (faster, and wrong) is refused, not crowned.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn on_a_gpu_a_candidate_that_writes_other_results_is_refused() {
+    use tessera::dsl::Candidate;
+    let gpu = tessera::Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
+    let definition = &row_sums_untied::KERNEL;
+    let binding = vec![("R".to_string(), 4096), ("C".to_string(), 512)];
+    let space = TuneSpace {
+        constants: vec![("WARP_ROWS".into(), vec![2, 4, 8])],
+        vectors: vec![VectorWidth::W1],
+        min_blocks: vec![None],
+    };
+    let mut measure = tune::GpuMeasure::new(&gpu, definition, &binding, &[]).unwrap();
+    let arch = gpu.arch();
+    let report = tune::tune(definition, &space, arch, &binding, &mut measure, &mut |_| {}).unwrap();
+    let rows = |c: &Candidate| c.config.constant("WARP_ROWS");
+    let outcome =
+        |warp_rows: i64| report.trials.iter().find(|t| rows(&t.candidate) == Some(warp_rows)).map(|t| &t.outcome);
+    assert!(
+        matches!(outcome(8), Some(Outcome::Failed(why)) if why.contains("wrong results") && why.contains("`y`")),
+        "{:#?}",
+        report.trials
+    );
+    // 2 rows a block on 4 warps writes every row (twice, the same value): it agrees
+    assert!(matches!(outcome(2), Some(Outcome::Measured { .. })), "{:#?}", report.trials);
+    assert!(matches!(outcome(4), Some(Outcome::Measured { .. })), "{:#?}", report.trials);
+    assert_ne!(report.winner().and_then(|(c, _)| rows(c)), Some(8));
+}

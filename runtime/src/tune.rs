@@ -345,13 +345,21 @@ fn compile_all(
         .collect()
 }
 
-/// Measures on a GPU with tensors of the tuned shape: inputs random, outputs zero, every
-/// scalar 1 unless given.
+/// Measures on a GPU with tensors of the tuned shape, filled with [`measurement_value`]s,
+/// every scalar 1 unless given. Before timing a configuration it checks that one launch of it
+/// writes what the declared configuration writes (within the rounding that another order of
+/// additions makes): a candidate whose constants break an assumption the kernel does not
+/// `require` (a warp count that is not THREADS / 32, say) is refused, not crowned.
 pub struct GpuMeasure<'a> {
     gpu: &'a Gpu,
     definition: &'static KernelDefinition,
     tensors: Vec<(String, AnyTensor)>,
     scalars: Vec<(String, f64)>,
+    /// What the declared configuration writes from the starting values, each output as f64:
+    /// every candidate must write the same before it is timed.
+    reference: Option<Vec<Vec<f64>>>,
+    /// The tuned shape's symbols and values.
+    binding: Vec<(String, i64)>,
     pub warmup: usize,
     pub repetitions: usize,
 }
@@ -363,6 +371,103 @@ enum AnyTensor {
     U32(DeviceTensor<u32>),
     F16(DeviceTensor<half::f16>),
     BF16(DeviceTensor<half::bf16>),
+}
+
+impl AnyTensor {
+    /// A tensor of `element`s and `dims` holding the starting values: [`measurement_value`]s,
+    /// integers i % 97.
+    fn starting(gpu: &Gpu, element: tessera_dsl::ElementType, dims: &[usize]) -> Result<Self, Error> {
+        let len: usize = dims.iter().product();
+        let values = measurement_value;
+        Ok(match element {
+            tessera_dsl::ElementType::F32 => {
+                AnyTensor::F32(gpu.upload(&(0..len).map(|i| values(i) as f32).collect::<Vec<_>>(), dims)?)
+            }
+            tessera_dsl::ElementType::F64 => {
+                AnyTensor::F64(gpu.upload(&(0..len).map(values).collect::<Vec<_>>(), dims)?)
+            }
+            tessera_dsl::ElementType::I32 => {
+                AnyTensor::I32(gpu.upload(&(0..len).map(|i| (i % 97) as i32).collect::<Vec<_>>(), dims)?)
+            }
+            tessera_dsl::ElementType::U32 => {
+                AnyTensor::U32(gpu.upload(&(0..len).map(|i| (i % 97) as u32).collect::<Vec<_>>(), dims)?)
+            }
+            tessera_dsl::ElementType::F16 => {
+                AnyTensor::F16(gpu.upload(&(0..len).map(|i| half::f16::from_f64(values(i))).collect::<Vec<_>>(), dims)?)
+            }
+            tessera_dsl::ElementType::BF16 => AnyTensor::BF16(
+                gpu.upload(&(0..len).map(|i| half::bf16::from_f64(values(i))).collect::<Vec<_>>(), dims)?,
+            ),
+        })
+    }
+
+    fn element(&self) -> tessera_dsl::ElementType {
+        match self {
+            AnyTensor::F32(_) => tessera_dsl::ElementType::F32,
+            AnyTensor::F64(_) => tessera_dsl::ElementType::F64,
+            AnyTensor::I32(_) => tessera_dsl::ElementType::I32,
+            AnyTensor::U32(_) => tessera_dsl::ElementType::U32,
+            AnyTensor::F16(_) => tessera_dsl::ElementType::F16,
+            AnyTensor::BF16(_) => tessera_dsl::ElementType::BF16,
+        }
+    }
+
+    fn dims(&self) -> Vec<usize> {
+        match self {
+            AnyTensor::F32(t) => t.dims().to_vec(),
+            AnyTensor::F64(t) => t.dims().to_vec(),
+            AnyTensor::I32(t) => t.dims().to_vec(),
+            AnyTensor::U32(t) => t.dims().to_vec(),
+            AnyTensor::F16(t) => t.dims().to_vec(),
+            AnyTensor::BF16(t) => t.dims().to_vec(),
+        }
+    }
+
+    /// Its elements, as f64.
+    fn values(&self, gpu: &Gpu) -> Result<Vec<f64>, Error> {
+        Ok(match self {
+            AnyTensor::F32(t) => gpu.download(t)?.into_iter().map(f64::from).collect(),
+            AnyTensor::F64(t) => gpu.download(t)?,
+            AnyTensor::I32(t) => gpu.download(t)?.into_iter().map(f64::from).collect(),
+            AnyTensor::U32(t) => gpu.download(t)?.into_iter().map(f64::from).collect(),
+            AnyTensor::F16(t) => gpu.download(t)?.into_iter().map(f64::from).collect(),
+            AnyTensor::BF16(t) => gpu.download(t)?.into_iter().map(f64::from).collect(),
+        })
+    }
+}
+
+/// How far, relative to the largest magnitude of the declared configuration's output, a
+/// candidate's element may be from it: another order of additions, rounded in the output's type.
+fn relative_tolerance(element: tessera_dsl::ElementType) -> f64 {
+    match element {
+        tessera_dsl::ElementType::F64 => 1e-9,
+        tessera_dsl::ElementType::F32 => 1e-3,
+        tessera_dsl::ElementType::F16 | tessera_dsl::ElementType::BF16 => 3e-2,
+        tessera_dsl::ElementType::I32 | tessera_dsl::ElementType::U32 => 0.0,
+    }
+}
+
+/// Whether `got` (a candidate's output) is `reference` (the declared configuration's) up to
+/// `relative` × the largest finite magnitude of `reference`; NaN where the reference has NaN.
+///
+/// ```
+/// use tessera_runtime::tune::outputs_agree;
+/// assert!(outputs_agree(&[1.0, -2.0], &[1.0005, -2.0], 1e-3).is_ok());
+/// // rows a candidate never wrote keep their starting values
+/// assert!(outputs_agree(&[1.0, -2.0], &[1.0, 0.25], 1e-3).is_err());
+/// ```
+pub fn outputs_agree(reference: &[f64], got: &[f64], relative: f64) -> Result<(), String> {
+    let scale = reference.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+    for (i, (want, value)) in reference.iter().zip(got).enumerate() {
+        let same = want == value || (want.is_nan() && value.is_nan()) || (value - want).abs() <= relative * scale;
+        if !same {
+            return Err(format!("element {i} is {value} where the declared configuration writes {want}"));
+        }
+    }
+    if reference.len() != got.len() {
+        return Err(format!("{} elements where the declared configuration has {}", got.len(), reference.len()));
+    }
+    Ok(())
 }
 
 impl<'a> GpuMeasure<'a> {
@@ -381,31 +486,18 @@ impl<'a> GpuMeasure<'a> {
                 .iter()
                 .map(|(symbol, _)| binding.iter().find(|(s, _)| s == symbol).map_or(1, |(_, v)| (*v).max(0) as usize))
                 .collect();
-            let len: usize = dims.iter().product();
-            let values = measurement_value;
-            let any = match tensor.element {
-                tessera_dsl::ElementType::F32 => {
-                    AnyTensor::F32(gpu.upload(&(0..len).map(|i| values(i) as f32).collect::<Vec<_>>(), &dims)?)
-                }
-                tessera_dsl::ElementType::F64 => {
-                    AnyTensor::F64(gpu.upload(&(0..len).map(values).collect::<Vec<_>>(), &dims)?)
-                }
-                tessera_dsl::ElementType::I32 => {
-                    AnyTensor::I32(gpu.upload(&(0..len).map(|i| (i % 97) as i32).collect::<Vec<_>>(), &dims)?)
-                }
-                tessera_dsl::ElementType::U32 => {
-                    AnyTensor::U32(gpu.upload(&(0..len).map(|i| (i % 97) as u32).collect::<Vec<_>>(), &dims)?)
-                }
-                tessera_dsl::ElementType::F16 => AnyTensor::F16(
-                    gpu.upload(&(0..len).map(|i| half::f16::from_f64(values(i))).collect::<Vec<_>>(), &dims)?,
-                ),
-                tessera_dsl::ElementType::BF16 => AnyTensor::BF16(
-                    gpu.upload(&(0..len).map(|i| half::bf16::from_f64(values(i))).collect::<Vec<_>>(), &dims)?,
-                ),
-            };
-            tensors.push((param.name.clone(), any));
+            tensors.push((param.name.clone(), AnyTensor::starting(gpu, tensor.element, &dims)?));
         }
-        Ok(Self { gpu, definition, tensors, scalars: scalars.to_vec(), warmup: 2, repetitions: 7 })
+        Ok(Self {
+            gpu,
+            definition,
+            tensors,
+            scalars: scalars.to_vec(),
+            reference: None,
+            binding: binding.to_vec(),
+            warmup: 2,
+            repetitions: 7,
+        })
     }
 }
 
@@ -495,15 +587,73 @@ fn build_arguments<'t>(
     arguments
 }
 
+impl GpuMeasure<'_> {
+    /// What one launch of `kernel` (rendered as `source`) writes into the outputs, each refilled
+    /// with its starting values first (so in-place kernels start from the same state).
+    fn outputs_of(&mut self, kernel: &Kernel, source: &crate::source::KernelSource) -> Result<Vec<Vec<f64>>, Error> {
+        let definition = self.definition;
+        let declared = definition.ir()?;
+        let writable: Vec<&str> = declared
+            .params
+            .iter()
+            .filter(|p| matches!(&p.kind, ParamKind::Global(t) if t.access == tessera_dsl::Access::Writable))
+            .map(|p| p.name.as_str())
+            .collect();
+        for (name, tensor) in &mut self.tensors {
+            if writable.contains(&name.as_str()) {
+                *tensor = AnyTensor::starting(self.gpu, tensor.element(), &tensor.dims())?;
+            }
+        }
+        let mut arguments = build_arguments(definition, declared, &mut self.tensors, &self.scalars);
+        definition.launch_configured(self.gpu, kernel, source, &mut arguments)?;
+        drop(arguments);
+        self.gpu.synchronize()?;
+        self.tensors
+            .iter()
+            .filter(|(name, _)| writable.contains(&name.as_str()))
+            .map(|(_, t)| t.values(self.gpu))
+            .collect()
+    }
+
+    /// Whether `kernel` writes what the declared configuration does (computed on first use).
+    fn check(&mut self, kernel: &Kernel, source: &crate::source::KernelSource) -> Result<(), String> {
+        let definition = self.definition;
+        if self.reference.is_none() {
+            // as a launch at this shape runs it (narrowed where the rows ask for it)
+            let ir = definition.ir().map_err(|e| e.to_string())?;
+            let (mut declared, width) = launch_configuration(ir, &self.binding, ir.config.vector);
+            declared.config.vector = width;
+            let declared_source = definition.source_for(&declared).map_err(|e| e.to_string())?;
+            let outputs = self
+                .outputs_of(&declared, &declared_source)
+                .map_err(|e| format!("the declared configuration, run for the check, failed: {e}"))?;
+            self.reference = Some(outputs);
+        }
+        let got = self.outputs_of(kernel, source).map_err(|e| e.to_string())?;
+        let reference = self.reference.as_ref().map(Vec::as_slice).unwrap_or_default();
+        let declared = definition.ir().map_err(|e| e.to_string())?;
+        let written = declared.params.iter().filter_map(|p| match &p.kind {
+            ParamKind::Global(t) if t.access == tessera_dsl::Access::Writable => Some((p.name.as_str(), t.element)),
+            _ => None,
+        });
+        for ((want, value), (name, element)) in reference.iter().zip(&got).zip(written) {
+            outputs_agree(want, value, relative_tolerance(element))
+                .map_err(|why| format!("wrong results: `{name}` {why}"))?;
+        }
+        Ok(())
+    }
+}
+
 impl Measure for GpuMeasure<'_> {
     fn measure(&mut self, kernel: &Kernel, source: &str) -> Result<f64, String> {
+        // hashed once here, not in every timed launch
+        let source = crate::source::KernelSource::new(source);
+        self.check(kernel, &source)?;
         let definition = self.definition;
         let declared = definition.ir().map_err(|e| e.to_string())?;
         let (gpu, warmup, repetitions) = (self.gpu, self.warmup, self.repetitions);
         let scalars = self.scalars.clone();
         let tensors = &mut self.tensors;
-        // hashed once here, not in every timed launch
-        let source = crate::source::KernelSource::new(source);
         let timing = gpu
             .time(warmup, repetitions, || {
                 let mut arguments = build_arguments(definition, declared, tensors, &scalars);
