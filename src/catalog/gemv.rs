@@ -18,8 +18,15 @@ use crate::{Input, Output};
 /// launch narrows `VECTOR` to 1). A lane loads its ELEMENTS elements of a trip (ELEMENTS /
 /// VECTOR loads, indices clamped into the row) before it multiplies any of them: the loads are
 /// straight-line code, all in flight at once, and only the products are guarded. The columns
-/// past the last whole vector come after, one element a lane.
-#[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8, ELEMENTS = 16), require(WARP_ROWS * 32 == THREADS, ELEMENTS % 4 == 0))]
+/// past the last whole vector come after, one element a lane. ELEMENTS = 32 and two blocks an
+/// SM are `tessera tune`'s winner at 8192 × 8192 on an H100 (5% over 16 and no hint).
+#[tile_kernel(
+    threads = 256,
+    vector = 4,
+    min_blocks = 2,
+    consts(WARP_ROWS = 8, ELEMENTS = 32),
+    require(WARP_ROWS * 32 == THREADS, ELEMENTS % 4 == 0)
+)]
 pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, (M,)>) {
     let (bx,) = grid(cdiv(M, WARP_ROWS));
     let row = bx * WARP_ROWS + warp_index();
@@ -60,8 +67,9 @@ pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, 
     }
 }
 
-/// y = Aᵀ·x for A of M × N: a block per 32 columns.
-#[tile_kernel(threads = 512, vector = 1, consts(WARPS = 16, UNROLL = 16), require(WARPS * 32 == THREADS))]
+/// y = Aᵀ·x for A of M × N: a block per 32 columns (two blocks an SM: `tessera tune`'s winner
+/// at 8192 × 8192 on an H100, 11% over one).
+#[tile_kernel(threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 16), require(WARPS * 32 == THREADS))]
 pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
     let (bx,) = grid(cdiv(N, 32));
     let partial = shared::<f32>([WARPS, 32]);
