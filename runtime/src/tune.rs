@@ -436,6 +436,18 @@ impl AnyTensor {
     }
 }
 
+/// The kernel's writable tensors, in parameter order, with their element types.
+fn outputs(kernel: &Kernel) -> Vec<(&str, tessera_dsl::ElementType)> {
+    kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Global(t) if t.access == tessera_dsl::Access::Writable => Some((p.name.as_str(), t.element)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// How far, relative to the largest magnitude of the declared configuration's output, a
 /// candidate's element may be from it: another order of additions, rounded in the output's type.
 fn relative_tolerance(element: tessera_dsl::ElementType) -> f64 {
@@ -593,12 +605,7 @@ impl GpuMeasure<'_> {
     fn outputs_of(&mut self, kernel: &Kernel, source: &crate::source::KernelSource) -> Result<Vec<Vec<f64>>, Error> {
         let definition = self.definition;
         let declared = definition.ir()?;
-        let writable: Vec<&str> = declared
-            .params
-            .iter()
-            .filter(|p| matches!(&p.kind, ParamKind::Global(t) if t.access == tessera_dsl::Access::Writable))
-            .map(|p| p.name.as_str())
-            .collect();
+        let writable: Vec<&str> = outputs(declared).into_iter().map(|(name, _)| name).collect();
         for (name, tensor) in &mut self.tensors {
             if writable.contains(&name.as_str()) {
                 *tensor = AnyTensor::starting(self.gpu, tensor.element(), &tensor.dims())?;
@@ -632,11 +639,7 @@ impl GpuMeasure<'_> {
         let got = self.outputs_of(kernel, source).map_err(|e| e.to_string())?;
         let reference = self.reference.as_ref().map(Vec::as_slice).unwrap_or_default();
         let declared = definition.ir().map_err(|e| e.to_string())?;
-        let written = declared.params.iter().filter_map(|p| match &p.kind {
-            ParamKind::Global(t) if t.access == tessera_dsl::Access::Writable => Some((p.name.as_str(), t.element)),
-            _ => None,
-        });
-        for ((want, value), (name, element)) in reference.iter().zip(&got).zip(written) {
+        for ((want, value), (name, element)) in reference.iter().zip(&got).zip(outputs(declared)) {
             outputs_agree(want, value, relative_tolerance(element))
                 .map_err(|why| format!("wrong results: `{name}` {why}"))?;
         }
