@@ -170,6 +170,19 @@ fn tune(args: TuneArgs) -> Result<(), String> {
             reasons.len() - 3
         );
     }
+    // candidates that ran but were refused (their results differ from the declared
+    // configuration's, or the launch failed): the first of them says why
+    let failed: Vec<(&tessera::dsl::Candidate, &str)> = report
+        .trials
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            Outcome::Failed(why) => Some((&t.candidate, why.as_str())),
+            _ => None,
+        })
+        .collect();
+    if let Some((candidate, why)) = failed.first() {
+        println!("  failed {:>4}: {candidate}: {}", failed.len(), why.lines().next().unwrap_or_default());
+    }
     let mut measured: Vec<(&tessera::dsl::Candidate, f64)> = report
         .trials
         .iter()
@@ -194,7 +207,8 @@ fn tune(args: TuneArgs) -> Result<(), String> {
             Some(cache) => {
                 cache.store(record.clone()).map_err(|e| format!("cannot write {}: {e}", cache.path().display()))?;
                 println!(
-                    "winner {:.4} ms{} stored in {}; launches of `{}` at shapes like {} use it",
+                    "winner `{}`, {:.4} ms{} stored in {}; launches of `{}` at shapes like {} use it",
+                    measured.first().map(|(candidate, _)| candidate.to_string()).unwrap_or_default(),
                     record.median_ms,
                     declared_ms.map(|d| format!(" (declared configuration {d:.4} ms)")).unwrap_or_default(),
                     cache.path().display(),
@@ -202,7 +216,11 @@ fn tune(args: TuneArgs) -> Result<(), String> {
                     record.shape_class
                 );
             }
-            None => println!("winner {:.4} ms; not stored (TESSERA_TUNE=off)", record.median_ms),
+            None => println!(
+                "winner `{}`, {:.4} ms; not stored (TESSERA_TUNE=off)",
+                measured.first().map(|(candidate, _)| candidate.to_string()).unwrap_or_default(),
+                record.median_ms
+            ),
         }
     }
     Ok(())
