@@ -110,14 +110,7 @@ fn one_red_black_sweep_equals_a_cpu_sweep_bit_for_bit(backend: &Backend) {
             gauss_seidel_red_black::launch(backend, &f, &mut u, h2, colour as i32).unwrap();
             cpu_colour_f32(&host_f, &mut want, rows, cols, h2, colour);
             let got = backend.download(&u).unwrap();
-            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    g.to_bits() == w.to_bits(),
-                    "{rows} × {cols}, after colour {colour}, point ({}, {}): {g}, CPU sweep {w}",
-                    i / cols,
-                    i % cols
-                );
-            }
+            assert_same_bits(&got, &want, cols, &format!("{rows} × {cols}, after colour {colour}"));
         }
     }
 }
@@ -137,14 +130,14 @@ fn a_sweep_on_the_colours_stored_apart_equals_a_cpu_sweep_bit_for_bit(backend: &
             cpu_colour_f32(&host_f, &mut want, rows, cols, h2, colour);
         }
         let got = backend.download(&u.merge(backend).unwrap()).unwrap();
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                g.to_bits() == w.to_bits(),
-                "{rows} × {cols}, point ({}, {}): {g}, CPU sweep {w}",
-                i / cols,
-                i % cols
-            );
-        }
+        assert_same_bits(&got, &want, cols, &format!("{rows} × {cols}"));
+    }
+}
+
+/// Every point of a swept grid (`cols` columns) has the CPU sweep's bits.
+fn assert_same_bits(got: &[f32], want: &[f32], cols: usize, what: &str) {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(g.to_bits() == w.to_bits(), "{what}, point ({}, {}): {g}, CPU sweep {w}", i / cols, i % cols);
     }
 }
 
