@@ -4,8 +4,8 @@
 //! simulator checks that under three orders; float atomics would make it depend on it):
 //!
 //! 1. `*_partials`: `P` blocks (the length of `partials`, e.g. 1024), each thread a
-//!    grid-stride loop over 128-bit vector loads (`x.vector(i)`, `VECTOR` elements), then
-//!    the scalar tail; a warp shuffle tree (`warp_sum`) per warp, the warps' sums through
+//!    grid-stride loop over 128-bit vector loads (`x.vector(i)`, `VECTOR` elements), `UNROLL`
+//!    of them issued together each trip, then the scalar tail; a warp shuffle tree (`warp_sum`) per warp, the warps' sums through
 //!    shared memory, and warp 0 adds those up: one partial per block.
 //! 2. `sum_finish`: one block adds the `P` partials the same way into `total[0]`.
 //!
@@ -17,21 +17,36 @@ use crate::{Backend, Input};
 /// Partials per first pass: enough blocks to fill an H200 (132 SMs × 8 blocks of 256 threads).
 pub const PARTIALS: usize = 1024;
 
-/// Pass 1 of the sum: block b adds up its grid-stride share of `x` into `partials[b]`.
-#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8), require(WARPS * 32 == THREADS))]
+/// Pass 1 of the sum: block b adds up its grid-stride share of `x` into `partials[b]`. A
+/// thread's trip is `UNROLL` vectors one grid-stride apart, loaded (indices clamped into x)
+/// before any is added, so they are all in flight at once; only the additions are guarded.
+#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8, UNROLL = 4), require(WARPS * 32 == THREADS))]
 pub fn sum_partials_f32(x: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
     let (bx,) = grid(P);
     let warp_sums = shared::<f32>([1, WARPS]);
     let first = bx * THREADS + thread_index();
     let stride = P * THREADS;
-    let mut s = 0.0f32;
-    for i in (first..N / VECTOR).step_by(stride) {
-        s += x.vector(i).sum();
+    let vectors = N / VECTOR;
+    let mut s = [0.0f32; UNROLL];
+    for i0 in (first..vectors).step_by(stride * UNROLL) {
+        let mut w = [0.0f32; UNROLL];
+        for u in 0..UNROLL {
+            w[u] = x.vector(min(i0 + u * stride, vectors - 1)).sum();
+        }
+        for u in 0..UNROLL {
+            if i0 + u * stride < vectors {
+                s[u] += w[u];
+            }
+        }
     }
-    for i in (N / VECTOR * VECTOR + first..N).step_by(stride) {
-        s += x[i];
+    for i in (vectors * VECTOR + first..N).step_by(stride) {
+        s[0] += x[i];
     }
-    let warp_total = warp_sum(s);
+    let mut total = 0.0f32;
+    for u in 0..UNROLL {
+        total += s[u];
+    }
+    let warp_total = warp_sum(total);
     if lane() == 0 {
         warp_sums[[0, warp_index()]] = warp_total;
     }
@@ -47,21 +62,36 @@ pub fn sum_partials_f32(x: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
     }
 }
 
-/// Pass 1 of the dot product: block b adds up its share of x · y into `partials[b]`.
-#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8), require(WARPS * 32 == THREADS))]
+/// Pass 1 of the dot product: block b adds up its share of x · y into `partials[b]`, with
+/// the loads of a trip in flight together as in [`sum_partials_f32`].
+#[tile_kernel(threads = 256, vector = 4, consts(WARPS = 8, UNROLL = 4), require(WARPS * 32 == THREADS))]
 pub fn dot_partials_f32(x: Global<f32, (N,)>, y: Global<f32, (N,)>, partials: GlobalMut<f32, (P,)>) {
     let (bx,) = grid(P);
     let warp_sums = shared::<f32>([1, WARPS]);
     let first = bx * THREADS + thread_index();
     let stride = P * THREADS;
-    let mut s = 0.0f32;
-    for i in (first..N / VECTOR).step_by(stride) {
-        s += x.vector(i).dot(y.vector(i));
+    let vectors = N / VECTOR;
+    let mut s = [0.0f32; UNROLL];
+    for i0 in (first..vectors).step_by(stride * UNROLL) {
+        let mut w = [0.0f32; UNROLL];
+        for u in 0..UNROLL {
+            let i = min(i0 + u * stride, vectors - 1);
+            w[u] = x.vector(i).dot(y.vector(i));
+        }
+        for u in 0..UNROLL {
+            if i0 + u * stride < vectors {
+                s[u] += w[u];
+            }
+        }
     }
-    for i in (N / VECTOR * VECTOR + first..N).step_by(stride) {
-        s += x[i] * y[i];
+    for i in (vectors * VECTOR + first..N).step_by(stride) {
+        s[0] += x[i] * y[i];
     }
-    let warp_total = warp_sum(s);
+    let mut total = 0.0f32;
+    for u in 0..UNROLL {
+        total += s[u];
+    }
+    let warp_total = warp_sum(total);
     if lane() == 0 {
         warp_sums[[0, warp_index()]] = warp_total;
     }
