@@ -7,10 +7,11 @@ use tessera::dsl::VectorWidth;
 use tessera::{nvrtc, Arch, DiskCache, Error};
 
 /// sm_80 and sm_90; sm_90 alone for a kernel whose pipeline has producers (mbarrier waits by
-/// phase, setmaxnreg: sm_90 instructions, which validation requires `target = sm_90` for).
+/// phase, setmaxnreg: sm_90 instructions, which validation requires `target = sm_90` for) or
+/// that declares `target = sm_90` (thread-block clusters).
 fn architectures(kernel: &tessera::KernelDefinition) -> Vec<Arch> {
-    match kernel.ir().map(|ir| ir.producer_threads()) {
-        Ok(0) => vec![Arch::SM_80, Arch::SM_90],
+    match kernel.ir().map(|ir| (ir.producer_threads(), ir.config.target.unwrap_or(0))) {
+        Ok((0, target)) if target < 90 => vec![Arch::SM_80, Arch::SM_90],
         _ => vec![Arch::SM_90],
     }
 }

@@ -23,7 +23,7 @@ on_both_backends!(
 fn softmax_shapes(backend: &Backend) -> Vec<(usize, usize)> {
     let mut shapes = vec![(3, 1), (9, 127), (17, 128), (5, 129), (3, 1024), (2, 1025), (2, 4097), (1, 8192), (1, 8193)];
     if backend.is_simulated() {
-        shapes.extend([(1, 32769), (3, 40000)]);
+        shapes.extend([(1, 32769), (3, 40000), (2, 65536), (1, 65537)]);
     } else {
         shapes.extend([(4096, 4097), (32768, 128), (16, 65536), (8192, 8192), (64, 32768)]);
     }
@@ -42,7 +42,7 @@ fn softmax_rows_sum_to_one_and_match_an_f64_reference(backend: &Backend) {
         let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
         let launched = softmax::softmax(backend, &x, &mut y).unwrap();
         // the kernel the row length calls for (the long rows' second pass for the chunked ones)
-        assert_eq!(launched.kernel, softmax::kernel_for(cols).name(), "{rows}×{cols}");
+        assert_eq!(launched.kernel, softmax::kernel_for(backend, cols).name(), "{rows}×{cols}");
         let got = backend.download(&y).unwrap();
         for r in 0..rows {
             let row = &host[r * cols..(r + 1) * cols];
@@ -60,15 +60,21 @@ fn softmax_rows_sum_to_one_and_match_an_f64_reference(backend: &Backend) {
 }
 
 fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
+    // clusters from sm_90 on; the simulation runs them as an H100 would
+    let clusters = backend.as_gpu().is_none_or(|gpu| gpu.arch() >= tessera::Arch::SM_90);
+    let long = if clusters { "softmax_cluster_f32" } else { "softmax_chunk_write_f32" };
     for (cols, kernel) in [
         (128, "softmax_warp_f32"),
         (1024, "softmax_warp_wide_f32"),
         (8192, "softmax_block_f32"),
         (32768, "softmax_block_wide_f32"),
-        (32769, "softmax_chunk_write_f32"),
+        (32769, long),
+        (65536, long),
+        (65537, "softmax_chunk_write_f32"),
     ] {
-        assert_eq!(softmax::kernel_for(cols).name(), kernel, "{cols} columns");
+        assert_eq!(softmax::kernel_for(backend, cols).name(), kernel, "{cols} columns");
     }
+    assert_eq!(softmax::kernel_for_columns(40000, false).name(), "softmax_chunk_write_f32");
     // a row of a wider matrix: the leading dimension is not the column count
     let (rows, cols, ld) = (5, 100, 103);
     let host = logits(rows * ld, 7);

@@ -26,6 +26,11 @@ struct KernelSource<'a> {
     /// `threads` and a warp-specialised pipeline's producers: what a launch starts per block.
     launch_threads: u64,
     min_blocks: Option<u32>,
+    /// `cluster = ..`: the blocks of a cluster along x, y, z (`__cluster_dims__`).
+    cluster: Option<[u32; 3]>,
+    /// Whether the thread code reduces across the cluster (`cluster_sum`, `cluster_max`): their
+    /// shared slot is declared in the kernel, where the simulator keeps one per block.
+    cluster_slot: bool,
     vector: u32,
     vector_bits: u32,
     constants: &'a [Constant],
@@ -96,6 +101,8 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         launch_threads: kernel.launch_threads(),
         // ptxas honours setmaxnreg's register budgets only under a minimum of one block per SM
         min_blocks: kernel.config.min_blocks.or((kernel.producer_threads() > 0).then_some(1)),
+        cluster: kernel.config.cluster,
+        cluster_slot: crate::thread_code::reduces_across_cluster(kernel),
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
@@ -192,6 +199,13 @@ pub fn attribute_text(config: &Config) -> String {
     let mut text = format!("threads = {}, vector = {}", config.threads, config.vector);
     if let Some(blocks) = config.min_blocks {
         text.push_str(&format!(", min_blocks = {blocks}"));
+    }
+    if let Some(dims) = config.cluster {
+        text.push_str(&match dims {
+            [x, 1, 1] => format!(", cluster = {x}"),
+            [x, y, 1] => format!(", cluster = ({x}, {y})"),
+            [x, y, z] => format!(", cluster = ({x}, {y}, {z})"),
+        });
     }
     if let Some(target) = config.target {
         text.push_str(&format!(", target = sm_{target}{}", if config.arch_specific { "a" } else { "" }));

@@ -10,6 +10,22 @@ use crate::operand::round_to_half;
 use crate::statement::{indent, invalid};
 use crate::RenderError;
 
+/// Whether the thread code of `kernel` calls `cluster_sum` or `cluster_max`.
+pub(crate) fn reduces_across_cluster(kernel: &Kernel) -> bool {
+    let mut found = false;
+    for statement in kernel.statements() {
+        if let Statement::Thread(thread) = statement {
+            for expr in thread.expressions() {
+                expr.walk(&mut |e| {
+                    found |=
+                        matches!(&e.kind, ThreadExprKind::Call { function, .. } if function.is_cluster_collective());
+                });
+            }
+        }
+    }
+    found
+}
+
 /// The device functions the thread code of `kernel` calls, defined before the kernel.
 pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     let mut used = Vec::new();
@@ -25,6 +41,13 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 ThreadExprKind::Call { function: Intrinsic::WarpMax, .. } => used.push(WARP_MAX),
                 ThreadExprKind::Call { function: Intrinsic::BlockSum, .. } => used.extend([WARP_SUM, BLOCK_SUM]),
                 ThreadExprKind::Call { function: Intrinsic::BlockMax, .. } => used.extend([WARP_MAX, BLOCK_MAX]),
+                ThreadExprKind::Call { function: Intrinsic::ClusterSum, .. } => {
+                    used.extend([WARP_SUM, BLOCK_SUM, CLUSTER, CLUSTER_SUM])
+                }
+                ThreadExprKind::Call { function: Intrinsic::ClusterMax, .. } => {
+                    used.extend([WARP_MAX, BLOCK_MAX, CLUSTER, CLUSTER_MAX])
+                }
+                ThreadExprKind::Call { function: Intrinsic::ClusterRank, .. } => used.push(CLUSTER),
                 ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
                 ThreadExprKind::Call { function: Intrinsic::Gelu, .. } => used.push(GELU),
@@ -36,7 +59,21 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         }
     }
     let mut helpers = Vec::new();
-    for helper in [WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, VECTOR_SUM, DOT, GELU, SILU, ROW_MAX, ROW_SUM] {
+    for helper in [
+        WARP_SUM,
+        WARP_MAX,
+        BLOCK_SUM,
+        BLOCK_MAX,
+        CLUSTER,
+        CLUSTER_SUM,
+        CLUSTER_MAX,
+        VECTOR_SUM,
+        DOT,
+        GELU,
+        SILU,
+        ROW_MAX,
+        ROW_SUM,
+    ] {
         if used.contains(&helper) {
             helpers.push(helper);
         }
@@ -105,6 +142,48 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
     v = tessera_warp_max(v);
     __syncthreads();  // the next block reduction may overwrite warp_maxima
     return v;
+}";
+
+const CLUSTER: &str = include_str!("../templates/cluster_helpers.cu").trim_ascii_end();
+
+const CLUSTER_SUM: &str =
+    "// cluster_sum(v): every thread of the cluster gets the sum over all its blocks' threads: each
+// block's sum (block_sum), then the blocks' sums read from one another's shared memory and
+// added in rank order, so every block adds the same numbers in the same order
+// (`slot`: the kernel's tessera_cluster_slot, 8 bytes of shared memory)
+template <typename T>
+__device__ __forceinline__ T tessera_cluster_sum(T v, int tid, int threads, void* slot)
+{
+    T* block_total = static_cast<T*>(slot);
+    v = tessera_block_sum(v, tid, threads);
+    if (tid == 0) {
+        *block_total = v;
+    }
+    tessera_cluster_sync();
+    T total = T(0);
+    for (int rank = 0; rank < tessera_cluster_blocks(); ++rank) {
+        total += tessera_cluster_read(block_total, rank);
+    }
+    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
+    return total;
+}";
+
+const CLUSTER_MAX: &str = "// cluster_max(v): every thread of the cluster gets the maximum over all its blocks' threads
+template <typename T>
+__device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, void* slot)
+{
+    T* block_maximum = static_cast<T*>(slot);
+    v = tessera_block_max(v, tid, threads);
+    if (tid == 0) {
+        *block_maximum = v;
+    }
+    tessera_cluster_sync();
+    T maximum = tessera_cluster_read(block_maximum, 0);
+    for (int rank = 1; rank < tessera_cluster_blocks(); ++rank) {
+        maximum = max(maximum, tessera_cluster_read(block_maximum, rank));
+    }
+    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
+    return maximum;
 }";
 
 const VECTOR_SUM: &str = "// v.sum(): the elements of one vector access, added left to right
@@ -701,6 +780,13 @@ impl Printer<'_> {
             Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
+            Intrinsic::ClusterSum => {
+                format!("tessera_cluster_sum({}, tid, THREADS, tessera_cluster_slot)", arg(0, Some(ty))?)
+            }
+            Intrinsic::ClusterMax => {
+                format!("tessera_cluster_max({}, tid, THREADS, tessera_cluster_slot)", arg(0, Some(ty))?)
+            }
+            Intrinsic::ClusterRank => "tessera_cluster_rank()".into(),
             Intrinsic::ShflUp => {
                 format!("__shfl_up_sync(0xffffffff, {}, {})", arg(0, Some(ty))?, arg(1, Some(ThreadType::I32))?)
             }

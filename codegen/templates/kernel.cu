@@ -9,7 +9,7 @@
 {%- if let Some(note) = leading_dimension_note %}
 // {{ note }}
 {%- endif %}
-extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(blocks) = min_blocks %}, {{ blocks }}{% endif %})
+extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(blocks) = min_blocks %}, {{ blocks }}{% endif %}){% if let Some(dims) = cluster %} __cluster_dims__({{ dims[0] }}, {{ dims[1] }}, {{ dims[2] }}){% endif %}
 {{ name }}({{ params|join(", ") }})
 {
     constexpr int THREADS = {{ threads }};  // threads per block
@@ -21,6 +21,10 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
     static_assert({{ requirement }}, "require({{ requirement }})");
 {%- endfor %}
     const int tid = {{ thread_index }};
+{%- if cluster_slot %}
+    // cluster_sum / cluster_max: each block's result, read by the cluster's other blocks
+    __shared__ __align__(8) unsigned char tessera_cluster_slot[8];
+{%- endif %}
 {%- if let Some(bytes) = dynamic_shared %}
     // {{ bytes }} B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
     // allocation (the launch passes its size; loading the kernel opts in to it), carved into the

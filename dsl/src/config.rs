@@ -36,6 +36,14 @@ pub struct Config {
     /// so the kernel runs only on compute capability 9.0.
     #[serde(default)]
     pub arch_specific: bool,
+    /// `cluster = 8` or `cluster = (2, 1)`: the grid's blocks run in thread-block clusters of
+    /// that many blocks along x, y (and z), co-scheduled on one GPC, each able to read the
+    /// others' shared memory (sm_90). `None`: no clusters.
+    #[serde(default)]
+    pub cluster: Option<[u32; 3]>,
+    /// Where `cluster = ..` was written.
+    #[serde(default)]
+    pub cluster_origin: Origin,
     /// `precision = tf32`: f32 operands of a warp-tile `mma` run on tensor cores as TF32.
     #[serde(default)]
     pub precision: crate::Precision,
@@ -72,6 +80,17 @@ impl Config {
     /// The value of the named constant, if the configuration defines it.
     pub fn constant(&self, name: &str) -> Option<i64> {
         self.constants.iter().find(|c| c.name == name).map(|c| c.value)
+    }
+
+    /// The blocks of one cluster (1 without `cluster = ..`).
+    ///
+    /// ```
+    /// use tessera_dsl::Config;
+    /// assert_eq!(Config::default().cluster_blocks(), 1);
+    /// assert_eq!(Config { cluster: Some([2, 4, 1]), ..Config::default() }.cluster_blocks(), 8);
+    /// ```
+    pub fn cluster_blocks(&self) -> u64 {
+        self.cluster.map_or(1, |dims| dims.iter().map(|&d| u64::from(d)).product())
     }
 }
 

@@ -94,6 +94,8 @@ pub enum LaunchPlanError {
     NoGrid { kernel: String },
     #[error("stream-K over {tiles} tiles of {k_tiles} k-tiles each: {} k-tiles in all, over the {} an int numbers", (*tiles as i128) * (*k_tiles as i128), i32::MAX)]
     StreamKTooLarge { tiles: i64, k_tiles: i64 },
+    #[error("the grid of {grid:?} blocks is not a whole number of clusters of {cluster:?} (`cluster = ..`): each of its dimensions must be a multiple of the cluster's")]
+    ClusterGrid { grid: [u32; 3], cluster: [u32; 3] },
 }
 
 impl LaunchPlan {
@@ -138,6 +140,11 @@ impl LaunchPlan {
                 return Err(LaunchPlanError::GridTooLarge { axis: ['x', 'y', 'z'][axis], blocks: *blocks, limit });
             }
             grid[axis] = (*blocks).max(0) as u32;
+        }
+        if let Some(cluster) = kernel.config.cluster {
+            if grid.iter().zip(cluster).any(|(&blocks, size)| size > 0 && blocks % size != 0) {
+                return Err(LaunchPlanError::ClusterGrid { grid, cluster });
+            }
         }
         let threads = kernel.config.threads;
         // a warp-specialised pipeline's producer threads follow the block's own along x

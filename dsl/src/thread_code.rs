@@ -319,6 +319,13 @@ pub enum Intrinsic {
     BlockSum,
     /// The maximum over every thread of the block, in every thread.
     BlockMax,
+    /// `cluster_sum(v)`: the sum over every thread of the block's cluster (`cluster = ..`),
+    /// the blocks' sums added in rank order; every thread of the cluster calls it.
+    ClusterSum,
+    /// `cluster_max(v)`: the maximum over every thread of the block's cluster.
+    ClusterMax,
+    /// `cluster_rank()`: the block's rank in its cluster, 0 .. the cluster's blocks − 1.
+    ClusterRank,
     /// `__shfl_up_sync(0xffffffff, v, delta)`: lane l gets lane l − delta's value (lanes below
     /// delta keep their own), as a stencil takes its left neighbour's last element.
     ShflUp,
@@ -343,7 +350,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 27] = [
+    pub const ALL: [Intrinsic; 30] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
@@ -361,6 +368,9 @@ impl Intrinsic {
         Self::WarpMax,
         Self::BlockSum,
         Self::BlockMax,
+        Self::ClusterSum,
+        Self::ClusterMax,
+        Self::ClusterRank,
         Self::ShflUp,
         Self::ShflDown,
         Self::ShflXor,
@@ -393,6 +403,9 @@ impl Intrinsic {
             Self::WarpMax => "warp_max",
             Self::BlockSum => "block_sum",
             Self::BlockMax => "block_max",
+            Self::ClusterSum => "cluster_sum",
+            Self::ClusterMax => "cluster_max",
+            Self::ClusterRank => "cluster_rank",
             Self::ShflUp => "shfl_up",
             Self::ShflDown => "shfl_down",
             Self::ShflXor => "shfl_xor",
@@ -419,7 +432,12 @@ impl Intrinsic {
 
     pub fn arity(self) -> usize {
         match self {
-            Self::ThreadIndex | Self::Lane | Self::WarpIndex | Self::BlockIndex | Self::BlockCount => 0,
+            Self::ThreadIndex
+            | Self::Lane
+            | Self::WarpIndex
+            | Self::BlockIndex
+            | Self::BlockCount
+            | Self::ClusterRank => 0,
             Self::Sqrt
             | Self::Exp
             | Self::Exp2
@@ -430,7 +448,7 @@ impl Intrinsic {
             | Self::Silu
             | Self::Abs
             | Self::Splat => 1,
-            Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax => 1,
+            Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax | Self::ClusterSum | Self::ClusterMax => 1,
             Self::Min | Self::Max | Self::Cdiv | Self::ShflUp | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
             Self::Fma => 3,
         }
@@ -444,7 +462,18 @@ impl Intrinsic {
 
     /// Whether every thread of the block must call it together (it waits at `__syncthreads`).
     pub fn is_block_collective(self) -> bool {
-        matches!(self, Self::BlockSum | Self::BlockMax)
+        matches!(self, Self::BlockSum | Self::BlockMax) || self.is_cluster_collective()
+    }
+
+    /// Whether every thread of every block of the cluster must call it together (it waits at
+    /// the cluster's barrier).
+    pub fn is_cluster_collective(self) -> bool {
+        matches!(self, Self::ClusterSum | Self::ClusterMax)
+    }
+
+    /// Whether it needs the kernel to run in clusters (`cluster = ..`).
+    pub fn needs_cluster(self) -> bool {
+        self.is_cluster_collective() || self == Self::ClusterRank
     }
 
     /// Every name, for the messages.
@@ -1121,7 +1150,7 @@ impl TypeEnv {
         }
         use Intrinsic::*;
         match function {
-            ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount => Ok(ThreadType::I32),
+            ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount | ClusterRank => Ok(ThreadType::I32),
             Sqrt | Exp | Exp2 | Log | Tanh | Erf | Gelu | Silu => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !ty.is_float() {
@@ -1130,7 +1159,7 @@ impl TypeEnv {
                 }
                 Ok(ty)
             }
-            Abs | WarpSum | WarpMax | BlockSum | BlockMax => {
+            Abs | WarpSum | WarpMax | BlockSum | BlockMax | ClusterSum | ClusterMax => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !matches!(ty, ThreadType::Scalar(_)) {
                     return Err(error(format!("`{}` takes a number; this is {ty}", function.name())));

@@ -69,6 +69,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.grouped_tiles();
     check.consumers_need_producers();
     check.min_blocks();
+    check.clusters();
     check.requirements();
     if check.diagnostics.is_empty() {
         Ok(())
@@ -702,6 +703,62 @@ impl Checker<'_> {
                     Some("a requirement may use integers, constants, THREADS and VECTOR".into()),
                 ),
             }
+        }
+    }
+
+    /// `cluster = ..`: up to 8 blocks (the size every sm_90 part guarantees), on sm_90 or newer;
+    /// and the thread code's cluster intrinsics only in a kernel that has clusters.
+    fn clusters(&mut self) {
+        let config = &self.kernel.config;
+        if let Some(dims) = config.cluster {
+            let blocks = config.cluster_blocks();
+            let written = match dims {
+                [x, 1, 1] => format!("{x}"),
+                [x, y, 1] => format!("({x}, {y})"),
+                [x, y, z] => format!("({x}, {y}, {z})"),
+            };
+            if dims.contains(&0) || blocks > 8 {
+                self.error(
+                    config.cluster_origin,
+                    format!("cluster = {written}: a cluster holds 1 to 8 blocks (the portable limit of sm_90); this one holds {blocks}"),
+                    Some("use a cluster of at most 8 blocks, e.g. `cluster = 8` or `cluster = (2, 4)`".into()),
+                );
+            }
+            if config.target.is_none_or(|cc| cc < 90) {
+                let target = config.target.map_or("no target".to_string(), |cc| format!("target = sm_{cc}"));
+                self.error(
+                    config.cluster_origin,
+                    format!("cluster = {written} with {target}: thread-block clusters need sm_90 or newer"),
+                    Some("add `target = sm_90` to the attribute".into()),
+                );
+            }
+            return;
+        }
+        let mut calls = Vec::new();
+        for statement in self.kernel.statements() {
+            if let Statement::Thread(thread) = statement {
+                for expr in thread.expressions() {
+                    expr.walk(&mut |e| {
+                        if let crate::ThreadExprKind::Call { function, .. } = &e.kind {
+                            if function.needs_cluster() {
+                                calls.push((*function, e.origin));
+                            }
+                        }
+                    });
+                }
+            }
+        }
+        for (function, origin) in calls {
+            let why = if function.is_cluster_collective() {
+                "it reads the other blocks of the block's cluster"
+            } else {
+                "a block that runs alone has no rank in a cluster"
+            };
+            self.error(
+                origin,
+                format!("`{}` in a kernel without clusters: {why}", function.name()),
+                Some("run the blocks in clusters: add `cluster = 8, target = sm_90` (or another size up to 8) to the attribute".into()),
+            );
         }
     }
 

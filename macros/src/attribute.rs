@@ -13,6 +13,8 @@ enum Item {
     Threads(Expr),
     Vector(LitInt),
     MinBlocks(LitInt),
+    /// `cluster = 8` or `cluster = (2, 1)`.
+    Cluster(Expr),
     /// `target = sm_90` (or `"sm_90"`), kept with its span.
     Target(String, proc_macro2::Span),
     /// `precision = tf32`, kept with its span.
@@ -53,6 +55,10 @@ impl Parse for Item {
                 input.parse::<Token![=]>()?;
                 Ok(Item::MinBlocks(input.parse()?))
             }
+            "cluster" => {
+                input.parse::<Token![=]>()?;
+                Ok(Item::Cluster(input.parse()?))
+            }
             "target" => {
                 input.parse::<Token![=]>()?;
                 if input.peek(syn::LitStr) {
@@ -85,7 +91,7 @@ impl Parse for Item {
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `target`, `precision`, `consts(..)`, `fixed(..)` or `require(..)`"
+                    "unknown tile_kernel option `{other}`; expected `threads`, `vector`, `min_blocks`, `cluster`, `target`, `precision`, `consts(..)`, `fixed(..)` or `require(..)`"
                 ),
             )),
         }
@@ -124,6 +130,11 @@ pub(crate) fn parse(attr: TokenStream, spans: &mut SpanTable) -> syn::Result<Con
                 }
                 config.min_blocks = Some(blocks);
                 config.min_blocks_origin = spans.origin(lit.span());
+            }
+            Item::Cluster(expr) => {
+                // the sizes' limits (at most 8 blocks, sm_90) are validation's to report
+                config.cluster = Some(dimensions(&expr, "cluster", "cluster = 8 or cluster = (2, 1)")?);
+                config.cluster_origin = spans.origin(expr.span());
             }
             Item::Target(name, span) => {
                 // An unknown sm_XY is validation's to report (with the known ones); only the
@@ -207,6 +218,12 @@ fn requirement(expr: &Expr, spans: &mut SpanTable) -> syn::Result<Requirement> {
 }
 
 fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
+    let [x, y, z] = dimensions(expr, "threads", "threads = 256 or threads = (32, 8)")?;
+    Ok(ThreadBlock { x, y, z })
+}
+
+/// `option = 256` or `option = (32, 8)`: 1 to 3 integer literals, the missing ones 1.
+fn dimensions(expr: &Expr, option: &str, example: &str) -> syn::Result<[u32; 3]> {
     // `threads = $threads` with a macro_rules! `$threads:literal` arrives wrapped in a group
     let mut expr = expr;
     while let Expr::Group(group) = expr {
@@ -218,10 +235,7 @@ fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
         other => vec![other],
     };
     if dims.is_empty() || dims.len() > 3 {
-        return Err(syn::Error::new(
-            expr.span(),
-            "threads takes 1 to 3 dimensions: threads = 256 or threads = (32, 8)",
-        ));
+        return Err(syn::Error::new(expr.span(), format!("{option} takes 1 to 3 dimensions: {example}")));
     }
     let mut values = [1u32; 3];
     for (slot, dim) in values.iter_mut().zip(&dims) {
@@ -232,12 +246,9 @@ fn thread_block(expr: &Expr) -> syn::Result<ThreadBlock> {
         match dim {
             Expr::Lit(ExprLit { lit: Lit::Int(lit), .. }) => *slot = lit.base10_parse()?,
             other => {
-                return Err(syn::Error::new(
-                    other.span(),
-                    "thread counts are integer literals, e.g. threads = (32, 8)",
-                ));
+                return Err(syn::Error::new(other.span(), format!("{option} takes integer literals, e.g. {example}")));
             }
         }
     }
-    Ok(ThreadBlock { x: values[0], y: values[1], z: values[2] })
+    Ok(values)
 }

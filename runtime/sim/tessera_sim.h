@@ -38,6 +38,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <type_traits>
 #include <utility>
@@ -60,9 +61,12 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
+// Clusters come from the launch (the runtime passes the kernel's `cluster = ..`).
+#define __cluster_dims__(...)
 #define __align__(n) __attribute__((aligned(n)))
 // One static object per declaration: shared by all threads of the block (blocks run one after
-// another). The section lets the scheduler poison all of them before each block.
+// another; a cluster's blocks take turns, each with its own copy of the section). The section
+// lets the scheduler poison all of them before each block.
 #define __shared__ static __attribute__((section("tessera_shared"), aligned(16)))
 // Elements of each simulated dynamic shared array: sm_90's 227 KiB opt-in maximum.
 #define TESSERA_SIM_DYNAMIC_SHARED_BYTES (227 * 1024)
@@ -507,7 +511,8 @@ namespace tessera_sim {
 
 constexpr uint32_t kMaxThreads = 1024;
 constexpr uint32_t kWarpSize = 32;
-constexpr uint32_t kAbiVersion = 3;
+constexpr uint32_t kAbiVersion = 4;
+constexpr uint32_t kMaxClusterBlocks = 8;
 
 // Kept in step with runtime/src/sim/library.rs.
 enum Status : int32_t {
@@ -531,7 +536,7 @@ struct Launch {
     const uint32_t* block_order;   // a permutation of 0..blocks in the grid
     uint64_t stack_bytes;          // per fiber
     uint32_t async_copies_at_issue;  // cp.async lands at issue (1) or as late as allowed: the wait (0)
-    uint32_t reserved;
+    uint32_t cluster[3];           // blocks of a cluster along x, y, z (1, 1, 1: no clusters)
 };
 
 // What happened. Kept in step with runtime/src/sim/library.rs.
@@ -549,7 +554,7 @@ struct Report {
     char message[400];
 };
 
-enum class State : uint8_t { Ready, AtBarrier, AtWarpSync, AtMbarrier, Done };
+enum class State : uint8_t { Ready, AtBarrier, AtWarpSync, AtMbarrier, AtClusterBarrier, Done };
 
 struct Fiber {
 #if TESSERA_SIM_ASM_SWITCH
@@ -572,6 +577,28 @@ struct AsyncCopy {
     uint32_t bytes;
     uint32_t valid;
     uint32_t group;
+};
+
+// A wgmma still running (deferred to its wait under the orders that land the copies at issue).
+struct PendingWgmma {
+    std::function<void()> run;
+    uint32_t group;
+};
+
+// What one block of a cluster leaves behind while another block of the cluster runs: its
+// threads (fibers) and their scheduling state, and its shared memory.
+struct SavedBlock {
+    std::vector<Fiber> fibers;
+    uint32_t arrived = 0, finished = 0, barrier_generation = 0, vote[2] = {0, 0}, cluster_arrived = 0;
+    std::vector<uint32_t> warp_waiting, warp_ops, async_groups, wgmma_groups;
+    std::vector<uint64_t> slot[2];
+    std::vector<const char*> slot_op[2];
+    std::vector<uint8_t> read_parity;
+    std::vector<std::vector<AsyncCopy>> async_copies;
+    std::vector<std::vector<PendingWgmma>> wgmma_pending;
+    std::vector<uint8_t> shared;  // the tessera_shared section
+    uint3 index{0, 0, 0};
+    bool started = false, done = false;
 };
 
 struct Machine {
@@ -615,12 +642,14 @@ struct Machine {
     uint32_t async_groups[kMaxThreads];
     // each thread's wgmma still running (deferred to its wait under the orders that land the
     // copies at issue), and how many wgmma groups it has committed
-    struct PendingWgmma {
-        std::function<void()> run;
-        uint32_t group;
-    };
     std::vector<PendingWgmma> wgmma_pending[kMaxThreads];
     uint32_t wgmma_groups[kMaxThreads];
+    // clusters: the blocks of one run in turns, each until all its threads wait at the cluster
+    // barrier (or finished); the others' state and shared memory wait in `saved`, by rank
+    uint32_t cluster_blocks = 1;
+    uint32_t cluster_rank = 0;     // the running block's rank in its cluster
+    uint32_t cluster_arrived = 0;  // the running block's threads at the cluster barrier
+    SavedBlock saved[kMaxClusterBlocks];
     // the way back to the entry point from a fault
     sigjmp_buf escape;
     uint8_t* alt_stack = nullptr;
@@ -719,7 +748,7 @@ inline void fiber_main_ucontext() { fiber_main(); }
 
 inline uint8_t* stack_of(uint32_t t) {
     Machine& s = m();
-    return s.arena + t * (s.stack_bytes + s.page) + s.page;
+    return s.arena + (s.cluster_rank * s.threads + t) * (s.stack_bytes + s.page) + s.page;
 }
 
 // A fresh stack for thread t whose first resume enters fiber_main.
@@ -1083,8 +1112,8 @@ inline void poison_shared() {
     if (start && stop > start) memset(__start_tessera_shared, 0xff, stop - start);
 }
 
-// Runs one block to completion; false (with the report filled) when it cannot finish.
-inline bool run_block(uint32_t b) {
+// Starts block `b` (linear index): blockIdx, poisoned shared memory, fresh fibers.
+inline void start_block(uint32_t b) {
     Machine& s = m();
     const Launch& l = *s.launch;
     blockIdx = uint3{b % l.grid[0], (b / l.grid[0]) % l.grid[1], b / (l.grid[0] * l.grid[1])};
@@ -1092,26 +1121,217 @@ inline bool run_block(uint32_t b) {
     for (uint32_t t = 0; t < s.threads; ++t) start_fiber(t);
     s.arrived = 0;
     s.finished = 0;
+    s.cluster_arrived = 0;
     s.barrier_generation = 0;
     s.vote[0] = s.vote[1] = 0;
     memset(s.warp_waiting, 0, sizeof s.warp_waiting);
     memset(s.warp_ops, 0, sizeof(uint32_t) * s.threads);
+}
+
+enum class BlockEnd { Finished, AtClusterBarrier, Failed };
+
+// Runs the started block until it finishes, or every thread that has not finished waits at
+// the cluster barrier; Failed (with the report filled) when it cannot go on.
+inline BlockEnd step_block() {
+    Machine& s = m();
+    const Launch& l = *s.launch;
     for (;;) {
         for (uint32_t k = 0; k < s.threads; ++k) {
             uint32_t t = l.thread_order[k];
             if (s.fibers[t].state == State::Ready) resume(t);
-            if (s.report->status != kOk) return false;  // a trap or failed assert
+            if (s.report->status != kOk) return BlockEnd::Failed;  // a trap or failed assert
         }
-        if (s.finished == s.threads) return true;
+        if (s.finished == s.threads) return BlockEnd::Finished;
         if (release_warps()) continue;
         if (release_mbarrier_waiters()) continue;
         if (s.arrived == s.threads) {
             release_barrier();
             continue;
         }
+        if (s.cluster_arrived > 0 && s.cluster_arrived + s.finished == s.threads) return BlockEnd::AtClusterBarrier;
         diagnose();
-        return false;
+        return BlockEnd::Failed;
     }
+}
+
+// The running block's threads at the cluster barrier go on.
+inline void release_cluster_barrier() {
+    Machine& s = m();
+    for (uint32_t t = 0; t < s.threads; ++t)
+        if (s.fibers[t].state == State::AtClusterBarrier) s.fibers[t].state = State::Ready;
+    s.cluster_arrived = 0;
+}
+
+// Runs one block to completion; false (with the report filled) when it cannot finish. A
+// cluster barrier in a block that is a cluster of its own waits for that block's threads only.
+inline bool run_block(uint32_t b) {
+    start_block(b);
+    for (;;) {
+        switch (step_block()) {
+            case BlockEnd::Finished: return true;
+            case BlockEnd::Failed: return false;
+            case BlockEnd::AtClusterBarrier: release_cluster_barrier(); break;
+        }
+    }
+}
+
+// ── Clusters ─────────────────────────────────────────────────────────────────────────────
+inline std::pair<uint8_t*, size_t> shared_section() {
+    uintptr_t start = reinterpret_cast<uintptr_t>(__start_tessera_shared);
+    uintptr_t stop = reinterpret_cast<uintptr_t>(__stop_tessera_shared);
+    if (!start || stop <= start) return {nullptr, 0};
+    return {reinterpret_cast<uint8_t*>(start), stop - start};
+}
+
+// Moves the running block's state into `b` (the Machine's copy is then stale).
+inline void save_block(SavedBlock& b) {
+    Machine& s = m();
+    uint32_t n = s.threads, warps = (n + kWarpSize - 1) / kWarpSize;
+    b.fibers.assign(s.fibers, s.fibers + n);
+    b.arrived = s.arrived;
+    b.finished = s.finished;
+    b.barrier_generation = s.barrier_generation;
+    b.vote[0] = s.vote[0];
+    b.vote[1] = s.vote[1];
+    b.cluster_arrived = s.cluster_arrived;
+    b.warp_waiting.assign(s.warp_waiting, s.warp_waiting + warps);
+    b.warp_ops.assign(s.warp_ops, s.warp_ops + n);
+    b.async_groups.assign(s.async_groups, s.async_groups + n);
+    b.wgmma_groups.assign(s.wgmma_groups, s.wgmma_groups + n);
+    for (int p = 0; p < 2; ++p) {
+        b.slot[p].assign(s.slot[p], s.slot[p] + n);
+        b.slot_op[p].assign(s.slot_op[p], s.slot_op[p] + n);
+    }
+    b.read_parity.assign(s.read_parity, s.read_parity + n);
+    b.async_copies.resize(n);
+    b.wgmma_pending.resize(n);
+    for (uint32_t t = 0; t < n; ++t) {
+        std::swap(b.async_copies[t], s.async_copies[t]);
+        std::swap(b.wgmma_pending[t], s.wgmma_pending[t]);
+    }
+    auto [section, bytes] = shared_section();
+    b.shared.assign(section, section + bytes);
+    b.index = blockIdx;
+}
+
+// Makes `b` (saved by save_block) the running block again.
+inline void restore_block(SavedBlock& b) {
+    Machine& s = m();
+    uint32_t n = s.threads;
+    std::copy(b.fibers.begin(), b.fibers.end(), s.fibers);
+    s.arrived = b.arrived;
+    s.finished = b.finished;
+    s.barrier_generation = b.barrier_generation;
+    s.vote[0] = b.vote[0];
+    s.vote[1] = b.vote[1];
+    s.cluster_arrived = b.cluster_arrived;
+    std::copy(b.warp_waiting.begin(), b.warp_waiting.end(), s.warp_waiting);
+    std::copy(b.warp_ops.begin(), b.warp_ops.end(), s.warp_ops);
+    std::copy(b.async_groups.begin(), b.async_groups.end(), s.async_groups);
+    std::copy(b.wgmma_groups.begin(), b.wgmma_groups.end(), s.wgmma_groups);
+    for (int p = 0; p < 2; ++p) {
+        std::copy(b.slot[p].begin(), b.slot[p].end(), s.slot[p]);
+        std::copy(b.slot_op[p].begin(), b.slot_op[p].end(), s.slot_op[p]);
+    }
+    std::copy(b.read_parity.begin(), b.read_parity.end(), s.read_parity);
+    for (uint32_t t = 0; t < n; ++t) {
+        std::swap(b.async_copies[t], s.async_copies[t]);
+        std::swap(b.wgmma_pending[t], s.wgmma_pending[t]);
+    }
+    if (!b.shared.empty()) memcpy(shared_section().first, b.shared.data(), b.shared.size());
+    blockIdx = b.index;
+}
+
+inline void cluster_barrier() {
+    Machine& s = m();
+    s.fibers[s.current].state = State::AtClusterBarrier;
+    s.cluster_arrived++;
+    yield();
+}
+
+// Runs the blocks of one cluster (`members`: linear block indices by rank) to completion, in
+// turns (`turns`: ranks in the order they take them): each block runs until all its threads
+// wait at the cluster barrier, then the next; when all wait, all go on. False (with the report
+// filled) when they cannot finish.
+inline bool run_cluster(const uint32_t* members, const uint32_t* turns, uint32_t count) {
+    Machine& s = m();
+    int live = -1;
+    auto enter = [&](uint32_t rank) {
+        if (live == static_cast<int>(rank)) return;
+        if (live >= 0) save_block(s.saved[live]);
+        s.cluster_rank = rank;
+        if (s.saved[rank].started) {
+            restore_block(s.saved[rank]);
+        } else {
+            start_block(members[rank]);
+            s.saved[rank].started = true;
+        }
+        live = static_cast<int>(rank);
+    };
+    for (uint32_t r = 0; r < count; ++r) s.saved[r].started = s.saved[r].done = false;
+    for (;;) {
+        for (uint32_t k = 0; k < count; ++k) {
+            uint32_t rank = turns[k];
+            if (s.saved[rank].done) continue;
+            enter(rank);
+            BlockEnd end = step_block();
+            if (end == BlockEnd::Failed) return false;
+            s.saved[rank].done = end == BlockEnd::Finished;
+        }
+        uint32_t done = 0;
+        for (uint32_t r = 0; r < count; ++r) done += s.saved[r].done;
+        if (done == count) return true;
+        // every block not done waits at the cluster barrier; all the cluster's threads must
+        for (uint32_t r = 0; r < count; ++r) {
+            uint32_t finished = static_cast<int>(r) == live ? s.finished : s.saved[r].finished;
+            if (s.saved[r].done || finished > 0) {
+                enter(r);
+                Report* report = s.report;
+                report->status = kBarrierDivergence;
+                copy_index(report->block, blockIdx);
+                report->finished = s.finished;
+                snprintf(report->message, sizeof report->message,
+                         "threads wait at the cluster barrier while %u thread(s) of block (%u, %u, %u), rank %u "
+                         "of the cluster, finished without reaching it",
+                         s.finished, blockIdx.x, blockIdx.y, blockIdx.z, r);
+                return false;
+            }
+        }
+        for (uint32_t r = 0; r < count; ++r) {
+            enter(r);
+            release_cluster_barrier();
+        }
+    }
+}
+
+// Runs the grid's clusters in the order the block order first names one of their blocks;
+// a cluster's blocks take their turns in block order too. False when one cannot finish.
+inline bool run_clusters(const Launch& l) {
+    Machine& s = m();
+    const uint32_t* c = l.cluster;
+    uint32_t count = s.cluster_blocks;
+    uint64_t blocks = uint64_t{l.grid[0]} * l.grid[1] * l.grid[2];
+    std::vector<uint32_t> position(blocks);
+    for (uint64_t k = 0; k < blocks; ++k) position[l.block_order[k]] = static_cast<uint32_t>(k);
+    std::vector<uint8_t> seen(blocks / count, 0);
+    uint32_t members[kMaxClusterBlocks], turns[kMaxClusterBlocks];
+    for (uint64_t k = 0; k < blocks; ++k) {
+        uint32_t b = l.block_order[k];
+        uint32_t x = b % l.grid[0], y = (b / l.grid[0]) % l.grid[1], z = b / (l.grid[0] * l.grid[1]);
+        uint32_t x0 = x - x % c[0], y0 = y - y % c[1], z0 = z - z % c[2];
+        uint64_t id = x0 / c[0] + uint64_t{l.grid[0] / c[0]} * (y0 / c[1] + uint64_t{l.grid[1] / c[1]} * (z0 / c[2]));
+        if (seen[id]) continue;
+        seen[id] = 1;
+        for (uint32_t rank = 0; rank < count; ++rank) {
+            uint32_t mx = x0 + rank % c[0], my = y0 + rank / c[0] % c[1], mz = z0 + rank / (c[0] * c[1]);
+            members[rank] = mx + l.grid[0] * (my + l.grid[1] * mz);
+            turns[rank] = rank;
+        }
+        std::sort(turns, turns + count,
+                  [&](uint32_t a, uint32_t b2) { return position[members[a]] < position[members[b2]]; });
+        if (!run_cluster(members, turns, count)) return false;
+    }
+    return true;
 }
 
 // Fibers' stacks, each with a guard page below it, reused between blocks and launches.
@@ -1147,6 +1367,25 @@ inline int run(void (*body)(void*), void* body_arg, const Launch* launch, Report
     Machine& s = m();
     memset(report, 0, sizeof *report);
     uint64_t threads = uint64_t{launch->block[0]} * launch->block[1] * launch->block[2];
+    uint32_t cluster_blocks = 1;
+    for (int d = 0; d < 3; ++d) {
+        uint32_t size = launch->cluster[d];
+        if (size == 0 || launch->grid[d] % size != 0) {
+            report->status = kBadLaunch;
+            snprintf(report->message, sizeof report->message,
+                     "a grid of %u x %u x %u blocks in clusters of %u x %u x %u: each grid dimension must be a "
+                     "multiple of the cluster's", launch->grid[0], launch->grid[1], launch->grid[2],
+                     launch->cluster[0], launch->cluster[1], launch->cluster[2]);
+            return report->status;
+        }
+        cluster_blocks *= size;
+    }
+    if (cluster_blocks > kMaxClusterBlocks) {
+        report->status = kBadLaunch;
+        snprintf(report->message, sizeof report->message, "clusters of %u blocks; the simulator runs 1 to %u",
+                 cluster_blocks, kMaxClusterBlocks);
+        return report->status;
+    }
     if (threads == 0 || threads > kMaxThreads) {
         report->status = kBadLaunch;
         snprintf(report->message, sizeof report->message,
@@ -1160,13 +1399,15 @@ inline int run(void (*body)(void*), void* body_arg, const Launch* launch, Report
     s.launch = launch;
     s.report = report;
     s.threads = static_cast<uint32_t>(threads);
+    s.cluster_blocks = cluster_blocks;
+    s.cluster_rank = 0;
     s.in_fiber = false;
     blockDim = dim3(launch->block[0], launch->block[1], launch->block[2]);
     gridDim = dim3(launch->grid[0], launch->grid[1], launch->grid[2]);
-    if (!ensure_stacks(s.threads, launch->stack_bytes)) {
+    if (!ensure_stacks(s.threads * cluster_blocks, launch->stack_bytes)) {
         report->status = kOutOfMemory;
         snprintf(report->message, sizeof report->message,
-                 "could not map %u fiber stacks of %llu bytes", s.threads,
+                 "could not map %u fiber stacks of %llu bytes", s.threads * cluster_blocks,
                  static_cast<unsigned long long>(launch->stack_bytes));
         pthread_mutex_unlock(&s.lock);
         return report->status;
@@ -1180,8 +1421,12 @@ inline int run(void (*body)(void*), void* body_arg, const Launch* launch, Report
     bool alt_set = s.alt_stack && sigaltstack(&alt, &previous) == 0;
     uint64_t blocks = uint64_t{launch->grid[0]} * launch->grid[1] * launch->grid[2];
     if (sigsetjmp(s.escape, 1) == 0) {
-        for (uint64_t k = 0; k < blocks; ++k) {
-            if (!run_block(launch->block_order[k])) break;
+        if (cluster_blocks > 1) {
+            run_clusters(*launch);
+        } else {
+            for (uint64_t k = 0; k < blocks; ++k) {
+                if (!run_block(launch->block_order[k])) break;
+            }
         }
     }
     s.in_fiber = false;
@@ -1776,7 +2021,7 @@ inline void tessera_wgmma_commit() { tessera_sim::m().wgmma_groups[tessera_sim::
 template <int N>
 inline void tessera_wgmma_wait() {
     tessera_sim::Machine& s = tessera_sim::m();
-    std::vector<tessera_sim::Machine::PendingWgmma>& pending = s.wgmma_pending[s.current];
+    std::vector<tessera_sim::PendingWgmma>& pending = s.wgmma_pending[s.current];
     const uint32_t committed = s.wgmma_groups[s.current];
     std::vector<std::function<void()>> due;
     size_t kept = 0;
@@ -1844,6 +2089,47 @@ inline unsigned int __activemask() {
             active |= 1u << l;
     return active;
 }
+// ── Cluster built-ins (what codegen's cluster_helpers.cu defines with PTX on the GPU) ─────
+inline int tessera_cluster_rank() { return static_cast<int>(tessera_sim::m().cluster_rank); }
+inline int tessera_cluster_blocks() { return static_cast<int>(tessera_sim::m().cluster_blocks); }
+inline void tessera_cluster_sync() { tessera_sim::cluster_barrier(); }
+
+// The value at `local` (shared memory of the running block) in the shared memory of the block
+// of rank `rank`: the running block's own, or the copy another block left when its turn ended.
+template <class T>
+inline T tessera_cluster_read(const T* local, int rank) {
+    tessera_sim::Machine& s = tessera_sim::m();
+    char message[200];
+    if (rank < 0 || static_cast<uint32_t>(rank) >= s.cluster_blocks) {
+        snprintf(message, sizeof message, "a read of rank %d's shared memory in a cluster of %u blocks", rank,
+                 s.cluster_blocks);
+        tessera_sim::stop_thread(tessera_sim::kTrap, message);
+    }
+    auto [section, bytes] = tessera_sim::shared_section();
+    uintptr_t at = reinterpret_cast<uintptr_t>(local), start = reinterpret_cast<uintptr_t>(section);
+    if (at < start || at + sizeof(T) > start + bytes) {
+        snprintf(message, sizeof message, "a cluster read at %#lx, outside shared memory",
+                 static_cast<unsigned long>(at));
+        tessera_sim::stop_thread(tessera_sim::kTrap, message);
+    }
+    if (static_cast<uint32_t>(rank) == s.cluster_rank) return *local;
+    const tessera_sim::SavedBlock& other = s.saved[rank];
+    if (!other.started) {
+        snprintf(message, sizeof message,
+                 "a read of rank %d's shared memory before that block started: a cluster barrier first", rank);
+        tessera_sim::stop_thread(tessera_sim::kTrap, message);
+    }
+    if (other.done) {
+        snprintf(message, sizeof message,
+                 "a read of rank %d's shared memory after that block finished: a cluster barrier before it "
+                 "exits keeps it", rank);
+        tessera_sim::stop_thread(tessera_sim::kTrap, message);
+    }
+    T value;
+    memcpy(&value, other.shared.data() + (at - start), sizeof(T));
+    return value;
+}
+
 template <class T>
 inline unsigned int __match_any_sync(unsigned int mask, T value) {
     tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));

@@ -324,6 +324,7 @@ impl KernelDefinition {
             symbols: &trailing,
             tensor_maps: &tensor_maps,
             stack_bytes: sim.stack_bytes(),
+            cluster: kernel.config.cluster.unwrap_or([1, 1, 1]),
         };
         match kernel.stream_k_workspace(plan.grid[0]) {
             // a stream-K kernel's workspace: host tensors after the shape symbols, checked like
@@ -450,6 +451,8 @@ fn configure_launch(kernel: &mut Kernel, width: VectorWidth, tma_sources_unalign
 fn hopper_feature(kernel: &Kernel) -> Option<&'static str> {
     if kernel.copies_by_tma() {
         Some("TMA bulk tensor copies (`copies = tma`)")
+    } else if kernel.config.cluster.is_some() {
+        Some("thread-block clusters (`cluster = ..`)")
     } else if kernel.producer_threads() > 0 {
         Some("a warp-specialised pipeline (`producers = n`: mbarrier waits, and setmaxnreg where the producers are warpgroups)")
     } else {

@@ -82,11 +82,19 @@ impl Family {
     fn measures(self, kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         match (self, value("C")) {
-            // long rows: both passes of the chunked softmax (their shapes name S)
-            (Family::Softmax, Some(columns)) => match softmax::kernel_for(columns.max(0) as usize).name() {
-                softmax::softmax_chunk_write_f32::NAME => kernel.name().starts_with("softmax_chunk"),
-                chosen => chosen == kernel.name(),
-            },
+            // long rows: both passes of the chunked softmax (their shapes name S), and the
+            // cluster kernel where a cluster holds the row (what `softmax` takes on sm_90)
+            (Family::Softmax, Some(columns)) => {
+                let columns = columns.max(0) as usize;
+                match columns {
+                    0..=32768 => softmax::kernel_for_columns(columns, false).name() == kernel.name(),
+                    _ => {
+                        kernel.name().starts_with("softmax_chunk")
+                            || (columns <= softmax::CLUSTER_COLUMNS
+                                && kernel.name() == softmax::softmax_cluster_f32::NAME)
+                    }
+                }
+            }
             (Family::Norm, Some(columns)) => kernel.name().contains("wide") == (columns > 8192),
             // the kernels `attention::forward_on` takes for the head dim (BF16, causal and not,
             // mma.sync and wgmma)

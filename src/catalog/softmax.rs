@@ -11,7 +11,8 @@
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
 //! | ≤ 8192          | [`softmax_block_f32`]  | 256             | 32                  |
 //! | ≤ 32768         | [`softmax_block_wide_f32`] | 1024        | 32                  |
-//! | longer          | [`softmax_chunk_stats_f32`] then [`softmax_chunk_write_f32`] | 256 per 8192-column chunk | 32, the row read twice |
+//! | ≤ 65536 (sm_90) | [`softmax_cluster_f32`] | a cluster of 8 blocks of 256 | 32           |
+//! | longer, or before sm_90 | [`softmax_chunk_stats_f32`] then [`softmax_chunk_write_f32`] | 256 per 8192-column chunk | 32, the row read twice |
 //!
 //! [`softmax_looped_f32`] (one block per row, the row read twice) is the one-kernel
 //! alternative for long rows; with few rows it leaves most SMs idle.
@@ -161,6 +162,65 @@ pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
     }
 }
 
+/// Softmax of rows of up to 65536 columns in one kernel, each row read once and written once:
+/// a cluster of 8 blocks per row (sm_90's thread-block clusters), block `chunk` holding columns
+/// `chunk · 8192 ..` in registers. The row's maximum and sum come from `cluster_max` and
+/// `cluster_sum`: each block reduces its own columns, then reads the other blocks' results from
+/// their shared memory. A few long rows fill the GPU (16 rows of 65536: 128 blocks), where the
+/// chunked kernels need two launches and read the row twice.
+#[tile_kernel(threads = 256, vector = 4, cluster = 8, target = sm_90, fixed(ITEMS = 32, BLOCKS = 8))]
+pub fn softmax_cluster_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+    // the grid's x is the cluster: BLOCKS blocks per row, whatever the row's length
+    let (chunk, row) = grid(BLOCKS, R);
+    let first = chunk * (THREADS * ITEMS / VECTOR);
+    let mut v = [-f32::INFINITY; ITEMS];
+    let mut m = -f32::INFINITY;
+    for j in 0..ITEMS / VECTOR {
+        let i = first + j * THREADS + thread_index();
+        if (i + 1) * VECTOR <= C {
+            let w = x.vector([row, i]);
+            for k in 0..VECTOR {
+                v[j * VECTOR + k] = w[k];
+                m = max(m, w[k]);
+            }
+        } else {
+            for k in 0..VECTOR {
+                if i * VECTOR + k < C {
+                    v[j * VECTOR + k] = x[[row, i * VECTOR + k]];
+                    m = max(m, v[j * VECTOR + k]);
+                }
+            }
+        }
+    }
+    let row_max = cluster_max(m);
+    let mut s = 0.0f32;
+    for j in 0..ITEMS {
+        v[j] = exp(v[j] - row_max);
+        s += v[j];
+    }
+    let scale = 1.0f32 / cluster_sum(s);
+    for j in 0..ITEMS / VECTOR {
+        let i = first + j * THREADS + thread_index();
+        if (i + 1) * VECTOR <= C {
+            let mut w = vector(0.0f32);
+            for k in 0..VECTOR {
+                w[k] = v[j * VECTOR + k] * scale;
+            }
+            y.vector([row, i]) = w;
+        } else {
+            for k in 0..VECTOR {
+                if i * VECTOR + k < C {
+                    y[[row, i * VECTOR + k]] = v[j * VECTOR + k] * scale;
+                }
+            }
+        }
+    }
+}
+
+/// The longest row [`softmax_cluster_f32`] holds: its cluster's blocks × their threads × ITEMS.
+pub const CLUSTER_COLUMNS: usize =
+    (softmax_cluster_f32::BLOCKS * softmax_cluster_f32::THREADS.0 as i64 * softmax_cluster_f32::ITEMS) as usize;
+
 /// The columns one block of the chunked softmax holds: THREADS × ITEMS of its kernels (their
 /// `CHUNK`, which the two must agree on).
 pub const CHUNK: usize = softmax_chunk_stats_f32::CHUNK as usize;
@@ -261,7 +321,7 @@ pub fn softmax(
         &[rows, columns] => (rows, columns),
         _ => (0, 0),
     };
-    let kernel = kernel_for(columns);
+    let kernel = kernel_for(device, columns);
     if kernel.name() != softmax_chunk_write_f32::NAME {
         return kernel.launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)]);
     }
@@ -273,25 +333,54 @@ pub fn softmax(
     softmax_chunk_write_f32::launch(device, x, &maxima, &sums, y)
 }
 
-/// The kernel [`softmax`] takes for rows of `columns` elements.
-pub fn kernel_for(columns: usize) -> &'static crate::KernelDefinition {
+/// The kernel [`softmax`] takes on `device` for rows of `columns` elements: the cluster
+/// kernel needs sm_90 (the simulation runs it as an H100 would).
+///
+/// ```
+/// use tessera::catalog::softmax;
+/// # fn main() -> Result<(), tessera::Error> {
+/// let simulator = tessera::Simulator::new()?;
+/// assert_eq!(softmax::kernel_for(&simulator, 4096).name(), "softmax_block_f32");
+/// assert_eq!(softmax::kernel_for(&simulator, 65536).name(), "softmax_cluster_f32");
+/// # Ok(())
+/// # }
+/// ```
+pub fn kernel_for(device: &impl crate::Device, columns: usize) -> &'static crate::KernelDefinition {
+    let clusters = match device.device_ref() {
+        crate::runtime::DeviceRef::Gpu(gpu) => gpu.arch() >= crate::Arch::SM_90,
+        crate::runtime::DeviceRef::Simulator(_) => true,
+    };
+    kernel_for_columns(columns, clusters)
+}
+
+/// The kernel for rows of `columns` elements on a device that runs thread-block clusters
+/// (`clusters`: sm_90 and newer) or not.
+///
+/// ```
+/// use tessera::catalog::softmax::kernel_for_columns;
+/// assert_eq!(kernel_for_columns(65536, true).name(), "softmax_cluster_f32");
+/// assert_eq!(kernel_for_columns(65536, false).name(), "softmax_chunk_write_f32");
+/// ```
+pub fn kernel_for_columns(columns: usize, clusters: bool) -> &'static crate::KernelDefinition {
     match columns {
         0..=128 => &softmax_warp_f32::KERNEL,
         129..=1024 => &softmax_warp_wide_f32::KERNEL,
         1025..=8192 => &softmax_block_f32::KERNEL,
         8193..=32768 => &softmax_block_wide_f32::KERNEL,
+        _ if clusters && columns <= CLUSTER_COLUMNS => &softmax_cluster_f32::KERNEL,
         // pass 2 of two: softmax_chunk_stats_f32 runs first
         _ => &softmax_chunk_write_f32::KERNEL,
     }
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 7] = [
+pub const ALL: [&crate::KernelDefinition; 8] = [
     &softmax_warp_f32::KERNEL,
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
     &softmax_block_wide_f32::KERNEL,
     &softmax_looped_f32::KERNEL,
+    &softmax_cluster_f32::KERNEL,
     &softmax_chunk_stats_f32::KERNEL,
     &softmax_chunk_write_f32::KERNEL,
 ];

@@ -165,6 +165,7 @@ macro_rules! with_every_catalog_kernel {
             softmax::softmax_block_f32,
             softmax::softmax_block_wide_f32,
             softmax::softmax_looped_f32,
+            softmax::softmax_cluster_f32,
             softmax::softmax_chunk_stats_f32,
             softmax::softmax_chunk_write_f32,
             norm::layer_norm_f32,

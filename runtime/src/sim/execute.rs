@@ -24,6 +24,8 @@ pub(crate) struct Shape<'a> {
     /// `tessera_tensor_map`).
     pub tensor_maps: &'a [crate::tensor_map::TensorMapBytes],
     pub stack_bytes: usize,
+    /// Blocks of a cluster along x, y, z: they run together (1, 1, 1 without clusters).
+    pub cluster: [u32; 3],
 }
 
 /// A writable host tensor, whose bytes are compared between orders.
@@ -151,7 +153,7 @@ pub(crate) fn execute(
             block_order: block_order.as_ptr(),
             stack_bytes: shape.stack_bytes as u64,
             async_copies_at_issue: u32::from(order.lands_async_copies_at_issue()),
-            reserved: 0,
+            cluster: shape.cluster,
         };
         let report = library.run(&launch);
         let overrun = take_overrun(shape.kernel, arguments).and(take_overrun(shape.kernel, after));

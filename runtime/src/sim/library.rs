@@ -11,7 +11,7 @@ use super::fault::{self, FaultHook};
 use crate::Error;
 
 /// The ABI of `tessera_sim.h` this runtime speaks (`tessera_sim::kAbiVersion`).
-const ABI_VERSION: c_uint = 3;
+const ABI_VERSION: c_uint = 4;
 
 /// `tessera_sim::Launch`.
 #[repr(C)]
@@ -25,7 +25,8 @@ pub(crate) struct LaunchFfi {
     pub stack_bytes: u64,
     /// 1: cp.async copies land when issued; 0: at the wait that covers them.
     pub async_copies_at_issue: u32,
-    pub reserved: u32,
+    /// Blocks of a cluster along x, y, z (1, 1, 1 without clusters).
+    pub cluster: [u32; 3],
 }
 
 /// `tessera_sim::Status`.

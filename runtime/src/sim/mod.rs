@@ -423,7 +423,15 @@ impl Simulator {
         check_host(arguments)?;
         let library = self.load(source, kernel)?;
         let start = Instant::now();
-        let shape = Shape { kernel, grid, block, symbols: &[], tensor_maps: &[], stack_bytes: self.stack_bytes };
+        let shape = Shape {
+            kernel,
+            grid,
+            block,
+            symbols: &[],
+            tensor_maps: &[],
+            stack_bytes: self.stack_bytes,
+            cluster: [1, 1, 1],
+        };
         execute(&library, &shape, arguments, &mut [], orders)?;
         Ok(SimulatedRun {
             kernel: kernel.into(),
