@@ -1,6 +1,8 @@
 //! `tessera bench`: every catalog kernel beside its baseline in one run — cuBLAS SGEMM for
 //! GEMM, the device-to-device copy of the same bytes for the memory-bound families — with
-//! CUDA events, warm-up, the L2 cache flushed before every repetition, each kernel timed in
+//! CUDA events, warm-up, the L2 cache flushed before every repetition (a copy of twice its size,
+//! then a read of as much again, so it is left holding clean lines: the timed kernel does not
+//! write back the flush's dirty ones), each kernel timed in
 //! alternation with its baseline on the same inputs, medians and spread;
 //! as a table, JSON or CSV, and SVG charts (a roofline, and % of baseline by size).
 
@@ -172,7 +174,9 @@ impl Family {
                 shape(&[("R", 8192), ("C", 8192)]),
                 shape(&[("R", 4096), ("C", 4097)]),
                 shape(&[("R", 32768), ("C", 128)]),
-                // 16 × 65536: the chunked softmax's two passes, 8 chunks a row
+                // 16 × 65536: the cluster kernel (what `softmax` takes on sm_90), and the chunked
+                // softmax's two passes, 8 chunks a row
+                shape(&[("R", 16), ("C", 65536)]),
                 shape(&[("R", 16), ("C", 65536), ("S", 65536usize.div_ceil(softmax::CHUNK) as i64)]),
             ],
             Family::Norm => vec![shape(&[("R", 8192), ("C", 8192)]), shape(&[("R", 4096), ("C", 4097)])],
@@ -382,16 +386,23 @@ pub struct Progress<'a> {
 
 /// Runs the benchmark on `gpu`; `progress` hears of each step (for a progress bar on stderr).
 pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Vec<BenchRow>, Error> {
+    // The flush copies twice the L2's bytes, which leaves it full of the copy's dirty lines, then
+    // reads the copy's source again, which writes them back (untimed) and leaves clean ones:
+    // otherwise the timed kernel pays for writing back up to an L2 of someone else's data (5.7 µs
+    // of sum_partials_f32's 24.7 at 2^24 elements on an H200, BENCHMARKS.md).
     let flush = match (options.flush_l2, gpu.l2_bytes()) {
         (true, Some(bytes)) if bytes > 0 => {
             let elements = bytes / 4 * 2;
-            Some((gpu.zeros::<f32>([elements])?, gpu.zeros::<f32>([elements])?))
+            Some((gpu.zeros::<f32>([elements])?, gpu.zeros::<f32>([elements])?, gpu.zeros::<f32>([reduce::PARTIALS])?))
         }
         _ => None,
     };
     let mut flush_state = flush;
     let mut flush = || match &mut flush_state {
-        Some((from, to)) => gpu.copy(&*from, to),
+        Some((from, to, partials)) => {
+            gpu.copy(&*from, to)?;
+            reduce::sum_partials_f32::launch(gpu, &*from, partials).map(|_| ())
+        }
         None => Ok(()),
     };
     let peak = gpu.fp32_peak_tflops().unwrap_or(f64::INFINITY);
