@@ -200,12 +200,8 @@ pub fn attribute_text(config: &Config) -> String {
     if let Some(blocks) = config.min_blocks {
         text.push_str(&format!(", min_blocks = {blocks}"));
     }
-    if let Some(dims) = config.cluster {
-        text.push_str(&match dims {
-            [x, 1, 1] => format!(", cluster = {x}"),
-            [x, y, 1] => format!(", cluster = ({x}, {y})"),
-            [x, y, z] => format!(", cluster = ({x}, {y}, {z})"),
-        });
+    if let Some(cluster) = config.cluster_text() {
+        text.push_str(&format!(", cluster = {cluster}"));
     }
     if let Some(target) = config.target {
         text.push_str(&format!(", target = sm_{target}{}", if config.arch_specific { "a" } else { "" }));

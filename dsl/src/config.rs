@@ -92,6 +92,21 @@ impl Config {
     pub fn cluster_blocks(&self) -> u64 {
         self.cluster.map_or(1, |dims| dims.iter().map(|&d| u64::from(d)).product())
     }
+
+    /// `cluster = ..` as written in the attribute, without the trailing 1s.
+    ///
+    /// ```
+    /// use tessera_dsl::Config;
+    /// assert_eq!(Config { cluster: Some([8, 1, 1]), ..Config::default() }.cluster_text().as_deref(), Some("8"));
+    /// assert_eq!(Config { cluster: Some([2, 2, 1]), ..Config::default() }.cluster_text().as_deref(), Some("(2, 2)"));
+    /// ```
+    pub fn cluster_text(&self) -> Option<String> {
+        self.cluster.map(|dims| match dims {
+            [x, 1, 1] => format!("{x}"),
+            [x, y, 1] => format!("({x}, {y})"),
+            [x, y, z] => format!("({x}, {y}, {z})"),
+        })
+    }
 }
 
 /// A named compile-time constant (`consts(TILE = 1024)`), emitted as a `constexpr int`.

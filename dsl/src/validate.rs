@@ -710,13 +710,8 @@ impl Checker<'_> {
     /// and the thread code's cluster intrinsics only in a kernel that has clusters.
     fn clusters(&mut self) {
         let config = &self.kernel.config;
-        if let Some(dims) = config.cluster {
+        if let (Some(dims), Some(written)) = (config.cluster, config.cluster_text()) {
             let blocks = config.cluster_blocks();
-            let written = match dims {
-                [x, 1, 1] => format!("{x}"),
-                [x, y, 1] => format!("({x}, {y})"),
-                [x, y, z] => format!("({x}, {y}, {z})"),
-            };
             if dims.contains(&0) || blocks > 8 {
                 self.error(
                     config.cluster_origin,
