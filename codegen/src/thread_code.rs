@@ -12,18 +12,7 @@ use crate::RenderError;
 
 /// Whether the thread code of `kernel` calls `cluster_sum` or `cluster_max`.
 pub(crate) fn reduces_across_cluster(kernel: &Kernel) -> bool {
-    let mut found = false;
-    for statement in kernel.statements() {
-        if let Statement::Thread(thread) = statement {
-            for expr in thread.expressions() {
-                expr.walk(&mut |e| {
-                    found |=
-                        matches!(&e.kind, ThreadExprKind::Call { function, .. } if function.is_cluster_collective());
-                });
-            }
-        }
-    }
-    found
+    kernel.thread_calls().iter().any(|(function, _)| function.is_cluster_collective())
 }
 
 /// The device functions the thread code of `kernel` calls, defined before the kernel.

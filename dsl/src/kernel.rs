@@ -184,6 +184,23 @@ impl Kernel {
             .unwrap_or(1)
     }
 
+    /// Every intrinsic the thread code calls, with where, in source order.
+    pub fn thread_calls(&self) -> Vec<(crate::Intrinsic, Origin)> {
+        let mut calls = Vec::new();
+        for statement in self.statements() {
+            if let Statement::Thread(thread) = statement {
+                for expr in thread.expressions() {
+                    expr.walk(&mut |e| {
+                        if let crate::ThreadExprKind::Call { function, .. } = &e.kind {
+                            calls.push((*function, e.origin));
+                        }
+                    });
+                }
+            }
+        }
+        calls
+    }
+
     /// Every statement of the body, loops flattened, in source order.
     pub fn statements(&self) -> Vec<&Statement> {
         fn walk<'a>(body: &'a [Statement], out: &mut Vec<&'a Statement>) {

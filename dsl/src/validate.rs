@@ -729,21 +729,7 @@ impl Checker<'_> {
             }
             return;
         }
-        let mut calls = Vec::new();
-        for statement in self.kernel.statements() {
-            if let Statement::Thread(thread) = statement {
-                for expr in thread.expressions() {
-                    expr.walk(&mut |e| {
-                        if let crate::ThreadExprKind::Call { function, .. } = &e.kind {
-                            if function.needs_cluster() {
-                                calls.push((*function, e.origin));
-                            }
-                        }
-                    });
-                }
-            }
-        }
-        for (function, origin) in calls {
+        for (function, origin) in self.kernel.thread_calls().into_iter().filter(|(f, _)| f.needs_cluster()) {
             let why = if function.is_cluster_collective() {
                 "it reads the other blocks of the block's cluster"
             } else {
