@@ -12,6 +12,7 @@ use tessera::Backend;
 on_both_backends!(
     softmax_rows_sum_to_one_and_match_an_f64_reference,
     softmax_takes_the_kernel_for_the_row_length,
+    aligned_softmax_keeps_vectors_on_rows_that_start_anywhere,
     layer_norm_matches_an_f64_reference,
     rms_norm_matches_an_f64_reference,
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
@@ -66,8 +67,12 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
     for (cols, kernel) in [
         (128, "softmax_warp_f32"),
         (1024, "softmax_warp_wide_f32"),
-        (8192, "softmax_block_f32"),
-        (32768, "softmax_block_wide_f32"),
+        (1025, "softmax_aligned_short_f32"),
+        (5120, "softmax_aligned_short_f32"),
+        (5121, "softmax_aligned_f32"),
+        (8192, "softmax_aligned_f32"),
+        (8193, "softmax_aligned_wide_f32"),
+        (32768, "softmax_aligned_wide_f32"),
         (32769, long),
         (65536, long),
         (65537, "softmax_chunk_write_f32"),
@@ -91,6 +96,76 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         let argmax = (0..cols).max_by(|&a, &b| first[a].total_cmp(&first[b])).unwrap();
         let got_argmax = (0..cols).max_by(|&a, &b| got[r * cols + a].total_cmp(&got[r * cols + b])).unwrap();
         assert_eq!(argmax, got_argmax, "row {r}");
+    }
+}
+
+/// The softmax of every row of `x` (`rows` × `cols` at leading dimension `ld`, from column
+/// `x_first` of its rows) against f64, as `got` holds it (leading dimension `y_ld`, from
+/// column `y_first`).
+#[allow(clippy::too_many_arguments)]
+fn assert_softmax_rows(
+    host: &[f32],
+    got: &[f32],
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    x_first: usize,
+    y_ld: usize,
+    y_first: usize,
+    what: &str,
+) {
+    for r in 0..rows {
+        let row = &host[r * ld + x_first..r * ld + x_first + cols];
+        let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+        let sum: f64 = row.iter().map(|&v| (f64::from(v) - max).exp()).sum();
+        for c in 0..cols {
+            let want = (f64::from(row[c]) - max).exp() / sum;
+            let g = f64::from(got[r * y_ld + y_first + c]);
+            let slack = 1e-6 * want + 4e-7 * want * (cols as f64).sqrt() + 1e-12;
+            assert!((g - want).abs() <= slack, "{what}: y[{r}][{c}] = {g}, want {want}");
+        }
+    }
+}
+
+fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) {
+    // (rows, columns, x's leading dimension, x's first column, y's leading dimension, y's first
+    // column): rows whose first aligned column cycles 0..3 (4097), a view starting one float
+    // in, rows shorter than a vector, and a y whose rows start elsewhere than x's (its stores
+    // go element by element)
+    let cases = [
+        (6, 4097, 4097, 0, 4097, 0),
+        (5, 5120, 5123, 1, 5123, 1),
+        (4, 8, 9, 0, 9, 0),
+        (4, 3, 7, 2, 7, 2),
+        (5, 1030, 1031, 0, 1033, 2),
+    ];
+    for kernel in [
+        &softmax::softmax_aligned_short_f32::KERNEL,
+        &softmax::softmax_aligned_f32::KERNEL,
+        &softmax::softmax_aligned_wide_f32::KERNEL,
+    ] {
+        for (rows, cols, ld, x_first, y_ld, y_first) in cases {
+            let what =
+                format!("{} on {rows}×{cols} (x ld {ld} from {x_first}, y ld {y_ld} from {y_first})", kernel.name());
+            let host = logits(rows * ld, (rows * 17 + cols) as u64);
+            let parent = backend.upload(&host, [rows, ld]).unwrap();
+            let x = parent.submatrix(0..rows, x_first..x_first + cols).unwrap();
+            let mut y_parent = backend.filled([rows, y_ld], f32::from_bits(POISON)).unwrap();
+            let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
+            let launched = kernel
+                .launch(backend, &mut [tessera::Argument::input("x", &x), tessera::Argument::output("y", &mut y)])
+                .unwrap();
+            // no row is read or written narrower than 16 bytes for being misaligned
+            assert_eq!(launched.vector.get(), 4, "{what}");
+            let got = backend.download(&y_parent).unwrap();
+            assert_softmax_rows(&host, &got, rows, cols, ld, x_first, y_ld, y_first, &what);
+            // the columns outside the view are untouched
+            for r in 0..rows {
+                for c in (0..y_first).chain(y_first + cols..y_ld) {
+                    assert_eq!(got[r * y_ld + c].to_bits(), POISON, "{what}: y[{r}][{c}] written");
+                }
+            }
+        }
     }
 }
 

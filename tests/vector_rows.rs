@@ -73,3 +73,33 @@ fn vector_rows_render_as_one_access_from_the_row_start() {
     assert!(source.contains("reinterpret_cast<float4*>(y + row * y_ld)[i] = out;"), "{source}");
     assert!(scale_rows::REPORT.contains("128-bit"), "{}", scale_rows::REPORT);
 }
+
+/// y[i] = x[i + SHIFT] in vectors read from element SHIFT + 4·t: aligned only when x's
+/// address plus SHIFT floats is.
+#[tile_kernel(threads = 32, vector = 4)]
+fn shifted_vectors(x: Global<f32, (N,)>, y: GlobalMut<f32, (M,)>, shift: i32) {
+    let (_b,) = grid(1);
+    let i = thread_index() * VECTOR;
+    if i + VECTOR <= M {
+        y.vector_at(i) = x.vector_at(shift + i);
+    }
+}
+
+#[test]
+fn a_vector_at_a_misaligned_element_stops_the_simulation_with_the_address() {
+    let sim = common::simulator();
+    let host = random_floats(64 + 8, 5);
+    let x = sim.upload(&host, [64 + 8]).unwrap();
+    let mut y = sim.zeros::<f32>([64]).unwrap();
+    shifted_vectors::launch(&sim, &x, &mut y, 4).unwrap();
+    assert_eq!(sim.download(&y).unwrap(), host[4..68].to_vec());
+    match shifted_vectors::launch(&sim, &x, &mut y, 1) {
+        Err(tessera::Error::SimTrap { message, .. }) => {
+            assert!(
+                message.contains("16-byte vector access (`vector_at`)") && message.contains("not 16-byte aligned"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a trap for the misaligned vector_at, got {other:?}"),
+    }
+}

@@ -3,7 +3,7 @@
 
 use tessera_dsl::{
     ElementType, FragmentSlots, Intrinsic, Kernel, SlotQuery, Statement, ThreadExpr, ThreadExprKind, ThreadOp,
-    ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
+    ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp, VectorStart,
 };
 
 use crate::operand::round_to_half;
@@ -38,6 +38,12 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 }
                 ThreadExprKind::Call { function: Intrinsic::ClusterRank, .. } => used.push(CLUSTER),
                 ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
+                // one-element accesses at VECTOR 1 need no helper
+                ThreadExprKind::VectorLoad { start: VectorStart::Element, .. } | ThreadExprKind::AlignOffset { .. }
+                    if kernel.config.vector.get() > 1 =>
+                {
+                    used.push(VECTOR_AT)
+                }
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
                 ThreadExprKind::Call { function: Intrinsic::Gelu, .. } => used.push(GELU),
                 ThreadExprKind::Call { function: Intrinsic::Silu, .. } => used.push(SILU),
@@ -57,6 +63,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         CLUSTER_SUM,
         CLUSTER_MAX,
         VECTOR_SUM,
+        VECTOR_AT,
         DOT,
         GELU,
         SILU,
@@ -187,6 +194,8 @@ __device__ __forceinline__ int tessera_sum(int4 v) { return v.x + v.y + v.z + v.
 __device__ __forceinline__ unsigned int tessera_sum(unsigned int v) { return v; }
 __device__ __forceinline__ unsigned int tessera_sum(uint2 v) { return v.x + v.y; }
 __device__ __forceinline__ unsigned int tessera_sum(uint4 v) { return v.x + v.y + v.z + v.w; }";
+
+const VECTOR_AT: &str = include_str!("../templates/vector_at_helpers.cu").trim_ascii_end();
 
 const DOT: &str = "// dot(a, b): the products of two vector accesses' elements, added left to right
 __device__ __forceinline__ float tessera_dot(float a, float b) { return a * b; }
@@ -557,7 +566,27 @@ impl Printer<'_> {
                 (converted, PRIMARY)
             }
             ThreadExprKind::Call { function, args } => self.call(*function, args, env, ty)?,
-            ThreadExprKind::VectorLoad { tensor, row, index } => {
+            ThreadExprKind::AlignOffset { tensor, row, column } => {
+                let vector = self.kernel.config.vector.get();
+                if vector == 1 {
+                    // every element starts a one-element access
+                    return Ok(("0".to_string(), PRIMARY));
+                }
+                let element = self.tensor_element(tensor, expr.origin)?;
+                let bytes = (element.size_bytes() * vector).min(16);
+                let at = self.element_address(tensor, row.as_deref(), column, env)?;
+                (format!("tessera_align_offset<{bytes}>({at})"), PRIMARY)
+            }
+            ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::Element } => {
+                let at = self.element_address(tensor, row.as_deref(), index, env)?;
+                if self.kernel.config.vector.get() == 1 {
+                    (format!("*({at})"), PRIMARY)
+                } else {
+                    let vector_type = self.c_type(ty, expr.origin)?;
+                    (format!("tessera_vector_at<{vector_type}>({at})"), PRIMARY)
+                }
+            }
+            ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::Vector } => {
                 let index = self.expr(index, env, Some(ThreadType::I32))?;
                 // row r of a 2-D tensor starts at tensor + r · ld (a multiple of VECTOR: the launch
                 // narrows VECTOR where it is not)
@@ -592,6 +621,40 @@ impl Printer<'_> {
                 self.fragment_slot(fragment, *query, slot, env)?
             }
         })
+    }
+
+    /// The address of element `column` of row `row` of `tensor` (of `tensor[column]` when 1-D).
+    fn element_address(
+        &self,
+        tensor: &str,
+        row: Option<&ThreadExpr>,
+        column: &ThreadExpr,
+        env: &TypeEnv,
+    ) -> Result<String, RenderError> {
+        let wrap = |(text, p): (String, u8), min: u8| if p < min { format!("({text})") } else { text };
+        // a sum for the column is parenthesised: the address reads row, then column (none
+        // for a row's first element)
+        let column = match column.kind {
+            ThreadExprKind::Int { value: 0, .. } if row.is_some() => String::new(),
+            _ => format!(" + {}", self.precedence(column, env, Some(ThreadType::I32)).map(|c| wrap(c, 10))?),
+        };
+        Ok(match row {
+            Some(row) => format!(
+                "{tensor} + {} * {}{column}",
+                self.precedence(row, env, Some(ThreadType::I32)).map(|r| wrap(r, 12))?,
+                tessera_dsl::leading_dimension_name(tensor)
+            ),
+            None => format!("{tensor}{column}"),
+        })
+    }
+
+    /// The element type of tensor parameter `tensor`.
+    fn tensor_element(&self, tensor: &str, origin: tessera_dsl::Origin) -> Result<ElementType, RenderError> {
+        self.kernel
+            .param(tensor)
+            .and_then(|p| p.tensor())
+            .map(|t| t.element)
+            .ok_or_else(|| self.fail(origin, "`.align_offset(..)` of something that is not a tensor parameter"))
     }
 
     /// The slot index as C text bound at least as tightly as `*` (or its value when a literal).

@@ -201,6 +201,43 @@ impl Kernel {
         calls
     }
 
+    /// The tensor parameters whose rows must start aligned for a VECTOR-wide access: the launch
+    /// narrows VECTOR until each of them is. Every tensor when the kernel moves tiles (copies,
+    /// pipelines, `mma`, whose accesses are laid out by VECTOR); in a kernel of thread code
+    /// alone, those read or written by `x.vector(..)`: an access by element (`x[[r, c]]`) is
+    /// never misaligned, and `x.vector_at(..)` starts where `x.align_offset(..)` found.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert!(kernel.row_aligned_tensors().is_empty());
+    /// ```
+    pub fn row_aligned_tensors(&self) -> Vec<&str> {
+        let tensors = self.params.iter().filter(|p| p.tensor().is_some()).map(|p| p.name.as_str());
+        let statements = self.statements();
+        let moves_tiles = statements.iter().any(|s| {
+            matches!(s, Statement::Copy(_) | Statement::Fragment(_) | Statement::Pipeline(_) | Statement::Mma(_))
+        });
+        if moves_tiles {
+            return tensors.collect();
+        }
+        let mut indexed = Vec::new();
+        for statement in statements {
+            if let Statement::Thread(thread) = statement {
+                for expr in thread.expressions() {
+                    expr.walk(&mut |e| {
+                        if let crate::ThreadExprKind::VectorLoad { tensor, start: crate::VectorStart::Vector, .. } =
+                            &e.kind
+                        {
+                            indexed.push(tensor.clone());
+                        }
+                    });
+                }
+            }
+        }
+        tensors.filter(|name| indexed.iter().any(|t| t == name)).collect()
+    }
+
     /// Every statement of the body, loops flattened, in source order.
     pub fn statements(&self) -> Vec<&Statement> {
         fn walk<'a>(body: &'a [Statement], out: &mut Vec<&'a Statement>) {

@@ -69,7 +69,7 @@ pub use target::Target;
 pub use tensor_map::{tensor_map_of, CopyMechanism, TensorMap, TMA_MAX_BOX, TMA_SWIZZLE_SPANS};
 pub use thread_code::{
     check_thread_statement, is_varying, Binding, FragmentSlots, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind,
-    ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp,
+    ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp, VectorStart,
 };
 pub use tune::{configure, shape_class, Candidate, TuneSpace};
 pub use validate::validate;

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::{
     ElementType, FragmentLayout, Intrinsic, Kernel, ParamKind, SharedLayout, SlotQuery, Statement, ThreadExpr,
-    ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind, UnaryOp,
+    ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind, UnaryOp, VectorStart,
 };
 
 /// The value of every shape symbol in the analysis: a multiple of 32 elements.
@@ -156,8 +156,8 @@ impl Warp<'_> {
                 match &place.kind {
                     ThreadExprKind::Name(name) => self.bind(name, &values, mask),
                     ThreadExprKind::Index { base, indices } => self.index(place, base, indices, mask, &text, true),
-                    ThreadExprKind::VectorLoad { tensor, row, index } => {
-                        self.vector_access(place, tensor, row.as_deref(), index, mask, &text, true)
+                    ThreadExprKind::VectorLoad { tensor, row, index, start } => {
+                        self.vector_access(place, tensor, row.as_deref(), index, *start, mask, &text, true)
                     }
                     _ => {}
                 }
@@ -250,9 +250,17 @@ impl Warp<'_> {
                 self.index(expr, base, indices, mask, statement, false);
                 vec![Value::Unknown; n]
             }
-            ThreadExprKind::VectorLoad { tensor, row, index } => {
-                self.vector_access(expr, tensor, row.as_deref(), index, mask, statement, false);
+            ThreadExprKind::VectorLoad { tensor, row, index, start } => {
+                self.vector_access(expr, tensor, row.as_deref(), index, *start, mask, statement, false);
                 vec![Value::Unknown; n]
+            }
+            // rows of ASSUMED_EXTENT elements start aligned: no element before the first vector
+            ThreadExprKind::AlignOffset { row, column, .. } => {
+                if let Some(row) = row {
+                    self.expr(row, mask, statement);
+                }
+                self.expr(column, mask, statement);
+                vec![Value::Int(0); n]
             }
             ThreadExprKind::Cast { value, to } => {
                 let values = self.expr(value, mask, statement);
@@ -331,6 +339,7 @@ impl Warp<'_> {
         tensor: &str,
         row: Option<&ThreadExpr>,
         index: &ThreadExpr,
+        start: VectorStart,
         mask: &[bool],
         statement: &str,
         store: bool,
@@ -338,14 +347,19 @@ impl Warp<'_> {
         let indices = self.expr(index, mask, statement);
         let rows = row.map(|row| self.expr(row, mask, statement));
         let vector = i64::from(self.kernel.config.vector.get());
+        // the first element: a vector index counts VECTOR elements, `vector_at` one
+        let step = match start {
+            VectorStart::Vector => vector,
+            VectorStart::Element => 1,
+        };
         let Some(element) = self.tensor_element(tensor) else { return };
         let offsets: Vec<Option<i64>> = (0..mask.len())
             .map(|lane| {
                 let Value::Int(i) = indices[lane] else { return None };
                 match &rows {
-                    None => Some(i * vector),
+                    None => Some(i * step),
                     Some(rows) => match rows[lane] {
-                        Value::Int(r) => Some(r * ASSUMED_EXTENT + i * vector),
+                        Value::Int(r) => Some(r * ASSUMED_EXTENT + i * step),
                         _ => None,
                     },
                 }

@@ -139,11 +139,23 @@ pub enum ThreadExprKind {
         args: Vec<ThreadExpr>,
     },
     /// `x.vector(i)`: elements `i * VECTOR ..` of a 1-D tensor in one access; `x.vector([r, i])`:
-    /// those of row `r` of a 2-D tensor. As the place of an assignment, one vector store.
+    /// those of row `r` of a 2-D tensor; `x.vector_at([r, c])`: elements `c ..` of row `r`
+    /// (see [`VectorStart`]). As the place of an assignment, one vector store.
     VectorLoad {
         tensor: String,
         row: Option<Box<ThreadExpr>>,
         index: Box<ThreadExpr>,
+        start: VectorStart,
+    },
+    /// `x.align_offset([r, c])` (`x.align_offset(c)` for a 1-D tensor): how many elements from
+    /// element c of row r to the first one where a VECTOR access is aligned (an `i32`, 0 ..
+    /// VECTOR − 1; 0 when VECTOR is 1) — like Rust's `pointer::align_offset`. Rows whose leading
+    /// dimension is not a multiple of VECTOR start at different offsets; a kernel reads a
+    /// row's first `x.align_offset([r, 0])` elements one by one and vectors from there on.
+    AlignOffset {
+        tensor: String,
+        row: Option<Box<ThreadExpr>>,
+        column: Box<ThreadExpr>,
     },
     /// `v.sum()`: the sum of a vector's elements.
     VectorSum(Box<ThreadExpr>),
@@ -157,6 +169,33 @@ pub enum ThreadExprKind {
         query: SlotQuery,
         slot: Box<ThreadExpr>,
     },
+}
+
+/// Where a vector access starts: at a vector index, or at an element.
+///
+/// ```
+/// use tessera_dsl::VectorStart;
+/// assert_eq!(VectorStart::Element.method(), "vector_at");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VectorStart {
+    /// `x.vector([r, i])`: elements i·VECTOR .. of row r. Every row must start aligned for a
+    /// VECTOR access: the launch narrows VECTOR for a tensor whose rows do not.
+    Vector,
+    /// `x.vector_at([r, c])`: elements c .. of row r, at an element the kernel found aligned
+    /// (from `x.align_offset([r, 0])` on, in steps of VECTOR); a misaligned one faults on the
+    /// GPU and stops the simulation. Rows need not start aligned.
+    Element,
+}
+
+impl VectorStart {
+    /// The method thread code writes it with.
+    pub fn method(self) -> &'static str {
+        match self {
+            Self::Vector => "vector",
+            Self::Element => "vector_at",
+        }
+    }
 }
 
 /// What thread code asks of a fragment's value slot: where it lies in the block tile, or a
@@ -512,7 +551,7 @@ impl ThreadExpr {
             }
             ThreadExprKind::Cast { value, .. } => value.walk(visit),
             ThreadExprKind::Call { args, .. } => args.iter().for_each(|a| a.walk(visit)),
-            ThreadExprKind::VectorLoad { row, index, .. } => {
+            ThreadExprKind::VectorLoad { row, index, .. } | ThreadExprKind::AlignOffset { row, column: index, .. } => {
                 if let Some(row) = row {
                     row.walk(visit);
                 }
@@ -1005,7 +1044,27 @@ impl TypeEnv {
                 }
             }
             ThreadExprKind::Call { function, args } => self.call(expr, *function, args, wanted),
-            ThreadExprKind::VectorLoad { tensor, row, index } => {
+            ThreadExprKind::AlignOffset { tensor, row, column } => {
+                for index in row.iter().map(|r| &**r).chain([&**column]) {
+                    let ty = self.typed(index, Some(ThreadType::I32))?;
+                    if !ty.is_integer() {
+                        return Err(Diagnostic::new(index.origin, format!("an index is an integer; this is {ty}")));
+                    }
+                }
+                match (self.names.get(tensor), row) {
+                    (Some(Binding::Tensor { shape, .. }), None) if shape.len() == 1 => Ok(ThreadType::I32),
+                    (Some(Binding::Tensor { shape, .. }), Some(_)) if shape.len() == 2 => Ok(ThreadType::I32),
+                    (Some(Binding::Tensor { shape, .. }), _) if shape.len() == 2 => Err(error(format!(
+                        "`{tensor}` is 2-D: `{tensor}.align_offset([r, c])` counts from element c of row r"
+                    ))),
+                    (Some(Binding::Tensor { .. }), _) => Err(error(format!(
+                        "`.align_offset(..)` is for a 1-D tensor (`{tensor}.align_offset(c)`) or a 2-D one (`{tensor}.align_offset([r, c])`)"
+                    ))),
+                    _ => Err(error(format!("`.align_offset(..)` is about a tensor parameter; `{tensor}` is not one"))),
+                }
+            }
+            ThreadExprKind::VectorLoad { tensor, row, index, start } => {
+                let method = start.method();
                 for index in row.iter().map(|r| &**r).chain([&**index]) {
                     let ty = self.typed(index, Some(ThreadType::I32))?;
                     if !ty.is_integer() {
@@ -1019,17 +1078,19 @@ impl TypeEnv {
                     (Some(Binding::Tensor { element, shape, .. }), Some(_)) if shape.len() == 2 => {
                         Ok(ThreadType::Vector(*element))
                     }
-                    (Some(Binding::Tensor { shape, .. }), _) if shape.len() == 2 => Err(error(format!(
-                        "`{tensor}` is 2-D: `{tensor}.vector([r, i])` is elements i·VECTOR .. of row r"
-                    ))),
+                    (Some(Binding::Tensor { shape, .. }), _) if shape.len() == 2 => Err(error(match start {
+                        VectorStart::Vector => format!("`{tensor}` is 2-D: `{tensor}.vector([r, i])` is elements i·VECTOR .. of row r"),
+                        VectorStart::Element => format!("`{tensor}` is 2-D: `{tensor}.vector_at([r, c])` is elements c .. of row r"),
+                    })),
                     (Some(Binding::Tensor { shape, .. }), _) if shape.len() > 2 => Err(error(format!(
-                        "`{tensor}` has rank {}: `.vector(..)` loads from a 1-D or 2-D tensor; index its elements with `{tensor}[[..]]`",
+                        "`{tensor}` has rank {}: `.{method}(..)` loads from a 1-D or 2-D tensor; index its elements with `{tensor}[[..]]`",
                         shape.len()
                     ))),
-                    (Some(Binding::Tensor { .. }), Some(_)) => {
-                        Err(error(format!("`{tensor}` is 1-D: `{tensor}.vector(i)` is elements i·VECTOR ..")))
-                    }
-                    _ => Err(error(format!("`.vector(..)` loads from a tensor parameter; `{tensor}` is not one"))),
+                    (Some(Binding::Tensor { .. }), Some(_)) => Err(error(match start {
+                        VectorStart::Vector => format!("`{tensor}` is 1-D: `{tensor}.vector(i)` is elements i·VECTOR .."),
+                        VectorStart::Element => format!("`{tensor}` is 1-D: `{tensor}.vector_at(c)` is elements c .."),
+                    })),
+                    _ => Err(error(format!("`.{method}(..)` loads from a tensor parameter; `{tensor}` is not one"))),
                 }
             }
             ThreadExprKind::LeadingDimension(tensor) => match self.names.get(tensor) {
@@ -1578,9 +1639,15 @@ impl std::fmt::Display for ThreadExpr {
             }
             ThreadExprKind::Cast { value, to } => write!(f, "{} as {to}", wrap(value, u8::MAX)),
             ThreadExprKind::Call { function, args } => write!(f, "{}({})", function.name(), list(args)),
-            ThreadExprKind::VectorLoad { tensor, row: None, index } => write!(f, "{tensor}.vector({index})"),
-            ThreadExprKind::VectorLoad { tensor, row: Some(row), index } => {
-                write!(f, "{tensor}.vector([{row}, {index}])")
+            ThreadExprKind::VectorLoad { tensor, row: None, index, start } => {
+                write!(f, "{tensor}.{}({index})", start.method())
+            }
+            ThreadExprKind::VectorLoad { tensor, row: Some(row), index, start } => {
+                write!(f, "{tensor}.{}([{row}, {index}])", start.method())
+            }
+            ThreadExprKind::AlignOffset { tensor, row: None, column } => write!(f, "{tensor}.align_offset({column})"),
+            ThreadExprKind::AlignOffset { tensor, row: Some(row), column } => {
+                write!(f, "{tensor}.align_offset([{row}, {column}])")
             }
             ThreadExprKind::LeadingDimension(tensor) => write!(f, "{tensor}.leading_dimension()"),
             ThreadExprKind::VectorSum(value) => write!(f, "{}.sum()", wrap(value, u8::MAX)),

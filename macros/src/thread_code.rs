@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr as RustExpr, Lit, Pat, Stmt, Type, UnOp};
 use tessera_dsl::{
     ElementType, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind,
-    ThreadType, UnaryOp,
+    ThreadType, UnaryOp, VectorStart,
 };
 
 use crate::spans::SpanTable;
@@ -359,18 +359,29 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 _ => None,
             };
             match (name.as_str(), method.args.len(), receiver_name) {
-                // `x.vector(i)`, or `x.vector([r, i])` for row r of a 2-D tensor
-                ("vector", 1, Some(tensor)) => match &method.args[0] {
-                    RustExpr::Array(array) if array.elems.len() == 2 => ThreadExprKind::VectorLoad {
-                        tensor,
-                        row: Some(Box::new(expr(&array.elems[0], spans)?)),
-                        index: Box::new(expr(&array.elems[1], spans)?),
-                    },
-                    RustExpr::Array(array) => {
-                        return Err(error(array.span(), "`.vector([r, i])` takes a row and a vector index"))
+                // `x.vector(i)`, or `x.vector([r, i])` for row r of a 2-D tensor; `x.vector_at(..)`
+                // the same from an element; `x.align_offset(..)` where vectors may start
+                (method_name @ ("vector" | "vector_at" | "align_offset"), 1, Some(tensor)) => {
+                    let (row, index) = match &method.args[0] {
+                        RustExpr::Array(array) if array.elems.len() == 2 => {
+                            (Some(Box::new(expr(&array.elems[0], spans)?)), Box::new(expr(&array.elems[1], spans)?))
+                        }
+                        RustExpr::Array(array) => {
+                            let wanted = match method_name {
+                                "vector" => "`.vector([r, i])` takes a row and a vector index",
+                                "vector_at" => "`.vector_at([r, c])` takes a row and a column",
+                                _ => "`.align_offset([r, c])` takes a row and a column",
+                            };
+                            return Err(error(array.span(), wanted));
+                        }
+                        index => (None, Box::new(expr(index, spans)?)),
+                    };
+                    match method_name {
+                        "vector" => ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::Vector },
+                        "vector_at" => ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::Element },
+                        _ => ThreadExprKind::AlignOffset { tensor, row, column: index },
                     }
-                    index => ThreadExprKind::VectorLoad { tensor, row: None, index: Box::new(expr(index, spans)?) },
-                },
+                }
                 ("sum", 0, _) => ThreadExprKind::VectorSum(Box::new(expr(&method.receiver, spans)?)),
                 ("leading_dimension", 0, Some(tensor)) => ThreadExprKind::LeadingDimension(tensor),
                 // `s.row(i)`, `s.col(j)`, `s.row_max(i)`, `s.row_sum(i)` on a fragment
@@ -393,7 +404,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 _ => {
                     return Err(error(
                         method.method.span(),
-                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` (1-D, VECTOR elements at once) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, fragments `.row(i)`, `.col(j)`, `.row_max(i)` and `.row_sum(i)`, numbers `.sqrt()`, `.exp()`, `.exp2()`, `.log()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
+                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` / `.vector([r, i])` (VECTOR elements at once), `.vector_at(..)` and `.align_offset(..)` (vectors from an aligned element) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, fragments `.row(i)`, `.col(j)`, `.row_max(i)` and `.row_sum(i)`, numbers `.sqrt()`, `.exp()`, `.exp2()`, `.log()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
                     ))
                 }
             }

@@ -2372,6 +2372,31 @@ extern "C" void __assert_fail(const char* assertion, const char* file, unsigned 
     tessera_sim::stop_thread(tessera_sim::kTrap, message);
 }
 
+// ── x.vector_at(..): a vector access at an element the kernel computed aligned ─────────────
+// The GPU faults on a misaligned vector access; the simulation stops the thread with the
+// address (x86-64 would load it unaligned and hide the bug, or fault without saying why).
+namespace tessera_sim {
+[[noreturn]] inline void misaligned_vector(const void* p, size_t bytes) {
+    char message[200];
+    snprintf(message, sizeof message,
+             "a %zu-byte vector access (`vector_at`) at address %p, which is not %zu-byte aligned",
+             bytes, p, bytes);
+    stop_thread(kTrap, message);
+}
+}  // namespace tessera_sim
+
+template <typename V, typename T>
+inline V& tessera_vector_at(T* p) {
+    if (reinterpret_cast<uintptr_t>(p) % sizeof(V) != 0) tessera_sim::misaligned_vector(p, sizeof(V));
+    return *reinterpret_cast<V*>(p);
+}
+
+template <typename V, typename T>
+inline const V& tessera_vector_at(const T* p) {
+    if (reinterpret_cast<uintptr_t>(p) % sizeof(V) != 0) tessera_sim::misaligned_vector(p, sizeof(V));
+    return *reinterpret_cast<const V*>(p);
+}
+
 // ── What the runtime calls in every simulation library ───────────────────────────────────
 extern "C" __attribute__((visibility("default"))) unsigned int tessera_sim_abi() {
     return tessera_sim::kAbiVersion;

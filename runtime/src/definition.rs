@@ -136,7 +136,11 @@ impl KernelDefinition {
                 .and_then(|plan| gpu.tuned_config(self.name, self.cuda_source, &plan.binding.values)),
             None => None,
         };
-        let width = widest_aligned(tuned.as_ref().map_or(declared.config.vector, |c| c.vector), arguments)?;
+        let width = widest_aligned(
+            tuned.as_ref().map_or(declared.config.vector, |c| c.vector),
+            &declared.row_aligned_tensors(),
+            arguments,
+        )?;
         let tma_sources_unaligned = tma_sources_unaligned(&self.tensor_maps_of(declared)?, arguments);
         if tuned.is_none() && width == declared.config.vector && !tma_sources_unaligned {
             // the common case: the embedded source, nothing to render
@@ -290,7 +294,7 @@ impl KernelDefinition {
         let kernel = self.ir()?;
         self.check_arguments(kernel, Location::Host, arguments)?;
         sim::check_host(arguments)?;
-        let width = widest_aligned(kernel.config.vector, arguments)?;
+        let width = widest_aligned(kernel.config.vector, &kernel.row_aligned_tensors(), arguments)?;
         let configured = self.narrowed_to(width, tma_sources_unaligned(&self.tensor_maps_of(kernel)?, arguments))?;
         let source = self.source_for(&configured)?;
         let plan = self.plan(kernel, arguments, sim.resident_blocks())?;
@@ -471,8 +475,14 @@ fn tma_sources_unaligned(maps: &[TensorMap], arguments: &[Argument<'_>]) -> bool
 /// The widest width up to `declared` at which every tensor's address is aligned and every
 /// row of a 2-D tensor starts aligned (its leading dimension a multiple of the width), so no
 /// vector access is ever misaligned. The column count does not matter: vector accesses stay
-/// inside whole tiles, and edge tiles check each element against it.
-fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<VectorWidth, Error> {
+/// inside whole tiles, and edge tiles check each element against it. Only the tensors in
+/// `row_aligned` ([`Kernel::row_aligned_tensors`]) narrow it; every tensor must hold whole
+/// elements.
+fn widest_aligned(
+    declared: VectorWidth,
+    row_aligned: &[&str],
+    arguments: &[Argument<'_>],
+) -> Result<VectorWidth, Error> {
     let mut width = declared;
     for argument in arguments {
         let Argument::Tensor { param, element, address, dims, leading_dimension, .. } = argument else { continue };
@@ -483,6 +493,9 @@ fn widest_aligned(declared: VectorWidth, arguments: &[Argument<'_>]) -> Result<V
                 address: *address,
                 element_bytes: element.size_bytes(),
             });
+        }
+        if !row_aligned.contains(param) {
+            continue;
         }
         let row = if dims.len() >= 2 { *leading_dimension as u64 } else { 0 };
         // widths count bytes: a width of 8 is 16-byte accesses of halves, and no access of a
@@ -533,13 +546,22 @@ mod tests {
     fn rows_that_are_not_a_multiple_of_the_width_narrow_it() {
         let aligned = 0x1000;
         assert_eq!(
-            widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![4095, 4097])]).unwrap(),
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[matrix("x", aligned, vec![4095, 4097])]).unwrap(),
             VectorWidth::W1
         );
-        assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![3, 6])]).unwrap(), VectorWidth::W2);
-        assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![3, 8])]).unwrap(), VectorWidth::W4);
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[matrix("x", aligned, vec![3, 6])]).unwrap(),
+            VectorWidth::W2
+        );
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[matrix("x", aligned, vec![3, 8])]).unwrap(),
+            VectorWidth::W4
+        );
         // a 1-D tensor's length does not matter: its tail takes the guarded path
-        assert_eq!(widest_aligned(VectorWidth::W4, &[matrix("x", aligned, vec![4097])]).unwrap(), VectorWidth::W4);
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[matrix("x", aligned, vec![4097])]).unwrap(),
+            VectorWidth::W4
+        );
     }
 
     #[test]
@@ -547,47 +569,69 @@ mod tests {
         let aligned = 0x1000;
         // a 4095-column sub-matrix of a 4096-column parent keeps 128-bit accesses
         assert_eq!(
-            widest_aligned(VectorWidth::W4, &[strided("a", aligned, vec![4095, 4095], 4096)]).unwrap(),
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[strided("a", aligned, vec![4095, 4095], 4096)]).unwrap(),
             VectorWidth::W4
         );
         // 4096 columns of a 4097-column parent: rows start misaligned
         assert_eq!(
-            widest_aligned(VectorWidth::W4, &[strided("a", aligned, vec![4095, 4096], 4097)]).unwrap(),
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[strided("a", aligned, vec![4095, 4096], 4097)]).unwrap(),
             VectorWidth::W1
         );
-        assert_eq!(widest_aligned(VectorWidth::W4, &[strided("a", aligned, vec![8, 3], 6)]).unwrap(), VectorWidth::W2);
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[strided("a", aligned, vec![8, 3], 6)]).unwrap(),
+            VectorWidth::W2
+        );
         // the view's first element decides the address: column 1 of an aligned parent
         assert_eq!(
-            widest_aligned(VectorWidth::W4, &[strided("a", aligned + 4, vec![8, 7], 8)]).unwrap(),
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[strided("a", aligned + 4, vec![8, 7], 8)]).unwrap(),
             VectorWidth::W1
         );
         // a 1-D tensor has no rows to align
-        assert_eq!(widest_aligned(VectorWidth::W4, &[strided("x", aligned, vec![4097], 3)]).unwrap(), VectorWidth::W4);
+        assert_eq!(
+            widest_aligned(VectorWidth::W4, &["x", "a"], &[strided("x", aligned, vec![4097], 3)]).unwrap(),
+            VectorWidth::W4
+        );
+    }
+
+    #[test]
+    fn tensors_read_by_vector_at_keep_the_width_at_rows_that_start_misaligned() {
+        let aligned = 0x1000;
+        let rows = [matrix("x", aligned, vec![4096, 4097]), matrix("y", aligned + 4, vec![4096, 4097])];
+        // neither narrows: both are read from each row's aligned element on
+        assert_eq!(widest_aligned(VectorWidth::W4, &[], &rows).unwrap(), VectorWidth::W4);
+        // x read by vector index does
+        assert_eq!(widest_aligned(VectorWidth::W4, &["x"], &rows).unwrap(), VectorWidth::W1);
+        // an element that is not whole is refused either way
+        let torn = [matrix("x", aligned + 2, vec![8, 8])];
+        assert!(matches!(widest_aligned(VectorWidth::W4, &[], &torn), Err(Error::Misaligned { .. })));
     }
 
     #[test]
     fn an_address_off_by_one_float_drops_to_scalar_width() {
         let arguments = [tensor("x", 0x1000), tensor("y", 0x1004)];
-        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W1);
+        assert_eq!(widest_aligned(VectorWidth::W4, &["x", "y"], &arguments).unwrap(), VectorWidth::W1);
     }
 
     #[test]
     fn an_address_off_by_two_floats_keeps_64_bit_accesses() {
         let arguments = [tensor("x", 0x1008), tensor("y", 0x2000)];
-        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W2);
+        assert_eq!(widest_aligned(VectorWidth::W4, &["x", "y"], &arguments).unwrap(), VectorWidth::W2);
     }
 
     #[test]
     fn aligned_addresses_keep_the_declared_width() {
         let arguments = [tensor("x", 0x1010), tensor("y", 0x2000)];
-        assert_eq!(widest_aligned(VectorWidth::W4, &arguments).unwrap(), VectorWidth::W4);
-        assert_eq!(widest_aligned(VectorWidth::W2, &arguments).unwrap(), VectorWidth::W2);
+        assert_eq!(widest_aligned(VectorWidth::W4, &["x", "y"], &arguments).unwrap(), VectorWidth::W4);
+        assert_eq!(widest_aligned(VectorWidth::W2, &["x", "y"], &arguments).unwrap(), VectorWidth::W2);
     }
 
     #[test]
     fn an_address_inside_an_element_is_an_error() {
         let arguments = [tensor("x", 0x1002)];
-        assert!(matches!(widest_aligned(VectorWidth::W4, &arguments), Err(Error::Misaligned { element_bytes: 4, .. })));
+        assert!(matches!(
+            widest_aligned(VectorWidth::W4, &["x", "y"], &arguments),
+            Err(Error::Misaligned { element_bytes: 4, .. })
+        ));
     }
 
     fn pipeline_kernel(producers: Option<u32>, copies: tessera_dsl::CopyMechanism) -> Kernel {

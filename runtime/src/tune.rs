@@ -293,7 +293,8 @@ fn rows_aligned(tensor: &GlobalTensor, binding: &[(String, i64)], bytes: u64) ->
 /// 16-byte accesses of halves; an f32 result of the same kernel stores 16 bytes too).
 fn shape_vector_cap(kernel: &Kernel, binding: &[(String, i64)], requested: VectorWidth) -> VectorWidth {
     let mut width = requested;
-    for tensor in kernel.params.iter().filter_map(|p| p.tensor()) {
+    let row_aligned = kernel.row_aligned_tensors();
+    for tensor in kernel.params.iter().filter(|p| row_aligned.contains(&p.name.as_str())).filter_map(|p| p.tensor()) {
         let access_bytes =
             |width: VectorWidth| (u64::from(tensor.element.size_bytes()) * u64::from(width.get())).min(16);
         while !rows_aligned(tensor, binding, access_bytes(width)) {

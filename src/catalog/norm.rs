@@ -3,6 +3,11 @@
 //! elements per thread, consecutive threads on consecutive columns), reduces it with
 //! `block_sum`, and writes the normalised row — x is read once and y written once.
 //!
+//! Each row's vectors start at its first 16-byte-aligned column (`x.align_offset([row, 0])`,
+//! `x.vector_at(..)`), the few columns before it and after the last whole vector one per
+//! thread: rows whose leading dimension is not a multiple of the vector (4097 columns) still
+//! move in 16-byte accesses.
+//!
 //! The variance is the mean of the squared deviations from the mean, computed from the
 //! registers after the mean is known (two reductions, no cancellation of E[x²] − E[x]²).
 //! 16-bit rows are converted to f32 as they are loaded and rounded once as they are stored
@@ -21,7 +26,7 @@ pub const MAX_COLUMNS: usize = 16 * 1024;
 macro_rules! layer_norm {
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
         pub fn $name(
             x: Global<$t, (R, C)>,
             weight: Global<$t, (C,)>,
@@ -30,53 +35,78 @@ macro_rules! layer_norm {
             eps: f32,
         ) {
             let (row,) = grid(R);
+            // the row's columns before its first 16-byte boundary (head), its whole vectors from
+            // there, the columns after the last one (tail): threads 0.. take the head's columns
+            // one each, threads VECTOR.. the tail's, as one extra element
+            let head = min(x.align_offset([row, 0]), C);
+            let vectors = (C - head) / VECTOR;
+            let tail = head + vectors * VECTOR;
+            let mut extra_column = -1;
+            if thread_index() < head {
+                extra_column = thread_index();
+            }
+            if thread_index() >= VECTOR && thread_index() - VECTOR < C - tail {
+                extra_column = tail + thread_index() - VECTOR;
+            }
+            let mut extra = 0.0f32;
+            if extra_column >= 0 {
+                extra = x[[row, extra_column]] as f32;
+            }
             let mut v = [0.0f32; ITEMS];
-            let mut s = 0.0f32;
-            // vector j of this thread is vector j·THREADS + t of the row; past the row's end
-            // element by element (and the elements past it stay 0)
+            let mut s = extra;
+            // this thread's j-th vector is the row's vector j·THREADS + t from the boundary
             for j in 0..ITEMS / VECTOR {
                 let i = j * THREADS + thread_index();
-                if (i + 1) * VECTOR <= C {
-                    let w = x.vector([row, i]);
+                if i < vectors {
+                    let w = x.vector_at([row, head + i * VECTOR]);
                     for k in 0..VECTOR {
                         v[j * VECTOR + k] = w[k] as f32;
                         s += v[j * VECTOR + k];
                     }
-                } else {
-                    for k in 0..VECTOR {
-                        if i * VECTOR + k < C {
-                            v[j * VECTOR + k] = x[[row, i * VECTOR + k]] as f32;
-                            s += v[j * VECTOR + k];
-                        }
-                    }
                 }
             }
             let mean = block_sum(s) / C as f32;
+            // guarded per vector, as loaded: a guard per element keeps a predicate per
+            // register alive (66 registers and 3 blocks per SM, where 48 give 5)
             let mut squares = 0.0f32;
+            if extra_column >= 0 {
+                squares = (extra - mean) * (extra - mean);
+            }
             for j in 0..ITEMS / VECTOR {
                 let i = j * THREADS + thread_index();
-                for k in 0..VECTOR {
-                    if i * VECTOR + k < C {
+                if i < vectors {
+                    for k in 0..VECTOR {
                         let d = v[j * VECTOR + k] - mean;
                         squares += d * d;
                     }
                 }
             }
             let inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
-            for j in 0..ITEMS / VECTOR {
-                let i = j * THREADS + thread_index();
-                if (i + 1) * VECTOR <= C {
-                    let wv = weight.vector(i);
-                    let bv = bias.vector(i);
-                    let mut out = vector(0.0 as $t);
-                    for k in 0..VECTOR {
-                        out[k] = ((v[j * VECTOR + k] - mean) * inverse_deviation * (wv[k] as f32) + bv[k] as f32) as $t;
+            if extra_column >= 0 {
+                y[[row, extra_column]] =
+                    ((extra - mean) * inverse_deviation * (weight[extra_column] as f32) + bias[extra_column] as f32) as $t;
+            }
+            if y.align_offset([row, 0]) == head && weight.align_offset(head) == 0 && bias.align_offset(head) == 0 {
+                // y's row, weight and bias all start their vectors where x's row does
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        let c = head + i * VECTOR;
+                        let wv = weight.vector_at(c);
+                        let bv = bias.vector_at(c);
+                        let mut out = vector(0.0 as $t);
+                        for k in 0..VECTOR {
+                            out[k] = ((v[j * VECTOR + k] - mean) * inverse_deviation * (wv[k] as f32) + bv[k] as f32) as $t;
+                        }
+                        y.vector_at([row, c]) = out;
                     }
-                    y.vector([row, i]) = out;
-                } else {
-                    for k in 0..VECTOR {
-                        let c = i * VECTOR + k;
-                        if c < C {
+                }
+            } else {
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        for k in 0..VECTOR {
+                            let c = head + i * VECTOR + k;
                             y[[row, c]] = ((v[j * VECTOR + k] - mean) * inverse_deviation * (weight[c] as f32) + bias[c] as f32) as $t;
                         }
                     }
@@ -115,42 +145,59 @@ layer_norm!(
 macro_rules! rms_norm {
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
         pub fn $name(x: Global<$t, (R, C)>, weight: Global<$t, (C,)>, y: GlobalMut<$t, (R, C)>, eps: f32) {
             let (row,) = grid(R);
+            // head, whole vectors and tail of the row, as in the LayerNorm above
+            let head = min(x.align_offset([row, 0]), C);
+            let vectors = (C - head) / VECTOR;
+            let tail = head + vectors * VECTOR;
+            let mut extra_column = -1;
+            if thread_index() < head {
+                extra_column = thread_index();
+            }
+            if thread_index() >= VECTOR && thread_index() - VECTOR < C - tail {
+                extra_column = tail + thread_index() - VECTOR;
+            }
+            let mut extra = 0.0f32;
+            if extra_column >= 0 {
+                extra = x[[row, extra_column]] as f32;
+            }
             let mut v = [0.0f32; ITEMS];
-            let mut squares = 0.0f32;
+            let mut squares = extra * extra;
             for j in 0..ITEMS / VECTOR {
                 let i = j * THREADS + thread_index();
-                if (i + 1) * VECTOR <= C {
-                    let w = x.vector([row, i]);
+                if i < vectors {
+                    let w = x.vector_at([row, head + i * VECTOR]);
                     for k in 0..VECTOR {
                         v[j * VECTOR + k] = w[k] as f32;
                         squares += v[j * VECTOR + k] * v[j * VECTOR + k];
                     }
-                } else {
-                    for k in 0..VECTOR {
-                        if i * VECTOR + k < C {
-                            v[j * VECTOR + k] = x[[row, i * VECTOR + k]] as f32;
-                            squares += v[j * VECTOR + k] * v[j * VECTOR + k];
-                        }
-                    }
                 }
             }
             let inverse_rms = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
-            for j in 0..ITEMS / VECTOR {
-                let i = j * THREADS + thread_index();
-                if (i + 1) * VECTOR <= C {
-                    let wv = weight.vector(i);
-                    let mut out = vector(0.0 as $t);
-                    for k in 0..VECTOR {
-                        out[k] = (v[j * VECTOR + k] * inverse_rms * (wv[k] as f32)) as $t;
+            if extra_column >= 0 {
+                y[[row, extra_column]] = (extra * inverse_rms * (weight[extra_column] as f32)) as $t;
+            }
+            if y.align_offset([row, 0]) == head && weight.align_offset(head) == 0 {
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        let c = head + i * VECTOR;
+                        let wv = weight.vector_at(c);
+                        let mut out = vector(0.0 as $t);
+                        for k in 0..VECTOR {
+                            out[k] = (v[j * VECTOR + k] * inverse_rms * (wv[k] as f32)) as $t;
+                        }
+                        y.vector_at([row, c]) = out;
                     }
-                    y.vector([row, i]) = out;
-                } else {
-                    for k in 0..VECTOR {
-                        let c = i * VECTOR + k;
-                        if c < C {
+                }
+            } else {
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        for k in 0..VECTOR {
+                            let c = head + i * VECTOR + k;
                             y[[row, c]] = (v[j * VECTOR + k] * inverse_rms * (weight[c] as f32)) as $t;
                         }
                     }

@@ -9,8 +9,9 @@
 //! |-----------------|------------------------|-----------------|---------------------|
 //! | ≤ 128           | [`softmax_warp_f32`]   | 32 (8 rows a block) | 4               |
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
-//! | ≤ 8192          | [`softmax_block_f32`]  | 256             | 32                  |
-//! | ≤ 32768         | [`softmax_block_wide_f32`] | 1024        | 32                  |
+//! | ≤ 5120          | [`softmax_aligned_short_f32`] | 256      | 20 (+ 1 of the row's ends) |
+//! | ≤ 8192          | [`softmax_aligned_f32`] | 256            | 32 (+ 1)            |
+//! | ≤ 32768         | [`softmax_aligned_wide_f32`] | 1024      | 32 (+ 1)            |
 //! | ≤ 65536 (sm_90) | [`softmax_cluster_f32`] | a cluster of 8 blocks of 256 | 32           |
 //! | longer, or before sm_90 | [`softmax_chunk_stats_f32`] then [`softmax_chunk_write_f32`] | 256 per 8192-column chunk | 32, the row read twice |
 //!
@@ -18,10 +19,14 @@
 //! alternative for long rows; with few rows it leaves most SMs idle.
 //!
 //! Consecutive threads hold consecutive columns (element j of thread t is column
-//! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4, `x.vector([r, i])`,
-//! where the leading dimension allows — the launch narrows to single elements where it does
-//! not), so every load and store of a warp is one contiguous run, and any column count and
-//! leading dimension works (4097 as well as 4096).
+//! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4), so every load and
+//! store of a warp is one contiguous run, and any column count and leading dimension works
+//! (4097 as well as 4096). The `softmax_aligned_*` kernels start each row's vectors at its
+//! first 16-byte-aligned column (`x.align_offset([row, 0])`, `x.vector_at(..)`), the columns
+//! before it and after the last whole vector one per thread, so rows of 4097 move in 16-byte
+//! vectors; [`softmax_block_f32`] and [`softmax_block_wide_f32`] count vectors from each
+//! row's start (`x.vector([r, i])`), which the launch narrows to single floats where the
+//! leading dimension is not a multiple of 4.
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -136,6 +141,99 @@ softmax_block_per_row!(
     softmax_block_wide_f32, threads = 1024, items = 32
 );
 
+// Block-per-row softmax from each row's own alignment: rows whose leading dimension is not a
+// multiple of VECTOR (4097 columns) still move in 16-byte vectors, where the kernels above
+// narrow to single floats. Stamped at two row lengths, like them.
+macro_rules! softmax_block_per_aligned_row {
+    ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = $threads, vector = 4, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
+        pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+            let (row,) = grid(R);
+            // the row's columns before its first 16-byte boundary (head), its whole vectors from
+            // there, and the columns after the last one (tail): threads 0.. take the head's
+            // columns one each, threads VECTOR.. the tail's, as one extra element
+            let head = min(x.align_offset([row, 0]), C);
+            let vectors = (C - head) / VECTOR;
+            let tail = head + vectors * VECTOR;
+            let mut extra_column = -1;
+            if thread_index() < head {
+                extra_column = thread_index();
+            }
+            if thread_index() >= VECTOR && thread_index() - VECTOR < C - tail {
+                extra_column = tail + thread_index() - VECTOR;
+            }
+            let mut extra = -f32::INFINITY;
+            if extra_column >= 0 {
+                extra = x[[row, extra_column]];
+            }
+            let mut v = [-f32::INFINITY; ITEMS];
+            let mut m = extra;
+            // this thread's j-th vector is the row's vector j·THREADS + t from the boundary
+            for j in 0..ITEMS / VECTOR {
+                let i = j * THREADS + thread_index();
+                if i < vectors {
+                    let w = x.vector_at([row, head + i * VECTOR]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k];
+                        m = max(m, w[k]);
+                    }
+                }
+            }
+            let row_max = block_max(m);
+            let mut s = 0.0f32;
+            for j in 0..ITEMS {
+                v[j] = exp(v[j] - row_max);
+                s += v[j];
+            }
+            extra = exp(extra - row_max);
+            s += extra;
+            let scale = 1.0f32 / block_sum(s);
+            if extra_column >= 0 {
+                y[[row, extra_column]] = extra * scale;
+            }
+            if y.align_offset([row, 0]) == head {
+                // y's row starts as x's does (the same alignment and leading dimension)
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        let mut w = vector(0.0f32);
+                        for k in 0..VECTOR {
+                            w[k] = v[j * VECTOR + k] * scale;
+                        }
+                        y.vector_at([row, head + i * VECTOR]) = w;
+                    }
+                }
+            } else {
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        for k in 0..VECTOR {
+                            y[[row, head + i * VECTOR + k]] = v[j * VECTOR + k] * scale;
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+softmax_block_per_aligned_row!(
+    /// Softmax of rows of up to 5120 columns, a block of 256 threads per row, 20 elements each,
+    /// in 16-byte vectors from each row's first aligned column: rows of 4097 fill 80% of the
+    /// registers where [`softmax_block_f32`] fills half, and keep vectors where it narrows.
+    softmax_aligned_short_f32, threads = 256, items = 20
+);
+softmax_block_per_aligned_row!(
+    /// Softmax of rows of up to 8192 columns like [`softmax_block_f32`], in 16-byte vectors from
+    /// each row's first aligned column, whatever the leading dimension.
+    softmax_aligned_f32, threads = 256, items = 32
+);
+softmax_block_per_aligned_row!(
+    /// Softmax of rows of up to 32768 columns like [`softmax_block_wide_f32`], in 16-byte
+    /// vectors from each row's first aligned column.
+    softmax_aligned_wide_f32, threads = 1024, items = 32
+);
+
 /// Softmax of rows of any length in one kernel: a block per row reads it twice — once for the maximum
 /// and the sum (kept together, online: the sum is rescaled when the maximum grows), once to
 /// write — so it moves 3 row-lengths where the others move 2.
@@ -216,6 +314,10 @@ pub fn softmax_cluster_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
         }
     }
 }
+
+/// The longest row [`softmax_aligned_short_f32`] holds: its THREADS × ITEMS.
+pub const SHORT_COLUMNS: usize =
+    (softmax_aligned_short_f32::THREADS.0 as i64 * softmax_aligned_short_f32::ITEMS) as usize;
 
 /// The longest row [`softmax_cluster_f32`] holds: its cluster's blocks × their threads × ITEMS.
 pub const CLUSTER_COLUMNS: usize =
@@ -340,7 +442,7 @@ pub fn softmax(
 /// use tessera::catalog::softmax;
 /// # fn main() -> Result<(), tessera::Error> {
 /// let simulator = tessera::Simulator::new()?;
-/// assert_eq!(softmax::kernel_for(&simulator, 4096).name(), "softmax_block_f32");
+/// assert_eq!(softmax::kernel_for(&simulator, 4096).name(), "softmax_aligned_short_f32");
 /// assert_eq!(softmax::kernel_for(&simulator, 65536).name(), "softmax_cluster_f32");
 /// # Ok(())
 /// # }
@@ -365,8 +467,9 @@ pub fn kernel_for_columns(columns: usize, clusters: bool) -> &'static crate::Ker
     match columns {
         0..=128 => &softmax_warp_f32::KERNEL,
         129..=1024 => &softmax_warp_wide_f32::KERNEL,
-        1025..=8192 => &softmax_block_f32::KERNEL,
-        8193..=32768 => &softmax_block_wide_f32::KERNEL,
+        1025..=SHORT_COLUMNS => &softmax_aligned_short_f32::KERNEL,
+        1025..=8192 => &softmax_aligned_f32::KERNEL,
+        8193..=32768 => &softmax_aligned_wide_f32::KERNEL,
         _ if clusters && columns <= CLUSTER_COLUMNS => &softmax_cluster_f32::KERNEL,
         // pass 2 of two: softmax_chunk_stats_f32 runs first
         _ => &softmax_chunk_write_f32::KERNEL,
@@ -374,11 +477,14 @@ pub fn kernel_for_columns(columns: usize, clusters: bool) -> &'static crate::Ker
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 8] = [
+pub const ALL: [&crate::KernelDefinition; 11] = [
     &softmax_warp_f32::KERNEL,
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
     &softmax_block_wide_f32::KERNEL,
+    &softmax_aligned_short_f32::KERNEL,
+    &softmax_aligned_f32::KERNEL,
+    &softmax_aligned_wide_f32::KERNEL,
     &softmax_looped_f32::KERNEL,
     &softmax_cluster_f32::KERNEL,
     &softmax_chunk_stats_f32::KERNEL,
