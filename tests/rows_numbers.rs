@@ -13,6 +13,7 @@ on_both_backends!(
     softmax_rows_sum_to_one_and_match_an_f64_reference,
     softmax_takes_the_kernel_for_the_row_length,
     aligned_softmax_keeps_vectors_on_rows_that_start_anywhere,
+    layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight,
     layer_norm_matches_an_f64_reference,
     rms_norm_matches_an_f64_reference,
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
@@ -203,6 +204,42 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
     let mut y = backend.zeros::<f32>([1, norm::MAX_COLUMNS + 1]).unwrap();
     let error = norm::layer_norm(backend, &too_long, &w, &w, &mut y, 1e-5).unwrap_err();
     assert!(matches!(error, tessera::Error::RowTooLong { columns: 16385, max: 16384, .. }), "{error}");
+}
+
+fn layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {
+    // x from column 1 of rows of 1031, weight and bias from element 2, y from column 3 of rows
+    // of 1029: every row takes another of the kernel's store paths (vectors where y's row, the
+    // weight and the bias start as x's row does; else the weights, then y, element by element)
+    let (rows, cols) = (8, 1025);
+    let host: Vec<f32> = random_floats(rows * 1031, 21).iter().map(|v| 3.0 + v * 2.0).collect();
+    let (host_w, host_b) = (random_floats(cols + 2, 23), random_floats(cols + 2, 29));
+    let parent = backend.upload(&host, [rows, 1031]).unwrap();
+    let x = parent.submatrix(0..rows, 1..1 + cols).unwrap();
+    let (w_all, b_all) =
+        (backend.upload(&host_w, [1, cols + 2]).unwrap(), backend.upload(&host_b, [1, cols + 2]).unwrap());
+    let (w, b) = (w_all.submatrix(0..1, 2..2 + cols).unwrap(), b_all.submatrix(0..1, 2..2 + cols).unwrap());
+    let (w, b) = (w.reshape([cols]).unwrap(), b.reshape([cols]).unwrap());
+    for y_first in [1, 3] {
+        let mut y_parent = backend.filled([rows, 1029], f32::from_bits(POISON)).unwrap();
+        let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
+        let launched = norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
+        assert_eq!(launched.vector.get(), 4);
+        let got = backend.download(&y_parent).unwrap();
+        for r in 0..rows {
+            let row: Vec<f64> = host[r * 1031 + 1..r * 1031 + 1 + cols].iter().map(|&v| f64::from(v)).collect();
+            let mean = row.iter().sum::<f64>() / cols as f64;
+            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+            let inv = 1.0 / (var + 1e-5).sqrt();
+            for c in 0..cols {
+                let want = (row[c] - mean) * inv * f64::from(host_w[c + 2]) + f64::from(host_b[c + 2]);
+                let g = f64::from(got[r * 1029 + y_first + c]);
+                assert!(
+                    (g - want).abs() <= 2e-5 * (1.0 + want.abs()),
+                    "y from {y_first}: y[{r}][{c}] = {g}, want {want}"
+                );
+            }
+        }
+    }
 }
 
 fn rms_norm_matches_an_f64_reference(backend: &Backend) {

@@ -90,8 +90,9 @@ impl Family {
                 let columns = columns.max(0) as usize;
                 match columns {
                     // block-per-row rows: the kernel `softmax` takes, and beside it the block
-                    // of 256 that counts vectors from each row's start
+                    // that counts vectors from each row's start
                     1025..=8192 if kernel.name() == softmax::softmax_block_f32::NAME => true,
+                    8193..=32768 if kernel.name() == softmax::softmax_block_wide_f32::NAME => true,
                     0..=32768 => softmax::kernel_for_columns(columns, false).name() == kernel.name(),
                     _ => {
                         kernel.name().starts_with("softmax_chunk")

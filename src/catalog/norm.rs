@@ -101,6 +101,19 @@ macro_rules! layer_norm {
                         y.vector_at([row, c]) = out;
                     }
                 }
+            } else if y.align_offset([row, 0]) == head {
+                // y's row starts as x's does, weight and bias elsewhere: they are read by element
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        let c = head + i * VECTOR;
+                        let mut out = vector(0.0 as $t);
+                        for k in 0..VECTOR {
+                            out[k] = ((v[j * VECTOR + k] - mean) * inverse_deviation * (weight[c + k] as f32) + bias[c + k] as f32) as $t;
+                        }
+                        y.vector_at([row, c]) = out;
+                    }
+                }
             } else {
                 for j in 0..ITEMS / VECTOR {
                     let i = j * THREADS + thread_index();
@@ -188,6 +201,18 @@ macro_rules! rms_norm {
                         let mut out = vector(0.0 as $t);
                         for k in 0..VECTOR {
                             out[k] = (v[j * VECTOR + k] * inverse_rms * (wv[k] as f32)) as $t;
+                        }
+                        y.vector_at([row, c]) = out;
+                    }
+                }
+            } else if y.align_offset([row, 0]) == head {
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        let c = head + i * VECTOR;
+                        let mut out = vector(0.0 as $t);
+                        for k in 0..VECTOR {
+                            out[k] = (v[j * VECTOR + k] * inverse_rms * (weight[c + k] as f32)) as $t;
                         }
                         y.vector_at([row, c]) = out;
                     }

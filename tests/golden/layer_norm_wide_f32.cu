@@ -144,14 +144,30 @@ layer_norm_wide_f32(const float* __restrict__ x, const float* __restrict__ weigh
             }
         }
     } else {
-        #pragma unroll
-        for (int j = 0; j < ITEMS / VECTOR; ++j) {
-            const int i = j * THREADS + tid;
-            if (i < vectors) {
-                #pragma unroll
-                for (int k = 0; k < VECTOR; ++k) {
-                    const int c = head + i * VECTOR + k;
-                    y[row * y_ld + c] = (v[j * VECTOR + k] - mean) * inverse_deviation * weight[c] + bias[c];
+        if (tessera_align_offset<16>(y + row * y_ld) == head) {
+            #pragma unroll
+            for (int j = 0; j < ITEMS / VECTOR; ++j) {
+                const int i = j * THREADS + tid;
+                if (i < vectors) {
+                    const int c = head + i * VECTOR;
+                    float4 out = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    #pragma unroll
+                    for (int k = 0; k < VECTOR; ++k) {
+                        reinterpret_cast<float*>(&out)[k] = (v[j * VECTOR + k] - mean) * inverse_deviation * weight[c + k] + bias[c + k];
+                    }
+                    tessera_vector_at<float4>(y + row * y_ld + c) = out;
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int j = 0; j < ITEMS / VECTOR; ++j) {
+                const int i = j * THREADS + tid;
+                if (i < vectors) {
+                    #pragma unroll
+                    for (int k = 0; k < VECTOR; ++k) {
+                        const int c = head + i * VECTOR + k;
+                        y[row * y_ld + c] = (v[j * VECTOR + k] - mean) * inverse_deviation * weight[c] + bias[c];
+                    }
                 }
             }
         }

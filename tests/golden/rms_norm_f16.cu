@@ -150,14 +150,30 @@ rms_norm_f16(const __half* __restrict__ x, const __half* __restrict__ weight, __
             }
         }
     } else {
-        #pragma unroll
-        for (int j = 0; j < ITEMS / VECTOR; ++j) {
-            const int i = j * THREADS + tid;
-            if (i < vectors) {
-                #pragma unroll
-                for (int k = 0; k < VECTOR; ++k) {
-                    const int c = head + i * VECTOR + k;
-                    y[row * y_ld + c] = __float2half_rn(v[j * VECTOR + k] * inverse_rms * static_cast<float>(weight[c]));
+        if (tessera_align_offset<16>(y + row * y_ld) == head) {
+            #pragma unroll
+            for (int j = 0; j < ITEMS / VECTOR; ++j) {
+                const int i = j * THREADS + tid;
+                if (i < vectors) {
+                    const int c = head + i * VECTOR;
+                    tessera_f16x8 out = tessera_f16x8{{__float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f)}};
+                    #pragma unroll
+                    for (int k = 0; k < VECTOR; ++k) {
+                        reinterpret_cast<__half*>(&out)[k] = __float2half_rn(v[j * VECTOR + k] * inverse_rms * static_cast<float>(weight[c + k]));
+                    }
+                    tessera_vector_at<tessera_f16x8>(y + row * y_ld + c) = out;
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int j = 0; j < ITEMS / VECTOR; ++j) {
+                const int i = j * THREADS + tid;
+                if (i < vectors) {
+                    #pragma unroll
+                    for (int k = 0; k < VECTOR; ++k) {
+                        const int c = head + i * VECTOR + k;
+                        y[row * y_ld + c] = __float2half_rn(v[j * VECTOR + k] * inverse_rms * static_cast<float>(weight[c]));
+                    }
                 }
             }
         }

@@ -150,14 +150,30 @@ rms_norm_wide_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __r
             }
         }
     } else {
-        #pragma unroll
-        for (int j = 0; j < ITEMS / VECTOR; ++j) {
-            const int i = j * THREADS + tid;
-            if (i < vectors) {
-                #pragma unroll
-                for (int k = 0; k < VECTOR; ++k) {
-                    const int c = head + i * VECTOR + k;
-                    y[row * y_ld + c] = __float2bfloat16_rn(v[j * VECTOR + k] * inverse_rms * static_cast<float>(weight[c]));
+        if (tessera_align_offset<16>(y + row * y_ld) == head) {
+            #pragma unroll
+            for (int j = 0; j < ITEMS / VECTOR; ++j) {
+                const int i = j * THREADS + tid;
+                if (i < vectors) {
+                    const int c = head + i * VECTOR;
+                    tessera_bf16x8 out = tessera_bf16x8{{__float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f)}};
+                    #pragma unroll
+                    for (int k = 0; k < VECTOR; ++k) {
+                        reinterpret_cast<__nv_bfloat16*>(&out)[k] = __float2bfloat16_rn(v[j * VECTOR + k] * inverse_rms * static_cast<float>(weight[c + k]));
+                    }
+                    tessera_vector_at<tessera_bf16x8>(y + row * y_ld + c) = out;
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int j = 0; j < ITEMS / VECTOR; ++j) {
+                const int i = j * THREADS + tid;
+                if (i < vectors) {
+                    #pragma unroll
+                    for (int k = 0; k < VECTOR; ++k) {
+                        const int c = head + i * VECTOR + k;
+                        y[row * y_ld + c] = __float2bfloat16_rn(v[j * VECTOR + k] * inverse_rms * static_cast<float>(weight[c]));
+                    }
                 }
             }
         }
