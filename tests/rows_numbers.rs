@@ -296,6 +296,21 @@ fn gemv_matches_an_f64_reference(backend: &Backend) {
             assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{k}: y[{i}] = {g}, want {want}");
         }
     }
+    // A from column 1 of rows of 1003 floats and x from element 3: views whose rows start at
+    // every offset from a 16-byte boundary
+    let (m, k, ld) = (9, 1000, 1003);
+    let (host_a, host_x) = (random_floats(m * ld, 31), random_floats(k + 3, 37));
+    let parent = backend.upload(&host_a, [m, ld]).unwrap();
+    let a = parent.submatrix(0..m, 1..1 + k).unwrap();
+    let x_parent = backend.upload(&host_x, [1, k + 3]).unwrap();
+    let x = x_parent.submatrix(0..1, 3..3 + k).unwrap().reshape([k]).unwrap();
+    let mut y = backend.filled([m], f32::from_bits(POISON)).unwrap();
+    gemv::gemv(backend, &a, &x, &mut y).unwrap();
+    let got = backend.download(&y).unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let (want, slack) = dot(host_a[i * ld + 1..i * ld + 1 + k].iter().copied(), host_x[3..].iter().copied());
+        assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "views: y[{i}] = {g}, want {want}");
+    }
 }
 
 fn gemv_t_matches_an_f64_reference(backend: &Backend) {

@@ -156,9 +156,18 @@ __device__ __forceinline__ T tessera_cluster_sum(T v, int tid, int threads, void
         *block_total = v;
     }
     tessera_cluster_sync();
+    // every block's sum is read before any is added, so the reads are in flight together
+    // (a cluster has at most 8 blocks; the absent ones add 0)
+    const int blocks = tessera_cluster_blocks();
+    T part[8];
+#pragma unroll
+    for (int rank = 0; rank < 8; ++rank) {
+        part[rank] = rank < blocks ? tessera_cluster_read(block_total, rank) : T(0);
+    }
     T total = T(0);
-    for (int rank = 0; rank < tessera_cluster_blocks(); ++rank) {
-        total += tessera_cluster_read(block_total, rank);
+#pragma unroll
+    for (int rank = 0; rank < 8; ++rank) {
+        total += part[rank];
     }
     tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return total;
@@ -174,9 +183,17 @@ __device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, void
         *block_maximum = v;
     }
     tessera_cluster_sync();
-    T maximum = tessera_cluster_read(block_maximum, 0);
-    for (int rank = 1; rank < tessera_cluster_blocks(); ++rank) {
-        maximum = max(maximum, tessera_cluster_read(block_maximum, rank));
+    // every block's maximum is read before any is compared (the reads in flight together)
+    const int blocks = tessera_cluster_blocks();
+    T part[8];
+#pragma unroll
+    for (int rank = 0; rank < 8; ++rank) {
+        part[rank] = rank < blocks ? tessera_cluster_read(block_maximum, rank) : v;
+    }
+    T maximum = part[0];
+#pragma unroll
+    for (int rank = 1; rank < 8; ++rank) {
+        maximum = max(maximum, part[rank]);
     }
     tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return maximum;

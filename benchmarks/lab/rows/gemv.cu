@@ -1,0 +1,93 @@
+// GEMV y = A·x as tessera emits it before (vectors from each row's start, narrowed to single
+// floats where rows start misaligned: emitted_gemv_old.cuh) and after (vectors from each row's
+// first aligned column: emitted_gemv_new.cuh), beside the device copy, as rows.cu times.
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 gemv.cu -o gemv && ./gemv
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+#include <vector>
+#include <algorithm>
+#include "emitted_gemv_old.cuh"
+#include "emitted_gemv_new.cuh"
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
+
+__global__ void read_all(const float4* p, size_t n, float* sink) {
+    float s = 0.0f;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float4 v = p[i];
+        s += v.x + v.y + v.z + v.w;
+    }
+    if (s == 1234.5f) *sink = s;
+}
+
+int main(int argc, char** argv) {
+    int reps = argc > 1 ? atoi(argv[1]) : 50;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    size_t flush_vec = 2 * (size_t)prop.l2CacheSize / 16;
+    float *flush, *sink;
+    CK(cudaMalloc(&flush, flush_vec * 16));
+    CK(cudaMemset(flush, 0, flush_vec * 16));
+    CK(cudaMalloc(&sink, 4));
+    auto median_us = [&](auto op) {
+        cudaEvent_t a, b;
+        CK(cudaEventCreate(&a));
+        CK(cudaEventCreate(&b));
+        for (int i = 0; i < 3; ++i) op();
+        std::vector<float> t;
+        for (int r = 0; r < reps; ++r) {
+            read_all<<<1024, 256>>>(reinterpret_cast<float4*>(flush), flush_vec, sink);
+            CK(cudaEventRecord(a));
+            op();
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            CK(cudaGetLastError());
+            float ms;
+            CK(cudaEventElapsedTime(&ms, a, b));
+            t.push_back(ms * 1000.0f);
+        }
+        std::sort(t.begin(), t.end());
+        return t[t.size() / 2];
+    };
+    printf("%s\n", prop.name);
+    for (auto [M, K] : {std::pair{8192, 8192}, std::pair{4097, 4095}, std::pair{8192, 8191}}) {
+        size_t n = (size_t)M * K;
+        float *a, *x, *y, *c;
+        CK(cudaMalloc(&a, n * 4));
+        CK(cudaMalloc(&c, n * 4));
+        CK(cudaMalloc(&x, K * 4));
+        CK(cudaMalloc(&y, M * 4));
+        std::vector<float> ha(n), hx(K), hy(M);
+        for (auto& e : ha) e = 2.0f * rand() / RAND_MAX - 1.0f;
+        for (auto& e : hx) e = 2.0f * rand() / RAND_MAX - 1.0f;
+        CK(cudaMemcpy(a, ha.data(), n * 4, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(x, hx.data(), K * 4, cudaMemcpyHostToDevice));
+        float copy = median_us([&] { CK(cudaMemcpyAsync(c, a, n * 4, cudaMemcpyDeviceToDevice)); });
+        double bytes = 4.0 * (n + M + K), copy_gbs = 8.0 * n / copy / 1e3;
+        printf("%d x %d: copy %.2f us (%.0f GB/s)\n", M, K, copy, copy_gbs);
+        auto check_and_time = [&](const char* name, auto kernel) {
+            CK(cudaMemset(y, 0xff, M * 4));
+            kernel<<<(M + 7) / 8, 256>>>(a, x, y, M, K, K);
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(hy.data(), y, M * 4, cudaMemcpyDeviceToHost));
+            double worst = 0.0;
+            for (int r = 0; r < M; r += 7) {
+                double s = 0.0;
+                for (int k = 0; k < K; ++k) s += (double)ha[(size_t)r * K + k] * hx[k];
+                worst = std::max(worst, std::fabs(s - hy[r]));
+            }
+            float us = median_us([&] { kernel<<<(M + 7) / 8, 256>>>(a, x, y, M, K, K); });
+            printf("  %-36s %8.2f us %6.1f%% of copy%s\n", name, us, 100.0 * bytes / us / 1e3 / copy_gbs, worst < 1e-2 ? "" : "  WRONG");
+        };
+        if (K % 4 == 0) check_and_time("before (rows from their start, w4)", gemv_rowstart_w4);
+        check_and_time("before (rows from their start, w1)", gemv_rowstart_w1);
+        check_and_time("after (rows from their aligned column)", gemv_aligned);
+        CK(cudaFree(a));
+        CK(cudaFree(c));
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+    }
+    return 0;
+}
