@@ -171,7 +171,9 @@ fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) 
 }
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    let mut shapes = vec![(3, 1), (5, 129), (2, 1025), (2, 4097), (1, 8192), (1, 8193), (1, norm::MAX_COLUMNS)];
+    // each kernel's limit, both sides: 5120 (short), 8192, MAX_COLUMNS (wide)
+    let mut shapes =
+        vec![(3, 1), (5, 129), (2, 1025), (2, 4097), (1, 5120), (2, 5121), (1, 8192), (1, 8193), (1, norm::MAX_COLUMNS)];
     if !backend.is_simulated() {
         shapes.extend([(8192, 8192), (4096, 4097)]);
     }
@@ -185,7 +187,8 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
         let x = backend.upload(&host, [rows, cols]).unwrap();
         let (w, b) = (backend.upload(&host_w, [cols]).unwrap(), backend.upload(&host_b, [cols]).unwrap());
         let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
-        norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
+        let launched = norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
+        assert_eq!(Some(norm::Width::of(launched.kernel)), norm::Width::for_columns(cols), "{rows}×{cols}");
         let got = backend.download(&y).unwrap();
         for r in 0..rows {
             let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();

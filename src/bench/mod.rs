@@ -101,7 +101,9 @@ impl Family {
                     }
                 }
             }
-            (Family::Norm, Some(columns)) => kernel.name().contains("wide") == (columns > 8192),
+            (Family::Norm, Some(columns)) => {
+                norm::Width::for_columns(columns.max(0) as usize) == Some(norm::Width::of(kernel.name()))
+            }
             // the kernels `attention::forward_on` takes for the head dim (BF16, causal and not,
             // mma.sync and wgmma)
             (Family::Attention, _) => {

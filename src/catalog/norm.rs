@@ -1,5 +1,6 @@
 //! LayerNorm and RMSNorm over the rows of a matrix, f32, bf16 or f16 data and f32 statistics: a block
-//! per row (256 threads to 8192 columns, 1024 to 16384) holds the row in registers (`ITEMS`
+//! per row (256 threads to 8192 columns, fewer elements each to 5120, 1024 threads to 16384;
+//! see [`Width`]) holds the row in registers (`ITEMS`
 //! elements per thread, consecutive threads on consecutive columns), reduces it with
 //! `block_sum`, and writes the normalised row — x is read once and y written once.
 //!
@@ -139,6 +140,19 @@ layer_norm!(
     layer_norm_wide_f32, f32, vector = 4, threads = 1024, items = 16
 );
 layer_norm!(
+    /// [`layer_norm_f32`] for rows of up to 5120 columns: 20 elements a thread, so a row of
+    /// 4097 fills 80% of the registers where the 8192-column kernel fills half.
+    layer_norm_short_f32, f32, vector = 4, threads = 256, items = 20
+);
+layer_norm!(
+    /// [`layer_norm_short_f32`] on bf16 data (24 elements a thread: whole vectors of 8).
+    layer_norm_short_bf16, bf16, vector = 8, threads = 256, items = 24
+);
+layer_norm!(
+    /// [`layer_norm_short_f32`] on f16 data.
+    layer_norm_short_f16, f16, vector = 8, threads = 256, items = 24
+);
+layer_norm!(
     /// [`layer_norm_f32`] on bf16 x, weight, bias and y (f32 statistics).
     layer_norm_bf16, bf16, vector = 8, threads = 256, items = 32
 );
@@ -241,6 +255,18 @@ rms_norm!(
     rms_norm_wide_f32, f32, vector = 4, threads = 1024, items = 16
 );
 rms_norm!(
+    /// [`rms_norm_f32`] for rows of up to 5120 columns (20 elements a thread).
+    rms_norm_short_f32, f32, vector = 4, threads = 256, items = 20
+);
+rms_norm!(
+    /// [`rms_norm_short_f32`] on bf16 data (24 elements a thread).
+    rms_norm_short_bf16, bf16, vector = 8, threads = 256, items = 24
+);
+rms_norm!(
+    /// [`rms_norm_short_f32`] on f16 data.
+    rms_norm_short_f16, f16, vector = 8, threads = 256, items = 24
+);
+rms_norm!(
     /// [`rms_norm_f32`] on bf16 x, weight and y (f32 statistics).
     rms_norm_bf16, bf16, vector = 8, threads = 256, items = 32
 );
@@ -259,23 +285,30 @@ rms_norm!(
 
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).
 pub trait NormElement: crate::runtime::Element {
-    /// The LayerNorm kernels (to 8192 columns, to 16384) and the RMSNorm kernels of this type.
-    const KERNELS: [&'static crate::KernelDefinition; 4];
+    /// The LayerNorm kernels of this type, then the RMSNorm ones, each in [`Width`] order
+    /// (to 5120 columns, to 8192, to 16384).
+    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2];
 }
 
 impl NormElement for f32 {
-    const KERNELS: [&'static crate::KernelDefinition; 4] =
-        [&layer_norm_f32::KERNEL, &layer_norm_wide_f32::KERNEL, &rms_norm_f32::KERNEL, &rms_norm_wide_f32::KERNEL];
+    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2] = [
+        [&layer_norm_short_f32::KERNEL, &layer_norm_f32::KERNEL, &layer_norm_wide_f32::KERNEL],
+        [&rms_norm_short_f32::KERNEL, &rms_norm_f32::KERNEL, &rms_norm_wide_f32::KERNEL],
+    ];
 }
 
 impl NormElement for bf16 {
-    const KERNELS: [&'static crate::KernelDefinition; 4] =
-        [&layer_norm_bf16::KERNEL, &layer_norm_wide_bf16::KERNEL, &rms_norm_bf16::KERNEL, &rms_norm_wide_bf16::KERNEL];
+    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2] = [
+        [&layer_norm_short_bf16::KERNEL, &layer_norm_bf16::KERNEL, &layer_norm_wide_bf16::KERNEL],
+        [&rms_norm_short_bf16::KERNEL, &rms_norm_bf16::KERNEL, &rms_norm_wide_bf16::KERNEL],
+    ];
 }
 
 impl NormElement for f16 {
-    const KERNELS: [&'static crate::KernelDefinition; 4] =
-        [&layer_norm_f16::KERNEL, &layer_norm_wide_f16::KERNEL, &rms_norm_f16::KERNEL, &rms_norm_wide_f16::KERNEL];
+    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2] = [
+        [&layer_norm_short_f16::KERNEL, &layer_norm_f16::KERNEL, &layer_norm_wide_f16::KERNEL],
+        [&rms_norm_short_f16::KERNEL, &rms_norm_f16::KERNEL, &rms_norm_wide_f16::KERNEL],
+    ];
 }
 
 /// LayerNorm of every row of `x` into `y` ([`layer_norm_f32`], [`layer_norm_bf16`],
@@ -292,10 +325,7 @@ pub fn layer_norm<T: NormElement>(
     y: &mut impl Output<T>,
     eps: f32,
 ) -> Result<crate::Launched, Error> {
-    let kernel = match check_columns("layer_norm", x.shape())? {
-        Width::Block => T::KERNELS[0],
-        Width::Wide => T::KERNELS[1],
-    };
+    let kernel = T::KERNELS[0][check_columns("layer_norm", x.shape())? as usize];
     kernel.launch(
         device,
         &mut [
@@ -317,10 +347,7 @@ pub fn rms_norm<T: NormElement>(
     y: &mut impl Output<T>,
     eps: f32,
 ) -> Result<crate::Launched, Error> {
-    let kernel = match check_columns("rms_norm", x.shape())? {
-        Width::Block => T::KERNELS[2],
-        Width::Wide => T::KERNELS[3],
-    };
+    let kernel = T::KERNELS[1][check_columns("rms_norm", x.shape())? as usize];
     kernel.launch(
         device,
         &mut [
@@ -332,32 +359,67 @@ pub fn rms_norm<T: NormElement>(
     )
 }
 
-/// Which kernel holds a row: 256 threads × 32 (to 8192 columns) or 1024 × 16.
-enum Width {
+/// Which kernel holds a row of a norm: 256 threads × 20 elements (24 for 16-bit data), to
+/// 5120 columns; 256 × 32, to 8192; 1024 × 16, to 16384.
+///
+/// ```
+/// use tessera::catalog::norm::Width;
+/// assert_eq!(Width::for_columns(4097), Some(Width::Short));
+/// assert_eq!(Width::for_columns(16385), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    Short,
     Block,
     Wide,
 }
 
-fn check_columns(kernel: &str, shape: &[usize]) -> Result<Width, Error> {
-    match shape.last().copied().unwrap_or(0) {
-        0..=8192 => Ok(Width::Block),
-        8193..=MAX_COLUMNS => Ok(Width::Wide),
-        columns => Err(Error::RowTooLong { kernel: kernel.into(), columns, max: MAX_COLUMNS }),
+impl Width {
+    /// The kernel for rows of `columns` elements; `None` past [`MAX_COLUMNS`].
+    pub fn for_columns(columns: usize) -> Option<Width> {
+        match columns {
+            0..=5120 => Some(Width::Short),
+            5121..=8192 => Some(Width::Block),
+            8193..=MAX_COLUMNS => Some(Width::Wide),
+            _ => None,
+        }
+    }
+
+    /// The kernel of this width among `kernel`s of one family and type, by its name.
+    pub fn of(kernel: &str) -> Width {
+        if kernel.contains("_short_") {
+            Width::Short
+        } else if kernel.contains("_wide_") {
+            Width::Wide
+        } else {
+            Width::Block
+        }
     }
 }
 
+fn check_columns(kernel: &str, shape: &[usize]) -> Result<Width, Error> {
+    let columns = shape.last().copied().unwrap_or(0);
+    Width::for_columns(columns).ok_or_else(|| Error::RowTooLong { kernel: kernel.into(), columns, max: MAX_COLUMNS })
+}
+
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 12] = [
+pub const ALL: [&crate::KernelDefinition; 18] = [
+    &layer_norm_short_f32::KERNEL,
     &layer_norm_f32::KERNEL,
     &layer_norm_wide_f32::KERNEL,
+    &rms_norm_short_f32::KERNEL,
     &rms_norm_f32::KERNEL,
     &rms_norm_wide_f32::KERNEL,
+    &layer_norm_short_bf16::KERNEL,
     &layer_norm_bf16::KERNEL,
     &layer_norm_wide_bf16::KERNEL,
+    &rms_norm_short_bf16::KERNEL,
     &rms_norm_bf16::KERNEL,
     &rms_norm_wide_bf16::KERNEL,
+    &layer_norm_short_f16::KERNEL,
     &layer_norm_f16::KERNEL,
     &layer_norm_wide_f16::KERNEL,
+    &rms_norm_short_f16::KERNEL,
     &rms_norm_f16::KERNEL,
     &rms_norm_wide_f16::KERNEL,
 ];
