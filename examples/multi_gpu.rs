@@ -15,7 +15,7 @@ use std::time::Instant;
 use tessera::catalog::{parallel, sgemm};
 use tessera::cli::GemmShapes;
 use tessera::half::bf16;
-use tessera::runtime::{CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
+use tessera::runtime::{CommunicationOptions, CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
 use tessera::{Error, KernelDefinition};
 
 /// Tensor-parallel GEMMs over 1, 2, 4, 8 GPUs (as many as the machine has), then NCCL
@@ -61,15 +61,16 @@ struct Options {
     /// Run NCCL's kernels at the compute streams' priority instead of the highest.
     #[arg(long)]
     normal_priority: bool,
+    /// At most this many blocks for each NCCL collective's kernel (NCCL's `maxCTAs`), so an
+    /// overlapped collective leaves SMs to the GEMM; NCCL chooses without it.
+    #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u32).range(1..))]
+    collective_blocks: Option<u32>,
 }
 
 impl Options {
-    fn priority(&self) -> CommunicationPriority {
-        if self.normal_priority {
-            CommunicationPriority::Normal
-        } else {
-            CommunicationPriority::High
-        }
+    fn communication(&self) -> CommunicationOptions {
+        let priority = if self.normal_priority { CommunicationPriority::Normal } else { CommunicationPriority::High };
+        CommunicationOptions { priority, max_blocks: self.collective_blocks }
     }
 }
 
@@ -120,7 +121,7 @@ fn run_on_gpus(available: usize, options: &Options) -> Result<(), Box<dyn std::e
         let b = random(k * n, 2);
         for element in &options.types {
             for &gpus in &sizes {
-                let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority())?;
+                let group = DeviceGroup::gpus_with(&(0..gpus).collect::<Vec<_>>(), options.communication())?;
                 eprintln!("{element} {m}×{n}×{k} on {group}");
                 let measured = match element.as_str() {
                     "bf16" => {
@@ -214,7 +215,7 @@ fn print_gemm_table(rows: &[Row], f32_kernel: &str, bf16_kernel: &str) {
 /// reports them). The reduce-scatter goes once as one NCCL call and once in two row chunks
 /// (what the overlapped K-split GEMM issues: one reduce per rank, grouped).
 fn print_all_reduce(gpus: usize, options: &Options) -> Result<(), Error> {
-    let group = DeviceGroup::gpus_with_priority(&(0..gpus).collect::<Vec<_>>(), options.priority())?;
+    let group = DeviceGroup::gpus_with(&(0..gpus).collect::<Vec<_>>(), options.communication())?;
     let n = gpus as f64;
     println!("\nCollectives (sum, f32) over {group}:\n");
     println!("| collective | MiB | ms | algorithm GB/s | bus GB/s |");

@@ -11,7 +11,7 @@ use std::ops::Range;
 use common::{gemm_reference, random_floats, relative_error};
 use tessera::catalog::{hgemm, parallel, sgemm};
 use tessera::half::bf16;
-use tessera::runtime::{Collective, DeviceGroup, ReduceOp, Sharding};
+use tessera::runtime::{Collective, CommunicationOptions, DeviceGroup, ReduceOp, Sharding};
 use tessera::{Error, KernelDefinition};
 
 macro_rules! on_both_groups {
@@ -47,6 +47,21 @@ on_both_groups!(
     data_parallel_sum_matches_the_host_sum,
     wrong_layouts_are_typed_errors,
 );
+
+/// Communicators told to use at most two blocks a collective (NCCL's `maxCTAs`, what an
+/// overlapped collective is given so the GEMM keeps its SMs) move the same numbers.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn collectives_limited_to_two_blocks_each_give_the_same_results() {
+    let gpus = DeviceGroup::all_gpus().unwrap_or_else(|e| panic!("this test needs CUDA GPUs and NCCL: {e}")).len();
+    assert!(gpus >= 2, "this test needs at least two GPUs, the machine has {gpus}");
+    let options = CommunicationOptions { max_blocks: Some(2), ..CommunicationOptions::default() };
+    let group = DeviceGroup::gpus_with(&(0..gpus).collect::<Vec<_>>(), options).unwrap();
+    all_reduce_combines_every_rank_in_place(&group, Scale::Gpus);
+    all_gather_lands_every_shard_on_every_rank(&group, Scale::Gpus);
+    reduce_scatter_leaves_each_rank_its_reduced_rows(&group, Scale::Gpus);
+    k_split_gemm_matches_an_f64_reference_and_overlaps_by_chunks(&group, Scale::Gpus);
+}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Scale {

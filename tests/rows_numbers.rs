@@ -172,8 +172,17 @@ fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) 
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
     // each kernel's limit, both sides: 5120 (short), 8192, MAX_COLUMNS (wide)
-    let mut shapes =
-        vec![(3, 1), (5, 129), (2, 1025), (2, 4097), (1, 5120), (2, 5121), (1, 8192), (1, 8193), (1, norm::MAX_COLUMNS)];
+    let mut shapes = vec![
+        (3, 1),
+        (5, 129),
+        (2, 1025),
+        (2, 4097),
+        (1, 5120),
+        (2, 5121),
+        (1, 8192),
+        (1, 8193),
+        (1, norm::MAX_COLUMNS),
+    ];
     if !backend.is_simulated() {
         shapes.extend([(8192, 8192), (4096, 4097)]);
     }

@@ -48,8 +48,8 @@ pub use definition::{KernelDefinition, Launched};
 pub use error::Error;
 pub use gpu::Gpu;
 pub use group::{
-    split_evenly, Collective, CollectiveRecord, CommunicationPriority, DeviceGroup, Pending, ReduceOp, Reducible,
-    ShardedTensor, Sharding,
+    split_evenly, Collective, CollectiveRecord, CommunicationOptions, CommunicationPriority, DeviceGroup, Pending,
+    ReduceOp, Reducible, ShardedTensor, Sharding,
 };
 pub use libraries::{driver_available, nccl_available, nvrtc_available};
 pub use ptxas::PtxasReport;
