@@ -64,9 +64,10 @@ pub struct CommunicationOptions {
     pub priority: CommunicationPriority,
     /// At most this many blocks for one collective's kernel (NCCL's `maxCTAs`); `None` lets
     /// NCCL choose (on four H200s, as many as reach its full bus bandwidth). Fewer blocks move
-    /// data more slowly but leave SMs to the kernels a collective overlaps: on four H200s a
-    /// reduce-scatter overlapped with a K-split GEMM of 16384³ went from 86% to 91.5% of
-    /// linear scaling at 16 (BENCHMARKS.md).
+    /// data more slowly but leave SMs to the kernels a collective overlaps: on four H200s, 16
+    /// blocks took the K-split GEMM of 16384³ overlapped with its reduce-scatter from 86% to
+    /// 87–88.5% of linear scaling, and the bus bandwidth of a lone all-reduce from 325 to 295
+    /// GB/s (BENCHMARKS.md).
     pub max_blocks: Option<u32>,
 }
 
