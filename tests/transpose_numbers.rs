@@ -73,7 +73,6 @@ fn assert_transposes(gpu: &Backend, kernel: &tessera::KernelDefinition, rows: us
 /// Row lengths of y (= rows of x) of every residue mod 8, so every shift h of the owned
 /// ranges occurs, around one and two tiles (TR = 64) and with one-row and one-column x.
 fn the_sector_aligned_transpose_is_exact_at_every_row_phase(gpu: &Backend) {
-    let kernel = &transpose::transpose_sector_aligned::KERNEL;
     let mut shapes = vec![(1, 1), (9, 17), (17, 9), (1, 1000), (1000, 1), (7, 7), (8, 8), (72, 72), (128, 128)];
     shapes.extend((63..=72).map(|rows| (rows, 33)));
     shapes.extend((121..=136).map(|rows| (rows, 19)));
@@ -82,8 +81,10 @@ fn the_sector_aligned_transpose_is_exact_at_every_row_phase(gpu: &Backend) {
     } else {
         shapes.extend([(4096, 4096), (4095, 4097), (4097, 4095), (4095, 4096), (2049, 8)]);
     }
-    for (rows, cols) in shapes {
-        assert_transposes(gpu, kernel, rows, cols);
+    for kernel in [&transpose::transpose_sector_aligned::KERNEL, &transpose::transpose_sector_aligned_down::KERNEL] {
+        for &(rows, cols) in &shapes {
+            assert_transposes(gpu, kernel, rows, cols);
+        }
     }
 }
 
