@@ -101,10 +101,8 @@ __device__ __forceinline__ T tessera_warp_max(T v)
 }";
 
 const BLOCK_SUM: &str = "// block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
-// sum, then the warps' sums through shared memory; the whole block calls it. SITE gives each
-// call its own scratch, so a call that runs once needs one barrier; AGAIN (a call in a loop)
-// waits until every warp has read the scratch before the next round writes it
-template <int SITE, bool AGAIN, typename T>
+// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
+template <typename T>
 __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
 {
     __shared__ T warp_sums[32];
@@ -118,15 +116,12 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     __syncthreads();
     v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
     v = tessera_warp_sum(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_sums
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
     return v;
 }";
 
-const BLOCK_MAX: &str = "// block_max(v): every thread gets the maximum over the block's `threads` threads (SITE and
-// AGAIN as for block_sum)
-template <int SITE, bool AGAIN, typename T>
+const BLOCK_MAX: &str = "// block_max(v): every thread gets the maximum over the block's `threads` threads
+template <typename T>
 __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
 {
     __shared__ T warp_maxima[32];
@@ -141,9 +136,7 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
     // lanes past the last warp repeat warp 0's maximum, which changes nothing
     v = warp_maxima[tid % 32 < (threads + 31) / 32 ? tid % 32 : 0];
     v = tessera_warp_max(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_maxima
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_maxima
     return v;
 }";
 
@@ -158,7 +151,7 @@ template <typename T>
 __device__ __forceinline__ T tessera_cluster_sum(T v, int tid, int threads, void* slot)
 {
     T* block_total = static_cast<T*>(slot);
-    v = tessera_block_sum<-1, true>(v, tid, threads);
+    v = tessera_block_sum(v, tid, threads);
     if (tid == 0) {
         *block_total = v;
     }
@@ -185,7 +178,7 @@ template <typename T>
 __device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, void* slot)
 {
     T* block_maximum = static_cast<T*>(slot);
-    v = tessera_block_max<-1, true>(v, tid, threads);
+    v = tessera_block_max(v, tid, threads);
     if (tid == 0) {
         *block_maximum = v;
     }
@@ -589,7 +582,7 @@ impl Printer<'_> {
                 };
                 (converted, PRIMARY)
             }
-            ThreadExprKind::Call { function, args } => self.call(*function, args, env, ty, expr.origin)?,
+            ThreadExprKind::Call { function, args } => self.call(*function, args, env, ty)?,
             ThreadExprKind::AlignOffset { tensor, row, column } => {
                 let vector = self.kernel.config.vector.get();
                 if vector == 1 {
@@ -769,17 +762,7 @@ impl Printer<'_> {
         args: &[ThreadExpr],
         env: &TypeEnv,
         ty: ThreadType,
-        origin: tessera_dsl::Origin,
     ) -> Result<(String, u8), RenderError> {
-        // a block reduction's scratch (its place among the kernel's) and whether it runs again
-        let block_reduction = || {
-            let reductions = self.kernel.block_reductions();
-            match reductions.iter().position(|r| r.origin == origin) {
-                Some(site) => (site, reductions[site].repeats),
-                // not a call of the body's thread code (an epilogue's): its own, waited for
-                None => (reductions.len(), true),
-            }
-        };
         const PRIMARY: u8 = u8::MAX;
         let arg = |i: usize, wanted: Option<ThreadType>| self.expr(&args[i], env, wanted);
         let float = |f32_name: &str, f64_name: &str| match ty {
@@ -864,14 +847,8 @@ impl Printer<'_> {
             }
             Intrinsic::WarpSum => format!("tessera_warp_sum({})", arg(0, Some(ty))?),
             Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
-            Intrinsic::BlockSum => {
-                let (site, again) = block_reduction();
-                format!("tessera_block_sum<{site}, {again}>({}, tid, THREADS)", arg(0, Some(ty))?)
-            }
-            Intrinsic::BlockMax => {
-                let (site, again) = block_reduction();
-                format!("tessera_block_max<{site}, {again}>({}, tid, THREADS)", arg(0, Some(ty))?)
-            }
+            Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
+            Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::ClusterSum => {
                 format!("tessera_cluster_sum({}, tid, THREADS, tessera_cluster_slot)", arg(0, Some(ty))?)
             }

@@ -201,62 +201,6 @@ impl Kernel {
         calls
     }
 
-    /// Each `block_sum` / `block_max` call of the thread code, in source order, with whether it
-    /// may run more than once in a thread: inside a loop of the thread code, in a kernel with a
-    /// grid-stride or pipelined loop, or sharing its origin with another call. Each call gets
-    /// a shared scratch of its own; one that runs again must wait, after reading it, for every
-    /// warp to have read it before its next round writes it (a second barrier).
-    ///
-    /// ```
-    /// use tessera_dsl::{Config, Kernel, Origin};
-    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
-    /// assert!(kernel.block_reductions().is_empty());
-    /// ```
-    pub fn block_reductions(&self) -> Vec<BlockReduction> {
-        fn visit(statement: &crate::ThreadStatement, in_loop: bool, out: &mut Vec<BlockReduction>) {
-            use crate::ThreadStatementKind as Kind;
-            let mut calls = |expr: &crate::ThreadExpr, repeats: bool| {
-                expr.walk(&mut |e| {
-                    if let crate::ThreadExprKind::Call {
-                        function: crate::Intrinsic::BlockSum | crate::Intrinsic::BlockMax,
-                        ..
-                    } = &e.kind
-                    {
-                        out.push(BlockReduction { origin: e.origin, repeats });
-                    }
-                })
-            };
-            match &statement.kind {
-                Kind::Let { init, .. } | Kind::LetArray { init, .. } => calls(init, in_loop),
-                Kind::Assign { place, value, .. } | Kind::AtomicAdd { place, value } => {
-                    calls(place, in_loop);
-                    calls(value, in_loop);
-                }
-                Kind::If { condition, then, otherwise } => {
-                    calls(condition, in_loop);
-                    then.iter().chain(otherwise).for_each(|s| visit(s, in_loop, out));
-                }
-                Kind::For { start, end, step, body, .. } => {
-                    [start, end].into_iter().chain(step).for_each(|e| calls(e, true));
-                    body.iter().for_each(|s| visit(s, true, out));
-                }
-            }
-        }
-        let statements = self.statements();
-        let looped = statements.iter().any(|s| matches!(s, Statement::GridStride(_) | Statement::Pipeline(_)));
-        let mut out = Vec::new();
-        for statement in statements {
-            if let Statement::Thread(thread) = statement {
-                visit(thread, looped, &mut out);
-            }
-        }
-        let origins: Vec<Origin> = out.iter().map(|r| r.origin).collect();
-        for reduction in &mut out {
-            reduction.repeats |= origins.iter().filter(|o| **o == reduction.origin).count() > 1;
-        }
-        out
-    }
-
     /// The tensor parameters whose rows must start aligned for a VECTOR-wide access: the launch
     /// narrows VECTOR until each of them is. Every tensor when the kernel moves tiles (copies,
     /// pipelines, `mma`, whose accesses are laid out by VECTOR); in a kernel of thread code
@@ -446,13 +390,4 @@ impl Kernel {
             .flatten()
             .collect()
     }
-}
-
-/// One block reduction of the thread code (see [`Kernel::block_reductions`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BlockReduction {
-    /// Where the call is.
-    pub origin: Origin,
-    /// Whether it may run more than once in a thread.
-    pub repeats: bool,
 }

@@ -40,10 +40,8 @@ __device__ __forceinline__ T tessera_warp_sum(T v)
 }
 
 // block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
-// sum, then the warps' sums through shared memory; the whole block calls it. SITE gives each
-// call its own scratch, so a call that runs once needs one barrier; AGAIN (a call in a loop)
-// waits until every warp has read the scratch before the next round writes it
-template <int SITE, bool AGAIN, typename T>
+// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
+template <typename T>
 __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
 {
     __shared__ T warp_sums[32];
@@ -57,9 +55,7 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     __syncthreads();
     v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
     v = tessera_warp_sum(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_sums
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
     return v;
 }
 
@@ -132,7 +128,7 @@ layer_norm_wide_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* _
             }
         }
     }
-    const float mean = tessera_block_sum<0, false>(s, tid, THREADS) / static_cast<float>(C);
+    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);
     float squares = 0.0f;
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {
@@ -150,7 +146,7 @@ layer_norm_wide_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* _
             }
         }
     }
-    const float inverse_deviation = 1.0f / sqrtf(tessera_block_sum<1, false>(squares, tid, THREADS) / static_cast<float>(C) + eps);
+    const float inverse_deviation = 1.0f / sqrtf(tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C) + eps);
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {
         y[row * y_ld + extra_column] = __float2bfloat16_rn((extra - mean) * inverse_deviation * static_cast<float>(weight[extra_column]) + static_cast<float>(bias[extra_column]));

@@ -20,10 +20,8 @@ __device__ __forceinline__ T tessera_warp_sum(T v)
 }
 
 // block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
-// sum, then the warps' sums through shared memory; the whole block calls it. SITE gives each
-// call its own scratch, so a call that runs once needs one barrier; AGAIN (a call in a loop)
-// waits until every warp has read the scratch before the next round writes it
-template <int SITE, bool AGAIN, typename T>
+// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
+template <typename T>
 __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
 {
     __shared__ T warp_sums[32];
@@ -37,9 +35,7 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     __syncthreads();
     v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
     v = tessera_warp_sum(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_sums
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
     return v;
 }
 
@@ -73,7 +69,7 @@ residual_split_partials(const float* __restrict__ f_red, const float* __restrict
             s += residual * residual;
         }
     }
-    const float total = tessera_block_sum<0, false>(s, tid, THREADS);
+    const float total = tessera_block_sum(s, tid, THREADS);
     // if thread_index() == 0 { .. }
     if (tid == 0) {
         partials[bx] = total;

@@ -27,10 +27,8 @@ __device__ __forceinline__ T tessera_warp_max(T v)
 }
 
 // block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
-// sum, then the warps' sums through shared memory; the whole block calls it. SITE gives each
-// call its own scratch, so a call that runs once needs one barrier; AGAIN (a call in a loop)
-// waits until every warp has read the scratch before the next round writes it
-template <int SITE, bool AGAIN, typename T>
+// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
+template <typename T>
 __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
 {
     __shared__ T warp_sums[32];
@@ -44,15 +42,12 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     __syncthreads();
     v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
     v = tessera_warp_sum(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_sums
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
     return v;
 }
 
-// block_max(v): every thread gets the maximum over the block's `threads` threads (SITE and
-// AGAIN as for block_sum)
-template <int SITE, bool AGAIN, typename T>
+// block_max(v): every thread gets the maximum over the block's `threads` threads
+template <typename T>
 __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
 {
     __shared__ T warp_maxima[32];
@@ -67,9 +62,7 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
     // lanes past the last warp repeat warp 0's maximum, which changes nothing
     v = warp_maxima[tid % 32 < (threads + 31) / 32 ? tid % 32 : 0];
     v = tessera_warp_max(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_maxima
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_maxima
     return v;
 }
 
@@ -142,7 +135,7 @@ softmax_aligned_wide_f32(const float* __restrict__ x, float* __restrict__ y, con
             }
         }
     }
-    const float row_max = tessera_block_max<0, false>(m, tid, THREADS);
+    const float row_max = tessera_block_max(m, tid, THREADS);
     float s = 0.0f;
     // for j in 0..ITEMS { .. }
     #pragma unroll
@@ -152,7 +145,7 @@ softmax_aligned_wide_f32(const float* __restrict__ x, float* __restrict__ y, con
     }
     extra = expf(extra - row_max);
     s += extra;
-    const float scale = 1.0f / tessera_block_sum<1, false>(s, tid, THREADS);
+    const float scale = 1.0f / tessera_block_sum(s, tid, THREADS);
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {
         y[row * y_ld + extra_column] = extra * scale;

@@ -26,10 +26,8 @@ __device__ __forceinline__ T tessera_warp_max(T v)
 }
 
 // block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
-// sum, then the warps' sums through shared memory; the whole block calls it. SITE gives each
-// call its own scratch, so a call that runs once needs one barrier; AGAIN (a call in a loop)
-// waits until every warp has read the scratch before the next round writes it
-template <int SITE, bool AGAIN, typename T>
+// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
+template <typename T>
 __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
 {
     __shared__ T warp_sums[32];
@@ -43,15 +41,12 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     __syncthreads();
     v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
     v = tessera_warp_sum(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_sums
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
     return v;
 }
 
-// block_max(v): every thread gets the maximum over the block's `threads` threads (SITE and
-// AGAIN as for block_sum)
-template <int SITE, bool AGAIN, typename T>
+// block_max(v): every thread gets the maximum over the block's `threads` threads
+template <typename T>
 __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
 {
     __shared__ T warp_maxima[32];
@@ -66,9 +61,7 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
     // lanes past the last warp repeat warp 0's maximum, which changes nothing
     v = warp_maxima[tid % 32 < (threads + 31) / 32 ? tid % 32 : 0];
     v = tessera_warp_max(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_maxima
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_maxima
     return v;
 }
 
@@ -108,7 +101,7 @@ softmax_block_wide_f32(const float* __restrict__ x, float* __restrict__ y, const
             }
         }
     }
-    const float row_max = tessera_block_max<0, false>(m, tid, THREADS);
+    const float row_max = tessera_block_max(m, tid, THREADS);
     float s = 0.0f;
     // for j in 0..ITEMS { .. }
     #pragma unroll
@@ -116,7 +109,7 @@ softmax_block_wide_f32(const float* __restrict__ x, float* __restrict__ y, const
         v[j] = expf(v[j] - row_max);
         s += v[j];
     }
-    const float scale = 1.0f / tessera_block_sum<1, false>(s, tid, THREADS);
+    const float scale = 1.0f / tessera_block_sum(s, tid, THREADS);
     // for j in 0..ITEMS / VECTOR { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS / VECTOR; ++j) {

@@ -31,10 +31,8 @@ __device__ __forceinline__ T tessera_warp_max(T v)
 }
 
 // block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
-// sum, then the warps' sums through shared memory; the whole block calls it. SITE gives each
-// call its own scratch, so a call that runs once needs one barrier; AGAIN (a call in a loop)
-// waits until every warp has read the scratch before the next round writes it
-template <int SITE, bool AGAIN, typename T>
+// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
+template <typename T>
 __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
 {
     __shared__ T warp_sums[32];
@@ -48,15 +46,12 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     __syncthreads();
     v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
     v = tessera_warp_sum(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_sums
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
     return v;
 }
 
-// block_max(v): every thread gets the maximum over the block's `threads` threads (SITE and
-// AGAIN as for block_sum)
-template <int SITE, bool AGAIN, typename T>
+// block_max(v): every thread gets the maximum over the block's `threads` threads
+template <typename T>
 __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
 {
     __shared__ T warp_maxima[32];
@@ -71,9 +66,7 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
     // lanes past the last warp repeat warp 0's maximum, which changes nothing
     v = warp_maxima[tid % 32 < (threads + 31) / 32 ? tid % 32 : 0];
     v = tessera_warp_max(v);
-    if (AGAIN) {
-        __syncthreads();  // the next round overwrites warp_maxima
-    }
+    __syncthreads();  // the next block reduction may overwrite warp_maxima
     return v;
 }
 
@@ -150,7 +143,7 @@ template <typename T>
 __device__ __forceinline__ T tessera_cluster_sum(T v, int tid, int threads, void* slot)
 {
     T* block_total = static_cast<T*>(slot);
-    v = tessera_block_sum<-1, true>(v, tid, threads);
+    v = tessera_block_sum(v, tid, threads);
     if (tid == 0) {
         *block_total = v;
     }
@@ -177,7 +170,7 @@ template <typename T>
 __device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, void* slot)
 {
     T* block_maximum = static_cast<T*>(slot);
-    v = tessera_block_max<-1, true>(v, tid, threads);
+    v = tessera_block_max(v, tid, threads);
     if (tid == 0) {
         *block_maximum = v;
     }
