@@ -4,6 +4,7 @@
 //! kernel on every shard.
 
 mod collective;
+mod communicator;
 mod in_process;
 mod nccl;
 mod sharded;
