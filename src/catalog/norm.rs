@@ -369,8 +369,11 @@ pub fn rms_norm<T: NormElement>(
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Width {
+    /// `*_short_*`: 256 threads, to 5120 columns.
     Short,
+    /// `layer_norm_f32`, `rms_norm_bf16`, ..: 256 threads × 32, to 8192 columns.
     Block,
+    /// `*_wide_*`: 1024 threads × 16, to 16384 columns.
     Wide,
 }
 
@@ -385,7 +388,7 @@ impl Width {
         }
     }
 
-    /// The kernel of this width among `kernel`s of one family and type, by its name.
+    /// The width of the norm kernel named `kernel` (`layer_norm_short_bf16`: `Short`).
     pub fn of(kernel: &str) -> Width {
         if kernel.contains("_short_") {
             Width::Short
