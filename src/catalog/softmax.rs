@@ -143,7 +143,7 @@ softmax_block_per_row!(
 
 // Block-per-row softmax from each row's own alignment: rows whose leading dimension is not a
 // multiple of VECTOR (4097 columns) still move in 16-byte vectors, where the kernels above
-// narrow to single floats. Stamped at two row lengths, like them.
+// narrow to single floats. Stamped at three row lengths (5120, 8192, 32768 columns).
 macro_rules! softmax_block_per_aligned_row {
     ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
