@@ -23,11 +23,12 @@ on_both_backends!(
 
 /// (rows, columns) for the softmax: every kernel, each side of its limit.
 fn softmax_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    let mut shapes = vec![(3, 1), (9, 127), (17, 128), (5, 129), (3, 1024), (2, 1025), (2, 4097), (1, 8192), (1, 8193)];
+    let mut shapes =
+        vec![(3, 1), (9, 127), (17, 128), (5, 129), (3, 1024), (2, 1025), (2, 4097), (1, 8192), (1, 8193), (1, 16385)];
     if backend.is_simulated() {
         shapes.extend([(1, 32769), (3, 40000), (2, 65536), (1, 65537)]);
     } else {
-        shapes.extend([(4096, 4097), (32768, 128), (16, 65536), (8192, 8192), (64, 32768)]);
+        shapes.extend([(4096, 4097), (32768, 128), (16, 65536), (8192, 8192), (2048, 16384), (64, 32768)]);
     }
     shapes
 }
@@ -72,7 +73,9 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         (5120, "softmax_aligned_short_f32"),
         (5121, "softmax_aligned_f32"),
         (8192, "softmax_aligned_f32"),
-        (8193, "softmax_aligned_wide_f32"),
+        (8193, "softmax_aligned_long_f32"),
+        (16384, "softmax_aligned_long_f32"),
+        (16385, "softmax_aligned_wide_f32"),
         (32768, "softmax_aligned_wide_f32"),
         (32769, long),
         (65536, long),
@@ -143,6 +146,7 @@ fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) 
     for kernel in [
         &softmax::softmax_aligned_short_f32::KERNEL,
         &softmax::softmax_aligned_f32::KERNEL,
+        &softmax::softmax_aligned_long_f32::KERNEL,
         &softmax::softmax_aligned_wide_f32::KERNEL,
     ] {
         for (rows, cols, ld, x_first, y_ld, y_first) in cases {

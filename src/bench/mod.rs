@@ -93,6 +93,7 @@ impl Family {
                     // that counts vectors from each row's start
                     1025..=8192 if kernel.name() == softmax::softmax_block_f32::NAME => true,
                     8193..=32768 if kernel.name() == softmax::softmax_block_wide_f32::NAME => true,
+                    8193..=16384 if kernel.name() == softmax::softmax_aligned_wide_f32::NAME => true,
                     0..=32768 => softmax::kernel_for_columns(columns, false).name() == kernel.name(),
                     _ => {
                         kernel.name().starts_with("softmax_chunk")

@@ -11,6 +11,7 @@
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
 //! | ≤ 5120          | [`softmax_aligned_short_f32`] | 256      | 20 (+ 1 of the row's ends) |
 //! | ≤ 8192          | [`softmax_aligned_f32`] | 512            | 16 (+ 1)            |
+//! | ≤ 16384         | [`softmax_aligned_long_f32`] | 512       | 32 (+ 1)            |
 //! | ≤ 32768         | [`softmax_aligned_wide_f32`] | 1024      | 32 (+ 1)            |
 //! | ≤ 65536 (sm_90) | [`softmax_cluster_f32`] | a cluster of 8 blocks of 256 | 32           |
 //! | longer, or before sm_90 | [`softmax_chunk_stats_f32`] then [`softmax_chunk_write_f32`] | 256 per 8192-column chunk | 32, the row read twice |
@@ -143,7 +144,7 @@ softmax_block_per_row!(
 
 // Block-per-row softmax from each row's own alignment: rows whose leading dimension is not a
 // multiple of VECTOR (4097 columns) still move in 16-byte vectors, where the kernels above
-// narrow to single floats. Stamped at three row lengths (5120, 8192, 32768 columns).
+// narrow to single floats. Stamped at four row lengths (5120, 8192, 16384, 32768 columns).
 macro_rules! softmax_block_per_aligned_row {
     ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
@@ -229,6 +230,11 @@ softmax_block_per_aligned_row!(
     /// each — 32 registers, so four blocks (every warp slot) per SM, where 256 × 32 takes 48
     /// and five (98.1–98.3% of the device copy at 8192² on an H200, against 96.9–97.2%).
     softmax_aligned_f32, threads = 512, items = 16
+);
+softmax_block_per_aligned_row!(
+    /// Softmax of rows of up to 16384 columns: 512 threads × 32 elements, two blocks an SM
+    /// (the norms' wide tier went from 77% to 94% of the device copy at 16384 columns this way).
+    softmax_aligned_long_f32, threads = 512, items = 32
 );
 softmax_block_per_aligned_row!(
     /// Softmax of rows of up to 32768 columns like [`softmax_block_wide_f32`], in 16-byte
@@ -471,7 +477,8 @@ pub fn kernel_for_columns(columns: usize, clusters: bool) -> &'static crate::Ker
         129..=1024 => &softmax_warp_wide_f32::KERNEL,
         1025..=SHORT_COLUMNS => &softmax_aligned_short_f32::KERNEL,
         1025..=8192 => &softmax_aligned_f32::KERNEL,
-        8193..=32768 => &softmax_aligned_wide_f32::KERNEL,
+        8193..=16384 => &softmax_aligned_long_f32::KERNEL,
+        16385..=32768 => &softmax_aligned_wide_f32::KERNEL,
         _ if clusters && columns <= CLUSTER_COLUMNS => &softmax_cluster_f32::KERNEL,
         // pass 2 of two: softmax_chunk_stats_f32 runs first
         _ => &softmax_chunk_write_f32::KERNEL,
@@ -479,13 +486,14 @@ pub fn kernel_for_columns(columns: usize, clusters: bool) -> &'static crate::Ker
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 11] = [
+pub const ALL: [&crate::KernelDefinition; 12] = [
     &softmax_warp_f32::KERNEL,
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
     &softmax_block_wide_f32::KERNEL,
     &softmax_aligned_short_f32::KERNEL,
     &softmax_aligned_f32::KERNEL,
+    &softmax_aligned_long_f32::KERNEL,
     &softmax_aligned_wide_f32::KERNEL,
     &softmax_looped_f32::KERNEL,
     &softmax_cluster_f32::KERNEL,

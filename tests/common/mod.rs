@@ -169,6 +169,7 @@ macro_rules! with_every_catalog_kernel {
             softmax::softmax_block_wide_f32,
             softmax::softmax_aligned_short_f32,
             softmax::softmax_aligned_f32,
+            softmax::softmax_aligned_long_f32,
             softmax::softmax_aligned_wide_f32,
             softmax::softmax_looped_f32,
             softmax::softmax_cluster_f32,
