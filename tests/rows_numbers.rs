@@ -47,18 +47,7 @@ fn softmax_rows_sum_to_one_and_match_an_f64_reference(backend: &Backend) {
         // the kernel the row length calls for (the long rows' second pass for the chunked ones)
         assert_eq!(launched.kernel, softmax::kernel_for(backend, cols).name(), "{rows}×{cols}");
         let got = backend.download(&y).unwrap();
-        for r in 0..rows {
-            let row = &host[r * cols..(r + 1) * cols];
-            let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
-            let sum: f64 = row.iter().map(|&v| (f64::from(v) - max).exp()).sum();
-            for c in 0..cols {
-                let want = (f64::from(row[c]) - max).exp() / sum;
-                let g = f64::from(got[r * cols + c]);
-                // expf's few ulps and a sum of `cols` f32 terms
-                let slack = 1e-6 * want + 4e-7 * want * (cols as f64).sqrt() + 1e-12;
-                assert!((g - want).abs() <= slack, "{rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
-            }
-        }
+        assert_softmax_rows(&host, &got, rows, cols, cols, 0, cols, 0, &format!("{rows}×{cols}"));
     }
 }
 
@@ -125,6 +114,7 @@ fn assert_softmax_rows(
         for c in 0..cols {
             let want = (f64::from(row[c]) - max).exp() / sum;
             let g = f64::from(got[r * y_ld + y_first + c]);
+            // expf's few ulps and a sum of `cols` f32 terms
             let slack = 1e-6 * want + 4e-7 * want * (cols as f64).sqrt() + 1e-12;
             assert!((g - want).abs() <= slack, "{what}: y[{r}][{c}] = {g}, want {want}");
         }
@@ -193,6 +183,22 @@ fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
     shapes
 }
 
+/// LayerNorm of one row in f64 (eps 1e-5), with `weight` and `bias` from their first element.
+fn layer_norm_reference(row: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f64> {
+    let row: Vec<f64> = row.iter().map(|&v| f64::from(v)).collect();
+    let mean = row.iter().sum::<f64>() / row.len() as f64;
+    let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / row.len() as f64;
+    let inv = 1.0 / (var + 1e-5).sqrt();
+    row.iter().zip(weight).zip(bias).map(|((v, w), b)| (v - mean) * inv * f64::from(*w) + f64::from(*b)).collect()
+}
+
+fn assert_layer_norm_row(got: &[f32], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (c, (g, want)) in got.iter().map(|&g| f64::from(g)).zip(want).enumerate() {
+        assert!((g - want).abs() <= 2e-5 * (1.0 + want.abs()), "{what}: y[{c}] = {g}, want {want}");
+    }
+}
+
 fn layer_norm_matches_an_f64_reference(backend: &Backend) {
     for (rows, cols) in norm_shapes(backend) {
         let host: Vec<f32> = random_floats(rows * cols, cols as u64).iter().map(|v| 3.0 + v * 2.0).collect();
@@ -204,15 +210,8 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
         assert_eq!(Some(norm::Width::of(launched.kernel)), norm::Width::for_columns(cols), "{rows}×{cols}");
         let got = backend.download(&y).unwrap();
         for r in 0..rows {
-            let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
-            let mean = row.iter().sum::<f64>() / cols as f64;
-            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
-            let inv = 1.0 / (var + 1e-5).sqrt();
-            for c in 0..cols {
-                let want = (row[c] - mean) * inv * f64::from(host_w[c]) + f64::from(host_b[c]);
-                let g = f64::from(got[r * cols + c]);
-                assert!((g - want).abs() <= 2e-5 * (1.0 + want.abs()), "{rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
-            }
+            let want = layer_norm_reference(&host[r * cols..(r + 1) * cols], &host_w, &host_b);
+            assert_layer_norm_row(&got[r * cols..(r + 1) * cols], &want, &format!("{rows}×{cols}: row {r}"));
         }
     }
     let too_long = backend.zeros::<f32>([1, norm::MAX_COLUMNS + 1]).unwrap();
@@ -242,18 +241,9 @@ fn layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight(backend: &Backe
         assert_eq!(launched.vector.get(), 4);
         let got = backend.download(&y_parent).unwrap();
         for r in 0..rows {
-            let row: Vec<f64> = host[r * 1031 + 1..r * 1031 + 1 + cols].iter().map(|&v| f64::from(v)).collect();
-            let mean = row.iter().sum::<f64>() / cols as f64;
-            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
-            let inv = 1.0 / (var + 1e-5).sqrt();
-            for c in 0..cols {
-                let want = (row[c] - mean) * inv * f64::from(host_w[c + 2]) + f64::from(host_b[c + 2]);
-                let g = f64::from(got[r * 1029 + y_first + c]);
-                assert!(
-                    (g - want).abs() <= 2e-5 * (1.0 + want.abs()),
-                    "y from {y_first}: y[{r}][{c}] = {g}, want {want}"
-                );
-            }
+            let want = layer_norm_reference(&host[r * 1031 + 1..r * 1031 + 1 + cols], &host_w[2..], &host_b[2..]);
+            let row = &got[r * 1029 + y_first..r * 1029 + y_first + cols];
+            assert_layer_norm_row(row, &want, &format!("y from {y_first}: row {r}"));
         }
     }
 }

@@ -187,18 +187,23 @@ impl Kernel {
     /// Every intrinsic the thread code calls, with where, in source order.
     pub fn thread_calls(&self) -> Vec<(crate::Intrinsic, Origin)> {
         let mut calls = Vec::new();
+        self.walk_thread_code(&mut |e| {
+            if let crate::ThreadExprKind::Call { function, .. } = &e.kind {
+                calls.push((*function, e.origin));
+            }
+        });
+        calls
+    }
+
+    /// Visits every node of every expression of the body's thread code, in source order.
+    fn walk_thread_code(&self, visit: &mut impl FnMut(&crate::ThreadExpr)) {
         for statement in self.statements() {
             if let Statement::Thread(thread) = statement {
                 for expr in thread.expressions() {
-                    expr.walk(&mut |e| {
-                        if let crate::ThreadExprKind::Call { function, .. } = &e.kind {
-                            calls.push((*function, e.origin));
-                        }
-                    });
+                    expr.walk(visit);
                 }
             }
         }
-        calls
     }
 
     /// The tensor parameters whose rows must start aligned for a VECTOR-wide access: the launch
@@ -222,19 +227,11 @@ impl Kernel {
             return tensors.collect();
         }
         let mut indexed = Vec::new();
-        for statement in statements {
-            if let Statement::Thread(thread) = statement {
-                for expr in thread.expressions() {
-                    expr.walk(&mut |e| {
-                        if let crate::ThreadExprKind::VectorLoad { tensor, start: crate::VectorStart::Vector, .. } =
-                            &e.kind
-                        {
-                            indexed.push(tensor.clone());
-                        }
-                    });
-                }
+        self.walk_thread_code(&mut |e| {
+            if let crate::ThreadExprKind::VectorLoad { tensor, start: crate::VectorStart::Vector, .. } = &e.kind {
+                indexed.push(tensor.clone());
             }
-        }
+        });
         tensors.filter(|name| indexed.iter().any(|t| t == name)).collect()
     }
 

@@ -174,96 +174,70 @@ pub fn transpose_f32x4_conflict_free(x: Global<f32, (R, C)>, y: GlobalMut<f32, (
     copy(&t.t(), y.tile([bx, by], [TC, TR])).column_major();
 }
 
-/// Sector-aligned stores: each run a block writes into a row of y starts on a 32-byte boundary,
-/// so every sector of y is written whole by one block. When y's rows are not a multiple of 8
-/// floats long, the padded kernels' 128-byte warp stores each touch 5 sectors, 2 of them
-/// partial (ncu at 4095×4097: 17% more L2 write sectors, and the load/store unit throttles);
-/// here they touch 4.
-///
-/// Block (bx, by) owns [by·TR + h, by·TR + TR + h) of y's row r, h < 8 the shift to its first
-/// aligned element (block 0 also [0, h)), so it stages x's rows by·TR .. by·TR + TR + 8 in
-/// shared memory (loads clamped, not guarded). h follows y's leading dimension, so sub-matrix
-/// outputs stay aligned too. Only speed assumes y's base is aligned; the sector where one row
-/// of y ends and the next begins is still split.
-#[tile_kernel(
-    threads = 256,
-    vector = 1,
-    consts(TR = 64, TC = 64),
-    require(TR % 8 == 0, (TR + 8) * TC % THREADS == 0, TC % (THREADS / 32) == 0)
-)]
-pub fn transpose_sector_aligned(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
-    let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
-    let t = shared::<f32>([TR + 8, TC]).pad(1);
-    // the slab divides into whole passes of the block (required), so no load is guarded and
-    // all of a thread's loads issue before its first shared store
-    for k in 0..(TR + 8) * TC / THREADS {
-        let e = k * THREADS + thread_index();
-        let i = e / TC;
-        let j = e % TC;
-        t[[i, j]] = x[[min(by * TR + i, R - 1), min(bx * TC + j, C - 1)]];
-    }
-    // warp w stores rows w, w + THREADS / 32, .. of the block's TC rows of y; only the stores
-    // are guarded, so every shared read of a thread issues before its first store
-    for q in 0..TC / (THREADS / 32) {
-        let lr = warp_index() + q * (THREADS / 32);
-        let r = bx * TC + lr;
-        // y[r][h] is the first element of row r on a 32-byte boundary
-        let h = (8 - r * y.leading_dimension() % 8) % 8;
-        let end = min(by * TR + TR + h, R);
-        for k in 0..(TR + 31) / 32 {
-            let c = by * TR + h + 32 * k + lane();
-            let v = t[[min(c - by * TR, TR + 7), lr]];
-            if r < C && c < end {
-                y[[r, c]] = v;
+// The sector-aligned transpose is stamped twice by a macro_rules! of its own: the order of the
+// grid (blocks along x's rows, or down them) is the only difference.
+macro_rules! transpose_sector_aligned {
+    ($(#[$doc:meta])* $name:ident, grid = ($first:ident, $second:ident) = (cdiv($a:ident, $b:ident), cdiv($c:ident, $d:ident))) => {
+        $(#[$doc])*
+        #[tile_kernel(
+            threads = 256,
+            vector = 1,
+            consts(TR = 64, TC = 64),
+            require(TR % 8 == 0, (TR + 8) * TC % THREADS == 0, TC % (THREADS / 32) == 0)
+        )]
+        pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
+            let ($first, $second) = grid(cdiv($a, $b), cdiv($c, $d));
+            let t = shared::<f32>([TR + 8, TC]).pad(1);
+            // the slab divides into whole passes of the block (required), so no load is guarded and
+            // all of a thread's loads issue before its first shared store
+            for k in 0..(TR + 8) * TC / THREADS {
+                let e = k * THREADS + thread_index();
+                let i = e / TC;
+                let j = e % TC;
+                t[[i, j]] = x[[min(by * TR + i, R - 1), min(bx * TC + j, C - 1)]];
+            }
+            // warp w stores rows w, w + THREADS / 32, .. of the block's TC rows of y; only the stores
+            // are guarded, so every shared read of a thread issues before its first store
+            for q in 0..TC / (THREADS / 32) {
+                let lr = warp_index() + q * (THREADS / 32);
+                let r = bx * TC + lr;
+                // y[r][h] is the first element of row r on a 32-byte boundary
+                let h = (8 - r * y.leading_dimension() % 8) % 8;
+                let end = min(by * TR + TR + h, R);
+                for k in 0..(TR + 31) / 32 {
+                    let c = by * TR + h + 32 * k + lane();
+                    let v = t[[min(c - by * TR, TR + 7), lr]];
+                    if r < C && c < end {
+                        y[[r, c]] = v;
+                    }
+                }
+                let head = t[[lane(), lr]];
+                if by == 0 && r < C && lane() < min(h, R) {
+                    y[[r, lane()]] = head;
+                }
             }
         }
-        let head = t[[lane(), lr]];
-        if by == 0 && r < C && lane() < min(h, R) {
-            y[[r, lane()]] = head;
-        }
-    }
+    };
 }
-
-/// [`transpose_sector_aligned`] with blocks walking down x's rows, as
-/// [`transpose_padded_64_down`] does.
-#[tile_kernel(
-    threads = 256,
-    vector = 1,
-    consts(TR = 64, TC = 64),
-    require(TR % 8 == 0, (TR + 8) * TC % THREADS == 0, TC % (THREADS / 32) == 0)
-)]
-pub fn transpose_sector_aligned_down(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
-    let (by, bx) = grid(cdiv(R, TR), cdiv(C, TC));
-    let t = shared::<f32>([TR + 8, TC]).pad(1);
-    // the slab divides into whole passes of the block (required), so no load is guarded and
-    // all of a thread's loads issue before its first shared store
-    for k in 0..(TR + 8) * TC / THREADS {
-        let e = k * THREADS + thread_index();
-        let i = e / TC;
-        let j = e % TC;
-        t[[i, j]] = x[[min(by * TR + i, R - 1), min(bx * TC + j, C - 1)]];
-    }
-    // warp w stores rows w, w + THREADS / 32, .. of the block's TC rows of y; only the stores
-    // are guarded, so every shared read of a thread issues before its first store
-    for q in 0..TC / (THREADS / 32) {
-        let lr = warp_index() + q * (THREADS / 32);
-        let r = bx * TC + lr;
-        // y[r][h] is the first element of row r on a 32-byte boundary
-        let h = (8 - r * y.leading_dimension() % 8) % 8;
-        let end = min(by * TR + TR + h, R);
-        for k in 0..(TR + 31) / 32 {
-            let c = by * TR + h + 32 * k + lane();
-            let v = t[[min(c - by * TR, TR + 7), lr]];
-            if r < C && c < end {
-                y[[r, c]] = v;
-            }
-        }
-        let head = t[[lane(), lr]];
-        if by == 0 && r < C && lane() < min(h, R) {
-            y[[r, lane()]] = head;
-        }
-    }
-}
+transpose_sector_aligned!(
+    /// Sector-aligned stores: each run a block writes into a row of y starts on a 32-byte boundary,
+    /// so every sector of y is written whole by one block. When y's rows are not a multiple of 8
+    /// floats long, the padded kernels' 128-byte warp stores each touch 5 sectors, 2 of them
+    /// partial (ncu at 4095×4097: 17% more L2 write sectors, and the load/store unit throttles);
+    /// here they touch 4.
+    ///
+    /// Block (bx, by) owns [by·TR + h, by·TR + TR + h) of y's row r, h < 8 the shift to its first
+    /// aligned element (block 0 also [0, h)), so it stages x's rows by·TR .. by·TR + TR + 8 in
+    /// shared memory (loads clamped, not guarded). h follows y's leading dimension, so sub-matrix
+    /// outputs stay aligned too. Only speed assumes y's base is aligned; the sector where one row
+    /// of y ends and the next begins is still split.
+    transpose_sector_aligned, grid = (bx, by) = (cdiv(C, TC), cdiv(R, TR))
+);
+transpose_sector_aligned!(
+    /// [`transpose_sector_aligned`] with blocks walking down x's rows, as
+    /// [`transpose_padded_64_down`] does.
+    transpose_sector_aligned_down, grid = (by, bx) = (cdiv(R, TR), cdiv(C, TC))
+);
 
 /// Every kernel of the family, for tests, examples and benchmarks.
 pub const ALL: [&crate::KernelDefinition; 14] = [
