@@ -133,6 +133,16 @@ fn vector_width(text: &str) -> Result<VectorWidth, String> {
     text.parse().ok().and_then(VectorWidth::new).ok_or_else(|| "expected 1, 2, 4 or 8".to_string())
 }
 
+/// A catalog kernel that a bench family measures.
+fn benched_kernel(name: &str) -> Result<String, String> {
+    let kernel =
+        crate::catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
+    if !Family::ALL.iter().any(|family| family.kernels().iter().any(|k| k.name() == kernel.name())) {
+        return Err(format!("`{name}` is in no bench family"));
+    }
+    Ok(name.to_string())
+}
+
 fn gpu_spec(name: &str) -> Result<GpuSpec, String> {
     GpuSpec::find(name).ok_or_else(|| format!("expected one of {}", GpuSpec::known_names()))
 }
@@ -281,12 +291,24 @@ pub struct BenchArgs {
     /// The naive SGEMM is skipped above this extent (it takes seconds).
     #[arg(long, default_value_t = 2048)]
     pub naive_up_to: i64,
+    /// Only these kernels (names as `tessera list` gives them, separated by `,`), each beside
+    /// its family's baseline; the families are those of the kernels when none is given.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,..", value_parser = benched_kernel)]
+    pub kernels: Vec<String>,
 }
 
 impl From<BenchArgs> for BenchOptions {
     fn from(args: BenchArgs) -> Self {
         BenchOptions {
-            families: if args.families.is_empty() { Family::ALL.to_vec() } else { args.families },
+            families: match (args.families.is_empty(), args.kernels.is_empty()) {
+                (false, _) => args.families,
+                (true, true) => Family::ALL.to_vec(),
+                // the families that hold one of the kernels asked for
+                (true, false) => Family::ALL
+                    .into_iter()
+                    .filter(|family| family.kernels().iter().any(|k| args.kernels.iter().any(|name| name == k.name())))
+                    .collect(),
+            },
             sizes: (!args.sizes.is_empty()).then(|| args.sizes.into_iter().map(|s| s.0).collect()),
             repetitions: args.reps as usize,
             warmup: args.warmup as usize,
@@ -298,6 +320,7 @@ impl From<BenchArgs> for BenchOptions {
             },
             svg_dir: args.svg,
             naive_up_to: args.naive_up_to,
+            kernels: (!args.kernels.is_empty()).then_some(args.kernels),
         }
     }
 }

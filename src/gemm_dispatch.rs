@@ -279,10 +279,44 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
-    // rows padded to whole 128-byte lines: a TMA box row then starts on a line (on the H100 a
-    // 4104-element (8208-byte) leading dimension ran V11 at half the speed of 4160)
-    let padded = |cols: usize| cols.next_multiple_of(ROW_ALIGNMENT_BYTES / std::mem::size_of::<T>());
-    let (k_ld, n_ld) = (padded(k), padded(n));
+    let (k_ld, n_ld) = (padded_row::<T>(k), padded_row::<T>(n));
+    let kernel = choose(device, T::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
+    gemm_through_aligned_copies_with(kernel, device, a, b, c, alpha, beta)
+}
+
+/// [`gemm_through_aligned_copies`] with the GEMM kernel named rather than chosen: how a
+/// catalog kernel runs on rows that are not 16-byte aligned at its full width (a TMA kernel
+/// launched on such rows directly copies element by element with cp.async).
+///
+/// ```
+/// use tessera::prelude::*;
+/// use tessera::catalog::hgemm;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let one = tessera::half::bf16::from_f32(1.0);
+/// let a = backend.upload(&vec![one; 17 * 33], [17, 33])?;
+/// let b = backend.upload(&vec![one; 33 * 9], [33, 9])?;
+/// let mut c = backend.zeros::<f32>([17, 9])?;
+/// let kernel = &hgemm::hgemm_v6_bf16::KERNEL;
+/// let launched = tessera::gemm_dispatch::gemm_through_aligned_copies_with(kernel, &backend, &a, &b, &mut c, 1.0, 0.0)?;
+/// assert_eq!(launched.kernel, "hgemm_v6_bf16");
+/// assert_eq!(launched.vector.get(), 8); // 16-byte copies, where A's 66-byte rows allow 2
+/// assert_eq!(backend.download(&c)?[0], 33.0);
+/// # Ok(()) }
+/// ```
+pub fn gemm_through_aligned_copies_with<T: GemmInput>(
+    kernel: &'static KernelDefinition,
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    c: &mut impl Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<Launched, GemmError> {
+    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
+        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
+    };
+    let (k_ld, n_ld) = (padded_row::<T>(k), padded_row::<T>(n));
     let on = device.device_ref();
     // the kernels read only inside the views (edge tiles check each element), so the padding
     // may hold anything
@@ -290,7 +324,6 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
     let mut b_aligned = on.scratch::<T>([k * n_ld])?;
     copy_matrix(device, a, &mut a_aligned.view_with_leading_dimension_mut(0, [m, k], k_ld)?)?;
     copy_matrix(device, b, &mut b_aligned.view_with_leading_dimension_mut(0, [k, n], n_ld)?)?;
-    let kernel = choose(device, T::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
     let a_view = a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?;
     let b_view = b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?;
     // a TMA kernel reads A and B by TMA whatever C's rows are, and stores C as narrowly as its
@@ -315,6 +348,13 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
     )?;
     copy_matrix(device, &c_aligned.view_with_leading_dimension(0, [m, n], n_ld)?, c)?;
     Ok(launched)
+}
+
+/// The leading dimension of an aligned copy of rows of `cols` elements: whole 128-byte lines,
+/// so a TMA box row starts on a line (on the H100 a 4104-element (8208-byte) leading dimension
+/// ran V11 at half the speed of 4160).
+fn padded_row<T>(cols: usize) -> usize {
+    cols.next_multiple_of(ROW_ALIGNMENT_BYTES / std::mem::size_of::<T>())
 }
 
 /// y = x through the [`matrix_copy`] kernel of the element type.

@@ -75,11 +75,17 @@ fn arguments_select_families_sizes_and_the_output_format() {
     );
     assert!(all.flush_l2 && all.output == Output::Table);
     assert_eq!(parse(&["--sizes", "N=8", "--sizes", "N=16", "--csv"]).unwrap().sizes.unwrap().len(), 2);
+    // --kernels narrows the families to theirs when none is named
+    let two = parse(&["--kernels", "hgemm_v15_bf16,sgemm_v12"]).unwrap();
+    assert_eq!(two.families, vec![Family::Sgemm, Family::Hgemm]);
+    assert_eq!(two.kernels, Some(vec!["hgemm_v15_bf16".to_string(), "sgemm_v12".to_string()]));
+    assert_eq!(parse(&["hgemm", "--kernels", "sgemm_v12"]).unwrap().families, vec![Family::Hgemm]);
+    assert_eq!(all.kernels, None);
 }
 
 #[test]
 fn bad_arguments_are_errors_that_name_them() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["--reps"], "--reps"),
         (&["--reps", "0"], "0 is not in 1.."),
         (&["--sizes", "N"], "`N` is not NAME=value"),
@@ -87,6 +93,7 @@ fn bad_arguments_are_errors_that_name_them() {
         (&["dot"], "invalid value 'dot'"),
         (&["--json", "--csv"], "cannot be used with"),
         (&["--fast"], "unexpected argument '--fast'"),
+        (&["--kernels", "hgemm_v99_bf16"], "no catalog kernel `hgemm_v99_bf16`"),
     ];
     for (bad, named) in cases {
         let error = parse(bad).unwrap_err();

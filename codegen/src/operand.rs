@@ -164,6 +164,15 @@ impl<'a> OperandText<'a> {
         })
     }
 
+    /// How many logical rows and columns of the tensor lie from the tile's origin on (a 2-D
+    /// global tensor only): `M - c_row0`, `N - c_col0`, swapped for a transposed view.
+    pub(crate) fn rows_and_columns_left(&self) -> Option<(String, String)> {
+        let OperandPlan::Global(g) = self.plan else { return None };
+        let [r, c] = g.symbols.as_slice() else { return None };
+        let (rows, cols) = (format!("{r} - {}", self.origin.0), format!("{c} - {}", self.origin.1));
+        Some(if g.transposed { (cols, rows) } else { (rows, cols) })
+    }
+
     /// The condition under which logical (row, col + offset) lies inside the tensor.
     pub(crate) fn in_bounds(&self, offset: i64) -> Option<String> {
         self.in_bounds_at("row", &plus("col", offset))

@@ -69,6 +69,10 @@ struct WarpEpilogueSource {
     element_map: Option<String>,
     origins: Vec<(String, String)>,
     whole_tile: String,
+    /// `(rows_left, cols_left)`: the tensor's rows and columns from the lane's first value on,
+    /// so the edge's guards compare constant offsets with two registers (per-element bounds
+    /// held enough registers to spill V17's 128 accumulators).
+    lane_bounds: Option<(String, String)>,
     warp_rows: String,
     warp_cols: String,
     acc: String,
@@ -616,9 +620,17 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
         pair_store.push("}".into());
     }
+    let lane_bounds = dst.rows_and_columns_left().map(|(rows, cols)| {
+        (format!("{rows} - (warp_row0 + lane / 4)"), format!("{cols} - (warp_col0 + lane % 4 * 2)"))
+    });
     for v in 0..2u32 {
         let target = dst.element(i64::from(v));
-        let guard = dst.in_bounds(i64::from(v)).unwrap_or_else(|| "true".into());
+        let guard = match &lane_bounds {
+            Some(_) => {
+                format!("mi * 16 + half * 8 < rows_left && ni * 8{} < cols_left", if v == 0 { "" } else { " + 1" })
+            }
+            None => dst.in_bounds(i64::from(v)).unwrap_or_else(|| "true".into()),
+        };
         let value = if element_map.is_some() { "mapped".to_string() } else { format!("value{v}") };
         let blended = match beta {
             Some(beta) => format!("{beta} == 0.0f ? {value} : {value} + {beta} * {}", to_float(&target)),
@@ -638,6 +650,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         element_map,
         origins: warp_origin_bindings(kernel, &plan.fragment).into_iter().chain(dst.origin_declarations()).collect(),
         whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
+        lane_bounds,
         warp_rows,
         warp_cols,
         acc: plan.fragment.clone(),

@@ -10,6 +10,11 @@
 {%- endfor %}
 {%- endif %}
     const int lane = tid % 32;
+{%- if let Some((rows, cols)) = lane_bounds %}
+    // rows and columns of the tensor from this lane's first value on
+    const int rows_left = {{ rows }};
+    const int cols_left = {{ cols }};
+{%- endif %}
     #pragma unroll
     for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
         #pragma unroll

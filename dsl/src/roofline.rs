@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    validate, CopyPlan, Diagnostics, ElementType, EpiloguePlan, GridMapping, Kernel, MmaPlan, Operand, OperandPlan,
-    Scope, Statement, Target,
+    validate, CopyPlan, Diagnostics, ElementType, EpiloguePlan, GridMapping, Kernel, MmaInstruction, MmaPlan, Operand,
+    OperandPlan, Scope, Statement, Target,
 };
 
 /// The peak figures of one GPU, from its data sheet: assumptions, not measurements.
@@ -25,25 +25,29 @@ pub struct GpuSpec {
     /// FP32 FMA throughput (non-tensor), 2 FLOPs per FMA.
     pub fp32_flops_per_second: f64,
     pub fp64_flops_per_second: f64,
+    /// Dense tensor-core throughput on 16-bit inputs with f32 accumulation (TF32 is half).
+    pub tensor_flops_per_second: f64,
 }
 
 impl GpuSpec {
     /// One GPU per architecture (the first of each is its default), and the H200.
     pub const KNOWN: [GpuSpec; 5] = [
-        GpuSpec::new("A100 SXM", 80, 2.0e12, 19.5e12, 9.7e12),
-        GpuSpec::new("A40", 86, 0.696e12, 37.4e12, 0.585e12),
-        GpuSpec::new("L40S", 89, 0.864e12, 91.6e12, 1.43e12),
-        GpuSpec::new("H100 SXM", 90, 3.35e12, 67.0e12, 34.0e12),
-        GpuSpec::new("H200", 90, 4.8e12, 67.0e12, 34.0e12),
+        GpuSpec::new("A100 SXM", 80, 2.0e12, [19.5e12, 9.7e12, 312.0e12]),
+        GpuSpec::new("A40", 86, 0.696e12, [37.4e12, 0.585e12, 149.7e12]),
+        GpuSpec::new("L40S", 89, 0.864e12, [91.6e12, 1.43e12, 362.0e12]),
+        GpuSpec::new("H100 SXM", 90, 3.35e12, [67.0e12, 34.0e12, 989.4e12]),
+        GpuSpec::new("H200", 90, 4.8e12, [67.0e12, 34.0e12, 989.4e12]),
     ];
 
-    const fn new(name: &'static str, compute_capability: u32, dram: f64, fp32: f64, fp64: f64) -> Self {
+    /// `[fp32, fp64, tensor]`: FLOP/s of FFMA, DFMA and dense 16-bit tensor-core math.
+    const fn new(name: &'static str, compute_capability: u32, dram: f64, [fp32, fp64, tensor]: [f64; 3]) -> Self {
         Self {
             name,
             compute_capability,
             dram_bytes_per_second: dram,
             fp32_flops_per_second: fp32,
             fp64_flops_per_second: fp64,
+            tensor_flops_per_second: tensor,
         }
     }
 
@@ -66,12 +70,23 @@ impl GpuSpec {
         Self::KNOWN.iter().map(|g| g.name).collect::<Vec<_>>().join(", ")
     }
 
-    /// The arithmetic peak for `element` (FP64 for f64, FP32 for everything else).
-    pub fn peak_flops_per_second(&self, element: ElementType) -> f64 {
-        if element == ElementType::F64 {
-            self.fp64_flops_per_second
-        } else {
-            self.fp32_flops_per_second
+    /// The arithmetic peak of an `mma` by `instruction` into `element` accumulators: the dense
+    /// tensor-core rate for `mma.sync` and wgmma (half of it for TF32), else FP64 for f64 and
+    /// FP32 for everything else.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, GpuSpec, MmaInstruction};
+    /// let h100 = GpuSpec::find("h100").unwrap();
+    /// let bf16 = MmaInstruction::MmaSync { input: ElementType::BF16, k: 16 };
+    /// assert_eq!(h100.peak_flops_per_second(bf16, ElementType::F32), 989.4e12);
+    /// assert_eq!(h100.peak_flops_per_second(MmaInstruction::Ffma, ElementType::F32), 67.0e12);
+    /// ```
+    pub fn peak_flops_per_second(&self, instruction: MmaInstruction, element: ElementType) -> f64 {
+        match instruction {
+            MmaInstruction::MmaSync { input: ElementType::F32, .. } => self.tensor_flops_per_second / 2.0,
+            MmaInstruction::MmaSync { .. } | MmaInstruction::Wgmma { .. } => self.tensor_flops_per_second,
+            MmaInstruction::Ffma if element == ElementType::F64 => self.fp64_flops_per_second,
+            MmaInstruction::Ffma => self.fp32_flops_per_second,
         }
     }
 }
@@ -95,7 +110,8 @@ pub struct Roofline {
     pub flops: f64,
     pub issued_bytes: f64,
     pub compulsory_bytes: f64,
-    /// The peak `flops` is measured against (FP32, or FP64 for f64 fragments).
+    /// The peak `flops` is measured against (the tensor cores' for `mma.sync` and wgmma, FP32,
+    /// or FP64 for f64 fragments).
     pub peak_flops_per_second: f64,
     pub compute_seconds: f64,
     /// `compulsory_bytes` at the DRAM bandwidth.
@@ -229,7 +245,10 @@ pub fn roofline(kernel: &Kernel, shape: &[(String, i64)], gpu: &GpuSpec) -> Resu
     if work.thread_code {
         issued_bytes = issued_bytes.max(compulsory_bytes);
     }
-    let peak = gpu.peak_flops_per_second(work.element.unwrap_or(ElementType::F32));
+    let peak = gpu.peak_flops_per_second(
+        work.instruction.unwrap_or(MmaInstruction::Ffma),
+        work.element.unwrap_or(ElementType::F32),
+    );
     let compute_seconds = flops / peak;
     let memory_seconds = compulsory_bytes / gpu.dram_bytes_per_second;
     let (bound_seconds, bound_by) = if compute_seconds >= memory_seconds {
@@ -291,6 +310,7 @@ struct Work {
     flops: f64,
     bytes: f64,
     element: Option<ElementType>,
+    instruction: Option<MmaInstruction>,
     read: Vec<String>,
     written: Vec<String>,
     /// Whether the body has per-thread code, whose traffic is not counted block by block.
@@ -352,6 +372,7 @@ impl Work {
                     let layout = &plan.layout;
                     self.flops += times * 2.0 * (layout.rows * layout.cols * plan.k) as f64;
                     self.element = Some(layout.element);
+                    self.instruction = Some(plan.instruction);
                     let element = f64::from(layout.element.size_bytes());
                     // A global operand is read by every thread for its own values, k times.
                     let threads = layout.threads() as f64;

@@ -121,7 +121,13 @@ impl Family {
         }
     }
 
-    fn kernels(self) -> Vec<&'static KernelDefinition> {
+    /// The catalog kernels the family measures.
+    ///
+    /// ```
+    /// use tessera::bench::Family;
+    /// assert!(Family::Hgemm.kernels().iter().any(|k| k.name() == "hgemm_v15_bf16"));
+    /// ```
+    pub fn kernels(self) -> Vec<&'static KernelDefinition> {
         match self {
             Family::Copy => copy::ALL.to_vec(),
             Family::Transpose => transpose::ALL.to_vec(),
@@ -333,6 +339,8 @@ pub struct BenchOptions {
     pub svg_dir: Option<std::path::PathBuf>,
     /// The naive SGEMM is skipped above this extent (it takes seconds).
     pub naive_up_to: i64,
+    /// Only the kernels of these names (every kernel of the families when `None`).
+    pub kernels: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -354,6 +362,7 @@ impl Default for BenchOptions {
             output: Output::Table,
             svg_dir: None,
             naive_up_to: 2048,
+            kernels: None,
         }
     }
 }
@@ -433,6 +442,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                     })
                 })
                 .filter(|k| !(k.name() == "sgemm_naive" && largest > options.naive_up_to))
+                .filter(|k| options.kernels.as_ref().is_none_or(|names| names.iter().any(|name| name == k.name())))
                 .collect();
             if !kernels.is_empty() {
                 plan.push((*family, shape, kernels));
@@ -471,6 +481,43 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             if family == Family::Hgemm {
                 // cuBLAS on the kernel's own input type (BF16 or F16)
                 baseline = Baseline::new(gpu, family, &shape, Some(input_type(kernel)), output_type(kernel))?;
+            }
+            if family == Family::Hgemm && through_aligned_copies(kernel, &shape) {
+                // a TMA kernel on rows TMA cannot read copies element by element: what runs it
+                // at full width is the aligned copies of `tessera::gemm`, timed with them
+                let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
+                let dims = [value("M"), value("N"), value("K")];
+                let (base, timing, launched) = match input_type(kernel) {
+                    crate::dsl::ElementType::F16 => time_gemm_entry_point(
+                        Some(kernel),
+                        gpu,
+                        half::f16::from_f64,
+                        options,
+                        dims,
+                        &mut flush,
+                        &mut baseline,
+                    )?,
+                    _ => time_gemm_entry_point(
+                        Some(kernel),
+                        gpu,
+                        half::bf16::from_f64,
+                        options,
+                        dims,
+                        &mut flush,
+                        &mut baseline,
+                    )?,
+                };
+                let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
+                rows.push(entry_point_row(
+                    family,
+                    format!("{} (aligned copies)", kernel.name()),
+                    &label,
+                    (flops, bytes),
+                    &timing,
+                    (baseline.name(), baseline_tflops),
+                    &launched,
+                ));
+                continue;
             }
             let mut measure = GpuMeasure::new(
                 gpu,
@@ -556,10 +603,24 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let (m, n, k) = (value("M"), value("N"), value("K"));
             let (flops, bytes) = family.work("", &shape);
             let (base, timing, launched) = match input {
-                crate::dsl::ElementType::F16 => {
-                    time_gemm_entry_point(gpu, half::f16::from_f64, options, [m, n, k], &mut flush, &mut baseline)?
-                }
-                _ => time_gemm_entry_point(gpu, half::bf16::from_f64, options, [m, n, k], &mut flush, &mut baseline)?,
+                crate::dsl::ElementType::F16 => time_gemm_entry_point(
+                    None,
+                    gpu,
+                    half::f16::from_f64,
+                    options,
+                    [m, n, k],
+                    &mut flush,
+                    &mut baseline,
+                )?,
+                _ => time_gemm_entry_point(
+                    None,
+                    gpu,
+                    half::bf16::from_f64,
+                    options,
+                    [m, n, k],
+                    &mut flush,
+                    &mut baseline,
+                )?,
             };
             let baseline_tflops = flops / 1e12 / (base.median_ms * 1e-3);
             rows.push(entry_point_row(
@@ -594,6 +655,15 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         row.percent_of_roofline = 100.0 * row.value / row.roofline;
     }
     Ok(rows)
+}
+
+/// Whether the hgemm bench times `kernel` at `shape` through aligned copies of A and B: a TMA
+/// kernel with 16-bit inputs and an f32 C, at a shape whose rows of A (K) or B (N) are not a
+/// multiple of 16 bytes.
+fn through_aligned_copies(kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
+    let unaligned = |name: &str| shape.iter().any(|(n, v)| n == name && v % 8 != 0);
+    let tma = kernel.ir().is_ok_and(|ir| ir.copies_by_tma());
+    tma && output_type(kernel) == crate::dsl::ElementType::F32 && (unaligned("K") || unaligned("N"))
 }
 
 /// The GEMM attention rows are paired with: a shape-independent anchor, so the ratios of
@@ -667,8 +737,10 @@ const ENTRY_POINT_INPUTS: [crate::dsl::ElementType; 2] = [crate::dsl::ElementTyp
 
 /// Times [`crate::gemm`] — the kernel it picks and, for rows that are not 16-byte aligned,
 /// its copies into aligned buffers and back, all inside the timed region — in alternation
-/// with `baseline`: (baseline, gemm, the GEMM's launch).
+/// with `baseline`: (baseline, gemm, the GEMM's launch). With `kernel`, that kernel through
+/// [`crate::gemm_dispatch::gemm_through_aligned_copies_with`] instead.
 fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
+    kernel: Option<&'static KernelDefinition>,
     gpu: &Gpu,
     convert: fn(f64) -> T,
     options: &BenchOptions,
@@ -687,7 +759,13 @@ fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
         flush,
         || baseline.run(),
         || {
-            last = Some(crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0).map_err(|error| match error {
+            let launched = match kernel {
+                Some(kernel) => {
+                    crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, 0.0)
+                }
+                None => crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0),
+            };
+            last = Some(launched.map_err(|error| match error {
                 crate::gemm_dispatch::GemmError::Launch(error) => error,
                 other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
             })?);

@@ -40,6 +40,13 @@ fn list() -> Result<(), String> {
 
 fn bench(args: BenchArgs) -> Result<(), String> {
     use tessera::bench::{self, BenchOptions, Output};
+    for name in &args.kernels {
+        let kernel = find(name)?;
+        if !tessera::bench::Family::ALL.iter().any(|family| family.kernels().iter().any(|k| k.name() == kernel.name()))
+        {
+            return Err(format!("`{name}` is in no bench family; `tessera bench --help` lists the families"));
+        }
+    }
     let options = BenchOptions::from(args);
     let gpu = tessera::Gpu::new(0).map_err(|e| format!("bench measures on a GPU: {e}"))?;
     eprintln!(

@@ -376,8 +376,7 @@ macro_rules! hgemm_v15 {
         /// V15 (sm_90, mma.sync): `mma.sync` + `ldmatrix` on V4's 64 × 32 warp tiles of
         /// 128 × 128 block tiles, fed the way V11 is: TMA boxes into `.panels()` tiles issued
         /// by a producer warpgroup, persistent blocks taking grouped tiles, so the eight compute
-        /// warps only load fragments and multiply (V6's 64 × 64 warp tiles spill under the
-        /// 168 registers a block of 384 threads starts with).
+        /// warps only load fragments and multiply.
         #[doc = $what]
         #[tile_kernel(threads = 256, vector = 8, target = sm_90, consts(BM = 128, BN = 128, BK = 64, WM = 64, WN = 32))]
         pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
@@ -404,8 +403,8 @@ macro_rules! hgemm_v16 {
         /// and one producer warp (`producers = 32`: one thread issues the TMA copies) instead
         /// of a warpgroup. Five warps leave at most two on each of the SM's four register
         /// partitions, so ptxas may give a thread up to 255 registers, room for the 128
-        /// accumulators of a 64 × 64 warp tile (V15's twelve warps put three on a partition:
-        /// 168 registers, which a 64 × 64 tile spills under).
+        /// accumulators of a 64 × 64 warp tile. One compute warp a scheduler is too few to
+        /// hide the `ldmatrix` → `mma.sync` chain: V17 keeps two.
         #[doc = $what]
         #[tile_kernel(threads = 128, vector = 8, target = sm_90, consts(BM = 128, BN = 128, BK = 64, WM = 64, WN = 64))]
         pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
@@ -424,6 +423,33 @@ macro_rules! hgemm_v16 {
 }
 hgemm_v16!(hgemm_v16_bf16, bf16, " BF16 inputs.");
 hgemm_v16!(hgemm_v16_f16, f16, " F16 inputs.");
+
+macro_rules! hgemm_v17 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V17 (sm_90, mma.sync): V15 with V6's 64 × 64 warp tiles — each `ldmatrix` feeds two
+        /// `mma.sync` where V15's 64 × 32 tiles feed one — eight compute warps on a 128 × 256
+        /// block tile, two a scheduler. The block is still 384 threads, whose launch bound
+        /// starts every warp at 168 registers; ptxas compiles the compute warps' code within
+        /// the 232 that `setmaxnreg` gives them after the producers hand theirs back, so the 128
+        /// accumulators a lane holds fit without spills.
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90, consts(BM = 128, BN = 256, BK = 64, WM = 64, WN = 64))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v17!(hgemm_v17_bf16, bf16, " BF16 inputs.");
+hgemm_v17!(hgemm_v17_f16, f16, " F16 inputs.");
 
 /// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
 /// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
@@ -485,7 +511,7 @@ pub fn launch_f16(
 }
 
 /// The BF16 kernels of the family, in ladder order.
-pub const ALL_BF16: [&crate::KernelDefinition; 16] = [
+pub const ALL_BF16: [&crate::KernelDefinition; 17] = [
     &hgemm_v1_bf16::KERNEL,
     &hgemm_v2_bf16::KERNEL,
     &hgemm_v3_bf16::KERNEL,
@@ -502,10 +528,11 @@ pub const ALL_BF16: [&crate::KernelDefinition; 16] = [
     &hgemm_v14_bf16::KERNEL,
     &hgemm_v15_bf16::KERNEL,
     &hgemm_v16_bf16::KERNEL,
+    &hgemm_v17_bf16::KERNEL,
 ];
 
 /// The F16 kernels of the family, in ladder order.
-pub const ALL_F16: [&crate::KernelDefinition; 16] = [
+pub const ALL_F16: [&crate::KernelDefinition; 17] = [
     &hgemm_v1_f16::KERNEL,
     &hgemm_v2_f16::KERNEL,
     &hgemm_v3_f16::KERNEL,
@@ -522,6 +549,7 @@ pub const ALL_F16: [&crate::KernelDefinition; 16] = [
     &hgemm_v14_f16::KERNEL,
     &hgemm_v15_f16::KERNEL,
     &hgemm_v16_f16::KERNEL,
+    &hgemm_v17_f16::KERNEL,
 ];
 
 /// The kernels whose C is in their inputs' 16-bit type (BF16 in, BF16 out; F16 in, F16 out).

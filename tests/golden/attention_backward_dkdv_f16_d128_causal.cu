@@ -642,6 +642,9 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
         const int dk_col0 = 0 * D;
         const bool whole_tile = SKV - dk_row0 >= BKV && HD - dk_col0 >= D;
         const int lane = tid % 32;
+        // rows and columns of the tensor from this lane's first value on
+        const int rows_left = SKV - dk_row0 - (warp_row0 + lane / 4);
+        const int cols_left = HD - dk_col0 - (warp_col0 + lane % 4 * 2);
         #pragma unroll
         for (int mi = 0; mi < WKV / 16; ++mi) {
             #pragma unroll
@@ -660,8 +663,8 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
                         *reinterpret_cast<tessera_f16x2*>(&dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col]) = out;
                     } else {
                         // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                        if (dk_row0 + row < SKV && dk_col0 + col < HD) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col] = __float2half_rn(value0);
-                        if (dk_row0 + row < SKV && dk_col0 + col + 1 < HD) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col + 1] = __float2half_rn(value1);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col] = __float2half_rn(value0);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col + 1] = __float2half_rn(value1);
                     }
                 }
             }
@@ -676,6 +679,9 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
         const int dv_col0 = 0 * D;
         const bool whole_tile = SKV - dv_row0 >= BKV && HD - dv_col0 >= D;
         const int lane = tid % 32;
+        // rows and columns of the tensor from this lane's first value on
+        const int rows_left = SKV - dv_row0 - (warp_row0 + lane / 4);
+        const int cols_left = HD - dv_col0 - (warp_col0 + lane % 4 * 2);
         #pragma unroll
         for (int mi = 0; mi < WKV / 16; ++mi) {
             #pragma unroll
@@ -694,8 +700,8 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
                         *reinterpret_cast<tessera_f16x2*>(&dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col]) = out;
                     } else {
                         // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                        if (dv_row0 + row < SKV && dv_col0 + col < HD) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col] = __float2half_rn(value0);
-                        if (dv_row0 + row < SKV && dv_col0 + col + 1 < HD) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col + 1] = __float2half_rn(value1);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col] = __float2half_rn(value0);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col + 1] = __float2half_rn(value1);
                     }
                 }
             }

@@ -619,6 +619,9 @@ attention_backward_dq_f16_d128_causal(const __half* __restrict__ q, const __half
         const int dq_col0 = 0 * D;
         const bool whole_tile = SQ - dq_row0 >= BQ && HD - dq_col0 >= D;
         const int lane = tid % 32;
+        // rows and columns of the tensor from this lane's first value on
+        const int rows_left = SQ - dq_row0 - (warp_row0 + lane / 4);
+        const int cols_left = HD - dq_col0 - (warp_col0 + lane % 4 * 2);
         #pragma unroll
         for (int mi = 0; mi < WQ / 16; ++mi) {
             #pragma unroll
@@ -637,8 +640,8 @@ attention_backward_dq_f16_d128_causal(const __half* __restrict__ q, const __half
                         *reinterpret_cast<tessera_f16x2*>(&dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col]) = out;
                     } else {
                         // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                        if (dq_row0 + row < SQ && dq_col0 + col < HD) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col] = __float2half_rn(value0);
-                        if (dq_row0 + row < SQ && dq_col0 + col + 1 < HD) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col + 1] = __float2half_rn(value1);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col] = __float2half_rn(value0);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col + 1] = __float2half_rn(value1);
                     }
                 }
             }

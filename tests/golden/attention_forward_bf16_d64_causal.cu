@@ -574,6 +574,9 @@ attention_forward_bf16_d64_causal(const __nv_bfloat16* __restrict__ q, const __n
         const int o_col0 = 0 * D;
         const bool whole_tile = SQ - o_row0 >= BQ && HD - o_col0 >= D;
         const int lane = tid % 32;
+        // rows and columns of the tensor from this lane's first value on
+        const int rows_left = SQ - o_row0 - (warp_row0 + lane / 4);
+        const int cols_left = HD - o_col0 - (warp_col0 + lane % 4 * 2);
         #pragma unroll
         for (int mi = 0; mi < WQ / 16; ++mi) {
             #pragma unroll
@@ -592,8 +595,8 @@ attention_forward_bf16_d64_causal(const __nv_bfloat16* __restrict__ q, const __n
                         *reinterpret_cast<tessera_bf16x2*>(&o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col]) = out;
                     } else {
                         // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                        if (o_row0 + row < SQ && o_col0 + col < HD) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col] = __float2bfloat16_rn(value0);
-                        if (o_row0 + row < SQ && o_col0 + col + 1 < HD) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col + 1] = __float2bfloat16_rn(value1);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col] = __float2bfloat16_rn(value0);
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col + 1] = __float2bfloat16_rn(value1);
                     }
                 }
             }

@@ -397,6 +397,9 @@ hgemm_bias_silu_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* _
         // .map(|v, _, col| silu(v + bias[col])): each value and its (row, col) in c
         const auto element_map = [&](const float v, const int, const int col) -> float { return tessera_silu(v + bias[col]); };
         const int lane = tid % 32;
+        // rows and columns of the tensor from this lane's first value on
+        const int rows_left = M - c_row0 - (warp_row0 + lane / 4);
+        const int cols_left = N - c_col0 - (warp_col0 + lane % 4 * 2);
         #pragma unroll
         for (int mi = 0; mi < WM / 16; ++mi) {
             #pragma unroll
@@ -417,8 +420,8 @@ hgemm_bias_silu_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* _
                         *reinterpret_cast<tessera_bf16x2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = out;
                     } else {
                         // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                        if (c_row0 + row < M && c_col0 + col < N) { const float mapped = element_map(value0, c_row0 + row, c_col0 + col); c[(c_row0 + row) * c_ld + c_col0 + col] = __float2bfloat16_rn(mapped); }
-                        if (c_row0 + row < M && c_col0 + col + 1 < N) { const float mapped = element_map(value1, c_row0 + row, c_col0 + col + 1); c[(c_row0 + row) * c_ld + c_col0 + col + 1] = __float2bfloat16_rn(mapped); }
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) { const float mapped = element_map(value0, c_row0 + row, c_col0 + col); c[(c_row0 + row) * c_ld + c_col0 + col] = __float2bfloat16_rn(mapped); }
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) { const float mapped = element_map(value1, c_row0 + row, c_col0 + col + 1); c[(c_row0 + row) * c_ld + c_col0 + col + 1] = __float2bfloat16_rn(mapped); }
                     }
                 }
             }

@@ -5,8 +5,8 @@
 // and one producer warp (`producers = 32`: one thread issues the TMA copies) instead
 // of a warpgroup. Five warps leave at most two on each of the SM's four register
 // partitions, so ptxas may give a thread up to 255 registers, room for the 128
-// accumulators of a 64 × 64 warp tile (V15's twelve warps put three on a partition:
-// 168 registers, which a 64 × 64 tile spills under).
+// accumulators of a 64 × 64 warp tile. One compute warp a scheduler is too few to
+// hide the `ldmatrix` → `mma.sync` chain: V17 keeps two.
 // F16 inputs.
 
 // 16-bit floats: CUDA's __half and __nv_bfloat16 (the simulator defines the same in
@@ -417,6 +417,9 @@ hgemm_v16_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
                 const int c_col0 = bx * BN;
                 const bool whole_tile = M - c_row0 >= BM && N - c_col0 >= BN;
                 const int lane = tid % 32;
+                // rows and columns of the tensor from this lane's first value on
+                const int rows_left = M - c_row0 - (warp_row0 + lane / 4);
+                const int cols_left = N - c_col0 - (warp_col0 + lane % 4 * 2);
                 #pragma unroll
                 for (int mi = 0; mi < WM / 16; ++mi) {
                     #pragma unroll
@@ -442,8 +445,8 @@ hgemm_v16_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
                                 *reinterpret_cast<float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = out;
                             } else {
                                 // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                                if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? value0 : value0 + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
-                                if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? value1 : value1 + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
+                                if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? value0 : value0 + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
+                                if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? value1 : value1 + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
                             }
                         }
                     }

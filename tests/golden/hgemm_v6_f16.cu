@@ -392,6 +392,9 @@ hgemm_v6_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
         const int c_col0 = bx * BN;
         const bool whole_tile = M - c_row0 >= BM && N - c_col0 >= BN;
         const int lane = tid % 32;
+        // rows and columns of the tensor from this lane's first value on
+        const int rows_left = M - c_row0 - (warp_row0 + lane / 4);
+        const int cols_left = N - c_col0 - (warp_col0 + lane % 4 * 2);
         #pragma unroll
         for (int mi = 0; mi < WM / 16; ++mi) {
             #pragma unroll
@@ -417,8 +420,8 @@ hgemm_v6_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
                         *reinterpret_cast<float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = out;
                     } else {
                         // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                        if (c_row0 + row < M && c_col0 + col < N) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? value0 : value0 + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
-                        if (c_row0 + row < M && c_col0 + col + 1 < N) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? value1 : value1 + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? value0 : value0 + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
+                        if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? value1 : value1 + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
                     }
                 }
             }
