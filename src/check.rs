@@ -95,6 +95,8 @@ pub enum CheckError {
 pub struct SharedMemory {
     pub bytes: i64,
     pub dynamic: bool,
+    /// The bytes of buffers declared statically: 48 KiB less what tessera keeps for its own
+    /// variables ([`crate::dsl::RESERVED_STATIC_BYTES`]).
     pub static_limit: u32,
     pub opt_in_limit: u32,
     pub buffers: Vec<SharedSlot>,
@@ -203,7 +205,7 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
         shared_memory: SharedMemory {
             bytes: shared.bytes,
             dynamic: shared.dynamic,
-            static_limit: target.static_shared_memory_bytes,
+            static_limit: crate::dsl::SharedMemoryPlan::static_buffer_limit(&target),
             opt_in_limit: target.opt_in_shared_memory_bytes,
             buffers: shared.slots,
         },
@@ -289,9 +291,9 @@ impl std::fmt::Display for CheckReport {
         row(f, "threads", format!("{} ({} warps)", self.threads_per_block, self.warps_per_block))?;
         let s = &self.shared_memory;
         let kind = if s.dynamic {
-            format!("dynamic, over the {} B static limit; {} B with opt-in", s.static_limit, s.opt_in_limit)
+            format!("dynamic, over the {} B of static buffers; {} B with opt-in", s.static_limit, s.opt_in_limit)
         } else {
-            format!("static (limit {} B; {} B with opt-in)", s.static_limit, s.opt_in_limit)
+            format!("static (buffers to {} B; {} B with opt-in)", s.static_limit, s.opt_in_limit)
         };
         row(f, "shared memory", format!("{}, {kind}", bytes(s.bytes)))?;
         match (&self.registers, &self.registers_unavailable) {

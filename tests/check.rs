@@ -131,7 +131,7 @@ fn the_text_report_is_an_aligned_table_of_resources_occupancy_roofline_and_acces
         "sgemm_v3 on sm_80: threads = 256, vector = 4, consts(BM = 128, BN = 128, BK = 8, TM = 8, TN = 8)\n",
         "\nresources per block\n",
         "  threads               256 (8 warps)\n",
-        "  shared memory         16384 B (16.0 KiB), static (limit 49152 B; 166912 B with opt-in)\n",
+        "  shared memory         16384 B (16.0 KiB), static (buffers to 48128 B; 166912 B with opt-in)\n",
         &format!("  registers             {registers} per thread, no spills (NVRTC "),
         "\noccupancy per SM on sm_80             blocks\n",
         "  warp slots (64 warps)                    8\n",

@@ -64,15 +64,16 @@ fn buffers_over_48_kib_are_carved_out_of_dynamic_shared_memory() {
     assert!(plan.dynamic);
     assert_eq!(plan.bytes, 33_792 + 32_768);
     assert_eq!(plan.dynamic_bytes(), 66_560);
-    assert!(sgemm_bk32::REPORT.contains("66560 B shared memory (dynamic: over the 48 KiB static limit)"));
+    assert!(sgemm_bk32::REPORT.contains("66560 B shared memory (dynamic: over the 47 KiB of static buffers)"));
 }
 
 #[test]
-fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
+fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
     let mut dynamic = Vec::new();
     for kernel in tessera::catalog::all() {
         let plan = kernel.ir().unwrap().shared_memory();
-        let over = plan.bytes > 48 * 1024;
+        // 48 KiB less the 1 KiB kept for tessera's own static variables
+        let over = plan.bytes > 47 * 1024;
         assert_eq!(plan.dynamic, over, "{}: {} B", kernel.name(), plan.bytes);
         assert_eq!(plan.dynamic_bytes() > 0, over, "{}", kernel.name());
         assert_eq!(kernel.cuda_source().contains("extern __shared__"), over, "{}", kernel.name());
@@ -90,6 +91,7 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
             "sgemm_v11",
             "sgemm_v12",
             "sgemm_v13",
+            "hgemm_v4_bf16",
             "hgemm_v5_bf16",
             "hgemm_v6_bf16",
             "hgemm_v7_bf16",
@@ -103,6 +105,7 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_48_kib() {
             "hgemm_v15_bf16",
             "hgemm_v16_bf16",
             "hgemm_v17_bf16",
+            "hgemm_v4_f16",
             "hgemm_v5_f16",
             "hgemm_v6_f16",
             "hgemm_v7_f16",

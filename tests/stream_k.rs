@@ -1,15 +1,22 @@
 //! `grid(..).stream_k()` (sgemm_v12): tiles split between blocks are summed exactly once, in
 //! the same order whichever block finishes last; the grid is what stays resident; K = 0 still
 //! scales C by β. Simulated with 2 to 5 resident blocks (every mix of whole and split tiles),
-//! and on a GPU with `cargo test --release --test stream_k -- --include-ignored`.
+//! and on a GPU with `cargo test --release --test stream_k -- --include-ignored`; the same for
+//! a BF16 tensor-core kernel (`mma.sync` warp tiles).
 
 mod common;
 
 use common::{gemm_reference, random_floats, relative_error};
 use tessera::catalog::sgemm::sgemm_v12;
+use tessera::half::bf16;
+use tessera::prelude::*;
 use tessera::Backend;
 
-on_both_backends!(split_tiles_match_an_f64_reference, k_zero_scales_c_by_beta);
+on_both_backends!(
+    split_tiles_match_an_f64_reference,
+    k_zero_scales_c_by_beta,
+    tensor_core_split_tiles_match_an_f64_reference
+);
 
 fn simulator_with(blocks: u32) -> Backend {
     common::simulator_with_resident_blocks(blocks, 0x5eed)
@@ -58,6 +65,37 @@ fn k_zero_scales_c_by_beta(gpu: &Backend) {
     assert_eq!(gpu.download(&c).unwrap(), want);
 }
 
+/// `hgemm_stream_k_bf16` at (m, n, k) against f64 from the same bf16-rounded inputs, twice
+/// with the same bits.
+fn check_tensor_core(gpu: &Backend, (m, n, k): (usize, usize, usize), seed: u64) {
+    let round = |values: Vec<f32>| values.into_iter().map(bf16::from_f32).collect::<Vec<_>>();
+    let widen = |values: &[bf16]| values.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
+    let (host_a, host_b) = (round(random_floats(m * k, seed)), round(random_floats(k * n, seed + 1)));
+    let host_c = random_floats(m * n, seed + 2);
+    let (alpha, beta) = (1.25f32, -0.75f32);
+    let want = gemm_reference(&widen(&host_a), &widen(&host_b), &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
+    let a = gpu.upload(&host_a, [m, k]).unwrap();
+    let b = gpu.upload(&host_b, [k, n]).unwrap();
+    let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+    hgemm_stream_k_bf16::launch(gpu, &a, &b, &mut c, alpha, beta).unwrap();
+    let got = gpu.download(&c).unwrap();
+    let error = relative_error(&got, &want);
+    assert!(error < 1e-5, "M={m} N={n} K={k}: relative error {error:e}");
+    let mut again = gpu.upload(&host_c, [m, n]).unwrap();
+    hgemm_stream_k_bf16::launch(gpu, &a, &b, &mut again, alpha, beta).unwrap();
+    assert_eq!(got, gpu.download(&again).unwrap(), "M={m} N={n} K={k}: a second launch summed differently");
+}
+
+fn tensor_core_split_tiles_match_an_f64_reference(gpu: &Backend) {
+    // 9 tiles of 128 × 128, 7 k-tiles each; tails in M, N and K
+    check_tensor_core(gpu, (300, 300, 200), 31);
+    if !gpu.is_simulated() {
+        for (index, &shape) in [(1000, 1000, 1000), (4097, 4095, 1023), (129, 8192, 2048)].iter().enumerate() {
+            check_tensor_core(gpu, shape, 40 + index as u64);
+        }
+    }
+}
+
 /// With 2 resident blocks, 6 tiles are two full rounds of one tile per block, then two tiles
 /// split between the two blocks; with 3 and 6 the tiles divide evenly (one per block); with 4
 /// and 5, every tile is split. Each mix matches the reference.
@@ -66,6 +104,15 @@ fn every_mix_of_whole_and_split_tiles_matches_the_reference() {
     for blocks in [2, 3, 4, 5, 6] {
         let sim = simulator_with(blocks);
         check(&sim, (300, 300, 200), 20 + u64::from(blocks));
+    }
+}
+
+/// The same mixes for the tensor-core kernel, whose shares are `mma.sync` accumulators (9
+/// tiles: with 2, 4 or 5 blocks some are split, with 3 none).
+#[test]
+fn every_mix_of_whole_and_split_tensor_core_tiles_matches_the_reference() {
+    for blocks in [2, 3, 4, 5] {
+        check_tensor_core(&simulator_with(blocks), (300, 300, 200), 50 + u64::from(blocks));
     }
 }
 
@@ -79,4 +126,39 @@ fn the_grid_is_what_stays_resident_capped_by_the_k_tiles_of_work() {
     assert_eq!(sgemm_v12::launch(&sim, &a, &b, &mut c, 1.0, 0.0).unwrap().grid, [5, 1, 1]);
     let sim = simulator_with(64);
     assert_eq!(sgemm_v12::launch(&sim, &a, &b, &mut c, 1.0, 0.0).unwrap().grid, [12, 1, 1]);
+}
+
+/// A BF16 tensor-core GEMM under stream-K: HGEMM V4's tiles and pipeline (mma.sync +
+/// ldmatrix) with its tiles' k loops split between the resident blocks.
+#[tile_kernel(threads = 256, vector = 8, consts(BM = 128, BN = 128, BK = 32, WM = 64, WN = 32))]
+fn hgemm_stream_k_bf16(
+    a: Global<bf16, (M, K)>,
+    b: Global<bf16, (K, N)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).stream_k();
+    let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(64);
+    let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128);
+    let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s, &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// The fix-up reads and writes the accumulators through a flat view of their registers; ptxas
+/// keeps them in registers (no local memory) for both fragment kinds.
+#[test]
+fn the_fixup_keeps_the_accumulators_in_registers() {
+    for kernel in [&sgemm_v12::KERNEL, &hgemm_stream_k_bf16::KERNEL] {
+        for arch in [tessera::Arch::SM_80, tessera::Arch::SM_90] {
+            let compiled = tessera::nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), arch).unwrap();
+            assert!(!compiled.ptxas.spills(), "{} spills on {arch}: {}", kernel.name(), compiled.ptxas);
+            assert_eq!(compiled.ptxas.stack_frame_bytes, 0, "{} uses local memory on {arch}", kernel.name());
+        }
+    }
 }

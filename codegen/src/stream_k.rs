@@ -28,8 +28,6 @@ struct UnitSource {
 struct FixupSource {
     dsl: String,
     element: &'static str,
-    thread_rows: String,
-    thread_cols: String,
     acc: String,
     epilogue: String,
 }
@@ -72,11 +70,24 @@ fn schedule(kernel: &Kernel, grid: &GridBinding, fragment: &Fragment, k_tiles: &
     let source = ScheduleSource { dsl: grid.to_string(), extents, tiles, k_tiles: c_expr(k_tiles) }
         .render()
         .map_err(template_error("stream_k.cu"))?;
-    let thread_tile = fragment.thread_tile.iter().map(c_expr).collect::<Vec<_>>().join(" * ");
-    if thread_tile.is_empty() {
-        return Err(invalid(kernel, fragment.origin, "a fragment without a thread tile"));
+    let values = thread_values(kernel, fragment)?;
+    Ok(format!(
+        "{source}\nconstexpr int THREAD_VALUES = {values};  // the values of a tile each thread holds\n\
+         constexpr int TILE_VALUES = THREADS * THREAD_VALUES;  // values in one share of a tile"
+    ))
+}
+
+/// How many values of the fragment each thread holds: a thread tile's TM × TN, a warp tile's
+/// WM · WN / 32 (`mma.sync`'s accumulator layout), in the order of the register array.
+fn thread_values(kernel: &Kernel, fragment: &Fragment) -> Result<String, RenderError> {
+    if let Some([rows, cols]) = fragment.warp_tile.as_deref() {
+        return Ok(format!("{} * {} / 32", c_expr(rows), c_expr(cols)));
     }
-    Ok(format!("{source}\nconstexpr int TILE_VALUES = THREADS * {thread_tile};  // values in one share of a tile"))
+    let thread_tile = fragment.thread_tile.iter().map(c_expr).collect::<Vec<_>>().join(" * ");
+    if thread_tile.is_empty() || fragment.warpgroup_tile.is_some() {
+        return Err(invalid(kernel, fragment.origin, "stream-K takes a fragment with a thread tile or a warp tile"));
+    }
+    Ok(thread_tile)
 }
 
 fn unit(kernel: &Kernel, grid: &GridBinding) -> Result<String, RenderError> {
@@ -94,12 +105,9 @@ fn unit(kernel: &Kernel, grid: &GridBinding) -> Result<String, RenderError> {
 
 fn fixup(kernel: &Kernel, fragment: &Fragment, copy: &tessera_dsl::TileCopy) -> Result<String, RenderError> {
     let epilogue = crate::gemm::epilogue_source(kernel, copy)?;
-    let tile = |i: usize| fragment.thread_tile.get(i).map(c_expr).unwrap_or_else(|| "1".into());
     FixupSource {
         dsl: copy.to_string(),
         element: fragment.element.cuda_name(),
-        thread_rows: tile(0),
-        thread_cols: tile(1),
         acc: fragment.name.clone(),
         epilogue: indent(&epilogue, 2),
     }

@@ -26,9 +26,9 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
     __shared__ __align__(8) unsigned char tessera_cluster_slot[8];
 {%- endif %}
 {%- if let Some(bytes) = dynamic_shared %}
-    // {{ bytes }} B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // {{ bytes }} B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__({{ dynamic_align }}) unsigned char tessera_smem[];
 {%- endif %}
 {% for statement in body %}

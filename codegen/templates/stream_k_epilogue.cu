@@ -5,15 +5,15 @@
 {
     const int k_tiles = stream_k[SK_K_TILES];
     bool store = k_begin == 0 && k_end == k_tiles;
+    // the accumulator's registers in their array order, whatever its shape (a thread tile's
+    // [TM][TN], a warp tile's [WM / 16][WN / 8][4]): thread tid's values of every share alike
+    {{ element }} (&values)[THREAD_VALUES] = reinterpret_cast<{{ element }} (&)[THREAD_VALUES]>({{ acc }});
     if (!store) {
         const int split_tile = tile - stream_k[SK_DP_TILES];
         {{ element }}* share = tessera_partials + (size_t)(2 * blockIdx.x + (k_begin == 0 ? 1 : 0)) * TILE_VALUES + tid;
         #pragma unroll
-        for (int i = 0; i < {{ thread_rows }}; ++i) {
-            #pragma unroll
-            for (int j = 0; j < {{ thread_cols }}; ++j) {
-                __stcg(share + (i * {{ thread_cols }} + j) * THREADS, {{ acc }}[i][j]);
-            }
+        for (int v = 0; v < THREAD_VALUES; ++v) {
+            __stcg(share + v * THREADS, values[v]);
         }
         // the share is visible device-wide before the count says it is there
         __threadfence();
@@ -37,21 +37,15 @@
             // the first share as it is, then each next one added
             const {{ element }}* first = tessera_partials + (size_t)(2 * first_block + 1) * TILE_VALUES + tid;
             #pragma unroll
-            for (int i = 0; i < {{ thread_rows }}; ++i) {
-                #pragma unroll
-                for (int j = 0; j < {{ thread_cols }}; ++j) {
-                    {{ acc }}[i][j] = __ldcg(first + (i * {{ thread_cols }} + j) * THREADS);
-                }
+            for (int v = 0; v < THREAD_VALUES; ++v) {
+                values[v] = __ldcg(first + v * THREADS);
             }
             #pragma unroll 1
             for (int g = first_block + 1; g <= last_block; ++g) {
                 const {{ element }}* theirs = tessera_partials + (size_t)(2 * g) * TILE_VALUES + tid;
                 #pragma unroll
-                for (int i = 0; i < {{ thread_rows }}; ++i) {
-                    #pragma unroll
-                    for (int j = 0; j < {{ thread_cols }}; ++j) {
-                        {{ acc }}[i][j] += __ldcg(theirs + (i * {{ thread_cols }} + j) * THREADS);
-                    }
+                for (int v = 0; v < THREAD_VALUES; ++v) {
+                    values[v] += __ldcg(theirs + v * THREADS);
                 }
             }
             if (tid == 0) {

@@ -36,7 +36,8 @@ pub struct Report {
     pub vector: u32,
     /// Every stage of every shared buffer, 16-byte aligned.
     pub shared_bytes: i64,
-    /// Whether that is over the 48 KiB static limit, so it is dynamic shared memory.
+    /// Whether that is over what buffers may declare statically (48 KiB less tessera's own
+    /// [`crate::RESERVED_STATIC_BYTES`]), so it is dynamic shared memory.
     pub dynamic_shared: bool,
     pub barriers: usize,
     pub accesses: Vec<AccessReport>,
@@ -578,7 +579,7 @@ impl std::fmt::Display for Report {
             self.threads,
             self.vector,
             self.shared_bytes,
-            if self.dynamic_shared { " (dynamic: over the 48 KiB static limit)" } else { "" },
+            if self.dynamic_shared { " (dynamic: over the 47 KiB of static buffers)" } else { "" },
             self.barriers,
             if self.barriers == 1 { "" } else { "s" }
         )?;

@@ -60,7 +60,7 @@ pub use occupancy::{Limiter, Occupancy};
 pub use origin::Origin;
 pub use param::{leading_dimension_name, Access, GlobalTensor, Param, ParamKind};
 pub use roofline::{roofline, Bound, GpuSpec, Roofline, RooflineError};
-pub use shared_memory::{SharedMemoryPlan, SharedSlot, PANEL_ALIGNMENT, SHARED_ALIGNMENT};
+pub use shared_memory::{SharedMemoryPlan, SharedSlot, PANEL_ALIGNMENT, RESERVED_STATIC_BYTES, SHARED_ALIGNMENT};
 pub use statement::{
     Barrier, ElementMap, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder, Mma, Operand, PipelineLoop,
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,

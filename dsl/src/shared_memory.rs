@@ -12,6 +12,12 @@ pub const SHARED_ALIGNMENT: i64 = 16;
 /// wgmma's) XORs address bits 4-6 with bits 7-9, so each 8-row atom must start on 1024.
 pub const PANEL_ALIGNMENT: i64 = 1024;
 
+/// Static shared memory kept for tessera's own variables beside the buffers — stream-K's
+/// schedule, a pipeline's mbarriers, the warp slots of block reductions, a cluster's slot —
+/// so buffers that fill the 48 KiB static limit go to dynamic shared memory instead of
+/// pushing the block over it (HGEMM V4's 48 KiB of stages under `.stream_k()` did).
+pub const RESERVED_STATIC_BYTES: u32 = 1024;
+
 /// A block's shared memory, buffer by buffer.
 ///
 /// Under the static limit codegen declares each buffer `__shared__`; over it, the buffers
@@ -70,7 +76,18 @@ impl SharedMemoryPlan {
                 Some((buffer.name.clone(), kernel.buffer_stages(&buffer.name), layout.bytes(), layout.alignment()))
             })
             .collect();
-        Self::from_aligned_slots(slots, kernel.target().static_shared_memory_bytes)
+        Self::from_aligned_slots(slots, Self::static_buffer_limit(&kernel.target()))
+    }
+
+    /// The bytes of buffers a kernel for `target` declares statically: its static limit less
+    /// [`RESERVED_STATIC_BYTES`].
+    ///
+    /// ```
+    /// use tessera_dsl::{SharedMemoryPlan, Target};
+    /// assert_eq!(SharedMemoryPlan::static_buffer_limit(&Target::PORTABLE), 48 * 1024 - 1024);
+    /// ```
+    pub fn static_buffer_limit(target: &crate::Target) -> u32 {
+        target.static_shared_memory_bytes.saturating_sub(RESERVED_STATIC_BYTES)
     }
 
     /// Lays out (name, stages, bytes per stage) one after another, 16-byte aligned.

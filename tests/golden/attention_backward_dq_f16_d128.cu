@@ -166,9 +166,9 @@ attention_backward_dq_f16_d128(const __half* __restrict__ q, const __half* __res
     constexpr int D = 128;
     constexpr int CAUSAL = 0;
     const int tid = threadIdx.x;
-    // 81920 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 81920 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);

@@ -199,9 +199,9 @@ attention_forward_f16_d64(const __half* __restrict__ q, const __half* __restrict
     constexpr int D = 64;
     constexpr int CAUSAL = 0;
     const int tid = threadIdx.x;
-    // 65536 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 65536 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);

@@ -422,9 +422,9 @@ attention_forward_wgmma_tma_f16_d128_causal(const __half* __restrict__ q, const 
     constexpr int D = 128;
     constexpr int CAUSAL = 1;
     const int tid = threadIdx.x;
-    // 229376 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 229376 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
     // let q_s = shared::<f16>([BQ, D]).swizzle_bytes(128).panels();: bytes 0 to 32768 of tessera_smem

@@ -414,9 +414,9 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
     constexpr int D = 64;
     constexpr int CAUSAL = 1;
     const int tid = threadIdx.x;
-    // 147456 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 147456 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
     // let q_s = shared::<f16>([BQ, D]).swizzle_bytes(128).panels();: bytes 0 to 16384 of tessera_smem

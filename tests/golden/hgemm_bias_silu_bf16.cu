@@ -172,9 +172,9 @@ hgemm_bias_silu_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* _
     constexpr int WM = 64;
     constexpr int WN = 64;
     const int tid = threadIdx.x;
-    // 147456 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 147456 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));

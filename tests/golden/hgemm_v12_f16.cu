@@ -354,9 +354,9 @@ hgemm_v12_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
     constexpr int BK = 64;
     constexpr int WN = 128;
     const int tid = threadIdx.x;
-    // 98304 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 98304 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
     // let a_s = shared::<f16>([BM, BK]).swizzle_bytes(128).panels();: bytes 0 to 32768 of tessera_smem

@@ -169,14 +169,18 @@ hgemm_v4_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
     constexpr int WM = 64;
     constexpr int WN = 32;
     const int tid = threadIdx.x;
+    // 49152 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
+    extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
     const int bx = blockIdx.x;
     const int by = blockIdx.y;
-    // let a_s = shared::<f16>([BM, BK]).swizzle_bytes(64);
-    __shared__ __align__(16) __half a_s[3][BM][BK];
-    // let b_s = shared::<f16>([BK, BN]).swizzle_bytes(128);
-    __shared__ __align__(16) __half b_s[3][BK][BN];
+    // let a_s = shared::<f16>([BM, BK]).swizzle_bytes(64);: bytes 0 to 24576 of tessera_smem
+    __half (&a_s)[3][BM][BK] = *reinterpret_cast<__half (*)[3][BM][BK]>(tessera_smem + 0);
+    // let b_s = shared::<f16>([BK, BN]).swizzle_bytes(128);: bytes 24576 to 49152 of tessera_smem
+    __half (&b_s)[3][BK][BN] = *reinterpret_cast<__half (*)[3][BK][BN]>(tessera_smem + 24576);
     // let mut acc = fragment::<f32>([BM, BN]).warp_tile([WM, WN]);
     // warp w holds the 64 × 32 tile at (warp_row0, warp_col0) of a 2 × 4 grid of warps: 4 × 4
     // mma.sync tiles of 16 × 8, four values of each in every lane

@@ -169,9 +169,9 @@ hgemm_v5_f16(const __half* __restrict__ a, const __half* __restrict__ b, float* 
     constexpr int WM = 64;
     constexpr int WN = 64;
     const int tid = threadIdx.x;
-    // 98304 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 98304 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));

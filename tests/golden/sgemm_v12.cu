@@ -75,9 +75,9 @@ sgemm_v12(const float* __restrict__ a, const float* __restrict__ b, float* __res
     constexpr int TM = 16;
     constexpr int TN = 8;
     const int tid = threadIdx.x;
-    // 148992 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 148992 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).stream_k();: stream-K — the gridDim.x blocks (as many as stay
@@ -107,7 +107,8 @@ sgemm_v12(const float* __restrict__ a, const float* __restrict__ b, float* __res
         stream_k[SK_NEXT] = blockIdx.x * (split / blocks) + min((int)blockIdx.x, split % blocks);
         stream_k[SK_END] = stream_k[SK_NEXT] + split / blocks + ((int)blockIdx.x < split % blocks ? 1 : 0);
     }
-    constexpr int TILE_VALUES = THREADS * TM * TN;  // values in one share of a tile
+    constexpr int THREAD_VALUES = TM * TN;  // the values of a tile each thread holds
+    constexpr int TILE_VALUES = THREADS * THREAD_VALUES;  // values in one share of a tile
     // let a_s = shared::<f32>([BK, BM]).pad(4);: bytes 0 to 50688 of tessera_smem
     float (&a_s)[3][BK][BM + 4] = *reinterpret_cast<float (*)[3][BK][BM + 4]>(tessera_smem + 0);
     // let b_s = shared::<f32>([BK, BN]);: bytes 50688 to 148992 of tessera_smem
@@ -401,15 +402,15 @@ sgemm_v12(const float* __restrict__ a, const float* __restrict__ b, float* __res
         {
             const int k_tiles = stream_k[SK_K_TILES];
             bool store = k_begin == 0 && k_end == k_tiles;
+            // the accumulator's registers in their array order, whatever its shape (a thread tile's
+            // [TM][TN], a warp tile's [WM / 16][WN / 8][4]): thread tid's values of every share alike
+            float (&values)[THREAD_VALUES] = reinterpret_cast<float (&)[THREAD_VALUES]>(acc);
             if (!store) {
                 const int split_tile = tile - stream_k[SK_DP_TILES];
                 float* share = tessera_partials + (size_t)(2 * blockIdx.x + (k_begin == 0 ? 1 : 0)) * TILE_VALUES + tid;
                 #pragma unroll
-                for (int i = 0; i < TM; ++i) {
-                    #pragma unroll
-                    for (int j = 0; j < TN; ++j) {
-                        __stcg(share + (i * TN + j) * THREADS, acc[i][j]);
-                    }
+                for (int v = 0; v < THREAD_VALUES; ++v) {
+                    __stcg(share + v * THREADS, values[v]);
                 }
                 // the share is visible device-wide before the count says it is there
                 __threadfence();
@@ -433,21 +434,15 @@ sgemm_v12(const float* __restrict__ a, const float* __restrict__ b, float* __res
                     // the first share as it is, then each next one added
                     const float* first = tessera_partials + (size_t)(2 * first_block + 1) * TILE_VALUES + tid;
                     #pragma unroll
-                    for (int i = 0; i < TM; ++i) {
-                        #pragma unroll
-                        for (int j = 0; j < TN; ++j) {
-                            acc[i][j] = __ldcg(first + (i * TN + j) * THREADS);
-                        }
+                    for (int v = 0; v < THREAD_VALUES; ++v) {
+                        values[v] = __ldcg(first + v * THREADS);
                     }
                     #pragma unroll 1
                     for (int g = first_block + 1; g <= last_block; ++g) {
                         const float* theirs = tessera_partials + (size_t)(2 * g) * TILE_VALUES + tid;
                         #pragma unroll
-                        for (int i = 0; i < TM; ++i) {
-                            #pragma unroll
-                            for (int j = 0; j < TN; ++j) {
-                                acc[i][j] += __ldcg(theirs + (i * TN + j) * THREADS);
-                            }
+                        for (int v = 0; v < THREAD_VALUES; ++v) {
+                            values[v] += __ldcg(theirs + v * THREADS);
                         }
                     }
                     if (tid == 0) {

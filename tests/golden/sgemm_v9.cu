@@ -75,9 +75,9 @@ sgemm_v9(const float* __restrict__ a, const float* __restrict__ b, float* __rest
     constexpr int TM = 8;
     constexpr int TN = 8;
     const int tid = threadIdx.x;
-    // 49920 B of shared memory, over the 48 KiB a kernel may declare statically: one dynamic
-    // allocation (the launch passes its size; loading the kernel opts in to it), carved into the
-    // buffers below
+    // 49920 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
+    // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
+    // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
