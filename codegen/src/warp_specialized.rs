@@ -70,13 +70,30 @@ struct ConsumerLoopSource {
 const PRODUCER_REGISTERS: u32 = 40;
 
 /// What each of `threads` compute threads may take (`setmaxnreg.inc`) once `producers` threads
-/// keep [`PRODUCER_REGISTERS`]: a block's share of the SM's 64 K registers (`blocks` blocks per
-/// SM, `min_blocks`), in steps of 8, at most 256.
+/// keep [`PRODUCER_REGISTERS`], `blocks` blocks an SM (`min_blocks`): every warp starts with the
+/// launch bound's share of the SM's 64 K registers, in steps of 8, and a block's compute warps
+/// can only take what its own producers gave back — `setmaxnreg.inc` waits for registers
+/// released in its block, so asking for more (the SM's spare ones do not count) hangs it.
 fn compute_registers(threads: u64, producers: u32, blocks: u32) -> u32 {
-    let share = 65_536u64 / u64::from(blocks.max(1));
-    let left = share.saturating_sub(u64::from(producers) * u64::from(PRODUCER_REGISTERS));
-    let each = (left / threads.max(1)).min(256);
+    let at_entry = registers_at_entry(threads, producers, blocks);
+    let kept = u64::from(producer_registers(threads, producers, blocks));
+    let given_back = u64::from(producers) * (at_entry - kept);
+    let each = (at_entry + given_back / threads.max(1)).min(256);
     (each - each % 8) as u32
+}
+
+/// The registers every thread starts with: the launch bound's share of the SM's 64 K, in steps
+/// of 8, at most 255 (what ptxas allocates for `__launch_bounds__(threads, blocks)`).
+fn registers_at_entry(threads: u64, producers: u32, blocks: u32) -> u64 {
+    let block_threads = threads + u64::from(producers);
+    let at_entry = (65_536 / (block_threads.max(1) * u64::from(blocks.max(1)))).min(255);
+    at_entry - at_entry % 8
+}
+
+/// What a producer keeps (`setmaxnreg.dec`): [`PRODUCER_REGISTERS`], or what it started with
+/// when that is less (many blocks an SM).
+fn producer_registers(threads: u64, producers: u32, blocks: u32) -> u32 {
+    registers_at_entry(threads, producers, blocks).min(u64::from(PRODUCER_REGISTERS)) as u32
 }
 
 /// The body of a kernel whose pipeline has producers (validation has checked its shape: the
@@ -171,7 +188,11 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         stages: pipeline.stages,
         producers,
         hands_registers: producers.is_multiple_of(128),
-        producer_registers: PRODUCER_REGISTERS,
+        producer_registers: producer_registers(
+            kernel.config.threads.count(),
+            producers,
+            kernel.config.min_blocks.unwrap_or(1),
+        ),
         compute_registers: compute_registers(
             kernel.config.threads.count(),
             producers,
@@ -233,7 +254,27 @@ mod tests {
         assert_eq!(compute_registers(256, 128, 1), 232);
         // never over setmaxnreg's 256
         assert_eq!(compute_registers(128, 128, 1), 256);
-        // two blocks per SM: 32 K − 128 × 40 = 27 648 over 128 threads: 216
+        // two blocks per SM: 128 each at entry, the producers' 88 × 128 to 128 threads: 216
         assert_eq!(compute_registers(128, 128, 2), 216);
+        // three: 85 at entry is 80, and the producers give back 40 × 128 — 120, not the 128
+        // that the SM's spare registers would allow (that waited forever on an H200)
+        assert_eq!(compute_registers(128, 128, 3), 120);
+        assert_eq!(compute_registers(128, 128, 4), 88);
+    }
+
+    #[test]
+    fn a_block_never_asks_for_more_registers_than_its_producers_give_back() {
+        for (threads, producers) in [(128u64, 128u32), (256, 128), (384, 128), (128, 256)] {
+            for blocks in 1..=4u32 {
+                let entry = registers_at_entry(threads, producers, blocks);
+                let up = u64::from(compute_registers(threads, producers, blocks));
+                let kept = u64::from(producer_registers(threads, producers, blocks));
+                assert!(up >= entry, "{threads} + {producers} threads, {blocks} blocks: {up} < {entry}");
+                assert!(
+                    threads * (up - entry) <= u64::from(producers) * (entry - kept),
+                    "{threads} + {producers} threads, {blocks} blocks: {up} registers asked, {entry} at entry"
+                );
+            }
+        }
     }
 }
