@@ -44,8 +44,10 @@ struct Options {
     /// Timed repetitions of each GEMM.
     #[arg(long = "reps", value_name = "R", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
-    /// The f32 kernel of each shard.
-    #[arg(long, value_name = "NAME", default_value = "sgemm_v13")]
+    /// The f32 kernel of each shard. One whose blocks retire (V11) lets NCCL's kernels run
+    /// beside it; a persistent one (V13, faster alone) holds every SM, and the overlapped
+    /// K split loses to the one without overlap.
+    #[arg(long, value_name = "NAME", default_value = "sgemm_v11")]
     f32_kernel: String,
     /// The bf16 kernel of each shard (bf16 inputs, f32 output).
     #[arg(long, value_name = "NAME", default_value = "hgemm_v6_bf16")]

@@ -50,6 +50,12 @@ pub fn gemm_rows<TIn: Element, TOut: Element>(
 /// the GEMMs. `chunks = 1` is the same work without overlap. The partial sums live in a
 /// workspace (one whole C per device) kept between runs.
 ///
+/// The overlap needs a GEMM kernel whose blocks retire as they finish their tiles (`sgemm_v11`,
+/// `hgemm_v6_bf16`): a persistent one (producers, stream-K: `sgemm_v13`) keeps every SM until
+/// it ends, so NCCL's kernels start only between the slices and the overlap costs more than it
+/// hides (f32 16384³ on four H200s: V13 91.5% of linear without overlap, 85–88% with it; V11
+/// 92.3% without, 93.8–94.4% with it; BENCHMARKS.md).
+///
 /// ```
 /// use tessera::catalog::{parallel::KSplitGemm, sgemm};
 /// use tessera::runtime::{DeviceGroup, Sharding};
