@@ -487,26 +487,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 // at full width is the aligned copies of `tessera::gemm`, timed with them
                 let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
                 let dims = [value("M"), value("N"), value("K")];
-                let (base, timing, launched) = match input_type(kernel) {
-                    crate::dsl::ElementType::F16 => time_gemm_entry_point(
-                        Some(kernel),
-                        gpu,
-                        half::f16::from_f64,
-                        options,
-                        dims,
-                        &mut flush,
-                        &mut baseline,
-                    )?,
-                    _ => time_gemm_entry_point(
-                        Some(kernel),
-                        gpu,
-                        half::bf16::from_f64,
-                        options,
-                        dims,
-                        &mut flush,
-                        &mut baseline,
-                    )?,
-                };
+                let (base, timing, launched) =
+                    time_gemm(input_type(kernel), Some(kernel), gpu, options, dims, &mut flush, &mut baseline)?;
                 let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
                 rows.push(entry_point_row(
                     family,
@@ -602,26 +584,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (m, n, k) = (value("M"), value("N"), value("K"));
             let (flops, bytes) = family.work("", &shape);
-            let (base, timing, launched) = match input {
-                crate::dsl::ElementType::F16 => time_gemm_entry_point(
-                    None,
-                    gpu,
-                    half::f16::from_f64,
-                    options,
-                    [m, n, k],
-                    &mut flush,
-                    &mut baseline,
-                )?,
-                _ => time_gemm_entry_point(
-                    None,
-                    gpu,
-                    half::bf16::from_f64,
-                    options,
-                    [m, n, k],
-                    &mut flush,
-                    &mut baseline,
-                )?,
-            };
+            let (base, timing, launched) = time_gemm(input, None, gpu, options, [m, n, k], &mut flush, &mut baseline)?;
             let baseline_tflops = flops / 1e12 / (base.median_ms * 1e-3);
             rows.push(entry_point_row(
                 family,
@@ -734,6 +697,24 @@ enum Baseline<'g> {
 /// The element type of a kernel's first tensor parameter (an HGEMM's A).
 /// The input types whose `tessera::gemm` the hgemm family times beside the kernels.
 const ENTRY_POINT_INPUTS: [crate::dsl::ElementType; 2] = [crate::dsl::ElementType::BF16, crate::dsl::ElementType::F16];
+
+/// [`time_gemm_entry_point`] on F16 inputs where `input` says so, else BF16.
+fn time_gemm(
+    input: crate::dsl::ElementType,
+    kernel: Option<&'static KernelDefinition>,
+    gpu: &Gpu,
+    options: &BenchOptions,
+    dims: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    match input {
+        crate::dsl::ElementType::F16 => {
+            time_gemm_entry_point(kernel, gpu, half::f16::from_f64, options, dims, flush, baseline)
+        }
+        _ => time_gemm_entry_point(kernel, gpu, half::bf16::from_f64, options, dims, flush, baseline),
+    }
+}
 
 /// Times [`crate::gemm`] — the kernel it picks and, for rows that are not 16-byte aligned,
 /// its copies into aligned buffers and back, all inside the timed region — in alternation
