@@ -10,7 +10,7 @@ use tessera_dsl::{
 
 use crate::c_expr;
 use crate::operand::{zero, OperandText};
-use crate::statement::{invalid, invalid_plan, template_error};
+use crate::statement::{indent, invalid, invalid_plan, template_error};
 use crate::RenderError;
 
 #[derive(Template)]
@@ -77,8 +77,28 @@ struct WarpEpilogueSource {
     warp_cols: String,
     acc: String,
     scale: Vec<String>,
-    pair_store: Vec<String>,
-    edge_store: Vec<String>,
+    /// 16-byte stores of 16-bit values traded across each row's four lanes, where they apply.
+    quad_store: Option<QuadStore>,
+    /// The loop nest storing pairs (and single elements on an edge), indented to its place.
+    pairs: String,
+}
+
+/// The 16-byte path of a 16-bit warp epilogue: the statements that leave the pair in `out`,
+/// and the element the lane's eight columns start at.
+struct QuadStore {
+    pair_values: Vec<String>,
+    target: String,
+}
+
+#[derive(Template)]
+#[template(path = "warp_epilogue_pairs.cu", escape = "none")]
+struct WarpEpiloguePairsSource<'a> {
+    warp_rows: &'a str,
+    warp_cols: &'a str,
+    acc: &'a str,
+    scale: &'a [String],
+    pair_store: &'a [String],
+    edge_store: &'a [String],
 }
 
 /// The names WM and WN are written with in the source (`consts(WM = 64)`), else their values;
@@ -644,22 +664,56 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     }
     pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
     pair_store.push(format!("out{} = {};", component(1), from_float("value1")));
+    let quad_store = quad_stores(&plan.layout, element)
+        .then(|| QuadStore { pair_values: pair_store.clone(), target: dst.element_at("row", "col") });
     pair_store.push(format!("*reinterpret_cast<{pair_type}*>(&{first}) = out;"));
+    let acc = plan.fragment.clone();
+    let pairs = WarpEpiloguePairsSource {
+        warp_rows: &warp_rows,
+        warp_cols: &warp_cols,
+        acc: &acc,
+        scale: &scale,
+        pair_store: &pair_store,
+        edge_store: &edge_store,
+    }
+    .render()
+    .map_err(template_error("warp_epilogue_pairs.cu"))?;
     WarpEpilogueSource {
         dsl: copy.to_string(),
         element_map,
         origins: warp_origin_bindings(kernel, &plan.fragment).into_iter().chain(dst.origin_declarations()).collect(),
         whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
         lane_bounds,
+        pairs: indent(&pairs, if quad_store.is_some() { 2 } else { 1 }),
+        quad_store,
         warp_rows,
         warp_cols,
-        acc: plan.fragment.clone(),
+        acc,
         scale,
-        pair_store,
-        edge_store,
     }
     .render()
     .map_err(template_error("warp_epilogue.cu"))
+}
+
+/// Whether an epilogue of `layout` into `element` stores through [`QuadStore`]: 16-bit pairs
+/// fill half of each 32-byte sector a warp's store touches, so where a warp's columns are whole
+/// groups of four 8-column chunks its quads trade pairs first. wgmma fragments only: on a
+/// mma.sync warp tile the second path spilled FlashAttention's head-dim-128 kernel, whose
+/// k loop already holds 255 registers.
+fn quad_stores(layout: &FragmentLayout, element: ElementType) -> bool {
+    let columns = layout.warp_tile.map_or(0, |[_, cols]| cols);
+    element.is_half() && layout.warpgroup_tile.is_some() && columns % 32 == 0
+}
+
+/// Whether a `copy(&acc, ..)` of the kernel stores through [`QuadStore`] (its helpers are then
+/// defined).
+pub(crate) fn uses_quad_stores(kernel: &Kernel) -> bool {
+    kernel.statements().iter().any(|statement| {
+        let tessera_dsl::Statement::Copy(copy) = statement else { return false };
+        let Ok(plan) = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()) else { return false };
+        let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map(|t| t.element);
+        element.is_some_and(|element| quad_stores(&plan.layout, element))
+    })
 }
 
 /// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).

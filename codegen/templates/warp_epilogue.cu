@@ -15,31 +15,44 @@
     const int rows_left = {{ rows }};
     const int cols_left = {{ cols }};
 {%- endif %}
-    #pragma unroll
-    for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
+{%- if let Some(quad) = quad_store %}
+    if (whole_tile && VECTOR >= 8) {
+        // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
+        // chunks and store eight neighbouring columns each, 16 bytes a lane
         #pragma unroll
-        for (int ni = 0; ni < {{ warp_cols }} / 8; ++ni) {
+        for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
             #pragma unroll
             for (int half = 0; half < 2; ++half) {
-                // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
-                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                float value0 = {{ acc }}[mi][ni][half * 2];
-                float value1 = {{ acc }}[mi][ni][half * 2 + 1];
+                #pragma unroll
+                for (int group = 0; group < {{ warp_cols }} / 32; ++group) {
+                    unsigned pairs[4];
+                    #pragma unroll
+                    for (int chunk = 0; chunk < 4; ++chunk) {
+                        const int ni = group * 4 + chunk;
+                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                        const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                        float value0 = {{ acc }}[mi][ni][half * 2];
+                        float value1 = {{ acc }}[mi][ni][half * 2 + 1];
 {%- for line in scale %}
-                {{ line }}
+                        {{ line }}
 {%- endfor %}
-                if (whole_tile && VECTOR >= 2) {
-{%- for line in pair_store %}
-                    {{ line }}
+{%- for line in quad.pair_values %}
+                        {{ line }}
 {%- endfor %}
-                } else {
-                    // a tile on the edge, or rows not 8-byte aligned: each element on its own
-{%- for line in edge_store %}
-                    {{ line }}
-{%- endfor %}
+                        pairs[chunk] = tessera_pair_bits(out);
+                    }
+                    unsigned columns[4];
+                    tessera_quad_transpose(pairs, columns);
+                    const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                    const int col = warp_col0 + (group * 4 + lane % 4) * 8;
+                    *reinterpret_cast<uint4*>(&{{ quad.target }}) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
                 }
             }
         }
+    } else {
+{{ pairs }}
     }
+{%- else %}
+{{ pairs }}
+{%- endif %}
 }

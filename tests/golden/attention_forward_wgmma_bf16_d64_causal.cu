@@ -192,6 +192,45 @@ __device__ __forceinline__ void tessera_async_wait()
 }
 #endif  // TESSERA_SIM_H
 
+// A warp tile's 16-bit values leave mma's layout — lane l holding two neighbouring columns of
+// each 8-column chunk, in rows l / 4 and l / 4 + 8 — four lanes to a row: the four trade their
+// pairs of four chunks so that lane q holds chunk q's eight columns, stored as one 16-byte
+// access (a warp's store then fills whole 32-byte sectors, where pairs fill half of each).
+template <class Pair>
+__device__ __forceinline__ unsigned tessera_pair_bits(Pair pair)
+{
+    unsigned bits;
+    memcpy(&bits, &pair, sizeof bits);
+    return bits;
+}
+
+// columns[s] = the pair lane s of this lane's quad held for chunk q (this lane's lane % 4):
+// a 4 × 4 transpose across the quad, three shuffles, registers picked by selects (no indexing)
+__device__ __forceinline__ void tessera_quad_transpose(const unsigned (&pairs)[4], unsigned (&columns)[4])
+{
+    const int q = threadIdx.x % 4;
+    // columns[q] is the lane's own pair of its own chunk; the three rounds overwrite the others
+    columns[0] = pairs[0];
+    columns[1] = pairs[1];
+    columns[2] = pairs[2];
+    columns[3] = pairs[3];
+    #pragma unroll
+    for (int round = 1; round < 4; ++round) {
+        // send the pair of the chunk the lane `round` places below takes; receive from `round` above
+        const int send_chunk = (q - round) & 3;
+        unsigned send = pairs[0];
+        send = send_chunk == 1 ? pairs[1] : send;
+        send = send_chunk == 2 ? pairs[2] : send;
+        send = send_chunk == 3 ? pairs[3] : send;
+        const int from = (q + round) & 3;
+        const unsigned got = __shfl_sync(0xffffffffu, send, (threadIdx.x & ~3) | from);
+        columns[0] = from == 0 ? got : columns[0];
+        columns[1] = from == 1 ? got : columns[1];
+        columns[2] = from == 2 ? got : columns[2];
+        columns[3] = from == 3 ? got : columns[3];
+    }
+}
+
 // acc.row_max(i) on a warp-tile fragment in mma.sync's accumulator layout: the maximum over
 // the block-tile row of row slot i: this lane's values of it, then the 4 lanes sharing the row
 // (lanes 4r .. 4r + 3: shuffle-xor 1, then 2); every one of them gets the result
@@ -658,26 +697,58 @@ attention_forward_wgmma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q, con
         // rows and columns of the tensor from this lane's first value on
         const int rows_left = SQ - o_row0 - (warp_row0 + lane / 4);
         const int cols_left = HD - o_col0 - (warp_col0 + lane % 4 * 2);
-        #pragma unroll
-        for (int mi = 0; mi < 16 / 16; ++mi) {
+        if (whole_tile && VECTOR >= 8) {
+            // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
+            // chunks and store eight neighbouring columns each, 16 bytes a lane
             #pragma unroll
-            for (int ni = 0; ni < D / 8; ++ni) {
+            for (int mi = 0; mi < 16 / 16; ++mi) {
                 #pragma unroll
                 for (int half = 0; half < 2; ++half) {
-                    // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
-                    const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                    const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                    float value0 = o_acc[mi][ni][half * 2];
-                    float value1 = o_acc[mi][ni][half * 2 + 1];
-                    if (whole_tile && VECTOR >= 2) {
-                        tessera_bf16x2 out;
-                        out.v[0] = __float2bfloat16_rn(value0);
-                        out.v[1] = __float2bfloat16_rn(value1);
-                        *reinterpret_cast<tessera_bf16x2*>(&o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col]) = out;
-                    } else {
-                        // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                        if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col] = __float2bfloat16_rn(value0);
-                        if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col + 1] = __float2bfloat16_rn(value1);
+                    #pragma unroll
+                    for (int group = 0; group < D / 32; ++group) {
+                        unsigned pairs[4];
+                        #pragma unroll
+                        for (int chunk = 0; chunk < 4; ++chunk) {
+                            const int ni = group * 4 + chunk;
+                            const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                            const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                            float value0 = o_acc[mi][ni][half * 2];
+                            float value1 = o_acc[mi][ni][half * 2 + 1];
+                            tessera_bf16x2 out;
+                            out.v[0] = __float2bfloat16_rn(value0);
+                            out.v[1] = __float2bfloat16_rn(value1);
+                            pairs[chunk] = tessera_pair_bits(out);
+                        }
+                        unsigned columns[4];
+                        tessera_quad_transpose(pairs, columns);
+                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                        const int col = warp_col0 + (group * 4 + lane % 4) * 8;
+                        *reinterpret_cast<uint4*>(&o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col]) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
+                    }
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int mi = 0; mi < 16 / 16; ++mi) {
+                #pragma unroll
+                for (int ni = 0; ni < D / 8; ++ni) {
+                    #pragma unroll
+                    for (int half = 0; half < 2; ++half) {
+                        // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
+                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                        const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                        float value0 = o_acc[mi][ni][half * 2];
+                        float value1 = o_acc[mi][ni][half * 2 + 1];
+                        if (whole_tile && VECTOR >= 2) {
+                            tessera_bf16x2 out;
+                            out.v[0] = __float2bfloat16_rn(value0);
+                            out.v[1] = __float2bfloat16_rn(value1);
+                            *reinterpret_cast<tessera_bf16x2*>(&o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col]) = out;
+                        } else {
+                            // a tile on the edge, or rows not 8-byte aligned: each element on its own
+                            if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col] = __float2bfloat16_rn(value0);
+                            if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) o[o_batch0 + (o_row0 + row) * o_ld + o_col0 + col + 1] = __float2bfloat16_rn(value1);
+                        }
                     }
                 }
             }
