@@ -27,8 +27,10 @@ on_both_backends!(
 /// dimension, so the TMA kernels copy by TMA on the simulation too: 65 × 40 × 328 wraps the
 /// ring of stages in one tile, 520 × 8 × 264 gives a block two or more tiles (4 resident blocks,
 /// 5 to 9 tiles) of 5 k-tiles each, so a second consumer group's tile comes between a group's two.
-const SHAPES: [(usize, usize, usize); 15] = [
+const SHAPES: [(usize, usize, usize); 16] = [
     (1, 1, 1),
+    // whole tiles of every kernel in rows 16-byte aligned: the wgmma epilogues' 16-byte path
+    (128, 256, 16),
     (17, 17, 1000),
     (17, 17, 17),
     (33, 17, 9),

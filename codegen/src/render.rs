@@ -170,8 +170,8 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if kernel.copies_by_tma() {
         helpers.push(TMA_HELPERS.trim_end());
     }
-    if crate::tensor_core::uses_quad_stores(kernel) {
-        helpers.push(QUAD_STORE_HELPERS.trim_end());
+    if crate::tensor_core::uses_wide_stores(kernel) {
+        helpers.push(WIDE_STORE_HELPERS.trim_end());
     }
     helpers.extend(crate::thread_code::helpers(kernel));
     let mut helpers: Vec<String> = helpers.into_iter().map(str::to_owned).collect();
@@ -190,7 +190,7 @@ const MMA_SYNC_TF32_HELPERS: &str = include_str!("../templates/mma_sync_tf32_hel
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
 const TMA_HELPERS: &str = include_str!("../templates/tma_helpers.cu");
-const QUAD_STORE_HELPERS: &str = include_str!("../templates/quad_store_helpers.cu");
+const WIDE_STORE_HELPERS: &str = include_str!("../templates/wide_store_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.
 ///

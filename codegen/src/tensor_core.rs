@@ -77,17 +77,78 @@ struct WarpEpilogueSource {
     warp_cols: String,
     acc: String,
     scale: Vec<String>,
-    /// 16-byte stores of 16-bit values traded across each row's four lanes, where they apply.
-    quad_store: Option<QuadStore>,
+    /// 16-byte stores of values traded between a row's lanes, where they apply.
+    wide_store: Option<WideStore>,
     /// The loop nest storing pairs (and single elements on an edge), indented to its place.
     pairs: String,
 }
 
-/// The 16-byte path of a 16-bit warp epilogue: the statements that leave the pair in `out`,
-/// and the element the lane's eight columns start at.
-struct QuadStore {
+/// The 16-byte path of a wgmma epilogue. mma's layout gives a lane two neighbouring columns of
+/// each 8-column chunk: 16-bit pairs are 4 bytes, so a row's four lanes trade the pairs of four
+/// chunks and each stores one chunk's eight columns; f32 pairs are 8 bytes, so neighbouring
+/// lanes trade one pair of two chunks and each stores four columns.
+struct WideStore {
+    why: [&'static str; 2],
+    /// The VECTOR (elements of a 16-byte access) the destination's rows must allow.
+    vector: u32,
+    /// Chunks of 8 columns a lane's store gathers from.
+    chunks: u32,
+    pair_type: &'static str,
+    /// The statements that leave the lane's pair of one chunk in `out`, then its value in `pairs`.
     pair_values: Vec<String>,
+    pair: &'static str,
+    /// The trade between lanes, and what the lane then stores where.
+    exchange: &'static str,
+    column: &'static str,
+    store_type: &'static str,
+    stored: &'static str,
     target: String,
+}
+
+impl WideStore {
+    /// The path for `element` values of `layout`, if it has one: wgmma fragments only (on a
+    /// mma.sync warp tile the second path spilled FlashAttention's head-dim-128 kernel, whose
+    /// k loop already holds 255 registers), whose warps' columns are whole groups of chunks.
+    fn of(layout: &FragmentLayout, element: ElementType, pair_values: Vec<String>, target: String) -> Option<Self> {
+        let columns = layout.warp_tile.map_or(0, |[_, cols]| cols);
+        if layout.warpgroup_tile.is_none() {
+            return None;
+        }
+        if element.is_half() && columns % 32 == 0 {
+            return Some(WideStore {
+                why: [
+                    "16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four",
+                    "chunks and store eight neighbouring columns each, 16 bytes a lane",
+                ],
+                vector: 8,
+                chunks: 4,
+                pair_type: "unsigned",
+                pair_values,
+                pair: "tessera_pair_bits(out)",
+                exchange: "unsigned columns[4];\n                    tessera_quad_transpose(pairs, columns);",
+                column: "(group * 4 + lane % 4) * 8",
+                store_type: "uint4",
+                stored: "make_uint4(columns[0], columns[1], columns[2], columns[3])",
+                target,
+            });
+        }
+        (element == ElementType::F32 && columns % 16 == 0).then_some(WideStore {
+            why: [
+                "f32 values in rows 16-byte aligned: neighbouring lanes trade one pair of two chunks",
+                "and store four neighbouring columns each, 16 bytes a lane",
+            ],
+            vector: 4,
+            chunks: 2,
+            pair_type: "float2",
+            pair_values,
+            pair: "out",
+            exchange: "const float4 columns = tessera_pair_exchange(pairs);",
+            column: "(group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4",
+            store_type: "float4",
+            stored: "columns",
+            target,
+        })
+    }
 }
 
 #[derive(Template)]
@@ -664,8 +725,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     }
     pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
     pair_store.push(format!("out{} = {};", component(1), from_float("value1")));
-    let quad_store = quad_stores(&plan.layout, element)
-        .then(|| QuadStore { pair_values: pair_store.clone(), target: dst.element_at("row", "col") });
+    let wide_store = WideStore::of(&plan.layout, element, pair_store.clone(), dst.element_at("row", "col"));
     pair_store.push(format!("*reinterpret_cast<{pair_type}*>(&{first}) = out;"));
     let acc = plan.fragment.clone();
     let pairs = WarpEpiloguePairsSource {
@@ -684,8 +744,8 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         origins: warp_origin_bindings(kernel, &plan.fragment).into_iter().chain(dst.origin_declarations()).collect(),
         whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
         lane_bounds,
-        pairs: indent(&pairs, if quad_store.is_some() { 2 } else { 1 }),
-        quad_store,
+        pairs: indent(&pairs, if wide_store.is_some() { 2 } else { 1 }),
+        wide_store,
         warp_rows,
         warp_cols,
         acc,
@@ -695,24 +755,14 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     .map_err(template_error("warp_epilogue.cu"))
 }
 
-/// Whether an epilogue of `layout` into `element` stores through [`QuadStore`]: 16-bit pairs
-/// fill half of each 32-byte sector a warp's store touches, so where a warp's columns are whole
-/// groups of four 8-column chunks its quads trade pairs first. wgmma fragments only: on a
-/// mma.sync warp tile the second path spilled FlashAttention's head-dim-128 kernel, whose
-/// k loop already holds 255 registers.
-fn quad_stores(layout: &FragmentLayout, element: ElementType) -> bool {
-    let columns = layout.warp_tile.map_or(0, |[_, cols]| cols);
-    element.is_half() && layout.warpgroup_tile.is_some() && columns % 32 == 0
-}
-
-/// Whether a `copy(&acc, ..)` of the kernel stores through [`QuadStore`] (its helpers are then
-/// defined).
-pub(crate) fn uses_quad_stores(kernel: &Kernel) -> bool {
+/// Whether a `copy(&acc, ..)` of the kernel stores through a [`WideStore`] (its helpers are
+/// then defined).
+pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
     kernel.statements().iter().any(|statement| {
         let tessera_dsl::Statement::Copy(copy) = statement else { return false };
         let Ok(plan) = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()) else { return false };
         let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map(|t| t.element);
-        element.is_some_and(|element| quad_stores(&plan.layout, element))
+        element.is_some_and(|element| WideStore::of(&plan.layout, element, Vec::new(), String::new()).is_some())
     })
 }
 

@@ -15,20 +15,21 @@
     const int rows_left = {{ rows }};
     const int cols_left = {{ cols }};
 {%- endif %}
-{%- if let Some(quad) = quad_store %}
-    if (whole_tile && VECTOR >= 8) {
-        // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
-        // chunks and store eight neighbouring columns each, 16 bytes a lane
+{%- if let Some(wide) = wide_store %}
+    if (whole_tile && VECTOR >= {{ wide.vector }}) {
+{%- for line in wide.why %}
+        // {{ line }}
+{%- endfor %}
         #pragma unroll
         for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
             #pragma unroll
             for (int half = 0; half < 2; ++half) {
                 #pragma unroll
-                for (int group = 0; group < {{ warp_cols }} / 32; ++group) {
-                    unsigned pairs[4];
+                for (int group = 0; group < {{ warp_cols }} / {{ wide.chunks * 8 }}; ++group) {
+                    {{ wide.pair_type }} pairs[{{ wide.chunks }}];
                     #pragma unroll
-                    for (int chunk = 0; chunk < 4; ++chunk) {
-                        const int ni = group * 4 + chunk;
+                    for (int chunk = 0; chunk < {{ wide.chunks }}; ++chunk) {
+                        const int ni = group * {{ wide.chunks }} + chunk;
                         const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
                         const int col = warp_col0 + ni * 8 + lane % 4 * 2;
                         float value0 = {{ acc }}[mi][ni][half * 2];
@@ -36,16 +37,15 @@
 {%- for line in scale %}
                         {{ line }}
 {%- endfor %}
-{%- for line in quad.pair_values %}
+{%- for line in wide.pair_values %}
                         {{ line }}
 {%- endfor %}
-                        pairs[chunk] = tessera_pair_bits(out);
+                        pairs[chunk] = {{ wide.pair }};
                     }
-                    unsigned columns[4];
-                    tessera_quad_transpose(pairs, columns);
+                    {{ wide.exchange }}
                     const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                    const int col = warp_col0 + (group * 4 + lane % 4) * 8;
-                    *reinterpret_cast<uint4*>(&{{ quad.target }}) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
+                    const int col = warp_col0 + {{ wide.column }};
+                    *reinterpret_cast<{{ wide.store_type }}*>(&{{ wide.target }}) = {{ wide.stored }};
                 }
             }
         }

@@ -339,6 +339,21 @@ __device__ __forceinline__ void tessera_quad_transpose(const unsigned (&pairs)[4
     }
 }
 
+// f32 pairs are 8 bytes: neighbouring lanes (columns 4p, 4p + 1 and 4p + 2, 4p + 3 of each
+// chunk) trade one pair of two chunks, the even lane keeping the first chunk, the odd one the
+// second, so each holds four neighbouring columns of its chunk
+__device__ __forceinline__ float4 tessera_pair_exchange(const float2 (&pairs)[2])
+{
+    const bool odd = threadIdx.x % 2 == 1;
+    const float2 kept = odd ? pairs[1] : pairs[0];
+    const float2 sent = odd ? pairs[0] : pairs[1];
+    float2 got;
+    got.x = __shfl_xor_sync(0xffffffffu, sent.x, 1);
+    got.y = __shfl_xor_sync(0xffffffffu, sent.y, 1);
+    // the even lane's pair holds the first two of the four columns
+    return odd ? make_float4(got.x, got.y, kept.x, kept.y) : make_float4(kept.x, kept.y, got.x, got.y);
+}
+
 // acc.row_max(i) on a warp-tile fragment in mma.sync's accumulator layout: the maximum over
 // the block-tile row of row slot i: this lane's values of it, then the 4 lanes sharing the row
 // (lanes 4r .. 4r + 3: shuffle-xor 1, then 2); every one of them gets the result

@@ -303,6 +303,60 @@ __device__ __forceinline__ void tessera_tma_load_3d(void* shared, const tessera_
 }
 #endif  // TESSERA_SIM_H
 
+// A warp tile's 16-bit values leave mma's layout — lane l holding two neighbouring columns of
+// each 8-column chunk, in rows l / 4 and l / 4 + 8 — four lanes to a row: the four trade their
+// pairs of four chunks so that lane q holds chunk q's eight columns, stored as one 16-byte
+// access (a warp's store then fills whole 32-byte sectors, where pairs fill half of each).
+template <class Pair>
+__device__ __forceinline__ unsigned tessera_pair_bits(Pair pair)
+{
+    unsigned bits;
+    memcpy(&bits, &pair, sizeof bits);
+    return bits;
+}
+
+// columns[s] = the pair lane s of this lane's quad held for chunk q (this lane's lane % 4):
+// a 4 × 4 transpose across the quad, three shuffles, registers picked by selects (no indexing)
+__device__ __forceinline__ void tessera_quad_transpose(const unsigned (&pairs)[4], unsigned (&columns)[4])
+{
+    const int q = threadIdx.x % 4;
+    // columns[q] is the lane's own pair of its own chunk; the three rounds overwrite the others
+    columns[0] = pairs[0];
+    columns[1] = pairs[1];
+    columns[2] = pairs[2];
+    columns[3] = pairs[3];
+    #pragma unroll
+    for (int round = 1; round < 4; ++round) {
+        // send the pair of the chunk the lane `round` places below takes; receive from `round` above
+        const int send_chunk = (q - round) & 3;
+        unsigned send = pairs[0];
+        send = send_chunk == 1 ? pairs[1] : send;
+        send = send_chunk == 2 ? pairs[2] : send;
+        send = send_chunk == 3 ? pairs[3] : send;
+        const int from = (q + round) & 3;
+        const unsigned got = __shfl_sync(0xffffffffu, send, (threadIdx.x & ~3) | from);
+        columns[0] = from == 0 ? got : columns[0];
+        columns[1] = from == 1 ? got : columns[1];
+        columns[2] = from == 2 ? got : columns[2];
+        columns[3] = from == 3 ? got : columns[3];
+    }
+}
+
+// f32 pairs are 8 bytes: neighbouring lanes (columns 4p, 4p + 1 and 4p + 2, 4p + 3 of each
+// chunk) trade one pair of two chunks, the even lane keeping the first chunk, the odd one the
+// second, so each holds four neighbouring columns of its chunk
+__device__ __forceinline__ float4 tessera_pair_exchange(const float2 (&pairs)[2])
+{
+    const bool odd = threadIdx.x % 2 == 1;
+    const float2 kept = odd ? pairs[1] : pairs[0];
+    const float2 sent = odd ? pairs[0] : pairs[1];
+    float2 got;
+    got.x = __shfl_xor_sync(0xffffffffu, sent.x, 1);
+    got.y = __shfl_xor_sync(0xffffffffu, sent.y, 1);
+    // the even lane's pair holds the first two of the four columns
+    return odd ? make_float4(got.x, got.y, kept.x, kept.y) : make_float4(kept.x, kept.y, got.x, got.y);
+}
+
 // wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × 256 tile of B, both read
 // by the tensor cores from shared memory through 64-bit matrix descriptors, into 64 × 256 f32
 // accumulators: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8 layout (32 tiles of 16 × 8).
@@ -505,33 +559,71 @@ hgemm_v11_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restr
                 // rows and columns of the tensor from this lane's first value on
                 const int rows_left = M - c_row0 - (warp_row0 + lane / 4);
                 const int cols_left = N - c_col0 - (warp_col0 + lane % 4 * 2);
-                #pragma unroll
-                for (int mi = 0; mi < 16 / 16; ++mi) {
+                if (whole_tile && VECTOR >= 4) {
+                    // f32 values in rows 16-byte aligned: neighbouring lanes trade one pair of two chunks
+                    // and store four neighbouring columns each, 16 bytes a lane
                     #pragma unroll
-                    for (int ni = 0; ni < WN / 8; ++ni) {
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
                         #pragma unroll
                         for (int half = 0; half < 2; ++half) {
-                            // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
-                            const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                            const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                            float value0 = acc[mi][ni][half * 2];
-                            float value1 = acc[mi][ni][half * 2 + 1];
-                            value0 = alpha * value0;
-                            value1 = alpha * value1;
-                            if (whole_tile && VECTOR >= 2) {
-                                float2 out;
-                                if (beta != 0.0f) {
-                                    const float2 old = *reinterpret_cast<const float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
-                                    value0 += beta * old.x;
-                                    value1 += beta * old.y;
+                            #pragma unroll
+                            for (int group = 0; group < WN / 16; ++group) {
+                                float2 pairs[2];
+                                #pragma unroll
+                                for (int chunk = 0; chunk < 2; ++chunk) {
+                                    const int ni = group * 2 + chunk;
+                                    const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                    const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                    float value0 = acc[mi][ni][half * 2];
+                                    float value1 = acc[mi][ni][half * 2 + 1];
+                                    value0 = alpha * value0;
+                                    value1 = alpha * value1;
+                                    float2 out;
+                                    if (beta != 0.0f) {
+                                        const float2 old = *reinterpret_cast<const float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
+                                        value0 += beta * old.x;
+                                        value1 += beta * old.y;
+                                    }
+                                    out.x = value0;
+                                    out.y = value1;
+                                    pairs[chunk] = out;
                                 }
-                                out.x = value0;
-                                out.y = value1;
-                                *reinterpret_cast<float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = out;
-                            } else {
-                                // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                                if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? value0 : value0 + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
-                                if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? value1 : value1 + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
+                                const float4 columns = tessera_pair_exchange(pairs);
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + (group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4;
+                                *reinterpret_cast<float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = columns;
+                            }
+                        }
+                    }
+                } else {
+                    #pragma unroll
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
+                        #pragma unroll
+                        for (int ni = 0; ni < WN / 8; ++ni) {
+                            #pragma unroll
+                            for (int half = 0; half < 2; ++half) {
+                                // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                float value0 = acc[mi][ni][half * 2];
+                                float value1 = acc[mi][ni][half * 2 + 1];
+                                value0 = alpha * value0;
+                                value1 = alpha * value1;
+                                if (whole_tile && VECTOR >= 2) {
+                                    float2 out;
+                                    if (beta != 0.0f) {
+                                        const float2 old = *reinterpret_cast<const float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
+                                        value0 += beta * old.x;
+                                        value1 += beta * old.y;
+                                    }
+                                    out.x = value0;
+                                    out.y = value1;
+                                    *reinterpret_cast<float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = out;
+                                } else {
+                                    // a tile on the edge, or rows not 8-byte aligned: each element on its own
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col] = beta == 0.0f ? value0 : value0 + beta * c[(c_row0 + row) * c_ld + c_col0 + col];
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) c[(c_row0 + row) * c_ld + c_col0 + col + 1] = beta == 0.0f ? value1 : value1 + beta * c[(c_row0 + row) * c_ld + c_col0 + col + 1];
+                                }
                             }
                         }
                     }
