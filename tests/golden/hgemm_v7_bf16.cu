@@ -197,10 +197,11 @@ __device__ __forceinline__ void tessera_async_wait()
 }
 #endif  // TESSERA_SIM_H
 
-// A warp tile's 16-bit values leave mma's layout — lane l holding two neighbouring columns of
-// each 8-column chunk, in rows l / 4 and l / 4 + 8 — four lanes to a row: the four trade their
-// pairs of four chunks so that lane q holds chunk q's eight columns, stored as one 16-byte
-// access (a warp's store then fills whole 32-byte sectors, where pairs fill half of each).
+// A wgmma tile's values leave mma's layout — lane l holding two neighbouring columns of each
+// 8-column chunk, in rows l / 4 and l / 4 + 8 — four lanes to a row. Stored as pairs, 16-bit
+// values fill half of each 32-byte sector a warp's store touches; so a row's lanes trade values
+// first and each stores 16 bytes: 16-bit pairs across the four lanes (lane q then holds chunk
+// q's eight columns), f32 pairs between neighbours (each then holds four columns).
 template <class Pair>
 __device__ __forceinline__ unsigned tessera_pair_bits(Pair pair)
 {
