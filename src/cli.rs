@@ -133,10 +133,19 @@ fn vector_width(text: &str) -> Result<VectorWidth, String> {
     text.parse().ok().and_then(VectorWidth::new).ok_or_else(|| "expected 1, 2, 4 or 8".to_string())
 }
 
+/// The catalog kernel `name`, or the message that says there is none.
+///
+/// ```
+/// assert!(tessera::cli::catalog_kernel("sgemm_v12").is_ok());
+/// assert!(tessera::cli::catalog_kernel("sgemm_v99").err().is_some_and(|e| e.contains("`tessera list`")));
+/// ```
+pub fn catalog_kernel(name: &str) -> Result<&'static crate::KernelDefinition, String> {
+    crate::catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))
+}
+
 /// A catalog kernel that a bench family measures.
 fn benched_kernel(name: &str) -> Result<String, String> {
-    let kernel =
-        crate::catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))?;
+    let kernel = catalog_kernel(name)?;
     if !Family::ALL.iter().any(|family| family.kernels().iter().any(|k| k.name() == kernel.name())) {
         return Err(format!("`{name}` is in no bench family"));
     }

@@ -22,21 +22,58 @@ fn simulator_with(blocks: u32) -> Backend {
     common::simulator_with_resident_blocks(blocks, 0x5eed)
 }
 
-fn check(gpu: &Backend, (m, n, k): (usize, usize, usize), seed: u64) {
-    let (host_a, host_b, host_c) =
-        (random_floats(m * k, seed), random_floats(k * n, seed + 1), random_floats(m * n, seed + 2));
+/// `sgemm_v12` at (m, n, k) against f64, twice with the same bits.
+fn check(gpu: &Backend, shape: (usize, usize, usize), seed: u64) {
+    check_with(
+        gpu,
+        shape,
+        seed,
+        |v| v,
+        |v| v,
+        |gpu, a, b, c, alpha, beta| sgemm_v12::launch(gpu, a, b, c, alpha, beta),
+    );
+}
+
+/// `hgemm_stream_k_bf16` at (m, n, k) against f64 from the same bf16-rounded inputs, twice
+/// with the same bits.
+fn check_tensor_core(gpu: &Backend, shape: (usize, usize, usize), seed: u64) {
+    check_with(gpu, shape, seed, bf16::from_f32, bf16::to_f32, |gpu, a, b, c, alpha, beta| {
+        hgemm_stream_k_bf16::launch(gpu, a, b, c, alpha, beta)
+    });
+}
+
+/// C = α·A·B + β·C by `launch` on inputs rounded by `round` against f64 from the rounded
+/// values; a second launch adds the shares in the same order: the same bits.
+fn check_with<T: tessera::runtime::Element>(
+    gpu: &Backend,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+    round: fn(f32) -> T,
+    widen: fn(T) -> f32,
+    launch: impl Fn(
+        &Backend,
+        &tessera::DeviceTensor<T>,
+        &tessera::DeviceTensor<T>,
+        &mut tessera::DeviceTensor<f32>,
+        f32,
+        f32,
+    ) -> Result<tessera::Launched, tessera::Error>,
+) {
+    let rounded = |values: Vec<f32>| values.into_iter().map(round).collect::<Vec<T>>();
+    let (host_a, host_b) = (rounded(random_floats(m * k, seed)), rounded(random_floats(k * n, seed + 1)));
+    let host_c = random_floats(m * n, seed + 2);
+    let exact = |values: &[T]| values.iter().map(|&v| widen(v)).collect::<Vec<f32>>();
     let (alpha, beta) = (1.25f32, -0.75f32);
-    let want = gemm_reference(&host_a, &host_b, &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
+    let want = gemm_reference(&exact(&host_a), &exact(&host_b), &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
     let a = gpu.upload(&host_a, [m, k]).unwrap();
     let b = gpu.upload(&host_b, [k, n]).unwrap();
     let mut c = gpu.upload(&host_c, [m, n]).unwrap();
-    sgemm_v12::launch(gpu, &a, &b, &mut c, alpha, beta).unwrap();
+    launch(gpu, &a, &b, &mut c, alpha, beta).unwrap();
     let got = gpu.download(&c).unwrap();
     let error = relative_error(&got, &want);
     assert!(error < 1e-5, "M={m} N={n} K={k}: relative error {error:e}");
-    // a second launch adds the shares in the same order: the same bits
     let mut again = gpu.upload(&host_c, [m, n]).unwrap();
-    sgemm_v12::launch(gpu, &a, &b, &mut again, alpha, beta).unwrap();
+    launch(gpu, &a, &b, &mut again, alpha, beta).unwrap();
     assert_eq!(got, gpu.download(&again).unwrap(), "M={m} N={n} K={k}: a second launch summed differently");
 }
 
@@ -63,27 +100,6 @@ fn k_zero_scales_c_by_beta(gpu: &Backend) {
     sgemm_v12::launch(gpu, &a, &b, &mut c, 2.0, 0.5).unwrap();
     let want: Vec<f32> = host_c.iter().map(|v| 0.5 * v).collect();
     assert_eq!(gpu.download(&c).unwrap(), want);
-}
-
-/// `hgemm_stream_k_bf16` at (m, n, k) against f64 from the same bf16-rounded inputs, twice
-/// with the same bits.
-fn check_tensor_core(gpu: &Backend, (m, n, k): (usize, usize, usize), seed: u64) {
-    let round = |values: Vec<f32>| values.into_iter().map(bf16::from_f32).collect::<Vec<_>>();
-    let widen = |values: &[bf16]| values.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
-    let (host_a, host_b) = (round(random_floats(m * k, seed)), round(random_floats(k * n, seed + 1)));
-    let host_c = random_floats(m * n, seed + 2);
-    let (alpha, beta) = (1.25f32, -0.75f32);
-    let want = gemm_reference(&widen(&host_a), &widen(&host_b), &host_c, (m, n, k), f64::from(alpha), f64::from(beta));
-    let a = gpu.upload(&host_a, [m, k]).unwrap();
-    let b = gpu.upload(&host_b, [k, n]).unwrap();
-    let mut c = gpu.upload(&host_c, [m, n]).unwrap();
-    hgemm_stream_k_bf16::launch(gpu, &a, &b, &mut c, alpha, beta).unwrap();
-    let got = gpu.download(&c).unwrap();
-    let error = relative_error(&got, &want);
-    assert!(error < 1e-5, "M={m} N={n} K={k}: relative error {error:e}");
-    let mut again = gpu.upload(&host_c, [m, n]).unwrap();
-    hgemm_stream_k_bf16::launch(gpu, &a, &b, &mut again, alpha, beta).unwrap();
-    assert_eq!(got, gpu.download(&again).unwrap(), "M={m} N={n} K={k}: a second launch summed differently");
 }
 
 fn tensor_core_split_tiles_match_an_f64_reference(gpu: &Backend) {

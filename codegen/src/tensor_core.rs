@@ -110,11 +110,10 @@ impl WideStore {
     /// mma.sync warp tile the second path spilled FlashAttention's head-dim-128 kernel, whose
     /// k loop already holds 255 registers), whose warps' columns are whole groups of chunks.
     fn of(layout: &FragmentLayout, element: ElementType, pair_values: Vec<String>, target: String) -> Option<Self> {
-        let columns = layout.warp_tile.map_or(0, |[_, cols]| cols);
-        if layout.warpgroup_tile.is_none() {
+        if !Self::applies(layout, element) {
             return None;
         }
-        if element.is_half() && columns % 32 == 0 {
+        if element.is_half() {
             return Some(WideStore {
                 why: [
                     "16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four",
@@ -132,7 +131,7 @@ impl WideStore {
                 target,
             });
         }
-        (element == ElementType::F32 && columns % 16 == 0).then_some(WideStore {
+        Some(WideStore {
             why: [
                 "f32 values in rows 16-byte aligned: neighbouring lanes trade one pair of two chunks",
                 "and store four neighbouring columns each, 16 bytes a lane",
@@ -148,6 +147,17 @@ impl WideStore {
             stored: "columns",
             target,
         })
+    }
+
+    /// Whether [`WideStore::of`] has a path for `element` values of `layout`.
+    fn applies(layout: &FragmentLayout, element: ElementType) -> bool {
+        let columns = layout.warp_tile.map_or(0, |[_, cols]| cols);
+        let group = match element {
+            ElementType::F16 | ElementType::BF16 => 32,
+            ElementType::F32 => 16,
+            _ => return false,
+        };
+        layout.warpgroup_tile.is_some() && columns % group == 0
     }
 }
 
@@ -762,7 +772,7 @@ pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
         let tessera_dsl::Statement::Copy(copy) = statement else { return false };
         let Ok(plan) = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()) else { return false };
         let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map(|t| t.element);
-        element.is_some_and(|element| WideStore::of(&plan.layout, element, Vec::new(), String::new()).is_some())
+        element.is_some_and(|element| WideStore::applies(&plan.layout, element))
     })
 }
 

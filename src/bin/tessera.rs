@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use tessera::cli::{BenchArgs, CheckArgs, Cli, Command, ProgressLine, ShowArgs, ShowOutput, TuneArgs};
-use tessera::{catalog, nvrtc, KernelDefinition};
+use tessera::cli::{catalog_kernel, BenchArgs, CheckArgs, Cli, Command, ProgressLine, ShowArgs, ShowOutput, TuneArgs};
+use tessera::{catalog, nvrtc};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -26,10 +26,6 @@ fn main() -> ExitCode {
     }
 }
 
-fn find(name: &str) -> Result<&'static KernelDefinition, String> {
-    catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))
-}
-
 fn list() -> Result<(), String> {
     for kernel in catalog::all() {
         let config = &kernel.ir().map_err(|e| e.to_string())?.config;
@@ -41,7 +37,7 @@ fn list() -> Result<(), String> {
 fn bench(args: BenchArgs) -> Result<(), String> {
     use tessera::bench::{self, BenchOptions, Output};
     for name in &args.kernels {
-        let kernel = find(name)?;
+        let kernel = catalog_kernel(name)?;
         if !tessera::bench::Family::ALL.iter().any(|family| family.kernels().iter().any(|k| k.name() == kernel.name()))
         {
             return Err(format!("`{name}` is in no bench family; `tessera bench --help` lists the families"));
@@ -82,7 +78,7 @@ fn bench(args: BenchArgs) -> Result<(), String> {
 
 fn tune(args: TuneArgs) -> Result<(), String> {
     use tessera::runtime::tune::{self, Outcome, Progress};
-    let kernel = find(&args.kernel)?;
+    let kernel = catalog_kernel(&args.kernel)?;
     let (shape, dry_run, rounds) = (args.shape.0, args.dry_run, args.rounds as usize);
     let scalars = args.scalar.map(|s| s.0).unwrap_or_default();
     let ir = kernel.ir().map_err(|e| e.to_string())?;
@@ -234,7 +230,7 @@ fn tune(args: TuneArgs) -> Result<(), String> {
 }
 
 fn check(args: CheckArgs) -> Result<(), String> {
-    let kernel = find(&args.kernel)?;
+    let kernel = catalog_kernel(&args.kernel)?;
     let report = tessera::check::check(kernel, &args.options()).map_err(|e| e.to_string())?;
     let text = if args.json { format!("{}\n", report.to_json()) } else { report.to_string() };
     // A closed pipe (`tessera check .. | head`) is the reader's choice, not an error.
@@ -243,7 +239,7 @@ fn check(args: CheckArgs) -> Result<(), String> {
 }
 
 fn show(args: ShowArgs) -> Result<(), String> {
-    let kernel = find(&args.kernel)?;
+    let kernel = catalog_kernel(&args.kernel)?;
     let mut overrides: Vec<(String, i64)> = args.config.clone().map(|c| c.0).unwrap_or_default();
     if let Some(width) = args.vector {
         overrides.push(("vector".into(), i64::from(width.get())));
