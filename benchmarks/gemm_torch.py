@@ -2,7 +2,10 @@
 with the method of `tessera bench` (benchmarks/torch_timing.py): the anchor figures GPU.md and
 issue 15 quote, measured in the same device call as tessera's own bench.
 
-    python3 benchmarks/gemm_torch.py [--shapes 4096x4096x4096,8192x8192x256]
+    python3 benchmarks/gemm_torch.py [--shapes 4096x4096x4096,8192x8192x256] [--dtypes bf16,f16,tf32,tf32-bt]
+
+tf32 is f32 `a @ b` with TF32 matmuls allowed; tf32-bt is `a @ w.T` with w stored [N, K] (a
+linear layer's weights, what `gemm_tf32_wgmma_bt` takes).
 """
 import argparse
 
@@ -16,15 +19,23 @@ SHAPES = "1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default=SHAPES, help="MxNxK, comma-separated")
+    parser.add_argument("--dtypes", default="bf16,f16", help="of bf16, f16, tf32, tf32-bt; comma-separated")
     args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    types = {"bf16": torch.bfloat16, "f16": torch.float16, "tf32": torch.float32, "tf32-bt": torch.float32}
     print("dtype,M,N,K,ms,TFLOP/s")
     for shape in args.shapes.split(","):
         m, n, k = (int(v) for v in shape.split("x"))
-        for dtype in (torch.bfloat16, torch.float16):
+        for name in args.dtypes.split(","):
+            dtype = types[name]
             a = torch.randn(m, k, device="cuda").to(dtype)
-            b = torch.randn(k, n, device="cuda").to(dtype)
-            ms = median_ms(lambda: a @ b)
-            print(f"{str(dtype).split('.')[-1]},{m},{n},{k},{ms:.4f},{2 * m * n * k / ms / 1e9:.1f}", flush=True)
+            if name == "tf32-bt":
+                w = torch.randn(n, k, device="cuda")
+                ms = median_ms(lambda: a @ w.T)
+            else:
+                b = torch.randn(k, n, device="cuda").to(dtype)
+                ms = median_ms(lambda: a @ b)
+            print(f"{name},{m},{n},{k},{ms:.4f},{2 * m * n * k / ms / 1e9:.1f}", flush=True)
 
 
 if __name__ == "__main__":

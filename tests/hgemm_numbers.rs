@@ -15,6 +15,7 @@ on_both_backends!(
     every_bf16_kernel_matches_an_f64_reference_on_tail_shapes,
     every_f16_kernel_matches_an_f64_reference_on_tail_shapes,
     the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs,
+    the_wgmma_tf32_kernel_matches_an_f64_reference_from_tf32_truncated_inputs,
     beta_zero_never_reads_c,
     strided_operands_multiply_like_dense_ones,
     sixteen_bit_outputs_are_the_f32_result_rounded_once
@@ -124,6 +125,60 @@ fn the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs(gpu: &Backe
         tf32_rounded,
         |kernel, gpu, a, b, c, alpha, beta| hgemm::launch_tf32(kernel, gpu, a, b, c, alpha, beta),
     );
+}
+
+/// What wgmma's tensor cores multiply for an f32 in shared memory: its low 13 mantissa bits
+/// cleared (TF32 by truncation).
+fn tf32_truncated(value: f32) -> f32 {
+    f32::from_bits(value.to_bits() & 0xffff_e000)
+}
+
+/// The TF32 wgmma kernel on Bᵀ stored [N, K], launched directly and through
+/// `gemm_tf32_wgmma`'s transposed copy of B stored [K, N], against f64 from the truncated
+/// inputs: a reference from rounded ones misses by ~3e-4, so the test tells the two apart.
+fn the_wgmma_tf32_kernel_matches_an_f64_reference_from_tf32_truncated_inputs(gpu: &Backend) {
+    for (index, &(m, n, k)) in SHAPES.iter().enumerate() {
+        if gpu.is_simulated() && m * n * k > SIMULATED_WORK {
+            continue;
+        }
+        let host_a = random_floats(m * k, 31 + index as u64);
+        let host_b = random_floats(k * n, 131 + index as u64);
+        let host_bt: Vec<f32> = (0..n * k).map(|i| host_b[i % k * n + i / k]).collect();
+        let host_c = random_floats(m * n, 231);
+        let truncated = |values: &[f32]| values.iter().map(|&v| tf32_truncated(v)).collect::<Vec<f32>>();
+        let (alpha, beta) = (1.5f32, -0.5f32);
+        let want = gemm_reference(
+            &truncated(&host_a),
+            &truncated(&host_b),
+            &host_c,
+            (m, n, k),
+            f64::from(alpha),
+            f64::from(beta),
+        );
+        let a = gpu.upload(&host_a, [m, k]).unwrap();
+        let b = gpu.upload(&host_b, [k, n]).unwrap();
+        let bt = gpu.upload(&host_bt, [n, k]).unwrap();
+        for kernel in hgemm::ALL_TF32_TRANSPOSED_B {
+            let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+            let launched = hgemm::launch_tf32(kernel, gpu, &a, &bt, &mut c, alpha, beta).unwrap();
+            // TMA reads A and Bᵀ wherever their rows (K floats) are 16-byte aligned
+            assert_eq!(launched.tma, k % 4 == 0, "{} at M={m} N={n} K={k}: copied by TMA", kernel.name());
+            let error = relative_error(&gpu.download(&c).unwrap(), &want);
+            assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
+        }
+        let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+        let launched = hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, alpha, beta).unwrap();
+        assert_eq!(launched.kernel, "gemm_tf32_wgmma_bt");
+        let error = relative_error(&gpu.download(&c).unwrap(), &want);
+        assert!(error < 1e-5, "gemm_tf32_wgmma at M={m} N={n} K={k}: relative error {error:e}");
+    }
+}
+
+#[test]
+fn tf32_truncation_clears_the_low_13_mantissa_bits() {
+    assert_eq!(tf32_truncated(1.0 + 2f32.powi(-10) + 2f32.powi(-11)), 1.0 + 2f32.powi(-10));
+    assert_eq!(tf32_truncated(-(1.0 + 2f32.powi(-11))), -1.0);
+    assert_eq!(tf32_truncated(f32::INFINITY), f32::INFINITY);
 }
 
 #[test]

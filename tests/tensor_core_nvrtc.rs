@@ -34,8 +34,16 @@ fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_no
     for kernel in kernels {
         let ptx = nvrtc::compile_ptx(kernel.cuda_source(), kernel.name(), Arch::SM_90)
             .unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
-        let input = if kernel.name().ends_with("bf16") { "bf16" } else { "f16" };
-        let wanted = format!("wgmma.mma_async.sync.aligned.m64n{}k16.f32.{input}.{input}", wgmma_n(kernel));
+        let wanted = match kernel.name() {
+            name if name.ends_with("bf16") => {
+                format!("wgmma.mma_async.sync.aligned.m64n{}k16.f32.bf16.bf16", wgmma_n(kernel))
+            }
+            name if name.ends_with("f16") => {
+                format!("wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16", wgmma_n(kernel))
+            }
+            // TF32 (`gemm_tf32_wgmma_bt`): k8, both operands K-major
+            _ => format!("wgmma.mma_async.sync.aligned.m64n{}k8.f32.tf32.tf32", wgmma_n(kernel)),
+        };
         assert!(ptx.contains(&wanted), "{}: no {wanted} in the PTX", kernel.name());
         for needed in ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned"] {
             assert!(ptx.contains(needed), "{}: no {needed} in the PTX", kernel.name());
@@ -222,7 +230,10 @@ fn the_sass_holds_hmma_and_ldsm() {
         let _ = std::fs::remove_file(&path);
         let sass = String::from_utf8_lossy(&listing.stdout);
         if is_wgmma(kernel) {
-            let hgmma = format!("HGMMA.64x{}x16.F32", wgmma_n(kernel));
+            let hgmma = match kernel.name().contains("tf32") {
+                true => format!("HGMMA.64x{}x8.F32.TF32", wgmma_n(kernel)),
+                false => format!("HGMMA.64x{}x16.F32", wgmma_n(kernel)),
+            };
             assert!(sass.contains(&hgmma), "{}: no {hgmma} in the SASS", kernel.name());
             // TMA loads show as UTMALDG; a cp.async pipeline has none
             assert_eq!(sass.contains("UTMALDG"), copies_by_tma(kernel), "{}: UTMALDG in the SASS", kernel.name());

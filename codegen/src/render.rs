@@ -158,7 +158,10 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if !wgmma.is_empty() {
         helpers.push(WGMMA_COMMON_HELPERS.trim_end());
     }
-    if tensor_core.iter().any(|instruction| instruction.is_tf32()) {
+    if tensor_core
+        .iter()
+        .any(|instruction| matches!(instruction, MmaInstruction::MmaSync { .. }) && instruction.is_tf32())
+    {
         helpers.push(MMA_SYNC_TF32_HELPERS.trim_end());
     }
     if async_copies {

@@ -49,6 +49,8 @@ struct WgmmaSource {
     dsl: String,
     instruction: String,
     k_name: String,
+    /// The k extent of one instruction: 16 on 16-bit inputs, 8 on TF32.
+    k_step: i64,
     n: i64,
     operands_note: String,
     input: &'static str,
@@ -559,6 +561,7 @@ fn wgmma_source(
         dsl: mma.to_string(),
         instruction: plan.instruction.ptx().unwrap_or_default(),
         k_name: crate::gemm::k_extent_name(kernel, mma, plan),
+        k_step: plan.instruction.k_step(),
         n,
         operands_note: format!("{a_note}, B {} in {}-byte ones", b_descriptor.major(), b_descriptor.span),
         input: input.cuda_name(),
@@ -837,6 +840,9 @@ pub(crate) fn mma_if_tensor_core(
 #[template(path = "wgmma_helpers.cu", escape = "none")]
 struct WgmmaHelpersSource {
     n: i64,
+    /// The k extent of one instruction (16, or 8 on TF32).
+    k: i64,
+    tf32: bool,
     tiles: i64,
     instruction: String,
     /// The register-A form (`tessera_wgmma_register_a`) rather than the descriptor one.
@@ -866,18 +872,21 @@ pub(crate) fn wgmma_forms(kernel: &Kernel) -> Vec<(ElementType, i64, bool)> {
     forms
 }
 
-/// `tessera_wgmma` (or, `register_a`, `tessera_wgmma_register_a`) for m64n{n}k16 on `input`:
+/// `tessera_wgmma` (or, `register_a`, `tessera_wgmma_register_a`) for m64n{n}k16 (k8 on TF32) on `input`:
 /// the asm takes n / 2 accumulator registers.
 pub(crate) fn wgmma_helpers(input: ElementType, n: i64, register_a: bool) -> Result<String, RenderError> {
     let values = n / 2;
     let registers: Vec<String> = (0..values).map(|r| format!("%{r}")).collect();
     let outputs: Vec<String> = (0..values).map(|r| format!("\"+f\"(d[{}][{}])", r / 4, r % 4)).collect();
-    let instruction = MmaInstruction::Wgmma { input, n }.ptx().unwrap_or_default();
+    let wgmma = MmaInstruction::Wgmma { input, n };
+    let instruction = wgmma.ptx().unwrap_or_default();
     // A's four registers take four operands where its descriptor takes one
     let a_operands = if register_a { 4 } else { 1 };
     let b_operand = values + a_operands;
     WgmmaHelpersSource {
         n,
+        k: wgmma.k_step(),
+        tf32: wgmma.is_tf32(),
         tiles: n / 8,
         instruction,
         register_a,

@@ -1,4 +1,4 @@
-// {{ dsl }}: {{ instruction }}, {{ k_name }} / 16 k-steps; each
+// {{ dsl }}: {{ instruction }}, {{ k_name }} / {{ k_step }} k-steps; each
 {%- match a %}
 {%- when Some with (_a) %}
 // warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading both operands from shared
@@ -13,7 +13,7 @@
     tessera_wgmma_fence_operands({{ acc }}[0]);
     tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
     #pragma unroll
-    for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+    for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
         const unsigned long long a_descriptor = tessera_wgmma_descriptor(&{{ a.start }}, {{ a.leading }}, {{ a.stride }}, {{ a.mode }});
         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
         tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);

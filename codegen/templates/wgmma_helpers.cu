@@ -25,14 +25,22 @@ __device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[{{ tiles }}]
 }
 #endif  // TESSERA_SIM_H
 {%- else -%}
-// wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × {{ n }} tile of B, both read
+// wgmma: a warpgroup (4 warps) multiplies a 64 × {{ k }} tile of A by a {{ k }} × {{ n }} tile of B, both read
 // by the tensor cores from shared memory through 64-bit matrix descriptors, into 64 × {{ n }} f32
 // accumulators: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8 layout ({{ tiles }} tiles of 16 × 8).
+{%- if tf32 %}
+// TF32: the operands are f32 whose low 13 mantissa bits the tensor cores ignore, both stored
+// K-major (the PTX ISA transposes only 16-bit operands), so the instruction has no TRANS operands.
+{%- else %}
 // TRANS_A / TRANS_B: the operand is stored MN-major (M or N along the panel rows).
+{%- endif %}
 #ifndef TESSERA_SIM_H
 template <class T, int TRANS_A, int TRANS_B>
 __device__ __forceinline__ void tessera_wgmma(float (&d)[{{ tiles }}][4], unsigned long long a_descriptor, unsigned long long b_descriptor)
 {
+{%- if tf32 %}
+    static_assert(TRANS_A == 0 && TRANS_B == 0, "TF32 wgmma reads K-major operands only");
+{%- endif %}
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{\n"
@@ -40,10 +48,17 @@ __device__ __forceinline__ void tessera_wgmma(float (&d)[{{ tiles }}][4], unsign
         "setp.ne.b32 accumulate, %{{ accumulate_operand }}, 0;\n"
         "{{ instruction }}\n"
         "{{ registers }},\n"
+{%- if tf32 %}
+        "{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1;\n"
+        "}\n"
+        : {{ outputs }}
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1));
+{%- else %}
         "{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1, %{{ trans_a_operand }}, %{{ trans_b_operand }};\n"
         "}\n"
         : {{ outputs }}
         : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(TRANS_A), "n"(TRANS_B));
+{%- endif %}
 #else
     __trap();  // wgmma is sm_90a's: the launch refuses other devices before getting here
 #endif

@@ -762,14 +762,14 @@ impl MmaPlan {
             ));
             None
         } else if let Some([_, n]) = layout.warpgroup_tile {
-            MmaInstruction::choose_wgmma(a_type, layout.element, n)
+            MmaInstruction::choose_wgmma(a_type, layout.element, n, kernel.config.precision)
         } else {
             MmaInstruction::choose(warp_tile, a_type, layout.element, kernel.config.precision)
         };
         if instruction.is_none() && a_type == b_type {
             let message = if layout.warpgroup_tile.is_some() {
                 format!(
-                    "a `.warpgroup_tile(..)` fragment is multiplied by wgmma, which tessera runs on f16 or bf16 operands into f32; these are {a_type} into {}",
+                    "a `.warpgroup_tile(..)` fragment is multiplied by wgmma, which tessera runs on f16 or bf16 operands (or f32 as tf32) into f32; these are {a_type} into {}",
                     layout.element
                 )
             } else if warp_tile {
@@ -786,7 +786,10 @@ impl MmaPlan {
                 format!("mma of {a_type} into a {} fragment", layout.element)
             };
             let mut error = Diagnostic::new(mma.a.origin(), message);
-            if a_type == ElementType::F32 && warp_tile && kernel.config.precision == crate::Precision::Exact {
+            if a_type == ElementType::F32
+                && (warp_tile || layout.warpgroup_tile.is_some())
+                && kernel.config.precision == crate::Precision::Exact
+            {
                 error = error.with_hint(
                     "add `precision = tf32` to #[tile_kernel(..)] to multiply f32 operands on tensor cores as TF32 (10-bit mantissa), or use `.thread_tile(..)` for exact f32 on CUDA cores".to_string(),
                 );

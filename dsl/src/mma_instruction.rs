@@ -52,7 +52,8 @@ pub enum MmaInstruction {
     MmaSync { input: ElementType, k: i64 },
     /// The warpgroup-level `wgmma.mma_async.sync.aligned.m64n{n}k16` on a
     /// `.warpgroup_tile([64, n])` fragment (sm_90a): both operands read by the tensor cores
-    /// straight from shared memory through matrix descriptors, f16/bf16 into f32.
+    /// straight from shared memory through matrix descriptors, f16/bf16 into f32. `input` F32
+    /// is TF32 (`precision = tf32`, `m64n{n}k8`, both operands stored K-major).
     Wgmma { input: ElementType, n: i64 },
 }
 
@@ -72,26 +73,44 @@ impl MmaInstruction {
     }
 
     /// The instruction for a wgmma fragment (`.warpgroup_tile([64, n])`): f16 or bf16
-    /// operands into f32, n a multiple of 8 up to 256 (wgmma's shapes); `None` otherwise.
+    /// operands into f32, or f32 ones as TF32 (`precision = tf32`), n a multiple of 8 up to 256
+    /// (wgmma's shapes); `None` otherwise.
     ///
     /// ```
-    /// use tessera_dsl::{ElementType, MmaInstruction};
-    /// let wgmma = MmaInstruction::choose_wgmma(ElementType::BF16, ElementType::F32, 256).unwrap();
+    /// use tessera_dsl::{ElementType, MmaInstruction, Precision};
+    /// let wgmma = MmaInstruction::choose_wgmma(ElementType::BF16, ElementType::F32, 256, Precision::Exact).unwrap();
     /// assert_eq!(wgmma.ptx().as_deref(), Some("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
     /// assert_eq!(wgmma.to_string(), "wgmma m64n256k16 (bf16 → f32)");
-    /// assert_eq!(MmaInstruction::choose_wgmma(ElementType::BF16, ElementType::F32, 260), None);
+    /// assert_eq!(MmaInstruction::choose_wgmma(ElementType::BF16, ElementType::F32, 260, Precision::Exact), None);
+    /// let tf32 = MmaInstruction::choose_wgmma(ElementType::F32, ElementType::F32, 256, Precision::Tf32).unwrap();
+    /// assert_eq!(tf32.ptx().as_deref(), Some("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"));
+    /// assert_eq!(tf32.k_step(), 8);
     /// ```
-    pub fn choose_wgmma(input: ElementType, acc: ElementType, n: i64) -> Option<Self> {
+    pub fn choose_wgmma(input: ElementType, acc: ElementType, n: i64, precision: Precision) -> Option<Self> {
         let shape_ok = n % 8 == 0 && (8..=256).contains(&n);
-        match (input, acc) {
-            (ElementType::F16 | ElementType::BF16, ElementType::F32) if shape_ok => Some(Self::Wgmma { input, n }),
+        match (input, acc, precision) {
+            (ElementType::F16 | ElementType::BF16, ElementType::F32, Precision::Exact) if shape_ok => {
+                Some(Self::Wgmma { input, n })
+            }
+            (ElementType::F32, ElementType::F32, Precision::Tf32) if shape_ok => Some(Self::Wgmma { input, n }),
             _ => None,
         }
     }
 
-    /// Whether the operands are f32 rounded to TF32.
+    /// Whether the operands are f32 multiplied as TF32.
     pub fn is_tf32(self) -> bool {
-        matches!(self, Self::MmaSync { input: ElementType::F32, .. })
+        matches!(self, Self::MmaSync { input: ElementType::F32, .. } | Self::Wgmma { input: ElementType::F32, .. })
+    }
+
+    /// The k extent one instruction multiplies over: 32 bytes of each operand's rows on the
+    /// tensor cores (k16 on 16-bit inputs, k8 on TF32), one on FFMA.
+    pub fn k_step(self) -> i64 {
+        match self {
+            Self::Ffma => 1,
+            Self::MmaSync { k, .. } => k,
+            Self::Wgmma { input: ElementType::F32, .. } => 8,
+            Self::Wgmma { .. } => 16,
+        }
     }
 
     /// Whether `ldmatrix` can load operand A (`is_a`) or B of this instruction when it is
@@ -114,6 +133,9 @@ impl MmaInstruction {
             Self::Wgmma { input: input @ (ElementType::F16 | ElementType::BF16), n } => {
                 return Some(format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}"))
             }
+            Self::Wgmma { input: ElementType::F32, n } => {
+                return Some(format!("wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32"))
+            }
             Self::Wgmma { .. } => return None,
             Self::MmaSync { input: ElementType::F16, .. } => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
             Self::MmaSync { input: ElementType::BF16, .. } => "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
@@ -128,8 +150,8 @@ impl MmaInstruction {
         match self {
             Self::Ffma => 32,
             Self::MmaSync { k, .. } => 16 * 8 * k,
-            // a quarter of the warpgroup's m64nNk16
-            Self::Wgmma { n, .. } => 16 * n * 16,
+            // a quarter of the warpgroup's m64nNk16 (k8 on TF32)
+            Self::Wgmma { n, .. } => 16 * n * self.k_step(),
         }
     }
 }
@@ -140,6 +162,7 @@ impl std::fmt::Display for MmaInstruction {
             Self::Ffma => f.write_str("FFMA outer products"),
             Self::MmaSync { input: ElementType::F32, k } => write!(f, "mma.sync m16n8k{k} (tf32 → f32)"),
             Self::MmaSync { input, k } => write!(f, "mma.sync m16n8k{k} ({input} → f32)"),
+            Self::Wgmma { input: ElementType::F32, n } => write!(f, "wgmma m64n{n}k8 (tf32 → f32)"),
             Self::Wgmma { input, n } => write!(f, "wgmma m64n{n}k16 ({input} → f32)"),
         }
     }

@@ -83,7 +83,8 @@ impl GpuSpec {
     /// ```
     pub fn peak_flops_per_second(&self, instruction: MmaInstruction, element: ElementType) -> f64 {
         match instruction {
-            MmaInstruction::MmaSync { input: ElementType::F32, .. } => self.tensor_flops_per_second / 2.0,
+            MmaInstruction::MmaSync { input: ElementType::F32, .. }
+            | MmaInstruction::Wgmma { input: ElementType::F32, .. } => self.tensor_flops_per_second / 2.0,
             MmaInstruction::MmaSync { .. } | MmaInstruction::Wgmma { .. } => self.tensor_flops_per_second,
             MmaInstruction::Ffma if element == ElementType::F64 => self.fp64_flops_per_second,
             MmaInstruction::Ffma => self.fp32_flops_per_second,

@@ -1417,11 +1417,12 @@ impl Checker<'_> {
     /// A wgmma `mma`: k-steps of 16, both operands in shared memory in the hardware's swizzled
     /// panels (what a descriptor can address), filled by a cp.async pipeline.
     fn wgmma(&mut self, mma: &Mma, plan: &MmaPlan, input: ElementType, n: i64) {
-        if plan.k % 16 != 0 {
+        let step = plan.instruction.k_step();
+        if plan.k % step != 0 {
             self.error(
                 mma.origin,
-                format!("`{mma}` multiplies over k = {} but wgmma takes k-steps of 16", plan.k),
-                Some(format!("make the k extent (BK) a multiple of 16, e.g. {}", (plan.k / 16).max(1) * 16)),
+                format!("`{mma}` multiplies over k = {} but wgmma on {input} takes k-steps of {step}", plan.k),
+                Some(format!("make the k extent (BK) a multiple of {step}, e.g. {}", (plan.k / step).max(1) * step)),
             );
         }
         let pipelined = self.kernel.statements().iter().any(|s| {
@@ -1451,7 +1452,17 @@ impl Checker<'_> {
                     );
                     continue;
                 }
-                // (MmaPlan refuses a register operand for a warpgroup fragment)
+                OperandPlan::Fragment(fragment) if input == ElementType::F32 => {
+                    self.error(
+                        mma.origin,
+                        format!(
+                            "TF32 wgmma takes A from shared memory here: `{}` in registers would need its f32 values in wgmma's TF32 register layout, which tessera does not pack",
+                            fragment.fragment
+                        ),
+                        Some("stage the fragment through a shared buffer, or multiply it on 16-bit operands".into()),
+                    );
+                    continue;
+                }
                 OperandPlan::Fragment(_) => continue,
             };
             let layout = shared.layout;
@@ -1475,6 +1486,26 @@ impl Checker<'_> {
             // stored with k along the rows' contiguous columns (K-major), or with M / N there
             // (MN-major): then each instruction's 64 rows of A or n columns of B are whole panels
             let k_major = shared.transposed != is_a;
+            // the PTX ISA lets only 16-bit operands be transposed (MN-major) by wgmma
+            if !k_major && input == ElementType::F32 {
+                let hint = if is_a {
+                    format!("store A as [M, K] (`shared::<f32>([BM, BK])`) and multiply `{}` itself", shared.buffer)
+                } else {
+                    format!(
+                        "store B as [N, K] (`shared::<f32>([BN, BK])`, copied from an [N, K] tensor: Bᵀ) and multiply `{}.t()`",
+                        shared.buffer
+                    )
+                };
+                self.error(
+                    operand_origin,
+                    format!(
+                        "TF32 wgmma reads operand {name} only K-major (k along its rows' contiguous columns); `{view}` holds {} along them",
+                        if is_a { "M" } else { "N" }
+                    ),
+                    Some(hint),
+                );
+                continue;
+            }
             let extent = if is_a { 64 } else { n };
             if !k_major && extent % panel_cols != 0 {
                 self.error(

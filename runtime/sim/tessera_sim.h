@@ -1866,29 +1866,45 @@ namespace tessera_sim {
 struct WgmmaOperand {
     uintptr_t start, leading, stride, span;
     bool mn_major;
+    uint32_t element_bytes;
     // The byte offset (in the shared window) of element (mn, k): M or N index mn, k index k,
-    // of a 16-bit operand, in the PTX ISA's canonical layouts, then the swizzle (address bits
-    // 4.. XOR bits 7..).
+    // in the PTX ISA's canonical layouts (a core matrix is 8 rows of 16 bytes), then the
+    // swizzle (address bits 4.. XOR bits 7..).
     uintptr_t offset(uint32_t mn, uint32_t k) const {
         uintptr_t at;
         if (mn_major) {
-            uint32_t per_row = static_cast<uint32_t>(span / 2);
-            at = start + mn / per_row * leading + k / 8 * stride + k % 8 * span + mn % per_row * 2;
+            uint32_t per_row = static_cast<uint32_t>(span / element_bytes);
+            at = start + mn / per_row * leading + k / 8 * stride + k % 8 * span + mn % per_row * element_bytes;
         } else {
-            at = start + mn / 8 * stride + mn % 8 * span + k * 2;
+            at = start + mn / 8 * stride + mn % 8 * span + k * element_bytes;
         }
         return at ^ (((at >> 7) & (span / 16 - 1)) << 4);
     }
 };
 
-inline WgmmaOperand wgmma_operand(unsigned long long descriptor, bool mn_major) {
+inline WgmmaOperand wgmma_operand(unsigned long long descriptor, bool mn_major, uint32_t element_bytes) {
     uint32_t mode = static_cast<uint32_t>(descriptor >> 62);
     uintptr_t span = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
     if (span == 0) stop_thread(kTrap, "wgmma: a descriptor without a swizzle mode (tessera emits 32-, 64- or 128-byte ones)");
     return WgmmaOperand{(descriptor & 0x3fffu) << 4, ((descriptor >> 16) & 0x3fffu) << 4,
-                        ((descriptor >> 32) & 0x3fffu) << 4, span, mn_major};
+                        ((descriptor >> 32) & 0x3fffu) << 4, span, mn_major, element_bytes};
 }
 
+// The value wgmma multiplies for the element stored at `at`: a 16-bit float, or (T = float,
+// TF32) the f32 with its low 13 mantissa bits cleared, as the tensor cores read it.
+template <class T>
+inline float wgmma_element(const char* at) {
+    if (std::is_same<T, float>::value) {
+        uint32_t bits;
+        memcpy(&bits, at, 4);
+        return tf32(bits);
+    }
+    uint16_t bits;
+    memcpy(&bits, at, 2);
+    return element_to_float<T>(bits);
+}
+
+// T = __half or __nv_bfloat16: m64nNk16; T = float: TF32, m64nNk8 (K-major operands only).
 template <class T, int TRANS_A, int TRANS_B, int TILES>
 inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor, const char* op) {
     Machine& s = m();
@@ -1896,26 +1912,25 @@ inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigne
     if (base % 1024 != 0) stop_thread(kTrap, "wgmma: the simulated shared memory is not 1024-byte aligned");
     uint64_t unused[kWarpSize];
     warp_gather(op, 0, 0, unused, 0);  // every lane of the warp at this wgmma
-    const WgmmaOperand a = wgmma_operand(a_descriptor, TRANS_A), b = wgmma_operand(b_descriptor, TRANS_B);
+    constexpr uint32_t bytes = sizeof(T), steps = 32 / bytes;
+    const WgmmaOperand a = wgmma_operand(a_descriptor, TRANS_A, bytes), b = wgmma_operand(b_descriptor, TRANS_B, bytes);
     const uintptr_t size = reinterpret_cast<uintptr_t>(__stop_tessera_shared) - base;
     auto element = [&](const WgmmaOperand& operand, uint32_t mn, uint32_t k) {
         uintptr_t at = operand.offset(mn, k);
-        if (at + 2 > size) {
+        if (at + bytes > size) {
             char message[200];
             snprintf(message, sizeof message, "wgmma: element (%u, %u) of an operand lies at shared byte %lu, past the %lu bytes of shared memory",
                      mn, k, static_cast<unsigned long>(at), static_cast<unsigned long>(size));
             stop_thread(kTrap, message);
         }
-        uint16_t bits;
-        memcpy(&bits, reinterpret_cast<const char*>(base + at), 2);
-        return element_to_float<T>(bits);
+        return wgmma_element<T>(reinterpret_cast<const char*>(base + at));
     };
     const uint32_t warp = s.current / kWarpSize % 4, g = lane() / 4, t = lane() % 4;
     for (uint32_t tile = 0; tile < TILES; ++tile) {
         for (uint32_t v = 0; v < 4; ++v) {
             uint32_t row = 16 * warp + g + 8 * (v / 2), col = 8 * tile + 2 * t + v % 2;
             float sum = d[tile][v];
-            for (uint32_t k = 0; k < 16; ++k) sum = fmaf(element(a, row, k), element(b, col, k), sum);
+            for (uint32_t k = 0; k < steps; ++k) sum = fmaf(element(a, row, k), element(b, col, k), sum);
             d[tile][v] = sum;
         }
     }
@@ -1935,7 +1950,7 @@ inline void wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsig
     uint64_t a01[kWarpSize], a23[kWarpSize], unused[kWarpSize];
     warp_gather(op, 0, a[0] | uint64_t{a[1]} << 32, a01);
     warp_gather(op, 1, a[2] | uint64_t{a[3]} << 32, a23);
-    const WgmmaOperand b = wgmma_operand(b_descriptor, TRANS_B);
+    const WgmmaOperand b = wgmma_operand(b_descriptor, TRANS_B, 2);
     const uintptr_t size = reinterpret_cast<uintptr_t>(__stop_tessera_shared) - base;
     auto b_element = [&](uint32_t n, uint32_t k) {
         uintptr_t at = b.offset(n, k);
@@ -1984,11 +1999,16 @@ inline unsigned long long tessera_wgmma_descriptor(const void* start, unsigned l
 // before its copies are waited for does.
 template <class T, int TRANS_A, int TRANS_B, int TILES>
 inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor) {
-    static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
-                  "wgmma multiplies __half or __nv_bfloat16");
+    static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value ||
+                      std::is_same<T, float>::value,
+                  "wgmma multiplies __half, __nv_bfloat16 or float (TF32)");
+    static_assert(!std::is_same<T, float>::value || (TRANS_A == 0 && TRANS_B == 0),
+                  "TF32 wgmma reads K-major operands only");
     auto run = [&d, a_descriptor, b_descriptor]() {
         tessera_sim::wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor,
-                                                std::is_same<T, __half>::value ? "wgmma.f16" : "wgmma.bf16");
+                                                std::is_same<T, __half>::value    ? "wgmma.f16"
+                                                : std::is_same<T, float>::value ? "wgmma.tf32"
+                                                                                 : "wgmma.bf16");
     };
     tessera_sim::Machine& s = tessera_sim::m();
     if (s.launch->async_copies_at_issue) {

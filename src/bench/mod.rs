@@ -456,7 +456,13 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         Family::Attention => 2,
         _ => 0,
     };
-    let of = plan.iter().map(|(family, _, kernels)| kernels.len() + entry_points(*family)).sum::<usize>();
+    let transposing_rows = |kernels: &[&'static KernelDefinition]| {
+        usize::from(kernels.iter().any(|k| k.name() == hgemm::gemm_tf32_wgmma_bt::KERNEL.name()))
+    };
+    let of = plan
+        .iter()
+        .map(|(family, _, kernels)| kernels.len() + entry_points(*family) + transposing_rows(kernels))
+        .sum::<usize>();
     let mut done = 0;
     let mut rows = Vec::new();
     let mut bandwidth = None;
@@ -473,6 +479,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 (0.0, 8.0 * family.copied_elements(&shape) as f64)
             }
         };
+        let tf32_transposing_b =
+            family == Family::Hgemm && kernels.iter().any(|k| k.name() == hgemm::gemm_tf32_wgmma_bt::KERNEL.name());
         for kernel in kernels {
             let (flops, bytes) = family.work(kernel.name(), &shape);
             let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
@@ -551,6 +559,29 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 tuned: launched.tuned,
             });
         }
+        if tf32_transposing_b {
+            // the TF32 wgmma kernel takes Bᵀ; a B stored [K, N] goes through a transposed copy,
+            // timed with it
+            let name = "hgemm::gemm_tf32_wgmma (B transposed first)";
+            progress(Progress { done, of, step: &format!("{name} at {label}") });
+            done += 1;
+            baseline =
+                Baseline::new(gpu, family, &shape, Some(crate::dsl::ElementType::F32), crate::dsl::ElementType::F32)?;
+            let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
+            let (flops, bytes) = family.work("gemm_tf32", &shape);
+            let (base, timing, launched) =
+                time_tf32_transposing_b(gpu, options, [value("M"), value("N"), value("K")], &mut flush, &mut baseline)?;
+            let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
+            rows.push(entry_point_row(
+                family,
+                name.into(),
+                &label,
+                (flops, bytes),
+                &timing,
+                (baseline.name(), baseline_tflops),
+                &launched,
+            ));
+        }
         if family == Family::Attention {
             for causal in [false, true] {
                 let name = format!("attention::backward (bf16{})", if causal { ", causal" } else { "" });
@@ -626,7 +657,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
 fn through_aligned_copies(kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
     let unaligned = |name: &str| shape.iter().any(|(n, v)| n == name && v % 8 != 0);
     let tma = kernel.ir().is_ok_and(|ir| ir.copies_by_tma());
-    tma && output_type(kernel) == crate::dsl::ElementType::F32 && (unaligned("K") || unaligned("N"))
+    tma && input_type(kernel).is_half()
+        && output_type(kernel) == crate::dsl::ElementType::F32
+        && (unaligned("K") || unaligned("N"))
 }
 
 /// The GEMM attention rows are paired with: a shape-independent anchor, so the ratios of
@@ -694,7 +727,6 @@ enum Baseline<'g> {
     },
 }
 
-/// The element type of a kernel's first tensor parameter (an HGEMM's A).
 /// The input types whose `tessera::gemm` the hgemm family times beside the kernels.
 const ENTRY_POINT_INPUTS: [crate::dsl::ElementType; 2] = [crate::dsl::ElementType::BF16, crate::dsl::ElementType::F16];
 
@@ -754,6 +786,35 @@ fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
         },
     )?;
     let launched = last.ok_or_else(|| Error::Ir { kernel: "gemm".into(), message: "no repetition ran".into() })?;
+    Ok((base, timing, launched))
+}
+
+/// Times [`hgemm::gemm_tf32_wgmma`] (B stored [K, N], transposed into a scratch copy, then
+/// `gemm_tf32_wgmma_bt`), the transpose inside the timed region, in alternation with `baseline`.
+fn time_tf32_transposing_b(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [m, n, k]: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * k), [m, k])?;
+    let b = gpu.upload(&values(k * n), [k, n])?;
+    let mut c = gpu.zeros::<f32>([m, n])?;
+    let mut last = None;
+    let (base, timing) = gpu.time_paired(
+        options.warmup,
+        options.repetitions,
+        flush,
+        || baseline.run(),
+        || {
+            last = Some(hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, 0.0)?);
+            Ok(())
+        },
+    )?;
+    let launched =
+        last.ok_or_else(|| Error::Ir { kernel: "gemm_tf32_wgmma".into(), message: "no repetition ran".into() })?;
     Ok((base, timing, launched))
 }
 
@@ -827,6 +888,7 @@ fn time_attention_backward(
     Ok((base, timing, launched))
 }
 
+/// The element type of a kernel's first tensor parameter (an HGEMM's A).
 fn input_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
     kernel
         .ir()

@@ -470,7 +470,78 @@ pub fn gemm_tf32(a: Global<f32, (M, K)>, b: Global<f32, (K, N)>, c: GlobalMut<f3
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
-/// [`launch_bf16`] for the TF32 kernel ([`ALL_TF32`]): f32 inputs, multiplied as TF32.
+/// TF32 on wgmma (sm_90a), V11's pipeline with f32 tiles of 32 k (128-byte rows, as V11's
+/// 64 16-bit k), `wgmma.m64n256k8`. The PTX ISA transposes only 16-bit wgmma operands, so B
+/// comes K-major: the tensor `b` is Bᵀ, stored [N, K] — the layout of a linear layer's weights
+/// (C = A·Wᵀ). [`gemm_tf32_wgmma`] multiplies a B stored [K, N] through a transposed copy.
+/// The tensor cores read the f32 values from shared memory and ignore their low 13 mantissa
+/// bits (TF32 by truncation, where `gemm_tf32` rounds each value to nearest).
+#[tile_kernel(threads = 256, vector = 4, target = sm_90a, precision = tf32, consts(BM = 128, BN = 256, BK = 32, WN = 256))]
+pub fn gemm_tf32_wgmma_bt(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (N, K)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+    let a_s = shared::<f32>([BM, BK]).swizzle_bytes(128).panels();
+    let b_s = shared::<f32>([BN, BK]).swizzle_bytes(128).panels();
+    let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([bx, k], [BN, BK]), &b_s);
+        mma(&a_s, &b_s.t(), &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// C = α·A·B + β·C on TF32 wgmma for a B stored [K, N]: B is transposed into a scratch tensor
+/// (rows padded to whole 128-byte lines) by the catalog's transpose, then
+/// [`gemm_tf32_wgmma_bt`] multiplies. The copy moves B twice more — under a tenth of the GEMM's
+/// time at 4096³; a caller whose B is already stored [N, K] (a linear layer's weights) launches
+/// the kernel directly with [`launch_tf32`]. The [`Launched`](crate::Launched) is the GEMM's.
+///
+/// ```
+/// use tessera::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let a = backend.upload(&vec![1.0f32; 17 * 40], [17, 40])?;
+/// let b = backend.upload(&vec![0.5f32; 40 * 9], [40, 9])?;
+/// let mut c = backend.zeros::<f32>([17, 9])?;
+/// let launched = tessera::catalog::hgemm::gemm_tf32_wgmma(&backend, &a, &b, &mut c, 1.0, 0.0)?;
+/// assert_eq!(launched.kernel, "gemm_tf32_wgmma_bt");
+/// assert_eq!(backend.download(&c)?[0], 20.0);
+/// # Ok(()) }
+/// ```
+pub fn gemm_tf32_wgmma(
+    device: &impl crate::Device,
+    a: &impl crate::Input<f32>,
+    b: &impl crate::Input<f32>,
+    c: &mut impl crate::Output<f32>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    let &[k, n] = b.shape() else {
+        return Err(crate::Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() });
+    };
+    // Bᵀ's rows start on 128-byte lines, so TMA reads them whatever K is
+    let leading = k.next_multiple_of(32);
+    let mut transposed = device.device_ref().scratch::<f32>([n * leading])?;
+    let mut bt = transposed.view_with_leading_dimension_mut(0, [n, k], leading)?;
+    // 16-byte accesses where B's rows allow them; 4-byte ones along a 64 × 64 tile otherwise
+    let transpose = if n % 4 == 0 {
+        &super::transpose::transpose_vector_64::KERNEL
+    } else {
+        &super::transpose::transpose_padded_64_down::KERNEL
+    };
+    transpose.launch(device, &mut [crate::Argument::input("x", b), crate::Argument::output("y", &mut bt)])?;
+    let bt = transposed.view_with_leading_dimension(0, [n, k], leading)?;
+    super::launch_gemm(&gemm_tf32_wgmma_bt::KERNEL, device, a, &bt, c, alpha, beta)
+}
+
+/// [`launch_bf16`] for the TF32 kernels ([`ALL_TF32`], and [`ALL_TF32_TRANSPOSED_B`] with
+/// `b` = Bᵀ stored [N, K]): f32 inputs, multiplied as TF32.
 pub fn launch_tf32(
     kernel: &crate::KernelDefinition,
     device: &impl crate::Device,
@@ -556,10 +627,13 @@ pub const ALL_F16: [&crate::KernelDefinition; 17] = [
 pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 2] =
     [&hgemm_v11_bf16_to_bf16::KERNEL, &hgemm_v11_f16_to_f16::KERNEL];
 
-/// The TF32 kernels (f32 data on tensor cores).
+/// The TF32 kernels (f32 data on tensor cores) that take B stored [K, N].
 pub const ALL_TF32: [&crate::KernelDefinition; 1] = [&gemm_tf32::KERNEL];
+
+/// The TF32 kernels that take B transposed, stored [N, K] (the tensor `b` is Bᵀ).
+pub const ALL_TF32_TRANSPOSED_B: [&crate::KernelDefinition; 1] = [&gemm_tf32_wgmma_bt::KERNEL];
 
 /// Every kernel of the family.
 pub fn all() -> impl Iterator<Item = &'static crate::KernelDefinition> {
-    ALL_BF16.into_iter().chain(ALL_F16).chain(ALL_16_BIT_OUTPUT).chain(ALL_TF32)
+    ALL_BF16.into_iter().chain(ALL_F16).chain(ALL_16_BIT_OUTPUT).chain(ALL_TF32).chain(ALL_TF32_TRANSPOSED_B)
 }
