@@ -169,6 +169,7 @@ fn the_wgmma_tf32_kernel_matches_an_f64_reference_from_tf32_truncated_inputs(gpu
         let mut c = gpu.upload(&host_c, [m, n]).unwrap();
         let launched = hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, alpha, beta).unwrap();
         assert_eq!(launched.kernel, "gemm_tf32_wgmma_bt");
+        assert!(launched.tma, "gemm_tf32_wgmma at M={m} N={n} K={k}: A and Bᵀ in aligned rows, copied by TMA");
         let error = relative_error(&gpu.download(&c).unwrap(), &want);
         assert!(error < 1e-5, "gemm_tf32_wgmma at M={m} N={n} K={k}: relative error {error:e}");
     }

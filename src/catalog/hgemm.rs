@@ -497,21 +497,25 @@ pub fn gemm_tf32_wgmma_bt(
 }
 
 /// C = α·A·B + β·C on TF32 wgmma for a B stored [K, N]: B is transposed into a scratch tensor
-/// (rows padded to whole 128-byte lines) by the catalog's transpose, then
-/// [`gemm_tf32_wgmma_bt`] multiplies. The copy moves B twice more — under a tenth of the GEMM's
-/// time at 4096³; a caller whose B is already stored [N, K] (a linear layer's weights) launches
-/// the kernel directly with [`launch_tf32`]. The [`Launched`](crate::Launched) is the GEMM's.
+/// by the catalog's transpose, then [`gemm_tf32_wgmma_bt`] multiplies. Both of its operands'
+/// rows start on 128-byte lines, so TMA reads them whatever K is: Bᵀ's copy is laid out so,
+/// and an A whose rows are not 16-byte aligned (K not a multiple of 4) is copied so too —
+/// otherwise the kernel would copy it element by element at a third of its speed. The copies
+/// move B (and such an A) twice more — under a tenth of the GEMM's time at 4096³; a caller
+/// whose B is already stored [N, K] (a linear layer's weights) launches the kernel directly
+/// with [`launch_tf32`]. The [`Launched`](crate::Launched) is the GEMM's.
 ///
 /// ```
 /// use tessera::prelude::*;
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let Ok(backend) = Backend::detect() else { return Ok(()) };
-/// let a = backend.upload(&vec![1.0f32; 17 * 40], [17, 40])?;
-/// let b = backend.upload(&vec![0.5f32; 40 * 9], [40, 9])?;
+/// let a = backend.upload(&vec![1.0f32; 17 * 39], [17, 39])?; // rows of 156 bytes
+/// let b = backend.upload(&vec![0.5f32; 39 * 9], [39, 9])?;
 /// let mut c = backend.zeros::<f32>([17, 9])?;
 /// let launched = tessera::catalog::hgemm::gemm_tf32_wgmma(&backend, &a, &b, &mut c, 1.0, 0.0)?;
 /// assert_eq!(launched.kernel, "gemm_tf32_wgmma_bt");
-/// assert_eq!(backend.download(&c)?[0], 20.0);
+/// assert!(launched.tma); // A and Bᵀ read by TMA from their aligned copies
+/// assert_eq!(backend.download(&c)?[0], 19.5);
 /// # Ok(()) }
 /// ```
 pub fn gemm_tf32_wgmma(
@@ -522,12 +526,15 @@ pub fn gemm_tf32_wgmma(
     alpha: f32,
     beta: f32,
 ) -> Result<crate::Launched, crate::Error> {
-    let &[k, n] = b.shape() else {
+    let (&[m, k], &[b_rows, n]) = (a.shape(), b.shape()) else {
         return Err(crate::Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() });
     };
-    // Bᵀ's rows start on 128-byte lines, so TMA reads them whatever K is
+    if b_rows != k {
+        return Err(crate::Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() });
+    }
+    let on = device.device_ref();
     let leading = k.next_multiple_of(32);
-    let mut transposed = device.device_ref().scratch::<f32>([n * leading])?;
+    let mut transposed = on.scratch::<f32>([n * leading])?;
     let mut bt = transposed.view_with_leading_dimension_mut(0, [n, k], leading)?;
     // 16-byte accesses where B's rows allow them; 4-byte ones along a 64 × 64 tile otherwise
     let transpose = if n % 4 == 0 {
@@ -537,7 +544,15 @@ pub fn gemm_tf32_wgmma(
     };
     transpose.launch(device, &mut [crate::Argument::input("x", b), crate::Argument::output("y", &mut bt)])?;
     let bt = transposed.view_with_leading_dimension(0, [n, k], leading)?;
-    super::launch_gemm(&gemm_tf32_wgmma_bt::KERNEL, device, a, &bt, c, alpha, beta)
+    if crate::Argument::input("a", a).rows_aligned(16) {
+        return super::launch_gemm(&gemm_tf32_wgmma_bt::KERNEL, device, a, &bt, c, alpha, beta);
+    }
+    let mut a_copy = on.scratch::<f32>([m * leading])?;
+    let mut a_aligned = a_copy.view_with_leading_dimension_mut(0, [m, k], leading)?;
+    super::matrix_copy::matrix_copy_f32::KERNEL
+        .launch(device, &mut [crate::Argument::input("x", a), crate::Argument::output("y", &mut a_aligned)])?;
+    let a_aligned = a_copy.view_with_leading_dimension(0, [m, k], leading)?;
+    super::launch_gemm(&gemm_tf32_wgmma_bt::KERNEL, device, &a_aligned, &bt, c, alpha, beta)
 }
 
 /// [`launch_bf16`] for the TF32 kernels ([`ALL_TF32`], and [`ALL_TF32_TRANSPOSED_B`] with
