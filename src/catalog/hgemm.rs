@@ -496,8 +496,26 @@ pub fn gemm_tf32_wgmma_bt(
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
+/// [`gemm_tf32_wgmma_bt`] on 64 × 128 tiles — one consumer warpgroup on `wgmma.m64n128k8`,
+/// two blocks per SM (`min_blocks = 2`, four stages of 24 KiB) — as V12 is V11 for the small
+/// shapes: 1024³ is 32 tiles of 128 × 256 for 132 SMs, 128 of 64 × 128.
+#[tile_kernel(threads = 128, vector = 4, min_blocks = 2, target = sm_90a, precision = tf32, consts(BM = 64, BN = 128, BK = 32, WN = 128))]
+pub fn gemm_tf32_wgmma_bt_64x128(a: Global<f32, (M, K)>, b: Global<f32, (N, K)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+    let a_s = shared::<f32>([BM, BK]).swizzle_bytes(128).panels();
+    let b_s = shared::<f32>([BN, BK]).swizzle_bytes(128).panels();
+    let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([bx, k], [BN, BK]), &b_s);
+        mma(&a_s, &b_s.t(), &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
 /// C = α·A·B + β·C on TF32 wgmma for a B stored [K, N]: B is transposed into a scratch tensor
-/// by the catalog's transpose, then [`gemm_tf32_wgmma_bt`] multiplies. Both of its operands'
+/// by the catalog's transpose, then [`gemm_tf32_wgmma_bt`] multiplies (its 64 × 128-tile
+/// form [`gemm_tf32_wgmma_bt_64x128`] under 64 tiles of 128 × 256). Both of its operands'
 /// rows start on 128-byte lines, so TMA reads them whatever K is: Bᵀ's copy is laid out so,
 /// and an A whose rows are not 16-byte aligned (K not a multiple of 4) is copied so too —
 /// otherwise the kernel would copy it element by element at a third of its speed. The copies
@@ -513,7 +531,7 @@ pub fn gemm_tf32_wgmma_bt(
 /// let b = backend.upload(&vec![0.5f32; 39 * 9], [39, 9])?;
 /// let mut c = backend.zeros::<f32>([17, 9])?;
 /// let launched = tessera::catalog::hgemm::gemm_tf32_wgmma(&backend, &a, &b, &mut c, 1.0, 0.0)?;
-/// assert_eq!(launched.kernel, "gemm_tf32_wgmma_bt");
+/// assert_eq!(launched.kernel, "gemm_tf32_wgmma_bt_64x128"); // one tile
 /// assert!(launched.tma); // A and Bᵀ read by TMA from their aligned copies
 /// assert_eq!(backend.download(&c)?[0], 19.5);
 /// # Ok(()) }
@@ -544,15 +562,21 @@ pub fn gemm_tf32_wgmma(
     };
     transpose.launch(device, &mut [crate::Argument::input("x", b), crate::Argument::output("y", &mut bt)])?;
     let bt = transposed.view_with_leading_dimension(0, [n, k], leading)?;
+    // under half a wave of 128 × 256 tiles on 132 SMs, the 64 × 128 ones keep every SM busy
+    let kernel = if m.div_ceil(128) * n.div_ceil(256) < 64 {
+        &gemm_tf32_wgmma_bt_64x128::KERNEL
+    } else {
+        &gemm_tf32_wgmma_bt::KERNEL
+    };
     if crate::Argument::input("a", a).rows_aligned(16) {
-        return super::launch_gemm(&gemm_tf32_wgmma_bt::KERNEL, device, a, &bt, c, alpha, beta);
+        return super::launch_gemm(kernel, device, a, &bt, c, alpha, beta);
     }
     let mut a_copy = on.scratch::<f32>([m * leading])?;
     let mut a_aligned = a_copy.view_with_leading_dimension_mut(0, [m, k], leading)?;
     super::matrix_copy::matrix_copy_f32::KERNEL
         .launch(device, &mut [crate::Argument::input("x", a), crate::Argument::output("y", &mut a_aligned)])?;
     let a_aligned = a_copy.view_with_leading_dimension(0, [m, k], leading)?;
-    super::launch_gemm(&gemm_tf32_wgmma_bt::KERNEL, device, &a_aligned, &bt, c, alpha, beta)
+    super::launch_gemm(kernel, device, &a_aligned, &bt, c, alpha, beta)
 }
 
 /// [`launch_bf16`] for the TF32 kernels ([`ALL_TF32`], and [`ALL_TF32_TRANSPOSED_B`] with
@@ -646,7 +670,8 @@ pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 2] =
 pub const ALL_TF32: [&crate::KernelDefinition; 1] = [&gemm_tf32::KERNEL];
 
 /// The TF32 kernels that take B transposed, stored [N, K] (the tensor `b` is Bᵀ).
-pub const ALL_TF32_TRANSPOSED_B: [&crate::KernelDefinition; 1] = [&gemm_tf32_wgmma_bt::KERNEL];
+pub const ALL_TF32_TRANSPOSED_B: [&crate::KernelDefinition; 2] =
+    [&gemm_tf32_wgmma_bt::KERNEL, &gemm_tf32_wgmma_bt_64x128::KERNEL];
 
 /// Every kernel of the family.
 pub fn all() -> impl Iterator<Item = &'static crate::KernelDefinition> {

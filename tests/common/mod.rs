@@ -108,6 +108,7 @@ macro_rules! with_every_catalog_kernel {
             hgemm::hgemm_v11_f16_to_f16,
             hgemm::gemm_tf32,
             hgemm::gemm_tf32_wgmma_bt,
+            hgemm::gemm_tf32_wgmma_bt_64x128,
             reduce::sum_partials_f32,
             reduce::dot_partials_f32,
             reduce::sum_finish_f32,
