@@ -101,7 +101,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         launch_threads: kernel.launch_threads(),
         // ptxas honours setmaxnreg's register budgets only under a minimum of one block per SM
         min_blocks: kernel.config.min_blocks.or((kernel.producer_threads() > 0).then_some(1)),
-        cluster: kernel.config.cluster,
+        cluster: kernel.launch_cluster(),
         cluster_slot: crate::thread_code::reduces_across_cluster(kernel),
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
@@ -172,6 +172,9 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     }
     if kernel.copies_by_tma() {
         helpers.push(TMA_HELPERS.trim_end());
+        if kernel.cluster_tiles().is_some() {
+            helpers.push(TMA_MULTICAST_HELPERS.trim_end());
+        }
     }
     if crate::tensor_core::uses_wide_stores(kernel) {
         helpers.push(WIDE_STORE_HELPERS.trim_end());
@@ -193,6 +196,7 @@ const MMA_SYNC_TF32_HELPERS: &str = include_str!("../templates/mma_sync_tf32_hel
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
 const TMA_HELPERS: &str = include_str!("../templates/tma_helpers.cu");
+const TMA_MULTICAST_HELPERS: &str = include_str!("../templates/tma_multicast_helpers.cu");
 const WIDE_STORE_HELPERS: &str = include_str!("../templates/wide_store_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.

@@ -18,6 +18,10 @@ pub(crate) fn reduces_across_cluster(kernel: &Kernel) -> bool {
 /// The device functions the thread code of `kernel` calls, defined before the kernel.
 pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
     let mut used = Vec::new();
+    // a persistent kernel's clusters sync once its mbarriers are initialised
+    if kernel.cluster_tiles().is_some() {
+        used.push(CLUSTER);
+    }
     for statement in kernel.statements() {
         let expressions = match statement {
             Statement::Thread(thread) => thread.expressions(),

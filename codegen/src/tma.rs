@@ -28,6 +28,9 @@ struct TmaCopySource<'a> {
     col0: String,
     /// The matrix of a batched tile (`b * H + h`): a 3-D box.
     batch: Option<String>,
+    /// Multicast to the blocks of the cluster (`cluster = ..`), each issuing every
+    /// CLUSTER_BLOCKS-th box from its rank on.
+    multicast: bool,
 }
 
 /// The producer's copies of one k-tile into `stage` and the bytes they land: one block per
@@ -88,6 +91,7 @@ fn copy_sources(kernel: &Kernel, copies: &[&TileCopy], staged: bool) -> Result<(
                 col0: col0.clone(),
                 batch: global.batch_index().map(|index| crate::c_expr(&index)),
                 origins: origins.clone(),
+                multicast: staged && kernel.multicasts(copy),
             }
             .render()
             .map_err(template_error("tma_copy.cu"))?,

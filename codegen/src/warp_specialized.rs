@@ -41,6 +41,11 @@ struct WarpSpecializedSource {
     consumers: u32,
     /// The compute threads' tile loop, rendered from `warp_specialized_consumer.cu`.
     consumer_loop: String,
+    /// `cluster = ..`: the blocks of a cluster, which take one cluster tile together.
+    cluster_blocks: Option<u32>,
+    /// The first tile a block (or its cluster) takes, and the step to its next.
+    first_tile: String,
+    tile_step: String,
 }
 
 #[derive(Template)]
@@ -64,6 +69,10 @@ struct ConsumerLoopSource {
     after: Vec<String>,
     /// Whether the tile has copies of its own, whose buffers are freed at its end.
     tile_copies: bool,
+    /// In a cluster, a stage is freed in every block of it (their producers multicast into it).
+    cluster: bool,
+    first_tile: String,
+    tile_step: String,
 }
 
 /// Registers a producer thread keeps (`setmaxnreg.dec`): its loop needs a few pointers.
@@ -113,9 +122,28 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     };
     let producers = pipeline.producers.unwrap_or(0);
     let (before, after) = (&body[..index], &body[index + 1..]);
-    let (extents, tiles) = crate::tiles::tile_counts(grid);
-    let Some(bindings) = crate::tiles::tile_coordinates(grid) else {
+    let (mut extents, tiles) = crate::tiles::tile_counts(grid);
+    let Some(mut bindings) = crate::tiles::tile_coordinates(grid) else {
         return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D, 2-D or 3-D grid"));
+    };
+    // in clusters the blocks walk cluster tiles, block r of a cluster taking the r-th tile of
+    // one along the clustered axis
+    let cluster = kernel.cluster_tiles();
+    let (first_tile, tile_step) = match cluster {
+        Some(cluster) => {
+            let Some((_, extent)) = extents.get_mut(cluster.axis) else {
+                return Err(invalid(kernel, grid.origin, "a cluster along a dimension the grid does not have"));
+            };
+            *extent = format!("({extent} + CLUSTER_BLOCKS - 1) / CLUSTER_BLOCKS");
+            let var = &grid.vars[cluster.axis];
+            let cluster_var = format!("cluster_{var}");
+            for (name, _) in bindings.iter_mut().filter(|(name, _)| name == var) {
+                name.clone_from(&cluster_var);
+            }
+            bindings.push((var.clone(), format!("{cluster_var} * CLUSTER_BLOCKS + cluster_rank")));
+            ("blockIdx.x / CLUSTER_BLOCKS".to_string(), "gridDim.x / CLUSTER_BLOCKS".to_string())
+        }
+        None => ("blockIdx.x".to_string(), "gridDim.x".to_string()),
     };
     let tma = kernel.copies_by_tma();
     let wgmma = crate::tensor_core::uses_wgmma(kernel);
@@ -172,6 +200,9 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         drain: parts.drain.clone(),
         after: after_blocks.iter().map(|block| indent(block, 1)).collect(),
         tile_copies: !tile_copies.is_empty(),
+        cluster: cluster.is_some(),
+        first_tile: first_tile.clone(),
+        tile_step: tile_step.clone(),
     }
     .render()
     .map_err(template_error("warp_specialized_consumer.cu"))?;
@@ -183,8 +214,12 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         1 => String::new(),
         n => format!(", consumers = {n}"),
     };
+    let cluster_text = match kernel.config.cluster_text() {
+        Some(text) => format!(" in clusters ({text})"),
+        None => String::new(),
+    };
     let source = WarpSpecializedSource {
-        dsl: format!("{grid} with `pipeline(.., producers = {producers}{copies_text}{consumers_text})`"),
+        dsl: format!("{grid} with `pipeline(.., producers = {producers}{copies_text}{consumers_text})`{cluster_text}"),
         stages: pipeline.stages,
         producers,
         hands_registers: producers.is_multiple_of(128),
@@ -212,6 +247,9 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         tensor_maps: kernel.tensor_maps().iter().map(|map| map.param()).collect(),
         consumers,
         consumer_loop: indent(consumer_loop.trim_matches('\n'), if consumers > 1 { 2 } else { 1 }),
+        cluster_blocks: cluster.map(|cluster| cluster.blocks),
+        first_tile,
+        tile_step,
     }
     .render()
     .map_err(template_error("warp_specialized.cu"))?;

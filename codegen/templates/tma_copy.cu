@@ -1,10 +1,19 @@
 // {{ dsl }}: {{ boxes }} box{% if boxes != 1 %}es{% endif %} of {{ box_rows }} × {{ box_cols }} ({{ box_bytes }} B{% if boxes != 1 %} each{% endif %}) by TMA through
 // {{ map }}; the hardware writes the {{ swizzle }}-byte swizzle and zero-fills what lies outside {{ tensor }}
+{%- if multicast %}
+// — the same tile for every block of the cluster: each block copies every CLUSTER_BLOCKS-th box
+// from its rank on, multicast into the stage of all of them
+{%- endif %}
 {
 {%- for (name, value) in origins %}
     const int {{ name }} = {{ value }};
 {%- endfor %}
     #pragma unroll
+{%- if multicast %}
+    for (int panel = cluster_rank; panel < {{ boxes }}; panel += CLUSTER_BLOCKS) {
+        tessera_tma_load_multicast(&{{ destination }}[panel][0][0], &{{ map }}, {{ col0 }} + panel * {{ box_cols }}, {{ row0 }}, {{ barrier }}, (1 << CLUSTER_BLOCKS) - 1);
+    }
+{%- else %}
     for (int panel = 0; panel < {{ boxes }}; ++panel) {
 {%- match batch %}
 {%- when Some with (batch) %}
@@ -13,4 +22,5 @@
         tessera_tma_load(&{{ destination }}[panel][0][0], &{{ map }}, {{ col0 }} + panel * {{ box_cols }}, {{ row0 }}, {{ barrier }});
 {%- endmatch %}
     }
+{%- endif %}
 }

@@ -12,8 +12,18 @@
 // is finished; the THREADS compute threads only wait, read shared memory and multiply, and free
 // each stage on a second mbarrier. No barrier stops the whole block per k-tile.
 {%- endif %}
+{%- if let Some(blocks) = cluster_blocks %}
+// The blocks run in clusters of {{ blocks }}, each cluster taking cluster tiles — {{ blocks }} neighbouring tiles,
+// block r the r-th — blockIdx.x / {{ blocks }}, + gridDim.x / {{ blocks }}, ... A tile the cluster's blocks share
+// is copied once: each block's producer copies a share of its boxes, multicast into every
+// block's stage, so a stage is free once the compute warps of every block are done with it.
+{%- endif %}
 {
     constexpr int STAGES = {{ stages }};
+{%- if let Some(blocks) = cluster_blocks %}
+    constexpr int CLUSTER_BLOCKS = {{ blocks }};
+    const int cluster_rank = tessera_cluster_rank();
+{%- endif %}
 {%- if !tma %}
     constexpr int PRODUCERS = {{ producers }};
 {%- endif %}
@@ -39,8 +49,13 @@
 {%- else %}
             tessera_mbarrier_init(&tessera_full[stage], PRODUCERS);
 {%- endif %}
-{%- if consumers > 1 %}
+{%- if consumers > 1 && cluster_blocks.is_some() %}
+            // the warps of the group that used it, in every block of the cluster
+            tessera_mbarrier_init(&tessera_free[stage], THREADS / CONSUMERS / 32 * CLUSTER_BLOCKS);
+{%- else if consumers > 1 %}
             tessera_mbarrier_init(&tessera_free[stage], THREADS / CONSUMERS / 32);  // the warps of the group that used it
+{%- else if cluster_blocks.is_some() %}
+            tessera_mbarrier_init(&tessera_free[stage], THREADS / 32 * CLUSTER_BLOCKS);  // every block's compute warps
 {%- else %}
             tessera_mbarrier_init(&tessera_free[stage], THREADS / 32);
 {%- endif %}
@@ -60,7 +75,12 @@
 {%- endif %}
         tessera_mbarrier_init_fence();
     }
+{%- if cluster_blocks.is_some() %}
+    // every block's mbarriers are ready before any block multicasts into it or arrives on them
+    tessera_cluster_sync();
+{%- else %}
     __syncthreads();
+{%- endif %}
     if (tid >= THREADS) {
 {%- if hands_registers %}
         // the producers need few registers: {{ producer_registers }} each leaves {{ compute_registers }} to every compute thread
@@ -82,7 +102,7 @@
 {%- if !tile_copies.is_empty() %}
         int tiles_done = 0;  // tiles whose own copies this block's producers have issued
 {%- endif %}
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
 {%- for (var, value) in bindings %}
             const int {{ var }} = {{ value }};
 {%- endfor %}
@@ -135,6 +155,13 @@
 {%- endif %}
             }
         }
+{%- if cluster_blocks.is_some() %}
+        // the other blocks' compute warps arrive on this block's mbarriers: it may not exit
+        // before the last of them has freed each stage
+        for (int fill = max(filled - STAGES, 0); fill < filled; ++fill) {
+            tessera_mbarrier_wait(&tessera_free[fill % STAGES], (fill / STAGES) & 1);
+        }
+{%- endif %}
         return;
     }
 {%- if hands_registers %}

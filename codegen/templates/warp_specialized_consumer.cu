@@ -2,13 +2,13 @@
 const int {{ var }}_tiles = {{ count }};  // the same for every tile (the groups count the ring by it)
 int drained = consumer * {{ var }}_tiles;  // k-tiles of the ring before this group's next one
 int turns = 0;  // tiles this group has multiplied
-for (int tile = blockIdx.x + consumer * gridDim.x; tile < tiles; tile += CONSUMERS * gridDim.x) {
+for (int tile = {{ first_tile }} + consumer * {{ tile_step }}; tile < tiles; tile += CONSUMERS * {{ tile_step }}) {
 {%- else %}
 int drained = 0;  // k-tiles this block's compute threads have used
 {%- if tile_copies %}
 int tiles_done = 0;  // tiles this block's compute threads have finished
 {%- endif %}
-for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
 {%- endif %}
 {%- for (var, value) in bindings %}
     const int {{ var }} = {{ value }};
@@ -37,15 +37,27 @@ for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 {%- if in_flight == 0 %}
         // this warp's reads of the stage are done
         __syncwarp();
+{%- if cluster %}
+        if (tid % 32 < CLUSTER_BLOCKS) {
+            tessera_mbarrier_arrive_in(&tessera_free[stage], tid % 32);  // lane r: in the cluster's block r
+        }
+{%- else %}
         if (tid % 32 == 0) {
             tessera_mbarrier_arrive(&tessera_free[stage]);
         }
+{%- endif %}
 {%- else %}
         // the previous k-tile's wgmma is done (this one's runs on): free its stage
         __syncwarp();
+{%- if cluster %}
+        if ({{ var }} > 0 && tid % 32 < CLUSTER_BLOCKS) {
+            tessera_mbarrier_arrive_in(&tessera_free[(drained - 1) % STAGES], tid % 32);  // lane r: in block r
+        }
+{%- else %}
         if ({{ var }} > 0 && tid % 32 == 0) {
             tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
         }
+{%- endif %}
 {%- endif %}
     }
 {%- if consumers > 1 %}
@@ -61,9 +73,15 @@ for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 {%- endfor %}
     // and the tile's last stage with it
     __syncwarp();
+{%- if cluster %}
+    if ({{ var }}_tiles > 0 && tid % 32 < CLUSTER_BLOCKS) {
+        tessera_mbarrier_arrive_in(&tessera_free[(drained - 1) % STAGES], tid % 32);  // lane r: in block r
+    }
+{%- else %}
     if ({{ var }}_tiles > 0 && tid % 32 == 0) {
         tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
     }
+{%- endif %}
 {%- endif %}
 {%- for block in after %}
 {{ block }}

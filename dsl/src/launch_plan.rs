@@ -128,11 +128,23 @@ impl LaunchPlan {
                 }
                 vec![work.min(i64::from(resident_blocks.max(1)))]
             }
-            Some(GridMapping::Persistent { tiles }) => {
-                let tiles =
-                    tiles.iter().try_fold(1i64, |product, e| Ok::<_, EvalError>(product * e.eval(&scope)?.max(0)))?;
-                vec![tiles.min(i64::from(resident_blocks.max(1)))]
-            }
+            Some(GridMapping::Persistent { tiles }) => match kernel.cluster_tiles() {
+                // whole clusters, each taking cluster tiles (its blocks' neighbouring tiles)
+                Some(cluster) => {
+                    let tiles = tiles.iter().enumerate().try_fold(1i64, |product, (dim, e)| {
+                        Ok::<_, EvalError>(product * cluster.cluster_extent(dim, e.eval(&scope)?.max(0)))
+                    })?;
+                    let blocks = i64::from(cluster.blocks);
+                    let clusters = (i64::from(resident_blocks) / blocks).max(1);
+                    vec![tiles.min(clusters) * blocks]
+                }
+                None => {
+                    let tiles = tiles
+                        .iter()
+                        .try_fold(1i64, |product, e| Ok::<_, EvalError>(product * e.eval(&scope)?.max(0)))?;
+                    vec![tiles.min(i64::from(resident_blocks.max(1)))]
+                }
+            },
             None => return Err(LaunchPlanError::NoGrid { kernel: kernel.name.clone() }),
         };
         for (axis, (blocks, limit)) in extents.iter().zip(limits).enumerate() {
@@ -141,7 +153,7 @@ impl LaunchPlan {
             }
             grid[axis] = (*blocks).max(0) as u32;
         }
-        if let Some(cluster) = kernel.config.cluster {
+        if let Some(cluster) = kernel.launch_cluster() {
             if grid.iter().zip(cluster).any(|(&blocks, size)| size > 0 && blocks % size != 0) {
                 return Err(LaunchPlanError::ClusterGrid { grid, cluster });
             }

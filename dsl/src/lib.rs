@@ -17,6 +17,7 @@
 mod analysis;
 mod async_copy;
 mod barriers;
+mod cluster_tiles;
 mod config;
 mod copy_plan;
 mod diagnostic;
@@ -43,6 +44,7 @@ mod validate;
 pub use analysis::{analyze, AccessReport, Direction, MemorySpace, Report, TmaCopyReport};
 pub use async_copy::{AsyncCopyLayout, AsyncCopyMapping};
 pub use barriers::with_barriers;
+pub use cluster_tiles::ClusterTiles;
 pub use config::{Config, Constant, Relation, Requirement, ThreadBlock, VectorWidth};
 pub use copy_plan::{
     element_map_env, max_staged_elements, CopyPlan, EpiloguePlan, FragmentLoad, FragmentPlan, GlobalPlan, MmaPlan,

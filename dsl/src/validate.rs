@@ -727,6 +727,9 @@ impl Checker<'_> {
                     Some("add `target = sm_90` to the attribute".into()),
                 );
             }
+            if self.kernel.producer_threads() > 0 {
+                self.persistent_clusters(&written);
+            }
             return;
         }
         for (function, origin) in self.kernel.thread_calls().into_iter().filter(|(f, _)| f.needs_cluster()) {
@@ -740,6 +743,75 @@ impl Checker<'_> {
                 format!("`{}` in a kernel without clusters: {why}", function.name()),
                 Some("run the blocks in clusters: add `cluster = 8, target = sm_90` (or another size up to 8) to the attribute".into()),
             );
+        }
+    }
+
+    /// `cluster = ..` on a pipeline with producers: the cluster's blocks take neighbouring tiles
+    /// along one axis of a 2-D tile grid, and the TMA copies they share are multicast, each
+    /// block issuing an equal share of their boxes.
+    fn persistent_clusters(&mut self, written: &str) {
+        let origin = self.kernel.config.cluster_origin;
+        let Some(cluster) = self.kernel.cluster_tiles() else {
+            self.error(
+                origin,
+                format!("cluster = {written} on a pipeline with producers: its blocks take neighbouring tiles along one axis of the tile grid, x or y"),
+                Some("use `cluster = (2, 1)` (tiles side by side, sharing A's) or `cluster = (1, 2)` (one above the other, sharing B's)".into()),
+            );
+            return;
+        };
+        let grid_dims = self.kernel.grid_mapping().map_or(0, |mapping| match mapping {
+            crate::GridMapping::Persistent { tiles } => tiles.len(),
+            _ => 0,
+        });
+        if grid_dims != 2 {
+            self.error(
+                origin,
+                format!("cluster = {written} on a pipeline with producers takes a 2-D grid of tiles; this one has {grid_dims} dimension(s)"),
+                None,
+            );
+            return;
+        }
+        // a launch on rows TMA cannot read renders the kernel with cp.async copies: its clusters
+        // then walk the same tiles, each block copying its own
+        if self.kernel.config.narrowed {
+            return;
+        }
+        if !self.kernel.copies_by_tma() {
+            self.error(
+                origin,
+                format!("cluster = {written} on a pipeline with producers multicasts the tiles its blocks share by TMA"),
+                Some("add `copies = tma` to the pipeline".into()),
+            );
+            return;
+        }
+        let scope = self.kernel.constant_scope();
+        let shared: Vec<&TileCopy> = self.kernel.pipeline_tile_copies().filter(|c| self.kernel.multicasts(c)).collect();
+        if shared.is_empty() {
+            self.error(
+                origin,
+                format!(
+                    "cluster = {written}: every copy of the pipeline reads a tile that moves along grid axis {}, so the cluster's blocks share none to multicast",
+                    ['x', 'y'][cluster.axis]
+                ),
+                Some("cluster along the other axis: blocks one above the other share B's tiles, side by side A's".into()),
+            );
+        }
+        for copy in shared {
+            let Ok(plan) = CopyPlan::new(self.kernel, copy, &scope) else { continue };
+            let Ok(map) = crate::tensor_map_of(&plan) else { continue };
+            if map.boxes % cluster.blocks != 0 {
+                self.error(
+                    copy.origin,
+                    format!(
+                        "`{copy}` is multicast to the {} blocks of a cluster, each issuing an equal share of its boxes, but it is {} box(es) of {} × {}",
+                        cluster.blocks, map.boxes, map.box_rows, map.box_cols
+                    ),
+                    Some(format!(
+                        "make the tile {} panels wide (a multiple of {}), or cluster along the other axis",
+                        cluster.blocks, cluster.blocks
+                    )),
+                );
+            }
         }
     }
 

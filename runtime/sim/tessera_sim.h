@@ -649,6 +649,7 @@ struct Machine {
     uint32_t cluster_blocks = 1;
     uint32_t cluster_rank = 0;     // the running block's rank in its cluster
     uint32_t cluster_arrived = 0;  // the running block's threads at the cluster barrier
+    uint64_t resumes = 0;          // fiber switches so far: a cluster's round without one is stuck
     SavedBlock saved[kMaxClusterBlocks];
     // the way back to the entry point from a fault
     sigjmp_buf escape;
@@ -783,6 +784,7 @@ inline void start_fiber(uint32_t t) {
 
 inline void resume(uint32_t t) {
     Machine& s = m();
+    s.resumes++;
     s.current = t;
     threadIdx = s.fibers[t].index;
     s.in_fiber = true;
@@ -1128,10 +1130,12 @@ inline void start_block(uint32_t b) {
     memset(s.warp_ops, 0, sizeof(uint32_t) * s.threads);
 }
 
-enum class BlockEnd { Finished, AtClusterBarrier, Failed };
+enum class BlockEnd { Finished, AtClusterBarrier, Stalled, Failed };
 
 // Runs the started block until it finishes, or every thread that has not finished waits at
-// the cluster barrier; Failed (with the report filled) when it cannot go on.
+// the cluster barrier; in a cluster, until its threads wait only on mbarriers that another
+// block of the cluster may complete (Stalled: a TMA multicast or a remote arrival); Failed
+// (with the report filled) when it cannot go on.
 inline BlockEnd step_block() {
     Machine& s = m();
     const Launch& l = *s.launch;
@@ -1149,6 +1153,10 @@ inline BlockEnd step_block() {
             continue;
         }
         if (s.cluster_arrived > 0 && s.cluster_arrived + s.finished == s.threads) return BlockEnd::AtClusterBarrier;
+        if (s.cluster_blocks > 1) {
+            for (uint32_t t = 0; t < s.threads; ++t)
+                if (s.fibers[t].state == State::AtMbarrier) return BlockEnd::Stalled;
+        }
         diagnose();
         return BlockEnd::Failed;
     }
@@ -1171,6 +1179,7 @@ inline bool run_block(uint32_t b) {
             case BlockEnd::Finished: return true;
             case BlockEnd::Failed: return false;
             case BlockEnd::AtClusterBarrier: release_cluster_barrier(); break;
+            case BlockEnd::Stalled: diagnose(); return false;  // (only in clusters of 2 or more)
         }
     }
 }
@@ -1270,6 +1279,8 @@ inline bool run_cluster(const uint32_t* members, const uint32_t* turns, uint32_t
     };
     for (uint32_t r = 0; r < count; ++r) s.saved[r].started = s.saved[r].done = false;
     for (;;) {
+        bool stalled = false;
+        const uint64_t resumed = s.resumes;
         for (uint32_t k = 0; k < count; ++k) {
             uint32_t rank = turns[k];
             if (s.saved[rank].done) continue;
@@ -1277,10 +1288,17 @@ inline bool run_cluster(const uint32_t* members, const uint32_t* turns, uint32_t
             BlockEnd end = step_block();
             if (end == BlockEnd::Failed) return false;
             s.saved[rank].done = end == BlockEnd::Finished;
+            stalled |= end == BlockEnd::Stalled;
         }
         uint32_t done = 0;
         for (uint32_t r = 0; r < count; ++r) done += s.saved[r].done;
         if (done == count) return true;
+        if (stalled) {
+            // a block waits on an mbarrier another may complete: go round again while any ran
+            if (s.resumes != resumed) continue;
+            diagnose();
+            return false;
+        }
         // every block not done waits at the cluster barrier; all the cluster's threads must
         for (uint32_t r = 0; r < count; ++r) {
             uint32_t finished = static_cast<int>(r) == live ? s.finished : s.saved[r].finished;
@@ -1523,6 +1541,33 @@ template <int BYTES, class T>
 inline void tessera_async_copy_to(tessera_shared_ref shared, int offset, const T* global, int valid) {
     tessera_async_copy<BYTES>(shared + offset * static_cast<int>(sizeof(T)), global, valid);
 }
+namespace tessera_sim {
+// Where `local` (`bytes` at an address in the running block's shared memory) lies in the shared
+// memory of the cluster's block `rank`: the running block's own section, or the copy another
+// block left when its turn ended (TMA multicast and remote mbarrier arrivals write there).
+inline uint8_t* in_rank(const void* local, uint32_t rank, size_t bytes, const char* what) {
+    Machine& s = m();
+    char message[200];
+    if (rank >= s.cluster_blocks) {
+        snprintf(message, sizeof message, "%s for rank %u in a cluster of %u blocks", what, rank, s.cluster_blocks);
+        stop_thread(kTrap, message);
+    }
+    auto [section, size] = shared_section();
+    uintptr_t at = reinterpret_cast<uintptr_t>(local), start = reinterpret_cast<uintptr_t>(section);
+    if (at < start || at + bytes > start + size) {
+        snprintf(message, sizeof message, "%s at %#lx, outside shared memory", what, static_cast<unsigned long>(at));
+        stop_thread(kTrap, message);
+    }
+    if (rank == s.cluster_rank) return reinterpret_cast<uint8_t*>(at);
+    SavedBlock& other = s.saved[rank];
+    if (!other.started || other.done) {
+        snprintf(message, sizeof message, "%s for rank %u, which has %s: a cluster barrier keeps the blocks together",
+                 what, rank, other.started ? "finished" : "not started");
+        stop_thread(kTrap, message);
+    }
+    return other.shared.data() + (at - start);
+}
+}  // namespace tessera_sim
 inline void tessera_async_commit() { tessera_sim::m().async_groups[tessera_sim::m().current]++; }
 template <int PENDING>
 inline void tessera_async_wait() { tessera_sim::land_async_copies(PENDING); }
@@ -1540,6 +1585,10 @@ inline void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals) {
 }
 inline void tessera_mbarrier_init_fence() {}
 inline void tessera_mbarrier_complete_if_done(tessera_mbarrier* bar) {
+    // a peer's multicast may land before this block's expect_tx (the count then runs below
+    // zero, as the hardware's may); with every arrival in, more bytes than expected is an error
+    if (bar->pending == 0 && bar->transaction_bytes < 0)
+        tessera_sim::stop_thread(tessera_sim::kTrap, "TMA copies landed more bytes than the mbarrier expected");
     if (bar->pending == 0 && bar->transaction_bytes == 0) {
         bar->phase++;
         bar->pending = bar->expected;
@@ -1575,8 +1624,40 @@ inline void tessera_tma_load(void* shared, const tessera_tensor_map* map, int co
 }
 // cp.async.bulk.tensor.3d: the same box in matrix `batch` of a batched map (rows past the
 // matrix's last are outside the tensor: zeros, not the next matrix's rows).
+namespace tessera_sim {
+// Writes the box to `shared` in the shared memory of the cluster's block `rank` (the running
+// block's own for a plain copy); returns its bytes. The swizzle follows the running block's
+// addresses, which every block's copy of the section shares.
+inline uint64_t tma_box(void* shared, const tessera_tensor_map* map, int col, int row, int batch, uint32_t rank);
+}
 inline void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row, int batch,
                                 tessera_mbarrier* bar) {
+    const uint64_t bytes = tessera_sim::tma_box(shared, map, col, row, batch, tessera_sim::m().cluster_rank);
+    bar->transaction_bytes -= static_cast<int64_t>(bytes);
+    tessera_mbarrier_complete_if_done(bar);
+}
+// cp.async.bulk.tensor.2d ... .multicast::cluster: the box lands at `shared` in every block of
+// the cluster that `mask` names (bit r: rank r), its bytes counted on each one's mbarrier at
+// `bar`'s place.
+inline void tessera_tma_load_multicast(void* shared, const tessera_tensor_map* map, int col, int row,
+                                       tessera_mbarrier* bar, unsigned short mask) {
+    for (uint32_t rank = 0; rank < 16; ++rank) {
+        if (!(mask & (1u << rank))) continue;
+        const uint64_t bytes = tessera_sim::tma_box(shared, map, col, row, 0, rank);
+        tessera_mbarrier* there = reinterpret_cast<tessera_mbarrier*>(
+            tessera_sim::in_rank(bar, rank, sizeof(tessera_mbarrier), "a TMA multicast's mbarrier"));
+        there->transaction_bytes -= static_cast<int64_t>(bytes);
+        tessera_mbarrier_complete_if_done(there);
+    }
+}
+// mbarrier.arrive.release.cluster.shared::cluster: arrives on the mbarrier at `bar`'s place in
+// the shared memory of the cluster's block `rank`.
+inline void tessera_mbarrier_arrive_in(tessera_mbarrier* bar, int rank) {
+    tessera_mbarrier_arrive(reinterpret_cast<tessera_mbarrier*>(
+        tessera_sim::in_rank(bar, static_cast<uint32_t>(rank), sizeof(tessera_mbarrier), "a remote mbarrier arrival")));
+}
+inline uint64_t tessera_sim::tma_box(void* shared, const tessera_tensor_map* map, int col, int row, int batch,
+                                     uint32_t rank) {
     const uint64_t element = map->element_bytes, box_cols = map->box_cols, box_rows = map->box_rows;
     const uint64_t row_bytes = box_cols * element, bytes = row_bytes * box_rows;
     const uintptr_t start = reinterpret_cast<uintptr_t>(shared);
@@ -1587,6 +1668,7 @@ inline void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int
         tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA copy to an address outside shared memory");
     if (map->swizzle_bytes != 0 && row_bytes > map->swizzle_bytes)
         tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA box whose rows are wider than its swizzle span");
+    uint8_t* destination = tessera_sim::in_rank(shared, rank, bytes, "a TMA copy");
     // the swizzle span's 16-byte chunks: 2, 4 or 8 of them, XORed with as many line bits
     const uintptr_t chunk_mask = map->swizzle_bytes ? map->swizzle_bytes / 16 - 1 : 0;
     for (uint64_t r = 0; r < box_rows; ++r) {
@@ -1598,20 +1680,18 @@ inline void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int
             const bool inside = tensor_row >= 0 && tensor_col >= 0 && static_cast<uint64_t>(tensor_row) < map->rows &&
                                 static_cast<uint64_t>(tensor_col) < map->cols && batch >= 0 &&
                                 static_cast<uint64_t>(batch) < map->matrices;
+            uint8_t* to = destination + (address - start);  // the swizzle permutes within the box
             if (inside) {
                 const uint64_t from = map->base + static_cast<uint64_t>(batch) * map->matrix_stride_bytes +
                                       static_cast<uint64_t>(tensor_row) * map->row_stride_bytes +
                                       static_cast<uint64_t>(tensor_col) * element;
-                memcpy(reinterpret_cast<void*>(address), reinterpret_cast<const void*>(from), element);
+                memcpy(to, reinterpret_cast<const void*>(from), element);
             } else {
-                memset(reinterpret_cast<void*>(address), 0, element);
+                memset(to, 0, element);
             }
         }
     }
-    bar->transaction_bytes -= static_cast<int64_t>(bytes);
-    if (bar->transaction_bytes < 0)
-        tessera_sim::stop_thread(tessera_sim::kTrap, "TMA copies landed more bytes than the mbarrier expected");
-    tessera_mbarrier_complete_if_done(bar);
+    return bytes;
 }
 // Phase `parity` has completed once the phase counter's parity differs from it.
 inline void tessera_mbarrier_wait(tessera_mbarrier* bar, int parity) {

@@ -328,7 +328,7 @@ impl KernelDefinition {
             symbols: &trailing,
             tensor_maps: &tensor_maps,
             stack_bytes: sim.stack_bytes(),
-            cluster: kernel.config.cluster.unwrap_or([1, 1, 1]),
+            cluster: kernel.launch_cluster().unwrap_or([1, 1, 1]),
         };
         match kernel.stream_k_workspace(plan.grid[0]) {
             // a stream-K kernel's workspace: host tensors after the shape symbols, checked like
