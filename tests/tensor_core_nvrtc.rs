@@ -64,6 +64,17 @@ fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_no
             assert!(!ptx.contains(tma[0]), "{}: TMA without `copies = tma`", kernel.name());
         }
         assert!(!ptx.contains("ldmatrix"), "{}: wgmma reads shared memory itself, without ldmatrix", kernel.name());
+        // in clusters (V18) B's panels are multicast, and a stage is freed in every block
+        let clustered = kernel.ir().is_ok_and(|ir| ir.cluster_tiles().is_some());
+        let multicast =
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster";
+        assert_eq!(ptx.contains(multicast), clustered, "{}: TMA multicast exactly in clusters", kernel.name());
+        assert_eq!(
+            ptx.contains("mbarrier.arrive.shared::cluster.b64") && ptx.contains("barrier.cluster.wait"),
+            clustered,
+            "{}: remote arrivals and a cluster barrier exactly in clusters",
+            kernel.name()
+        );
         let compiled = nvrtc::compile_cubin(kernel.cuda_source(), kernel.name(), Arch::SM_90).unwrap();
         assert!(!compiled.ptxas.spills(), "{} spills: {}", kernel.name(), compiled.ptxas);
         assert_eq!(compiled.ptxas.stack_frame_bytes, 0, "{} uses local memory", kernel.name());

@@ -176,6 +176,9 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
             helpers.push(TMA_MULTICAST_HELPERS.trim_end());
         }
     }
+    if kernel.cluster_tiles().is_some() {
+        helpers.push(CLUSTER_MBARRIER_HELPERS.trim_end());
+    }
     if crate::tensor_core::uses_wide_stores(kernel) {
         helpers.push(WIDE_STORE_HELPERS.trim_end());
     }
@@ -197,6 +200,7 @@ const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.c
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
 const TMA_HELPERS: &str = include_str!("../templates/tma_helpers.cu");
 const TMA_MULTICAST_HELPERS: &str = include_str!("../templates/tma_multicast_helpers.cu");
+const CLUSTER_MBARRIER_HELPERS: &str = include_str!("../templates/cluster_mbarrier_helpers.cu");
 const WIDE_STORE_HELPERS: &str = include_str!("../templates/wide_store_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.

@@ -1,7 +1,6 @@
 // TMA multicast (sm_90 clusters): one block's copy lands at the same place in the shared memory
 // of every block of its cluster that `mask` names (bit r: rank r), its bytes counted on each
-// block's mbarrier at `bar`'s place; and an arrival on the mbarrier at `bar`'s place in the
-// cluster's block `rank`. The simulator defines the same functions in tessera_sim.h.
+// block's mbarrier at `bar`'s place. The simulator defines the same function in tessera_sim.h.
 #ifndef TESSERA_SIM_H
 __device__ __forceinline__ void tessera_tma_load_multicast(void* shared, const tessera_tensor_map* map, int col, int row,
                                                            tessera_mbarrier* bar, unsigned short mask)
@@ -12,16 +11,5 @@ __device__ __forceinline__ void tessera_tma_load_multicast(void* shared, const t
         :: "r"(tessera_shared_address(shared)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row),
            "r"(tessera_shared_address(bar)), "h"(mask)
         : "memory");
-}
-
-__device__ __forceinline__ void tessera_mbarrier_arrive_in(tessera_mbarrier* bar, int rank)
-{
-    asm volatile(
-        "{\n"
-        ".reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
-        "}\n"
-        :: "r"(tessera_shared_address(bar)), "r"(rank) : "memory");
 }
 #endif  // TESSERA_SIM_H

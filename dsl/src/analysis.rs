@@ -55,7 +55,7 @@ pub struct Report {
 /// # use tessera_dsl::TmaCopyReport;
 /// let a = TmaCopyReport {
 ///     statement: "copy(a.tile([by, k], [BM, BK]), &a_s)".into(), tensor: "a".into(),
-///     boxes: 1, box_rows: 128, box_cols: 64, box_bytes: 16384, swizzle_bytes: 128,
+///     boxes: 1, box_rows: 128, box_cols: 64, box_bytes: 16384, swizzle_bytes: 128, multicast: None,
 /// };
 /// assert_eq!(a.to_string(), "TMA      a        1 box of 128 × 64 (16384 B), 128-byte swizzle, issued by one thread");
 /// ```
@@ -69,6 +69,9 @@ pub struct TmaCopyReport {
     pub box_cols: u32,
     pub box_bytes: u32,
     pub swizzle_bytes: u32,
+    /// In clusters (`cluster = ..`), the blocks the tile is multicast to, each issuing an
+    /// equal share of the boxes; `None` where each block copies its own.
+    pub multicast: Option<u32>,
 }
 
 impl std::fmt::Display for TmaCopyReport {
@@ -84,7 +87,16 @@ impl std::fmt::Display for TmaCopyReport {
             self.box_bytes,
             if self.boxes == 1 { "" } else { " each" },
             self.swizzle_bytes
-        )
+        )?;
+        if let Some(blocks) = self.multicast {
+            write!(
+                f,
+                "\n                      multicast to the {blocks} blocks of the cluster, which share the tile: {} box{} issued by each",
+                self.boxes / blocks.max(1),
+                if self.boxes / blocks.max(1) == 1 { "" } else { "es" }
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -151,6 +163,10 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
                         box_cols: map.box_cols,
                         box_bytes: map.box_bytes(),
                         swizzle_bytes: map.swizzle_bytes,
+                        multicast: kernel
+                            .multicasts(copy)
+                            .then(|| kernel.cluster_tiles().map(|cluster| cluster.blocks))
+                            .flatten(),
                     });
                     continue;
                 }

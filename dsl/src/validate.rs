@@ -779,7 +779,9 @@ impl Checker<'_> {
         if !self.kernel.copies_by_tma() {
             self.error(
                 origin,
-                format!("cluster = {written} on a pipeline with producers multicasts the tiles its blocks share by TMA"),
+                format!(
+                    "cluster = {written} on a pipeline with producers multicasts the tiles its blocks share by TMA"
+                ),
                 Some("add `copies = tma` to the pipeline".into()),
             );
             return;

@@ -525,7 +525,13 @@ pub fn gemm_tf32_wgmma_bt(
 /// two blocks per SM (`min_blocks = 2`, four stages of 24 KiB) — as V12 is V11 for the small
 /// shapes: 1024³ is 32 tiles of 128 × 256 for 132 SMs, 128 of 64 × 128.
 #[tile_kernel(threads = 128, vector = 4, min_blocks = 2, target = sm_90a, precision = tf32, consts(BM = 64, BN = 128, BK = 32, WN = 128))]
-pub fn gemm_tf32_wgmma_bt_64x128(a: Global<f32, (M, K)>, b: Global<f32, (N, K)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+pub fn gemm_tf32_wgmma_bt_64x128(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (N, K)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
     let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
     let a_s = shared::<f32>([BM, BK]).swizzle_bytes(128).panels();
     let b_s = shared::<f32>([BN, BK]).swizzle_bytes(128).panels();

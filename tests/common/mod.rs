@@ -104,6 +104,8 @@ macro_rules! with_every_catalog_kernel {
             hgemm::hgemm_v16_f16,
             hgemm::hgemm_v17_bf16,
             hgemm::hgemm_v17_f16,
+            hgemm::hgemm_v18_bf16,
+            hgemm::hgemm_v18_f16,
             hgemm::hgemm_v11_bf16_to_bf16,
             hgemm::hgemm_v11_f16_to_f16,
             hgemm::gemm_tf32,
