@@ -126,6 +126,7 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
             "gemm_tf32",
             "gemm_tf32_wgmma_bt",
             "gemm_tf32_wgmma_bt_64x128",
+            "gemm_tf32_wgmma_bt_clusters",
             "sgemm_bias_gelu",
             "sgemm_bias_relu_residual",
             "hgemm_bias_silu_bf16",

@@ -2,7 +2,7 @@
 //! destination buffer, issued by one producer thread, landing on the stage's mbarrier.
 
 use askama::Template;
-use tessera_dsl::{tensor_map_of, CopyPlan, Kernel, OperandPlan, PipelineLoop, TileCopy};
+use tessera_dsl::{CopyPlan, Kernel, OperandPlan, PipelineLoop, TileCopy};
 
 use crate::operand::OperandText;
 use crate::statement::{invalid, invalid_plan, template_error};
@@ -19,6 +19,8 @@ struct TmaCopySource<'a> {
     barrier: &'static str,
     map: String,
     boxes: u32,
+    /// Boxes down each panel (a multicast tile's rows sliced among the cluster's blocks).
+    slices: u32,
     box_rows: u32,
     box_cols: u32,
     box_bytes: u32,
@@ -52,7 +54,7 @@ fn copy_sources(kernel: &Kernel, copies: &[&TileCopy], staged: bool) -> Result<(
     let mut bytes = 0;
     for copy in copies {
         let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
-        let map = tensor_map_of(&plan).map_err(|why| invalid(kernel, copy.origin, &why))?;
+        let map = kernel.copy_tensor_map(copy, &plan).map_err(|why| invalid(kernel, copy.origin, &why))?;
         let OperandPlan::Shared(shared) = &plan.dst else {
             return Err(invalid(kernel, copy.origin, "TMA copies into a shared buffer"));
         };
@@ -83,6 +85,7 @@ fn copy_sources(kernel: &Kernel, copies: &[&TileCopy], staged: bool) -> Result<(
                 barrier,
                 map: map.param(),
                 boxes: map.boxes,
+                slices: map.row_slices,
                 box_rows: map.box_rows,
                 box_cols: map.box_cols,
                 box_bytes: map.box_bytes(),

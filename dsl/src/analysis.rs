@@ -55,7 +55,7 @@ pub struct Report {
 /// # use tessera_dsl::TmaCopyReport;
 /// let a = TmaCopyReport {
 ///     statement: "copy(a.tile([by, k], [BM, BK]), &a_s)".into(), tensor: "a".into(),
-///     boxes: 1, box_rows: 128, box_cols: 64, box_bytes: 16384, swizzle_bytes: 128, multicast: None,
+///     boxes: 1, row_slices: 1, box_rows: 128, box_cols: 64, box_bytes: 16384, swizzle_bytes: 128, multicast: None,
 /// };
 /// assert_eq!(a.to_string(), "TMA      a        1 box of 128 × 64 (16384 B), 128-byte swizzle, issued by one thread");
 /// ```
@@ -69,6 +69,8 @@ pub struct TmaCopyReport {
     pub box_cols: u32,
     pub box_bytes: u32,
     pub swizzle_bytes: u32,
+    /// Boxes down each panel (1 unless a multicast tile's rows are sliced among the blocks).
+    pub row_slices: u32,
     /// In clusters (`cluster = ..`), the blocks the tile is multicast to, each issuing an
     /// equal share of the boxes; `None` where each block copies its own.
     pub multicast: Option<u32>,
@@ -80,20 +82,20 @@ impl std::fmt::Display for TmaCopyReport {
             f,
             "TMA      {:<8} {} box{} of {} × {} ({} B{}), {}-byte swizzle, issued by one thread",
             self.tensor,
-            self.boxes,
-            if self.boxes == 1 { "" } else { "es" },
+            self.boxes * self.row_slices,
+            if self.boxes * self.row_slices == 1 { "" } else { "es" },
             self.box_rows,
             self.box_cols,
             self.box_bytes,
-            if self.boxes == 1 { "" } else { " each" },
+            if self.boxes * self.row_slices == 1 { "" } else { " each" },
             self.swizzle_bytes
         )?;
         if let Some(blocks) = self.multicast {
+            let each = self.boxes * self.row_slices / blocks.max(1);
             write!(
                 f,
-                "\n                      multicast to the {blocks} blocks of the cluster, which share the tile: {} box{} issued by each",
-                self.boxes / blocks.max(1),
-                if self.boxes / blocks.max(1) == 1 { "" } else { "es" }
+                "\n                      multicast to the {blocks} blocks of the cluster, which share the tile: {each} box{} issued by each",
+                if each == 1 { "" } else { "es" }
             )?;
         }
         Ok(())
@@ -153,12 +155,14 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
             Statement::Copy(copy) => {
                 let plan = CopyPlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
                 // a TMA pipeline's copies: boxes, not per-thread accesses
-                if let (true, true, Ok(map)) = (tma_pipeline, async_copies.contains(&copy), crate::tensor_map_of(&plan))
+                if let (true, true, Ok(map)) =
+                    (tma_pipeline, async_copies.contains(&copy), kernel.copy_tensor_map(copy, &plan))
                 {
                     tma.push(TmaCopyReport {
                         statement: copy.to_string(),
                         tensor: map.tensor.clone(),
                         boxes: map.boxes,
+                        row_slices: map.row_slices,
                         box_rows: map.box_rows,
                         box_cols: map.box_cols,
                         box_bytes: map.box_bytes(),

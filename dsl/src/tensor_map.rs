@@ -49,7 +49,7 @@ pub const TMA_MAX_BOX: i64 = 256;
 ///
 /// ```
 /// use tessera_dsl::{ElementType, TensorMap};
-/// let a = TensorMap { tensor: "a".into(), element: ElementType::BF16, box_rows: 128, box_cols: 64, boxes: 1, swizzle_bytes: 128, batched: false };
+/// let a = TensorMap { tensor: "a".into(), element: ElementType::BF16, box_rows: 128, box_cols: 64, boxes: 1, row_slices: 1, swizzle_bytes: 128, batched: false };
 /// assert_eq!(a.param(), "a_tensor_map");
 /// assert_eq!(a.box_bytes(), 16384);
 /// ```
@@ -63,6 +63,9 @@ pub struct TensorMap {
     pub box_cols: u32,
     /// Boxes per tile: the buffer's panels.
     pub boxes: u32,
+    /// Boxes down each panel: 1, or the blocks of a cluster that share the tile and whose
+    /// panels do not divide among them — each then copies one slice of every panel's rows.
+    pub row_slices: u32,
     /// The swizzle span the box is written with (32, 64 or 128 bytes).
     pub swizzle_bytes: u32,
     /// A batched tile (`q.at([b, h]).tile(..)`): the map is 3-D — columns, rows, and the
@@ -85,7 +88,32 @@ impl TensorMap {
 
     /// Bytes of one whole tile: every box.
     pub fn tile_bytes(&self) -> u32 {
-        self.box_bytes() * self.boxes
+        self.box_bytes() * self.boxes * self.row_slices
+    }
+
+    /// The map of a tile multicast to `blocks` blocks of a cluster, each issuing an equal share
+    /// of its boxes: the panels as they are where they divide among the blocks, else each
+    /// panel cut into `blocks` slices of rows — whole 8-row atoms of the swizzle, so every
+    /// slice starts where the swizzle pattern does.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, TensorMap};
+    /// let b = TensorMap { tensor: "b".into(), element: ElementType::F32, box_rows: 256, box_cols: 32, boxes: 1, row_slices: 1, swizzle_bytes: 128, batched: false };
+    /// let shared = b.clone().shared_by(2).unwrap();
+    /// assert_eq!((shared.box_rows, shared.row_slices, shared.tile_bytes()), (128, 2, b.tile_bytes()));
+    /// assert!(TensorMap { box_rows: 8, ..b }.shared_by(2).is_err());
+    /// ```
+    pub fn shared_by(self, blocks: u32) -> Result<TensorMap, String> {
+        if blocks <= 1 || self.boxes % blocks == 0 {
+            return Ok(self);
+        }
+        if self.box_rows % (8 * blocks) != 0 {
+            return Err(format!(
+                "its {} box(es) of {} × {} divide neither by panels nor in slices of whole 8-row swizzle atoms among the {blocks} blocks of a cluster",
+                self.boxes, self.box_rows, self.box_cols
+            ));
+        }
+        Ok(TensorMap { box_rows: self.box_rows / blocks, row_slices: blocks, ..self })
     }
 }
 
@@ -119,13 +147,24 @@ impl Kernel {
         }
         for copy in copies {
             let Ok(plan) = CopyPlan::new(self, copy, &scope) else { continue };
-            if let Ok(map) = tensor_map_of(&plan) {
+            if let Ok(map) = self.copy_tensor_map(copy, &plan) {
                 if !maps.iter().any(|m| m.tensor == map.tensor) {
                     maps.push(map);
                 }
             }
         }
         maps
+    }
+
+    /// The tensor map `copy` (planned as `plan`) reads through in this kernel:
+    /// [`tensor_map_of`], shared among the blocks of a cluster ([`TensorMap::shared_by`]) where
+    /// the copy is multicast.
+    pub fn copy_tensor_map(&self, copy: &crate::TileCopy, plan: &CopyPlan) -> Result<TensorMap, String> {
+        let map = tensor_map_of(plan)?;
+        match self.cluster_tiles() {
+            Some(cluster) if self.multicasts(copy) => map.shared_by(cluster.blocks),
+            _ => Ok(map),
+        }
     }
 }
 
@@ -173,6 +212,7 @@ pub fn tensor_map_of(plan: &CopyPlan) -> Result<TensorMap, String> {
         box_rows: layout.rows as u32,
         box_cols: panel_cols as u32,
         boxes: (layout.cols / panel_cols) as u32,
+        row_slices: 1,
         swizzle_bytes: span as u32,
         batched: global.is_batched(),
     })

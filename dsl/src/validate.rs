@@ -393,7 +393,7 @@ impl Checker<'_> {
         let mut tile_bytes: u64 = 0;
         for &copy in &tile_copies {
             let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
-            match crate::tensor_map_of(&plan) {
+            match self.kernel.copy_tensor_map(copy, &plan) {
                 Ok(map) => tile_bytes += u64::from(map.tile_bytes()),
                 Err(why) => {
                     self.error(copy.origin, format!("`{copy}` before a pipeline with copies = tma: {why}"), None)
@@ -405,7 +405,7 @@ impl Checker<'_> {
         let every_copy = tile_copies.iter().copied().chain(pipeline.tile_copies());
         for copy in every_copy {
             let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
-            let Ok(map) = crate::tensor_map_of(&plan) else { continue };
+            let Ok(map) = self.kernel.copy_tensor_map(copy, &plan) else { continue };
             match maps.iter().find(|m| m.tensor == map.tensor) {
                 Some(other) if *other != map => self.error(
                     copy.origin,
@@ -428,7 +428,7 @@ impl Checker<'_> {
         }
         for copy in pipeline.tile_copies() {
             let Ok(plan) = crate::CopyPlan::new(self.kernel, copy, &scope) else { continue };
-            match crate::tensor_map_of(&plan) {
+            match self.kernel.copy_tensor_map(copy, &plan) {
                 Ok(map) => stage_bytes += u64::from(map.tile_bytes()),
                 Err(why) => {
                     self.error(copy.origin, format!("`{copy}` with copies = tma: {why}"), None);
@@ -801,16 +801,17 @@ impl Checker<'_> {
         for copy in shared {
             let Ok(plan) = CopyPlan::new(self.kernel, copy, &scope) else { continue };
             let Ok(map) = crate::tensor_map_of(&plan) else { continue };
-            if map.boxes % cluster.blocks != 0 {
+            if let Err(why) = map.shared_by(cluster.blocks) {
                 self.error(
                     copy.origin,
                     format!(
-                        "`{copy}` is multicast to the {} blocks of a cluster, each issuing an equal share of its boxes, but it is {} box(es) of {} × {}",
-                        cluster.blocks, map.boxes, map.box_rows, map.box_cols
+                        "`{copy}` is multicast to the {} blocks of a cluster, each issuing an equal share of it, but {why}",
+                        cluster.blocks
                     ),
                     Some(format!(
-                        "make the tile {} panels wide (a multiple of {}), or cluster along the other axis",
-                        cluster.blocks, cluster.blocks
+                        "make the tile a multiple of {} panels wide or of {} rows, or cluster along the other axis",
+                        cluster.blocks,
+                        8 * cluster.blocks
                     )),
                 );
             }

@@ -168,6 +168,7 @@ mod tests {
             box_rows: 128,
             box_cols: 64,
             boxes: 1,
+            row_slices: 1,
             swizzle_bytes: 128,
             batched: false,
         }

@@ -544,6 +544,29 @@ pub fn gemm_tf32_wgmma_bt_64x128(
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
+/// [`gemm_tf32_wgmma_bt`] in clusters of two blocks one above the other (`cluster = (1, 2)`),
+/// as V18 is V11: both read the same 256 × 32 tile of Bᵀ per k-tile — one 128-byte panel, so
+/// each block copies one 128-row slice of it by TMA multicast into both blocks' stages.
+#[tile_kernel(threads = 256, vector = 4, target = sm_90a, precision = tf32, cluster = (1, 2), consts(BM = 128, BN = 256, BK = 32, WN = 256))]
+pub fn gemm_tf32_wgmma_bt_clusters(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (N, K)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+    let a_s = shared::<f32>([BM, BK]).swizzle_bytes(128).panels();
+    let b_s = shared::<f32>([BN, BK]).swizzle_bytes(128).panels();
+    let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([bx, k], [BN, BK]), &b_s);
+        mma(&a_s, &b_s.t(), &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
 /// C = α·A·B + β·C on TF32 wgmma for a B stored [K, N]: B is transposed into a scratch tensor
 /// by the catalog's transpose, then [`gemm_tf32_wgmma_bt`] multiplies (its 64 × 128-tile
 /// form [`gemm_tf32_wgmma_bt_64x128`] under 64 tiles of 128 × 256). Both of its operands'
@@ -703,8 +726,8 @@ pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 2] =
 pub const ALL_TF32: [&crate::KernelDefinition; 1] = [&gemm_tf32::KERNEL];
 
 /// The TF32 kernels that take B transposed, stored [N, K] (the tensor `b` is Bᵀ).
-pub const ALL_TF32_TRANSPOSED_B: [&crate::KernelDefinition; 2] =
-    [&gemm_tf32_wgmma_bt::KERNEL, &gemm_tf32_wgmma_bt_64x128::KERNEL];
+pub const ALL_TF32_TRANSPOSED_B: [&crate::KernelDefinition; 3] =
+    [&gemm_tf32_wgmma_bt::KERNEL, &gemm_tf32_wgmma_bt_64x128::KERNEL, &gemm_tf32_wgmma_bt_clusters::KERNEL];
 
 /// Every kernel of the family.
 pub fn all() -> impl Iterator<Item = &'static crate::KernelDefinition> {
