@@ -1352,7 +1352,7 @@ inline bool run_clusters(const Launch& l) {
     return true;
 }
 
-// Fibers' stacks, each with a guard page below it, reused between blocks and launches.
+// Fibers' stacks, each with a guard page below it, reused between the blocks of a launch.
 inline bool ensure_stacks(uint32_t threads, size_t stack_bytes) {
     Machine& s = m();
     s.page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -1449,6 +1449,12 @@ inline int run(void (*body)(void*), void* body_arg, const Launch* launch, Report
     }
     s.in_fiber = false;
     if (alt_set) sigaltstack(&previous, nullptr);
+    // each fiber's guard page splits the arena into two mappings; a test process that keeps
+    // dozens of kernels' libraries loaded (a cluster's blocks' fibers counted twice) ran out of
+    // the 65530 mappings Linux allows, so the arena goes with the launch
+    if (s.arena) munmap(s.arena, s.arena_bytes);
+    s.arena = nullptr;
+    s.arena_bytes = 0;
     pthread_mutex_unlock(&s.lock);
     return report->status;
 }
