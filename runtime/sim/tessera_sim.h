@@ -1628,14 +1628,14 @@ inline void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int
 inline void tessera_tma_load(void* shared, const tessera_tensor_map* map, int col, int row, tessera_mbarrier* bar) {
     tessera_tma_load_3d(shared, map, col, row, 0, bar);
 }
-// cp.async.bulk.tensor.3d: the same box in matrix `batch` of a batched map (rows past the
-// matrix's last are outside the tensor: zeros, not the next matrix's rows).
 namespace tessera_sim {
 // Writes the box to `shared` in the shared memory of the cluster's block `rank` (the running
 // block's own for a plain copy); returns its bytes. The swizzle follows the running block's
 // addresses, which every block's copy of the section shares.
 inline uint64_t tma_box(void* shared, const tessera_tensor_map* map, int col, int row, int batch, uint32_t rank);
 }
+// cp.async.bulk.tensor.3d: the same box in matrix `batch` of a batched map (rows past the
+// matrix's last are outside the tensor: zeros, not the next matrix's rows).
 inline void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row, int batch,
                                 tessera_mbarrier* bar) {
     const uint64_t bytes = tessera_sim::tma_box(shared, map, col, row, batch, tessera_sim::m().cluster_rank);
@@ -1656,8 +1656,8 @@ inline void tessera_tma_load_multicast(void* shared, const tessera_tensor_map* m
         tessera_mbarrier_complete_if_done(there);
     }
 }
-// mbarrier.arrive.release.cluster.shared::cluster: arrives on the mbarrier at `bar`'s place in
-// the shared memory of the cluster's block `rank`.
+// mapa + mbarrier.arrive.shared::cluster: arrives on the mbarrier at `bar`'s place in the
+// shared memory of the cluster's block `rank`.
 inline void tessera_mbarrier_arrive_in(tessera_mbarrier* bar, int rank) {
     tessera_mbarrier_arrive(reinterpret_cast<tessera_mbarrier*>(
         tessera_sim::in_rank(bar, static_cast<uint32_t>(rank), sizeof(tessera_mbarrier), "a remote mbarrier arrival")));
