@@ -48,8 +48,10 @@ pub const JSON_SCHEMA: &str = r#"JSON (numbers are plain JSON numbers; bytes in 
   "accesses": [ { "statement": string, "operand": string, "space": "global" | "shared",
                   "direction": "load" | "store", "width_bits": int, "instructions": int,
                   "bank_ways": null | int, "sectors": null | [per_request, ideal] } ],
-  "tma": [ { "statement": string, "tensor": string, "boxes": int, "box_rows": int, "box_cols": int,
-             "box_bytes": int, "swizzle_bytes": int } ]
+  "tma": [ { "statement": string, "tensor": string, "boxes": int, "row_slices": int, "box_rows": int,
+             "box_cols": int, "box_bytes": int, "swizzle_bytes": int,
+             "multicast": null | int (the blocks of a cluster it is multicast to) } ],
+  "tile_schedule": null | string (how a persistent or stream-K grid's blocks take its tiles)
 }
 OCCUPANCY = { "target": "sm_90", "threads_per_block": int, "warps_per_block": int,
   "shared_bytes_per_block": int, "shared_bytes_allocated": int, "registers_per_thread": null | int,
@@ -143,6 +145,9 @@ pub struct CheckReport {
     pub accesses: Vec<AccessReport>,
     /// The copies a TMA pipeline issues as boxes (`copies = tma`).
     pub tma: Vec<tessera_dsl::TmaCopyReport>,
+    /// How the blocks of a persistent or stream-K grid take its tiles (`None`: one block a
+    /// tile, the grid as launched).
+    pub tile_schedule: Option<String>,
     /// The NVRTC log of the compile the registers came from.
     #[serde(skip)]
     pub nvrtc_log: Option<String>,
@@ -222,8 +227,39 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
         barriers: analysis.barriers,
         accesses: analysis.accesses,
         tma: analysis.tma,
+        tile_schedule: tile_schedule(kernel),
         nvrtc_log,
     })
+}
+
+/// How a grid that is not launched a block a tile takes its tiles, in words.
+fn tile_schedule(kernel: &crate::dsl::Kernel) -> Option<String> {
+    use crate::dsl::GridMapping;
+    match kernel.grid_mapping()? {
+        GridMapping::StreamK { .. } => {
+            Some("stream-K: the blocks resident at once share the tiles' k loops, a block's share crossing tiles".into())
+        }
+        GridMapping::Persistent { .. } => Some(match kernel.cluster_tiles() {
+            Some(cluster) => format!(
+                "persistent, in clusters of {blocks}: each cluster of resident blocks takes {blocks} neighbouring tiles along {axis} at a time, block r the r-th ({shared} multicast)",
+                blocks = cluster.blocks,
+                axis = ['x', 'y'][cluster.axis],
+                shared = {
+                    let names: Vec<String> = kernel
+                        .pipeline_tile_copies()
+                        .filter(|copy| kernel.multicasts(copy))
+                        .map(|copy| match &copy.src {
+                            crate::dsl::Operand::Global(tile) => format!("{}'s tile", tile.tensor),
+                            _ => copy.to_string(),
+                        })
+                        .collect();
+                    if names.is_empty() { "nothing".to_string() } else { names.join(", ") }
+                }
+            ),
+            None => "persistent: the blocks resident at once take the tiles in turn".into(),
+        }),
+        _ => None,
+    }
 }
 
 /// `given` completed with defaults for every other shape symbol (which are listed too).
@@ -377,10 +413,14 @@ impl std::fmt::Display for CheckReport {
             )?;
         }
         let grid: Vec<String> = r.grid.iter().map(i64::to_string).collect();
+        let unit = if self.tile_schedule.is_some() { "tiles" } else { "blocks" };
         if grid.len() > 1 {
-            row(f, "grid", format!("{} = {} blocks", grid.join(" × "), r.blocks))?;
+            row(f, "grid", format!("{} = {} {unit}", grid.join(" × "), r.blocks))?;
         } else {
-            row(f, "grid", format!("{} blocks", r.blocks))?;
+            row(f, "grid", format!("{} {unit}", r.blocks))?;
+        }
+        if let Some(schedule) = &self.tile_schedule {
+            row(f, "", schedule.clone())?;
         }
         if r.flops > 0.0 {
             row(f, "FLOPs", format!("{}FLOP (2 per multiply-add of mma)", si(r.flops)))?;

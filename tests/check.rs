@@ -320,3 +320,29 @@ fn tessera_binary() -> std::path::PathBuf {
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("tessera")));
     beside.filter(|path| path.exists()).unwrap_or(built)
 }
+
+#[test]
+fn a_clustered_kernel_says_how_its_blocks_take_tiles_and_what_they_multicast() {
+    let options = CheckOptions { nvrtc: false, ..fresh(Target::SM_90) };
+    let report = check(&tessera::catalog::hgemm::hgemm_v18_bf16::KERNEL, &options).unwrap();
+    let schedule = report.tile_schedule.clone().unwrap();
+    assert!(
+        schedule.contains("clusters of 2") && schedule.contains("along y") && schedule.contains("b's tile"),
+        "{schedule}"
+    );
+    let b = report.tma.iter().find(|copy| copy.tensor == "b").unwrap();
+    assert_eq!((b.boxes, b.row_slices, b.multicast), (4, 1, Some(2)));
+    let a = report.tma.iter().find(|copy| copy.tensor == "a").unwrap();
+    assert_eq!(a.multicast, None);
+    let text = report.to_string();
+    assert!(text.contains("512 tiles") && text.contains("2 boxes issued by each"), "{text}");
+    assert!(report.to_json().contains("\"tile_schedule\""));
+    assert!(JSON_SCHEMA.contains("tile_schedule") && JSON_SCHEMA.contains("multicast"));
+    // TF32's one-panel Bᵀ tile goes in two row slices, one a block
+    let report = check(&tessera::catalog::hgemm::gemm_tf32_wgmma_bt_clusters::KERNEL, &options).unwrap();
+    let b = report.tma.iter().find(|copy| copy.tensor == "b").unwrap();
+    assert_eq!((b.boxes, b.row_slices, b.box_rows, b.multicast), (1, 2, 128, Some(2)));
+    // one block a tile: no schedule to explain
+    let report = check(&sgemm::sgemm_v7::KERNEL, &options).unwrap();
+    assert_eq!(report.tile_schedule, None);
+}
