@@ -330,7 +330,9 @@ pub fn gemm_through_aligned_copies_with<T: GemmInput>(
     // rows need; a cp.async kernel would narrow its copies for C's rows too, so C goes through
     // an aligned copy of its own there
     let c_aligned_already = Argument::output("c", &mut *c).rows_aligned(16);
-    if c_aligned_already || kernel.ir()?.copies_by_tma() {
+    // (a kernel that stores C by TMA too, `.by_tma()`, needs C's rows aligned like A's and B's)
+    let ir = kernel.ir()?;
+    if c_aligned_already || (ir.copies_by_tma() && ir.tma_store_copy().is_none()) {
         return Ok(crate::catalog::launch_gemm(kernel, device, &a_view, &b_view, c, alpha, beta)?);
     }
     let mut c_aligned = on.scratch::<f32>([m * n_ld])?;

@@ -64,6 +64,15 @@ fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_no
             assert!(!ptx.contains(tma[0]), "{}: TMA without `copies = tma`", kernel.name());
         }
         assert!(!ptx.contains("ldmatrix"), "{}: wgmma reads shared memory itself, without ldmatrix", kernel.name());
+        // `.by_tma()` (V19): C stored by TMA from shared memory, in bulk groups
+        let stores_by_tma = kernel.ir().is_ok_and(|ir| ir.tma_store_copy().is_some());
+        assert_eq!(
+            ptx.contains("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group")
+                && ptx.contains("cp.async.bulk.wait_group.read"),
+            stores_by_tma,
+            "{}: TMA stores exactly where the copy out says `.by_tma()`",
+            kernel.name()
+        );
         // in clusters (V18) B's panels are multicast, and a stage is freed in every block
         let clustered = kernel.ir().is_ok_and(|ir| ir.cluster_tiles().is_some());
         let multicast =

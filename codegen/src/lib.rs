@@ -21,6 +21,7 @@ mod tensor_core;
 mod thread_code;
 mod tiles;
 mod tma;
+mod tma_store;
 mod warp_specialized;
 
 pub use c_expr::c_expr;

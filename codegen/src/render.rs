@@ -74,7 +74,7 @@ struct KernelSource<'a> {
 ///             stream_k: false, grouped: None,
 ///             origin: Origin::default(),
 ///         }),
-///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, origin: Origin::default() }),
+///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, by_tma: false, origin: Origin::default() }),
 ///     ],
 /// };
 /// let source = tessera_codegen::render(&kernel).unwrap();
@@ -179,6 +179,9 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if kernel.cluster_tiles().is_some() {
         helpers.push(CLUSTER_MBARRIER_HELPERS.trim_end());
     }
+    if kernel.tma_store_copy().is_some() {
+        helpers.push(TMA_STORE_HELPERS.trim_end());
+    }
     if crate::tensor_core::uses_wide_stores(kernel) {
         helpers.push(WIDE_STORE_HELPERS.trim_end());
     }
@@ -201,6 +204,7 @@ const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");
 const TMA_HELPERS: &str = include_str!("../templates/tma_helpers.cu");
 const TMA_MULTICAST_HELPERS: &str = include_str!("../templates/tma_multicast_helpers.cu");
 const CLUSTER_MBARRIER_HELPERS: &str = include_str!("../templates/cluster_mbarrier_helpers.cu");
+const TMA_STORE_HELPERS: &str = include_str!("../templates/tma_store_helpers.cu");
 const WIDE_STORE_HELPERS: &str = include_str!("../templates/wide_store_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.

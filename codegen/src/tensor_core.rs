@@ -213,7 +213,7 @@ pub(crate) fn warp_origin_names(kernel: &Kernel, fragment: &str) -> (String, Str
 /// `const int warp_row0 = acc_warp_row0;` (the column, and a wgmma fragment's
 /// `warpgroup_row0`) for the mma or epilogue of `acc` in a kernel of several tensor-core
 /// fragments; nothing otherwise.
-fn warp_origin_bindings(kernel: &Kernel, fragment: &str) -> Vec<(String, String)> {
+pub(crate) fn warp_origin_bindings(kernel: &Kernel, fragment: &str) -> Vec<(String, String)> {
     let prefix = warp_origin_prefix(kernel, fragment);
     if prefix.is_empty() {
         return vec![];
@@ -653,6 +653,9 @@ pub(crate) fn mma_source(
 /// `copy(&acc, c.tile(..))` of a `.warp_tile(..)` fragment, optionally `.axpby(alpha, beta)`:
 /// f32 accumulators stored as f32, or rounded to the destination's 16-bit type.
 pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
+    if copy.by_tma && kernel.tma_store_copy().is_some() {
+        return crate::tma_store::epilogue_source(kernel, copy, plan);
+    }
     let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let dst_plan = OperandPlan::Global(plan.dst.clone());

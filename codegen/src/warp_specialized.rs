@@ -73,6 +73,9 @@ struct ConsumerLoopSource {
     cluster: bool,
     first_tile: String,
     tile_step: String,
+    /// A `.by_tma()` copy out: the warp counts its TMA stores (which staging buffer is next)
+    /// and waits for them before it exits.
+    tma_store: bool,
 }
 
 /// Registers a producer thread keeps (`setmaxnreg.dec`): its loop needs a few pointers.
@@ -203,6 +206,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         cluster: cluster.is_some(),
         first_tile: first_tile.clone(),
         tile_step: tile_step.clone(),
+        tma_store: kernel.tma_store_copy().is_some(),
     }
     .render()
     .map_err(template_error("warp_specialized_consumer.cu"))?;
@@ -256,8 +260,33 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     // shared buffers before it, as declared
     let shared: Vec<Statement> = body.iter().filter(|s| matches!(s, Statement::Shared(_))).cloned().collect();
     let mut lines = render_body(kernel, &shared, 1)?;
+    if let Some(staging) = tma_store_staging(kernel) {
+        lines.push(indent(&staging, 1));
+    }
     lines.push(indent(&source, 1));
     Ok(lines)
+}
+
+/// The compute warps' staging buffers of a `.by_tma()` copy out: two of 16 rows × 128 bytes
+/// a warp, 1024-byte aligned for the swizzle, carved out of dynamic shared memory or static.
+fn tma_store_staging(kernel: &Kernel) -> Option<String> {
+    kernel.tma_store_copy()?;
+    let plan = kernel.shared_memory();
+    let slot = plan.slot(tessera_dsl::TMA_STORE_STAGING)?;
+    let warps = kernel.config.threads.count() / 32;
+    let stage = tessera_dsl::TMA_STORE_STAGE_BYTES;
+    let name = tessera_dsl::TMA_STORE_STAGING;
+    let comment =
+        format!("// `.by_tma()`: each compute warp's two staging buffers of 16 rows × 128 bytes ({} B)", slot.bytes());
+    Some(match plan.dynamic {
+        true => format!(
+            "{comment}, bytes {} to {} of tessera_smem\nunsigned char (&{name})[{warps}][2][{stage}] = *reinterpret_cast<unsigned char (*)[{warps}][2][{stage}]>(tessera_smem + {});",
+            slot.offset,
+            slot.offset + slot.bytes(),
+            slot.offset
+        ),
+        false => format!("{comment}\n__shared__ __align__(1024) unsigned char {name}[{warps}][2][{stage}];"),
+    })
 }
 
 /// The producers' copies of a tile's own buffers (the copies before the pipeline), each block

@@ -2,9 +2,15 @@
 const int {{ var }}_tiles = {{ count }};  // the same for every tile (the groups count the ring by it)
 int drained = consumer * {{ var }}_tiles;  // k-tiles of the ring before this group's next one
 int turns = 0;  // tiles this group has multiplied
+{%- if tma_store %}
+int tma_stores = 0;  // panels this warp has handed to TMA: staging buffer tma_stores % 2 is next
+{%- endif %}
 for (int tile = {{ first_tile }} + consumer * {{ tile_step }}; tile < tiles; tile += CONSUMERS * {{ tile_step }}) {
 {%- else %}
 int drained = 0;  // k-tiles this block's compute threads have used
+{%- if tma_store %}
+int tma_stores = 0;  // panels this warp has handed to TMA: staging buffer tma_stores % 2 is next
+{%- endif %}
 {%- if tile_copies %}
 int tiles_done = 0;  // tiles this block's compute threads have finished
 {%- endif %}
@@ -99,3 +105,9 @@ for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
     ++turns;
 {%- endif %}
 }
+{%- if tma_store %}
+// the shared memory this warp's TMA stores read stays until they are done writing
+if (tid % 32 == 0) {
+    tessera_tma_store_wait<0>();
+}
+{%- endif %}

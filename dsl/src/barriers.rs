@@ -19,7 +19,7 @@ struct Use {
 /// use tessera_dsl::*;
 /// let t = |transposed| Operand::Shared(SharedOperand { buffer: "t".into(), transposed, origin: Origin::default() });
 /// let x = Operand::Global(TileOperand { tensor: "x".into(), at: vec![], index: vec![], extent: vec![], transposed: false, origin: Origin::default() });
-/// let copy = |src, dst| Statement::Copy(TileCopy { src, dst, order: ItemOrder::RowMajor, axpby: None, map: None, origin: Origin::default() });
+/// let copy = |src, dst| Statement::Copy(TileCopy { src, dst, order: ItemOrder::RowMajor, axpby: None, map: None, by_tma: false, origin: Origin::default() });
 /// let body = vec![copy(x.clone(), t(false)), copy(t(true), x.clone())];
 /// let placed = with_barriers(&body);
 /// assert_eq!(placed.len(), 3);
@@ -205,6 +205,7 @@ mod tests {
             order: ItemOrder::RowMajor,
             axpby: None,
             map: None,
+            by_tma: false,
             origin: Origin::default(),
         })
     }

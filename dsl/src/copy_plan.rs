@@ -1060,6 +1060,7 @@ mod tests {
             order: ItemOrder::RowMajor,
             axpby: None,
             map: None,
+            by_tma: false,
             origin: Origin::default(),
         };
         let kernel = Kernel {

@@ -62,13 +62,17 @@ pub use occupancy::{Limiter, Occupancy};
 pub use origin::Origin;
 pub use param::{leading_dimension_name, Access, GlobalTensor, Param, ParamKind};
 pub use roofline::{roofline, Bound, GpuSpec, Roofline, RooflineError};
-pub use shared_memory::{SharedMemoryPlan, SharedSlot, PANEL_ALIGNMENT, RESERVED_STATIC_BYTES, SHARED_ALIGNMENT};
+pub use shared_memory::{
+    SharedMemoryPlan, SharedSlot, PANEL_ALIGNMENT, RESERVED_STATIC_BYTES, SHARED_ALIGNMENT, TMA_STORE_STAGING,
+};
 pub use statement::{
     Barrier, ElementMap, Fragment, FragmentOperand, GridBinding, GridStrideLoop, ItemOrder, Mma, Operand, PipelineLoop,
     SharedBuffer, SharedOperand, Statement, TileCopy, TileOperand,
 };
 pub use target::Target;
-pub use tensor_map::{tensor_map_of, CopyMechanism, TensorMap, TMA_MAX_BOX, TMA_SWIZZLE_SPANS};
+pub use tensor_map::{
+    tensor_map_of, CopyMechanism, TensorMap, TMA_MAX_BOX, TMA_STORE_ROWS, TMA_STORE_STAGE_BYTES, TMA_SWIZZLE_SPANS,
+};
 pub use thread_code::{
     check_thread_statement, is_varying, Binding, FragmentSlots, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind,
     ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp, VectorStart,

@@ -183,7 +183,7 @@ pub enum RooflineError {
 /// #     body: vec![
 /// #         Statement::Grid(GridBinding { vars: vec!["bx".into()], stream_k: false, grouped: None,
 /// #             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))], origin: Origin::default() }),
-/// #         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, origin: Origin::default() }),
+/// #         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, by_tma: false, origin: Origin::default() }),
 /// #     ] };
 /// // y = x of 2²⁴ floats: 64 MiB read, 64 MiB written, no FLOPs
 /// let r = roofline(&copy, &[("N".into(), 1 << 24)], &GpuSpec::find("h100").unwrap()).unwrap();

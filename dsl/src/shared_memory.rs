@@ -18,6 +18,9 @@ pub const PANEL_ALIGNMENT: i64 = 1024;
 /// pushing the block over it (HGEMM V4's 48 KiB of stages under `.stream_k()` did).
 pub const RESERVED_STATIC_BYTES: u32 = 1024;
 
+/// The slot of a `.by_tma()` copy's staging buffers (two of 16 rows × 128 bytes a compute warp).
+pub const TMA_STORE_STAGING: &str = "tessera_store_staging";
+
 /// A block's shared memory, buffer by buffer.
 ///
 /// Under the static limit codegen declares each buffer `__shared__`; over it, the buffers
@@ -68,7 +71,7 @@ impl SharedSlot {
 impl SharedMemoryPlan {
     /// The plan of `kernel`'s buffers (those whose shape is constant), in declaration order.
     pub fn of(kernel: &Kernel) -> Self {
-        let slots = kernel
+        let mut slots: Vec<(String, u32, i64, i64)> = kernel
             .shared_buffers()
             .into_iter()
             .filter_map(|buffer| {
@@ -76,6 +79,11 @@ impl SharedMemoryPlan {
                 Some((buffer.name.clone(), kernel.buffer_stages(&buffer.name), layout.bytes(), layout.alignment()))
             })
             .collect();
+        // a `.by_tma()` copy's staging buffers, in the 128-byte swizzle TMA reads
+        let staging = kernel.tma_store_staging_bytes();
+        if staging > 0 {
+            slots.push((TMA_STORE_STAGING.into(), 1, staging, PANEL_ALIGNMENT));
+        }
         Self::from_aligned_slots(slots, Self::static_buffer_limit(&kernel.target()))
     }
 

@@ -320,6 +320,10 @@ pub struct TileCopy {
     /// `.map(|v, row, col| ..)`: each value of a fragment replaced by an expression of it and
     /// of its place in the destination before it is stored (and before `.axpby`).
     pub map: Option<ElementMap>,
+    /// `.by_tma()` on a wgmma fragment's copy out: each warp stages its rows in shared memory
+    /// and TMA stores them, asynchronously (a TMA pipeline's kernels only).
+    #[serde(default)]
+    pub by_tma: bool,
     pub origin: Origin,
 }
 
@@ -488,6 +492,9 @@ impl std::fmt::Display for TileCopy {
         }
         if let Some((alpha, beta)) = &self.axpby {
             write!(f, ".axpby({alpha}, {beta})")?;
+        }
+        if self.by_tma {
+            f.write_str(".by_tma()")?;
         }
         Ok(())
     }

@@ -43,6 +43,13 @@ pub const TMA_SWIZZLE_SPANS: [i64; 3] = [32, 64, 128];
 /// The largest box extent along either dimension.
 pub const TMA_MAX_BOX: i64 = 256;
 
+/// Rows of the box a warp stores by TMA (`.by_tma()`): its 16 rows of a wgmma fragment.
+pub const TMA_STORE_ROWS: u32 = 16;
+
+/// Bytes a warp stages for one TMA store: its 16 rows of one 128-byte panel of the tile. Each
+/// compute warp has two such buffers, so one panel's store runs while the next is staged.
+pub const TMA_STORE_STAGE_BYTES: i64 = 16 * 128;
+
 /// One tensor map a kernel takes as `<tensor>_tensor_map` (a `const __grid_constant__`
 /// parameter after the shape symbols and leading dimensions): the box each TMA copy of
 /// `tensor` reads — one panel of the destination buffer.
@@ -153,7 +160,52 @@ impl Kernel {
                 }
             }
         }
+        if let Some(map) = self.tma_store_map() {
+            if !maps.iter().any(|m| m.tensor == map.tensor) {
+                maps.push(map);
+            }
+        }
         maps
+    }
+
+    /// The copy out that TMA stores (`.by_tma()`), where the kernel copies by TMA (a launch
+    /// that renders it with cp.async stores it from the threads).
+    pub fn tma_store_copy(&self) -> Option<&crate::TileCopy> {
+        if !self.copies_by_tma() {
+            return None;
+        }
+        self.statements().into_iter().find_map(|s| match s {
+            Statement::Copy(copy) if copy.by_tma => Some(copy),
+            _ => None,
+        })
+    }
+
+    /// The map a `.by_tma()` copy stores through: a warp's 16 rows of one 128-byte panel of the
+    /// destination, written from the 128-byte swizzle its staging buffer holds.
+    pub fn tma_store_map(&self) -> Option<TensorMap> {
+        let copy = self.tma_store_copy()?;
+        let crate::Operand::Global(tile) = &copy.dst else { return None };
+        let element = self.param(&tile.tensor)?.tensor()?.element;
+        let box_cols = 128 / element.size_bytes();
+        Some(TensorMap {
+            tensor: tile.tensor.clone(),
+            element,
+            box_rows: TMA_STORE_ROWS,
+            box_cols,
+            boxes: 1,
+            row_slices: 1,
+            swizzle_bytes: 128,
+            batched: false,
+        })
+    }
+
+    /// Bytes of the compute warps' staging buffers for a `.by_tma()` copy (0 without one).
+    pub fn tma_store_staging_bytes(&self) -> i64 {
+        if self.tma_store_copy().is_none() {
+            return 0;
+        }
+        let warps = (self.config.threads.count() / 32) as i64;
+        warps * 2 * TMA_STORE_STAGE_BYTES
     }
 
     /// The tensor map `copy` (planned as `plan`) reads through in this kernel:

@@ -66,6 +66,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.staged_buffers_in_thread_code();
     check.producers();
     check.tma_copies();
+    check.tma_stores();
     check.grouped_tiles();
     check.consumers_need_producers();
     check.min_blocks();
@@ -743,6 +744,66 @@ impl Checker<'_> {
                 format!("`{}` in a kernel without clusters: {why}", function.name()),
                 Some("run the blocks in clusters: add `cluster = 8, target = sm_90` (or another size up to 8) to the attribute".into()),
             );
+        }
+    }
+
+    /// `.by_tma()`: the copy out of a wgmma fragment into a tile of a 2-D tensor of f32, f16 or
+    /// bf16, in a kernel whose pipeline copies by TMA (its producers and tensor maps); the
+    /// values are what `.axpby` makes of them (`.map(..)` is not staged).
+    fn tma_stores(&mut self) {
+        let copies: Vec<&TileCopy> = self
+            .kernel
+            .statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Copy(copy) if copy.by_tma => Some(copy),
+                _ => None,
+            })
+            .collect();
+        let tma_pipeline = self.kernel.statements().into_iter().any(
+            |s| matches!(s, Statement::Pipeline(p) if p.producers.is_some() && p.copies == crate::CopyMechanism::Tma),
+        );
+        for copy in copies {
+            let fragment = match &copy.src {
+                Operand::Fragment(f) => self.kernel.fragment(&f.fragment),
+                _ => None,
+            };
+            if fragment.is_none_or(|f| f.warpgroup_tile.is_none()) {
+                self.error(
+                    copy.origin,
+                    format!("`{copy}`: `.by_tma()` stores a `.warpgroup_tile(..)` fragment (wgmma's), each warp its 16 rows"),
+                    Some("drop `.by_tma()`, or copy out of a wgmma fragment".into()),
+                );
+                continue;
+            }
+            let Operand::Global(tile) = &copy.dst else {
+                self.error(copy.origin, format!("`{copy}`: `.by_tma()` stores into a tile of a global tensor"), None);
+                continue;
+            };
+            if !tma_pipeline {
+                self.error(
+                    copy.origin,
+                    format!("`{copy}`: `.by_tma()` needs a pipeline that copies by TMA (`producers = 128, copies = tma`), whose producers make the tensor maps and whose compute warps store"),
+                    Some("add `producers = 128, copies = tma` to the pipeline".into()),
+                );
+            }
+            if copy.map.is_some() {
+                self.error(
+                    copy.origin,
+                    format!("`{copy}`: `.by_tma()` stages α·acc + β·C; a `.map(..)` is not staged"),
+                    Some("drop `.by_tma()` for a fused epilogue".into()),
+                );
+            }
+            let element = self.kernel.param(&tile.tensor).and_then(|p| p.tensor()).map(|t| (t.element, t.rank()));
+            match element {
+                Some((ElementType::F32 | ElementType::F16 | ElementType::BF16, 2)) => {}
+                Some((element, rank)) => self.error(
+                    copy.origin,
+                    format!("`{copy}`: `.by_tma()` stores 2-D tensors of f32, f16 or bf16; `{}` is a rank-{rank} tensor of {element}", tile.tensor),
+                    None,
+                ),
+                None => {}
+            }
         }
     }
 
@@ -1958,6 +2019,7 @@ mod tests {
                     order: ItemOrder::RowMajor,
                     axpby: None,
                     map: None,
+                    by_tma: false,
                     origin: Origin::default(),
                 }),
             ],

@@ -311,11 +311,13 @@ fn copy_chain(method: &syn::ExprMethodCall) -> Option<(&RustExpr, Vec<&syn::Expr
     }
 }
 
-/// One option of a copy: `.column_major()`, `.row_major()`, `.axpby(alpha, beta)`, `.map(|v, row, col| ..)`.
+/// One option of a copy: `.column_major()`, `.row_major()`, `.axpby(alpha, beta)`, `.map(|v, row, col| ..)`,
+/// `.by_tma()`.
 fn copy_option(copy: &mut TileCopy, method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn::Result<()> {
     match method.method.to_string().as_str() {
         "column_major" if method.args.is_empty() => copy.order = ItemOrder::ColumnMajor,
         "row_major" if method.args.is_empty() => copy.order = ItemOrder::RowMajor,
+        "by_tma" if method.args.is_empty() => copy.by_tma = true,
         "axpby" if method.args.len() == 2 => {
             let name = |e: &RustExpr| match e {
                 RustExpr::Path(path) => path.path.get_ident().map(|i| i.to_string()),
@@ -378,7 +380,7 @@ fn copy_option(copy: &mut TileCopy, method: &syn::ExprMethodCall, spans: &mut Sp
             return Err(syn::Error::new(
                 method.method.span(),
                 format!(
-                    "unknown copy option `{other}`: expected `.column_major()`, `.row_major()`, `.axpby(alpha, beta)` or `.map(|v, row, col| ..)`"
+                    "unknown copy option `{other}`: expected `.column_major()`, `.row_major()`, `.axpby(alpha, beta)`, `.map(|v, row, col| ..)` or `.by_tma()`"
                 ),
             ))
         }
@@ -429,6 +431,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 order: ItemOrder::RowMajor,
                 axpby: None,
                 map: None,
+                by_tma: false,
                 origin: spans.origin(e.span()),
             }))
         }

@@ -596,6 +596,8 @@ struct SavedBlock {
     std::vector<uint8_t> read_parity;
     std::vector<std::vector<AsyncCopy>> async_copies;
     std::vector<std::vector<PendingWgmma>> wgmma_pending;
+    std::vector<uint32_t> tma_store_groups;
+    std::vector<std::vector<PendingWgmma>> tma_stores;
     std::vector<uint8_t> shared;  // the tessera_shared section
     uint3 index{0, 0, 0};
     bool started = false, done = false;
@@ -644,6 +646,10 @@ struct Machine {
     // copies at issue), and how many wgmma groups it has committed
     std::vector<PendingWgmma> wgmma_pending[kMaxThreads];
     uint32_t wgmma_groups[kMaxThreads];
+    // each thread's TMA stores not yet done (run, reading shared memory, at the wait that
+    // lets them go), and how many store groups it has committed
+    std::vector<PendingWgmma> tma_stores[kMaxThreads];
+    uint32_t tma_store_groups[kMaxThreads];
     // clusters: the blocks of one run in turns, each until all its threads wait at the cluster
     // barrier (or finished); the others' state and shared memory wait in `saved`, by rank
     uint32_t cluster_blocks = 1;
@@ -737,6 +743,9 @@ inline void land_async_copies(uint32_t pending_groups);
     land_async_copies(0);  // a thread's copies complete even if it never waited for them
     if (!s.wgmma_pending[s.current].empty())
         stop_thread(kTrap, "a thread ended with wgmma groups it never waited for (wgmma.wait_group)");
+    if (!s.tma_stores[s.current].empty())
+        stop_thread(kTrap, "a thread ended with TMA stores it never waited for (cp.async.bulk.wait_group): "
+                           "the shared memory they read goes with the block");
     s.fibers[s.current].state = State::Done;
     s.finished++;
     yield();  // never resumed
@@ -780,6 +789,8 @@ inline void start_fiber(uint32_t t) {
     s.async_groups[t] = 0;
     s.wgmma_pending[t].clear();
     s.wgmma_groups[t] = 0;
+    s.tma_stores[t].clear();
+    s.tma_store_groups[t] = 0;
 }
 
 inline void resume(uint32_t t) {
@@ -1207,6 +1218,7 @@ inline void save_block(SavedBlock& b) {
     b.warp_ops.assign(s.warp_ops, s.warp_ops + n);
     b.async_groups.assign(s.async_groups, s.async_groups + n);
     b.wgmma_groups.assign(s.wgmma_groups, s.wgmma_groups + n);
+    b.tma_store_groups.assign(s.tma_store_groups, s.tma_store_groups + n);
     for (int p = 0; p < 2; ++p) {
         b.slot[p].assign(s.slot[p], s.slot[p] + n);
         b.slot_op[p].assign(s.slot_op[p], s.slot_op[p] + n);
@@ -1214,9 +1226,11 @@ inline void save_block(SavedBlock& b) {
     b.read_parity.assign(s.read_parity, s.read_parity + n);
     b.async_copies.resize(n);
     b.wgmma_pending.resize(n);
+    b.tma_stores.resize(n);
     for (uint32_t t = 0; t < n; ++t) {
         std::swap(b.async_copies[t], s.async_copies[t]);
         std::swap(b.wgmma_pending[t], s.wgmma_pending[t]);
+        std::swap(b.tma_stores[t], s.tma_stores[t]);
     }
     auto [section, bytes] = shared_section();
     b.shared.assign(section, section + bytes);
@@ -1238,6 +1252,7 @@ inline void restore_block(SavedBlock& b) {
     std::copy(b.warp_ops.begin(), b.warp_ops.end(), s.warp_ops);
     std::copy(b.async_groups.begin(), b.async_groups.end(), s.async_groups);
     std::copy(b.wgmma_groups.begin(), b.wgmma_groups.end(), s.wgmma_groups);
+    std::copy(b.tma_store_groups.begin(), b.tma_store_groups.end(), s.tma_store_groups);
     for (int p = 0; p < 2; ++p) {
         std::copy(b.slot[p].begin(), b.slot[p].end(), s.slot[p]);
         std::copy(b.slot_op[p].begin(), b.slot_op[p].end(), s.slot_op[p]);
@@ -1246,6 +1261,7 @@ inline void restore_block(SavedBlock& b) {
     for (uint32_t t = 0; t < n; ++t) {
         std::swap(b.async_copies[t], s.async_copies[t]);
         std::swap(b.wgmma_pending[t], s.wgmma_pending[t]);
+        std::swap(b.tma_stores[t], s.tma_stores[t]);
     }
     if (!b.shared.empty()) memcpy(shared_section().first, b.shared.data(), b.shared.size());
     blockIdx = b.index;
@@ -1662,6 +1678,64 @@ inline void tessera_mbarrier_arrive_in(tessera_mbarrier* bar, int rank) {
     tessera_mbarrier_arrive(reinterpret_cast<tessera_mbarrier*>(
         tessera_sim::in_rank(bar, static_cast<uint32_t>(rank), sizeof(tessera_mbarrier), "a remote mbarrier arrival")));
 }
+// cp.async.bulk.tensor.2d.global.shared::cta: the box of the map's shape at `shared` (in the
+// map's swizzle) written to the tensor from column `col`, row `row` on, what lies outside it
+// left alone. It reads shared memory as late as the program allows — at the wait that lets its
+// group go — so a staging buffer refilled before that wait shows in the numbers.
+inline void tessera_tma_store(const tessera_tensor_map* map, int col, int row, const void* shared) {
+    const uintptr_t start = reinterpret_cast<uintptr_t>(shared);
+    if (start % 128 != 0 || (map->swizzle_bytes == 128 && start % 1024 != 0))
+        tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA store from shared memory that is not 128-byte aligned "
+                                                     "(1024 for the 128-byte swizzle)");
+    if (!tessera_sim::in_shared_memory(start, map->box_cols * map->element_bytes * map->box_rows))
+        tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA store from an address outside shared memory");
+    const tessera_tensor_map copy = *map;
+    auto run = [copy, col, row, start]() {
+        const uint64_t element = copy.element_bytes, row_bytes = copy.box_cols * element;
+        const uintptr_t chunk_mask = copy.swizzle_bytes ? copy.swizzle_bytes / 16 - 1 : 0;
+        for (uint64_t r = 0; r < copy.box_rows; ++r) {
+            for (uint64_t c = 0; c < copy.box_cols; ++c) {
+                const int64_t tensor_row = static_cast<int64_t>(row) + static_cast<int64_t>(r);
+                const int64_t tensor_col = static_cast<int64_t>(col) + static_cast<int64_t>(c);
+                if (tensor_row < 0 || tensor_col < 0 || static_cast<uint64_t>(tensor_row) >= copy.rows ||
+                    static_cast<uint64_t>(tensor_col) >= copy.cols)
+                    continue;
+                const uintptr_t linear = start + r * row_bytes + c * element;
+                const uintptr_t address = linear ^ (((linear >> 7) & chunk_mask) << 4);
+                const uint64_t to = copy.base + static_cast<uint64_t>(tensor_row) * copy.row_stride_bytes +
+                                    static_cast<uint64_t>(tensor_col) * element;
+                memcpy(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(address), element);
+            }
+        }
+    };
+    tessera_sim::Machine& s = tessera_sim::m();
+    s.tma_stores[s.current].push_back({run, s.tma_store_groups[s.current]});
+}
+inline void tessera_tma_store_commit() { tessera_sim::m().tma_store_groups[tessera_sim::m().current]++; }
+namespace tessera_sim {
+// Runs the calling thread's TMA stores of all but its newest `keep` committed groups.
+inline void run_tma_stores(uint32_t keep) {
+    Machine& s = m();
+    std::vector<PendingWgmma>& pending = s.tma_stores[s.current];
+    const uint32_t committed = s.tma_store_groups[s.current];
+    size_t kept = 0;
+    for (size_t i = 0; i < pending.size(); ++i) {
+        if (pending[i].group + keep < committed) {
+            pending[i].run();
+        } else {
+            pending[kept++] = std::move(pending[i]);
+        }
+    }
+    pending.resize(kept);
+}
+}  // namespace tessera_sim
+// cp.async.bulk.wait_group.read N: the stores of all but the newest N groups have read their
+// shared memory (here: have run).
+template <int N>
+inline void tessera_tma_store_wait_read() { tessera_sim::run_tma_stores(N); }
+// cp.async.bulk.wait_group N: the same, their writes done.
+template <int N>
+inline void tessera_tma_store_wait() { tessera_sim::run_tma_stores(N); }
 inline uint64_t tessera_sim::tma_box(void* shared, const tessera_tensor_map* map, int col, int row, int batch,
                                      uint32_t rank) {
     const uint64_t element = map->element_bytes, box_cols = map->box_cols, box_rows = map->box_rows;

@@ -476,6 +476,34 @@ macro_rules! hgemm_v18 {
 hgemm_v18!(hgemm_v18_bf16, bf16, " BF16 inputs.");
 hgemm_v18!(hgemm_v18_f16, f16, " F16 inputs.");
 
+macro_rules! hgemm_v19 {
+    ($name:ident, $t:ident, $out:ident, $what:literal) => {
+        /// V19 (sm_90a): V11 storing C by TMA (`.by_tma()`): each compute warp stages its 16 rows
+        /// of a 128-byte panel in shared memory and one lane hands it to the copy engine, which
+        /// writes C while the warp starts its next tile — where V11's warps store every value
+        /// themselves while the tensor cores wait. Two 2 KiB staging buffers a warp (32 KiB
+        /// beside the four 48 KiB stages).
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 256, BK = 64, WN = 256))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<$out, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta).by_tma();
+        }
+    };
+}
+hgemm_v19!(hgemm_v19_bf16, bf16, f32, " BF16 inputs.");
+hgemm_v19!(hgemm_v19_f16, f16, f32, " F16 inputs.");
+hgemm_v19!(hgemm_v19_bf16_to_bf16, bf16, bf16, " BF16 inputs and output.");
+hgemm_v19!(hgemm_v19_f16_to_f16, f16, f16, " F16 inputs and output.");
+
 /// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
 /// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
 /// pipeline on 128 × 128 tiles. A is stored [BM, BK] with the 128-byte swizzle, so `ldmatrix`
@@ -674,8 +702,21 @@ pub fn launch_f16(
     super::launch_gemm(kernel, device, a, b, c, alpha, beta)
 }
 
+/// Launches a kernel of [`ALL_16_BIT_OUTPUT`]: C in the inputs' 16-bit type `T`.
+pub fn launch_gemm_16_bit<T: crate::runtime::Element>(
+    kernel: &crate::KernelDefinition,
+    device: &impl crate::Device,
+    a: &impl crate::Input<T>,
+    b: &impl crate::Input<T>,
+    c: &mut impl crate::Output<T>,
+    alpha: f32,
+    beta: f32,
+) -> Result<crate::Launched, crate::Error> {
+    super::launch_gemm(kernel, device, a, b, c, alpha, beta)
+}
+
 /// The BF16 kernels of the family, in ladder order.
-pub const ALL_BF16: [&crate::KernelDefinition; 18] = [
+pub const ALL_BF16: [&crate::KernelDefinition; 19] = [
     &hgemm_v1_bf16::KERNEL,
     &hgemm_v2_bf16::KERNEL,
     &hgemm_v3_bf16::KERNEL,
@@ -694,10 +735,11 @@ pub const ALL_BF16: [&crate::KernelDefinition; 18] = [
     &hgemm_v16_bf16::KERNEL,
     &hgemm_v17_bf16::KERNEL,
     &hgemm_v18_bf16::KERNEL,
+    &hgemm_v19_bf16::KERNEL,
 ];
 
 /// The F16 kernels of the family, in ladder order.
-pub const ALL_F16: [&crate::KernelDefinition; 18] = [
+pub const ALL_F16: [&crate::KernelDefinition; 19] = [
     &hgemm_v1_f16::KERNEL,
     &hgemm_v2_f16::KERNEL,
     &hgemm_v3_f16::KERNEL,
@@ -716,11 +758,16 @@ pub const ALL_F16: [&crate::KernelDefinition; 18] = [
     &hgemm_v16_f16::KERNEL,
     &hgemm_v17_f16::KERNEL,
     &hgemm_v18_f16::KERNEL,
+    &hgemm_v19_f16::KERNEL,
 ];
 
 /// The kernels whose C is in their inputs' 16-bit type (BF16 in, BF16 out; F16 in, F16 out).
-pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 2] =
-    [&hgemm_v11_bf16_to_bf16::KERNEL, &hgemm_v11_f16_to_f16::KERNEL];
+pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 4] = [
+    &hgemm_v11_bf16_to_bf16::KERNEL,
+    &hgemm_v11_f16_to_f16::KERNEL,
+    &hgemm_v19_bf16_to_bf16::KERNEL,
+    &hgemm_v19_f16_to_f16::KERNEL,
+];
 
 /// The TF32 kernels (f32 data on tensor cores) that take B stored [K, N].
 pub const ALL_TF32: [&crate::KernelDefinition; 1] = [&gemm_tf32::KERNEL];
