@@ -50,7 +50,8 @@ pub const JSON_SCHEMA: &str = r#"JSON (numbers are plain JSON numbers; bytes in 
                   "bank_ways": null | int, "sectors": null | [per_request, ideal] } ],
   "tma": [ { "statement": string, "tensor": string, "boxes": int, "row_slices": int, "box_rows": int,
              "box_cols": int, "box_bytes": int, "swizzle_bytes": int,
-             "multicast": null | int (the blocks of a cluster it is multicast to) } ],
+             "multicast": null | int (the blocks of a cluster it is multicast to),
+             "store": bool (a `.by_tma()` copy out: each warp's boxes from its staging buffers) } ],
   "tile_schedule": null | string (how a persistent or stream-K grid's blocks take its tiles)
 }
 OCCUPANCY = { "target": "sm_90", "threads_per_block": int, "warps_per_block": int,

@@ -346,3 +346,16 @@ fn a_clustered_kernel_says_how_its_blocks_take_tiles_and_what_they_multicast() {
     let report = check(&sgemm::sgemm_v7::KERNEL, &options).unwrap();
     assert_eq!(report.tile_schedule, None);
 }
+
+#[test]
+fn a_tma_store_is_reported_as_boxes_not_thread_stores() {
+    let options = CheckOptions { nvrtc: false, ..fresh(Target::SM_90) };
+    let report = check(&tessera::catalog::hgemm::hgemm_v19_bf16_to_bf16::KERNEL, &options).unwrap();
+    let c = report.tma.iter().find(|copy| copy.tensor == "c").unwrap();
+    assert!(c.store && c.statement.ends_with(".by_tma()"));
+    assert_eq!((c.box_rows, c.box_cols, c.box_bytes), (16, 64, 2048));
+    assert!(!report.accesses.iter().any(|access| access.statement.contains("by_tma")), "no thread stores of C");
+    // the two staging buffers of each of the eight compute warps, beside the four stages
+    assert_eq!(report.shared_memory.bytes, 4 * 48 * 1024 + 8 * 2 * 2048);
+    assert!(report.shared_memory.buffers.iter().any(|slot| slot.buffer == "tessera_store_staging"));
+}

@@ -55,7 +55,7 @@ pub struct Report {
 /// # use tessera_dsl::TmaCopyReport;
 /// let a = TmaCopyReport {
 ///     statement: "copy(a.tile([by, k], [BM, BK]), &a_s)".into(), tensor: "a".into(),
-///     boxes: 1, row_slices: 1, box_rows: 128, box_cols: 64, box_bytes: 16384, swizzle_bytes: 128, multicast: None,
+///     boxes: 1, row_slices: 1, box_rows: 128, box_cols: 64, box_bytes: 16384, swizzle_bytes: 128, multicast: None, store: false,
 /// };
 /// assert_eq!(a.to_string(), "TMA      a        1 box of 128 × 64 (16384 B), 128-byte swizzle, issued by one thread");
 /// ```
@@ -74,10 +74,19 @@ pub struct TmaCopyReport {
     /// In clusters (`cluster = ..`), the blocks the tile is multicast to, each issuing an
     /// equal share of the boxes; `None` where each block copies its own.
     pub multicast: Option<u32>,
+    /// A store (`.by_tma()`): each compute warp stores its rows, a box a 128-byte panel.
+    pub store: bool,
 }
 
 impl std::fmt::Display for TmaCopyReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.store {
+            return write!(
+                f,
+                "TMA      {:<8} stored a box of {} × {} ({} B, {}-byte swizzle) a warp and panel, from the warp's two staging buffers",
+                self.tensor, self.box_rows, self.box_cols, self.box_bytes, self.swizzle_bytes
+            );
+        }
         write!(
             f,
             "TMA      {:<8} {} box{} of {} × {} ({} B{}), {}-byte swizzle, issued by one thread",
@@ -149,6 +158,22 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
     for statement in kernel.statements() {
         match statement {
             Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => {
+                // stored by TMA from the warps' staging buffers: boxes, not per-thread stores
+                if let (true, Some(map)) = (copy.by_tma, kernel.tma_store_map()) {
+                    tma.push(TmaCopyReport {
+                        statement: copy.to_string(),
+                        tensor: map.tensor.clone(),
+                        boxes: map.boxes,
+                        row_slices: map.row_slices,
+                        box_rows: map.box_rows,
+                        box_cols: map.box_cols,
+                        box_bytes: map.box_bytes(),
+                        swizzle_bytes: map.swizzle_bytes,
+                        multicast: None,
+                        store: true,
+                    });
+                    continue;
+                }
                 let plan = EpiloguePlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
                 accesses.push(epilogue_access(&plan, copy.to_string()));
             }
@@ -171,6 +196,7 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
                             .multicasts(copy)
                             .then(|| kernel.cluster_tiles().map(|cluster| cluster.blocks))
                             .flatten(),
+                        store: false,
                     });
                     continue;
                 }
