@@ -780,6 +780,13 @@ impl Checker<'_> {
                 self.error(copy.origin, format!("`{copy}`: `.by_tma()` stores into a tile of a global tensor"), None);
                 continue;
             };
+            if tile.transposed {
+                self.error(
+                    copy.origin,
+                    format!("`{copy}`: `.by_tma()` stores the fragment's rows as rows of `{}`; a `.t()` view turns them into columns", tile.tensor),
+                    Some("drop `.t()`, or `.by_tma()`".into()),
+                );
+            }
             if !tma_pipeline {
                 self.error(
                     copy.origin,
