@@ -59,7 +59,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         values.push(format!("value0 = {alpha} * value0;"));
         values.push(format!("value1 = {alpha} * value1;"));
         // C read element by element where it lies inside the tensor (the box's edge is clipped)
-        let column = "warp_col0 + panel * PANEL_COLUMNS + col".replace("PANEL_COLUMNS", &map.box_cols.to_string());
+        let column = format!("warp_col0 + panel * {} + col", map.box_cols);
         for v in 0..2u32 {
             let col = if v == 0 { column.clone() } else { format!("{column} + 1") };
             let inside = dst.in_bounds_at("warp_row0 + row", &col).unwrap_or_else(|| "true".into());
