@@ -74,6 +74,31 @@ pub(crate) fn round_to_half(element: ElementType) -> &'static str {
     }
 }
 
+/// `value`, an `element`, as an f32 (as it is for f32).
+pub(crate) fn widened(element: ElementType, value: &str) -> String {
+    match element {
+        ElementType::F16 => format!("__half2float({value})"),
+        ElementType::BF16 => format!("__bfloat162float({value})"),
+        _ => value.to_string(),
+    }
+}
+
+/// The f32 `value` stored as an `element`: rounded once to a 16-bit float, as it is otherwise.
+pub(crate) fn narrowed(element: ElementType, value: &str) -> String {
+    match element.is_half() {
+        true => format!("{}({value})", round_to_half(element)),
+        false => value.to_string(),
+    }
+}
+
+/// The type of two neighbouring `element`s stored at once (`float2`, `tessera_bf16x2`, ..).
+pub(crate) fn pair_type(element: ElementType) -> &'static str {
+    match element.is_half() {
+        true => element.vector_type(tessera_dsl::VectorWidth::W2).unwrap_or("float2"),
+        false => "float2",
+    }
+}
+
 /// A `vector_type` value made of `parts`: CUDA's `make_float4(..)`, or a brace initialiser for
 /// tessera's own 16-bit vectors (`tessera_bf16x8{{..}}`), which have no `make_` function.
 pub(crate) fn vector_of(vector_type: &str, parts: &[impl AsRef<str>]) -> String {

@@ -665,27 +665,13 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         .and_then(|p| p.tensor())
         .map(|t| t.element)
         .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))?;
-    let to_float = |value: &str| match element {
-        ElementType::F16 => format!("__half2float({value})"),
-        ElementType::BF16 => format!("__bfloat162float({value})"),
-        _ => value.to_string(),
-    };
-    let from_float = |value: &str| {
-        if element.is_half() {
-            format!("{}({value})", crate::operand::round_to_half(element))
-        } else {
-            value.to_string()
-        }
-    };
+    let to_float = |value: &str| crate::operand::widened(element, value);
+    let from_float = |value: &str| crate::operand::narrowed(element, value);
     let first = dst.element(0);
     let mut scale = Vec::new();
     let mut pair_store = Vec::new();
     let mut edge_store = Vec::new();
-    let pair_type = if element.is_half() {
-        element.vector_type(tessera_dsl::VectorWidth::W2).unwrap_or("float2")
-    } else {
-        "float2"
-    };
+    let pair_type = crate::operand::pair_type(element);
     let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
     let element_map = crate::gemm::element_map_source(kernel, plan)?;
     let beta = plan.axpby.as_ref().map(|(_, beta)| beta);

@@ -4,7 +4,7 @@
 //! to its next tile.
 
 use askama::Template;
-use tessera_dsl::{ElementType, EpiloguePlan, Kernel, OperandPlan, TileCopy, TMA_STORE_STAGE_BYTES, TMA_STORE_STAGING};
+use tessera_dsl::{EpiloguePlan, Kernel, OperandPlan, TileCopy, TMA_STORE_STAGE_BYTES, TMA_STORE_STAGING};
 
 use crate::operand::OperandText;
 use crate::statement::{invalid, template_error};
@@ -40,20 +40,10 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         return Err(invalid(kernel, copy.origin, "a TMA store into a 2-D tile"));
     };
     let element = map.element;
-    let pair_type = match element.is_half() {
-        true => element.vector_type(tessera_dsl::VectorWidth::W2).unwrap_or("float2"),
-        false => "float2",
-    };
+    let pair_type = crate::operand::pair_type(element);
     let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
-    let to_float = |value: &str| match element {
-        ElementType::F16 => format!("__half2float({value})"),
-        ElementType::BF16 => format!("__bfloat162float({value})"),
-        _ => value.to_string(),
-    };
-    let from_float = |value: &str| match element.is_half() {
-        true => format!("{}({value})", crate::operand::round_to_half(element)),
-        false => value.to_string(),
-    };
+    let to_float = |value: &str| crate::operand::widened(element, value);
+    let from_float = |value: &str| crate::operand::narrowed(element, value);
     let mut values = Vec::new();
     if let Some((alpha, beta)) = &plan.axpby {
         values.push(format!("value0 = {alpha} * value0;"));

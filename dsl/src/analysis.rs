@@ -78,6 +78,24 @@ pub struct TmaCopyReport {
     pub store: bool,
 }
 
+impl TmaCopyReport {
+    /// The report of `copy`, which TMA moves in boxes of `map`.
+    fn of(copy: &crate::TileCopy, map: &crate::TensorMap, multicast: Option<u32>, store: bool) -> Self {
+        TmaCopyReport {
+            statement: copy.to_string(),
+            tensor: map.tensor.clone(),
+            boxes: map.boxes,
+            row_slices: map.row_slices,
+            box_rows: map.box_rows,
+            box_cols: map.box_cols,
+            box_bytes: map.box_bytes(),
+            swizzle_bytes: map.swizzle_bytes,
+            multicast,
+            store,
+        }
+    }
+}
+
 impl std::fmt::Display for TmaCopyReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.store {
@@ -160,18 +178,7 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
             Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => {
                 // stored by TMA from the warps' staging buffers: boxes, not per-thread stores
                 if let (true, Some(map)) = (copy.by_tma, kernel.tma_store_map()) {
-                    tma.push(TmaCopyReport {
-                        statement: copy.to_string(),
-                        tensor: map.tensor.clone(),
-                        boxes: map.boxes,
-                        row_slices: map.row_slices,
-                        box_rows: map.box_rows,
-                        box_cols: map.box_cols,
-                        box_bytes: map.box_bytes(),
-                        swizzle_bytes: map.swizzle_bytes,
-                        multicast: None,
-                        store: true,
-                    });
+                    tma.push(TmaCopyReport::of(copy, &map, None, true));
                     continue;
                 }
                 let plan = EpiloguePlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
@@ -183,21 +190,8 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
                 if let (true, true, Ok(map)) =
                     (tma_pipeline, async_copies.contains(&copy), kernel.copy_tensor_map(copy, &plan))
                 {
-                    tma.push(TmaCopyReport {
-                        statement: copy.to_string(),
-                        tensor: map.tensor.clone(),
-                        boxes: map.boxes,
-                        row_slices: map.row_slices,
-                        box_rows: map.box_rows,
-                        box_cols: map.box_cols,
-                        box_bytes: map.box_bytes(),
-                        swizzle_bytes: map.swizzle_bytes,
-                        multicast: kernel
-                            .multicasts(copy)
-                            .then(|| kernel.cluster_tiles().map(|cluster| cluster.blocks))
-                            .flatten(),
-                        store: false,
-                    });
+                    let multicast = kernel.multicasts(copy).then(|| kernel.cluster_tiles().map(|c| c.blocks)).flatten();
+                    tma.push(TmaCopyReport::of(copy, &map, multicast, false));
                     continue;
                 }
                 let mapping = async_copies.contains(&copy).then(|| AsyncCopyMapping::of(&plan)).flatten();

@@ -129,11 +129,15 @@ impl Kernel {
     /// tma`) and the launch found the tensors it copies readable by TMA (rows 16-byte aligned;
     /// else [`crate::Config::tma_sources_unaligned`] and it copies with cp.async).
     pub fn copies_by_tma(&self) -> bool {
-        !self.config.tma_sources_unaligned
-            && self
-                .body
-                .iter()
-                .any(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some() && p.copies == CopyMechanism::Tma))
+        !self.config.tma_sources_unaligned && self.asks_for_tma()
+    }
+
+    /// Whether the kernel's pipeline with producers says `copies = tma`, whatever a launch then
+    /// finds of the tensors' alignment.
+    pub fn asks_for_tma(&self) -> bool {
+        self.body
+            .iter()
+            .any(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some() && p.copies == CopyMechanism::Tma))
     }
 
     /// The tensor maps the kernel takes, one per tensor its producers copy by TMA, in copy order

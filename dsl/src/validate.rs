@@ -760,9 +760,7 @@ impl Checker<'_> {
                 _ => None,
             })
             .collect();
-        let tma_pipeline = self.kernel.statements().into_iter().any(
-            |s| matches!(s, Statement::Pipeline(p) if p.producers.is_some() && p.copies == crate::CopyMechanism::Tma),
-        );
+        let tma_pipeline = self.kernel.asks_for_tma();
         for copy in copies {
             let fragment = match &copy.src {
                 Operand::Fragment(f) => self.kernel.fragment(&f.fragment),

@@ -579,11 +579,29 @@ struct AsyncCopy {
     uint32_t group;
 };
 
-// A wgmma still running (deferred to its wait under the orders that land the copies at issue).
-struct PendingWgmma {
+// An asynchronous operation a thread issued that has not run yet, in the group it was committed
+// to: a wgmma (deferred to its wait under the orders that land the copies at issue) or a TMA
+// store (deferred to the wait that lets it go).
+struct PendingAsync {
     std::function<void()> run;
     uint32_t group;
 };
+
+// Runs the operations of `pending` in all but the newest `keep` of the `committed` groups,
+// oldest first, and keeps the rest (what wgmma.wait_group and cp.async.bulk.wait_group let go).
+inline void run_all_but_newest(std::vector<PendingAsync>& pending, uint32_t committed, uint32_t keep) {
+    std::vector<std::function<void()>> due;
+    size_t kept = 0;
+    for (auto& operation : pending) {
+        if (operation.group + keep < committed) {
+            due.push_back(std::move(operation.run));
+        } else {
+            pending[kept++] = std::move(operation);
+        }
+    }
+    pending.resize(kept);
+    for (auto& run : due) run();  // (a wgmma synchronises the warp's lanes: no references into `pending` held)
+}
 
 // What one block of a cluster leaves behind while another block of the cluster runs: its
 // threads (fibers) and their scheduling state, and its shared memory.
@@ -595,9 +613,9 @@ struct SavedBlock {
     std::vector<const char*> slot_op[2];
     std::vector<uint8_t> read_parity;
     std::vector<std::vector<AsyncCopy>> async_copies;
-    std::vector<std::vector<PendingWgmma>> wgmma_pending;
+    std::vector<std::vector<PendingAsync>> wgmma_pending;
     std::vector<uint32_t> tma_store_groups;
-    std::vector<std::vector<PendingWgmma>> tma_stores;
+    std::vector<std::vector<PendingAsync>> tma_stores;
     std::vector<uint8_t> shared;  // the tessera_shared section
     uint3 index{0, 0, 0};
     bool started = false, done = false;
@@ -644,11 +662,11 @@ struct Machine {
     uint32_t async_groups[kMaxThreads];
     // each thread's wgmma still running (deferred to its wait under the orders that land the
     // copies at issue), and how many wgmma groups it has committed
-    std::vector<PendingWgmma> wgmma_pending[kMaxThreads];
+    std::vector<PendingAsync> wgmma_pending[kMaxThreads];
     uint32_t wgmma_groups[kMaxThreads];
     // each thread's TMA stores not yet done (run, reading shared memory, at the wait that
     // lets them go), and how many store groups it has committed
-    std::vector<PendingWgmma> tma_stores[kMaxThreads];
+    std::vector<PendingAsync> tma_stores[kMaxThreads];
     uint32_t tma_store_groups[kMaxThreads];
     // clusters: the blocks of one run in turns, each until all its threads wait at the cluster
     // barrier (or finished); the others' state and shared memory wait in `saved`, by rank
@@ -1678,6 +1696,33 @@ inline void tessera_mbarrier_arrive_in(tessera_mbarrier* bar, int rank) {
     tessera_mbarrier_arrive(reinterpret_cast<tessera_mbarrier*>(
         tessera_sim::in_rank(bar, static_cast<uint32_t>(rank), sizeof(tessera_mbarrier), "a remote mbarrier arrival")));
 }
+namespace tessera_sim {
+// The elements of a box of `map` whose first element is column `col`, row `row` of matrix
+// `batch`, in shared memory from `start` on: f(byte offset from `start` — the swizzle applied
+// to the address bits, 16-byte chunk bits 4.. XOR line bits 7.., as the hardware does — and
+// the element's address in the tensor, or 0 where it lies outside the tensor).
+template <class F>
+inline void for_each_box_element(const tessera_tensor_map& map, uintptr_t start, int col, int row, int batch, F f) {
+    const uint64_t element = map.element_bytes, row_bytes = map.box_cols * element;
+    // the swizzle span's 16-byte chunks: 2, 4 or 8 of them, XORed with as many line bits
+    const uintptr_t chunk_mask = map.swizzle_bytes ? map.swizzle_bytes / 16 - 1 : 0;
+    for (uint64_t r = 0; r < map.box_rows; ++r) {
+        for (uint64_t c = 0; c < map.box_cols; ++c) {
+            const uintptr_t linear = start + r * row_bytes + c * element;
+            const uintptr_t address = linear ^ (((linear >> 7) & chunk_mask) << 4);
+            const int64_t tensor_row = static_cast<int64_t>(row) + static_cast<int64_t>(r);
+            const int64_t tensor_col = static_cast<int64_t>(col) + static_cast<int64_t>(c);
+            const bool inside = tensor_row >= 0 && tensor_col >= 0 && static_cast<uint64_t>(tensor_row) < map.rows &&
+                                static_cast<uint64_t>(tensor_col) < map.cols && batch >= 0 &&
+                                static_cast<uint64_t>(batch) < map.matrices;
+            const uint64_t at = map.base + static_cast<uint64_t>(batch) * map.matrix_stride_bytes +
+                                static_cast<uint64_t>(tensor_row) * map.row_stride_bytes +
+                                static_cast<uint64_t>(tensor_col) * element;
+            f(address - start, inside ? at : 0);
+        }
+    }
+}
+}  // namespace tessera_sim
 // cp.async.bulk.tensor.2d.global.shared::cta: the box of the map's shape at `shared` (in the
 // map's swizzle) written to the tensor from column `col`, row `row` on, what lies outside it
 // left alone. It reads shared memory as late as the program allows — at the wait that lets its
@@ -1691,22 +1736,9 @@ inline void tessera_tma_store(const tessera_tensor_map* map, int col, int row, c
         tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA store from an address outside shared memory");
     const tessera_tensor_map copy = *map;
     auto run = [copy, col, row, start]() {
-        const uint64_t element = copy.element_bytes, row_bytes = copy.box_cols * element;
-        const uintptr_t chunk_mask = copy.swizzle_bytes ? copy.swizzle_bytes / 16 - 1 : 0;
-        for (uint64_t r = 0; r < copy.box_rows; ++r) {
-            for (uint64_t c = 0; c < copy.box_cols; ++c) {
-                const int64_t tensor_row = static_cast<int64_t>(row) + static_cast<int64_t>(r);
-                const int64_t tensor_col = static_cast<int64_t>(col) + static_cast<int64_t>(c);
-                if (tensor_row < 0 || tensor_col < 0 || static_cast<uint64_t>(tensor_row) >= copy.rows ||
-                    static_cast<uint64_t>(tensor_col) >= copy.cols)
-                    continue;
-                const uintptr_t linear = start + r * row_bytes + c * element;
-                const uintptr_t address = linear ^ (((linear >> 7) & chunk_mask) << 4);
-                const uint64_t to = copy.base + static_cast<uint64_t>(tensor_row) * copy.row_stride_bytes +
-                                    static_cast<uint64_t>(tensor_col) * element;
-                memcpy(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(address), element);
-            }
-        }
+        tessera_sim::for_each_box_element(copy, start, col, row, 0, [&](uintptr_t offset, uint64_t to) {
+            if (to) memcpy(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(start + offset), copy.element_bytes);
+        });
     };
     tessera_sim::Machine& s = tessera_sim::m();
     s.tma_stores[s.current].push_back({run, s.tma_store_groups[s.current]});
@@ -1716,17 +1748,7 @@ namespace tessera_sim {
 // Runs the calling thread's TMA stores of all but its newest `keep` committed groups.
 inline void run_tma_stores(uint32_t keep) {
     Machine& s = m();
-    std::vector<PendingWgmma>& pending = s.tma_stores[s.current];
-    const uint32_t committed = s.tma_store_groups[s.current];
-    size_t kept = 0;
-    for (size_t i = 0; i < pending.size(); ++i) {
-        if (pending[i].group + keep < committed) {
-            pending[i].run();
-        } else {
-            pending[kept++] = std::move(pending[i]);
-        }
-    }
-    pending.resize(kept);
+    run_all_but_newest(s.tma_stores[s.current], s.tma_store_groups[s.current], keep);
 }
 }  // namespace tessera_sim
 // cp.async.bulk.wait_group.read N: the stores of all but the newest N groups have read their
@@ -1749,28 +1771,14 @@ inline uint64_t tessera_sim::tma_box(void* shared, const tessera_tensor_map* map
     if (map->swizzle_bytes != 0 && row_bytes > map->swizzle_bytes)
         tessera_sim::stop_thread(tessera_sim::kTrap, "a TMA box whose rows are wider than its swizzle span");
     uint8_t* destination = tessera_sim::in_rank(shared, rank, bytes, "a TMA copy");
-    // the swizzle span's 16-byte chunks: 2, 4 or 8 of them, XORed with as many line bits
-    const uintptr_t chunk_mask = map->swizzle_bytes ? map->swizzle_bytes / 16 - 1 : 0;
-    for (uint64_t r = 0; r < box_rows; ++r) {
-        for (uint64_t c = 0; c < box_cols; ++c) {
-            const uintptr_t linear = start + r * row_bytes + c * element;
-            const uintptr_t address = linear ^ (((linear >> 7) & chunk_mask) << 4);
-            const int64_t tensor_row = static_cast<int64_t>(row) + static_cast<int64_t>(r);
-            const int64_t tensor_col = static_cast<int64_t>(col) + static_cast<int64_t>(c);
-            const bool inside = tensor_row >= 0 && tensor_col >= 0 && static_cast<uint64_t>(tensor_row) < map->rows &&
-                                static_cast<uint64_t>(tensor_col) < map->cols && batch >= 0 &&
-                                static_cast<uint64_t>(batch) < map->matrices;
-            uint8_t* to = destination + (address - start);  // the swizzle permutes within the box
-            if (inside) {
-                const uint64_t from = map->base + static_cast<uint64_t>(batch) * map->matrix_stride_bytes +
-                                      static_cast<uint64_t>(tensor_row) * map->row_stride_bytes +
-                                      static_cast<uint64_t>(tensor_col) * element;
-                memcpy(to, reinterpret_cast<const void*>(from), element);
-            } else {
-                memset(to, 0, element);
-            }
+    // (the swizzle permutes within the box, so the offsets are the same in every block's copy)
+    tessera_sim::for_each_box_element(*map, start, col, row, batch, [&](uintptr_t offset, uint64_t from) {
+        if (from) {
+            memcpy(destination + offset, reinterpret_cast<const void*>(from), element);
+        } else {
+            memset(destination + offset, 0, element);
         }
-    }
+    });
     return bytes;
 }
 // Phase `parity` has completed once the phase counter's parity differs from it.
@@ -2201,19 +2209,7 @@ inline void tessera_wgmma_commit() { tessera_sim::m().wgmma_groups[tessera_sim::
 template <int N>
 inline void tessera_wgmma_wait() {
     tessera_sim::Machine& s = tessera_sim::m();
-    std::vector<tessera_sim::PendingWgmma>& pending = s.wgmma_pending[s.current];
-    const uint32_t committed = s.wgmma_groups[s.current];
-    std::vector<std::function<void()>> due;
-    size_t kept = 0;
-    for (auto& wgmma : pending) {
-        if (wgmma.group + N < committed) {
-            due.push_back(std::move(wgmma.run));
-        } else {
-            pending[kept++] = std::move(wgmma);
-        }
-    }
-    pending.resize(kept);
-    for (auto& run : due) run();  // (each synchronises the warp's lanes: no references into `pending` held)
+    tessera_sim::run_all_but_newest(s.wgmma_pending[s.current], s.wgmma_groups[s.current], N);
 }
 template <int TILES>
 inline void tessera_wgmma_fence_operands(float (&)[TILES][4]) {}
