@@ -10,7 +10,7 @@ mod common;
 
 use common::{random_floats, POISON};
 use half::{bf16, f16};
-use tessera::catalog::attention::{self, AttentionElement};
+use tessera::catalog::attention::{self, AttentionElement, TensorCores};
 use tessera::{Backend, Error};
 
 on_both_backends!(
@@ -110,6 +110,7 @@ fn reference(p: &Problem, q: &[f32], k: &[f32], v: &[f32], o: &[f32], dout: &[f3
 
 fn check<T: AttentionElement>(
     backend: &Backend,
+    cores: TensorCores,
     p: Problem,
     mantissa_bits: i32,
     to: impl Fn(f32) -> T,
@@ -145,8 +146,10 @@ fn check<T: AttentionElement>(
     let mut dk = backend.filled(kv_dims, poison).unwrap();
     let mut dv = backend.filled(kv_dims, poison).unwrap();
     let launched =
-        attention::backward(backend, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, p.causal).unwrap();
-    assert_eq!(launched.kernel, attention::backward_kernels_for::<T>(p.head_dim, p.causal).unwrap().dq.name());
+        attention::backward_on(backend, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, p.causal)
+            .unwrap();
+    let kernels = attention::backward_kernels_for::<T>(cores, p.head_dim, p.causal).unwrap();
+    assert_eq!(launched.kernel, kernels.dq.name());
     for ((name, got), want) in [("dQ", &dq), ("dK", &dk), ("dV", &dv)].into_iter().zip(&want) {
         let got = backend.download(got).unwrap();
         // P and dS are rounded to the inputs' 16-bit type before they multiply (as
@@ -169,22 +172,35 @@ fn check<T: AttentionElement>(
         let precision = (-f64::from(mantissa_bits) - 1.0).exp2();
         assert!(
             worst / largest < 4.0 * precision,
-            "{p:?}: {name} is {worst:.2e} off where its largest element is {largest:.2e}: {:.1} times the {precision:.1e} of the type (an element never written is NaN: infinitely off)",
+            "{p:?} on {cores:?}: {name} is {worst:.2e} off where its largest element is {largest:.2e}: {:.1} times the {precision:.1e} of the type (an element never written is NaN: infinitely off)",
             worst / largest / precision
         );
     }
 }
 
+/// The tensor cores whose backward kernels `backend` runs: both on the simulation and on
+/// Hopper, mma.sync's alone elsewhere.
+fn cores(backend: &Backend) -> Vec<TensorCores> {
+    match TensorCores::of(backend) {
+        TensorCores::MmaSync => vec![TensorCores::MmaSync],
+        _ => vec![TensorCores::MmaSync, TensorCores::Wgmma],
+    }
+}
+
 fn bf16_attention_gradients_match_f64_gradients(backend: &Backend) {
-    for p in problems(backend) {
-        check(backend, p, 7, bf16::from_f32, bf16::to_f32);
+    for cores in cores(backend) {
+        for p in problems(backend) {
+            check(backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
+        }
     }
 }
 
 fn f16_attention_gradients_match_f64_gradients(backend: &Backend) {
     // every F16 kernel (head dims 64 and 128, causal and not), at the short lengths
-    for p in problems(backend).into_iter().filter(|p| p.seq_q <= 129 && p.seq_kv <= 129) {
-        check(backend, p, 10, f16::from_f32, f16::to_f32);
+    for cores in cores(backend) {
+        for p in problems(backend).into_iter().filter(|p| p.seq_q <= 129 && p.seq_kv <= 129) {
+            check(backend, cores, p, 10, f16::from_f32, f16::to_f32);
+        }
     }
 }
 
@@ -192,7 +208,9 @@ fn grouped_query_gradients_sum_over_the_query_heads_of_each_kv_head(backend: &Ba
     // four query heads on two K/V heads, and eight on one, causal and not
     for (heads, kv_heads, causal) in [(4, 2, false), (8, 1, true)] {
         let p = Problem { batch: 2, heads, kv_heads, seq_q: 33, seq_kv: 47, head_dim: 64, causal };
-        check(backend, p, 7, bf16::from_f32, bf16::to_f32);
+        for cores in cores(backend) {
+            check(backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
+        }
     }
 }
 
@@ -206,7 +224,9 @@ fn gradients_at_tail_shapes_on_the_gpu() {
         Problem { batch: 2, heads: 4, kv_heads: 2, seq_q: 129, seq_kv: 17, head_dim: 64, causal: false },
         Problem { batch: 1, heads: 1, kv_heads: 1, seq_q: 17, seq_kv: 129, head_dim: 48, causal: true },
     ] {
-        check(&backend, p, 7, bf16::from_f32, bf16::to_f32);
+        for cores in cores(&backend) {
+            check(&backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
+        }
     }
 }
 

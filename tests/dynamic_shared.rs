@@ -172,6 +172,22 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
             "attention_forward_wgmma_tma_f16_d64_causal",
             "attention_forward_wgmma_tma_f16_d128",
             "attention_forward_wgmma_tma_f16_d128_causal",
+            "attention_backward_wgmma_dkdv_bf16_d64",
+            "attention_backward_wgmma_dkdv_bf16_d64_causal",
+            "attention_backward_wgmma_dkdv_bf16_d128",
+            "attention_backward_wgmma_dkdv_bf16_d128_causal",
+            "attention_backward_wgmma_dq_bf16_d64",
+            "attention_backward_wgmma_dq_bf16_d64_causal",
+            "attention_backward_wgmma_dq_bf16_d128",
+            "attention_backward_wgmma_dq_bf16_d128_causal",
+            "attention_backward_wgmma_dkdv_f16_d64",
+            "attention_backward_wgmma_dkdv_f16_d64_causal",
+            "attention_backward_wgmma_dkdv_f16_d128",
+            "attention_backward_wgmma_dkdv_f16_d128_causal",
+            "attention_backward_wgmma_dq_f16_d64",
+            "attention_backward_wgmma_dq_f16_d64_causal",
+            "attention_backward_wgmma_dq_f16_d128",
+            "attention_backward_wgmma_dq_f16_d128_causal",
         ]
     );
 }

@@ -97,7 +97,11 @@ fn the_sm_90a_kernels_multiply_with_wgmma_from_fenced_shared_memory_and_spill_no
 fn the_hopper_attention_kernels_multiply_with_wgmma_and_load_batched_tiles_by_tma() {
     use tessera::catalog::attention;
     let kernels: Vec<_> = attention::ALL.iter().filter(|k| k.name().contains("wgmma")).collect();
-    assert_eq!(kernels.len(), 16, "wgmma and wgmma + TMA, BF16 and F16, head dims 64 and 128, causal and not");
+    assert_eq!(
+        kernels.len(),
+        32,
+        "forward on wgmma and wgmma + TMA, backward's dK, dV and dQ on wgmma; BF16 and F16, head dims 64 and 128, causal and not"
+    );
     for kernel in kernels {
         let ir = kernel.ir().unwrap();
         let constant =
@@ -121,16 +125,18 @@ fn the_hopper_attention_kernels_multiply_with_wgmma_and_load_batched_tiles_by_tm
             }
             found
         };
-        let s_operands = a_operand(constant("BKV"));
+        // the scores' width: keys (forward, dQ) or queries (dK, dV: Sᵀ has keys on rows)
+        let scores = if kernel.name().contains("dkdv") { constant("BQ") } else { constant("BKV") };
+        let s_operands = a_operand(scores);
         assert!(
             s_operands.iter().any(|a| a.starts_with("%rd")),
-            "{}: S = Q·Kᵀ from descriptors: {s_operands:?}",
+            "{}: the scores (S = Q·Kᵀ, Sᵀ = K·Qᵀ) and dP from descriptors: {s_operands:?}",
             kernel.name()
         );
         let o_operands = a_operand(constant("D"));
         assert!(
             o_operands.iter().any(|a| a.starts_with("{%r")),
-            "{}: P·V with A in registers: {o_operands:?}",
+            "{}: P·V (forward), Pᵀ·dO, dSᵀ·Q or dS·K with A in registers: {o_operands:?}",
             kernel.name()
         );
         let tma = "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";

@@ -452,8 +452,14 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     // the hgemm family also times `tessera::gemm` on BF16 and F16 at each shape
     let entry_points = |family: Family| match family {
         Family::Hgemm => ENTRY_POINT_INPUTS.len(),
-        // attention::backward, non-causal and causal
-        Family::Attention => 2,
+        // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
+        Family::Attention => {
+            if attention::TensorCores::of(gpu) == attention::TensorCores::MmaSync {
+                2
+            } else {
+                4
+            }
+        }
         _ => 0,
     };
     let transposing_rows = |kernels: &[&'static KernelDefinition]| {
@@ -583,14 +589,25 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             ));
         }
         if family == Family::Attention {
-            for causal in [false, true] {
-                let name = format!("attention::backward (bf16{})", if causal { ", causal" } else { "" });
+            // what `attention::backward` runs here, and on Hopper mma.sync's kernels beside it
+            let cores = attention::TensorCores::of(gpu);
+            let backward_cores = if cores == attention::TensorCores::MmaSync {
+                vec![cores]
+            } else {
+                vec![cores, attention::TensorCores::MmaSync]
+            };
+            for (causal, on) in [false, true].into_iter().flat_map(|c| backward_cores.iter().map(move |&on| (c, on))) {
+                let name = format!(
+                    "attention::backward{} (bf16{})",
+                    if on == cores { "" } else { " on mma.sync" },
+                    if causal { ", causal" } else { "" }
+                );
                 progress(Progress { done, of, step: &format!("{name} at {label}") });
                 done += 1;
                 let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
                 let dims = [value("B"), value("H"), value("HKV"), value("SQ"), value("SKV"), value("HD")];
                 let (base, timing, launched) =
-                    time_attention_backward(gpu, options, dims, causal, &mut flush, &mut baseline)?;
+                    time_attention_backward(gpu, options, dims, causal, on, &mut flush, &mut baseline)?;
                 // FlashAttention's count: the backward's five GEMMs, 2.5 times the forward's two
                 let (forward_flops, bytes) = family.work(if causal { "causal" } else { "" }, &shape);
                 let flops = 2.5 * forward_flops;
@@ -850,14 +867,17 @@ fn entry_point_row(
     }
 }
 
-/// Times [`attention::backward`] (its three launches: Δ, dK and dV, dQ) on BF16 tensors of
-/// `[batch, heads, kv_heads, seq_q, seq_kv, head_dim]`, O and the log-sum-exp from one forward
-/// pass first, in alternation with `baseline`: (baseline, backward, the last launch).
+/// Times [`attention::backward_on`] `cores` (its three launches: Δ, dK and dV, dQ) on BF16
+/// tensors of `[batch, heads, kv_heads, seq_q, seq_kv, head_dim]`, O and the log-sum-exp from
+/// one forward pass first, in alternation with `baseline`: (baseline, backward, the last
+/// launch).
+#[allow(clippy::too_many_arguments)]
 fn time_attention_backward(
     gpu: &Gpu,
     options: &BenchOptions,
     [batch, heads, kv_heads, seq_q, seq_kv, head_dim]: [usize; 6],
     causal: bool,
+    cores: attention::TensorCores,
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
@@ -879,7 +899,9 @@ fn time_attention_backward(
         flush,
         || baseline.run(),
         || {
-            last = Some(attention::backward(gpu, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal)?);
+            last = Some(attention::backward_on(
+                gpu, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal,
+            )?);
             Ok(())
         },
     )?;

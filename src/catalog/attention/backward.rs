@@ -1,6 +1,7 @@
-//! FlashAttention-2's backward pass on `mma.sync` tensor cores: dQ, dK and dV from Q, K, V, the
-//! output O, its gradient dO and the forward's log-sum-exp, with the probabilities recomputed
-//! tile by tile and never stored.
+//! FlashAttention-2's backward pass on the tensor cores — `mma.sync` (every GPU since Ampere)
+//! or `wgmma` (sm_90a, the same kernel bodies with warpgroup tiles): dQ, dK and dV from Q, K,
+//! V, the output O, its gradient dO and the forward's log-sum-exp, with the probabilities
+//! recomputed tile by tile and never stored.
 //!
 //! Three launches, none with atomics:
 //! 1. `delta`: Δᵢ = Σ dOᵢ·Oᵢ per query row (the row's Σⱼ Pᵢⱼ·dPᵢⱼ), one warp a row.
@@ -53,11 +54,27 @@ macro_rules! attention_backward_delta {
     };
 }
 
-// dK and dV of BKV keys of one (batch, K/V head).
+// dK and dV of BKV keys of one (batch, K/V head), on the tensor cores `cores` names: mma.sync
+// with warp tiles of WKV keys (a lane holds WKV / 8 of their rows), or wgmma with warpgroup
+// tiles of 64 (a lane holds 2) reading 128-byte swizzled panels.
 macro_rules! attention_backward_dkdv {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal) => {
+        attention_backward_dkdv!(
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WKV = $wkv) },
+            tile = warp_tile, rows = { WKV / 8 }, layout = { .swizzle_bytes(128) }
+        );
+    };
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+        attention_backward_dkdv!(
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            launch = { threads = $threads, vector = 8, min_blocks = 1, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
+            tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
+        );
+    };
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WKV = $wkv), fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -71,14 +88,14 @@ macro_rules! attention_backward_dkdv {
             scale: f32,
         ) {
             let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
-            let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
-            let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
-            let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
-            let do_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
-            let mut pt = fragment::<f32>([BKV, BQ]).warp_tile([WKV, BQ]);
-            let mut dpt = fragment::<f32>([BKV, BQ]).warp_tile([WKV, BQ]);
-            let mut dk_acc = fragment::<f32>([BKV, D]).warp_tile([WKV, D]);
-            let mut dv_acc = fragment::<f32>([BKV, D]).warp_tile([WKV, D]);
+            let k_s = shared::<$t>([BKV, D])$($layout)*;
+            let v_s = shared::<$t>([BKV, D])$($layout)*;
+            let q_s = shared::<$t>([BQ, D])$($layout)*;
+            let do_s = shared::<$t>([BQ, D])$($layout)*;
+            let mut pt = fragment::<f32>([BKV, BQ]).$tile([WKV, BQ]);
+            let mut dpt = fragment::<f32>([BKV, BQ]).$tile([WKV, BQ]);
+            let mut dk_acc = fragment::<f32>([BKV, D]).$tile([WKV, D]);
+            let mut dv_acc = fragment::<f32>([BKV, D]).$tile([WKV, D]);
             copy(k.at([b, hk]).tile([kt, 0], [BKV, D]), &k_s);
             copy(v.at([b, hk]).tile([kt, 0], [BKV, D]), &v_s);
             let inverse_scale = 1.0f32 / scale;
@@ -103,7 +120,7 @@ macro_rules! attention_backward_dkdv {
                         start = -lse[[b, h, col]] * inverse_scale;
                         minus_delta = -delta[[b, h, col]];
                     }
-                    for i in 0..WKV / 8 {
+                    for i in 0..$($rows)* {
                         pt[[i, c]] = start;
                         dpt[[i, c]] = minus_delta;
                     }
@@ -113,7 +130,7 @@ macro_rules! attention_backward_dkdv {
                 // causal: a tile whose last key is after its first query masks keys after queries
                 let edge = CAUSAL == 1 && (kt + 1) * BKV > q0 + 1;
                 for c in 0..BQ / 4 {
-                    for i in 0..WKV / 8 {
+                    for i in 0..$($rows)* {
                         let mut p = exp2(pt[[i, c]] * scale_log2);
                         if edge && kt * BKV + pt.row(i) > q0 + pt.col(c) {
                             p = 0.0;
@@ -125,7 +142,7 @@ macro_rules! attention_backward_dkdv {
                 mma(&pt, &do_s, &mut dv_acc);
                 mma(&dpt, &q_s, &mut dk_acc);
             }
-            for i in 0..WKV / 8 {
+            for i in 0..$($rows)* {
                 for c in 0..D / 4 {
                     dk_acc[[i, c]] = dk_acc[[i, c]] * scale;
                 }
@@ -136,11 +153,26 @@ macro_rules! attention_backward_dkdv {
     };
 }
 
-// dQ of BQ query rows of one (batch, head).
+// dQ of BQ query rows of one (batch, head), on mma.sync (warp tiles of WQ rows) or wgmma
+// (warpgroup tiles of 64), as `attention_backward_dkdv!`.
 macro_rules! attention_backward_dq {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+        attention_backward_dq!(
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WQ = $wq) },
+            tile = warp_tile, rows = { WQ / 8 }, layout = { .swizzle_bytes(128) }
+        );
+    };
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+        attention_backward_dq!(
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            launch = { threads = $threads, vector = 8, min_blocks = 1, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WQ = 64) },
+            tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
+        );
+    };
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WQ = $wq), fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -153,17 +185,17 @@ macro_rules! attention_backward_dq {
             scale: f32,
         ) {
             let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
-            let q_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
-            let do_s = shared::<$t>([BQ, D]).swizzle_bytes(128);
-            let k_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
-            let v_s = shared::<$t>([BKV, D]).swizzle_bytes(128);
-            let mut s = fragment::<f32>([BQ, BKV]).warp_tile([WQ, BKV]);
-            let mut dp = fragment::<f32>([BQ, BKV]).warp_tile([WQ, BKV]);
-            let mut dq_acc = fragment::<f32>([BQ, D]).warp_tile([WQ, D]);
+            let q_s = shared::<$t>([BQ, D])$($layout)*;
+            let do_s = shared::<$t>([BQ, D])$($layout)*;
+            let k_s = shared::<$t>([BKV, D])$($layout)*;
+            let v_s = shared::<$t>([BKV, D])$($layout)*;
+            let mut s = fragment::<f32>([BQ, BKV]).$tile([WQ, BKV]);
+            let mut dp = fragment::<f32>([BQ, BKV]).$tile([WQ, BKV]);
+            let mut dq_acc = fragment::<f32>([BQ, D]).$tile([WQ, D]);
             // this lane's rows: the log-sum-exp in log2 units (+inf past SQ: P = 0) and Δ
-            let mut lse_row = [f32::INFINITY; WQ / 8];
-            let mut delta_row = [0.0f32; WQ / 8];
-            for i in 0..WQ / 8 {
+            let mut lse_row = [f32::INFINITY; $($rows)*];
+            let mut delta_row = [0.0f32; $($rows)*];
+            for i in 0..$($rows)* {
                 let row = qt * BQ + s.row(i);
                 if row < SQ {
                     lse_row[i] = lse[[b, h, row]] * 1.4426950408889634;
@@ -176,7 +208,7 @@ macro_rules! attention_backward_dq {
             for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
                 copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
                 copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
-                for i in 0..WQ / 8 {
+                for i in 0..$($rows)* {
                     for c in 0..BKV / 4 {
                         s[[i, c]] = 0.0;
                         dp[[i, c]] = 0.0;
@@ -186,7 +218,7 @@ macro_rules! attention_backward_dq {
                 mma(&do_s, &v_s.t(), &mut dp);
                 // causal: a tile whose last key is after the block's first query masks
                 let edge = CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1;
-                for i in 0..WQ / 8 {
+                for i in 0..$($rows)* {
                     let row = qt * BQ + s.row(i);
                     for c in 0..BKV / 4 {
                         let mut p = exp2(fma(s[[i, c]], scale_log2, -lse_row[i]));
@@ -198,7 +230,7 @@ macro_rules! attention_backward_dq {
                 }
                 mma(&dp, &k_s, &mut dq_acc);
             }
-            for i in 0..WQ / 8 {
+            for i in 0..$($rows)* {
                 for c in 0..D / 4 {
                     dq_acc[[i, c]] = dq_acc[[i, c]] * scale;
                 }
@@ -349,6 +381,138 @@ attention_backward_kernels!(
     attention_backward_dq_f16_d128_causal
 );
 
+// The same two kernels on wgmma (sm_90a): a warpgroup owns 64 keys (dK, dV) or 64 query rows
+// (dQ), two warpgroups a block, so a block's 128 rows share each tile of the other side that
+// comes through the ring. Sᵀ and dPᵀ (dK, dV) or S and dP (dQ) are wgmma chains reading both
+// operands from the 128-byte swizzled panels; the products that follow take Pᵀ, dSᵀ or dS
+// rounded to 16 bits in registers, with dO, Q or K read MN-major. A lane's accumulators: at
+// head dim 128, 2 × 32 f32 for the tiles of 64 columns and 2 × 64 for dK, dV (192, one block
+// an SM) or 2 × 16 + 64 for dQ.
+macro_rules! attention_backward_wgmma_kernels {
+    ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim ≤ 64, sm_90a (wgmma).")]
+            $dkdv64,
+            $t,
+            d = 64,
+            causal = 0,
+            wgmma,
+            threads = 256,
+            bq = 64,
+            bkv = 128,
+            stages = 3
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim ≤ 64, causal, sm_90a (wgmma).")]
+            $dkdv64c,
+            $t,
+            d = 64,
+            causal = 1,
+            wgmma,
+            threads = 256,
+            bq = 64,
+            bkv = 128,
+            stages = 3
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128, sm_90a (wgmma).")]
+            $dkdv128,
+            $t,
+            d = 128,
+            causal = 0,
+            wgmma,
+            threads = 256,
+            bq = 64,
+            bkv = 128,
+            stages = 3
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128, causal, sm_90a (wgmma).")]
+            // 64 queries a tile spill 16 B here (the causal mask's registers)
+            $dkdv128c,
+            $t,
+            d = 128,
+            causal = 1,
+            wgmma,
+            threads = 256,
+            bq = 32,
+            bkv = 128,
+            stages = 3
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64, sm_90a (wgmma).")]
+            $dq64,
+            $t,
+            d = 64,
+            causal = 0,
+            wgmma,
+            threads = 256,
+            bq = 128,
+            bkv = 128,
+            stages = 3
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64, causal, sm_90a (wgmma).")]
+            $dq64c,
+            $t,
+            d = 64,
+            causal = 1,
+            wgmma,
+            threads = 256,
+            bq = 128,
+            bkv = 128,
+            stages = 3
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128, sm_90a (wgmma).")]
+            $dq128,
+            $t,
+            d = 128,
+            causal = 0,
+            wgmma,
+            threads = 256,
+            bq = 128,
+            bkv = 64,
+            stages = 3
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128, causal, sm_90a (wgmma).")]
+            $dq128c,
+            $t,
+            d = 128,
+            causal = 1,
+            wgmma,
+            threads = 256,
+            bq = 128,
+            bkv = 64,
+            stages = 3
+        );
+    };
+}
+
+attention_backward_wgmma_kernels!(
+    bf16,
+    attention_backward_wgmma_dkdv_bf16_d64,
+    attention_backward_wgmma_dkdv_bf16_d64_causal,
+    attention_backward_wgmma_dkdv_bf16_d128,
+    attention_backward_wgmma_dkdv_bf16_d128_causal,
+    attention_backward_wgmma_dq_bf16_d64,
+    attention_backward_wgmma_dq_bf16_d64_causal,
+    attention_backward_wgmma_dq_bf16_d128,
+    attention_backward_wgmma_dq_bf16_d128_causal
+);
+attention_backward_wgmma_kernels!(
+    f16,
+    attention_backward_wgmma_dkdv_f16_d64,
+    attention_backward_wgmma_dkdv_f16_d64_causal,
+    attention_backward_wgmma_dkdv_f16_d128,
+    attention_backward_wgmma_dkdv_f16_d128_causal,
+    attention_backward_wgmma_dq_f16_d64,
+    attention_backward_wgmma_dq_f16_d64_causal,
+    attention_backward_wgmma_dq_f16_d128,
+    attention_backward_wgmma_dq_f16_d128_causal
+);
+
 /// The three kernels of one backward pass.
 #[derive(Clone, Copy)]
 pub struct BackwardKernels {
@@ -360,16 +524,28 @@ pub struct BackwardKernels {
     pub dq: &'static crate::KernelDefinition,
 }
 
-/// The kernels [`backward`] launches for `head_dim` and `causal`, or why there are none.
+/// The kernels [`backward_on`] launches on `cores` for `head_dim` and `causal`, or why there
+/// are none: wgmma's with or without TMA producers are the same (the backward has no TMA
+/// kernels).
 ///
 /// ```
-/// use tessera::catalog::attention;
-/// let kernels = attention::backward_kernels_for::<half::bf16>(128, true).unwrap();
+/// use tessera::catalog::attention::{self, TensorCores};
+/// let kernels = attention::backward_kernels_for::<half::bf16>(TensorCores::MmaSync, 128, true).unwrap();
 /// assert_eq!(kernels.dq.name(), "attention_backward_dq_bf16_d128_causal");
+/// let kernels = attention::backward_kernels_for::<half::bf16>(TensorCores::Wgmma, 64, false).unwrap();
+/// assert_eq!(kernels.dkdv.name(), "attention_backward_wgmma_dkdv_bf16_d64");
 /// ```
-pub fn backward_kernels_for<T: AttentionElement>(head_dim: usize, causal: bool) -> Result<BackwardKernels, Error> {
+pub fn backward_kernels_for<T: AttentionElement>(
+    cores: super::TensorCores,
+    head_dim: usize,
+    causal: bool,
+) -> Result<BackwardKernels, Error> {
     let index = super::width_index(head_dim)? + usize::from(causal);
-    Ok(BackwardKernels { delta: T::BACKWARD_DELTA, dkdv: T::BACKWARD_DKDV[index], dq: T::BACKWARD_DQ[index] })
+    let (dkdv, dq) = match cores {
+        super::TensorCores::MmaSync => (T::BACKWARD_DKDV, T::BACKWARD_DQ),
+        super::TensorCores::Wgmma | super::TensorCores::WgmmaTma => (T::BACKWARD_WGMMA_DKDV, T::BACKWARD_WGMMA_DQ),
+    };
+    Ok(BackwardKernels { delta: T::BACKWARD_DELTA, dkdv: dkdv[index], dq: dq[index] })
 }
 
 /// The gradients of [`super::forward`]: dQ, dK and dV from the forward's inputs, its output
@@ -378,7 +554,8 @@ pub fn backward_kernels_for<T: AttentionElement>(head_dim: usize, causal: bool) 
 /// seq_kv, head_dim); lse (batch, heads, seq_q) f32). Grouped-query attention sums the
 /// gradients of every query head that shares a K/V head into its dK, dV. Shapes are checked
 /// before anything runs; three launches (Δ = Σ dO·O into a scratch tensor, dK and dV, dQ),
-/// none synchronising; returns the last.
+/// none synchronising; returns the last. On Hopper (and the simulation) the gradient kernels
+/// are the wgmma ones, elsewhere mma.sync's ([`super::TensorCores::of`]).
 ///
 /// ```ignore
 /// attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, true)?;
@@ -399,6 +576,27 @@ pub fn backward<T: AttentionElement>(
     dv: &mut impl Output<T>,
     causal: bool,
 ) -> Result<crate::Launched, Error> {
+    backward_on(device, super::TensorCores::of(device), q, k, v, o, lse, dout, dq, dk, dv, causal)
+}
+
+/// [`backward`] on the kernels of `cores` (to compare them, or to test both on the
+/// simulation); wgmma on a GPU other than compute capability 9.0 is a typed error from the
+/// launch.
+#[allow(clippy::too_many_arguments)]
+pub fn backward_on<T: AttentionElement>(
+    device: &impl crate::Device,
+    cores: super::TensorCores,
+    q: &impl Input<T>,
+    k: &impl Input<T>,
+    v: &impl Input<T>,
+    o: &impl Input<T>,
+    lse: &impl Input<f32>,
+    dout: &impl Input<T>,
+    dq: &mut impl Output<T>,
+    dk: &mut impl Output<T>,
+    dv: &mut impl Output<T>,
+    causal: bool,
+) -> Result<crate::Launched, Error> {
     let shapes = super::Shapes::of(q, k, v)?;
     shapes.expect("o", o.shape(), &shapes.q)?;
     shapes.expect("lse", lse.shape(), &shapes.lse())?;
@@ -406,7 +604,7 @@ pub fn backward<T: AttentionElement>(
     shapes.expect("dq", dq.shape(), &shapes.q)?;
     shapes.expect("dk", dk.shape(), &shapes.kv)?;
     shapes.expect("dv", dv.shape(), &shapes.kv)?;
-    let kernels = backward_kernels_for::<T>(shapes.head_dim(), causal)?;
+    let kernels = backward_kernels_for::<T>(cores, shapes.head_dim(), causal)?;
     let mut delta = device.device_ref().zeros::<f32>(shapes.lse())?;
     kernels.delta.launch(
         device,

@@ -166,6 +166,10 @@ pub trait AttentionElement: crate::runtime::Element {
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4];
     /// The backward's dQ kernels, ordered as [`Self::KERNELS`].
     const BACKWARD_DQ: [&'static crate::KernelDefinition; 4];
+    /// The backward's dK, dV kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`].
+    const BACKWARD_WGMMA_DKDV: [&'static crate::KernelDefinition; 4];
+    /// The backward's dQ kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`].
+    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 4];
 }
 
 impl AttentionElement for bf16 {
@@ -200,6 +204,18 @@ impl AttentionElement for bf16 {
         &attention_backward_dq_bf16_d128::KERNEL,
         &attention_backward_dq_bf16_d128_causal::KERNEL,
     ];
+    const BACKWARD_WGMMA_DKDV: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_wgmma_dkdv_bf16_d64::KERNEL,
+        &attention_backward_wgmma_dkdv_bf16_d64_causal::KERNEL,
+        &attention_backward_wgmma_dkdv_bf16_d128::KERNEL,
+        &attention_backward_wgmma_dkdv_bf16_d128_causal::KERNEL,
+    ];
+    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_wgmma_dq_bf16_d64::KERNEL,
+        &attention_backward_wgmma_dq_bf16_d64_causal::KERNEL,
+        &attention_backward_wgmma_dq_bf16_d128::KERNEL,
+        &attention_backward_wgmma_dq_bf16_d128_causal::KERNEL,
+    ];
 }
 
 impl AttentionElement for f16 {
@@ -233,6 +249,18 @@ impl AttentionElement for f16 {
         &attention_backward_dq_f16_d64_causal::KERNEL,
         &attention_backward_dq_f16_d128::KERNEL,
         &attention_backward_dq_f16_d128_causal::KERNEL,
+    ];
+    const BACKWARD_WGMMA_DKDV: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_wgmma_dkdv_f16_d64::KERNEL,
+        &attention_backward_wgmma_dkdv_f16_d64_causal::KERNEL,
+        &attention_backward_wgmma_dkdv_f16_d128::KERNEL,
+        &attention_backward_wgmma_dkdv_f16_d128_causal::KERNEL,
+    ];
+    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 4] = [
+        &attention_backward_wgmma_dq_f16_d64::KERNEL,
+        &attention_backward_wgmma_dq_f16_d64_causal::KERNEL,
+        &attention_backward_wgmma_dq_f16_d128::KERNEL,
+        &attention_backward_wgmma_dq_f16_d128_causal::KERNEL,
     ];
 }
 
@@ -434,9 +462,9 @@ pub fn forward_on<T: AttentionElement>(
     )
 }
 
-/// Every kernel of the family (forward on mma.sync, backward, forward on wgmma), for tests,
-/// examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 42] = [
+/// Every kernel of the family (forward on mma.sync, backward, forward on wgmma, backward on
+/// wgmma), for tests, examples and benchmarks.
+pub const ALL: [&crate::KernelDefinition; 58] = [
     &attention_forward_bf16_d64::KERNEL,
     &attention_forward_bf16_d64_causal::KERNEL,
     &attention_forward_bf16_d128::KERNEL,
@@ -479,6 +507,22 @@ pub const ALL: [&crate::KernelDefinition; 42] = [
     &attention_forward_wgmma_tma_f16_d64_causal::KERNEL,
     &attention_forward_wgmma_tma_f16_d128::KERNEL,
     &attention_forward_wgmma_tma_f16_d128_causal::KERNEL,
+    &attention_backward_wgmma_dkdv_bf16_d64::KERNEL,
+    &attention_backward_wgmma_dkdv_bf16_d64_causal::KERNEL,
+    &attention_backward_wgmma_dkdv_bf16_d128::KERNEL,
+    &attention_backward_wgmma_dkdv_bf16_d128_causal::KERNEL,
+    &attention_backward_wgmma_dq_bf16_d64::KERNEL,
+    &attention_backward_wgmma_dq_bf16_d64_causal::KERNEL,
+    &attention_backward_wgmma_dq_bf16_d128::KERNEL,
+    &attention_backward_wgmma_dq_bf16_d128_causal::KERNEL,
+    &attention_backward_wgmma_dkdv_f16_d64::KERNEL,
+    &attention_backward_wgmma_dkdv_f16_d64_causal::KERNEL,
+    &attention_backward_wgmma_dkdv_f16_d128::KERNEL,
+    &attention_backward_wgmma_dkdv_f16_d128_causal::KERNEL,
+    &attention_backward_wgmma_dq_f16_d64::KERNEL,
+    &attention_backward_wgmma_dq_f16_d64_causal::KERNEL,
+    &attention_backward_wgmma_dq_f16_d128::KERNEL,
+    &attention_backward_wgmma_dq_f16_d128_causal::KERNEL,
 ];
 
 mod backward;
