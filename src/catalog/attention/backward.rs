@@ -68,7 +68,7 @@ macro_rules! attention_backward_dkdv {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dkdv!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
-            launch = { threads = $threads, vector = 8, min_blocks = 1, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
+            launch = { threads = $threads, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
         );
     };
@@ -166,7 +166,7 @@ macro_rules! attention_backward_dq {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dq!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
-            launch = { threads = $threads, vector = 8, min_blocks = 1, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WQ = 64) },
+            launch = { threads = $threads, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WQ = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
         );
     };
@@ -387,7 +387,9 @@ attention_backward_kernels!(
 // operands from the 128-byte swizzled panels; the products that follow take Pᵀ, dSᵀ or dS
 // rounded to 16 bits in registers, with dO, Q or K read MN-major. A lane's accumulators: at
 // head dim 128, 2 × 32 f32 for the tiles of 64 columns and 2 × 64 for dK, dV (192, one block
-// an SM) or 2 × 16 + 64 for dQ.
+// an SM) or 2 × 16 + 64 for dQ. The tiles are `tessera tune`'s winners on an H200 at 4096
+// tokens (BENCHMARKS.md): at head dim 64 the dK, dV kernel walks 32 queries a tile (96
+// registers, two blocks an SM: 29% faster than 64).
 macro_rules! attention_backward_wgmma_kernels {
     ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
         attention_backward_dkdv!(
@@ -398,7 +400,7 @@ macro_rules! attention_backward_wgmma_kernels {
             causal = 0,
             wgmma,
             threads = 256,
-            bq = 64,
+            bq = 32,
             bkv = 128,
             stages = 3
         );
@@ -410,7 +412,7 @@ macro_rules! attention_backward_wgmma_kernels {
             causal = 1,
             wgmma,
             threads = 256,
-            bq = 64,
+            bq = 32,
             bkv = 128,
             stages = 3
         );
