@@ -273,26 +273,37 @@ macro_rules! hgemm_v11 {
 hgemm_v11!(hgemm_v11_bf16, bf16, " BF16 inputs.");
 hgemm_v11!(hgemm_v11_f16, f16, " F16 inputs.");
 
-macro_rules! hgemm_v12 {
-    ($name:ident, $t:ident, $what:literal) => {
-        /// V12 (sm_90a): V11 on 64 × 128 tiles — one consumer warpgroup multiplying
-        /// `wgmma.m64n128k16`, fed by TMA — two blocks per SM (`min_blocks = 2`, four stages
-        /// of 24 KiB each), for shapes that 128 × 256 tiles leave SMs idle on (1024³: 32 tiles
-        /// of 128 × 256 for 132 SMs, 128 of 64 × 128).
-        #[doc = $what]
-        #[tile_kernel(threads = 128, vector = 8, min_blocks = 2, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128))]
+// V12 and V20: 64 × 128 tiles, one consumer warpgroup multiplying `wgmma.m64n128k16` fed by
+// TMA, `min_blocks` blocks an SM of `stages` 24 KiB stages.
+macro_rules! hgemm_64x128 {
+    ($(#[$doc:meta])* $name:ident, $t:ident, min_blocks = $min_blocks:literal, stages = $stages:literal) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 128, vector = 8, min_blocks = $min_blocks, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128))]
         pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
             let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
             let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
             let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
             let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
-            for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+            for k in pipeline(0..cdiv(K, BK), stages = $stages, producers = 128, copies = tma) {
                 copy(a.tile([by, k], [BM, BK]), &a_s);
                 copy(b.tile([k, bx], [BK, BN]), &b_s);
                 mma(&a_s, &b_s, &mut acc);
             }
             copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
         }
+    };
+}
+
+macro_rules! hgemm_v12 {
+    ($name:ident, $t:ident, $what:literal) => {
+        hgemm_64x128!(
+            /// V12 (sm_90a): V11 on 64 × 128 tiles — one consumer warpgroup multiplying
+            /// `wgmma.m64n128k16`, fed by TMA — two blocks per SM (`min_blocks = 2`, four stages
+            /// of 24 KiB each), for shapes that 128 × 256 tiles leave SMs idle on (1024³: 32 tiles
+            /// of 128 × 256 for 132 SMs, 128 of 64 × 128).
+            #[doc = $what]
+            $name, $t, min_blocks = 2, stages = 4
+        );
     };
 }
 hgemm_v12!(hgemm_v12_bf16, bf16, " BF16 inputs.");
@@ -503,6 +514,22 @@ hgemm_v19!(hgemm_v19_bf16, bf16, f32, " BF16 inputs.");
 hgemm_v19!(hgemm_v19_f16, f16, f32, " F16 inputs.");
 hgemm_v19!(hgemm_v19_bf16_to_bf16, bf16, bf16, " BF16 inputs and output.");
 hgemm_v19!(hgemm_v19_f16_to_f16, f16, f16, " F16 inputs and output.");
+
+macro_rules! hgemm_v20 {
+    ($name:ident, $t:ident, $what:literal) => {
+        hgemm_64x128!(
+            /// V20 (sm_90a): V12's 64 × 128 tiles eight stages deep, one block an SM (192 KiB):
+            /// where the grid is at most one wave (1024³: 128 tiles for 132 SMs) no second block
+            /// shares the SM, and a block's producer runs up to eight k-tiles ahead — half of
+            /// K = 1024 — while its tensor cores start. cuBLAS's own kernel at 1024³ is eight
+            /// stages of 128 × 64 tiles.
+            #[doc = $what]
+            $name, $t, min_blocks = 1, stages = 8
+        );
+    };
+}
+hgemm_v20!(hgemm_v20_bf16, bf16, " BF16 inputs.");
+hgemm_v20!(hgemm_v20_f16, f16, " F16 inputs.");
 
 /// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
 /// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
@@ -716,7 +743,7 @@ pub fn launch_gemm_16_bit<T: crate::runtime::Element>(
 }
 
 /// The BF16 kernels of the family, in ladder order.
-pub const ALL_BF16: [&crate::KernelDefinition; 19] = [
+pub const ALL_BF16: [&crate::KernelDefinition; 20] = [
     &hgemm_v1_bf16::KERNEL,
     &hgemm_v2_bf16::KERNEL,
     &hgemm_v3_bf16::KERNEL,
@@ -736,10 +763,11 @@ pub const ALL_BF16: [&crate::KernelDefinition; 19] = [
     &hgemm_v17_bf16::KERNEL,
     &hgemm_v18_bf16::KERNEL,
     &hgemm_v19_bf16::KERNEL,
+    &hgemm_v20_bf16::KERNEL,
 ];
 
 /// The F16 kernels of the family, in ladder order.
-pub const ALL_F16: [&crate::KernelDefinition; 19] = [
+pub const ALL_F16: [&crate::KernelDefinition; 20] = [
     &hgemm_v1_f16::KERNEL,
     &hgemm_v2_f16::KERNEL,
     &hgemm_v3_f16::KERNEL,
@@ -759,6 +787,7 @@ pub const ALL_F16: [&crate::KernelDefinition; 19] = [
     &hgemm_v17_f16::KERNEL,
     &hgemm_v18_f16::KERNEL,
     &hgemm_v19_f16::KERNEL,
+    &hgemm_v20_f16::KERNEL,
 ];
 
 /// The kernels whose C is in their inputs' 16-bit type (BF16 in, BF16 out; F16 in, F16 out).

@@ -108,6 +108,8 @@ macro_rules! with_every_catalog_kernel {
             hgemm::hgemm_v18_f16,
             hgemm::hgemm_v19_bf16,
             hgemm::hgemm_v19_f16,
+            hgemm::hgemm_v20_bf16,
+            hgemm::hgemm_v20_f16,
             hgemm::hgemm_v11_bf16_to_bf16,
             hgemm::hgemm_v11_f16_to_f16,
             hgemm::hgemm_v19_bf16_to_bf16,

@@ -389,7 +389,8 @@ attention_backward_kernels!(
 // head dim 128, 2 × 32 f32 for the tiles of 64 columns and 2 × 64 for dK, dV (192, one block
 // an SM) or 2 × 16 + 64 for dQ. The tiles are `tessera tune`'s winners on an H200 at 4096
 // tokens (BENCHMARKS.md): at head dim 64 the dK, dV kernel walks 32 queries a tile (96
-// registers, two blocks an SM: 29% faster than 64).
+// registers, two blocks an SM: 29% faster than 64), but 64 when causal (32 measured 18–20%
+// slower from 4096 tokens).
 macro_rules! attention_backward_wgmma_kernels {
     ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
         attention_backward_dkdv!(
@@ -412,7 +413,7 @@ macro_rules! attention_backward_wgmma_kernels {
             causal = 1,
             wgmma,
             threads = 256,
-            bq = 32,
+            bq = 64,
             bkv = 128,
             stages = 3
         );
