@@ -171,10 +171,10 @@ attention_backward_dkdv_f16_d128_causal(const __half* __restrict__ q, const __ha
     // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
-    // let (hk, b, kt) = grid(HKV, B, cdiv(SKV, BKV));
-    const int hk = blockIdx.x;
-    const int b = blockIdx.y;
-    const int kt = blockIdx.z;
+    // let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+    const int kt = blockIdx.x;
+    const int hk = blockIdx.y;
+    const int b = blockIdx.z;
     // let k_s = shared::<f16>([BKV, D]).swizzle_bytes(128);: bytes 0 to 16384 of tessera_smem
     __half (&k_s)[BKV][D] = *reinterpret_cast<__half (*)[BKV][D]>(tessera_smem + 0);
     // let v_s = shared::<f16>([BKV, D]).swizzle_bytes(128);: bytes 16384 to 32768 of tessera_smem

@@ -326,10 +326,10 @@ attention_backward_wgmma_dkdv_bf16_d64_causal(const __nv_bfloat16* __restrict__ 
     // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
-    // let (hk, b, kt) = grid(HKV, B, cdiv(SKV, BKV));
-    const int hk = blockIdx.x;
-    const int b = blockIdx.y;
-    const int kt = blockIdx.z;
+    // let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+    const int kt = blockIdx.x;
+    const int hk = blockIdx.y;
+    const int b = blockIdx.z;
     // let k_s = shared::<bf16>([BKV, D]).swizzle_bytes(128).panels();: bytes 0 to 16384 of tessera_smem
     __nv_bfloat16 (&k_s)[D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[D / 64][BKV][64]>(tessera_smem + 0);
     // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128).panels();: bytes 16384 to 32768 of tessera_smem

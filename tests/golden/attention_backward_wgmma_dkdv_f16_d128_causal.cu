@@ -330,10 +330,10 @@ attention_backward_wgmma_dkdv_f16_d128_causal(const __half* __restrict__ q, cons
     // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
-    // let (hk, b, kt) = grid(HKV, B, cdiv(SKV, BKV));
-    const int hk = blockIdx.x;
-    const int b = blockIdx.y;
-    const int kt = blockIdx.z;
+    // let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+    const int kt = blockIdx.x;
+    const int hk = blockIdx.y;
+    const int b = blockIdx.z;
     // let k_s = shared::<f16>([BKV, D]).swizzle_bytes(128).panels();: bytes 0 to 32768 of tessera_smem
     __half (&k_s)[D / 64][BKV][64] = *reinterpret_cast<__half (*)[D / 64][BKV][64]>(tessera_smem + 0);
     // let v_s = shared::<f16>([BKV, D]).swizzle_bytes(128).panels();: bytes 32768 to 65536 of tessera_smem

@@ -58,31 +58,21 @@ macro_rules! attention_backward_delta {
 // with warp tiles of WKV keys (a lane holds WKV / 8 of their rows), or wgmma with warpgroup
 // tiles of 64 (a lane holds 2) reading 128-byte swizzled panels.
 macro_rules! attention_backward_dkdv {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:tt, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal) => {
         attention_backward_dkdv!(
-            @order $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
             launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WKV = $wkv) },
             tile = warp_tile, rows = { WKV / 8 }, layout = { .swizzle_bytes(128) }
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:tt, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dkdv!(
-            @order $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
             launch = { threads = $threads, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
         );
     };
-    // The grid's order: key tiles along x where every block walks as many query tiles (the
-    // blocks resident together share their head's Q and dO in L2); causal, key tiles slowest,
-    // so that every head's longest walks (the first keys, seen by every query) come first and
-    // the short ones fill the last wave.
-    (@order $(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = 0, $($rest:tt)*) => {
-        attention_backward_dkdv!($(#[$doc])* $name, $t, d = $d, causal = 0, order = { let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B); }, $($rest)*);
-    };
-    (@order $(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = 1, $($rest:tt)*) => {
-        attention_backward_dkdv!($(#[$doc])* $name, $t, d = $d, causal = 1, order = { let (hk, b, kt) = grid(HKV, B, cdiv(SKV, BKV)); }, $($rest)*);
-    };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, order = { $($order:tt)* }, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
@@ -97,7 +87,7 @@ macro_rules! attention_backward_dkdv {
             scale_log2: f32,
             scale: f32,
         ) {
-            $($order)*
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
             let k_s = shared::<$t>([BKV, D])$($layout)*;
             let v_s = shared::<$t>([BKV, D])$($layout)*;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
@@ -166,28 +156,21 @@ macro_rules! attention_backward_dkdv {
 // dQ of BQ query rows of one (batch, head), on mma.sync (warp tiles of WQ rows) or wgmma
 // (warpgroup tiles of 64), as `attention_backward_dkdv!`.
 macro_rules! attention_backward_dq {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:tt, threads = $threads:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dq!(
-            @order $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
             launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WQ = $wq) },
             tile = warp_tile, rows = { WQ / 8 }, layout = { .swizzle_bytes(128) }
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:tt, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dq!(
-            @order $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
             launch = { threads = $threads, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WQ = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
         );
     };
-    // As dK, dV's order; causal, the last query tiles (which see every key) first.
-    (@order $(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = 0, $($rest:tt)*) => {
-        attention_backward_dq!($(#[$doc])* $name, $t, d = $d, causal = 0, order = { let (qt, h, b) = grid(cdiv(SQ, BQ), H, B); }, $($rest)*);
-    };
-    (@order $(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = 1, $($rest:tt)*) => {
-        attention_backward_dq!($(#[$doc])* $name, $t, d = $d, causal = 1, order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); let qt = cdiv(SQ, BQ) - 1 - rt; }, $($rest)*);
-    };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, order = { $($order:tt)* }, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
@@ -201,7 +184,7 @@ macro_rules! attention_backward_dq {
             scale_log2: f32,
             scale: f32,
         ) {
-            $($order)*
+            let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
             let q_s = shared::<$t>([BQ, D])$($layout)*;
             let do_s = shared::<$t>([BQ, D])$($layout)*;
             let k_s = shared::<$t>([BKV, D])$($layout)*;
