@@ -7,7 +7,8 @@
 //! three simulated devices at a small shape and checks the numbers.
 //!
 //! `cargo run --release --example multi_gpu -- [--gpus N] [--shapes M,N,K;..] [--chunks C,..]
-//!  [--reps R] [--f32-kernel NAME] [--bf16-kernel NAME] [--types f32,bf16] [--all-reduce-mib S,S..]
+//!  [--reps R] [--f32-kernel NAME] [--bf16-kernel NAME] [--bf16-out-kernel NAME]
+//!  [--types f32,bf16,bf16-out] [--all-reduce-mib S,S..]
 //!  [--normal-priority]` (`--help` explains each)
 
 use std::time::Instant;
@@ -15,7 +16,9 @@ use std::time::Instant;
 use tessera::catalog::{parallel, sgemm};
 use tessera::cli::GemmShapes;
 use tessera::half::bf16;
-use tessera::runtime::{CommunicationOptions, CommunicationPriority, DeviceGroup, Element, ReduceOp, Sharding};
+use tessera::runtime::{
+    CommunicationOptions, CommunicationPriority, DeviceGroup, Element, ReduceOp, Reducible, Sharding,
+};
 use tessera::{Error, KernelDefinition};
 
 /// Tensor-parallel GEMMs over 1, 2, 4, 8 GPUs (as many as the machine has), then NCCL
@@ -52,8 +55,12 @@ struct Options {
     /// The bf16 kernel of each shard (bf16 inputs, f32 output).
     #[arg(long, value_name = "NAME", default_value = "hgemm_v6_bf16")]
     bf16_kernel: String,
-    /// Element types to run, f32 and/or bf16, separated by commas.
-    #[arg(long, value_name = "f32,bf16", value_delimiter = ',', default_value = "f32,bf16")]
+    /// The kernel of `bf16-out` (bf16 inputs and output: the K split's partial C is bf16, half
+    /// the bytes to reduce-scatter, summed by NCCL in bf16 as a tensor-parallel layer does).
+    #[arg(long, value_name = "NAME", default_value = "hgemm_v11_bf16_to_bf16")]
+    bf16_out_kernel: String,
+    /// Element types to run, separated by commas: f32, bf16 (f32 C), bf16-out (bf16 C).
+    #[arg(long, value_name = "f32,bf16,bf16-out", value_delimiter = ',', default_value = "f32,bf16")]
     #[arg(value_parser = element_type)]
     types: Vec<String>,
     /// Sizes of the collectives' tensors in MiB, separated by commas.
@@ -83,8 +90,8 @@ fn trimmed<T: std::str::FromStr<Err: std::fmt::Display>>(text: &str) -> Result<T
 
 fn element_type(text: &str) -> Result<String, String> {
     match text.trim() {
-        t @ ("f32" | "bf16") => Ok(t.to_string()),
-        other => Err(format!("`{other}` is not f32 or bf16")),
+        t @ ("f32" | "bf16" | "bf16-out") => Ok(t.to_string()),
+        other => Err(format!("`{other}` is not f32, bf16 or bf16-out")),
     }
 }
 
@@ -117,6 +124,7 @@ fn run_on_gpus(available: usize, options: &Options) -> Result<(), Box<dyn std::e
     let sizes: Vec<usize> = [1, 2, 4, 8].into_iter().filter(|&g| g <= most).collect();
     let f32_kernel = find(&options.f32_kernel)?;
     let bf16_kernel = find(&options.bf16_kernel)?;
+    let bf16_out_kernel = find(&options.bf16_out_kernel)?;
     let mut rows = Vec::new();
     for &(m, n, k) in &options.shapes.0 {
         let a = random(m * k, 1);
@@ -125,17 +133,17 @@ fn run_on_gpus(available: usize, options: &Options) -> Result<(), Box<dyn std::e
             for &gpus in &sizes {
                 let group = DeviceGroup::gpus_with(&(0..gpus).collect::<Vec<_>>(), options.communication())?;
                 eprintln!("{element} {m}×{n}×{k} on {group}");
-                let measured = match element.as_str() {
+                let narrow = |x: &[f32]| x.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<bf16>>();
+                let (measured, element) = match element.as_str() {
                     "bf16" => {
-                        let (a, b): (Vec<bf16>, Vec<bf16>) = (
-                            a.iter().map(|&v| bf16::from_f32(v)).collect(),
-                            b.iter().map(|&v| bf16::from_f32(v)).collect(),
-                        );
-                        measure(&group, bf16_kernel, &a, &b, (m, n, k), options)?
+                        (measure::<_, f32>(&group, bf16_kernel, &narrow(&a), &narrow(&b), (m, n, k), options)?, "bf16")
                     }
-                    _ => measure(&group, f32_kernel, &a, &b, (m, n, k), options)?,
+                    "bf16-out" => (
+                        measure::<_, bf16>(&group, bf16_out_kernel, &narrow(&a), &narrow(&b), (m, n, k), options)?,
+                        "bf16 → bf16",
+                    ),
+                    _ => (measure::<_, f32>(&group, f32_kernel, &a, &b, (m, n, k), options)?, "f32"),
                 };
-                let element = if element == "bf16" { "bf16" } else { "f32" };
                 rows.extend(measured.into_iter().map(|(layout, ms)| Row {
                     element,
                     shape: (m, n, k),
@@ -146,15 +154,15 @@ fn run_on_gpus(available: usize, options: &Options) -> Result<(), Box<dyn std::e
             }
         }
     }
-    print_gemm_table(&rows, f32_kernel.name(), bf16_kernel.name());
+    print_gemm_table(&rows, [f32_kernel.name(), bf16_kernel.name(), bf16_out_kernel.name()]);
     if most >= 2 {
         print_all_reduce(most, options)?;
     }
     Ok(())
 }
 
-/// The three layouts on `group`: (name, median ms).
-fn measure<T: Element>(
+/// The three layouts on `group`, C (and the K split's partial C) of `TOut`: (name, median ms).
+fn measure<T: Element, TOut: Reducible>(
     group: &DeviceGroup,
     kernel: &KernelDefinition,
     a: &[T],
@@ -167,16 +175,16 @@ fn measure<T: Element>(
     {
         let a_rows = group.shard(a, [m, k], Sharding::Rows)?;
         let b_all = group.shard(b, [k, n], Sharding::Replicated)?;
-        let mut c = group.sharded_zeros::<f32>([m, n], Sharding::Rows)?;
+        let mut c = group.sharded_zeros::<TOut>([m, n], Sharding::Rows)?;
         let timing = group.time(1, reps, || parallel::gemm_rows(group, kernel, &a_rows, &b_all, &mut c, 1.0, 0.0))?;
         measured.push(("rows (no transfer)".to_string(), timing.median_ms));
     }
     if group.len() > 1 {
         let a_columns = group.shard(a, [m, k], Sharding::Columns)?;
         let b_rows = group.shard(b, [k, n], Sharding::Rows)?;
-        let mut c = group.sharded_zeros::<f32>([m, n], Sharding::Rows)?;
+        let mut c = group.sharded_zeros::<TOut>([m, n], Sharding::Rows)?;
         for chunks in std::iter::once(1).chain(options.chunks.iter().map(|&c| c.max(1))) {
-            let mut gemm = parallel::KSplitGemm::<f32>::new(group, [m, n], chunks)?;
+            let mut gemm = parallel::KSplitGemm::<TOut>::new(group, [m, n], chunks)?;
             let timing = group.time(1, reps, || gemm.run(group, kernel, &a_columns, &b_rows, &mut c, 1.0))?;
             let name = if chunks == 1 {
                 "K split, reduce-scatter after".to_string()
@@ -189,8 +197,8 @@ fn measure<T: Element>(
     Ok(measured)
 }
 
-fn print_gemm_table(rows: &[Row], f32_kernel: &str, bf16_kernel: &str) {
-    println!("\nTensor-parallel GEMM ({f32_kernel} for f32, {bf16_kernel} for bf16 inputs, f32 output), median of the group's longest GPU span:\n");
+fn print_gemm_table(rows: &[Row], [f32_kernel, bf16_kernel, bf16_out_kernel]: [&str; 3]) {
+    println!("\nTensor-parallel GEMM ({f32_kernel} for f32, {bf16_kernel} for bf16 inputs with f32 output, {bf16_out_kernel} for bf16 → bf16), median of the group's longest GPU span:\n");
     println!("| type | M×N×K | GPUs | layout | ms | TFLOP/s | speed-up over 1 GPU | % of linear |");
     println!("|---|---|---:|---|---:|---:|---:|---:|");
     for row in rows {

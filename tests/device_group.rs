@@ -44,6 +44,7 @@ on_both_groups!(
     row_parallel_gemm_matches_an_f64_reference,
     k_split_gemm_matches_an_f64_reference_and_overlaps_by_chunks,
     k_split_gemm_takes_bf16_tensor_core_kernels,
+    k_split_gemm_reduces_bf16_partials_into_bf16_c,
     data_parallel_sum_matches_the_host_sum,
     wrong_layouts_are_typed_errors,
 );
@@ -295,6 +296,33 @@ fn k_split_gemm_takes_bf16_tensor_core_kernels(group: &DeviceGroup, scale: Scale
     gemm.run(group, kernel, &a_columns, &b_rows, &mut c, 1.0).unwrap();
     let error = relative_error(&group.gather(&c).unwrap(), &want);
     assert!(error < 1e-5, "{} {m}×{n}×{k}: relative error {error:.2e}", kernel.name());
+}
+
+/// bf16 C from a 16-bit-output kernel: each device's partial C is bf16 (half the bytes to
+/// reduce-scatter) and the collective sums bf16 — within a few of bf16's units of the largest
+/// element of C, where an f32 partial would be exact to 1e-5.
+fn k_split_gemm_reduces_bf16_partials_into_bf16_c(group: &DeviceGroup, scale: Scale) {
+    let (m, n, k) = if scale == Scale::Simulated { (24, 16, 64) } else { (1000, 1024, 4096) };
+    let kernel = &hgemm::hgemm_v11_bf16_to_bf16::KERNEL;
+    let (a, b): (Vec<bf16>, Vec<bf16>) = (
+        random_floats(m * k, 8).into_iter().map(bf16::from_f32).collect(),
+        random_floats(k * n, 9).into_iter().map(bf16::from_f32).collect(),
+    );
+    let widen = |x: &[bf16]| x.iter().map(|v| v.to_f32()).collect::<Vec<f32>>();
+    let want = gemm_reference(&widen(&a), &widen(&b), &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
+    let a_columns = group.shard(&a, [m, k], Sharding::Columns).unwrap();
+    let b_rows = group.shard(&b, [k, n], Sharding::Rows).unwrap();
+    let mut c = group.sharded_zeros::<bf16>([m, n], Sharding::Rows).unwrap();
+    let mut gemm = parallel::KSplitGemm::<bf16>::new(group, [m, n], 2).unwrap();
+    gemm.run(group, kernel, &a_columns, &b_rows, &mut c, 1.0).unwrap();
+    let got = group.gather(&c).unwrap();
+    let largest = want.iter().fold(0.0f64, |l, w| l.max(w.abs()));
+    let worst = got.iter().zip(&want).map(|(g, w)| (f64::from(g.to_f32()) - w).abs()).fold(0.0, f64::max);
+    // one rounding of each partial and of each sum along the ring: 2^-8 relative each
+    let units = worst / largest / 2f64.powi(-8);
+    assert!(units < f64::from(group.len() as u32 + 1), "{m}×{n}×{k}: {units:.2} units of bf16 off");
+    // the partials really were bf16: a K split of f32 partials would be far closer
+    assert!(worst > 0.0, "bf16 partials cannot sum exactly here");
 }
 
 fn data_parallel_sum_matches_the_host_sum(group: &DeviceGroup, scale: Scale) {
