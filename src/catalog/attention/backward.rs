@@ -65,10 +65,10 @@ macro_rules! attention_backward_dkdv {
             tile = warp_tile, rows = { WKV / 8 }, layout = { .swizzle_bytes(128) }
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dkdv!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
-            launch = { threads = $threads, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
+            launch = { threads = $threads, vector = 8, $(min_blocks = $min_blocks,)? target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
         );
     };
@@ -163,10 +163,10 @@ macro_rules! attention_backward_dq {
             tile = warp_tile, rows = { WQ / 8 }, layout = { .swizzle_bytes(128) }
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dq!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
-            launch = { threads = $threads, vector = 8, target = sm_90a, consts(BQ = $bq, BKV = $bkv, WQ = 64) },
+            launch = { threads = $threads, vector = 8, $(min_blocks = $min_blocks,)? target = sm_90a, consts(BQ = $bq, BKV = $bkv, WQ = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
         );
     };
@@ -389,8 +389,9 @@ attention_backward_kernels!(
 // head dim 128, 2 × 32 f32 for the tiles of 64 columns and 2 × 64 for dK, dV (192, one block
 // an SM) or 2 × 16 + 64 for dQ. The tiles are `tessera tune`'s winners on an H200 at 4096
 // tokens (BENCHMARKS.md): at head dim 64 the dK, dV kernel walks 32 queries a tile (96
-// registers, two blocks an SM: 29% faster than 64), but 64 when causal (32 measured 18–20%
-// slower from 4096 tokens).
+// registers, two blocks an SM: 29% faster than 64). The causal kernels' are the H100's winners
+// (`min_blocks = 2`, two blocks an SM, 8–20% faster than the tiles of the others): their
+// blocks' walks differ in length, and two blocks an SM fill in for each other's short ones.
 macro_rules! attention_backward_wgmma_kernels {
     ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
         attention_backward_dkdv!(
@@ -413,7 +414,8 @@ macro_rules! attention_backward_wgmma_kernels {
             causal = 1,
             wgmma,
             threads = 256,
-            bq = 64,
+            min_blocks = 2,
+            bq = 32,
             bkv = 128,
             stages = 3
         );
@@ -431,15 +433,15 @@ macro_rules! attention_backward_wgmma_kernels {
         );
         attention_backward_dkdv!(
             #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128, causal, sm_90a (wgmma).")]
-            // 64 queries a tile spill 16 B here (the causal mask's registers)
             $dkdv128c,
             $t,
             d = 128,
             causal = 1,
             wgmma,
-            threads = 256,
+            threads = 128,
+            min_blocks = 2,
             bq = 32,
-            bkv = 128,
+            bkv = 64,
             stages = 3
         );
         attention_backward_dq!(
@@ -461,9 +463,10 @@ macro_rules! attention_backward_wgmma_kernels {
             d = 64,
             causal = 1,
             wgmma,
-            threads = 256,
-            bq = 128,
-            bkv = 128,
+            threads = 128,
+            min_blocks = 2,
+            bq = 64,
+            bkv = 64,
             stages = 3
         );
         attention_backward_dq!(
