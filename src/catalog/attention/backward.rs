@@ -54,9 +54,9 @@ macro_rules! attention_backward_delta {
     };
 }
 
-// dK and dV of BKV keys of one (batch, K/V head), on the tensor cores `cores` names: mma.sync
-// with warp tiles of WKV keys (a lane holds WKV / 8 of their rows), or wgmma with warpgroup
-// tiles of 64 (a lane holds 2) reading 128-byte swizzled panels.
+// dK and dV of BKV keys of one (batch, K/V head), one kernel body for both tensor cores: on
+// mma.sync warp tiles of WKV keys (a lane holds WKV / 8 of their rows); with `wgmma`,
+// warpgroup tiles of 64 keys (a lane holds 2) reading 128-byte swizzled panels, sm_90a.
 macro_rules! attention_backward_dkdv {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal) => {
         attention_backward_dkdv!(
