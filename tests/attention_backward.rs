@@ -230,6 +230,42 @@ fn gradients_at_tail_shapes_on_the_gpu() {
     }
 }
 
+/// `attention::backward` takes the tensor cores `TensorCores::of` names: wgmma's kernels on the
+/// simulation (as on Hopper), and their gradients are the mma.sync kernels' within rounding.
+#[test]
+fn the_backward_takes_the_wgmma_kernels_where_the_device_runs_wgmma() {
+    let backend = common::simulator();
+    let dims = [1, 2, 9, 64];
+    let tensor = |seed: u64| {
+        let values: Vec<bf16> = random_floats(dims.iter().product(), seed).into_iter().map(bf16::from_f32).collect();
+        backend.upload(&values, dims).unwrap()
+    };
+    let (q, k, v, dout) = (tensor(1), tensor(2), tensor(3), tensor(4));
+    let mut o = backend.zeros::<bf16>(dims).unwrap();
+    let mut lse = backend.zeros::<f32>([1, 2, 9]).unwrap();
+    attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, true).unwrap();
+    let gradients = |cores: Option<TensorCores>| {
+        let (mut dq, mut dk, mut dv) =
+            (backend.zeros(dims).unwrap(), backend.zeros(dims).unwrap(), backend.zeros(dims).unwrap());
+        let launched = match cores {
+            None => attention::backward(&backend, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, true),
+            Some(cores) => {
+                attention::backward_on(&backend, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, true)
+            }
+        }
+        .unwrap();
+        let all: Vec<f32> = [dq, dk, dv].iter().flat_map(|t| backend.download(t).unwrap()).map(bf16::to_f32).collect();
+        (launched.kernel, all)
+    };
+    let (kernel, wgmma) = gradients(None);
+    assert_eq!(kernel, "attention_backward_wgmma_dq_bf16_d64_causal");
+    let (kernel, mma_sync) = gradients(Some(TensorCores::MmaSync));
+    assert_eq!(kernel, "attention_backward_dq_bf16_d64_causal");
+    let largest = mma_sync.iter().fold(0.0f32, |l, g| l.max(g.abs()));
+    let worst = wgmma.iter().zip(&mma_sync).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(worst <= largest * 2f32.powi(-6), "wgmma's gradients {worst:e} off mma.sync's (largest {largest:e})");
+}
+
 #[test]
 fn gradients_of_the_wrong_shape_are_typed_errors_before_any_launch() {
     let backend = common::simulator();
