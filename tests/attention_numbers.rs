@@ -1,8 +1,8 @@
 //! The fused attention forward (`catalog::attention`) against an f64 reference computed from
 //! the same bf16/f16-rounded inputs: max abs error of O < 2e-3 (beside the reference rounded
 //! to O's 16-bit type, as O is stored), log-sum-exp within 1e-4
-//! relative; causal and not, grouped-query attention, head dims 64 and 128 (and one that is
-//! zero-filled to 64), query and key lengths that differ and are not multiples of the tiles.
+//! relative; causal and not, grouped-query attention, head dims 64, 128 and 256 (and ones that
+//! are zero-filled to 64 and to 256), query and key lengths that differ and are not multiples of the tiles.
 //! On the CPU simulation (three thread orders) at small shapes, and — ignored without one — on
 //! a GPU up to 16384 keys; the shape errors are checked without launching anything.
 
@@ -53,6 +53,9 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         // rows of 72 bytes, which TMA cannot read: the launch narrows the copies, and the TMA
         // kernels' producers copy with cp.async (the tile's own Q included)
         p(1, 2, 1, 33, 47, 36, true),
+        // head dim 256, and 200 zero-filled to it
+        p(1, 2, 1, 17, 40, 256, true),
+        p(1, 1, 1, 40, 33, 200, false),
     ];
     if !backend.is_simulated() {
         all.extend([
@@ -62,6 +65,8 @@ fn problems(backend: &Backend) -> Vec<Problem> {
             p(1, 1, 1, 4097, 4097, 128, false),
             p(1, 2, 2, 4097, 4097, 64, true),
             p(1, 1, 1, 17, 4097, 128, false),
+            p(1, 2, 1, 1000, 1000, 256, true),
+            p(1, 1, 1, 4097, 4097, 256, false),
             // the longest sequence of the list (one head: the f64 reference is
             // seq² · head_dim per head)
             p(1, 1, 1, 16384, 16384, 64, true),
@@ -171,7 +176,7 @@ fn bf16_attention_matches_an_f64_reference(backend: &Backend) {
 }
 
 fn f16_attention_matches_an_f64_reference(backend: &Backend) {
-    // every F16 kernel (head dims 64 and 128, causal and not), at the short lengths
+    // every F16 kernel (head dims 64, 128 and 256, causal and not), at the short lengths
     for cores in tensor_cores(backend) {
         for p in problems(backend).into_iter().filter(|p| p.seq_q <= 129 && p.seq_kv <= 129) {
             check(backend, cores, p, 10, f16::from_f32, f16::to_f32);
@@ -207,12 +212,15 @@ fn shapes_that_do_not_fit_are_typed_errors_before_any_launch() {
     let flat = tensor(&[4, 8, 64]);
     let error = attention::forward(&backend, &flat, &k, &v, &mut o, &mut lse, false).unwrap_err();
     assert!(matches!(error, Error::AttentionRank { param: "q", .. }), "{error}");
-    // a head dim over 128
-    let (q, k, v) = (tensor(&[1, 1, 8, 256]), tensor(&[1, 1, 8, 256]), tensor(&[1, 1, 8, 256]));
-    let mut o = tensor(&[1, 1, 8, 256]);
+    // a head dim over 256
+    let (q, k, v) = (tensor(&[1, 1, 8, 264]), tensor(&[1, 1, 8, 264]), tensor(&[1, 1, 8, 264]));
+    let mut o = tensor(&[1, 1, 8, 264]);
     let mut lse = backend.zeros::<f32>([1, 1, 8]).unwrap();
     let error = attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, true).unwrap_err();
-    assert!(matches!(error, Error::AttentionHeadDim { head_dim: 256, .. }), "{error}");
+    assert!(
+        matches!(error, Error::AttentionHeadDim { head_dim: 264, supported } if supported == [64, 128, 256]),
+        "{error}"
+    );
     // lse of the wrong shape
     let (q, k, v) = (tensor(&[1, 2, 8, 64]), tensor(&[1, 2, 8, 64]), tensor(&[1, 2, 8, 64]));
     let mut o = tensor(&[1, 2, 8, 64]);

@@ -190,6 +190,18 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
             "attention_backward_wgmma_dq_f16_d64_causal",
             "attention_backward_wgmma_dq_f16_d128",
             "attention_backward_wgmma_dq_f16_d128_causal",
+            "attention_forward_bf16_d256",
+            "attention_forward_bf16_d256_causal",
+            "attention_forward_f16_d256",
+            "attention_forward_f16_d256_causal",
+            "attention_forward_wgmma_bf16_d256",
+            "attention_forward_wgmma_bf16_d256_causal",
+            "attention_forward_wgmma_f16_d256",
+            "attention_forward_wgmma_f16_d256_causal",
+            "attention_forward_wgmma_tma_bf16_d256",
+            "attention_forward_wgmma_tma_bf16_d256_causal",
+            "attention_forward_wgmma_tma_f16_d256",
+            "attention_forward_wgmma_tma_f16_d256_causal",
         ]
     );
 }

@@ -546,7 +546,7 @@ pub fn backward_kernels_for<T: AttentionElement>(
     head_dim: usize,
     causal: bool,
 ) -> Result<BackwardKernels, Error> {
-    let index = super::width_index(head_dim)? + usize::from(causal);
+    let index = super::width_index(head_dim, super::BACKWARD_HEAD_DIMS)? + usize::from(causal);
     let (dkdv, dq) = match cores {
         super::TensorCores::MmaSync => (T::BACKWARD_DKDV, T::BACKWARD_DQ),
         super::TensorCores::Wgmma | super::TensorCores::WgmmaTma => (T::BACKWARD_WGMMA_DKDV, T::BACKWARD_WGMMA_DQ),

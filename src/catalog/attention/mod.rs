@@ -4,8 +4,9 @@
 //!
 //! Each block takes BQ = 128 query rows of one (batch, head) — `grid(cdiv(SQ, BQ), H, B)` —
 //! and each of its four warps WQ = 32 of them (the causal kernel of head dim 128: 64 and 16,
-//! as its masking code leaves 32 rows a warp too few registers). K and V tiles of BKV keys (64
-//! at head dim 64, 32 at 128) come through a 3-stage cp.async ring. Per tile the warp computes
+//! as its masking code leaves 32 rows a warp too few registers; head dim 256: 64 and 16). K
+//! and V tiles of BKV keys (64 at head dim 64, 32 at 128, 16 at 256) come through a 3-stage
+//! cp.async ring. Per tile the warp computes
 //! its WQ × BKV scores S = Q·Kᵀ (`mma(&q_s, &k_s.t(), &mut s)`), masks the keys past the
 //! sequence (and, causal, those after the query) on the tiles that have any, keeps a running
 //! row maximum `m` (log2 units: the scale folds into the exponent) and row sum `l` — the online
@@ -147,22 +148,46 @@ attention_forward!(
     /// F16, head dim 65 to 128, causal.
     attention_forward_f16_d128_causal, f16, d = 128, causal = 1, bq = 64, wq = 16, bkv = 32, stages = 3
 );
+// Head dim 256: a warp's 16 × 256 f32 output is 128 registers a lane, so warps of 16 rows, and
+// three stages of 16 keys (Q 32 KiB, each stage's K and V 16 KiB: 80 KiB, within the 99 KiB
+// every GPU since sm_80 gives a block).
+attention_forward!(
+    /// BF16, head dim 129 to 256.
+    attention_forward_bf16_d256, bf16, d = 256, causal = 0, bq = 64, wq = 16, bkv = 16, stages = 3
+);
+attention_forward!(
+    /// BF16, head dim 129 to 256, causal.
+    attention_forward_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 64, wq = 16, bkv = 16, stages = 3
+);
+attention_forward!(
+    /// F16, head dim 129 to 256.
+    attention_forward_f16_d256, f16, d = 256, causal = 0, bq = 64, wq = 16, bkv = 16, stages = 3
+);
+attention_forward!(
+    /// F16, head dim 129 to 256, causal.
+    attention_forward_f16_d256_causal, f16, d = 256, causal = 1, bq = 64, wq = 16, bkv = 16, stages = 3
+);
 
-/// The head dims the kernels are stamped for: a head dim up to each is zero-filled to it.
-pub const HEAD_DIMS: &[usize] = &[64, 128];
+/// The head dims the forward kernels are stamped for: a head dim up to each is zero-filled to it.
+pub const HEAD_DIMS: &[usize] = &[64, 128, 256];
+
+/// The head dims the backward kernels are stamped for (at 256 the dK and dV accumulators of a
+/// block's keys would not fit its registers).
+pub const BACKWARD_HEAD_DIMS: &[usize] = &[64, 128];
 
 /// Element types attention takes: BF16 and F16 (scores, softmax and accumulation in f32).
 pub trait AttentionElement: crate::runtime::Element {
-    /// The forward kernels for this type on mma.sync: [d64, d64 causal, d128, d128 causal].
-    const KERNELS: [&'static crate::KernelDefinition; 4];
+    /// The forward kernels for this type on mma.sync: [d64, d64 causal, d128, d128 causal,
+    /// d256, d256 causal].
+    const KERNELS: [&'static crate::KernelDefinition; 6];
     /// The forward kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`].
-    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 4];
+    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 6];
     /// The forward kernels on wgmma fed by TMA from a producer warpgroup, ordered as
     /// [`Self::KERNELS`].
-    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 4];
+    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 6];
     /// The backward pass's Δ = Σ dO·O kernel.
     const BACKWARD_DELTA: &'static crate::KernelDefinition;
-    /// The backward's dK, dV kernels, ordered as [`Self::KERNELS`].
+    /// The backward's dK, dV kernels, ordered as [`Self::KERNELS`] (to head dim 128).
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4];
     /// The backward's dQ kernels, ordered as [`Self::KERNELS`].
     const BACKWARD_DQ: [&'static crate::KernelDefinition; 4];
@@ -173,23 +198,29 @@ pub trait AttentionElement: crate::runtime::Element {
 }
 
 impl AttentionElement for bf16 {
-    const KERNELS: [&'static crate::KernelDefinition; 4] = [
+    const KERNELS: [&'static crate::KernelDefinition; 6] = [
         &attention_forward_bf16_d64::KERNEL,
         &attention_forward_bf16_d64_causal::KERNEL,
         &attention_forward_bf16_d128::KERNEL,
         &attention_forward_bf16_d128_causal::KERNEL,
+        &attention_forward_bf16_d256::KERNEL,
+        &attention_forward_bf16_d256_causal::KERNEL,
     ];
-    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 6] = [
         &attention_forward_wgmma_bf16_d64::KERNEL,
         &attention_forward_wgmma_bf16_d64_causal::KERNEL,
         &attention_forward_wgmma_bf16_d128::KERNEL,
         &attention_forward_wgmma_bf16_d128_causal::KERNEL,
+        &attention_forward_wgmma_bf16_d256::KERNEL,
+        &attention_forward_wgmma_bf16_d256_causal::KERNEL,
     ];
-    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 6] = [
         &attention_forward_wgmma_tma_bf16_d64::KERNEL,
         &attention_forward_wgmma_tma_bf16_d64_causal::KERNEL,
         &attention_forward_wgmma_tma_bf16_d128::KERNEL,
         &attention_forward_wgmma_tma_bf16_d128_causal::KERNEL,
+        &attention_forward_wgmma_tma_bf16_d256::KERNEL,
+        &attention_forward_wgmma_tma_bf16_d256_causal::KERNEL,
     ];
     const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_bf16::KERNEL;
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
@@ -219,23 +250,29 @@ impl AttentionElement for bf16 {
 }
 
 impl AttentionElement for f16 {
-    const KERNELS: [&'static crate::KernelDefinition; 4] = [
+    const KERNELS: [&'static crate::KernelDefinition; 6] = [
         &attention_forward_f16_d64::KERNEL,
         &attention_forward_f16_d64_causal::KERNEL,
         &attention_forward_f16_d128::KERNEL,
         &attention_forward_f16_d128_causal::KERNEL,
+        &attention_forward_f16_d256::KERNEL,
+        &attention_forward_f16_d256_causal::KERNEL,
     ];
-    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+    const WGMMA_KERNELS: [&'static crate::KernelDefinition; 6] = [
         &attention_forward_wgmma_f16_d64::KERNEL,
         &attention_forward_wgmma_f16_d64_causal::KERNEL,
         &attention_forward_wgmma_f16_d128::KERNEL,
         &attention_forward_wgmma_f16_d128_causal::KERNEL,
+        &attention_forward_wgmma_f16_d256::KERNEL,
+        &attention_forward_wgmma_f16_d256_causal::KERNEL,
     ];
-    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 4] = [
+    const WGMMA_TMA_KERNELS: [&'static crate::KernelDefinition; 6] = [
         &attention_forward_wgmma_tma_f16_d64::KERNEL,
         &attention_forward_wgmma_tma_f16_d64_causal::KERNEL,
         &attention_forward_wgmma_tma_f16_d128::KERNEL,
         &attention_forward_wgmma_tma_f16_d128_causal::KERNEL,
+        &attention_forward_wgmma_tma_f16_d256::KERNEL,
+        &attention_forward_wgmma_tma_f16_d256_causal::KERNEL,
     ];
     const BACKWARD_DELTA: &'static crate::KernelDefinition = &attention_backward_delta_f16::KERNEL;
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4] = [
@@ -335,17 +372,17 @@ pub fn kernel_for<T: AttentionElement>(
         TensorCores::Wgmma => T::WGMMA_KERNELS,
         TensorCores::WgmmaTma => T::WGMMA_TMA_KERNELS,
     };
-    Ok(kernels[width_index(head_dim)? + usize::from(causal)])
+    Ok(kernels[width_index(head_dim, HEAD_DIMS)? + usize::from(causal)])
 }
 
 /// Where the kernels of `head_dim` sit in the tables of [`AttentionElement`] (their causal
-/// twins one after).
-fn width_index(head_dim: usize) -> Result<usize, Error> {
-    match head_dim {
-        1..=64 => Ok(0),
-        65..=128 => Ok(2),
-        _ => Err(Error::AttentionHeadDim { head_dim, supported: HEAD_DIMS }),
-    }
+/// twins one after), among the widths `supported` (the forward's or the backward's).
+fn width_index(head_dim: usize, supported: &'static [usize]) -> Result<usize, Error> {
+    supported
+        .iter()
+        .position(|&width| head_dim >= 1 && head_dim <= width)
+        .map(|position| 2 * position)
+        .ok_or(Error::AttentionHeadDim { head_dim, supported })
 }
 
 /// The dims of q and k/v, checked: (batch, heads, seq_q, head_dim) and (batch, kv_heads,
@@ -466,7 +503,7 @@ pub fn forward_on<T: AttentionElement>(
 
 /// Every kernel of the family (forward on mma.sync, backward, forward on wgmma, backward on
 /// wgmma), for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 58] = [
+pub const ALL: [&crate::KernelDefinition; 70] = [
     &attention_forward_bf16_d64::KERNEL,
     &attention_forward_bf16_d64_causal::KERNEL,
     &attention_forward_bf16_d128::KERNEL,
@@ -525,6 +562,18 @@ pub const ALL: [&crate::KernelDefinition; 58] = [
     &attention_backward_wgmma_dq_f16_d64_causal::KERNEL,
     &attention_backward_wgmma_dq_f16_d128::KERNEL,
     &attention_backward_wgmma_dq_f16_d128_causal::KERNEL,
+    &attention_forward_bf16_d256::KERNEL,
+    &attention_forward_bf16_d256_causal::KERNEL,
+    &attention_forward_f16_d256::KERNEL,
+    &attention_forward_f16_d256_causal::KERNEL,
+    &attention_forward_wgmma_bf16_d256::KERNEL,
+    &attention_forward_wgmma_bf16_d256_causal::KERNEL,
+    &attention_forward_wgmma_f16_d256::KERNEL,
+    &attention_forward_wgmma_f16_d256_causal::KERNEL,
+    &attention_forward_wgmma_tma_bf16_d256::KERNEL,
+    &attention_forward_wgmma_tma_bf16_d256_causal::KERNEL,
+    &attention_forward_wgmma_tma_f16_d256::KERNEL,
+    &attention_forward_wgmma_tma_f16_d256_causal::KERNEL,
 ];
 
 mod backward;
