@@ -11,6 +11,7 @@ is `torch.autograd.grad(o, (q, k, v), do)` on an O kept from one forward: the ba
 kernels only, as `tessera bench attention` times `attention::backward`.
 
     python3 benchmarks/attention_torch.py [--seqs 512,1024,...] [--passes forward,backward]
+        [--heads 16:128,32:64]   (heads:head_dim pairs; 8:256 for the head-dim-256 kernels)
 """
 import argparse
 
@@ -38,11 +39,13 @@ def main():
     parser.add_argument("--seqs", default="512,1024,2048,4096,8192,16384")
     parser.add_argument("--tokens", type=int, default=16384)
     parser.add_argument("--passes", default="forward,backward")
+    parser.add_argument("--heads", default="16:128,32:64", help="heads:head_dim pairs, comma-separated")
     args = parser.parse_args()
+    shapes = [tuple(int(x) for x in pair.split(":")) for pair in args.heads.split(",")]
     passes = args.passes.split(",")
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name(0)}")
     print("pass,backend,batch,heads,seq,head_dim,causal,ms,TFLOP/s,anchor bf16 4096^3 TFLOP/s")
-    for heads, head_dim in [(16, 128), (32, 64)]:
+    for heads, head_dim in shapes:
         for seq in (int(s) for s in args.seqs.split(",")):
             batch = max(1, args.tokens // seq)
             q, k, v = (torch.randn(batch, heads, seq, head_dim, device="cuda").bfloat16() for _ in range(3))
