@@ -450,10 +450,10 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         }
     }
     // the hgemm family also times `tessera::gemm` on BF16 and F16 at each shape
-    let entry_points = |family: Family| match family {
+    let entry_points = |family: Family, shape: &[(String, i64)]| match family {
         Family::Hgemm => ENTRY_POINT_INPUTS.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
-        Family::Attention => {
+        Family::Attention if times_backward(shape) => {
             if attention::TensorCores::of(gpu) == attention::TensorCores::MmaSync {
                 2
             } else {
@@ -467,7 +467,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     };
     let of = plan
         .iter()
-        .map(|(family, _, kernels)| kernels.len() + entry_points(*family) + transposing_rows(kernels))
+        .map(|(family, shape, kernels)| kernels.len() + entry_points(*family, shape) + transposing_rows(kernels))
         .sum::<usize>();
     let mut done = 0;
     let mut rows = Vec::new();
@@ -588,7 +588,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 &launched,
             ));
         }
-        if family == Family::Attention {
+        if family == Family::Attention && times_backward(&shape) {
             // what `attention::backward` runs here, and on Hopper mma.sync's kernels beside it
             let cores = attention::TensorCores::of(gpu);
             let backward_cores = if cores == attention::TensorCores::MmaSync {
@@ -865,6 +865,13 @@ fn entry_point_row(
         vector: launched.vector.get(),
         tuned: launched.tuned,
     }
+}
+
+/// Whether an attention shape gets `attention::backward` rows: head dims the backward has
+/// kernels for (the forward goes further).
+fn times_backward(shape: &[(String, i64)]) -> bool {
+    let head_dim = shape.iter().find(|(n, _)| n == "HD").map_or(0, |(_, v)| (*v).max(0) as usize);
+    head_dim <= attention::BACKWARD_HEAD_DIMS.iter().copied().max().unwrap_or(0)
 }
 
 /// Times [`attention::backward_on`] `cores` (its three launches: Δ, dK and dV, dQ) on BF16
