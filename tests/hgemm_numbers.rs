@@ -245,7 +245,7 @@ fn strided_multiply(
         // unless C is stored by TMA too (`.by_tma()`), whose rows must then be aligned as well
         let aligned = parent_k % 8 == 0 && parent_n % 8 == 0 && a_col % 8 == 0 && b_col % 8 == 0;
         let ir = kernel.ir().unwrap();
-        let stores_by_tma = ir.statements().iter().any(|s| matches!(s, tessera::dsl::Statement::Copy(c) if c.by_tma));
+        let stores_by_tma = ir.tma_store_copy().is_some();
         let c_aligned = n % 4 == 0;
         assert_eq!(launched.tma, aligned && ir.copies_by_tma() && (c_aligned || !stores_by_tma), "{}", kernel.name());
         let error = relative_error(&gpu.download(&c).unwrap(), &want);

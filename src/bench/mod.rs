@@ -453,13 +453,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     let entry_points = |family: Family, shape: &[(String, i64)]| match family {
         Family::Hgemm => ENTRY_POINT_INPUTS.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
-        Family::Attention if times_backward(shape) => {
-            if attention::TensorCores::of(gpu) == attention::TensorCores::MmaSync {
-                2
-            } else {
-                4
-            }
-        }
+        Family::Attention if times_backward(shape) => 2 * backward_tensor_cores(gpu).len(),
         _ => 0,
     };
     let transposing_rows = |kernels: &[&'static KernelDefinition]| {
@@ -589,13 +583,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             ));
         }
         if family == Family::Attention && times_backward(&shape) {
-            // what `attention::backward` runs here, and on Hopper mma.sync's kernels beside it
             let cores = attention::TensorCores::of(gpu);
-            let backward_cores = if cores == attention::TensorCores::MmaSync {
-                vec![cores]
-            } else {
-                vec![cores, attention::TensorCores::MmaSync]
-            };
+            let backward_cores = backward_tensor_cores(gpu);
             for (causal, on) in [false, true].into_iter().flat_map(|c| backward_cores.iter().map(move |&on| (c, on))) {
                 let name = format!(
                     "attention::backward{} (bf16{})",
@@ -864,6 +853,15 @@ fn entry_point_row(
         percent_of_roofline: 0.0,
         vector: launched.vector.get(),
         tuned: launched.tuned,
+    }
+}
+
+/// The tensor cores `attention::backward` rows are timed on: what `attention::backward` runs
+/// on `gpu`, and on Hopper mma.sync's kernels beside it.
+fn backward_tensor_cores(gpu: &Gpu) -> Vec<attention::TensorCores> {
+    match attention::TensorCores::of(gpu) {
+        attention::TensorCores::MmaSync => vec![attention::TensorCores::MmaSync],
+        cores => vec![cores, attention::TensorCores::MmaSync],
     }
 }
 
