@@ -206,41 +206,43 @@ attention_forward_wgmma_producers!(
 
 // Head dim 256: a warpgroup's 64 × 256 f32 output is 128 registers a lane, so at most 64 keys a
 // tile (S: 32 more). Both rungs take three stages (wgmma reads a stage while the next two load;
-// the producers fall back to a cp.async ring where TMA cannot read the rows), so 32 keys a
-// tile: Q 64 KiB + 3 × 32 KiB of K and V.
+// the producers fall back to a cp.async ring where TMA cannot read the rows), so at most 48
+// keys a tile: Q 64 KiB + 3 × 48 KiB of K and V. On an H100 48 keys beat 32 by 15–22% from
+// 2048 tokens (the output's rescale and the wgmma issue costs spread over more keys;
+// BENCHMARKS.md).
 attention_forward_wgmma!(
     /// BF16, head dim 129 to 256, sm_90a.
-    attention_forward_wgmma_bf16_d256, bf16, d = 256, causal = 0, threads = 256, bq = 128, bkv = 32, stages = 3, min_blocks = 1
+    attention_forward_wgmma_bf16_d256, bf16, d = 256, causal = 0, threads = 256, bq = 128, bkv = 48, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// BF16, head dim 129 to 256, causal, sm_90a.
-    attention_forward_wgmma_bf16_d256_causal, bf16, d = 256, causal = 1, threads = 256, bq = 128, bkv = 32, stages = 3, min_blocks = 1
+    attention_forward_wgmma_bf16_d256_causal, bf16, d = 256, causal = 1, threads = 256, bq = 128, bkv = 48, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// F16, head dim 129 to 256, sm_90a.
-    attention_forward_wgmma_f16_d256, f16, d = 256, causal = 0, threads = 256, bq = 128, bkv = 32, stages = 3, min_blocks = 1
+    attention_forward_wgmma_f16_d256, f16, d = 256, causal = 0, threads = 256, bq = 128, bkv = 48, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma!(
     /// F16, head dim 129 to 256, causal, sm_90a.
-    attention_forward_wgmma_f16_d256_causal, f16, d = 256, causal = 1, threads = 256, bq = 128, bkv = 32, stages = 3, min_blocks = 1
+    attention_forward_wgmma_f16_d256_causal, f16, d = 256, causal = 1, threads = 256, bq = 128, bkv = 48, stages = 3, min_blocks = 1
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d256, bf16, d = 256, causal = 0, bq = 128, bkv = 32, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_bf16_d256, bf16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 32, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d256, f16, d = 256, causal = 0, bq = 128, bkv = 32, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_f16_d256, f16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 32, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
