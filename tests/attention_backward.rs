@@ -51,6 +51,9 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         p(1, 2, 1, 65, 33, 128, false),
         p(1, 1, 1, 65, 70, 128, true),
         p(1, 1, 1, 40, 70, 48, true),
+        // head dim 256 (wgmma only: dK and dV from a kernel each), and 200 zero-filled to it
+        p(1, 2, 1, 17, 40, 256, true),
+        p(1, 1, 1, 40, 33, 200, false),
     ];
     if !backend.is_simulated() {
         all.extend([
@@ -60,6 +63,8 @@ fn problems(backend: &Backend) -> Vec<Problem> {
             p(1, 1, 1, 4097, 4097, 128, false),
             p(1, 2, 2, 4097, 4097, 64, true),
             p(1, 1, 1, 17, 4097, 128, false),
+            p(1, 2, 1, 1000, 1000, 256, true),
+            p(1, 1, 1, 4097, 4097, 256, false),
         ]);
     }
     all
@@ -187,20 +192,27 @@ fn cores(backend: &Backend) -> Vec<TensorCores> {
     }
 }
 
+/// The problems each tensor cores' backward has kernels for (mma.sync's stop at head dim 128).
+fn problems_on(backend: &Backend) -> Vec<(TensorCores, Problem)> {
+    cores(backend)
+        .into_iter()
+        .flat_map(|cores| {
+            let widest = attention::backward_head_dims(cores).iter().copied().max().unwrap_or(0);
+            problems(backend).into_iter().filter(move |p| p.head_dim <= widest).map(move |p| (cores, p))
+        })
+        .collect()
+}
+
 fn bf16_attention_gradients_match_f64_gradients(backend: &Backend) {
-    for cores in cores(backend) {
-        for p in problems(backend) {
-            check(backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
-        }
+    for (cores, p) in problems_on(backend) {
+        check(backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
     }
 }
 
 fn f16_attention_gradients_match_f64_gradients(backend: &Backend) {
-    // every F16 kernel (head dims 64 and 128, causal and not), at the short lengths
-    for cores in cores(backend) {
-        for p in problems(backend).into_iter().filter(|p| p.seq_q <= 129 && p.seq_kv <= 129) {
-            check(backend, cores, p, 10, f16::from_f32, f16::to_f32);
-        }
+    // every F16 kernel (head dims 64, 128 and 256, causal and not), at the short lengths
+    for (cores, p) in problems_on(backend).into_iter().filter(|(_, p)| p.seq_q <= 129 && p.seq_kv <= 129) {
+        check(backend, cores, p, 10, f16::from_f32, f16::to_f32);
     }
 }
 
@@ -223,9 +235,12 @@ fn gradients_at_tail_shapes_on_the_gpu() {
         Problem { batch: 1, heads: 2, kv_heads: 1, seq_q: 65, seq_kv: 70, head_dim: 128, causal: true },
         Problem { batch: 2, heads: 4, kv_heads: 2, seq_q: 129, seq_kv: 17, head_dim: 64, causal: false },
         Problem { batch: 1, heads: 1, kv_heads: 1, seq_q: 17, seq_kv: 129, head_dim: 48, causal: true },
+        Problem { batch: 1, heads: 2, kv_heads: 1, seq_q: 65, seq_kv: 70, head_dim: 200, causal: true },
     ] {
         for cores in cores(&backend) {
-            check(&backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
+            if p.head_dim <= attention::backward_head_dims(cores).iter().copied().max().unwrap_or(0) {
+                check(&backend, cores, p, 7, bf16::from_f32, bf16::to_f32);
+            }
         }
     }
 }
@@ -293,12 +308,20 @@ fn gradients_of_the_wrong_shape_are_typed_errors_before_any_launch() {
     let error =
         attention::backward(&backend, &q, &k, &v, &o, &lse, &short, &mut dq, &mut dk, &mut dv, false).unwrap_err();
     assert!(matches!(error, Error::AttentionShape { param: "dout", .. }), "{error}");
-    // a head dim over 128
-    let wide = |heads| tensor(&[1, heads, 8, 256]);
-    let (q, k, v, o, dout) = (wide(1), wide(1), wide(1), wide(1), wide(1));
-    let lse = backend.zeros::<f32>([1, 1, 8]).unwrap();
-    let (mut dq, mut dk, mut dv) = (wide(1), wide(1), wide(1));
-    let error =
-        attention::backward(&backend, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, true).unwrap_err();
-    assert!(matches!(error, Error::AttentionHeadDim { head_dim: 256, .. }), "{error}");
+    // a head dim over 128 on mma.sync, over 256 on wgmma
+    let wide = |head_dim| tensor(&[1, 1, 8, head_dim]);
+    for (cores, head_dim, supported) in
+        [(TensorCores::MmaSync, 256, vec![64, 128]), (TensorCores::Wgmma, 264, vec![64, 128, 256])]
+    {
+        let (q, k, v, o, dout) = (wide(head_dim), wide(head_dim), wide(head_dim), wide(head_dim), wide(head_dim));
+        let lse = backend.zeros::<f32>([1, 1, 8]).unwrap();
+        let (mut dq, mut dk, mut dv) = (wide(head_dim), wide(head_dim), wide(head_dim));
+        let error =
+            attention::backward_on(&backend, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, true)
+                .unwrap_err();
+        assert!(
+            matches!(&error, Error::AttentionHeadDim { head_dim: h, supported: s } if *h == head_dim && *s == supported),
+            "{cores:?}: {error}"
+        );
+    }
 }

@@ -202,6 +202,18 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
             "attention_forward_wgmma_tma_bf16_d256_causal",
             "attention_forward_wgmma_tma_f16_d256",
             "attention_forward_wgmma_tma_f16_d256_causal",
+            "attention_backward_wgmma_dk_bf16_d256",
+            "attention_backward_wgmma_dk_bf16_d256_causal",
+            "attention_backward_wgmma_dv_bf16_d256",
+            "attention_backward_wgmma_dv_bf16_d256_causal",
+            "attention_backward_wgmma_dq_bf16_d256",
+            "attention_backward_wgmma_dq_bf16_d256_causal",
+            "attention_backward_wgmma_dk_f16_d256",
+            "attention_backward_wgmma_dk_f16_d256_causal",
+            "attention_backward_wgmma_dv_f16_d256",
+            "attention_backward_wgmma_dv_f16_d256_causal",
+            "attention_backward_wgmma_dq_f16_d256",
+            "attention_backward_wgmma_dq_f16_d256_causal",
         ]
     );
 }

@@ -453,7 +453,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     let entry_points = |family: Family, shape: &[(String, i64)]| match family {
         Family::Hgemm => ENTRY_POINT_INPUTS.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
-        Family::Attention if times_backward(shape) => 2 * backward_tensor_cores(gpu).len(),
+        Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
         _ => 0,
     };
     let transposing_rows = |kernels: &[&'static KernelDefinition]| {
@@ -582,9 +582,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 &launched,
             ));
         }
-        if family == Family::Attention && times_backward(&shape) {
+        if family == Family::Attention {
             let cores = attention::TensorCores::of(gpu);
-            let backward_cores = backward_tensor_cores(gpu);
+            let backward_cores = backward_tensor_cores(gpu, &shape);
             for (causal, on) in [false, true].into_iter().flat_map(|c| backward_cores.iter().map(move |&on| (c, on))) {
                 let name = format!(
                     "attention::backward{} (bf16{})",
@@ -856,20 +856,16 @@ fn entry_point_row(
     }
 }
 
-/// The tensor cores `attention::backward` rows are timed on: what `attention::backward` runs
-/// on `gpu`, and on Hopper mma.sync's kernels beside it.
-fn backward_tensor_cores(gpu: &Gpu) -> Vec<attention::TensorCores> {
-    match attention::TensorCores::of(gpu) {
+/// The tensor cores `attention::backward` rows are timed on at an attention shape: what
+/// `attention::backward` runs on `gpu`, and on Hopper mma.sync's beside it, each where its
+/// backward has kernels for the shape's head dim (the forward goes further).
+fn backward_tensor_cores(gpu: &Gpu, shape: &[(String, i64)]) -> Vec<attention::TensorCores> {
+    let head_dim = shape.iter().find(|(n, _)| n == "HD").map_or(0, |(_, v)| (*v).max(0) as usize);
+    let cores = match attention::TensorCores::of(gpu) {
         attention::TensorCores::MmaSync => vec![attention::TensorCores::MmaSync],
         cores => vec![cores, attention::TensorCores::MmaSync],
-    }
-}
-
-/// Whether an attention shape gets `attention::backward` rows: head dims the backward has
-/// kernels for (the forward goes further).
-fn times_backward(shape: &[(String, i64)]) -> bool {
-    let head_dim = shape.iter().find(|(n, _)| n == "HD").map_or(0, |(_, v)| (*v).max(0) as usize);
-    head_dim <= attention::BACKWARD_HEAD_DIMS.iter().copied().max().unwrap_or(0)
+    };
+    cores.into_iter().filter(|&on| attention::backward_head_dims(on).iter().any(|&dims| head_dim <= dims)).collect()
 }
 
 /// Times [`attention::backward_on`] `cores` (its three launches: Δ, dK and dV, dQ) on BF16

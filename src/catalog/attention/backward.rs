@@ -58,21 +58,21 @@ macro_rules! attention_backward_delta {
 // mma.sync warp tiles of WKV keys (a lane holds WKV / 8 of their rows); with `wgmma`,
 // warpgroup tiles of 64 keys (a lane holds 2) reading 128-byte swizzled panels, sm_90a.
 macro_rules! attention_backward_dkdv {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal $(, only = $only:ident)?) => {
         attention_backward_dkdv!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
             launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WKV = $wkv) },
-            tile = warp_tile, rows = { WKV / 8 }, layout = { .swizzle_bytes(128) }
+            tile = warp_tile, rows = { WKV / 8 }, layout = { .swizzle_bytes(128) }, only = [$($only)?]
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal $(, only = $only:ident)?) => {
         attention_backward_dkdv!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
             launch = { threads = $threads, vector = 8, $(min_blocks = $min_blocks,)? target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
-            tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
+            tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }, only = [$($only)?]
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = []) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
@@ -148,6 +148,135 @@ macro_rules! attention_backward_dkdv {
                 }
             }
             copy(&dk_acc, dk.at([b, hk]).tile([kt, 0], [BKV, D]));
+            copy(&dv_acc, dv.at([b, hk]).tile([kt, 0], [BKV, D]));
+        }
+    };
+    // dK alone (head dim 256: dK's and dV's accumulators together would not fit a lane's
+    // registers): Sᵀ and dPᵀ as above, dK += dSᵀ·Q
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dk]) => {
+        $(#[$doc])*
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
+        pub fn $name(
+            q: Global<$t, (B, H, SQ, HD)>,
+            k: Global<$t, (B, HKV, SKV, HD)>,
+            v: Global<$t, (B, HKV, SKV, HD)>,
+            dout: Global<$t, (B, H, SQ, HD)>,
+            lse: Global<f32, (B, H, SQ)>,
+            delta: Global<f32, (B, H, SQ)>,
+            dk: GlobalMut<$t, (B, HKV, SKV, HD)>,
+            scale_log2: f32,
+            scale: f32,
+        ) {
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+            let k_s = shared::<$t>([BKV, D])$($layout)*;
+            let v_s = shared::<$t>([BKV, D])$($layout)*;
+            let q_s = shared::<$t>([BQ, D])$($layout)*;
+            let do_s = shared::<$t>([BQ, D])$($layout)*;
+            let mut pt = fragment::<f32>([BKV, BQ]).$tile([WKV, BQ]);
+            let mut dpt = fragment::<f32>([BKV, BQ]).$tile([WKV, BQ]);
+            let mut dk_acc = fragment::<f32>([BKV, D]).$tile([WKV, D]);
+            copy(k.at([b, hk]).tile([kt, 0], [BKV, D]), &k_s);
+            copy(v.at([b, hk]).tile([kt, 0], [BKV, D]), &v_s);
+            let inverse_scale = 1.0f32 / scale;
+            // causal: the query tiles from the one that holds the block's first key
+            let first = CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ));
+            let tiles = max(cdiv(SQ, BQ) - first, 1);
+            // every query tile of every query head that reads this K/V head
+            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), stages = $stages) {
+                copy(q.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &q_s);
+                copy(dout.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &do_s);
+                let h = hk * (H / HKV) + j / tiles;
+                let q0 = (first + j % tiles) * BQ;
+                for c in 0..BQ / 4 {
+                    let col = q0 + pt.col(c);
+                    let mut start = -f32::INFINITY;
+                    let mut minus_delta = 0.0f32;
+                    if col < SQ {
+                        start = -lse[[b, h, col]] * inverse_scale;
+                        minus_delta = -delta[[b, h, col]];
+                    }
+                    for i in 0..$($rows)* {
+                        pt[[i, c]] = start;
+                        dpt[[i, c]] = minus_delta;
+                    }
+                }
+                mma(&k_s, &q_s.t(), &mut pt);
+                mma(&v_s, &do_s.t(), &mut dpt);
+                let edge = CAUSAL == 1 && (kt + 1) * BKV > q0 + 1;
+                for c in 0..BQ / 4 {
+                    for i in 0..$($rows)* {
+                        let mut p = exp2(pt[[i, c]] * scale_log2);
+                        if edge && kt * BKV + pt.row(i) > q0 + pt.col(c) {
+                            p = 0.0;
+                        }
+                        dpt[[i, c]] = p * dpt[[i, c]];
+                    }
+                }
+                mma(&dpt, &q_s, &mut dk_acc);
+            }
+            for i in 0..$($rows)* {
+                for c in 0..D / 4 {
+                    dk_acc[[i, c]] = dk_acc[[i, c]] * scale;
+                }
+            }
+            copy(&dk_acc, dk.at([b, hk]).tile([kt, 0], [BKV, D]));
+        }
+    };
+    // dV alone: Sᵀ as above, dV += Pᵀ·dO
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dv]) => {
+        $(#[$doc])*
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
+        pub fn $name(
+            q: Global<$t, (B, H, SQ, HD)>,
+            k: Global<$t, (B, HKV, SKV, HD)>,
+            v: Global<$t, (B, HKV, SKV, HD)>,
+            dout: Global<$t, (B, H, SQ, HD)>,
+            lse: Global<f32, (B, H, SQ)>,
+            delta: Global<f32, (B, H, SQ)>,
+            dv: GlobalMut<$t, (B, HKV, SKV, HD)>,
+            scale_log2: f32,
+            scale: f32,
+        ) {
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+            let k_s = shared::<$t>([BKV, D])$($layout)*;
+            let q_s = shared::<$t>([BQ, D])$($layout)*;
+            let do_s = shared::<$t>([BQ, D])$($layout)*;
+            let mut pt = fragment::<f32>([BKV, BQ]).$tile([WKV, BQ]);
+            let mut dv_acc = fragment::<f32>([BKV, D]).$tile([WKV, D]);
+            copy(k.at([b, hk]).tile([kt, 0], [BKV, D]), &k_s);
+            let inverse_scale = 1.0f32 / scale;
+            // causal: the query tiles from the one that holds the block's first key
+            let first = CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ));
+            let tiles = max(cdiv(SQ, BQ) - first, 1);
+            // every query tile of every query head that reads this K/V head
+            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), stages = $stages) {
+                copy(q.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &q_s);
+                copy(dout.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &do_s);
+                let h = hk * (H / HKV) + j / tiles;
+                let q0 = (first + j % tiles) * BQ;
+                for c in 0..BQ / 4 {
+                    let col = q0 + pt.col(c);
+                    let mut start = -f32::INFINITY;
+                    if col < SQ {
+                        start = -lse[[b, h, col]] * inverse_scale;
+                    }
+                    for i in 0..$($rows)* {
+                        pt[[i, c]] = start;
+                    }
+                }
+                mma(&k_s, &q_s.t(), &mut pt);
+                let edge = CAUSAL == 1 && (kt + 1) * BKV > q0 + 1;
+                for c in 0..BQ / 4 {
+                    for i in 0..$($rows)* {
+                        let mut p = exp2(pt[[i, c]] * scale_log2);
+                        if edge && kt * BKV + pt.row(i) > q0 + pt.col(c) {
+                            p = 0.0;
+                        }
+                        pt[[i, c]] = p;
+                    }
+                }
+                mma(&pt, &do_s, &mut dv_acc);
+            }
             copy(&dv_acc, dv.at([b, hk]).tile([kt, 0], [BKV, D]));
         }
     };
@@ -519,15 +648,154 @@ attention_backward_wgmma_kernels!(
     attention_backward_wgmma_dq_f16_d128_causal
 );
 
-/// The three kernels of one backward pass.
+// Head dim 256 on wgmma: a warpgroup's 64 × 256 f32 gradient is 128 registers a lane, so dK and
+// dV come from a kernel each (dK: Sᵀ, dPᵀ and dSᵀ·Q; dV: Sᵀ and Pᵀ·dO), two warpgroups on 128
+// keys walking 32 queries a tile (dK: 224 KiB of shared memory, dV: 160 KiB), and dQ from 128
+// query rows walking 32 keys a tile (224 KiB).
+macro_rules! attention_backward_wgmma_d256_kernels {
+    ($t:ident, $dk:ident, $dkc:ident, $dv:ident, $dvc:ident, $dq:ident, $dqc:ident) => {
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, ", stringify!($t), ", head dim 129 to 256, sm_90a (wgmma).")]
+            $dk,
+            $t,
+            d = 256,
+            causal = 0,
+            wgmma,
+            threads = 256,
+            bq = 32,
+            bkv = 128,
+            stages = 3,
+            only = dk
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dK, ", stringify!($t), ", head dim 129 to 256, causal, sm_90a (wgmma).")]
+            $dkc,
+            $t,
+            d = 256,
+            causal = 1,
+            wgmma,
+            threads = 256,
+            bq = 32,
+            bkv = 128,
+            stages = 3,
+            only = dk
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dV, ", stringify!($t), ", head dim 129 to 256, sm_90a (wgmma).")]
+            $dv,
+            $t,
+            d = 256,
+            causal = 0,
+            wgmma,
+            threads = 256,
+            bq = 32,
+            bkv = 128,
+            stages = 3,
+            only = dv
+        );
+        attention_backward_dkdv!(
+            #[doc = concat!("dV, ", stringify!($t), ", head dim 129 to 256, causal, sm_90a (wgmma).")]
+            $dvc,
+            $t,
+            d = 256,
+            causal = 1,
+            wgmma,
+            threads = 256,
+            bq = 32,
+            bkv = 128,
+            stages = 3,
+            only = dv
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim 129 to 256, sm_90a (wgmma).")]
+            $dq,
+            $t,
+            d = 256,
+            causal = 0,
+            wgmma,
+            threads = 256,
+            bq = 128,
+            bkv = 32,
+            stages = 3
+        );
+        attention_backward_dq!(
+            #[doc = concat!("dQ, ", stringify!($t), ", head dim 129 to 256, causal, sm_90a (wgmma).")]
+            $dqc,
+            $t,
+            d = 256,
+            causal = 1,
+            wgmma,
+            threads = 256,
+            bq = 128,
+            bkv = 32,
+            stages = 3
+        );
+    };
+}
+
+attention_backward_wgmma_d256_kernels!(
+    bf16,
+    attention_backward_wgmma_dk_bf16_d256,
+    attention_backward_wgmma_dk_bf16_d256_causal,
+    attention_backward_wgmma_dv_bf16_d256,
+    attention_backward_wgmma_dv_bf16_d256_causal,
+    attention_backward_wgmma_dq_bf16_d256,
+    attention_backward_wgmma_dq_bf16_d256_causal
+);
+attention_backward_wgmma_d256_kernels!(
+    f16,
+    attention_backward_wgmma_dk_f16_d256,
+    attention_backward_wgmma_dk_f16_d256_causal,
+    attention_backward_wgmma_dv_f16_d256,
+    attention_backward_wgmma_dv_f16_d256_causal,
+    attention_backward_wgmma_dq_f16_d256,
+    attention_backward_wgmma_dq_f16_d256_causal
+);
+
+/// How a backward pass gets dK and dV.
+#[derive(Clone, Copy)]
+pub enum KeyGradients {
+    /// One kernel writes both (head dims to 128).
+    Together(&'static crate::KernelDefinition),
+    /// A kernel each (head dim 256 on wgmma, where the two accumulators of a block's keys
+    /// would not fit a lane's registers together).
+    Apart { dk: &'static crate::KernelDefinition, dv: &'static crate::KernelDefinition },
+}
+
+impl KeyGradients {
+    /// The kernels, in launch order.
+    pub fn kernels(&self) -> Vec<&'static crate::KernelDefinition> {
+        match *self {
+            KeyGradients::Together(kernel) => vec![kernel],
+            KeyGradients::Apart { dk, dv } => vec![dk, dv],
+        }
+    }
+}
+
+/// The kernels of one backward pass.
 #[derive(Clone, Copy)]
 pub struct BackwardKernels {
     /// Δ = Σ dO·O per query row.
     pub delta: &'static crate::KernelDefinition,
     /// dK and dV, a block per key tile.
-    pub dkdv: &'static crate::KernelDefinition,
+    pub dkdv: KeyGradients,
     /// dQ, a block per query tile.
     pub dq: &'static crate::KernelDefinition,
+}
+
+/// The head dims the backward kernels of `cores` are stamped for: 64 and 128 on mma.sync (at
+/// 256 a warp's K and V fragments and its gradient would not fit its registers), 256 too on
+/// wgmma (whose operands stay in shared memory).
+///
+/// ```
+/// use tessera::catalog::attention::{self, TensorCores};
+/// assert_eq!(attention::backward_head_dims(TensorCores::Wgmma), [64, 128, 256]);
+/// ```
+pub fn backward_head_dims(cores: super::TensorCores) -> &'static [usize] {
+    match cores {
+        super::TensorCores::MmaSync => super::BACKWARD_HEAD_DIMS,
+        super::TensorCores::Wgmma | super::TensorCores::WgmmaTma => super::BACKWARD_WGMMA_HEAD_DIMS,
+    }
 }
 
 /// The kernels [`backward_on`] launches on `cores` for `head_dim` and `causal`, or why there
@@ -535,23 +803,26 @@ pub struct BackwardKernels {
 /// kernels).
 ///
 /// ```
-/// use tessera::catalog::attention::{self, TensorCores};
+/// use tessera::catalog::attention::{self, KeyGradients, TensorCores};
 /// let kernels = attention::backward_kernels_for::<half::bf16>(TensorCores::MmaSync, 128, true).unwrap();
 /// assert_eq!(kernels.dq.name(), "attention_backward_dq_bf16_d128_causal");
-/// let kernels = attention::backward_kernels_for::<half::bf16>(TensorCores::Wgmma, 64, false).unwrap();
-/// assert_eq!(kernels.dkdv.name(), "attention_backward_wgmma_dkdv_bf16_d64");
+/// let kernels = attention::backward_kernels_for::<half::bf16>(TensorCores::Wgmma, 256, false).unwrap();
+/// assert!(matches!(kernels.dkdv, KeyGradients::Apart { dk, .. } if dk.name() == "attention_backward_wgmma_dk_bf16_d256"));
+/// assert!(attention::backward_kernels_for::<half::bf16>(TensorCores::MmaSync, 256, false).is_err());
 /// ```
 pub fn backward_kernels_for<T: AttentionElement>(
     cores: super::TensorCores,
     head_dim: usize,
     causal: bool,
 ) -> Result<BackwardKernels, Error> {
-    let index = super::width_index(head_dim, super::BACKWARD_HEAD_DIMS)? + usize::from(causal);
+    let index = super::width_index(head_dim, backward_head_dims(cores))? + usize::from(causal);
     let (dkdv, dq) = match cores {
-        super::TensorCores::MmaSync => (T::BACKWARD_DKDV, T::BACKWARD_DQ),
-        super::TensorCores::Wgmma | super::TensorCores::WgmmaTma => (T::BACKWARD_WGMMA_DKDV, T::BACKWARD_WGMMA_DQ),
+        super::TensorCores::MmaSync => (KeyGradients::Together(T::BACKWARD_DKDV[index]), T::BACKWARD_DQ[index]),
+        super::TensorCores::Wgmma | super::TensorCores::WgmmaTma => {
+            (T::BACKWARD_WGMMA_DKDV[index], T::BACKWARD_WGMMA_DQ[index])
+        }
     };
-    Ok(BackwardKernels { delta: T::BACKWARD_DELTA, dkdv: dkdv[index], dq: dq[index] })
+    Ok(BackwardKernels { delta: T::BACKWARD_DELTA, dkdv, dq })
 }
 
 /// The gradients of [`super::forward`]: dQ, dK and dV from the forward's inputs, its output
@@ -634,10 +905,24 @@ pub fn backward_on<T: AttentionElement>(
         ]
     };
     let scalars = || [crate::Argument::scalar("scale_log2", scale_log2), crate::Argument::scalar("scale", scale)];
-    let mut arguments = inputs();
-    arguments.extend([crate::Argument::output("dk", dk), crate::Argument::output("dv", dv)]);
-    arguments.extend(scalars());
-    kernels.dkdv.launch(device, &mut arguments)?;
+    match kernels.dkdv {
+        KeyGradients::Together(kernel) => {
+            let mut arguments = inputs();
+            arguments.extend([crate::Argument::output("dk", dk), crate::Argument::output("dv", dv)]);
+            arguments.extend(scalars());
+            kernel.launch(device, &mut arguments)?;
+        }
+        KeyGradients::Apart { dk: dk_kernel, dv: dv_kernel } => {
+            let mut arguments = inputs();
+            arguments.push(crate::Argument::output("dk", dk));
+            arguments.extend(scalars());
+            dk_kernel.launch(device, &mut arguments)?;
+            let mut arguments = inputs();
+            arguments.push(crate::Argument::output("dv", dv));
+            arguments.extend(scalars());
+            dv_kernel.launch(device, &mut arguments)?;
+        }
+    }
     let mut arguments = inputs();
     arguments.push(crate::Argument::output("dq", dq));
     arguments.extend(scalars());

@@ -171,9 +171,13 @@ attention_forward!(
 /// The head dims the forward kernels are stamped for: a head dim up to each is zero-filled to it.
 pub const HEAD_DIMS: &[usize] = &[64, 128, 256];
 
-/// The head dims the backward kernels are stamped for (at 256 the dK and dV accumulators of a
-/// block's keys would not fit its registers).
+/// The head dims the backward kernels on mma.sync are stamped for (at 256 a warp's K and V
+/// fragments and its gradient would not fit its registers; [`backward_head_dims`]).
 pub const BACKWARD_HEAD_DIMS: &[usize] = &[64, 128];
+
+/// The head dims the backward kernels on wgmma are stamped for (at 256 dK and dV from a kernel
+/// each: [`KeyGradients::Apart`]).
+pub const BACKWARD_WGMMA_HEAD_DIMS: &[usize] = &[64, 128, 256];
 
 /// Element types attention takes: BF16 and F16 (scores, softmax and accumulation in f32).
 pub trait AttentionElement: crate::runtime::Element {
@@ -191,10 +195,11 @@ pub trait AttentionElement: crate::runtime::Element {
     const BACKWARD_DKDV: [&'static crate::KernelDefinition; 4];
     /// The backward's dQ kernels, ordered as [`Self::KERNELS`].
     const BACKWARD_DQ: [&'static crate::KernelDefinition; 4];
-    /// The backward's dK, dV kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`].
-    const BACKWARD_WGMMA_DKDV: [&'static crate::KernelDefinition; 4];
+    /// The backward's dK, dV kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`] (head dim
+    /// 256: a kernel each).
+    const BACKWARD_WGMMA_DKDV: [KeyGradients; 6];
     /// The backward's dQ kernels on wgmma (sm_90a), ordered as [`Self::KERNELS`].
-    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 4];
+    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 6];
 }
 
 impl AttentionElement for bf16 {
@@ -235,17 +240,27 @@ impl AttentionElement for bf16 {
         &attention_backward_dq_bf16_d128::KERNEL,
         &attention_backward_dq_bf16_d128_causal::KERNEL,
     ];
-    const BACKWARD_WGMMA_DKDV: [&'static crate::KernelDefinition; 4] = [
-        &attention_backward_wgmma_dkdv_bf16_d64::KERNEL,
-        &attention_backward_wgmma_dkdv_bf16_d64_causal::KERNEL,
-        &attention_backward_wgmma_dkdv_bf16_d128::KERNEL,
-        &attention_backward_wgmma_dkdv_bf16_d128_causal::KERNEL,
+    const BACKWARD_WGMMA_DKDV: [KeyGradients; 6] = [
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_bf16_d64::KERNEL),
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_bf16_d64_causal::KERNEL),
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_bf16_d128::KERNEL),
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_bf16_d128_causal::KERNEL),
+        KeyGradients::Apart {
+            dk: &attention_backward_wgmma_dk_bf16_d256::KERNEL,
+            dv: &attention_backward_wgmma_dv_bf16_d256::KERNEL,
+        },
+        KeyGradients::Apart {
+            dk: &attention_backward_wgmma_dk_bf16_d256_causal::KERNEL,
+            dv: &attention_backward_wgmma_dv_bf16_d256_causal::KERNEL,
+        },
     ];
-    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 4] = [
+    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 6] = [
         &attention_backward_wgmma_dq_bf16_d64::KERNEL,
         &attention_backward_wgmma_dq_bf16_d64_causal::KERNEL,
         &attention_backward_wgmma_dq_bf16_d128::KERNEL,
         &attention_backward_wgmma_dq_bf16_d128_causal::KERNEL,
+        &attention_backward_wgmma_dq_bf16_d256::KERNEL,
+        &attention_backward_wgmma_dq_bf16_d256_causal::KERNEL,
     ];
 }
 
@@ -287,17 +302,27 @@ impl AttentionElement for f16 {
         &attention_backward_dq_f16_d128::KERNEL,
         &attention_backward_dq_f16_d128_causal::KERNEL,
     ];
-    const BACKWARD_WGMMA_DKDV: [&'static crate::KernelDefinition; 4] = [
-        &attention_backward_wgmma_dkdv_f16_d64::KERNEL,
-        &attention_backward_wgmma_dkdv_f16_d64_causal::KERNEL,
-        &attention_backward_wgmma_dkdv_f16_d128::KERNEL,
-        &attention_backward_wgmma_dkdv_f16_d128_causal::KERNEL,
+    const BACKWARD_WGMMA_DKDV: [KeyGradients; 6] = [
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_f16_d64::KERNEL),
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_f16_d64_causal::KERNEL),
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_f16_d128::KERNEL),
+        KeyGradients::Together(&attention_backward_wgmma_dkdv_f16_d128_causal::KERNEL),
+        KeyGradients::Apart {
+            dk: &attention_backward_wgmma_dk_f16_d256::KERNEL,
+            dv: &attention_backward_wgmma_dv_f16_d256::KERNEL,
+        },
+        KeyGradients::Apart {
+            dk: &attention_backward_wgmma_dk_f16_d256_causal::KERNEL,
+            dv: &attention_backward_wgmma_dv_f16_d256_causal::KERNEL,
+        },
     ];
-    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 4] = [
+    const BACKWARD_WGMMA_DQ: [&'static crate::KernelDefinition; 6] = [
         &attention_backward_wgmma_dq_f16_d64::KERNEL,
         &attention_backward_wgmma_dq_f16_d64_causal::KERNEL,
         &attention_backward_wgmma_dq_f16_d128::KERNEL,
         &attention_backward_wgmma_dq_f16_d128_causal::KERNEL,
+        &attention_backward_wgmma_dq_f16_d256::KERNEL,
+        &attention_backward_wgmma_dq_f16_d256_causal::KERNEL,
     ];
 }
 
@@ -503,7 +528,7 @@ pub fn forward_on<T: AttentionElement>(
 
 /// Every kernel of the family (forward on mma.sync, backward, forward on wgmma, backward on
 /// wgmma), for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 70] = [
+pub const ALL: [&crate::KernelDefinition; 82] = [
     &attention_forward_bf16_d64::KERNEL,
     &attention_forward_bf16_d64_causal::KERNEL,
     &attention_forward_bf16_d128::KERNEL,
@@ -574,6 +599,18 @@ pub const ALL: [&crate::KernelDefinition; 70] = [
     &attention_forward_wgmma_tma_bf16_d256_causal::KERNEL,
     &attention_forward_wgmma_tma_f16_d256::KERNEL,
     &attention_forward_wgmma_tma_f16_d256_causal::KERNEL,
+    &attention_backward_wgmma_dk_bf16_d256::KERNEL,
+    &attention_backward_wgmma_dk_bf16_d256_causal::KERNEL,
+    &attention_backward_wgmma_dv_bf16_d256::KERNEL,
+    &attention_backward_wgmma_dv_bf16_d256_causal::KERNEL,
+    &attention_backward_wgmma_dq_bf16_d256::KERNEL,
+    &attention_backward_wgmma_dq_bf16_d256_causal::KERNEL,
+    &attention_backward_wgmma_dk_f16_d256::KERNEL,
+    &attention_backward_wgmma_dk_f16_d256_causal::KERNEL,
+    &attention_backward_wgmma_dv_f16_d256::KERNEL,
+    &attention_backward_wgmma_dv_f16_d256_causal::KERNEL,
+    &attention_backward_wgmma_dq_f16_d256::KERNEL,
+    &attention_backward_wgmma_dq_f16_d256_causal::KERNEL,
 ];
 
 mod backward;
