@@ -651,7 +651,8 @@ attention_backward_wgmma_kernels!(
 // Head dim 256 on wgmma: a warpgroup's 64 × 256 f32 gradient is 128 registers a lane, so dK and
 // dV come from a kernel each (dK: Sᵀ, dPᵀ and dSᵀ·Q; dV: Sᵀ and Pᵀ·dO), two warpgroups on 128
 // keys walking 32 queries a tile (dK: 224 KiB of shared memory, dV: 160 KiB), and dQ from 128
-// query rows walking 32 keys a tile (224 KiB).
+// query rows walking 32 keys a tile (224 KiB): `tessera tune`'s searches on an H100 at 4096
+// tokens kept all five (the next best 21–33% slower; BENCHMARKS.md).
 macro_rules! attention_backward_wgmma_d256_kernels {
     ($t:ident, $dk:ident, $dkc:ident, $dv:ident, $dvc:ident, $dq:ident, $dqc:ident) => {
         attention_backward_dkdv!(
