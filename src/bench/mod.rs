@@ -868,7 +868,7 @@ fn backward_tensor_cores(gpu: &Gpu, shape: &[(String, i64)]) -> Vec<attention::T
     cores.into_iter().filter(|&on| attention::backward_head_dims(on).iter().any(|&dims| head_dim <= dims)).collect()
 }
 
-/// Times [`attention::backward_on`] `cores` (its three launches: Δ, dK and dV, dQ) on BF16
+/// Times [`attention::backward_on`] `cores` (its launches: Δ, dK and dV — apart at head dim 256 — and dQ) on BF16
 /// tensors of `[batch, heads, kv_heads, seq_q, seq_kv, head_dim]`, O and the log-sum-exp from
 /// one forward pass first, in alternation with `baseline`: (baseline, backward, the last
 /// launch).

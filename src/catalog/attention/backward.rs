@@ -3,7 +3,7 @@
 //! V, the output O, its gradient dO and the forward's log-sum-exp, with the probabilities
 //! recomputed tile by tile and never stored.
 //!
-//! Three launches, none with atomics:
+//! Three launches (four at head dim 256), none with atomics:
 //! 1. `delta`: Δᵢ = Σ dOᵢ·Oᵢ per query row (the row's Σⱼ Pᵢⱼ·dPᵢⱼ), one warp a row.
 //! 2. `dkdv`: a block per BKV keys of one (batch, K/V head); its warps own WKV keys each, and it
 //!    walks every query tile of every query head that shares the K/V head (grouped-query
@@ -12,7 +12,8 @@
 //!    that follow take them from registers: dV += Pᵀ·dO, dPᵀ = V·dOᵀ, dSᵀ = Pᵀ∘(dPᵀ − Δ),
 //!    dK += dSᵀ·Q. No transpose through shared memory. The two products start from −lse/scale
 //!    and −Δ of each query rather than 0, so no per-query value stays live across them (what
-//!    kept the kernel from spilling).
+//!    kept the kernel from spilling). At head dim 256 (wgmma) dK and dV come from a kernel
+//!    each (`only = dk | dv`: [`KeyGradients::Apart`]), both computing Sᵀ.
 //! 3. `dq`: a block per BQ query rows; per key tile S = Q·Kᵀ, P = exp2(S·scale − lse),
 //!    dP = dO·Vᵀ, dS = P∘(dP − Δ), dQ += dS·K.
 //!
@@ -831,8 +832,8 @@ pub fn backward_kernels_for<T: AttentionElement>(
 /// forward's: q, o, dout, dq (batch, heads, seq_q, head_dim); k, v, dk, dv (batch, kv_heads,
 /// seq_kv, head_dim); lse (batch, heads, seq_q) f32). Grouped-query attention sums the
 /// gradients of every query head that shares a K/V head into its dK, dV. Shapes are checked
-/// before anything runs; three launches (Δ = Σ dO·O into a scratch tensor, dK and dV, dQ),
-/// none synchronising; returns the last. On Hopper (and the simulation) the gradient kernels
+/// before anything runs; three launches (Δ = Σ dO·O into a scratch tensor, dK and dV, dQ; dK
+/// and dV apart at head dim 256), none synchronising; returns the last. On Hopper (and the simulation) the gradient kernels
 /// are the wgmma ones, elsewhere mma.sync's ([`super::TensorCores::of`]).
 ///
 /// ```ignore
