@@ -329,9 +329,9 @@ __device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[32][4], cons
 }
 #endif  // TESSERA_SIM_H
 
-// q_ld, k_ld, v_ld, dout_ld, lse_ld, delta_ld, dv_ld: the leading dimensions of q, k, v, dout, lse, delta and dv, elements from one row to the next (the column count when dense); the matrices of q, k, v, dout, lse, delta, dv lie rows · ld apart
+// q_ld, k_ld, dout_ld, lse_ld, dv_ld: the leading dimensions of q, k, dout, lse and dv, elements from one row to the next (the column count when dense); the matrices of q, k, dout, lse, dv lie rows · ld apart
 extern "C" __global__ void __launch_bounds__(256)
-attention_backward_wgmma_dv_bf16_d256_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta, __nv_bfloat16* __restrict__ dv, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int dout_ld, const int lse_ld, const int delta_ld, const int dv_ld)
+attention_backward_wgmma_dv_bf16_d256_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ dout, const float* __restrict__ lse, __nv_bfloat16* __restrict__ dv, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int dout_ld, const int lse_ld, const int dv_ld)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 8;  // elements per 128-bit access

@@ -223,17 +223,15 @@ macro_rules! attention_backward_dkdv {
             copy(&dk_acc, dk.at([b, hk]).tile([kt, 0], [BKV, D]));
         }
     };
-    // dV alone: Sᵀ as above, dV += Pᵀ·dO
+    // dV alone: Sᵀ as above, dV += Pᵀ·dO (neither V nor Δ read)
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dv]) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
-            v: Global<$t, (B, HKV, SKV, HD)>,
             dout: Global<$t, (B, H, SQ, HD)>,
             lse: Global<f32, (B, H, SQ)>,
-            delta: Global<f32, (B, H, SQ)>,
             dv: GlobalMut<$t, (B, HKV, SKV, HD)>,
             scale_log2: f32,
             scale: f32,
@@ -919,7 +917,9 @@ pub fn backward_on<T: AttentionElement>(
             arguments.push(crate::Argument::output("dk", dk));
             arguments.extend(scalars());
             dk_kernel.launch(device, &mut arguments)?;
-            let mut arguments = inputs();
+            // dV's kernel reads neither V nor Δ
+            let mut arguments: Vec<_> =
+                inputs().into_iter().filter(|argument| !["v", "delta"].contains(&argument.param())).collect();
             arguments.push(crate::Argument::output("dv", dv));
             arguments.extend(scalars());
             dv_kernel.launch(device, &mut arguments)?;
