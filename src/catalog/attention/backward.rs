@@ -753,6 +753,12 @@ attention_backward_wgmma_d256_kernels!(
 );
 
 /// How a backward pass gets dK and dV.
+///
+/// ```
+/// use tessera::catalog::attention::{self, KeyGradients, TensorCores};
+/// let kernels = attention::backward_kernels_for::<half::bf16>(TensorCores::Wgmma, 128, false).unwrap();
+/// assert!(matches!(kernels.dkdv, KeyGradients::Together(k) if k.name() == "attention_backward_wgmma_dkdv_bf16_d128"));
+/// ```
 #[derive(Clone, Copy)]
 pub enum KeyGradients {
     /// One kernel writes both (head dims to 128).
@@ -760,16 +766,6 @@ pub enum KeyGradients {
     /// A kernel each (head dim 256 on wgmma, where the two accumulators of a block's keys
     /// would not fit a lane's registers together).
     Apart { dk: &'static crate::KernelDefinition, dv: &'static crate::KernelDefinition },
-}
-
-impl KeyGradients {
-    /// The kernels, in launch order.
-    pub fn kernels(&self) -> Vec<&'static crate::KernelDefinition> {
-        match *self {
-            KeyGradients::Together(kernel) => vec![kernel],
-            KeyGradients::Apart { dk, dv } => vec![dk, dv],
-        }
-    }
 }
 
 /// The kernels of one backward pass.
