@@ -865,12 +865,12 @@ fn backward_tensor_cores(gpu: &Gpu, shape: &[(String, i64)]) -> Vec<attention::T
         attention::TensorCores::MmaSync => vec![attention::TensorCores::MmaSync],
         cores => vec![cores, attention::TensorCores::MmaSync],
     };
-    cores.into_iter().filter(|&on| attention::backward_head_dims(on).iter().any(|&dims| head_dim <= dims)).collect()
+    cores.into_iter().filter(|&on| attention::backward_kernels_for::<half::bf16>(on, head_dim, false).is_ok()).collect()
 }
 
-/// Times [`attention::backward_on`] `cores` (its launches: Δ, dK and dV — apart at head dim 256 — and dQ) on BF16
-/// tensors of `[batch, heads, kv_heads, seq_q, seq_kv, head_dim]`, O and the log-sum-exp from
-/// one forward pass first, in alternation with `baseline`: (baseline, backward, the last
+/// Times [`attention::backward_on`] `cores` (its launches: Δ, dK and dV — apart at head dim
+/// 256 — and dQ) on BF16 tensors of `[batch, heads, kv_heads, seq_q, seq_kv, head_dim]`, O and
+/// the log-sum-exp from one forward pass first, in alternation with `baseline`: (baseline, backward, the last
 /// launch).
 #[allow(clippy::too_many_arguments)]
 fn time_attention_backward(
