@@ -158,6 +158,9 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if !wgmma.is_empty() {
         helpers.push(WGMMA_COMMON_HELPERS.trim_end());
     }
+    if has_deferred_register_operand(kernel) {
+        helpers.push(WGMMA_DEFERRED_HELPERS.trim_end());
+    }
     if tensor_core
         .iter()
         .any(|instruction| matches!(instruction, MmaInstruction::MmaSync { .. }) && instruction.is_tf32())
@@ -193,11 +196,20 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     Ok(helpers)
 }
 
+/// Whether a `.deferred()` product of the kernel reads A from registers (which it keeps
+/// fenced from one k-tile to the next).
+fn has_deferred_register_operand(kernel: &Kernel) -> bool {
+    kernel.statements().iter().any(|s| {
+        matches!(s, tessera_dsl::Statement::Mma(mma) if mma.deferred && matches!(mma.a, tessera_dsl::Operand::Fragment(_)))
+    })
+}
+
 const SWIZZLE_HELPERS: &str = include_str!("../templates/swizzle_helpers.cu");
 const HALF_TYPES: &str = include_str!("../templates/half_types.cu");
 const LDMATRIX_HELPERS: &str = include_str!("../templates/ldmatrix_helpers.cu");
 const MMA_SYNC_HELPERS: &str = include_str!("../templates/mma_sync_helpers.cu");
 const WGMMA_COMMON_HELPERS: &str = include_str!("../templates/wgmma_common_helpers.cu");
+const WGMMA_DEFERRED_HELPERS: &str = include_str!("../templates/wgmma_deferred_helpers.cu");
 const MMA_SYNC_TF32_HELPERS: &str = include_str!("../templates/mma_sync_tf32_helpers.cu");
 const ASYNC_COPY_HELPERS: &str = include_str!("../templates/async_copy_helpers.cu");
 const MBARRIER_HELPERS: &str = include_str!("../templates/mbarrier_helpers.cu");

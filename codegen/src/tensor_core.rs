@@ -62,6 +62,30 @@ struct WgmmaSource {
     b: Descriptor,
     /// Commit groups left running: 0 waits for this one, 1 for the one before it.
     in_flight: u32,
+    /// `.deferred()` at its own place: only its A registers, packed into the loop's `a_frag`.
+    operands_only: bool,
+    /// `.deferred()` in the next k-tile: fence, issue and commit from the loop's `a_frag`.
+    issue_only: bool,
+    /// A deferred product issued behind this one (after its commit) when `behind_condition`
+    /// holds; this one is then waited for alone.
+    behind: Option<String>,
+    behind_condition: String,
+}
+
+/// The part of a wgmma product to render: all of it, or one of a `.deferred()` product's two
+/// places (see [`tessera_dsl::DeferredMma`]).
+#[derive(Clone, Debug)]
+pub(crate) enum WgmmaPart {
+    Whole,
+    /// The whole product, then `behind` (a deferred product's issue) when `condition` holds.
+    WithDeferredBehind {
+        condition: String,
+        behind: String,
+    },
+    /// A deferred product's A registers, where it is written.
+    Operands,
+    /// A deferred product's issue, in the next k-tile.
+    Issue,
 }
 
 #[derive(Template)]
@@ -538,6 +562,7 @@ fn wgmma_source(
     input: ElementType,
     n: i64,
     in_flight: u32,
+    part: WgmmaPart,
 ) -> Result<String, RenderError> {
     let a = OperandText::new(&plan.a).in_stage(kernel, stage);
     let b = OperandText::new(&plan.b).in_stage(kernel, stage);
@@ -570,6 +595,16 @@ fn wgmma_source(
         a_loads,
         b: b_descriptor,
         in_flight,
+        operands_only: matches!(part, WgmmaPart::Operands),
+        issue_only: matches!(part, WgmmaPart::Issue),
+        behind_condition: match &part {
+            WgmmaPart::WithDeferredBehind { condition, .. } => condition.clone(),
+            _ => String::new(),
+        },
+        behind: match part {
+            WgmmaPart::WithDeferredBehind { behind, .. } => Some(indent(&behind, 2)),
+            _ => None,
+        },
     }
     .render()
     .map_err(template_error("wgmma.cu"))?;
@@ -588,7 +623,7 @@ pub(crate) fn mma_source(
     in_flight: u32,
 ) -> Result<String, RenderError> {
     if let MmaInstruction::Wgmma { input, n } = plan.instruction {
-        return wgmma_source(kernel, mma, plan, stage, input, n, in_flight);
+        return wgmma_source(kernel, mma, plan, stage, input, n, in_flight, WgmmaPart::Whole);
     }
     let MmaInstruction::MmaSync { input, k: k_step } = plan.instruction else {
         return Err(invalid(kernel, mma.origin, "not a tensor-core mma"));
@@ -809,6 +844,21 @@ pub(crate) fn wgmma_drain<'a>(accs: impl Iterator<Item = &'a str>) -> Vec<String
             .to_string()];
     lines.extend(accs.map(|acc| format!("tessera_wgmma_fence_operands({acc}[0]);")));
     lines
+}
+
+/// One part of the wgmma product `mma` (validation has checked that it is one), its B read
+/// from pipeline stage `stage`.
+pub(crate) fn wgmma_part_source(
+    kernel: &Kernel,
+    mma: &tessera_dsl::Mma,
+    stage: &str,
+    part: WgmmaPart,
+) -> Result<String, RenderError> {
+    let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
+    let MmaInstruction::Wgmma { input, n } = plan.instruction else {
+        return Err(invalid(kernel, mma.origin, "only a wgmma product renders in parts"));
+    };
+    wgmma_source(kernel, mma, &plan, Some(stage), input, n, 0, part)
 }
 
 /// Renders the mma of `plan` when it is a tensor-core one (`None`: the FFMA path renders it).

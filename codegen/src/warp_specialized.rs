@@ -59,6 +59,8 @@ struct ConsumerLoopSource {
     /// own copies.
     before: Vec<String>,
     compute: Vec<String>,
+    /// Declared before the k loop: a `.deferred()` product's A registers.
+    loop_declarations: Vec<String>,
     /// Whether wgmma reads stages that cp.async wrote (through the async proxy, which TMA
     /// writes through itself).
     proxy_fence: bool,
@@ -198,6 +200,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         bindings: bindings.clone(),
         before: before_blocks.iter().map(|block| indent(block, 1)).collect(),
         compute: parts.compute.clone(),
+        loop_declarations: parts.loop_declarations.clone(),
         proxy_fence: wgmma && !tma,
         in_flight: parts.in_flight,
         drain: parts.drain.clone(),

@@ -25,6 +25,9 @@ for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
 {%- if consumers == 1 %}
     const int {{ var }}_tiles = {{ count }};
 {%- endif %}
+{%- for line in loop_declarations %}
+    {{ line }}
+{%- endfor %}
 {%- if consumers > 1 %}
     // this group's turn: the group before it has issued its tile's multiplications
     if (consumer > 0 || turns > 0) {

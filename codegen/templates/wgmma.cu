@@ -1,3 +1,13 @@
+{%- if operands_only -%}
+// {{ dsl }}: this k-tile's A registers, {{ operands_note }}; the
+// product is issued by the next k-tile, behind its first mma (after the loop for the last tile)
+#pragma unroll
+for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+{%- for load in a_loads %}
+    {{ load }}
+{%- endfor %}
+}
+{%- else -%}
 // {{ dsl }}: {{ instruction }}, {{ k_name }} / {{ k_step }} k-steps; each
 {%- match a %}
 {%- when Some with (_a) %}
@@ -7,6 +17,9 @@
 // warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading B from shared memory
 // through a descriptor and A from registers: {{ operands_note }}
 {%- endmatch %}
+{%- if issue_only %}
+// (issued here for the previous k-tile, from its stage and the A registers it packed)
+{%- endif %}
 {
 {%- match a %}
 {%- when Some with (a) %}
@@ -19,6 +32,7 @@
         tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
     }
 {%- when None %}
+{%- if !issue_only %}
     // every k-step's A registers packed before the fence: wgmma reads them asynchronously
     unsigned a_frag[{{ k_name }} / 16][4];
     #pragma unroll
@@ -27,6 +41,7 @@
         {{ load }}
 {%- endfor %}
     }
+{%- endif %}
     tessera_wgmma_fence_operands({{ acc }}[0]);
     tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
     #pragma unroll
@@ -36,6 +51,18 @@
     }
 {%- endmatch %}
     tessera_wgmma_commit();
+{%- if issue_only %}
+    // it runs on: waited for before thread code next touches {{ acc }}
+{%- else %}
+{%- match behind %}
+{%- when Some with (behind) %}
+    if ({{ behind_condition }}) {
+{{ behind }}
+        tessera_wgmma_wait<1>();  // this product is done; the deferred one runs on
+    } else {
+        tessera_wgmma_wait<0>();  // every k-step done before anything reads {{ acc }}
+    }
+{%- when None %}
 {%- if in_flight == 0 %}
     // every k-step done before the pipeline refills this stage or anything reads {{ acc }}
     tessera_wgmma_wait<0>();
@@ -43,5 +70,8 @@
     // this tile's group runs on; the previous tile's is done, so its stage can be refilled
     tessera_wgmma_wait<{{ in_flight }}>();
 {%- endif %}
+{%- endmatch %}
     tessera_wgmma_fence_operands({{ acc }}[0]);
+{%- endif %}
 }
+{%- endif %}

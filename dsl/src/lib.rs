@@ -20,6 +20,7 @@ mod barriers;
 mod cluster_tiles;
 mod config;
 mod copy_plan;
+mod deferred_mma;
 mod diagnostic;
 mod element;
 mod expr;
@@ -50,6 +51,7 @@ pub use copy_plan::{
     element_map_env, max_staged_elements, CopyPlan, EpiloguePlan, FragmentLoad, FragmentPlan, GlobalPlan, MmaPlan,
     OperandPlan, SharedPlan, MAX_STAGED_PER_THREAD,
 };
+pub use deferred_mma::DeferredMma;
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use element::ElementType;
 pub use expr::{BinaryOp, EvalError, Expr, ExprKind, Scope};

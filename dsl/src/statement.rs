@@ -141,13 +141,23 @@ impl PipelineLoop {
 /// behind the FFMAs even with few warps per scheduler. `.unroll(8)` unrolls the k-steps 8 at
 /// a time inside a loop over the k extent instead of all of them: a 32-deep tile of 16 × 8
 /// outer products is 4096 FFMAs, more code than the instruction cache holds.
+/// `.deferred()` (wgmma, the last statement of a pipeline with producers) leaves the product
+/// to the next k-tile: there it is issued right behind the loop's first `mma` and waited for
+/// just before thread code next touches its accumulator, so the thread code between — the next
+/// tile's softmax in FlashAttention — runs while the tensor cores multiply (FlashAttention-3's
+/// intra-warpgroup overlap). Its operands are read where it is written (A packed from
+/// registers there; B from the tile's stage, which stays held until the product is done).
 ///
 /// ```
 /// use tessera_dsl::{Mma, Operand, Origin, SharedOperand};
 /// let shared = |buffer: &str, transposed| Operand::Shared(SharedOperand { buffer: buffer.into(), transposed, origin: Origin::default() });
 /// let mma = Mma { a: shared("a_s", true), b: shared("b_s", false), acc: "acc".into(),
-///                 double_buffered_fragments: true, unroll: Some(8), unroll_origin: Origin::default(), origin: Origin::default() };
+///                 double_buffered_fragments: true, unroll: Some(8), unroll_origin: Origin::default(),
+///                 deferred: false, origin: Origin::default() };
 /// assert_eq!(mma.to_string(), "mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8)");
+/// let p_v = Mma { a: shared("p", false), b: shared("v_s", false), acc: "o_acc".into(),
+///                 double_buffered_fragments: false, unroll: None, deferred: true, ..mma };
+/// assert_eq!(p_v.to_string(), "mma(&p, &v_s, &mut o_acc).deferred()");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mma {
@@ -162,6 +172,10 @@ pub struct Mma {
     /// Where `.unroll(n)`'s argument is, for diagnostics.
     #[serde(default)]
     pub unroll_origin: Origin,
+    /// `.deferred()`: issued behind the next k-tile's first `mma`, waited for before its
+    /// accumulator is next touched.
+    #[serde(default)]
+    pub deferred: bool,
     pub origin: Origin,
 }
 
@@ -173,6 +187,9 @@ impl std::fmt::Display for Mma {
         }
         if let Some(steps) = self.unroll {
             write!(f, ".unroll({steps})")?;
+        }
+        if self.deferred {
+            f.write_str(".deferred()")?;
         }
         Ok(())
     }

@@ -63,6 +63,9 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.body();
     check.stream_k();
     check.pipeline_bodies();
+    for error in crate::deferred_mma::deferred_mma_errors(kernel) {
+        check.diagnostics.push(error);
+    }
     check.staged_buffers_in_thread_code();
     check.producers();
     check.tma_copies();

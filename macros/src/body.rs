@@ -236,7 +236,7 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
     }
 }
 
-/// Whether `method` is `mma(..)` followed by one or more options: `.double_buffer_fragments()`, `.unroll(8)`.
+/// Whether `method` is `mma(..)` followed by one or more options: `.double_buffer_fragments()`, `.unroll(8)`, `.deferred()`.
 fn is_mma_with_options(method: &syn::ExprMethodCall) -> bool {
     let mut receiver = &*method.receiver;
     while let RustExpr::MethodCall(inner) = receiver {
@@ -260,6 +260,7 @@ fn mma_with_options(method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn:
         let name = option.method.to_string();
         match (name.as_str(), option.args.len()) {
             ("double_buffer_fragments", 0) if !mma.double_buffered_fragments => mma.double_buffered_fragments = true,
+            ("deferred", 0) if !mma.deferred => mma.deferred = true,
             ("unroll", 1) if mma.unroll.is_none() => {
                 let steps = match &option.args[0] {
                     RustExpr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<u32>().ok(),
@@ -275,16 +276,16 @@ fn mma_with_options(method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn:
                 mma.unroll = Some(steps);
                 mma.unroll_origin = spans.origin(option.args.span());
             }
-            ("double_buffer_fragments" | "unroll", _) => {
+            ("double_buffer_fragments" | "unroll" | "deferred", _) => {
                 return Err(syn::Error::new(
                     option.method.span(),
-                    format!("`.{name}` is given twice or with the wrong arguments: `.double_buffer_fragments()`, `.unroll(8)`"),
+                    format!("`.{name}` is given twice or with the wrong arguments: `.double_buffer_fragments()`, `.unroll(8)`, `.deferred()`"),
                 ));
             }
             _ => {
                 return Err(syn::Error::new(
                     option.method.span(),
-                    format!("unknown mma option `{name}`: expected `.double_buffer_fragments()` or `.unroll(n)`"),
+                    format!("unknown mma option `{name}`: expected `.double_buffer_fragments()`, `.unroll(n)` or `.deferred()`"),
                 ));
             }
         }
@@ -415,6 +416,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 double_buffered_fragments: false,
                 unroll: None,
                 unroll_origin: Origin::default(),
+                deferred: false,
                 origin: spans.origin(e.span()),
             }))
         }

@@ -2213,6 +2213,8 @@ inline void tessera_wgmma_wait() {
 }
 template <int TILES>
 inline void tessera_wgmma_fence_operands(float (&)[TILES][4]) {}
+template <int STEPS>
+inline void tessera_wgmma_fence_operands(unsigned (&)[STEPS][4]) {}
 inline void tessera_fence_proxy_async() {}
 inline int __syncthreads_count(int predicate) { return tessera_sim::block_barrier(predicate); }
 inline int __syncthreads_and(int predicate) {

@@ -635,6 +635,9 @@ attention_forward_wgmma_f16_d128(const __half* __restrict__ q, const __half* __r
                 }
             }
             const bool edge = (j + 1) * BKV > SKV || CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1;
+            float rescale[2];  // [1.0f32; 2]: registers, as loops over it unroll
+            #pragma unroll
+            for (int tessera_i = 0; tessera_i < 2; ++tessera_i) { rescale[tessera_i] = 1.0f; }
             // for i in 0..2 { .. }
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
@@ -653,17 +656,21 @@ attention_forward_wgmma_f16_d128(const __half* __restrict__ q, const __half* __r
                 if (m_new == -__int_as_float(0x7f800000)) {
                     base = 0.0f;
                 }
-                const float rescale = exp2f(m[i] - base);
+                rescale[i] = exp2f(m[i] - base);
                 #pragma unroll
                 for (int c = 0; c < BKV / 4; ++c) {
                     s[i / 2][c / 2][i % 2 * 2 + c % 2] = exp2f(fmaf(s[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, -base));
                 }
-                l[i] = l[i] * rescale + tessera_row_sum(s, i);
+                l[i] = l[i] * rescale[i] + tessera_row_sum(s, i);
+                m[i] = m_new;
+            }
+            // for i in 0..2 { .. }
+            #pragma unroll
+            for (int i = 0; i < 2; ++i) {
                 #pragma unroll
                 for (int c = 0; c < D / 4; ++c) {
-                    o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * rescale;
+                    o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = o_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * rescale[i];
                 }
-                m[i] = m_new;
             }
             {
                 const int warpgroup_row0 = o_acc_warpgroup_row0;

@@ -19,7 +19,7 @@
 use crate::prelude::*;
 
 macro_rules! attention_forward_wgmma_body {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, launch = { $($launch:tt)* }, grid = { $($grid:tt)* }, pipeline = { $($pipeline:tt)* }) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, launch = { $($launch:tt)* }, grid = { $($grid:tt)* }, pipeline = { $($pipeline:tt)* }, product = { $($deferred:tt)* }) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
         pub fn $name(
@@ -51,6 +51,7 @@ macro_rules! attention_forward_wgmma_body {
                 }
                 mma(&q_s, &k_s.t(), &mut s);
                 let edge = (j + 1) * BKV > SKV || (CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1);
+                let mut rescale = [1.0f32; 2];
                 for i in 0..2 {
                     if edge {
                         let row = qt * BQ + s.row(i);
@@ -66,17 +67,20 @@ macro_rules! attention_forward_wgmma_body {
                     if m_new == -f32::INFINITY {
                         base = 0.0;
                     }
-                    let rescale = exp2(m[i] - base);
+                    rescale[i] = exp2(m[i] - base);
                     for c in 0..BKV / 4 {
                         s[[i, c]] = exp2(fma(s[[i, c]], scale_log2, -base));
                     }
-                    l[i] = l[i] * rescale + s.row_sum(i);
-                    for c in 0..D / 4 {
-                        o_acc[[i, c]] = o_acc[[i, c]] * rescale;
-                    }
+                    l[i] = l[i] * rescale[i] + s.row_sum(i);
                     m[i] = m_new;
                 }
-                mma(&s, &v_s, &mut o_acc);
+                // apart from the softmax, which a deferred P·V of the previous tile overlaps
+                for i in 0..2 {
+                    for c in 0..D / 4 {
+                        o_acc[[i, c]] = o_acc[[i, c]] * rescale[i];
+                    }
+                }
+                mma(&s, &v_s, &mut o_acc)$($deferred)*;
             }
             for i in 0..2 {
                 let mut inverse = 0.0f32;
@@ -107,7 +111,8 @@ macro_rules! attention_forward_wgmma {
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv,
             launch = { threads = $threads, vector = 8, min_blocks = $min_blocks },
             grid = { let (qt, h, b) = grid(cdiv(SQ, BQ), H, B); },
-            pipeline = { stages = $stages }
+            pipeline = { stages = $stages },
+            product = {}
         );
     };
 }
@@ -126,7 +131,8 @@ macro_rules! attention_forward_wgmma_producers {
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv,
             launch = { threads = 256, vector = 8 },
             grid = { $($order)* let qt = cdiv(SQ, BQ) - 1 - rt; },
-            pipeline = { stages = $stages, producers = 128, copies = $copies }
+            pipeline = { stages = $stages, producers = 128, copies = $copies },
+            product = { .deferred() }
         );
     };
 }

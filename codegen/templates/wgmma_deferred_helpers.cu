@@ -1,0 +1,11 @@
+// A `.deferred()` product's register A operand: its registers stay as they are (the compiler
+// reuses none of them) until the wait, as wgmma may read them up to then.
+template <int STEPS>
+__device__ __forceinline__ void tessera_wgmma_fence_operands(unsigned (&a)[STEPS][4])
+{
+    #pragma unroll
+    for (int i = 0; i < STEPS; ++i) {
+        #pragma unroll
+        for (int v = 0; v < 4; ++v) asm volatile("" : "+r"(a[i][v])::"memory");
+    }
+}
