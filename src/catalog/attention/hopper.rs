@@ -9,6 +9,16 @@
 //! its panels. K and V come through a 3-stage cp.async ring; thread code between the two
 //! products makes each wgmma be waited for before the softmax reads S.
 //!
+//! The kernels fed by TMA producers at head dims 128 and 256 defer P·V
+//! (`mma(&s, &v_s, &mut o_acc).deferred()`, FlashAttention-3's intra-warpgroup overlap): key
+//! tile j's P·V is issued right behind tile j + 1's Q·Kᵀ and waited for only where the output
+//! is rescaled, so tile j + 1's softmax runs while the tensor cores multiply P·V — which is why
+//! the rescale of `o_acc` is a statement of its own after the softmax. On an H100 that gained
+//! 4–9% at head dim 128 from 1024 tokens (causal: 5–6% from 4096) and 4–5% at 256 (causal
+//! unchanged); at head dim 64 it lost 9–35% (the 256-key tile's P registers spill; at 128 keys
+//! the two warpgroups already overlap one's softmax with the other's products), so those
+//! kernels wait for P·V in place (BENCHMARKS.md).
+//!
 //! The configurations are `tessera tune`'s winners on an H100 at 4096 tokens (BENCHMARKS.md):
 //! 128 query rows and 128 keys a tile at head dim 128 (224 KiB of shared memory, causal or
 //! not); 128 × 256 at head dim 64, and 64 × 64 (one warpgroup) for its causal kernel. The
@@ -125,14 +135,15 @@ macro_rules! attention_forward_wgmma {
 // neighbouring tiles) where every tile costs the same; query tiles slowest for causal kernels,
 // so each block's tiles run from long key loops to short, as every other block's do (along x
 // some blocks would get only long ones). Either way the last query tiles come first.
+// `product` follows P·V's `mma`: `{ .deferred() }` or nothing.
 macro_rules! attention_forward_wgmma_producers {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, product = { $($deferred:tt)* }, order = { $($order:tt)* }) => {
         attention_forward_wgmma_body!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv,
             launch = { threads = 256, vector = 8 },
             grid = { $($order)* let qt = cdiv(SQ, BQ) - 1 - rt; },
             pipeline = { stages = $stages, producers = 128, copies = $copies },
-            product = { .deferred() }
+            product = { $($deferred)* }
         );
     };
 }
@@ -171,42 +182,42 @@ attention_forward_wgmma!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma, product = {},
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = {},
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma, product = {},
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
+    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = {},
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 
@@ -234,21 +245,21 @@ attention_forward_wgmma!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d256, bf16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_bf16_d256, bf16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d256, f16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_f16_d256, f16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
+    attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
