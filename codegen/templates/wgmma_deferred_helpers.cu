@@ -1,5 +1,7 @@
 // A `.deferred()` product's register A operand: its registers stay as they are (the compiler
-// reuses none of them) until the wait, as wgmma may read them up to then.
+// reuses none of them) until the wait, as wgmma may read them up to then. (The simulator
+// defines the same.)
+#ifndef TESSERA_SIM_H
 template <int STEPS>
 __device__ __forceinline__ void tessera_wgmma_fence_operands(unsigned (&a)[STEPS][4])
 {
@@ -9,3 +11,4 @@ __device__ __forceinline__ void tessera_wgmma_fence_operands(unsigned (&a)[STEPS
         for (int v = 0; v < 4; ++v) asm volatile("" : "+r"(a[i][v])::"memory");
     }
 }
+#endif  // TESSERA_SIM_H

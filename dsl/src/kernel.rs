@@ -348,6 +348,32 @@ impl Kernel {
             .collect()
     }
 
+    /// Whether nothing after the producers' pipeline reads the buffers a tile's own copies fill
+    /// (FlashAttention's Q, read by the k loop alone): the compute threads then free them as
+    /// soon as their k loop is done, and the producers copy the next tile's while this one's
+    /// epilogue runs. `false` without such copies.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert!(!kernel.tile_buffers_free_after_pipeline()); // no pipeline, no tile copies
+    /// ```
+    pub fn tile_buffers_free_after_pipeline(&self) -> bool {
+        let Some(index) = self.body.iter().position(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some()))
+        else {
+            return false;
+        };
+        let buffers: Vec<&str> = self.producer_tile_copies().iter().map(|copy| copy.dst.name()).collect();
+        let reads = |statement: &Statement| match statement {
+            Statement::Thread(thread) => buffers.iter().any(|buffer| thread.mentions(buffer)),
+            Statement::Copy(copy) => buffers.contains(&copy.src.name()) || buffers.contains(&copy.dst.name()),
+            Statement::Mma(mma) => buffers.contains(&mma.a.name()) || buffers.contains(&mma.b.name()),
+            // nothing else may follow a producers' pipeline (validation); assume the worst
+            _ => true,
+        };
+        !buffers.is_empty() && !self.body[index + 1..].iter().any(reads)
+    }
+
     /// wgmma commit groups each tile of `pipeline` leaves running into the next: 1 where its
     /// body multiplies with wgmma from shared memory alone (the tensor cores start on tile
     /// k + 1 while tile k's finish, and its stage is freed a tile later), 0 otherwise — thread

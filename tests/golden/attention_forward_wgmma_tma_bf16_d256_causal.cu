@@ -133,7 +133,9 @@ __device__ __forceinline__ void tessera_fence_proxy_async()
 #endif  // TESSERA_SIM_H
 
 // A `.deferred()` product's register A operand: its registers stay as they are (the compiler
-// reuses none of them) until the wait, as wgmma may read them up to then.
+// reuses none of them) until the wait, as wgmma may read them up to then. (The simulator
+// defines the same.)
+#ifndef TESSERA_SIM_H
 template <int STEPS>
 __device__ __forceinline__ void tessera_wgmma_fence_operands(unsigned (&a)[STEPS][4])
 {
@@ -143,6 +145,7 @@ __device__ __forceinline__ void tessera_wgmma_fence_operands(unsigned (&a)[STEPS
         for (int v = 0; v < 4; ++v) asm volatile("" : "+r"(a[i][v])::"memory");
     }
 }
+#endif  // TESSERA_SIM_H
 
 // cp.async (sm_80 and newer): global → shared memory without a trip through registers. A copy
 // of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
@@ -751,6 +754,12 @@ attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
                     tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
                 }
             }
+            // nothing after the k loop reads the tile's own buffers: the producers may refill them
+            // with the next tile's while this one's epilogue runs
+            __syncwarp();
+            if (tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_tile_free);
+            }
             // the last k-tile's `mma(&s, &v_s, &mut o_acc).deferred()`
             if (j_tiles > 0) {
                 const int deferred_stage = (drained - 1) % STAGES;  // the previous k-tile's
@@ -867,11 +876,6 @@ attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
                         }
                     }
                 }
-            }
-            // this warp is done with the tile's own buffers: the producers may refill them
-            __syncwarp();
-            if (tid % 32 == 0) {
-                tessera_mbarrier_arrive(&tessera_tile_free);
             }
             ++tiles_done;
         }

@@ -710,6 +710,12 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                     tessera_mbarrier_arrive(&tessera_free[stage]);
                 }
             }
+            // nothing after the k loop reads the tile's own buffers: the producers may refill them
+            // with the next tile's while this one's epilogue runs
+            __syncwarp();
+            if (tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_tile_free);
+            }
             // for i in 0..2 { .. }
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
@@ -795,11 +801,6 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                         }
                     }
                 }
-            }
-            // this warp is done with the tile's own buffers: the producers may refill them
-            __syncwarp();
-            if (tid % 32 == 0) {
-                tessera_mbarrier_arrive(&tessera_tile_free);
             }
             ++tiles_done;
         }
