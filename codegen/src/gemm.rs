@@ -9,7 +9,6 @@ use tessera_dsl::{
 use crate::async_copy::MappedCopy;
 use crate::operand::{plus, zero, OperandText};
 use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_scoped, template_error};
-use crate::tensor_core::WgmmaPart;
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -763,7 +762,6 @@ pub(crate) fn async_pipeline_parts(
         tensors.len() == copies.len() && mapped.iter().all(|m| m.as_ref().is_some_and(|m| m.mapping.splits_into(*t)))
     });
     let (mut declarations, mut prologue, mut refill, mut compute) = (vec![], vec![], vec![], vec![]);
-    let (mut loop_declarations, mut drain) = (Vec::new(), Vec::new());
     let scoped = |setup: String, part: String| format!("{{\n{}\n{}\n}}", indent(&setup, 1), indent(&part, 1));
     for (m, (copy, plan, ahead_copy, ahead_plan)) in mapped.iter().zip(&copies) {
         let what = format!("tile {var} + {ahead}");
@@ -788,43 +786,17 @@ pub(crate) fn async_pipeline_parts(
     }
     let mut scoped = env.clone();
     if let Some(deferred) = &tessera_dsl::DeferredMma::of(pipeline) {
-        let parts = DeferredParts::new(kernel, pipeline, deferred)?;
-        loop_declarations = parts.declarations;
-        drain = parts.drain;
-        for (index, statement) in pipeline.body.iter().enumerate() {
-            if deferred.wait_before == Some(index) {
-                compute.push(indent(&parts.wait, 2));
-            }
-            match statement {
-                Statement::Copy(_) => {}
-                Statement::Mma(mma) if std::ptr::eq(mma, deferred.first) => {
-                    let part =
-                        WgmmaPart::WithDeferredBehind { condition: format!("{var} > 0"), behind: parts.issue.clone() };
-                    compute.push(indent(&crate::tensor_core::wgmma_part_source(kernel, mma, "stage", part)?, 2));
-                }
-                Statement::Mma(mma) if std::ptr::eq(mma, deferred.deferred) => {
-                    if deferred.wait_before.is_none() {
-                        compute.push(indent(&parts.wait, 2));
-                    }
-                    let operands = crate::tensor_core::wgmma_part_source(kernel, mma, "stage", WgmmaPart::Operands)?;
-                    compute.push(indent(&operands, 2));
-                }
-                Statement::Mma(mma) => {
-                    compute.push(indent(&mma_source_with(kernel, mma, Some("stage"), vec![], 0)?, 2))
-                }
-                other => compute.extend(render_scoped(kernel, std::slice::from_ref(other), 2, &mut scoped)?),
-            }
-        }
+        let rendered = crate::deferred_mma::compute(kernel, pipeline, deferred, &mut scoped)?;
         // the previous k-tile's stage is freed at each tile's end, the last after the drain
         return Ok(AsyncPipelineParts {
             declarations,
-            loop_declarations,
+            loop_declarations: rendered.declarations,
             prologue,
             refill,
-            compute,
+            compute: rendered.compute,
             spread: false,
             in_flight: 1,
-            drain,
+            drain: rendered.drain,
         });
     }
     for statement in computed {
@@ -846,12 +818,13 @@ pub(crate) fn async_pipeline_parts(
         }
         compute.push(indent(&mma_source_with(kernel, mma, Some("stage"), each_trip, in_flight)?, 2));
     }
-    if in_flight > 0 {
-        drain = crate::tensor_core::wgmma_drain(mmas.iter().map(|mma| mma.acc.as_str()));
-    }
+    let drain = match in_flight {
+        0 => Vec::new(),
+        _ => crate::tensor_core::wgmma_drain(mmas.iter().map(|mma| mma.acc.as_str())),
+    };
     Ok(AsyncPipelineParts {
         declarations,
-        loop_declarations,
+        loop_declarations: Vec::new(),
         prologue,
         refill,
         compute,
@@ -859,57 +832,6 @@ pub(crate) fn async_pipeline_parts(
         in_flight,
         drain,
     })
-}
-
-/// The three places a `.deferred()` product adds to its pipeline (see
-/// [`tessera_dsl::DeferredMma`]): its issue behind the next k-tile's first mma (from the
-/// previous tile's stage), the wait for it before its accumulator is touched, and the drain
-/// after the loop (the last tile's product issued and waited for); with the registers its A
-/// operand keeps from one k-tile to the next.
-struct DeferredParts {
-    declarations: Vec<String>,
-    issue: String,
-    wait: String,
-    drain: Vec<String>,
-}
-
-impl DeferredParts {
-    fn new(
-        kernel: &Kernel,
-        pipeline: &PipelineLoop,
-        deferred: &tessera_dsl::DeferredMma<'_>,
-    ) -> Result<Self, RenderError> {
-        let mma = deferred.deferred;
-        let acc = &mma.acc;
-        let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
-        let registers = matches!(plan.a, OperandPlan::Fragment(_));
-        let k_name = k_extent_name(kernel, mma, &plan);
-        let mut declarations = Vec::new();
-        if registers {
-            declarations.push(format!("// `{mma}`'s A registers: packed in one k-tile, read by its product"));
-            declarations.push("// until the next k-tile waits for it".to_string());
-            declarations.push(format!("unsigned a_frag[{k_name} / 16][4];"));
-        }
-        let issue = format!(
-            "const int deferred_stage = (drained - 1) % STAGES;  // the previous k-tile's\n{}",
-            crate::tensor_core::wgmma_part_source(kernel, mma, "deferred_stage", WgmmaPart::Issue)?
-        );
-        let mut wait = vec![
-            format!("// `{acc}` is touched next: the previous k-tile's `{mma}` must be done"),
-            "tessera_wgmma_wait<0>();".to_string(),
-            format!("tessera_wgmma_fence_operands({acc}[0]);"),
-        ];
-        if registers {
-            wait.push("tessera_wgmma_fence_operands(a_frag);  // its A registers may change from here".into());
-        }
-        let var = &pipeline.var;
-        let mut drain = vec![format!("// the last k-tile's `{mma}`")];
-        drain.push(format!("if ({var}_tiles > 0) {{"));
-        drain.extend(indent(&issue, 1).lines().map(str::to_owned));
-        drain.push("}".into());
-        drain.extend(crate::tensor_core::wgmma_drain(std::iter::once(acc.as_str())));
-        Ok(Self { declarations, issue, wait: wait.join("\n"), drain })
-    }
 }
 
 /// One global → shared tile copy as cp.async: a `width`-element copy per item where both

@@ -12,6 +12,7 @@
 
 mod async_copy;
 mod c_expr;
+mod deferred_mma;
 mod gemm;
 mod operand;
 mod render;

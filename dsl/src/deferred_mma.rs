@@ -14,9 +14,9 @@
 use crate::{Diagnostic, Kernel, MmaInstruction, MmaPlan, PipelineLoop, Statement, ThreadStatement};
 
 /// Where a pipeline's deferred product sits: its body's first `mma` (which the deferred one is
-/// issued behind), the deferred `mma`, and the index of the first thread statement after the
-/// first `mma` that touches the deferred accumulator (where the wait goes; `None`: just before
-/// the deferred `mma` itself).
+/// issued behind), the deferred `mma`, and the index of the first statement after the first
+/// `mma` that touches the deferred accumulator — thread code naming it, another `mma` into or
+/// from it — where the wait goes (`None`: just before the deferred `mma` itself).
 #[derive(Clone, Copy, Debug)]
 pub struct DeferredMma<'k> {
     pub first: &'k crate::Mma,
@@ -53,9 +53,17 @@ impl<'k> DeferredMma<'k> {
         if std::ptr::eq(first, deferred) {
             return None;
         }
-        let wait_before = pipeline.body.iter().enumerate().skip(first_index + 1).find_map(|(index, s)| {
-            matches!(s, Statement::Thread(thread) if thread.mentions(&deferred.acc)).then_some(index)
-        });
+        // thread code that names the accumulator, or another product that accumulates into
+        // it or reads it
+        let touches = |s: &Statement| match s {
+            Statement::Thread(thread) => thread.mentions(&deferred.acc),
+            Statement::Mma(mma) if !std::ptr::eq(mma, deferred) => {
+                [mma.acc.as_str(), mma.a.name(), mma.b.name()].contains(&deferred.acc.as_str())
+            }
+            _ => false,
+        };
+        let wait_before =
+            pipeline.body.iter().enumerate().skip(first_index + 1).find_map(|(index, s)| touches(s).then_some(index));
         Some(Self { first, deferred, wait_before })
     }
 }
