@@ -50,7 +50,6 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 }
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
                 ThreadExprKind::Call { function: Intrinsic::Gelu, .. } => used.push(GELU),
-                ThreadExprKind::Call { function: Intrinsic::Exp2Fma, .. } => used.push(EXP2_FMA),
                 ThreadExprKind::Call { function: Intrinsic::Silu, .. } => used.push(SILU),
                 ThreadExprKind::FragmentSlot { query: SlotQuery::RowMax, .. } => used.push(ROW_MAX),
                 ThreadExprKind::FragmentSlot { query: SlotQuery::RowSum, .. } => used.push(ROW_SUM),
@@ -71,7 +70,6 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         VECTOR_AT,
         DOT,
         GELU,
-        EXP2_FMA,
         SILU,
         ROW_MAX,
         ROW_SUM,
@@ -230,30 +228,6 @@ __device__ __forceinline__ double tessera_dot(double2 a, double2 b) { return a.x
 const GELU: &str = "// gelu(x) = x·Φ(x) with the error function (PyTorch's default GELU)
 __device__ __forceinline__ float tessera_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 __device__ __forceinline__ double tessera_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }";
-
-// Round-to-nearest by the 1.5 · 2^23 shifter leaves the integer n in the low mantissa bits and
-// the fraction f = x − n in [−0.5, 0.5]; 2^f by Horner with coefficients fitted to the relative
-// error (at most 2.2e-7, under 4 ulp, in f32 arithmetic), then n added to the exponent field.
-const EXP2_FMA: &str = "// exp2_fma(x): 2^x on the FMA units — x = n + f with n an integer and |f| <= 0.5, 2^f by a
-// degree-5 polynomial, n added to its exponent — so it does not queue at the special-function
-// unit that exp2f runs on. Within 4 ulp of 2^x; 0 below 2^-126 (x < -126), infinity from 128.
-__device__ __forceinline__ float tessera_exp2_fma(float x)
-{
-    if (x != x) return x;
-    const float clamped = fminf(fmaxf(x, -127.0f), 128.0f);
-    const float shifted = clamped + 12582912.0f;  // 1.5 · 2^23: n in the low bits
-    const float n = shifted - 12582912.0f;
-    const float f = clamped - n;
-    float p = 1.327646780e-3f;
-    p = fmaf(p, f, 9.675540961e-3f);
-    p = fmaf(p, f, 5.550713465e-2f);
-    p = fmaf(p, f, 2.402212024e-1f);
-    p = fmaf(p, f, 6.931469440e-1f);
-    p = fmaf(p, f, 1.000000119e+0f);
-    if (clamped < -126.0f) return 0.0f;
-    if (clamped >= 128.0f) return __int_as_float(0x7f800000);
-    return __int_as_float(__float_as_int(p) + (__float_as_int(shifted) - 0x4b400000) * 8388608);
-}";
 
 const SILU: &str = "// silu(x) = x·σ(x) = x / (1 + e^-x)
 __device__ __forceinline__ float tessera_silu(float x) { return x / (1.0f + expf(-x)); }
@@ -839,7 +813,6 @@ impl Printer<'_> {
             Intrinsic::Tanh => format!("{}({})", float("tanhf", "tanh"), arg(0, Some(ty))?),
             Intrinsic::Erf => format!("{}({})", float("erff", "erf"), arg(0, Some(ty))?),
             Intrinsic::Gelu => format!("tessera_gelu({})", arg(0, Some(ty))?),
-            Intrinsic::Exp2Fma => format!("tessera_exp2_fma({})", arg(0, Some(ty))?),
             Intrinsic::Silu => format!("tessera_silu({})", arg(0, Some(ty))?),
             Intrinsic::Abs if ty.is_float() => format!("{}({})", float("fabsf", "fabs"), arg(0, Some(ty))?),
             Intrinsic::Abs => format!("abs({})", arg(0, Some(ty))?),

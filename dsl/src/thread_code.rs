@@ -333,11 +333,6 @@ pub enum Intrinsic {
     /// `2^x` (`exp2f`; `h2exp2`-style `hexp2` for 16-bit floats): softmax and attention
     /// exponentiate `x · log2(e)` with it.
     Exp2,
-    /// `exp2_fma(x)`: 2^x of an f32 computed on the FMA units (a degree-5 polynomial of x's
-    /// fraction, its integer part added to the exponent; within 2 ulp of `exp2` over f32's
-    /// range, 0 below −127), so part of a softmax's exponentials can leave the special-function
-    /// unit, which `exp2` keeps busy (FlashAttention-4's trick).
-    Exp2Fma,
     /// The natural logarithm (`logf`; `hlog` for 16-bit floats): a log-sum-exp, an entropy.
     Log,
     Tanh,
@@ -394,11 +389,10 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 31] = [
+    pub const ALL: [Intrinsic; 30] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
-        Self::Exp2Fma,
         Self::Log,
         Self::Tanh,
         Self::Erf,
@@ -434,7 +428,6 @@ impl Intrinsic {
             Self::Sqrt => "sqrt",
             Self::Exp => "exp",
             Self::Exp2 => "exp2",
-            Self::Exp2Fma => "exp2_fma",
             Self::Log => "log",
             Self::Tanh => "tanh",
             Self::Erf => "erf",
@@ -487,7 +480,6 @@ impl Intrinsic {
             Self::Sqrt
             | Self::Exp
             | Self::Exp2
-            | Self::Exp2Fma
             | Self::Log
             | Self::Tanh
             | Self::Erf
@@ -1225,14 +1217,6 @@ impl TypeEnv {
                 if !ty.is_float() {
                     return Err(error(format!("`{}` takes an f32, f64, f16 or bf16; this is {ty}", function.name()))
                         .with_hint("convert it with `as f32`"));
-                }
-                Ok(ty)
-            }
-            Exp2Fma => {
-                let ty = self.typed(&args[0], wanted)?;
-                if ty != ThreadType::F32 {
-                    return Err(error(format!("`exp2_fma` takes an f32; this is {ty}"))
-                        .with_hint("`exp2` takes the other float types"));
                 }
                 Ok(ty)
             }
