@@ -138,6 +138,14 @@ pub(crate) fn deferred_mma_errors(kernel: &Kernel) -> Vec<Diagnostic> {
             continue;
         };
         let Statement::Mma(first) = &pipeline.body[first_index] else { continue };
+        let first_wgmma = MmaPlan::new(kernel, first, &scope)
+            .is_ok_and(|plan| matches!(plan.instruction, MmaInstruction::Wgmma { .. }));
+        if !first_wgmma {
+            errors.push(error(
+                format!("`{mma}` would be issued behind `{first}`, which is not a wgmma product: only wgmma groups can be waited for one at a time"),
+                "make the loop's first product a wgmma one too, or drop `.deferred()`",
+            ));
+        }
         if first.acc == mma.acc {
             errors.push(error(
                 format!("`{mma}` accumulates into `{}`, as the loop's first product does: issued behind it, it would change `{}` while that runs", mma.acc, mma.acc),
