@@ -50,6 +50,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 }
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
                 ThreadExprKind::Call { function: Intrinsic::Gelu, .. } => used.push(GELU),
+                ThreadExprKind::Call { function: Intrinsic::Exp2Ftz, .. } => used.push(EXP2_FTZ),
                 ThreadExprKind::Call { function: Intrinsic::Silu, .. } => used.push(SILU),
                 ThreadExprKind::FragmentSlot { query: SlotQuery::RowMax, .. } => used.push(ROW_MAX),
                 ThreadExprKind::FragmentSlot { query: SlotQuery::RowSum, .. } => used.push(ROW_SUM),
@@ -70,6 +71,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         VECTOR_AT,
         DOT,
         GELU,
+        EXP2_FTZ,
         SILU,
         ROW_MAX,
         ROW_SUM,
@@ -228,6 +230,17 @@ __device__ __forceinline__ double tessera_dot(double2 a, double2 b) { return a.x
 const GELU: &str = "// gelu(x) = x·Φ(x) with the error function (PyTorch's default GELU)
 __device__ __forceinline__ float tessera_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 __device__ __forceinline__ double tessera_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }";
+
+const EXP2_FTZ: &str = "// exp2_ftz(x): 2^x with results below 2^-126 flushed to zero — one MUFU.EX2, where exp2f's
+// ex2.approx.f32 adds the instructions that keep subnormal results (the simulator defines the same)
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ float tessera_exp2_ftz(float x)
+{
+    float y;
+    asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));
+    return y;
+}
+#endif  // TESSERA_SIM_H";
 
 const SILU: &str = "// silu(x) = x·σ(x) = x / (1 + e^-x)
 __device__ __forceinline__ float tessera_silu(float x) { return x / (1.0f + expf(-x)); }
@@ -813,6 +826,7 @@ impl Printer<'_> {
             Intrinsic::Tanh => format!("{}({})", float("tanhf", "tanh"), arg(0, Some(ty))?),
             Intrinsic::Erf => format!("{}({})", float("erff", "erf"), arg(0, Some(ty))?),
             Intrinsic::Gelu => format!("tessera_gelu({})", arg(0, Some(ty))?),
+            Intrinsic::Exp2Ftz => format!("tessera_exp2_ftz({})", arg(0, Some(ty))?),
             Intrinsic::Silu => format!("tessera_silu({})", arg(0, Some(ty))?),
             Intrinsic::Abs if ty.is_float() => format!("{}({})", float("fabsf", "fabs"), arg(0, Some(ty))?),
             Intrinsic::Abs => format!("abs({})", arg(0, Some(ty))?),

@@ -333,6 +333,11 @@ pub enum Intrinsic {
     /// `2^x` (`exp2f`; `h2exp2`-style `hexp2` for 16-bit floats): softmax and attention
     /// exponentiate `x · log2(e)` with it.
     Exp2,
+    /// `exp2_ftz(x)`: `exp2` of an f32 with results below f32's smallest normal (x < −126)
+    /// flushed to zero — one MUFU.EX2 (`ex2.approx.ftz`), where `exp2` adds the instructions
+    /// that keep subnormal results. For a softmax, whose values that small vanish beside the
+    /// row's maximum of 1.
+    Exp2Ftz,
     /// The natural logarithm (`logf`; `hlog` for 16-bit floats): a log-sum-exp, an entropy.
     Log,
     Tanh,
@@ -389,10 +394,11 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 30] = [
+    pub const ALL: [Intrinsic; 31] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
+        Self::Exp2Ftz,
         Self::Log,
         Self::Tanh,
         Self::Erf,
@@ -428,6 +434,7 @@ impl Intrinsic {
             Self::Sqrt => "sqrt",
             Self::Exp => "exp",
             Self::Exp2 => "exp2",
+            Self::Exp2Ftz => "exp2_ftz",
             Self::Log => "log",
             Self::Tanh => "tanh",
             Self::Erf => "erf",
@@ -480,6 +487,7 @@ impl Intrinsic {
             Self::Sqrt
             | Self::Exp
             | Self::Exp2
+            | Self::Exp2Ftz
             | Self::Log
             | Self::Tanh
             | Self::Erf
@@ -1217,6 +1225,14 @@ impl TypeEnv {
                 if !ty.is_float() {
                     return Err(error(format!("`{}` takes an f32, f64, f16 or bf16; this is {ty}", function.name()))
                         .with_hint("convert it with `as f32`"));
+                }
+                Ok(ty)
+            }
+            Exp2Ftz => {
+                let ty = self.typed(&args[0], wanted)?;
+                if ty != ThreadType::F32 {
+                    return Err(error(format!("`exp2_ftz` takes an f32; this is {ty}"))
+                        .with_hint("`exp2` takes the other float types"));
                 }
                 Ok(ty)
             }

@@ -2487,6 +2487,11 @@ inline To tessera_bit_cast(From from) {
     return to;
 }
 inline int __float_as_int(float x) { return tessera_bit_cast<int>(x); }
+// exp2_ftz(x): ex2.approx.ftz — subnormal inputs read as 0, results below 2^-126 flushed to 0
+inline float tessera_exp2_ftz(float x) {
+    const float y = exp2f(fabsf(x) < 1.17549435e-38f ? 0.0f : x);
+    return y < 1.17549435e-38f ? 0.0f : y;
+}
 inline unsigned int __float_as_uint(float x) { return tessera_bit_cast<unsigned int>(x); }
 inline float __int_as_float(int x) { return tessera_bit_cast<float>(x); }
 inline float __uint_as_float(unsigned int x) { return tessera_bit_cast<float>(x); }

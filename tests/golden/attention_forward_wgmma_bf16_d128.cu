@@ -247,6 +247,17 @@ __device__ __forceinline__ float4 tessera_pair_exchange(const float2 (&pairs)[2]
     return odd ? make_float4(got.x, got.y, kept.x, kept.y) : make_float4(kept.x, kept.y, got.x, got.y);
 }
 
+// exp2_ftz(x): 2^x with results below 2^-126 flushed to zero — one MUFU.EX2, where exp2f's
+// ex2.approx.f32 adds the instructions that keep subnormal results (the simulator defines the same)
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ float tessera_exp2_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+#endif  // TESSERA_SIM_H
+
 // acc.row_max(i) on a warp-tile fragment in mma.sync's accumulator layout: the maximum over
 // the block-tile row of row slot i: this lane's values of it, then the 4 lanes sharing the row
 // (lanes 4r .. 4r + 3: shuffle-xor 1, then 2); every one of them gets the result
@@ -659,7 +670,7 @@ attention_forward_wgmma_bf16_d128(const __nv_bfloat16* __restrict__ q, const __n
                 rescale[i] = exp2f(m[i] - base);
                 #pragma unroll
                 for (int c = 0; c < BKV / 4; ++c) {
-                    s[i / 2][c / 2][i % 2 * 2 + c % 2] = exp2f(fmaf(s[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, -base));
+                    s[i / 2][c / 2][i % 2 * 2 + c % 2] = tessera_exp2_ftz(fmaf(s[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, -base));
                 }
                 l[i] = l[i] * rescale[i] + tessera_row_sum(s, i);
                 m[i] = m_new;
