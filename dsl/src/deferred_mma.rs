@@ -5,9 +5,9 @@
 //!
 //! The schedule of k-tile j, with `first` the loop's first `mma` and `deferred` its last:
 //! issue `first` (j), issue `deferred` (j − 1), wait for `first` only; the thread code up to
-//! the first statement that touches `deferred`'s accumulator; wait for `deferred` (j − 1), free
-//! tile j − 1's stage; the rest of the thread code; `deferred`'s operands for tile j. After
-//! the loop, `deferred` (last tile) is issued and waited for. Moving the issue is sound when
+//! the first statement that touches `deferred`'s accumulator; wait for `deferred` (j − 1); the
+//! rest of the thread code; `deferred`'s operands for tile j; free tile j − 1's stage. After
+//! the loop, `deferred` (last tile) is issued and waited for, and the last stage freed. Moving the issue is sound when
 //! nothing between the loop's head and `first` touches the accumulator, which
 //! [`deferred_mma_errors`] checks with the other rules.
 
