@@ -6,7 +6,7 @@
 //! compute threads).
 
 use askama::Template;
-use tessera_dsl::{Kernel, Statement, TileCopy};
+use tessera_dsl::{Kernel, Statement, TileBuffersFreed, TileCopy};
 
 use crate::statement::{indent, invalid, render_body, render_scoped, template_error};
 use crate::{c_expr, RenderError};
@@ -69,12 +69,11 @@ struct ConsumerLoopSource {
     drain: Vec<String>,
     /// The statements after it: thread code and the fragments' copies out.
     after: Vec<String>,
-    /// Whether the tile has copies of its own, whose buffers are freed at its end.
+    /// Whether the tile has copies of its own, whose buffers go back to the producers ...
     tile_copies: bool,
-    /// Whether nothing after the k loop reads them: they are freed right after it instead —
-    /// before the wgmma still in flight is waited for, or after it where that reads them.
-    free_tile_before_drain: bool,
-    free_tile_after_drain: bool,
+    /// ... where [`Kernel::tile_buffers_freed`] says: "after_loop", "after_drain" or
+    /// "at_tile_end".
+    tile_freed: &'static str,
     /// In a cluster, a stage is freed in every block of it (their producers multicast into it).
     cluster: bool,
     first_tile: String,
@@ -197,18 +196,6 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     };
     let after_blocks = render_scoped(kernel, after, 0, &mut env)?;
     let consumers = kernel.consumer_groups();
-    // the tile's own buffers go back to the producers as soon as nothing reads them
-    let free_early = kernel.tile_buffers_free_after_pipeline();
-    let tile_buffers: Vec<&str> = tile_copies.iter().map(|copy| copy.dst.name()).collect();
-    let reads_tile =
-        |mma: &tessera_dsl::Mma| tile_buffers.contains(&mma.a.name()) || tile_buffers.contains(&mma.b.name());
-    // what the loop leaves in flight: a deferred product, or (without one) every wgmma of it
-    let in_flight_reads_tile = match tessera_dsl::DeferredMma::of(pipeline) {
-        Some(deferred) => reads_tile(deferred.deferred),
-        None => {
-            parts.in_flight > 0 && pipeline.body.iter().any(|s| matches!(s, Statement::Mma(mma) if reads_tile(mma)))
-        }
-    };
     let consumer_loop = ConsumerLoopSource {
         consumers,
         var: pipeline.var.clone(),
@@ -222,8 +209,11 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         drain: parts.drain.clone(),
         after: after_blocks.iter().map(|block| indent(block, 1)).collect(),
         tile_copies: !tile_copies.is_empty(),
-        free_tile_before_drain: free_early && !in_flight_reads_tile,
-        free_tile_after_drain: free_early && in_flight_reads_tile,
+        tile_freed: match kernel.tile_buffers_freed() {
+            Some(TileBuffersFreed::AfterLoop) => "after_loop",
+            Some(TileBuffersFreed::AfterDrain) => "after_drain",
+            Some(TileBuffersFreed::AtTileEnd) | None => "at_tile_end",
+        },
         cluster: cluster.is_some(),
         first_tile: first_tile.clone(),
         tile_step: tile_step.clone(),

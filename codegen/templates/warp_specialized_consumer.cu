@@ -76,8 +76,8 @@ for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
         tessera_mbarrier_arrive(&tessera_turn[(consumer + 1) % CONSUMERS]);
     }
 {%- endif %}
-{%- if free_tile_before_drain %}
-{%- include "tile_free_early.cu" %}
+{%- if tile_copies && tile_freed == "after_loop" %}
+{%- include "tile_freed.cu" %}
 {%- endif %}
 {%- if in_flight > 0 %}
 {%- for line in drain %}
@@ -95,19 +95,15 @@ for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
     }
 {%- endif %}
 {%- endif %}
-{%- if free_tile_after_drain %}
-{%- include "tile_free_early.cu" %}
+{%- if tile_copies && tile_freed == "after_drain" %}
+{%- include "tile_freed.cu" %}
 {%- endif %}
 {%- for block in after %}
 {{ block }}
 {%- endfor %}
 {%- if tile_copies %}
-{%- if !free_tile_before_drain && !free_tile_after_drain %}
-    // this warp is done with the tile's own buffers: the producers may refill them
-    __syncwarp();
-    if (tid % 32 == 0) {
-        tessera_mbarrier_arrive(&tessera_tile_free);
-    }
+{%- if tile_freed == "at_tile_end" %}
+{%- include "tile_freed.cu" %}
 {%- endif %}
     ++tiles_done;
 {%- endif %}

@@ -57,9 +57,7 @@ impl<'k> DeferredMma<'k> {
         // it or reads it
         let touches = |s: &Statement| match s {
             Statement::Thread(thread) => thread.mentions(&deferred.acc),
-            Statement::Mma(mma) if !std::ptr::eq(mma, deferred) => {
-                [mma.acc.as_str(), mma.a.name(), mma.b.name()].contains(&deferred.acc.as_str())
-            }
+            Statement::Mma(mma) if !std::ptr::eq(mma, deferred) => mma.acc == deferred.acc || mma.reads(&deferred.acc),
             _ => false,
         };
         let wait_before =

@@ -348,30 +348,43 @@ impl Kernel {
             .collect()
     }
 
-    /// Whether nothing after the producers' pipeline reads the buffers a tile's own copies fill
-    /// (FlashAttention's Q, read by the k loop alone): the compute threads then free them as
-    /// soon as their k loop is done, and the producers copy the next tile's while this one's
-    /// epilogue runs. `false` without such copies.
+    /// Where the compute threads of a producers' pipeline give a tile's own buffers
+    /// (FlashAttention's Q) back to the producers: right after the k loop when nothing after it
+    /// reads them — so the producers copy the next tile's while this one's epilogue runs —
+    /// unless a product the loop leaves in flight reads them (then once it is drained), else at
+    /// the tile's end. `None` without such buffers.
     ///
     /// ```
     /// use tessera_dsl::{Config, Kernel, Origin};
     /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
-    /// assert!(!kernel.tile_buffers_free_after_pipeline()); // no pipeline, no tile copies
+    /// assert_eq!(kernel.tile_buffers_freed(), None); // no pipeline, no tile copies
     /// ```
-    pub fn tile_buffers_free_after_pipeline(&self) -> bool {
-        let Some(index) = self.body.iter().position(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some()))
-        else {
-            return false;
-        };
+    pub fn tile_buffers_freed(&self) -> Option<TileBuffersFreed> {
+        let index = self.body.iter().position(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some()))?;
+        let Statement::Pipeline(pipeline) = &self.body[index] else { return None };
         let buffers: Vec<&str> = self.producer_tile_copies().iter().map(|copy| copy.dst.name()).collect();
+        if buffers.is_empty() {
+            return None;
+        }
         let reads = |statement: &Statement| match statement {
             Statement::Thread(thread) => buffers.iter().any(|buffer| thread.mentions(buffer)),
             Statement::Copy(copy) => buffers.contains(&copy.src.name()) || buffers.contains(&copy.dst.name()),
-            Statement::Mma(mma) => buffers.contains(&mma.a.name()) || buffers.contains(&mma.b.name()),
+            Statement::Mma(mma) => buffers.iter().any(|buffer| mma.reads(buffer)),
             // nothing else may follow a producers' pipeline (validation); assume the worst
             _ => true,
         };
-        !buffers.is_empty() && !self.body[index + 1..].iter().any(reads)
+        if self.body[index + 1..].iter().any(reads) {
+            return Some(TileBuffersFreed::AtTileEnd);
+        }
+        // what the loop leaves in flight: a deferred product, or (without one) its wgmma
+        let in_flight_reads = match crate::DeferredMma::of(pipeline) {
+            Some(deferred) => buffers.iter().any(|buffer| deferred.deferred.reads(buffer)),
+            None => {
+                self.wgmma_groups_in_flight(pipeline) > 0
+                    && pipeline.body.iter().any(|s| matches!(s, Statement::Mma(_)) && reads(s))
+            }
+        };
+        Some(if in_flight_reads { TileBuffersFreed::AfterDrain } else { TileBuffersFreed::AfterLoop })
     }
 
     /// wgmma commit groups each tile of `pipeline` leaves running into the next: 1 where its
@@ -413,4 +426,15 @@ impl Kernel {
             .flatten()
             .collect()
     }
+}
+
+/// Where a producers' pipeline frees a tile's own buffers ([`Kernel::tile_buffers_freed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileBuffersFreed {
+    /// Right after the k loop, before what it left in flight is waited for.
+    AfterLoop,
+    /// After the k loop's products in flight are waited for (one of them reads the buffers).
+    AfterDrain,
+    /// At the tile's end (what follows the loop reads them).
+    AtTileEnd,
 }

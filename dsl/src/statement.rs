@@ -179,6 +179,13 @@ pub struct Mma {
     pub origin: Origin,
 }
 
+impl Mma {
+    /// Whether `name` is one of the product's operands (A or B).
+    pub fn reads(&self, name: &str) -> bool {
+        self.a.name() == name || self.b.name() == name
+    }
+}
+
 impl std::fmt::Display for Mma {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "mma({}, {}, &mut {})", self.a, self.b, self.acc)?;

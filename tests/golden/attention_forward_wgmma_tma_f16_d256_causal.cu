@@ -765,8 +765,8 @@ attention_forward_wgmma_tma_f16_d256_causal(const __half* __restrict__ q, const 
                     tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
                 }
             }
-            // nothing after the k loop reads the tile's own buffers: the producers may refill them
-            // with the next tile's while this one's epilogue runs
+            // this warp reads the tile's own buffers no more: the producers may refill them with the
+            // next tile's
             __syncwarp();
             if (tid % 32 == 0) {
                 tessera_mbarrier_arrive(&tessera_tile_free);
