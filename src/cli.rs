@@ -301,7 +301,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 2048)]
     pub naive_up_to: i64,
     /// Only these kernels (names as `tessera list` gives them, separated by `,`), each beside
-    /// its family's baseline; the families are those of the kernels when none is given.
+    /// its family's baseline; the families are those of the kernels when none is given. A
+    /// kernel named here runs at every shape given, even where its family's entry point would
+    /// take another kernel for that shape.
     #[arg(long, value_delimiter = ',', value_name = "NAME,..", value_parser = benched_kernel)]
     pub kernels: Vec<String>,
 }

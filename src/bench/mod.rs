@@ -433,7 +433,12 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let kernels: Vec<&'static KernelDefinition> = family
                 .kernels()
                 .into_iter()
-                .filter(|k| family.measures(k, &shape))
+                // a kernel named with `--kernels` is measured even where the family's entry
+                // point would take another for the shape
+                .filter(|k| {
+                    family.measures(k, &shape)
+                        || options.kernels.as_ref().is_some_and(|names| names.iter().any(|name| name == k.name()))
+                })
                 .filter(|k| {
                     k.ir().is_ok_and(|ir| {
                         let mut own = ir.shape_symbols();
