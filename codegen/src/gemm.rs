@@ -24,12 +24,17 @@ struct FragmentSource<'a> {
     thread_cols: String,
     element: &'static str,
     name: &'a str,
+    /// Whether `thread_row` and `thread_col` are declared here: by the kernel's first
+    /// thread-tile fragment only (the others share its thread grid).
+    declares_coordinates: bool,
 }
 
 #[derive(Template)]
 #[template(path = "mma.cu", escape = "none")]
 struct MmaSource {
     dsl: String,
+    /// `.overwrite()`: the thread's tile zeroed before the first step (`mma_overwrite.cu`).
+    overwrite: bool,
     k_name: String,
     unroll: Option<u32>,
     thread_rows: String,
@@ -43,6 +48,8 @@ struct MmaSource {
 #[template(path = "mma_double_buffered.cu", escape = "none")]
 struct DoubleBufferedMmaSource {
     dsl: String,
+    /// `.overwrite()`: the thread's tile zeroed before the first step (`mma_overwrite.cu`).
+    overwrite: bool,
     k_name: String,
     unroll: Option<u32>,
     each_trip: Vec<String>,
@@ -229,6 +236,39 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
         return crate::tensor_core::fragment_source(kernel, fragment, &layout);
     }
     let names = FragmentNames::of(fragment);
+    // thread_row and thread_col name one grid of thread tiles per kernel: the first
+    // thread-tile fragment declares them, and every later one must lie on the same grid
+    let grid_of = |layout: &FragmentLayout, names: &FragmentNames| {
+        (
+            layout.warp_layout,
+            layout.threads_down(),
+            layout.threads_across(),
+            names.cols.clone(),
+            names.thread_cols.clone(),
+        )
+    };
+    let first = kernel.statements().into_iter().find_map(|s| match s {
+        tessera_dsl::Statement::Fragment(f) => FragmentLayout::of(f, kernel)
+            .filter(|l| l.warp_tile.is_none())
+            .map(|l| (f, grid_of(&l, &FragmentNames::of(f)))),
+        _ => None,
+    });
+    let declares_coordinates = match first {
+        Some((first, grid)) if first.name != fragment.name => {
+            if grid != grid_of(&layout, &names) {
+                return Err(invalid(
+                    kernel,
+                    fragment.origin,
+                    &format!(
+                        "`{}` spreads its thread tiles over another grid of threads than `{}`: the thread-tile fragments of a kernel share one",
+                        fragment.name, first.name
+                    ),
+                ));
+            }
+            false
+        }
+        _ => true,
+    };
     let holds = if layout.split == [1, 1] {
         format!("one {} × {} tile", layout.thread_rows, layout.thread_cols)
     } else {
@@ -255,6 +295,7 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
         thread_cols: names.thread_cols,
         element: fragment.element.cuda_name(),
         name: &fragment.name,
+        declares_coordinates,
     }
     .render()
     .map_err(template_error("fragment.cu"))
@@ -327,6 +368,7 @@ pub(crate) fn mma_source_with(
     let source = if mma.double_buffered_fragments {
         DoubleBufferedMmaSource {
             dsl: mma.to_string(),
+            overwrite: mma.overwrite,
             k_name,
             unroll,
             each_trip,
@@ -342,6 +384,7 @@ pub(crate) fn mma_source_with(
     } else {
         MmaSource {
             dsl: mma.to_string(),
+            overwrite: mma.overwrite,
             k_name,
             unroll,
             thread_rows: names.thread_rows.clone(),

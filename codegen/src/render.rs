@@ -190,8 +190,8 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     }
     helpers.extend(crate::thread_code::helpers(kernel));
     let mut helpers: Vec<String> = helpers.into_iter().map(str::to_owned).collect();
-    for (input, n, register_a) in wgmma {
-        helpers.push(crate::tensor_core::wgmma_helpers(input, n, register_a)?);
+    for (input, n, register_a, overwrite) in wgmma {
+        helpers.push(crate::tensor_core::wgmma_helpers(input, n, register_a, overwrite)?);
     }
     Ok(helpers)
 }

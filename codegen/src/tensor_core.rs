@@ -41,6 +41,8 @@ struct MmaSyncSource {
     k_step: i64,
     mma_function: String,
     acc: String,
+    /// `.overwrite()`: the accumulator zeroed before the first k-step.
+    overwrite: bool,
 }
 
 #[derive(Template)]
@@ -70,6 +72,8 @@ struct WgmmaSource {
     /// holds; this one is then waited for alone.
     behind: Option<String>,
     behind_condition: String,
+    /// `.overwrite()`: the first k-step's scale-d is 0.
+    overwrite: bool,
 }
 
 /// The part of a wgmma product to render: all of it, or one of a `.deferred()` product's two
@@ -605,6 +609,7 @@ fn wgmma_source(
             WgmmaPart::WithDeferredBehind { behind, .. } => Some(indent(&behind, 2)),
             _ => None,
         },
+        overwrite: mma.overwrite,
     }
     .render()
     .map_err(template_error("wgmma.cu"))?;
@@ -671,6 +676,7 @@ pub(crate) fn mma_source(
         k_step,
         mma_function,
         acc: mma.acc.clone(),
+        overwrite: mma.overwrite,
     }
     .render()
     .map_err(template_error("mma_sync.cu"))?;
@@ -893,30 +899,46 @@ struct WgmmaHelpersSource {
     accumulate_operand: i64,
     trans_a_operand: i64,
     trans_b_operand: i64,
+    /// The first k-step of an `.overwrite()` product: `_overwrite` after the name, scale-d 0,
+    /// the accumulators written only.
+    overwrite: bool,
+    suffix: &'static str,
+    scale_d: u32,
 }
 
-/// The forms of wgmma a kernel's `mma`s run: (input, n, A from registers), each once.
-pub(crate) fn wgmma_forms(kernel: &Kernel) -> Vec<(ElementType, i64, bool)> {
+/// The forms of wgmma a kernel's `mma`s run: (input, n, A from registers, the first k-step
+/// of an `.overwrite()` product), each once.
+pub(crate) fn wgmma_forms(kernel: &Kernel) -> Vec<(ElementType, i64, bool, bool)> {
     let mut forms = Vec::new();
     for statement in kernel.statements() {
         let tessera_dsl::Statement::Mma(mma) = statement else { continue };
         let Ok(plan) = MmaPlan::new(kernel, mma, &kernel.constant_scope()) else { continue };
         if let MmaInstruction::Wgmma { input, n } = plan.instruction {
-            let form = (input, n, matches!(plan.a, OperandPlan::Fragment(_)));
-            if !forms.contains(&form) {
-                forms.push(form);
+            let register_a = matches!(plan.a, OperandPlan::Fragment(_));
+            for form in [(input, n, register_a, false), (input, n, register_a, true)] {
+                // every product's k-steps after the first accumulate
+                if (!form.3 || mma.overwrite) && !forms.contains(&form) {
+                    forms.push(form);
+                }
             }
         }
     }
     forms
 }
 
-/// `tessera_wgmma` (or, `register_a`, `tessera_wgmma_register_a`) for m64n{n}k16 (k8 on TF32) on `input`:
-/// the asm takes n / 2 accumulator registers.
-pub(crate) fn wgmma_helpers(input: ElementType, n: i64, register_a: bool) -> Result<String, RenderError> {
+/// `tessera_wgmma` (or, `register_a`, `tessera_wgmma_register_a`; with `_overwrite` after
+/// either for an `.overwrite()` product's first k-step) for m64n{n}k16 (k8 on TF32) on
+/// `input`: the asm takes n / 2 accumulator registers.
+pub(crate) fn wgmma_helpers(
+    input: ElementType,
+    n: i64,
+    register_a: bool,
+    overwrite: bool,
+) -> Result<String, RenderError> {
     let values = n / 2;
     let registers: Vec<String> = (0..values).map(|r| format!("%{r}")).collect();
-    let outputs: Vec<String> = (0..values).map(|r| format!("\"+f\"(d[{}][{}])", r / 4, r % 4)).collect();
+    let constraint = if overwrite { "=f" } else { "+f" };
+    let outputs: Vec<String> = (0..values).map(|r| format!("\"{constraint}\"(d[{}][{}])", r / 4, r % 4)).collect();
     let wgmma = MmaInstruction::Wgmma { input, n };
     let instruction = wgmma.ptx().unwrap_or_default();
     // A's four registers take four operands where its descriptor takes one
@@ -943,6 +965,9 @@ pub(crate) fn wgmma_helpers(input: ElementType, n: i64, register_a: bool) -> Res
         accumulate_operand: b_operand + 1,
         trans_a_operand: b_operand + 2,
         trans_b_operand: b_operand + 2 + i64::from(!register_a),
+        overwrite,
+        suffix: if overwrite { "_overwrite" } else { "" },
+        scale_d: u32::from(!overwrite),
     }
     .render()
     .map_err(template_error("wgmma_helpers.cu"))

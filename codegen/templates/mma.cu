@@ -2,6 +2,7 @@
 {%- match unroll %}
 {%- when Some with (steps) %}, {{ steps }} per trip of a loop
 // over them (fewer instructions than the instruction cache holds)
+{%- include "mma_overwrite.cu" %}
 #pragma unroll 1
 for (int k0 = 0; k0 < {{ k_name }}; k0 += {{ steps }}) {
     #pragma unroll
@@ -21,6 +22,7 @@ for (int k0 = 0; k0 < {{ k_name }}; k0 += {{ steps }}) {
     }
 }
 {%- when None %}
+{%- include "mma_overwrite.cu" %}
 #pragma unroll
 for (int kk = 0; kk < {{ k_name }}; ++kk) {
     {{ element }} a_frag[{{ thread_rows }}];

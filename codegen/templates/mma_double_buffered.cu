@@ -4,6 +4,7 @@
 {%- match unroll %}
 {%- when Some with (steps) %}; {{ steps }} steps per trip of a loop over them (fewer
 // instructions than the instruction cache holds)
+{%- include "mma_overwrite.cu" %}
 {
     {{ element }} a_frag[2][{{ thread_rows }}];
     {{ element }} b_frag[2][{{ thread_cols }}];
@@ -36,6 +37,7 @@
     }
 }
 {%- when None %}
+{%- include "mma_overwrite.cu" %}
 {
     {{ element }} a_frag[2][{{ thread_rows }}];
     {{ element }} b_frag[2][{{ thread_cols }}];

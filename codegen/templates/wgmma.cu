@@ -20,16 +20,31 @@ for (int kk = 0; kk < {{ k_name }}; kk += 16) {
 {%- if issue_only %}
 // (issued here for the previous k-tile, from its stage and the A registers it packed)
 {%- endif %}
+{%- if overwrite %}
+// The first k-step overwrites `{{ acc }}` (scale-d = 0): its values before are never read.
+{%- endif %}
 {
 {%- match a %}
 {%- when Some with (a) %}
+{%- if overwrite %}
+    tessera_wgmma_fence();  // (`{{ acc }}`'s values before are never read, so they need no fence)
+{%- else %}
     tessera_wgmma_fence_operands({{ acc }}[0]);
     tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
+{%- endif %}
     #pragma unroll
     for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
         const unsigned long long a_descriptor = tessera_wgmma_descriptor(&{{ a.start }}, {{ a.leading }}, {{ a.stride }}, {{ a.mode }});
         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
+{%- if overwrite %}
+        if (kk == 0) {
+            tessera_wgmma_overwrite<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
+        } else {
+            tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
+        }
+{%- else %}
         tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
+{%- endif %}
     }
 {%- when None %}
 {%- if !issue_only %}
@@ -42,12 +57,24 @@ for (int kk = 0; kk < {{ k_name }}; kk += 16) {
 {%- endfor %}
     }
 {%- endif %}
+{%- if overwrite %}
+    tessera_wgmma_fence();  // A's registers are ready for wgmma (`{{ acc }}`'s values before are not read)
+{%- else %}
     tessera_wgmma_fence_operands({{ acc }}[0]);
     tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+{%- endif %}
     #pragma unroll
     for (int kk = 0; kk < {{ k_name }}; kk += 16) {
         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
+{%- if overwrite %}
+        if (kk == 0) {
+            tessera_wgmma_register_a_overwrite<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / 16], b_descriptor);
+        } else {
+            tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / 16], b_descriptor);
+        }
+{%- else %}
         tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / 16], b_descriptor);
+{%- endif %}
     }
 {%- endmatch %}
     tessera_wgmma_commit();

@@ -4,9 +4,13 @@
 // pairs a lane) by a 16 × {{ n }} tile of B read by the tensor cores from shared memory through a
 // descriptor, into 64 × {{ n }} f32 accumulators in the same layout as the descriptor form.
 // TRANS_B: B is stored N-major.
+{%- if overwrite %}
+// The first k-step of an `.overwrite()` product: d = A·B (scale-d = 0), d only written ("=f"),
+// so its values before need not stay live.
+{%- endif %}
 #ifndef TESSERA_SIM_H
 template <class T, int TRANS_B>
-__device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[{{ tiles }}][4], const unsigned (&a)[4], unsigned long long b_descriptor)
+__device__ __forceinline__ void tessera_wgmma_register_a{{ suffix }}(float (&d)[{{ tiles }}][4], const unsigned (&a)[4], unsigned long long b_descriptor)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
@@ -18,7 +22,7 @@ __device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[{{ tiles }}]
         "{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1, %{{ trans_b_operand }};\n"
         "}\n"
         : {{ outputs }}
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(1), "n"(TRANS_B));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"({{ scale_d }}), "n"(TRANS_B));
 #else
     __trap();  // wgmma is sm_90a's: the launch refuses other devices before getting here
 #endif
@@ -34,9 +38,13 @@ __device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[{{ tiles }}]
 {%- else %}
 // TRANS_A / TRANS_B: the operand is stored MN-major (M or N along the panel rows).
 {%- endif %}
+{%- if overwrite %}
+// The first k-step of an `.overwrite()` product: d = A·B (scale-d = 0), d only written ("=f"),
+// so its values before need not stay live.
+{%- endif %}
 #ifndef TESSERA_SIM_H
 template <class T, int TRANS_A, int TRANS_B>
-__device__ __forceinline__ void tessera_wgmma(float (&d)[{{ tiles }}][4], unsigned long long a_descriptor, unsigned long long b_descriptor)
+__device__ __forceinline__ void tessera_wgmma{{ suffix }}(float (&d)[{{ tiles }}][4], unsigned long long a_descriptor, unsigned long long b_descriptor)
 {
 {%- if tf32 %}
     static_assert(TRANS_A == 0 && TRANS_B == 0, "TF32 wgmma reads K-major operands only");
@@ -52,12 +60,12 @@ __device__ __forceinline__ void tessera_wgmma(float (&d)[{{ tiles }}][4], unsign
         "{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1;\n"
         "}\n"
         : {{ outputs }}
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1));
+        : "l"(a_descriptor), "l"(b_descriptor), "r"({{ scale_d }}));
 {%- else %}
         "{{ a_operand }}, %{{ b_operand }}, accumulate, 1, 1, %{{ trans_a_operand }}, %{{ trans_b_operand }};\n"
         "}\n"
         : {{ outputs }}
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(TRANS_A), "n"(TRANS_B));
+        : "l"(a_descriptor), "l"(b_descriptor), "r"({{ scale_d }}), "n"(TRANS_A), "n"(TRANS_B));
 {%- endif %}
 #else
     __trap();  // wgmma is sm_90a's: the launch refuses other devices before getting here

@@ -33,7 +33,7 @@ impl<'k> DeferredMma<'k> {
     /// let shared = |buffer: &str| Operand::Shared(SharedOperand { buffer: buffer.into(), transposed: false, origin: Origin::default() });
     /// let mma = |a: &str, b: &str, acc: &str, deferred| Statement::Mma(Mma {
     ///     a: shared(a), b: shared(b), acc: acc.into(), double_buffered_fragments: false, unroll: None,
-    ///     unroll_origin: Origin::default(), deferred, origin: Origin::default() });
+    ///     unroll_origin: Origin::default(), deferred, overwrite: false, origin: Origin::default() });
     /// let pipeline = PipelineLoop {
     ///     var: "j".into(), count: Expr::int(4), stages: 3, producers: Some(128), copies: Default::default(),
     ///     consumers: None, body: vec![mma("q_s", "k_s", "s", false), mma("s", "v_s", "o_acc", true)],

@@ -147,17 +147,23 @@ impl PipelineLoop {
 /// tile's softmax in FlashAttention — runs while the tensor cores multiply (FlashAttention-3's
 /// intra-warpgroup overlap). Its operands are read where it is written (A packed from
 /// registers there; B from the tile's stage, which stays held until the product is done).
+/// `.overwrite()` makes the product replace the accumulator's values, acc = a · b (its values
+/// before are never read): on wgmma the first k-step's scale-d operand is 0, so a tile's S in
+/// FlashAttention needs no zeroing each key tile; on mma.sync and FFMA the accumulator is
+/// zeroed just before the product.
 ///
 /// ```
 /// use tessera_dsl::{Mma, Operand, Origin, SharedOperand};
 /// let shared = |buffer: &str, transposed| Operand::Shared(SharedOperand { buffer: buffer.into(), transposed, origin: Origin::default() });
 /// let mma = Mma { a: shared("a_s", true), b: shared("b_s", false), acc: "acc".into(),
 ///                 double_buffered_fragments: true, unroll: Some(8), unroll_origin: Origin::default(),
-///                 deferred: false, origin: Origin::default() };
+///                 deferred: false, overwrite: false, origin: Origin::default() };
 /// assert_eq!(mma.to_string(), "mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8)");
 /// let p_v = Mma { a: shared("p", false), b: shared("v_s", false), acc: "o_acc".into(),
 ///                 double_buffered_fragments: false, unroll: None, deferred: true, ..mma };
 /// assert_eq!(p_v.to_string(), "mma(&p, &v_s, &mut o_acc).deferred()");
+/// let s = Mma { a: shared("q_s", false), b: shared("k_s", true), acc: "s".into(), overwrite: true, ..mma };
+/// assert_eq!(s.to_string(), "mma(&q_s, &k_s.t(), &mut s).double_buffer_fragments().unroll(8).overwrite()");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mma {
@@ -176,6 +182,9 @@ pub struct Mma {
     /// accumulator is next touched.
     #[serde(default)]
     pub deferred: bool,
+    /// `.overwrite()`: acc = a · b, the accumulator's values before never read.
+    #[serde(default)]
+    pub overwrite: bool,
     pub origin: Origin,
 }
 
@@ -197,6 +206,9 @@ impl std::fmt::Display for Mma {
         }
         if self.deferred {
             f.write_str(".deferred()")?;
+        }
+        if self.overwrite {
+            f.write_str(".overwrite()")?;
         }
         Ok(())
     }

@@ -236,7 +236,7 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
     }
 }
 
-/// Whether `method` is `mma(..)` followed by one or more options: `.double_buffer_fragments()`, `.unroll(8)`, `.deferred()`.
+/// Whether `method` is `mma(..)` followed by one or more options: `.double_buffer_fragments()`, `.unroll(8)`, `.deferred()`, `.overwrite()`.
 fn is_mma_with_options(method: &syn::ExprMethodCall) -> bool {
     let mut receiver = &*method.receiver;
     while let RustExpr::MethodCall(inner) = receiver {
@@ -261,6 +261,7 @@ fn mma_with_options(method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn:
         match (name.as_str(), option.args.len()) {
             ("double_buffer_fragments", 0) if !mma.double_buffered_fragments => mma.double_buffered_fragments = true,
             ("deferred", 0) if !mma.deferred => mma.deferred = true,
+            ("overwrite", 0) if !mma.overwrite => mma.overwrite = true,
             ("unroll", 1) if mma.unroll.is_none() => {
                 let steps = match &option.args[0] {
                     RustExpr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => int.base10_parse::<u32>().ok(),
@@ -276,16 +277,16 @@ fn mma_with_options(method: &syn::ExprMethodCall, spans: &mut SpanTable) -> syn:
                 mma.unroll = Some(steps);
                 mma.unroll_origin = spans.origin(option.args.span());
             }
-            ("double_buffer_fragments" | "unroll" | "deferred", _) => {
+            ("double_buffer_fragments" | "unroll" | "deferred" | "overwrite", _) => {
                 return Err(syn::Error::new(
                     option.method.span(),
-                    format!("`.{name}` is given twice or with the wrong arguments: `.double_buffer_fragments()`, `.unroll(8)`, `.deferred()`"),
+                    format!("`.{name}` is given twice or with the wrong arguments: `.double_buffer_fragments()`, `.unroll(8)`, `.deferred()`, `.overwrite()`"),
                 ));
             }
             _ => {
                 return Err(syn::Error::new(
                     option.method.span(),
-                    format!("unknown mma option `{name}`: expected `.double_buffer_fragments()`, `.unroll(n)` or `.deferred()`"),
+                    format!("unknown mma option `{name}`: expected `.double_buffer_fragments()`, `.unroll(n)`, `.deferred()` or `.overwrite()`"),
                 ));
             }
         }
@@ -417,6 +418,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 unroll: None,
                 unroll_origin: Origin::default(),
                 deferred: false,
+                overwrite: false,
                 origin: spans.origin(e.span()),
             }))
         }

@@ -2073,8 +2073,10 @@ inline float wgmma_element(const char* at) {
 }
 
 // T = __half or __nv_bfloat16: m64nNk16; T = float: TF32, m64nNk8 (K-major operands only).
+// accumulate = false: d = A·B (scale-d = 0), d's values before never read.
 template <class T, int TRANS_A, int TRANS_B, int TILES>
-inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor, const char* op) {
+inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor, bool accumulate,
+                  const char* op) {
     Machine& s = m();
     uintptr_t base = reinterpret_cast<uintptr_t>(__start_tessera_shared);
     if (base % 1024 != 0) stop_thread(kTrap, "wgmma: the simulated shared memory is not 1024-byte aligned");
@@ -2097,7 +2099,7 @@ inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigne
     for (uint32_t tile = 0; tile < TILES; ++tile) {
         for (uint32_t v = 0; v < 4; ++v) {
             uint32_t row = 16 * warp + g + 8 * (v / 2), col = 8 * tile + 2 * t + v % 2;
-            float sum = d[tile][v];
+            float sum = accumulate ? d[tile][v] : 0.0f;
             for (uint32_t k = 0; k < steps; ++k) sum = fmaf(element(a, row, k), element(b, col, k), sum);
             d[tile][v] = sum;
         }
@@ -2111,7 +2113,7 @@ inline void wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigne
 // of its own warp; B from shared memory through its descriptor, as above.
 template <class T, int TRANS_B, int TILES>
 inline void wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor,
-                             const char* op) {
+                             bool accumulate, const char* op) {
     uintptr_t base = reinterpret_cast<uintptr_t>(__start_tessera_shared);
     if (base % 1024 != 0) stop_thread(kTrap, "wgmma: the simulated shared memory is not 1024-byte aligned");
     const uint32_t g = lane() / 4, t = lane() % 4;
@@ -2135,7 +2137,7 @@ inline void wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsig
     for (uint32_t tile = 0; tile < TILES; ++tile) {
         for (uint32_t v = 0; v < 4; ++v) {
             uint32_t row = g + 8 * (v / 2), col = 8 * tile + 2 * t + v % 2;
-            float sum = d[tile][v];
+            float sum = accumulate ? d[tile][v] : 0.0f;
             for (uint32_t k = 0; k < 16; ++k) {
                 // A(row, k): lane (row % 8) · 4 + (k % 8) / 2, register row / 8 + 2 (k / 8)
                 float x = element_to_float<T>(fragment_half(a01, a23, (row % 8) * 4 + (k % 8) / 2, row / 8 + 2 * (k / 8), k % 2));
@@ -2166,14 +2168,15 @@ inline unsigned long long tessera_wgmma_descriptor(const void* start, unsigned l
 // others (copies landing at their wait) it runs at issue, so a multiply that reads a stage
 // before its copies are waited for does.
 template <class T, int TRANS_A, int TRANS_B, int TILES>
-inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor) {
+inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor,
+                          int accumulate = 1) {
     static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value ||
                       std::is_same<T, float>::value,
                   "wgmma multiplies __half, __nv_bfloat16 or float (TF32)");
     static_assert(!std::is_same<T, float>::value || (TRANS_A == 0 && TRANS_B == 0),
                   "TF32 wgmma reads K-major operands only");
-    auto run = [&d, a_descriptor, b_descriptor]() {
-        tessera_sim::wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor,
+    auto run = [&d, a_descriptor, b_descriptor, accumulate]() {
+        tessera_sim::wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor, accumulate != 0,
                                                 std::is_same<T, __half>::value    ? "wgmma.f16"
                                                 : std::is_same<T, float>::value ? "wgmma.tf32"
                                                                                  : "wgmma.bf16");
@@ -2187,12 +2190,13 @@ inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor,
 }
 // A's registers are read at issue (the program may not change them before the wait anyway).
 template <class T, int TRANS_B, int TILES>
-inline void tessera_wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor) {
+inline void tessera_wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor,
+                                     int accumulate = 1) {
     static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
                   "wgmma multiplies __half or __nv_bfloat16");
     const unsigned registers[4] = {a[0], a[1], a[2], a[3]};
-    auto run = [&d, registers, b_descriptor]() {
-        tessera_sim::wgmma_register_a<T, TRANS_B>(d, registers, b_descriptor,
+    auto run = [&d, registers, b_descriptor, accumulate]() {
+        tessera_sim::wgmma_register_a<T, TRANS_B>(d, registers, b_descriptor, accumulate != 0,
                                                   std::is_same<T, __half>::value ? "wgmma.f16 (A in registers)" : "wgmma.bf16 (A in registers)");
     };
     tessera_sim::Machine& s = tessera_sim::m();
@@ -2201,6 +2205,15 @@ inline void tessera_wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4
     } else {
         run();
     }
+}
+// The first k-step of an `.overwrite()` product: scale-d = 0, d's values before never read.
+template <class T, int TRANS_A, int TRANS_B, int TILES>
+inline void tessera_wgmma_overwrite(float (&d)[TILES][4], unsigned long long a_descriptor, unsigned long long b_descriptor) {
+    tessera_wgmma<T, TRANS_A, TRANS_B>(d, a_descriptor, b_descriptor, 0);
+}
+template <class T, int TRANS_B, int TILES>
+inline void tessera_wgmma_register_a_overwrite(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor) {
+    tessera_wgmma_register_a<T, TRANS_B>(d, a, b_descriptor, 0);
 }
 // Orders the accumulators' registers in the hardware; nothing to do here.
 inline void tessera_wgmma_fence() {}

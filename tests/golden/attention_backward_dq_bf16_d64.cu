@@ -466,22 +466,24 @@ attention_backward_dq_bf16_d64(const __nv_bfloat16* __restrict__ q, const __nv_b
                 }
             }
             tessera_async_commit();
-            // for i in 0..WQ / 8 { .. }
-            #pragma unroll
-            for (int i = 0; i < WQ / 8; ++i) {
-                #pragma unroll
-                for (int c = 0; c < BKV / 4; ++c) {
-                    s[i / 2][c / 2][i % 2 * 2 + c % 2] = 0.0f;
-                    dp[i / 2][c / 2][i % 2 * 2 + c % 2] = 0.0f;
-                }
-            }
             {
                 const int warp_row0 = s_warp_row0;
                 const int warp_col0 = s_warp_col0;
-                // mma(&q_s, &k_s.t(), &mut s): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, D / 16 k-steps of
+                // mma(&q_s, &k_s.t(), &mut s).overwrite(): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, D / 16 k-steps of
                 // WQ / 16 × BKV / 8 tiles per warp; A by ldmatrix, B by ldmatrix
                 {
                     const int lane = tid % 32;
+                    // `.overwrite()`: the product replaces what `s` held
+                    #pragma unroll
+                    for (int mi = 0; mi < WQ / 16; ++mi) {
+                        #pragma unroll
+                        for (int ni = 0; ni < BKV / 8; ++ni) {
+                            #pragma unroll
+                            for (int v = 0; v < 4; ++v) {
+                                s[mi][ni][v] = 0.0f;
+                            }
+                        }
+                    }
                     #pragma unroll
                     for (int kk = 0; kk < D; kk += 16) {
                         unsigned a_frag[WQ / 16][4];
@@ -512,10 +514,21 @@ attention_backward_dq_bf16_d64(const __nv_bfloat16* __restrict__ q, const __nv_b
             {
                 const int warp_row0 = dp_warp_row0;
                 const int warp_col0 = dp_warp_col0;
-                // mma(&do_s, &v_s.t(), &mut dp): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, D / 16 k-steps of
+                // mma(&do_s, &v_s.t(), &mut dp).overwrite(): mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, D / 16 k-steps of
                 // WQ / 16 × BKV / 8 tiles per warp; A by ldmatrix, B by ldmatrix
                 {
                     const int lane = tid % 32;
+                    // `.overwrite()`: the product replaces what `dp` held
+                    #pragma unroll
+                    for (int mi = 0; mi < WQ / 16; ++mi) {
+                        #pragma unroll
+                        for (int ni = 0; ni < BKV / 8; ++ni) {
+                            #pragma unroll
+                            for (int v = 0; v < 4; ++v) {
+                                dp[mi][ni][v] = 0.0f;
+                            }
+                        }
+                    }
                     #pragma unroll
                     for (int kk = 0; kk < D; kk += 16) {
                         unsigned a_frag[WQ / 16][4];

@@ -336,14 +336,8 @@ macro_rules! attention_backward_dq {
             for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
                 copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
                 copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
-                for i in 0..$($rows)* {
-                    for c in 0..BKV / 4 {
-                        s[[i, c]] = 0.0;
-                        dp[[i, c]] = 0.0;
-                    }
-                }
-                mma(&q_s, &k_s.t(), &mut s);
-                mma(&do_s, &v_s.t(), &mut dp);
+                mma(&q_s, &k_s.t(), &mut s).overwrite();
+                mma(&do_s, &v_s.t(), &mut dp).overwrite();
                 // causal: a tile whose last key is after the block's first query masks
                 let edge = CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1;
                 for i in 0..$($rows)* {

@@ -58,12 +58,7 @@ macro_rules! attention_forward_wgmma_body {
             for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), $($pipeline)*) {
                 copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
                 copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
-                for i in 0..2 {
-                    for c in 0..BKV / 4 {
-                        s[[i, c]] = 0.0;
-                    }
-                }
-                mma(&q_s, &k_s.t(), &mut s);
+                mma(&q_s, &k_s.t(), &mut s).overwrite();
                 let edge = (j + 1) * BKV > SKV || (CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1);
                 let mut rescale = [1.0f32; 2];
                 for i in 0..2 {

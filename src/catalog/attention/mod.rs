@@ -7,7 +7,7 @@
 //! as its masking code leaves 32 rows a warp too few registers; head dim 256: 64 and 16). K
 //! and V tiles of BKV keys (64 at head dim 64, 32 at 128, 16 at 256) come through a 3-stage
 //! cp.async ring. Per tile the warp computes
-//! its WQ × BKV scores S = Q·Kᵀ (`mma(&q_s, &k_s.t(), &mut s)`), masks the keys past the
+//! its WQ × BKV scores S = Q·Kᵀ (`mma(&q_s, &k_s.t(), &mut s).overwrite()`), masks the keys past the
 //! sequence (and, causal, those after the query) on the tiles that have any, keeps a running
 //! row maximum `m` (log2 units: the scale folds into the exponent) and row sum `l` — the online
 //! softmax: `s.row_max(i)`, `exp2(fma(s, scale, −m))`, `s.row_sum(i)` — rescales its output
@@ -58,12 +58,7 @@ macro_rules! attention_forward {
             for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
                 copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
                 copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
-                for i in 0..WQ / 8 {
-                    for c in 0..BKV / 4 {
-                        s[[i, c]] = 0.0;
-                    }
-                }
-                mma(&q_s, &k_s.t(), &mut s);
+                mma(&q_s, &k_s.t(), &mut s).overwrite();
                 // only the last key tile (keys past SKV) and, causal, tiles that reach past the
                 // block's first query row hold masked scores
                 let edge = (j + 1) * BKV > SKV || (CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1);
