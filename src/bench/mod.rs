@@ -121,6 +121,25 @@ impl Family {
         }
     }
 
+    /// Whether `kernel` computes the family's result at `shape` at all (what a kernel named
+    /// with `--kernels` is measured at): an attention kernel only at the head dims of its width
+    /// (`D`, a smaller head dim zero-filled to it); any other kernel wherever its shape
+    /// symbols are the given ones.
+    fn computes(self, kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
+        match self {
+            Family::Attention => {
+                let head_dim = shape.iter().find(|(n, _)| n == "HD").map_or(0, |(_, v)| (*v).max(0) as usize);
+                let width = attention::HEAD_DIMS.iter().find(|&&width| head_dim >= 1 && head_dim <= width);
+                let own = kernel
+                    .ir()
+                    .ok()
+                    .and_then(|ir| ir.config.constants.iter().find(|c| c.name == "D").map(|c| c.value.max(0) as usize));
+                width.is_some() && width.copied() == own
+            }
+            _ => true,
+        }
+    }
+
     /// The catalog kernels the family measures.
     ///
     /// ```
@@ -434,10 +453,11 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 .kernels()
                 .into_iter()
                 // a kernel named with `--kernels` is measured even where the family's entry
-                // point would take another for the shape
+                // point would take another for the shape, wherever it can compute it
                 .filter(|k| {
                     family.measures(k, &shape)
-                        || options.kernels.as_ref().is_some_and(|names| names.iter().any(|name| name == k.name()))
+                        || (options.kernels.as_ref().is_some_and(|names| names.iter().any(|name| name == k.name()))
+                            && family.computes(k, &shape))
                 })
                 .filter(|k| {
                     k.ir().is_ok_and(|ir| {
@@ -1142,4 +1162,24 @@ pub fn csv(rows: &[BenchRow]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_attention_kernel_runs_only_at_the_head_dims_of_its_width() {
+        let shape = |head_dim: i64| vec![("HD".to_string(), head_dim)];
+        let d64 = &attention::attention_forward_wgmma_tma_bf16_d64::KERNEL;
+        let d128 = &attention::attention_forward_wgmma_tma_bf16_d128::KERNEL;
+        assert!(Family::Attention.computes(d64, &shape(64)));
+        assert!(Family::Attention.computes(d64, &shape(48)));
+        assert!(!Family::Attention.computes(d64, &shape(128)));
+        assert!(Family::Attention.computes(d128, &shape(128)));
+        assert!(Family::Attention.computes(d128, &shape(100)));
+        assert!(!Family::Attention.computes(d128, &shape(64)));
+        assert!(!Family::Attention.computes(d128, &shape(512)));
+        assert!(Family::Hgemm.computes(&hgemm::gemm_tf32_wgmma_bt::KERNEL, &[("M".into(), 64)]));
+    }
 }
