@@ -132,6 +132,21 @@ __device__ __forceinline__ void tessera_fence_proxy_async()
 }
 #endif  // TESSERA_SIM_H
 
+// A `.deferred()` product's register A operand: its registers stay as they are (the compiler
+// reuses none of them) until the wait, as wgmma may read them up to then. (The simulator
+// defines the same.)
+#ifndef TESSERA_SIM_H
+template <int STEPS>
+__device__ __forceinline__ void tessera_wgmma_fence_operands(unsigned (&a)[STEPS][4])
+{
+    #pragma unroll
+    for (int i = 0; i < STEPS; ++i) {
+        #pragma unroll
+        for (int v = 0; v < 4; ++v) asm volatile("" : "+r"(a[i][v])::"memory");
+    }
+}
+#endif  // TESSERA_SIM_H
+
 // cp.async (sm_80 and newer): global → shared memory without a trip through registers. A copy
 // of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
 // branch around it. Copies land in order of their commit groups; `tessera_async_wait<N>` waits
@@ -655,6 +670,9 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
             // q_s: the producers' copies of this tile have landed
             tessera_mbarrier_wait(&tessera_tile_full, tiles_done & 1);
             const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
+            // `mma(&s, &v_s, &mut o_acc).deferred()`'s A registers: packed in one k-tile, read by its product
+            // until the next k-tile waits for it
+            unsigned a_frag[BKV / 16][4];
             for (int j = 0; j < j_tiles; ++j, ++drained) {
                 const int stage = drained % STAGES;
                 tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
@@ -679,8 +697,32 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                             }
                         }
                         tessera_wgmma_commit();
-                        // every k-step done before the pipeline refills this stage or anything reads s
-                        tessera_wgmma_wait<0>();
+                        if (j > 0) {
+                            const int deferred_stage = (drained - 1) % STAGES;  // the previous k-tile's
+                            {
+                                const int warpgroup_row0 = o_acc_warpgroup_row0;
+                                const int warp_row0 = o_acc_warp_row0;
+                                const int warp_col0 = o_acc_warp_col0;
+                                // mma(&s, &v_s, &mut o_acc).deferred(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, BKV / 16 k-steps; each
+                                // warpgroup multiplies its 64 × 64 tile, the tensor cores reading B from shared memory
+                                // through a descriptor and A from registers: A = `s` rounded to f16, B MN-major in 128-byte ones
+                                // (issued here for the previous k-tile, from its stage and the A registers it packed)
+                                {
+                                    tessera_wgmma_fence_operands(o_acc[0]);
+                                    tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+                                    #pragma unroll
+                                    for (int kk = 0; kk < BKV; kk += 16) {
+                                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&v_s[deferred_stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 16384, 1024, 1);
+                                        tessera_wgmma_register_a<__half, 1>(o_acc[0], a_frag[kk / 16], b_descriptor);
+                                    }
+                                    tessera_wgmma_commit();
+                                    // it runs on: waited for before thread code next touches o_acc
+                                }
+                            }
+                            tessera_wgmma_wait<1>();  // this product is done; the deferred one runs on
+                        } else {
+                            tessera_wgmma_wait<0>();  // every k-step done before anything reads s
+                        }
                         tessera_wgmma_fence_operands(s[0]);
                     }
                 }
@@ -714,6 +756,10 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                     l[i] = l[i] * rescale[i] + tessera_row_sum(s, i);
                     m[i] = m_new;
                 }
+                // `o_acc` is touched next: the previous k-tile's `mma(&s, &v_s, &mut o_acc).deferred()` must be done
+                tessera_wgmma_wait<0>();
+                tessera_wgmma_fence_operands(o_acc[0]);
+                tessera_wgmma_fence_operands(a_frag);  // its A registers may change from here
                 // for i in 0..2 { .. }
                 #pragma unroll
                 for (int i = 0; i < 2; ++i) {
@@ -726,36 +772,20 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
                     const int warpgroup_row0 = o_acc_warpgroup_row0;
                     const int warp_row0 = o_acc_warp_row0;
                     const int warp_col0 = o_acc_warp_col0;
-                    // mma(&s, &v_s, &mut o_acc): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, BKV / 16 k-steps; each
-                    // warpgroup multiplies its 64 × 64 tile, the tensor cores reading B from shared memory
-                    // through a descriptor and A from registers: A = `s` rounded to f16, B MN-major in 128-byte ones
-                    {
-                        // every k-step's A registers packed before the fence: wgmma reads them asynchronously
-                        unsigned a_frag[BKV / 16][4];
-                        #pragma unroll
-                        for (int kk = 0; kk < BKV; kk += 16) {
-                            a_frag[kk / 16][0] = tessera_pack(__float2half_rn(s[0][kk / 8][0]), __float2half_rn(s[0][kk / 8][1]));
-                            a_frag[kk / 16][1] = tessera_pack(__float2half_rn(s[0][kk / 8][2]), __float2half_rn(s[0][kk / 8][3]));
-                            a_frag[kk / 16][2] = tessera_pack(__float2half_rn(s[0][kk / 8 + 1][0]), __float2half_rn(s[0][kk / 8 + 1][1]));
-                            a_frag[kk / 16][3] = tessera_pack(__float2half_rn(s[0][kk / 8 + 1][2]), __float2half_rn(s[0][kk / 8 + 1][3]));
-                        }
-                        tessera_wgmma_fence_operands(o_acc[0]);
-                        tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
-                        #pragma unroll
-                        for (int kk = 0; kk < BKV; kk += 16) {
-                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&v_s[stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 16384, 1024, 1);
-                            tessera_wgmma_register_a<__half, 1>(o_acc[0], a_frag[kk / 16], b_descriptor);
-                        }
-                        tessera_wgmma_commit();
-                        // every k-step done before the pipeline refills this stage or anything reads o_acc
-                        tessera_wgmma_wait<0>();
-                        tessera_wgmma_fence_operands(o_acc[0]);
+                    // mma(&s, &v_s, &mut o_acc).deferred(): this k-tile's A registers, A = `s` rounded to f16, B MN-major in 128-byte ones; the
+                    // product is issued by the next k-tile, behind its first mma (after the loop for the last tile)
+                    #pragma unroll
+                    for (int kk = 0; kk < BKV; kk += 16) {
+                        a_frag[kk / 16][0] = tessera_pack(__float2half_rn(s[0][kk / 8][0]), __float2half_rn(s[0][kk / 8][1]));
+                        a_frag[kk / 16][1] = tessera_pack(__float2half_rn(s[0][kk / 8][2]), __float2half_rn(s[0][kk / 8][3]));
+                        a_frag[kk / 16][2] = tessera_pack(__float2half_rn(s[0][kk / 8 + 1][0]), __float2half_rn(s[0][kk / 8 + 1][1]));
+                        a_frag[kk / 16][3] = tessera_pack(__float2half_rn(s[0][kk / 8 + 1][2]), __float2half_rn(s[0][kk / 8 + 1][3]));
                     }
                 }
-                // this warp's reads of the stage are done
+                // the previous k-tile's wgmma is done (this one's runs on): free its stage
                 __syncwarp();
-                if (tid % 32 == 0) {
-                    tessera_mbarrier_arrive(&tessera_free[stage]);
+                if (j > 0 && tid % 32 == 0) {
+                    tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
                 }
             }
             // this warp reads the tile's own buffers no more: the producers may refill them with the
@@ -763,6 +793,37 @@ attention_forward_wgmma_tma_f16_d64_causal(const __half* __restrict__ q, const _
             __syncwarp();
             if (tid % 32 == 0) {
                 tessera_mbarrier_arrive(&tessera_tile_free);
+            }
+            // the last k-tile's `mma(&s, &v_s, &mut o_acc).deferred()`
+            if (j_tiles > 0) {
+                const int deferred_stage = (drained - 1) % STAGES;  // the previous k-tile's
+                {
+                    const int warpgroup_row0 = o_acc_warpgroup_row0;
+                    const int warp_row0 = o_acc_warp_row0;
+                    const int warp_col0 = o_acc_warp_col0;
+                    // mma(&s, &v_s, &mut o_acc).deferred(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, BKV / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 64 tile, the tensor cores reading B from shared memory
+                    // through a descriptor and A from registers: A = `s` rounded to f16, B MN-major in 128-byte ones
+                    // (issued here for the previous k-tile, from its stage and the A registers it packed)
+                    {
+                        tessera_wgmma_fence_operands(o_acc[0]);
+                        tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+                        #pragma unroll
+                        for (int kk = 0; kk < BKV; kk += 16) {
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&v_s[deferred_stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 16384, 1024, 1);
+                            tessera_wgmma_register_a<__half, 1>(o_acc[0], a_frag[kk / 16], b_descriptor);
+                        }
+                        tessera_wgmma_commit();
+                        // it runs on: waited for before thread code next touches o_acc
+                    }
+                }
+            }
+            tessera_wgmma_wait<0>();  // the last k-tiles' wgmma groups, before anything reads the accumulators
+            tessera_wgmma_fence_operands(o_acc[0]);
+            // and the tile's last stage with it
+            __syncwarp();
+            if (j_tiles > 0 && tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_free[(drained - 1) % STAGES]);
             }
             // for i in 0..2 { .. }
             #pragma unroll

@@ -9,15 +9,18 @@
 //! its panels. K and V come through a 3-stage cp.async ring; thread code between the two
 //! products makes each wgmma be waited for before the softmax reads S.
 //!
-//! The kernels fed by TMA producers at head dims 128 and 256 defer P·V
-//! (`mma(&s, &v_s, &mut o_acc).deferred()`, FlashAttention-3's intra-warpgroup overlap): key
-//! tile j's P·V is issued right behind tile j + 1's Q·Kᵀ and waited for only where the output
-//! is rescaled, so tile j + 1's softmax runs while the tensor cores multiply P·V — which is why
-//! the rescale of `o_acc` is a statement of its own after the softmax. On an H100 that gained
-//! 4–9% at head dim 128 from 1024 tokens (causal: 5–6% from 4096) and 4–5% at 256 (causal
-//! unchanged); at head dim 64 it lost 9–35% (the 256-key tile's P registers spill; at 128 keys
-//! the two warpgroups already overlap one's softmax with the other's products), so those
-//! kernels wait for P·V in place (BENCHMARKS.md).
+//! The kernels fed by TMA producers defer P·V (`mma(&s, &v_s, &mut o_acc).deferred()`,
+//! FlashAttention-3's intra-warpgroup overlap): key tile j's P·V is issued right behind tile
+//! j + 1's Q·Kᵀ and waited for only where the output is rescaled, so tile j + 1's softmax runs
+//! while the tensor cores multiply P·V — which is why the rescale of `o_acc` is a statement of
+//! its own after the softmax. On an H100 that gained 4–9% at head dim 128 from 1024 tokens
+//! (causal: 5–6% from 4096) and 4–5% at 256 (causal unchanged). At head dim 64 it first lost
+//! 9–35% (the 256-key tile's P registers spilled); once S was overwritten rather than zeroed
+//! (below), 192 keys deferred beat 256 in place by 1–3% and the causal kernel gained up to 4%.
+//!
+//! S = Q·Kᵀ overwrites S (`.overwrite()`: wgmma's scale-d = 0 on the first k-step, its
+//! registers write-only), so S is neither zeroed each key tile nor kept live from the last one:
+//! +6% at head dim 128, +6–9% at 64, +3–5% at 256 on an H100 (causal +1–8%).
 //!
 //! The softmax exponentiates with `exp2_ftz` (one MUFU.EX2; `exp2` adds three instructions a
 //! value to keep results below 2^-126, which vanish beside the row's maximum of 1): 1–4% faster
@@ -26,8 +29,8 @@
 //! The configurations are `tessera tune`'s winners on an H100 at 4096 tokens (BENCHMARKS.md):
 //! 128 query rows and 128 keys a tile at head dim 128 (224 KiB of shared memory, causal or
 //! not); 128 × 256 at head dim 64, and 64 × 64 (one warpgroup) for its causal kernel. The
-//! kernels fed by TMA producers take the same tiles in three stages (the causal ones of head
-//! dim 64: 128 × 128 in four): on an H100 that beat four stages of 64 keys (head dim 128) and
+//! kernels fed by TMA producers take the same tiles in three stages (head dim 64: 128 × 192;
+//! causal, 128 × 128 in four): on an H100 that beat four stages of 64 keys (head dim 128) and
 //! of 128 keys (head dim 64) by 12–38% and 7–12% from 2048 tokens (BENCHMARKS.md).
 
 use crate::prelude::*;
@@ -181,12 +184,12 @@ attention_forward_wgmma!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma, product = {},
+    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 192, stages = 3, copies = tma, product = { .deferred() },
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = {},
+    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = { .deferred() },
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
@@ -201,12 +204,12 @@ attention_forward_wgmma_producers!(
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 256, stages = 3, copies = tma, product = {},
+    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 192, stages = 3, copies = tma, product = { .deferred() },
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = {},
+    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = { .deferred() },
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
