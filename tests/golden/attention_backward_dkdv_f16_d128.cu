@@ -450,29 +450,40 @@ attention_backward_dkdv_f16_d128(const __half* __restrict__ q, const __half* __r
             tessera_async_commit();
             const int h = hk * (H / HKV) + j / tiles;
             const int q0 = (first + j % tiles) * BQ;
+            float start[4];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
+            #pragma unroll
+            for (int tessera_i = 0; tessera_i < 4; ++tessera_i) { start[tessera_i] = 0.0f; }
+            float minus_delta[4];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
+            #pragma unroll
+            for (int tessera_i = 0; tessera_i < 4; ++tessera_i) { minus_delta[tessera_i] = 0.0f; }
             // for c in 0..BQ / 4 { .. }
             #pragma unroll
             for (int c = 0; c < BQ / 4; ++c) {
                 const int col = q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
-                float start = -__int_as_float(0x7f800000);
-                float minus_delta = 0.0f;
+                start[c] = -__int_as_float(0x7f800000);
                 if (col < SQ) {
-                    start = -lse[((b) * H + (h)) * lse_ld + (col)] * inverse_scale;
-                    minus_delta = -delta[((b) * H + (h)) * delta_ld + (col)];
-                }
-                #pragma unroll
-                for (int i = 0; i < WKV / 8; ++i) {
-                    pt[i / 2][c / 2][i % 2 * 2 + c % 2] = start;
-                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = minus_delta;
+                    start[c] = -lse[((b) * H + (h)) * lse_ld + (col)] * inverse_scale * scale_log2;
+                    minus_delta[c] = -delta[((b) * H + (h)) * delta_ld + (col)];
                 }
             }
             {
                 const int warp_row0 = pt_warp_row0;
                 const int warp_col0 = pt_warp_col0;
-                // mma(&k_s, &q_s.t(), &mut pt): mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, D / 16 k-steps of
+                // mma(&k_s, &q_s.t(), &mut pt).overwrite(): mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, D / 16 k-steps of
                 // WKV / 16 × BQ / 8 tiles per warp; A by ldmatrix, B by ldmatrix
                 {
                     const int lane = tid % 32;
+                    // `.overwrite()`: the product replaces what `pt` held
+                    #pragma unroll
+                    for (int mi = 0; mi < WKV / 16; ++mi) {
+                        #pragma unroll
+                        for (int ni = 0; ni < BQ / 8; ++ni) {
+                            #pragma unroll
+                            for (int v = 0; v < 4; ++v) {
+                                pt[mi][ni][v] = 0.0f;
+                            }
+                        }
+                    }
                     #pragma unroll
                     for (int kk = 0; kk < D; kk += 16) {
                         unsigned a_frag[WKV / 16][4];
@@ -503,10 +514,21 @@ attention_backward_dkdv_f16_d128(const __half* __restrict__ q, const __half* __r
             {
                 const int warp_row0 = dpt_warp_row0;
                 const int warp_col0 = dpt_warp_col0;
-                // mma(&v_s, &do_s.t(), &mut dpt): mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, D / 16 k-steps of
+                // mma(&v_s, &do_s.t(), &mut dpt).overwrite(): mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, D / 16 k-steps of
                 // WKV / 16 × BQ / 8 tiles per warp; A by ldmatrix, B by ldmatrix
                 {
                     const int lane = tid % 32;
+                    // `.overwrite()`: the product replaces what `dpt` held
+                    #pragma unroll
+                    for (int mi = 0; mi < WKV / 16; ++mi) {
+                        #pragma unroll
+                        for (int ni = 0; ni < BQ / 8; ++ni) {
+                            #pragma unroll
+                            for (int v = 0; v < 4; ++v) {
+                                dpt[mi][ni][v] = 0.0f;
+                            }
+                        }
+                    }
                     #pragma unroll
                     for (int kk = 0; kk < D; kk += 16) {
                         unsigned a_frag[WKV / 16][4];
@@ -540,12 +562,12 @@ attention_backward_dkdv_f16_d128(const __half* __restrict__ q, const __half* __r
             for (int c = 0; c < BQ / 4; ++c) {
                 #pragma unroll
                 for (int i = 0; i < WKV / 8; ++i) {
-                    float p = exp2f(pt[i / 2][c / 2][i % 2 * 2 + c % 2] * scale_log2);
+                    float p = exp2f(fmaf(pt[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, start[c]));
                     if (edge && kt * BKV + (pt_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4) > q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2)) {
                         p = 0.0f;
                     }
                     pt[i / 2][c / 2][i % 2 * 2 + c % 2] = p;
-                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * dpt[i / 2][c / 2][i % 2 * 2 + c % 2];
+                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * (dpt[i / 2][c / 2][i % 2 * 2 + c % 2] + minus_delta[c]);
                 }
             }
             {

@@ -277,6 +277,39 @@ __device__ __forceinline__ void tessera_wgmma(float (&d)[8][4], unsigned long lo
 }
 #endif  // TESSERA_SIM_H
 
+// wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × 64 tile of B, both read
+// by the tensor cores from shared memory through 64-bit matrix descriptors, into 64 × 64 f32
+// accumulators: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8 layout (8 tiles of 16 × 8).
+// TRANS_A / TRANS_B: the operand is stored MN-major (M or N along the panel rows).
+// The first k-step of an `.overwrite()` product: d = A·B (scale-d = 0), d only written ("=f"),
+// so its values before need not stay live.
+#ifndef TESSERA_SIM_H
+template <class T, int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void tessera_wgmma_overwrite(float (&d)[8][4], unsigned long long a_descriptor, unsigned long long b_descriptor)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile(
+        "{\n"
+        ".reg .pred accumulate;\n"
+        "setp.ne.b32 accumulate, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16\n"
+        "{%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31},\n"
+        "%32, %33, accumulate, 1, 1, %35, %36;\n"
+        "}\n"
+        : "=f"(d[0][0]), "=f"(d[0][1]), "=f"(d[0][2]), "=f"(d[0][3]), "=f"(d[1][0]), "=f"(d[1][1]), "=f"(d[1][2]), "=f"(d[1][3]),
+          "=f"(d[2][0]), "=f"(d[2][1]), "=f"(d[2][2]), "=f"(d[2][3]), "=f"(d[3][0]), "=f"(d[3][1]), "=f"(d[3][2]), "=f"(d[3][3]),
+          "=f"(d[4][0]), "=f"(d[4][1]), "=f"(d[4][2]), "=f"(d[4][3]), "=f"(d[5][0]), "=f"(d[5][1]), "=f"(d[5][2]), "=f"(d[5][3]),
+          "=f"(d[6][0]), "=f"(d[6][1]), "=f"(d[6][2]), "=f"(d[6][3]), "=f"(d[7][0]), "=f"(d[7][1]), "=f"(d[7][2]), "=f"(d[7][3])
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(0), "n"(TRANS_A), "n"(TRANS_B));
+#else
+    __trap();  // wgmma is sm_90a's: the launch refuses other devices before getting here
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // wgmma, A from registers: a warpgroup multiplies a 64 × 16 tile of A held in registers (warp w
 // its rows 16w .. 16w + 15 in mma.sync's m16n8k16 A layout, four 32-bit registers of 16-bit
 // pairs a lane) by a 16 × 128 tile of B read by the tensor cores from shared memory through a
@@ -632,37 +665,41 @@ attention_backward_wgmma_dkdv_f16_d128(const __half* __restrict__ q, const __hal
             tessera_async_commit();
             const int h = hk * (H / HKV) + j / tiles;
             const int q0 = (first + j % tiles) * BQ;
+            float start[16];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
+            #pragma unroll
+            for (int tessera_i = 0; tessera_i < 16; ++tessera_i) { start[tessera_i] = 0.0f; }
+            float minus_delta[16];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
+            #pragma unroll
+            for (int tessera_i = 0; tessera_i < 16; ++tessera_i) { minus_delta[tessera_i] = 0.0f; }
             // for c in 0..BQ / 4 { .. }
             #pragma unroll
             for (int c = 0; c < BQ / 4; ++c) {
                 const int col = q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
-                float start = -__int_as_float(0x7f800000);
-                float minus_delta = 0.0f;
+                start[c] = -__int_as_float(0x7f800000);
                 if (col < SQ) {
-                    start = -lse[((b) * H + (h)) * lse_ld + (col)] * inverse_scale;
-                    minus_delta = -delta[((b) * H + (h)) * delta_ld + (col)];
-                }
-                #pragma unroll
-                for (int i = 0; i < 2; ++i) {
-                    pt[i / 2][c / 2][i % 2 * 2 + c % 2] = start;
-                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = minus_delta;
+                    start[c] = -lse[((b) * H + (h)) * lse_ld + (col)] * inverse_scale * scale_log2;
+                    minus_delta[c] = -delta[((b) * H + (h)) * delta_ld + (col)];
                 }
             }
             {
                 const int warpgroup_row0 = pt_warpgroup_row0;
                 const int warp_row0 = pt_warp_row0;
                 const int warp_col0 = pt_warp_col0;
-                // mma(&k_s, &q_s.t(), &mut pt): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
+                // mma(&k_s, &q_s.t(), &mut pt).overwrite(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
                 // warpgroup multiplies its 64 × 64 tile, the tensor cores reading both operands from shared
                 // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
+                // The first k-step overwrites `pt` (scale-d = 0): its values before are never read.
                 {
-                    tessera_wgmma_fence_operands(pt[0]);
-                    tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
+                    tessera_wgmma_fence();  // (`pt`'s values before are never read, so they need no fence)
                     #pragma unroll
                     for (int kk = 0; kk < D; kk += 16) {
                         const unsigned long long a_descriptor = tessera_wgmma_descriptor(&k_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
                         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&q_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
-                        tessera_wgmma<__half, 0, 0>(pt[0], a_descriptor, b_descriptor);
+                        if (kk == 0) {
+                            tessera_wgmma_overwrite<__half, 0, 0>(pt[0], a_descriptor, b_descriptor);
+                        } else {
+                            tessera_wgmma<__half, 0, 0>(pt[0], a_descriptor, b_descriptor);
+                        }
                     }
                     tessera_wgmma_commit();
                     // every k-step done before the pipeline refills this stage or anything reads pt
@@ -674,17 +711,21 @@ attention_backward_wgmma_dkdv_f16_d128(const __half* __restrict__ q, const __hal
                 const int warpgroup_row0 = dpt_warpgroup_row0;
                 const int warp_row0 = dpt_warp_row0;
                 const int warp_col0 = dpt_warp_col0;
-                // mma(&v_s, &do_s.t(), &mut dpt): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
+                // mma(&v_s, &do_s.t(), &mut dpt).overwrite(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
                 // warpgroup multiplies its 64 × 64 tile, the tensor cores reading both operands from shared
                 // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
+                // The first k-step overwrites `dpt` (scale-d = 0): its values before are never read.
                 {
-                    tessera_wgmma_fence_operands(dpt[0]);
-                    tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
+                    tessera_wgmma_fence();  // (`dpt`'s values before are never read, so they need no fence)
                     #pragma unroll
                     for (int kk = 0; kk < D; kk += 16) {
                         const unsigned long long a_descriptor = tessera_wgmma_descriptor(&v_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
                         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&do_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
-                        tessera_wgmma<__half, 0, 0>(dpt[0], a_descriptor, b_descriptor);
+                        if (kk == 0) {
+                            tessera_wgmma_overwrite<__half, 0, 0>(dpt[0], a_descriptor, b_descriptor);
+                        } else {
+                            tessera_wgmma<__half, 0, 0>(dpt[0], a_descriptor, b_descriptor);
+                        }
                     }
                     tessera_wgmma_commit();
                     // every k-step done before the pipeline refills this stage or anything reads dpt
@@ -698,12 +739,12 @@ attention_backward_wgmma_dkdv_f16_d128(const __half* __restrict__ q, const __hal
             for (int c = 0; c < BQ / 4; ++c) {
                 #pragma unroll
                 for (int i = 0; i < 2; ++i) {
-                    float p = exp2f(pt[i / 2][c / 2][i % 2 * 2 + c % 2] * scale_log2);
+                    float p = exp2f(fmaf(pt[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, start[c]));
                     if (edge && kt * BKV + (pt_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4) > q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2)) {
                         p = 0.0f;
                     }
                     pt[i / 2][c / 2][i % 2 * 2 + c % 2] = p;
-                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * dpt[i / 2][c / 2][i % 2 * 2 + c % 2];
+                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * (dpt[i / 2][c / 2][i % 2 * 2 + c % 2] + minus_delta[c]);
                 }
             }
             {
