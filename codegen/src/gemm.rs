@@ -236,39 +236,15 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
         return crate::tensor_core::fragment_source(kernel, fragment, &layout);
     }
     let names = FragmentNames::of(fragment);
-    // thread_row and thread_col name one grid of thread tiles per kernel: the first
-    // thread-tile fragment declares them, and every later one must lie on the same grid
-    let grid_of = |layout: &FragmentLayout, names: &FragmentNames| {
-        (
-            layout.warp_layout,
-            layout.threads_down(),
-            layout.threads_across(),
-            names.cols.clone(),
-            names.thread_cols.clone(),
-        )
-    };
+    // thread_row and thread_col name one grid of thread tiles per kernel (validation makes
+    // every thread-tile fragment share it): the first such fragment declares them
     let first = kernel.statements().into_iter().find_map(|s| match s {
-        tessera_dsl::Statement::Fragment(f) => FragmentLayout::of(f, kernel)
-            .filter(|l| l.warp_tile.is_none())
-            .map(|l| (f, grid_of(&l, &FragmentNames::of(f)))),
+        tessera_dsl::Statement::Fragment(f) => {
+            FragmentLayout::of(f, kernel).filter(|l| l.warp_tile.is_none()).map(|_| f.name.as_str())
+        }
         _ => None,
     });
-    let declares_coordinates = match first {
-        Some((first, grid)) if first.name != fragment.name => {
-            if grid != grid_of(&layout, &names) {
-                return Err(invalid(
-                    kernel,
-                    fragment.origin,
-                    &format!(
-                        "`{}` spreads its thread tiles over another grid of threads than `{}`: the thread-tile fragments of a kernel share one",
-                        fragment.name, first.name
-                    ),
-                ));
-            }
-            false
-        }
-        _ => true,
-    };
+    let declares_coordinates = first == Some(fragment.name.as_str());
     let holds = if layout.split == [1, 1] {
         format!("one {} × {} tile", layout.thread_rows, layout.thread_cols)
     } else {

@@ -1206,6 +1206,38 @@ impl Checker<'_> {
         }
     }
 
+    /// A thread-tile fragment after the kernel's first: `thread_row` and `thread_col` name one
+    /// grid of thread tiles per kernel, so every such fragment must spread over the same one.
+    fn same_thread_grid(&mut self, fragment: &Fragment, layout: &FragmentLayout, scope: &Scope) {
+        let grid = |l: &FragmentLayout| (l.warp_layout, l.threads_down(), l.threads_across(), l.thread_cols);
+        let first = self.kernel.statements().into_iter().find_map(|s| match s {
+            Statement::Fragment(f) => {
+                FragmentLayout::with_scope(f, scope).filter(|l| l.warp_tile.is_none()).map(|l| (f, l))
+            }
+            _ => None,
+        });
+        let Some((first, first_layout)) = first else { return };
+        if first.name != fragment.name && grid(&first_layout) != grid(layout) {
+            self.error(
+                fragment.origin,
+                format!(
+                    "`{}` spreads {} × {} thread tiles over {} × {} threads, `{}` {} × {} over {} × {}: a kernel's thread-tile fragments share one grid of threads (`thread_row`, `thread_col`)",
+                    fragment.name,
+                    layout.thread_rows,
+                    layout.thread_cols,
+                    layout.threads_down(),
+                    layout.threads_across(),
+                    first.name,
+                    first_layout.thread_rows,
+                    first_layout.thread_cols,
+                    first_layout.threads_down(),
+                    first_layout.threads_across()
+                ),
+                Some(format!("give `{}` the shape and thread tile of `{}`", fragment.name, first.name)),
+            );
+        }
+    }
+
     fn fragment(&mut self, fragment: &Fragment, scope: &Scope) {
         let tensor_core_tiles = fragment.warp_tile.iter().flatten().chain(fragment.warpgroup_tile.iter().flatten());
         for extent in fragment.shape.iter().chain(&fragment.thread_tile).chain(tensor_core_tiles) {
@@ -1233,6 +1265,7 @@ impl Checker<'_> {
         if layout.rows <= 0 || layout.cols <= 0 || layout.thread_rows <= 0 || layout.thread_cols <= 0 {
             return;
         }
+        self.same_thread_grid(fragment, &layout, scope);
         if layout.rows % layout.thread_rows != 0 || layout.cols % layout.thread_cols != 0 {
             let (what, extent, tile) = if layout.rows % layout.thread_rows != 0 {
                 ("rows", layout.rows, layout.thread_rows)
