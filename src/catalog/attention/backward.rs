@@ -62,9 +62,10 @@ macro_rules! attention_backward_delta {
 // Sᵀ and dPᵀ overwrite their fragments (`.overwrite()`) and each query's −lse and −Δ, held in
 // `start` and `minus_delta` across the products, are applied after them — in the exponent's
 // FFMA and one FADD — instead of being written into every element first: on an H100 +7–13% at
-// head dim 128 (causal or not), +0–2% at 64; 2–3% slower at 64 causal, whose two blocks an SM
-// leave 128 registers a lane and the two arrays spill 56 B (BENCHMARKS.md). The kernels of one
-// of dK and dV (head dim 256) still start the products from −lse/scale and −Δ.
+// head dim 128 (causal or not), +0–2% at 64; 2–4% slower at 64 causal from 8192 tokens, whose
+// tuned tile (two blocks of 256 threads an SM: 128 registers a lane) the two arrays made spill,
+// so it now takes 64 keys on one warpgroup (BENCHMARKS.md). The kernels of one of dK and dV
+// (head dim 256) still start the products from −lse/scale and −Δ.
 macro_rules! attention_backward_dkdv {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal $(, only = $only:ident)?) => {
         attention_backward_dkdv!(
@@ -515,7 +516,9 @@ attention_backward_kernels!(
 // tokens (BENCHMARKS.md): at head dim 64 the dK, dV kernel walks 32 queries a tile (96
 // registers, two blocks an SM: 29% faster than 64). The causal kernels' are the H100's winners
 // (`min_blocks = 2`, two blocks an SM, 8–20% faster than the tiles of the others): their
-// blocks' walks differ in length, and two blocks an SM fill in for each other's short ones.
+// blocks' walks differ in length, and two blocks an SM fill in for each other's short ones;
+// the dK, dV kernel at head dim 64 causal on one warpgroup of 64 keys since S and dP are
+// overwritten (see `attention_backward_dkdv!`).
 macro_rules! attention_backward_wgmma_kernels {
     ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
         attention_backward_dkdv!(
@@ -537,10 +540,10 @@ macro_rules! attention_backward_wgmma_kernels {
             d = 64,
             causal = 1,
             wgmma,
-            threads = 256,
+            threads = 128,
             min_blocks = 2,
             bq = 32,
-            bkv = 128,
+            bkv = 64,
             stages = 3
         );
         attention_backward_dkdv!(
