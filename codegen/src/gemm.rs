@@ -238,13 +238,7 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
     let names = FragmentNames::of(fragment);
     // thread_row and thread_col name one grid of thread tiles per kernel (validation makes
     // every thread-tile fragment share it): the first such fragment declares them
-    let first = kernel.statements().into_iter().find_map(|s| match s {
-        tessera_dsl::Statement::Fragment(f) => {
-            FragmentLayout::of(f, kernel).filter(|l| l.warp_tile.is_none()).map(|_| f.name.as_str())
-        }
-        _ => None,
-    });
-    let declares_coordinates = first == Some(fragment.name.as_str());
+    let declares_coordinates = kernel.thread_grid_fragment().is_some_and(|first| first.name == fragment.name);
     let holds = if layout.split == [1, 1] {
         format!("one {} × {} tile", layout.thread_rows, layout.thread_cols)
     } else {

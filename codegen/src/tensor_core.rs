@@ -915,9 +915,11 @@ pub(crate) fn wgmma_forms(kernel: &Kernel) -> Vec<(ElementType, i64, bool, bool)
         let Ok(plan) = MmaPlan::new(kernel, mma, &kernel.constant_scope()) else { continue };
         if let MmaInstruction::Wgmma { input, n } = plan.instruction {
             let register_a = matches!(plan.a, OperandPlan::Fragment(_));
-            for form in [(input, n, register_a, false), (input, n, register_a, true)] {
-                // every product's k-steps after the first accumulate
-                if (!form.3 || mma.overwrite) && !forms.contains(&form) {
+            // every product's k-steps after the first accumulate; an overwriting one's first
+            // takes the `_overwrite` form
+            let used = [Some((input, n, register_a, false)), mma.overwrite.then_some((input, n, register_a, true))];
+            for form in used.into_iter().flatten() {
+                if !forms.contains(&form) {
                     forms.push(form);
                 }
             }

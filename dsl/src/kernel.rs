@@ -167,6 +167,24 @@ impl Kernel {
         })
     }
 
+    /// The kernel's first thread-tile fragment (neither `.warp_tile(..)` nor
+    /// `.warpgroup_tile(..)`): the one whose grid of threads `thread_row` and `thread_col`
+    /// name, which every other thread-tile fragment shares.
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert!(kernel.thread_grid_fragment().is_none());
+    /// ```
+    pub fn thread_grid_fragment(&self) -> Option<&crate::Fragment> {
+        self.statements().into_iter().find_map(|s| match s {
+            Statement::Fragment(fragment) if fragment.warp_tile.is_none() && fragment.warpgroup_tile.is_none() => {
+                Some(fragment)
+            }
+            _ => None,
+        })
+    }
+
     /// How many copies of each shared buffer the pipelines need: 2 for a buffer filled
     /// inside a `stages = 2` pipeline, else 1.
     pub fn buffer_stages(&self, buffer: &str) -> u32 {

@@ -1210,13 +1210,8 @@ impl Checker<'_> {
     /// grid of thread tiles per kernel, so every such fragment must spread over the same one.
     fn same_thread_grid(&mut self, fragment: &Fragment, layout: &FragmentLayout, scope: &Scope) {
         let grid = |l: &FragmentLayout| (l.warp_layout, l.threads_down(), l.threads_across(), l.thread_cols);
-        let first = self.kernel.statements().into_iter().find_map(|s| match s {
-            Statement::Fragment(f) => {
-                FragmentLayout::with_scope(f, scope).filter(|l| l.warp_tile.is_none()).map(|l| (f, l))
-            }
-            _ => None,
-        });
-        let Some((first, first_layout)) = first else { return };
+        let Some(first) = self.kernel.thread_grid_fragment() else { return };
+        let Some(first_layout) = FragmentLayout::with_scope(first, scope) else { return };
         if first.name != fragment.name && grid(&first_layout) != grid(layout) {
             self.error(
                 fragment.origin,

@@ -137,15 +137,15 @@ macro_rules! attention_forward_wgmma {
 // neighbouring tiles) where every tile costs the same; query tiles slowest for causal kernels,
 // so each block's tiles run from long key loops to short, as every other block's do (along x
 // some blocks would get only long ones). Either way the last query tiles come first.
-// `product` follows P·V's `mma`: `{ .deferred() }` or nothing.
+// P·V is deferred behind the next tile's Q·Kᵀ (the module doc).
 macro_rules! attention_forward_wgmma_producers {
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, product = { $($deferred:tt)* }, order = { $($order:tt)* }) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
         attention_forward_wgmma_body!(
             $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv,
             launch = { threads = 256, vector = 8 },
             grid = { $($order)* let qt = cdiv(SQ, BQ) - 1 - rt; },
             pipeline = { stages = $stages, producers = 128, copies = $copies },
-            product = { $($deferred)* }
+            product = { .deferred() }
         );
     };
 }
@@ -184,42 +184,42 @@ attention_forward_wgmma!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 192, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_bf16_d64, bf16, d = 64, causal = 0, bq = 128, bkv = 192, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_bf16_d128, bf16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 192, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_f16_d64, f16, d = 64, causal = 0, bq = 128, bkv = 192, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_f16_d128, f16, d = 128, causal = 0, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 
@@ -247,21 +247,21 @@ attention_forward_wgmma!(
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d256, bf16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_bf16_d256, bf16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d256, f16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_f16_d256, f16, d = 256, causal = 0, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, causal, sm_90a, TMA producers.
-    attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma, product = { .deferred() },
+    attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
     order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
 );
