@@ -56,6 +56,11 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         // head dim 256, and 200 zero-filled to it
         p(1, 2, 1, 17, 40, 256, true),
         p(1, 1, 1, 40, 33, 200, false),
+        // more tiles than the simulation's 4 resident blocks: the causal TMA kernels' blocks
+        // take every other round of tiles from its end (`.zigzag()`), here 9 tiles of three
+        // lengths (rounds of 4, 4 and 1) and 7 of one (a short last round, reversed)
+        p(1, 3, 3, 300, 300, 64, true),
+        p(1, 7, 7, 17, 17, 64, true),
     ];
     if !backend.is_simulated() {
         all.extend([

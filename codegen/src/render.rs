@@ -71,7 +71,7 @@ struct KernelSource<'a> {
 ///         Statement::Grid(GridBinding {
 ///             vars: vec!["bx".into()],
 ///             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///             stream_k: false, grouped: None,
+///             stream_k: false, grouped: None, zigzag: false,
 ///             origin: Origin::default(),
 ///         }),
 ///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, by_tma: false, origin: Origin::default() }),

@@ -42,9 +42,56 @@ pub(crate) fn tile_coordinates(grid: &GridBinding) -> Option<Vec<(String, String
     }
 }
 
+/// `.zigzag()`: the tile a block takes at loop value `turn` (`first`, `first + step`, ..): the
+/// round's `turn - first`-th tile on even rounds, the same from the round's end on odd ones
+/// (the last round may be short, so its end is `tiles`).
+pub(crate) fn zigzag_tile(turn: &str, first: &str, step: &str) -> String {
+    let round = format!("({turn} - {first})");
+    format!("{turn} / ({step}) % 2 == 0 ? {turn} : {round} + min({step}, tiles - {round}) - 1 - ({first})")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tiles block `first` of `step` takes, as `zigzag_tile`'s C computes them.
+    fn zigzag_walk(tiles: i64, first: i64, step: i64) -> Vec<i64> {
+        (first..tiles)
+            .step_by(step as usize)
+            .map(|turn| {
+                let round = turn - first;
+                if turn / step % 2 == 0 {
+                    turn
+                } else {
+                    round + step.min(tiles - round) - 1 - first
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn zigzag_tiles_cover_every_tile_once_reversing_every_other_round() {
+        for (tiles, blocks) in [(2048, 132), (100, 132), (132, 132), (265, 132), (7, 3), (1, 1)] {
+            let mut seen: Vec<i64> = (0..blocks).flat_map(|block| zigzag_walk(tiles, block, blocks)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..tiles).collect::<Vec<_>>(), "{tiles} tiles on {blocks} blocks");
+        }
+        // 7 tiles on 3 blocks: rounds {0, 1, 2} forward, {3, 4, 5} backward, {6} alone
+        assert_eq!(zigzag_walk(7, 0, 3), [0, 5, 6]);
+        assert_eq!(zigzag_walk(7, 2, 3), [2, 3]);
+        // a short last round reversed: 5 tiles, round {3, 4} taken by blocks 0 and 1 as 4, 3
+        assert_eq!(zigzag_walk(5, 0, 3), [0, 4]);
+        assert_eq!(zigzag_walk(5, 1, 3), [1, 3]);
+        assert_eq!(zigzag_walk(5, 2, 3), [2]);
+    }
+
+    #[test]
+    fn the_zigzag_tile_renders_as_the_walk_computes_it() {
+        assert_eq!(
+            zigzag_tile("turn", "blockIdx.x", "gridDim.x"),
+            "turn / (gridDim.x) % 2 == 0 ? turn : (turn - blockIdx.x) + min(gridDim.x, tiles - (turn - blockIdx.x)) - 1 - (blockIdx.x)"
+        );
+    }
 
     /// Tile numbers → (x, y) the way the rendered C computes them.
     fn walk(tiles_x: i64, tiles_y: i64, rows: i64) -> Vec<(i64, i64)> {
@@ -81,6 +128,7 @@ mod tests {
             extents: vec![tessera_dsl::Expr::int(5), tessera_dsl::Expr::int(7)],
             stream_k: false,
             grouped: Some(2),
+            zigzag: false,
             origin: tessera_dsl::Origin::default(),
         };
         let names: Vec<String> = tile_coordinates(&grid).unwrap().into_iter().map(|(name, _)| name).collect();

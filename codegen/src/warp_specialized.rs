@@ -46,6 +46,8 @@ struct WarpSpecializedSource {
     /// The first tile a block (or its cluster) takes, and the step to its next.
     first_tile: String,
     tile_step: String,
+    /// The tile loop's variable: `tile`, or `turn` where `.zigzag()` computes the tile from it.
+    turn: &'static str,
 }
 
 #[derive(Template)]
@@ -78,6 +80,7 @@ struct ConsumerLoopSource {
     cluster: bool,
     first_tile: String,
     tile_step: String,
+    turn: &'static str,
     /// A `.by_tma()` copy out: the warp counts its TMA stores (which staging buffer is next)
     /// and waits for them before it exits.
     tma_store: bool,
@@ -153,6 +156,13 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         }
         None => ("blockIdx.x".to_string(), "gridDim.x".to_string()),
     };
+    let turn = match grid.zigzag {
+        true => {
+            bindings.insert(0, ("tile".into(), crate::tiles::zigzag_tile("turn", &first_tile, &tile_step)));
+            "turn"
+        }
+        false => "tile",
+    };
     let tma = kernel.copies_by_tma();
     let wgmma = crate::tensor_core::uses_wgmma(kernel);
     // the tile's own copies (before the pipeline: FlashAttention's Q), issued by the producers
@@ -217,6 +227,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         cluster: cluster.is_some(),
         first_tile: first_tile.clone(),
         tile_step: tile_step.clone(),
+        turn,
         tma_store: kernel.tma_store_copy().is_some(),
     }
     .render()
@@ -265,6 +276,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         cluster_blocks: cluster.map(|cluster| cluster.blocks),
         first_tile,
         tile_step,
+        turn,
     }
     .render()
     .map_err(template_error("warp_specialized.cu"))?;

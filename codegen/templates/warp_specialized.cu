@@ -18,6 +18,10 @@
 // is copied once: each block's producer copies a share of its boxes, multicast into every
 // block's stage, so a stage is free once the compute warps of every block are done with it.
 {%- endif %}
+{%- if turn == "turn" %}
+// In zigzag (`.zigzag()`): the blocks take every other round of tiles from its end — a round's
+// first block its last tile — so one that took a long tile in a round takes a short one next.
+{%- endif %}
 {
     constexpr int STAGES = {{ stages }};
 {%- if let Some(blocks) = cluster_blocks %}
@@ -102,7 +106,7 @@
 {%- if !tile_copies.is_empty() %}
         int tiles_done = 0;  // tiles whose own copies this block's producers have issued
 {%- endif %}
-        for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
+        for (int {{ turn }} = {{ first_tile }}; {{ turn }} < tiles; {{ turn }} += {{ tile_step }}) {
 {%- for (var, value) in bindings %}
             const int {{ var }} = {{ value }};
 {%- endfor %}

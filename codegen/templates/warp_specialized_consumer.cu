@@ -5,7 +5,7 @@ int turns = 0;  // tiles this group has multiplied
 {%- if tma_store %}
 int tma_stores = 0;  // panels this warp has handed to TMA: staging buffer tma_stores % 2 is next
 {%- endif %}
-for (int tile = {{ first_tile }} + consumer * {{ tile_step }}; tile < tiles; tile += CONSUMERS * {{ tile_step }}) {
+for (int {{ turn }} = {{ first_tile }} + consumer * {{ tile_step }}; {{ turn }} < tiles; {{ turn }} += CONSUMERS * {{ tile_step }}) {
 {%- else %}
 int drained = 0;  // k-tiles this block's compute threads have used
 {%- if tma_store %}
@@ -14,7 +14,7 @@ int tma_stores = 0;  // panels this warp has handed to TMA: staging buffer tma_s
 {%- if tile_copies %}
 int tiles_done = 0;  // tiles this block's compute threads have finished
 {%- endif %}
-for (int tile = {{ first_tile }}; tile < tiles; tile += {{ tile_step }}) {
+for (int {{ turn }} = {{ first_tile }}; {{ turn }} < tiles; {{ turn }} += {{ tile_step }}) {
 {%- endif %}
 {%- for (var, value) in bindings %}
     const int {{ var }} = {{ value }};

@@ -47,7 +47,7 @@ impl ShapeBinding {
 ///     body: vec![Statement::Grid(GridBinding {
 ///         vars: vec!["bx".into()],
 ///         extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///         stream_k: false, grouped: None,
+///         stream_k: false, grouped: None, zigzag: false,
 ///         origin: Origin::default(),
 ///     })],
 /// };
@@ -260,6 +260,7 @@ mod tests {
                 extents: vec![Expr::name("M")],
                 stream_k: false,
                 grouped: None,
+                zigzag: false,
                 origin: Origin::default(),
             })],
         }

@@ -235,7 +235,7 @@ pub struct Barrier {
 /// let grid = GridBinding {
 ///     vars: vec!["bx".into()],
 ///     extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///     stream_k: false, grouped: None,
+///     stream_k: false, grouped: None, zigzag: false,
 ///     origin: Origin::default(),
 /// };
 /// assert_eq!(grid.to_string(), "let (bx,) = grid(cdiv(N, TILE));");
@@ -253,6 +253,13 @@ pub struct GridBinding {
     /// after row.
     #[serde(default)]
     pub grouped: Option<u32>,
+    /// `.zigzag()`: blocks that take tiles by number (producers) take every other round of
+    /// tiles in reverse block order — block b the b-th tile of even rounds and the b-th from
+    /// the end of odd ones — so in a grid ordered from the longest tiles to the shortest (a
+    /// causal attention's query tiles) a block that took one of a round's longest takes one
+    /// of the next round's shortest, and every block ends with about the same work.
+    #[serde(default)]
+    pub zigzag: bool,
     pub origin: Origin,
 }
 
@@ -267,6 +274,9 @@ impl std::fmt::Display for GridBinding {
         }
         if let Some(rows) = self.grouped {
             write!(f, ".grouped({rows})")?;
+        }
+        if self.zigzag {
+            f.write_str(".zigzag()")?;
         }
         f.write_str(";")
     }

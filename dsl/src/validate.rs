@@ -71,6 +71,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.tma_copies();
     check.tma_stores();
     check.grouped_tiles();
+    check.zigzag_tiles();
     check.consumers_need_producers();
     check.min_blocks();
     check.clusters();
@@ -368,6 +369,23 @@ impl Checker<'_> {
                 grid.origin,
                 format!("`.grouped({rows})` orders the tiles that persistent blocks take by number, which a pipeline with producers makes; here each block has its own tile (blockIdx)"),
                 Some("add `producers = 128` to the pipeline, or drop `.grouped(..)`".into()),
+            );
+        }
+    }
+
+    /// `.zigzag()`: the order persistent blocks (producers) take tiles in, so only theirs.
+    fn zigzag_tiles(&mut self) {
+        let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
+            Statement::Grid(g) if g.zigzag => Some(g),
+            _ => None,
+        }) else {
+            return;
+        };
+        if self.kernel.producer_threads() == 0 || grid.stream_k {
+            self.error(
+                grid.origin,
+                "`.zigzag()` orders the tiles that persistent blocks take by number, which a pipeline with producers makes; here each block has its own tile (blockIdx)".into(),
+                Some("add `producers = 128` to the pipeline, or drop `.zigzag()`".into()),
             );
         }
     }
@@ -2047,6 +2065,7 @@ mod tests {
                     extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
                     stream_k: false,
                     grouped: None,
+                    zigzag: false,
                     origin: Origin::default(),
                 }),
                 Statement::Copy(TileCopy {

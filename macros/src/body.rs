@@ -151,12 +151,13 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             if let Some(fragment) = fragment(&local.pat, &init.expr, spans)? {
                 return Ok(Statement::Fragment(fragment));
             }
-            // `grid(..)`, optionally `.stream_k()` and `.grouped(n)`
+            // `grid(..)`, optionally `.stream_k()`, `.grouped(n)` and `.zigzag()`
             let mut grid_call = &*init.expr;
-            let (mut stream_k, mut grouped) = (false, None);
+            let (mut stream_k, mut grouped, mut zigzag) = (false, None, false);
             while let RustExpr::MethodCall(method) = grid_call {
                 match (method.method.to_string().as_str(), method.args.len()) {
                     ("stream_k", 0) => stream_k = true,
+                    ("zigzag", 0) => zigzag = true,
                     ("grouped", 1) => {
                         grouped = Some(integer_literal(&method.args[0], "`.grouped(n)` takes a number of tile rows")?)
                     }
@@ -165,7 +166,10 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
                     {
                         return Err(syn::Error::new(
                             method.method.span(),
-                            format!("unknown grid option `{}`: expected `.stream_k()` or `.grouped(n)`", method.method),
+                            format!(
+                                "unknown grid option `{}`: expected `.stream_k()`, `.grouped(n)` or `.zigzag()`",
+                                method.method
+                            ),
                         ))
                     }
                     _ => break,
@@ -179,7 +183,14 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             debug_assert_eq!(name, "grid");
             let vars = binding_names(&local.pat)?;
             let extents = args.iter().map(|a| expr(a, spans)).collect::<syn::Result<_>>()?;
-            Ok(Statement::Grid(GridBinding { vars, extents, stream_k, grouped, origin: spans.origin(local.span()) }))
+            Ok(Statement::Grid(GridBinding {
+                vars,
+                extents,
+                stream_k,
+                grouped,
+                zigzag,
+                origin: spans.origin(local.span()),
+            }))
         }
         Stmt::Expr(RustExpr::ForLoop(for_loop), _) => {
             let Pat::Ident(var) = &*for_loop.pat else {

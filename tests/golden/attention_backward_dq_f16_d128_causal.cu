@@ -171,10 +171,11 @@ attention_backward_dq_f16_d128_causal(const __half* __restrict__ q, const __half
     // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(16) unsigned char tessera_smem[];
 
-    // let (qt, h, b) = grid(cdiv(SQ, BQ), H, B);
-    const int qt = blockIdx.x;
+    // let (rt, h, b) = grid(cdiv(SQ, BQ), H, B);
+    const int rt = blockIdx.x;
     const int h = blockIdx.y;
     const int b = blockIdx.z;
+    const int qt = ((SQ) + (BQ) - 1) / (BQ) - 1 - rt;
     // let q_s = shared::<f16>([BQ, D]).swizzle_bytes(128);: bytes 0 to 16384 of tessera_smem
     __half (&q_s)[BQ][D] = *reinterpret_cast<__half (*)[BQ][D]>(tessera_smem + 0);
     // let do_s = shared::<f16>([BQ, D]).swizzle_bytes(128);: bytes 16384 to 32768 of tessera_smem
@@ -216,13 +217,13 @@ attention_backward_dq_f16_d128_causal(const __half* __restrict__ q, const __half
             delta_row[i] = delta[((b) * H + (h)) * delta_ld + (row)];
         }
     }
-    // copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s): 8 × tessera_f16x8 per thread
+    // copy(q.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 8 × tessera_f16x8 per thread
     {
         constexpr int ROWS = BQ;
         constexpr int COLS = D;
         constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
         const int q_batch0 = (b * H + h) * SQ * q_ld;
-        const int q_row0 = qt * BQ;
+        const int q_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
         const int q_col0 = 0 * D;
         if (SQ - q_row0 >= BQ && HD - q_col0 >= D) {
             // whole tile: no bounds checks
@@ -267,13 +268,13 @@ attention_backward_dq_f16_d128_causal(const __half* __restrict__ q, const __half
             }
         }
     }
-    // copy(dout.at([b, h]).tile([qt, 0], [BQ, D]), &do_s): 8 × tessera_f16x8 per thread
+    // copy(dout.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &do_s): 8 × tessera_f16x8 per thread
     {
         constexpr int ROWS = BQ;
         constexpr int COLS = D;
         constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
         const int dout_batch0 = (b * H + h) * SQ * dout_ld;
-        const int dout_row0 = qt * BQ;
+        const int dout_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
         const int dout_col0 = 0 * D;
         if (SQ - dout_row0 >= BQ && HD - dout_col0 >= D) {
             // whole tile: no bounds checks
@@ -318,13 +319,13 @@ attention_backward_dq_f16_d128_causal(const __half* __restrict__ q, const __half
             }
         }
     }
-    // for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
+    // for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((cdiv(SQ, BQ) - 1 - rt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
     // from global to shared memory (no registers on the way) while tile j is computed; one
     // barrier per tile
     {
         constexpr int STAGES = 3;
         constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
-        const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((qt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
+        const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
         // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): 8 threads copy each row, 16 B at a time
         const int k_s_first_row = tid / 8;
         const int k_s_first_col = tid % 8 * 8;
@@ -623,12 +624,12 @@ attention_backward_dq_f16_d128_causal(const __half* __restrict__ q, const __half
             dq_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = dq_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * scale;
         }
     }
-    // copy(&dq_acc, dq.at([b, h]).tile([qt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
+    // copy(&dq_acc, dq.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
     {
         const int warp_row0 = dq_acc_warp_row0;
         const int warp_col0 = dq_acc_warp_col0;
         const int dq_batch0 = (b * H + h) * SQ * dq_ld;
-        const int dq_row0 = qt * BQ;
+        const int dq_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
         const int dq_col0 = 0 * D;
         const bool whole_tile = SQ - dq_row0 >= BQ && HD - dq_col0 >= D;
         const int lane = tid % 32;

@@ -555,13 +555,15 @@ attention_forward_wgmma_tma_f16_d128_causal(const __half* __restrict__ q, const 
     __half (&k_s)[3][D / 64][BKV][64] = *reinterpret_cast<__half (*)[3][D / 64][BKV][64]>(tessera_smem + 32768);
     // let v_s = shared::<f16>([BKV, D]).swizzle_bytes(128).panels();: bytes 131072 to 229376 of tessera_smem
     __half (&v_s)[3][D / 64][BKV][64] = *reinterpret_cast<__half (*)[3][D / 64][BKV][64]>(tessera_smem + 131072);
-    // let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
     // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
     // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
     // 3 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
     // block's next tile while this one is finished; the THREADS compute threads only wait, read shared
     // memory and multiply, and free each stage on a second mbarrier. No barrier stops the whole block
     // per k-tile.
+    // In zigzag (`.zigzag()`): the blocks take every other round of tiles from its end — a round's
+    // first block its last tile — so one that took a long tile in a round takes a short one next.
     {
         constexpr int STAGES = 3;
         const int tiles_x = H;
@@ -591,7 +593,8 @@ attention_forward_wgmma_tma_f16_d128_causal(const __half* __restrict__ q, const 
             tessera_tma_prefetch(&v_tensor_map);
             int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
             int tiles_done = 0;  // tiles whose own copies this block's producers have issued
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            for (int turn = blockIdx.x; turn < tiles; turn += gridDim.x) {
+                const int tile = turn / (gridDim.x) % 2 == 0 ? turn : (turn - blockIdx.x) + min(gridDim.x, tiles - (turn - blockIdx.x)) - 1 - (blockIdx.x);
                 const int h = tile % tiles_x;
                 const int b = tile / tiles_x % tiles_y;
                 const int rt = tile / (tiles_x * tiles_y);
@@ -648,7 +651,8 @@ attention_forward_wgmma_tma_f16_d128_causal(const __half* __restrict__ q, const 
         tessera_registers_up<232>();
         int drained = 0;  // k-tiles this block's compute threads have used
         int tiles_done = 0;  // tiles this block's compute threads have finished
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        for (int turn = blockIdx.x; turn < tiles; turn += gridDim.x) {
+            const int tile = turn / (gridDim.x) % 2 == 0 ? turn : (turn - blockIdx.x) + min(gridDim.x, tiles - (turn - blockIdx.x)) - 1 - (blockIdx.x);
             const int h = tile % tiles_x;
             const int b = tile / tiles_x % tiles_y;
             const int rt = tile / (tiles_x * tiles_y);

@@ -136,7 +136,9 @@ macro_rules! attention_forward_wgmma {
 // statement, which sets that order: query tiles along x (the heads' K and V shared in L2 by
 // neighbouring tiles) where every tile costs the same; query tiles slowest for causal kernels,
 // so each block's tiles run from long key loops to short, as every other block's do (along x
-// some blocks would get only long ones). Either way the last query tiles come first.
+// some blocks would get only long ones), and `.zigzag()`, so a block that took one of a round's
+// longest tiles takes one of the next round's shortest (taken in turn, the blocks' work differs
+// by up to 6%; in zigzag, by 0.5% from 4096 tokens). Either way the last query tiles come first.
 // P·V is deferred behind the next tile's Q·Kᵀ (the module doc).
 macro_rules! attention_forward_wgmma_producers {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
@@ -190,7 +192,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
@@ -200,7 +202,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
@@ -210,7 +212,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
@@ -220,7 +222,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
 
 // Head dim 256: a warpgroup's 64 × 256 f32 output is 128 registers a lane, so at most 64 keys a
@@ -253,7 +255,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, sm_90a, TMA producers.
@@ -263,5 +265,5 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
