@@ -57,8 +57,8 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         p(1, 2, 1, 17, 40, 256, true),
         p(1, 1, 1, 40, 33, 200, false),
         // more tiles than the simulation's 4 resident blocks: the causal TMA kernels' blocks
-        // take every other round of tiles from its end (`.zigzag()`), here 9 tiles of three
-        // lengths (rounds of 4, 4 and 1) and 7 of one (a short last round, reversed)
+        // take their next tiles from a counter as they finish one (`.dynamic()`), here 9 tiles
+        // of three lengths and 7 of one
         p(1, 3, 3, 300, 300, 64, true),
         p(1, 7, 7, 17, 17, 64, true),
     ];

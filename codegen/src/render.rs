@@ -71,7 +71,7 @@ struct KernelSource<'a> {
 ///         Statement::Grid(GridBinding {
 ///             vars: vec!["bx".into()],
 ///             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///             stream_k: false, grouped: None, zigzag: false,
+///             stream_k: false, grouped: None, zigzag: false, dynamic: false,
 ///             origin: Origin::default(),
 ///         }),
 ///         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, by_tma: false, origin: Origin::default() }),
@@ -268,9 +268,12 @@ fn parameter_declarations(kernel: &Kernel) -> Vec<String> {
         .collect();
     params.extend(kernel.shape_symbols().into_iter().map(|symbol| format!("const int {symbol}")));
     params.extend(kernel.leading_dimensions().into_iter().map(|(_, ld)| format!("const int {ld}")));
-    if let Some(workspace) = kernel.stream_k_workspace(1) {
-        // stream-K: the shares of split tiles, and how many k-tiles of each have arrived
-        params.push(format!("{}* __restrict__ tessera_partials", workspace.element.cuda_name()));
+    if let Some(workspace) = kernel.workspace(1) {
+        // stream-K: the shares of split tiles, and how many k-tiles of each have arrived; a
+        // dynamic grid: the count of tiles taken
+        if workspace.partials > 0 {
+            params.push(format!("{}* __restrict__ tessera_partials", workspace.element.cuda_name()));
+        }
         params.push("int* __restrict__ tessera_tile_counters".into());
     }
     // TMA: the tensor maps the launch builds, read by the copy engine from parameter space

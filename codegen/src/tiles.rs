@@ -129,6 +129,7 @@ mod tests {
             stream_k: false,
             grouped: Some(2),
             zigzag: false,
+            dynamic: false,
             origin: tessera_dsl::Origin::default(),
         };
         let names: Vec<String> = tile_coordinates(&grid).unwrap().into_iter().map(|(name, _)| name).collect();

@@ -48,6 +48,12 @@ struct WarpSpecializedSource {
     tile_step: String,
     /// The tile loop's variable: `tile`, or `turn` where `.zigzag()` computes the tile from it.
     turn: &'static str,
+    /// `.dynamic()`: a producer takes each next tile from the launch's counter and hands it to
+    /// the block's other warps through two shared slots, which `slot_readers` warps read.
+    dynamic: bool,
+    slot_readers: String,
+    tile_give: &'static str,
+    tile_take: &'static str,
 }
 
 #[derive(Template)]
@@ -81,10 +87,17 @@ struct ConsumerLoopSource {
     first_tile: String,
     tile_step: String,
     turn: &'static str,
+    dynamic: bool,
+    tile_take: &'static str,
     /// A `.by_tma()` copy out: the warp counts its TMA stores (which staging buffer is next)
     /// and waits for them before it exits.
     tma_store: bool,
 }
+
+/// `.dynamic()`: the producer that takes the tiles hands each over in a shared slot ...
+const TILE_GIVE: &str = include_str!("../templates/dynamic_tile_give.cu");
+/// ... which every warp that needs it reads.
+const TILE_TAKE: &str = include_str!("../templates/dynamic_tile_take.cu");
 
 /// Registers a producer thread keeps (`setmaxnreg.dec`): its loop needs a few pointers.
 const PRODUCER_REGISTERS: u32 = 40;
@@ -228,6 +241,8 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         first_tile: first_tile.clone(),
         tile_step: tile_step.clone(),
         turn,
+        dynamic: grid.dynamic,
+        tile_take: TILE_TAKE.trim_end(),
         tma_store: kernel.tma_store_copy().is_some(),
     }
     .render()
@@ -277,6 +292,13 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         first_tile,
         tile_step,
         turn,
+        dynamic: grid.dynamic,
+        slot_readers: match tma {
+            true => "THREADS / 32".into(), // the compute warps (the producer that takes the tiles knows them)
+            false => "(THREADS + PRODUCERS) / 32".into(), // and the producers' warps
+        },
+        tile_give: TILE_GIVE.trim_end(),
+        tile_take: TILE_TAKE.trim_end(),
     }
     .render()
     .map_err(template_error("warp_specialized.cu"))?;

@@ -22,6 +22,12 @@
 // In zigzag (`.zigzag()`): the blocks take every other round of tiles from its end — a round's
 // first block its last tile — so one that took a long tile in a round takes a short one next.
 {%- endif %}
+{%- if dynamic %}
+// Dynamically (`.dynamic()`): each block's first tile is blockIdx.x, its next ones come from a
+// counter the launch zeroes (gridDim.x + the count taken before), in the grid's order, so a
+// block takes as many tiles as it gets through. A producer takes them and hands them to the
+// block's other warps through two slots in shared memory.
+{%- endif %}
 {
     constexpr int STAGES = {{ stages }};
 {%- if let Some(blocks) = cluster_blocks %}
@@ -45,6 +51,12 @@
 {%- endif %}
 {%- if consumers > 1 %}
     __shared__ tessera_mbarrier tessera_turn[CONSUMERS];
+{%- endif %}
+{%- if dynamic %}
+    // the tiles taken, handed over in two slots: one is full when the producer that took its tile
+    // has arrived, free again once every warp that reads it has
+    __shared__ int tessera_tile_slot[2];
+    __shared__ tessera_mbarrier tessera_tile_slot_full[2], tessera_tile_slot_free[2];
 {%- endif %}
     if (tid == 0) {
         for (int stage = 0; stage < STAGES; ++stage) {
@@ -71,6 +83,12 @@
         tessera_mbarrier_init(&tessera_tile_full, PRODUCERS);
 {%- endif %}
         tessera_mbarrier_init(&tessera_tile_free, THREADS / 32);
+{%- endif %}
+{%- if dynamic %}
+        for (int slot = 0; slot < 2; ++slot) {
+            tessera_mbarrier_init(&tessera_tile_slot_full[slot], 1);
+            tessera_mbarrier_init(&tessera_tile_slot_free[slot], {{ slot_readers }});
+        }
 {%- endif %}
 {%- if consumers > 1 %}
         for (int group = 0; group < CONSUMERS; ++group) {
@@ -106,7 +124,23 @@
 {%- if !tile_copies.is_empty() %}
         int tiles_done = 0;  // tiles whose own copies this block's producers have issued
 {%- endif %}
+{%- if dynamic %}
+        int next_tile = blockIdx.x;  // the tile the next turn takes
+        for (int turn = 0;; ++turn) {
+{%- if tma %}
+{{ tile_give|indent(12, true) }}
+            const int tile = taken;
+            if (tile >= tiles) break;
+{%- else %}
+            // one producer takes the tiles; every producer reads them from the slot
+            if (tid == THREADS) {
+{{ tile_give|indent(16, true) }}
+            }
+{{ tile_take|indent(12, true) }}
+{%- endif %}
+{%- else %}
         for (int {{ turn }} = {{ first_tile }}; {{ turn }} < tiles; {{ turn }} += {{ tile_step }}) {
+{%- endif %}
 {%- for (var, value) in bindings %}
             const int {{ var }} = {{ value }};
 {%- endfor %}

@@ -14,7 +14,12 @@ int tma_stores = 0;  // panels this warp has handed to TMA: staging buffer tma_s
 {%- if tile_copies %}
 int tiles_done = 0;  // tiles this block's compute threads have finished
 {%- endif %}
+{%- if dynamic %}
+for (int turn = 0;; ++turn) {
+{{ tile_take|indent(4, true) }}
+{%- else %}
 for (int {{ turn }} = {{ first_tile }}; {{ turn }} < tiles; {{ turn }} += {{ tile_step }}) {
+{%- endif %}
 {%- endif %}
 {%- for (var, value) in bindings %}
     const int {{ var }} = {{ value }};

@@ -55,15 +55,23 @@ pub struct StreamKBody<'a> {
     pub fragment: &'a crate::Fragment,
 }
 
-/// What a `.stream_k()` kernel needs besides its arguments, for a grid of `blocks`: room for
-/// two partial tiles per block (the share that starts a tile and the one that continues one)
-/// and one counter per tile the blocks may split (fewer than two per block).
+/// What a kernel needs besides its arguments, for a grid of `blocks`, from the launch: a
+/// `.stream_k()` kernel room for two partial tiles per block (the share that starts a tile and
+/// the one that continues one) and one counter per tile the blocks may split (fewer than two
+/// per block); a `.dynamic()` grid the one counter its blocks take tiles from (no partials).
+///
+/// ```
+/// use tessera_dsl::{ElementType, Workspace};
+/// let dynamic = Workspace { element: ElementType::F32, partials: 0, counters: 1 };
+/// assert_eq!(dynamic.partials, 0); // no `tessera_partials` parameter
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamKWorkspace {
+pub struct Workspace {
     pub element: crate::ElementType,
-    /// Elements of the partial tiles: 2 × blocks × the fragment's rows × columns.
+    /// Elements of the partial tiles: 2 × blocks × the fragment's rows × columns; 0 where the
+    /// kernel has none (and no `tessera_partials` parameter).
     pub partials: usize,
-    /// Tile counters (`int`), zero before every launch; the kernel leaves them zero.
+    /// Tile counters (`int`, the `tessera_tile_counters` parameter), zero before every launch.
     pub counters: usize,
 }
 
@@ -334,14 +342,18 @@ impl Kernel {
         }
     }
 
-    /// The workspace a `.stream_k()` kernel launched on `blocks` blocks needs (`None` for
-    /// other kernels): sized by the fragment its epilogue stores.
-    pub fn stream_k_workspace(&self, blocks: u32) -> Option<StreamKWorkspace> {
+    /// The workspace a kernel launched on `blocks` blocks needs (`None` for most): a
+    /// `.stream_k()` kernel's sized by the fragment its epilogue stores, a `.dynamic()` grid's
+    /// tile counter.
+    pub fn workspace(&self, blocks: u32) -> Option<Workspace> {
+        if self.body.iter().any(|s| matches!(s, Statement::Grid(g) if g.dynamic)) {
+            return Some(Workspace { element: crate::ElementType::I32, partials: 0, counters: 1 });
+        }
         let fragment = self.stream_k_body()?.fragment;
         let layout = crate::FragmentLayout::of(fragment, self)?;
         let tile = usize::try_from(layout.rows * layout.cols).ok()?;
         let blocks = blocks.max(1) as usize;
-        Some(StreamKWorkspace { element: fragment.element, partials: 2 * blocks * tile, counters: 2 * blocks })
+        Some(Workspace { element: fragment.element, partials: 2 * blocks * tile, counters: 2 * blocks })
     }
 
     /// The copies a pipeline with producers issues once a tile: those of global tiles into

@@ -47,7 +47,7 @@ impl ShapeBinding {
 ///     body: vec![Statement::Grid(GridBinding {
 ///         vars: vec!["bx".into()],
 ///         extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///         stream_k: false, grouped: None, zigzag: false,
+///         stream_k: false, grouped: None, zigzag: false, dynamic: false,
 ///         origin: Origin::default(),
 ///     })],
 /// };
@@ -261,6 +261,7 @@ mod tests {
                 stream_k: false,
                 grouped: None,
                 zigzag: false,
+                dynamic: false,
                 origin: Origin::default(),
             })],
         }

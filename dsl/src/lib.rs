@@ -56,7 +56,7 @@ pub use diagnostic::{Diagnostic, Diagnostics};
 pub use element::ElementType;
 pub use expr::{BinaryOp, EvalError, Expr, ExprKind, Scope};
 pub use fragment::FragmentLayout;
-pub use kernel::{GridMapping, Kernel, StreamKBody, StreamKWorkspace, TileBuffersFreed};
+pub use kernel::{GridMapping, Kernel, StreamKBody, TileBuffersFreed, Workspace};
 pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS};
 pub use layout::SharedLayout;
 pub use mma_instruction::{MmaInstruction, Precision};

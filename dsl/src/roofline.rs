@@ -181,7 +181,7 @@ pub enum RooflineError {
 /// #     params: vec![tensor("x", Access::ReadOnly), tensor("y", Access::Writable)],
 /// #     config: Config { vector: VectorWidth::W4, constants: vec![Constant::new("TILE", 1024)], ..Config::default() },
 /// #     body: vec![
-/// #         Statement::Grid(GridBinding { vars: vec!["bx".into()], stream_k: false, grouped: None, zigzag: false,
+/// #         Statement::Grid(GridBinding { vars: vec!["bx".into()], stream_k: false, grouped: None, zigzag: false, dynamic: false,
 /// #             extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))], origin: Origin::default() }),
 /// #         Statement::Copy(TileCopy { src: tile("x"), dst: tile("y"), order: ItemOrder::RowMajor, axpby: None, map: None, by_tma: false, origin: Origin::default() }),
 /// #     ] };

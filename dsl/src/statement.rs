@@ -235,7 +235,7 @@ pub struct Barrier {
 /// let grid = GridBinding {
 ///     vars: vec!["bx".into()],
 ///     extents: vec![Expr::ceil_div(Expr::name("N"), Expr::name("TILE"))],
-///     stream_k: false, grouped: None, zigzag: false,
+///     stream_k: false, grouped: None, zigzag: false, dynamic: false,
 ///     origin: Origin::default(),
 /// };
 /// assert_eq!(grid.to_string(), "let (bx,) = grid(cdiv(N, TILE));");
@@ -260,6 +260,12 @@ pub struct GridBinding {
     /// of the next round's shortest, and every block ends with about the same work.
     #[serde(default)]
     pub zigzag: bool,
+    /// `.dynamic()`: blocks that take tiles by number (producers, TMA) take the next tile from a
+    /// counter the launch zeroes as they finish one — tiles in the grid's order, each block as
+    /// many as it gets through — so the blocks' work evens out whatever each tile costs, with
+    /// neighbouring tiles (which share what they read in L2) running together.
+    #[serde(default)]
+    pub dynamic: bool,
     pub origin: Origin,
 }
 
@@ -277,6 +283,9 @@ impl std::fmt::Display for GridBinding {
         }
         if self.zigzag {
             f.write_str(".zigzag()")?;
+        }
+        if self.dynamic {
+            f.write_str(".dynamic()")?;
         }
         f.write_str(";")
     }

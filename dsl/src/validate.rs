@@ -72,6 +72,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.tma_stores();
     check.grouped_tiles();
     check.zigzag_tiles();
+    check.dynamic_tiles();
     check.consumers_need_producers();
     check.min_blocks();
     check.clusters();
@@ -386,6 +387,48 @@ impl Checker<'_> {
                 grid.origin,
                 "`.zigzag()` orders the tiles that persistent blocks take by number, which a pipeline with producers makes; here each block has its own tile (blockIdx)".into(),
                 Some("add `producers = 128` to the pipeline, or drop `.zigzag()`".into()),
+            );
+        }
+    }
+
+    /// `.dynamic()`: persistent blocks (producers) take tiles from a counter; one group of
+    /// compute threads (`consumers = n` counts turns by tile) and no cluster (whose blocks take
+    /// tiles together), and not in zigzag as well.
+    fn dynamic_tiles(&mut self) {
+        let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
+            Statement::Grid(g) if g.dynamic => Some(g),
+            _ => None,
+        }) else {
+            return;
+        };
+        if self.kernel.producer_threads() == 0 || grid.stream_k {
+            self.error(
+                grid.origin,
+                "`.dynamic()` hands tiles to persistent blocks as they finish one, which a pipeline with producers makes; here each block has its own tile (blockIdx)".into(),
+                Some("add `producers = 128` to the pipeline, or drop `.dynamic()`".into()),
+            );
+        }
+        let consumers = self.kernel.consumer_groups();
+        if consumers > 1 {
+            self.error(
+                grid.origin,
+                format!("`.dynamic()` with `consumers = {consumers}`: the groups take the block's tiles in a fixed turn, so each block's tiles must be known in advance"),
+                Some("drop `consumers = ..` or `.dynamic()`".into()),
+            );
+        }
+        if self.kernel.config.cluster.is_some() {
+            self.error(
+                grid.origin,
+                "`.dynamic()` in clusters: a cluster's blocks take neighbouring tiles together, in a fixed order"
+                    .into(),
+                Some("drop `cluster = ..` or `.dynamic()`".into()),
+            );
+        }
+        if grid.zigzag {
+            self.error(
+                grid.origin,
+                "`.zigzag()` and `.dynamic()` both order the tiles; a dynamic grid's blocks take them in the grid's order as they finish".into(),
+                Some("keep one of them".into()),
             );
         }
     }
@@ -2066,6 +2109,7 @@ mod tests {
                     stream_k: false,
                     grouped: None,
                     zigzag: false,
+                    dynamic: false,
                     origin: Origin::default(),
                 }),
                 Statement::Copy(TileCopy {

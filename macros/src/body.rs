@@ -151,13 +151,14 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
             if let Some(fragment) = fragment(&local.pat, &init.expr, spans)? {
                 return Ok(Statement::Fragment(fragment));
             }
-            // `grid(..)`, optionally `.stream_k()`, `.grouped(n)` and `.zigzag()`
+            // `grid(..)`, optionally `.stream_k()`, `.grouped(n)`, `.zigzag()` and `.dynamic()`
             let mut grid_call = &*init.expr;
-            let (mut stream_k, mut grouped, mut zigzag) = (false, None, false);
+            let (mut stream_k, mut grouped, mut zigzag, mut dynamic) = (false, None, false, false);
             while let RustExpr::MethodCall(method) = grid_call {
                 match (method.method.to_string().as_str(), method.args.len()) {
                     ("stream_k", 0) => stream_k = true,
                     ("zigzag", 0) => zigzag = true,
+                    ("dynamic", 0) => dynamic = true,
                     ("grouped", 1) => {
                         grouped = Some(integer_literal(&method.args[0], "`.grouped(n)` takes a number of tile rows")?)
                     }
@@ -167,7 +168,7 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
                         return Err(syn::Error::new(
                             method.method.span(),
                             format!(
-                                "unknown grid option `{}`: expected `.stream_k()`, `.grouped(n)` or `.zigzag()`",
+                                "unknown grid option `{}`: expected `.stream_k()`, `.grouped(n)`, `.zigzag()` or `.dynamic()`",
                                 method.method
                             ),
                         ))
@@ -189,6 +190,7 @@ fn statement(stmt: &Stmt, spans: &mut SpanTable) -> syn::Result<Statement> {
                 stream_k,
                 grouped,
                 zigzag,
+                dynamic,
                 origin: spans.origin(local.span()),
             }))
         }

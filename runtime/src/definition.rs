@@ -252,13 +252,16 @@ impl KernelDefinition {
         for value in &trailing {
             builder.arg(value);
         }
-        // a stream-K kernel's workspace: the partial tiles, then the tile counters
-        let workspace = match kernel.stream_k_workspace(plan.grid[0]) {
-            Some(need) => Some(gpu.stream_k_workspace(&need)?),
+        // the workspace: stream-K's partial tiles, then the tile counters (a dynamic grid's one)
+        let need = kernel.workspace(plan.grid[0]);
+        let workspace = match &need {
+            Some(need) => Some(gpu.workspace(need)?),
             None => None,
         };
-        if let Some(workspace) = &workspace {
-            builder.arg(&workspace.partials);
+        if let (Some(need), Some(workspace)) = (&need, &workspace) {
+            if need.partials > 0 {
+                builder.arg(&workspace.partials);
+            }
             builder.arg(&workspace.counters);
         }
         // TMA: the tensor maps, by value
@@ -330,16 +333,16 @@ impl KernelDefinition {
             stack_bytes: sim.stack_bytes(),
             cluster: kernel.launch_cluster().unwrap_or([1, 1, 1]),
         };
-        match kernel.stream_k_workspace(plan.grid[0]) {
-            // a stream-K kernel's workspace: host tensors after the shape symbols, checked like
-            // any other (red zones, writes outside them)
+        match kernel.workspace(plan.grid[0]) {
+            // the workspace: host tensors after the shape symbols, checked like any other (red
+            // zones, writes outside them)
             Some(need) => match need.element {
-                ElementType::F32 => simulate_stream_k::<f32>(sim, &library, &shape, arguments, &need)?,
-                ElementType::F64 => simulate_stream_k::<f64>(sim, &library, &shape, arguments, &need)?,
-                ElementType::I32 => simulate_stream_k::<i32>(sim, &library, &shape, arguments, &need)?,
-                ElementType::U32 => simulate_stream_k::<u32>(sim, &library, &shape, arguments, &need)?,
-                ElementType::F16 => simulate_stream_k::<half::f16>(sim, &library, &shape, arguments, &need)?,
-                ElementType::BF16 => simulate_stream_k::<half::bf16>(sim, &library, &shape, arguments, &need)?,
+                ElementType::F32 => simulate_with_workspace::<f32>(sim, &library, &shape, arguments, &need)?,
+                ElementType::F64 => simulate_with_workspace::<f64>(sim, &library, &shape, arguments, &need)?,
+                ElementType::I32 => simulate_with_workspace::<i32>(sim, &library, &shape, arguments, &need)?,
+                ElementType::U32 => simulate_with_workspace::<u32>(sim, &library, &shape, arguments, &need)?,
+                ElementType::F16 => simulate_with_workspace::<half::f16>(sim, &library, &shape, arguments, &need)?,
+                ElementType::BF16 => simulate_with_workspace::<half::bf16>(sim, &library, &shape, arguments, &need)?,
             },
             None => sim::execute(&library, &shape, arguments, &mut [], sim.orders())?,
         }
@@ -411,17 +414,21 @@ impl KernelDefinition {
     }
 }
 
-/// Runs a stream-K kernel on the simulator with its workspace: partial tiles of `T` and the
-/// tile counters, host tensors passed after the shape symbols.
-fn simulate_stream_k<T: crate::Element>(
+/// Runs a kernel with a workspace on the simulator: partial tiles of `T` (stream-K) and the tile
+/// counters, host tensors passed after the shape symbols.
+fn simulate_with_workspace<T: crate::Element>(
     sim: &Simulator,
     library: &sim::SimLibrary,
     shape: &Shape<'_>,
     arguments: &mut [Argument<'_>],
-    need: &tessera_dsl::StreamKWorkspace,
+    need: &tessera_dsl::Workspace,
 ) -> Result<(), Error> {
-    let mut partials = sim.zeros::<T>([need.partials])?;
     let mut counters = sim.zeros::<i32>([need.counters])?;
+    if need.partials == 0 {
+        let mut workspace = [Argument::output("tessera_tile_counters", &mut counters)];
+        return sim::execute(library, shape, arguments, &mut workspace, sim.orders());
+    }
+    let mut partials = sim.zeros::<T>([need.partials])?;
     let mut workspace =
         [Argument::output("tessera_partials", &mut partials), Argument::output("tessera_tile_counters", &mut counters)];
     sim::execute(library, shape, arguments, &mut workspace, sim.orders())

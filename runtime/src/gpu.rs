@@ -34,7 +34,7 @@ pub struct Gpu {
     /// Tuning-cache answers by (kernel, shape class): the file is read once per kernel and class.
     tuned: Mutex<HashMap<(String, String), Option<tessera_dsl::Config>>>,
     /// Scratch memory for `.stream_k()` kernels.
-    workspace: crate::workspace::Workspace,
+    workspace: crate::workspace::WorkspaceBuffer,
     /// TMA tensor maps by tensor and box: encoded once, passed by value to every launch.
     tensor_maps: Mutex<HashMap<crate::tensor_map::TensorMapKey, crate::tensor_map::TensorMapBytes>>,
 }
@@ -130,7 +130,7 @@ impl Gpu {
             tune_cache: TuneCache::default_location(),
             loaded: Mutex::new(HashMap::new()),
             tuned: Mutex::new(HashMap::new()),
-            workspace: crate::workspace::Workspace::default(),
+            workspace: crate::workspace::WorkspaceBuffer::default(),
             tensor_maps: Mutex::new(HashMap::new()),
         })
     }
@@ -447,10 +447,11 @@ impl Gpu {
             .collect()
     }
 
-    /// The stream-K workspace for one launch: `need` bytes of room, counters zeroed on the stream.
-    pub(crate) fn stream_k_workspace(
+    /// The workspace for one launch (stream-K, a dynamic grid): `need` bytes of room, counters
+    /// zeroed on the stream.
+    pub(crate) fn workspace(
         &self,
-        need: &tessera_dsl::StreamKWorkspace,
+        need: &tessera_dsl::Workspace,
     ) -> Result<crate::workspace::WorkspaceAddresses, Error> {
         self.workspace.prepare(&self.stream, need)
     }

@@ -1,21 +1,22 @@
-//! The scratch memory a `.stream_k()` kernel gets after its own arguments: the shares of the
-//! tiles its blocks split, and one counter per such tile. One buffer per GPU, grown as
-//! launches need more; the counters are zeroed on the stream before every launch (the kernel
-//! leaves them zero, but a launch that failed part-way might not have).
+//! The scratch memory a kernel gets after its own arguments ([`Workspace`]): a `.stream_k()`
+//! kernel's shares of the tiles its blocks split and one counter per such tile, a `.dynamic()`
+//! grid's tile counter. One buffer per GPU, grown as launches need more; the counters are
+//! zeroed on the stream before every launch (stream-K leaves them zero, but a launch that
+//! failed part-way might not have; a dynamic grid's counter ends at the tile count).
 
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
-use tessera_dsl::StreamKWorkspace;
+use tessera_dsl::Workspace;
 
 use crate::Error;
 
 /// Alignment of the counters after the partial tiles.
 const ALIGN: usize = 256;
 
-/// A device buffer reused by every stream-K launch on one GPU.
+/// A device buffer reused by every launch on one GPU that needs a workspace.
 #[derive(Default)]
-pub(crate) struct Workspace {
+pub(crate) struct WorkspaceBuffer {
     buffer: Mutex<Option<CudaSlice<u8>>>,
 }
 
@@ -27,17 +28,13 @@ pub(crate) struct WorkspaceAddresses {
 }
 
 /// Bytes of the partial tiles, rounded up so the counters after them stay aligned.
-fn partial_bytes(need: &StreamKWorkspace) -> usize {
+fn partial_bytes(need: &Workspace) -> usize {
     (need.partials * need.element.size_bytes() as usize).div_ceil(ALIGN) * ALIGN
 }
 
-impl Workspace {
+impl WorkspaceBuffer {
     /// Room for `need` (allocated or grown on `stream`), its counters zeroed on `stream`.
-    pub(crate) fn prepare(
-        &self,
-        stream: &Arc<CudaStream>,
-        need: &StreamKWorkspace,
-    ) -> Result<WorkspaceAddresses, Error> {
+    pub(crate) fn prepare(&self, stream: &Arc<CudaStream>, need: &Workspace) -> Result<WorkspaceAddresses, Error> {
         let partials = partial_bytes(need);
         let counters = need.counters * std::mem::size_of::<i32>();
         let mut guard = self
@@ -64,7 +61,7 @@ mod tests {
 
     #[test]
     fn the_counters_start_aligned_after_the_partial_tiles() {
-        let need = StreamKWorkspace { element: ElementType::F32, partials: 2 * 132 * 128 * 256 + 3, counters: 264 };
+        let need = Workspace { element: ElementType::F32, partials: 2 * 132 * 128 * 256 + 3, counters: 264 };
         let bytes = partial_bytes(&need);
         assert!(bytes >= need.partials * 4);
         assert_eq!(bytes % ALIGN, 0);

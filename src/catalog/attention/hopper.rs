@@ -132,13 +132,14 @@ macro_rules! attention_forward_wgmma {
 // Warp-specialised: a producer warpgroup issues Q's copy once a tile and K, V into the ring, so
 // the two compute warpgroups only wait on mbarriers (no barrier of the whole block per key
 // tile: one warpgroup's softmax runs beside the other's products), and the blocks are
-// persistent, taking tiles in grid order, a block every `gridDim.x`. `order` is the grid
-// statement, which sets that order: query tiles along x (the heads' K and V shared in L2 by
-// neighbouring tiles) where every tile costs the same; query tiles slowest for causal kernels,
-// so each block's tiles run from long key loops to short, as every other block's do (along x
-// some blocks would get only long ones), and `.zigzag()`, so a block that took one of a round's
-// longest tiles takes one of the next round's shortest (taken in turn, the blocks' work differs
-// by up to 6%; in zigzag, by 0.5% from 4096 tokens). Either way the last query tiles come first.
+// persistent. `order` is the grid statement: query tiles along x, so neighbouring tiles share
+// their head's K and V in L2, the last query tiles first. Where every tile costs the same the
+// blocks take them in turn, a block every `gridDim.x`; causal kernels' tiles cost from one key
+// tile to all of them, so the blocks take each next one from a counter as they finish one
+// (`.dynamic()`). Taken in turn they would end up to 30% apart in work; with the query tiles
+// slowest instead (and `.zigzag()`) 0.5% apart, but then the 132 tiles running at a time
+// belong to as many heads, and at 4096 tokens they read 1.2 GB of K and V from DRAM where along
+// x they read 0.25 GB (ncu, H100).
 // P·V is deferred behind the next tile's Q·Kᵀ (the module doc).
 macro_rules! attention_forward_wgmma_producers {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
@@ -192,7 +193,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
@@ -202,7 +203,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
@@ -212,7 +213,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
@@ -222,7 +223,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
 );
 
 // Head dim 256: a warpgroup's 64 × 256 f32 output is 128 registers a lane, so at most 64 keys a
@@ -255,7 +256,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, sm_90a, TMA producers.
@@ -265,5 +266,5 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
-    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
+    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
 );
