@@ -531,7 +531,7 @@ __device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[32][4], cons
 
 // q_ld, k_ld, v_ld, o_ld, lse_ld: the leading dimensions of q, k, v, o and lse, elements from one row to the next (the column count when dense); the matrices of q, k, v, o, lse lie rows · ld apart
 extern "C" __global__ void __launch_bounds__(384, 1)
-attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, float* __restrict__ lse, const float scale_log2, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int o_ld, const int lse_ld, int* __restrict__ tessera_tile_counters, const __grid_constant__ tessera_tensor_map q_tensor_map, const __grid_constant__ tessera_tensor_map k_tensor_map, const __grid_constant__ tessera_tensor_map v_tensor_map)
+attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, float* __restrict__ lse, const float scale_log2, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int o_ld, const int lse_ld, const __grid_constant__ tessera_tensor_map q_tensor_map, const __grid_constant__ tessera_tensor_map k_tensor_map, const __grid_constant__ tessera_tensor_map v_tensor_map)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 8;  // elements per 128-bit access
@@ -551,30 +551,24 @@ attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
     __nv_bfloat16 (&k_s)[3][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[3][D / 64][BKV][64]>(tessera_smem + 65536);
     // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128).panels();: bytes 139264 to 212992 of tessera_smem
     __nv_bfloat16 (&v_s)[3][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[3][D / 64][BKV][64]>(tessera_smem + 139264);
-    // let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
     // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
     // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
     // 3 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
     // block's next tile while this one is finished; the THREADS compute threads only wait, read shared
     // memory and multiply, and free each stage on a second mbarrier. No barrier stops the whole block
     // per k-tile.
-    // Dynamically (`.dynamic()`): each block's first tile is blockIdx.x, its next ones come from a
-    // counter the launch zeroes (gridDim.x + the count taken before), in the grid's order, so a
-    // block takes as many tiles as it gets through. A producer takes them and hands them to the
-    // block's other warps through two slots in shared memory.
+    // In zigzag (`.zigzag()`): the blocks take every other round of tiles from its end — a round's
+    // first block its last tile — so one that took a long tile in a round takes a short one next.
     {
         constexpr int STAGES = 3;
-        const int tiles_x = (SQ + BQ - 1) / BQ;
-        const int tiles_y = H;
-        const int tiles_z = B;
+        const int tiles_x = H;
+        const int tiles_y = B;
+        const int tiles_z = (SQ + BQ - 1) / BQ;
         const int tiles = tiles_x * tiles_y * tiles_z;
         __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
         // each tile's own buffers: filled once a tile by the producers, freed by every compute warp
         __shared__ tessera_mbarrier tessera_tile_full, tessera_tile_free;
-        // the tiles taken, handed over in two slots: one is full when the producer that took its tile
-        // has arrived, free again once every warp that reads it has
-        __shared__ int tessera_tile_slot[2];
-        __shared__ tessera_mbarrier tessera_tile_slot_full[2], tessera_tile_slot_free[2];
         if (tid == 0) {
             for (int stage = 0; stage < STAGES; ++stage) {
                 tessera_mbarrier_init(&tessera_full[stage], 1);  // the TMA thread's arrival, then the bytes
@@ -582,10 +576,6 @@ attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
             }
             tessera_mbarrier_init(&tessera_tile_full, 1);
             tessera_mbarrier_init(&tessera_tile_free, THREADS / 32);
-            for (int slot = 0; slot < 2; ++slot) {
-                tessera_mbarrier_init(&tessera_tile_slot_full[slot], 1);
-                tessera_mbarrier_init(&tessera_tile_slot_free[slot], THREADS / 32);
-            }
             tessera_mbarrier_init_fence();
         }
         __syncthreads();
@@ -599,25 +589,11 @@ attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
             tessera_tma_prefetch(&v_tensor_map);
             int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
             int tiles_done = 0;  // tiles whose own copies this block's producers have issued
-            int next_tile = blockIdx.x;  // the tile the next turn takes
-            for (int turn = 0;; ++turn) {
-                // `.dynamic()`: this turn's tile, and the next turn's asked for now (the atomic's round trip
-                // passes while this tile's copies are issued); handed over in slot turn % 2 once every warp
-                // has read what it held two turns ago
-                const int taken = next_tile;
-                if (taken < tiles) {
-                    next_tile = gridDim.x + atomicAdd(tessera_tile_counters, 1);
-                }
-                if (turn >= 2) {
-                    tessera_mbarrier_wait(&tessera_tile_slot_free[turn % 2], (turn / 2 - 1) & 1);
-                }
-                tessera_tile_slot[turn % 2] = taken;
-                tessera_mbarrier_arrive(&tessera_tile_slot_full[turn % 2]);  // releases the slot's value to the waiters
-                const int tile = taken;
-                if (tile >= tiles) break;
-                const int rt = tile % tiles_x;
-                const int h = tile / tiles_x % tiles_y;
-                const int b = tile / (tiles_x * tiles_y);
+            for (int turn = blockIdx.x; turn < tiles; turn += gridDim.x) {
+                const int tile = turn / (gridDim.x) % 2 == 0 ? turn : (turn - blockIdx.x) + min(gridDim.x, tiles - (turn - blockIdx.x)) - 1 - (blockIdx.x);
+                const int h = tile % tiles_x;
+                const int b = tile / tiles_x % tiles_y;
+                const int rt = tile / (tiles_x * tiles_y);
                 // the tile's own buffers, once the compute threads are done with the previous tile's
                 // (this tile's stages wait behind them)
                 if (tiles_done > 0) {
@@ -671,19 +647,11 @@ attention_forward_wgmma_tma_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
         tessera_registers_up<232>();
         int drained = 0;  // k-tiles this block's compute threads have used
         int tiles_done = 0;  // tiles this block's compute threads have finished
-        for (int turn = 0;; ++turn) {
-            // the tile taken for this turn, from its slot (one past the last: none is left); the warp has
-            // read it once all its lanes have
-            tessera_mbarrier_wait(&tessera_tile_slot_full[turn % 2], (turn / 2) & 1);
-            const int tile = tessera_tile_slot[turn % 2];
-            __syncwarp();
-            if (tid % 32 == 0) {
-                tessera_mbarrier_arrive(&tessera_tile_slot_free[turn % 2]);
-            }
-            if (tile >= tiles) break;
-            const int rt = tile % tiles_x;
-            const int h = tile / tiles_x % tiles_y;
-            const int b = tile / (tiles_x * tiles_y);
+        for (int turn = blockIdx.x; turn < tiles; turn += gridDim.x) {
+            const int tile = turn / (gridDim.x) % 2 == 0 ? turn : (turn - blockIdx.x) + min(gridDim.x, tiles - (turn - blockIdx.x)) - 1 - (blockIdx.x);
+            const int h = tile % tiles_x;
+            const int b = tile / tiles_x % tiles_y;
+            const int rt = tile / (tiles_x * tiles_y);
             const int qt = ((SQ) + (BQ) - 1) / (BQ) - 1 - rt;
             // let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([64, BKV]);
             // warpgroup g (threads 128g ..) holds the 64 × 48 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid

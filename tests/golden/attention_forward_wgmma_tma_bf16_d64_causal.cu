@@ -547,7 +547,7 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
     __nv_bfloat16 (&k_s)[4][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][D / 64][BKV][64]>(tessera_smem + 16384);
     // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128).panels();: bytes 81920 to 147456 of tessera_smem
     __nv_bfloat16 (&v_s)[4][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][D / 64][BKV][64]>(tessera_smem + 81920);
-    // let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
     // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
     // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
     // 4 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
@@ -561,9 +561,8 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
     {
         constexpr int STAGES = 4;
         const int tiles_x = (SQ + BQ - 1) / BQ;
-        const int tiles_y = H;
-        const int tiles_z = B;
-        const int tiles = tiles_x * tiles_y * tiles_z;
+        const int tiles_y = H * B;
+        const int tiles = tiles_x * tiles_y;
         __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
         // each tile's own buffers: filled once a tile by the producers, freed by every compute warp
         __shared__ tessera_mbarrier tessera_tile_full, tessera_tile_free;
@@ -611,23 +610,25 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
                 tessera_mbarrier_arrive(&tessera_tile_slot_full[turn % 2]);  // releases the slot's value to the waiters
                 const int tile = taken;
                 if (tile >= tiles) break;
-                const int rt = tile % tiles_x;
-                const int h = tile / tiles_x % tiles_y;
-                const int b = tile / (tiles_x * tiles_y);
+                const int group_first_row = tile / (8 * tiles_x) * 8;
+                const int group_rows = min(tiles_y - group_first_row, 8);
+                const int in_group = tile % (8 * tiles_x);
+                const int rt = in_group / group_rows;
+                const int hb = group_first_row + in_group % group_rows;
                 // the tile's own buffers, once the compute threads are done with the previous tile's
                 // (this tile's stages wait behind them)
                 if (tiles_done > 0) {
                     tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
                 }
                 tessera_mbarrier_expect_bytes(&tessera_tile_full, 16384);
-                // copy(q.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 1 box of 128 × 64 (16384 B) by TMA through
+                // copy(q.at([hb / H, hb % H]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 1 box of 128 × 64 (16384 B) by TMA through
                 // q_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside q
                 {
                     const int q_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
                     const int q_col0 = 0 * D;
                     #pragma unroll
                     for (int panel = 0; panel < 1; ++panel) {
-                        tessera_tma_load_3d(&q_s[panel][0][0], &q_tensor_map, q_col0 + panel * 64, q_row0, b * H + h, &tessera_tile_full);
+                        tessera_tma_load_3d(&q_s[panel][0][0], &q_tensor_map, q_col0 + panel * 64, q_row0, hb / H * H + hb % H, &tessera_tile_full);
                     }
                 }
                 ++tiles_done;
@@ -640,24 +641,24 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
                     }
                     // the stage is full when this arrival is in and its 32768 bytes have landed
                     tessera_mbarrier_expect_bytes(&tessera_full[stage], 32768);
-                    // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): 1 box of 128 × 64 (16384 B) by TMA through
+                    // copy(k.at([hb / H, hb % H / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): 1 box of 128 × 64 (16384 B) by TMA through
                     // k_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside k
                     {
                         const int k_row0 = j * BKV;
                         const int k_col0 = 0 * D;
                         #pragma unroll
                         for (int panel = 0; panel < 1; ++panel) {
-                            tessera_tma_load_3d(&k_s[stage][panel][0][0], &k_tensor_map, k_col0 + panel * 64, k_row0, b * HKV + h / (H / HKV), &tessera_full[stage]);
+                            tessera_tma_load_3d(&k_s[stage][panel][0][0], &k_tensor_map, k_col0 + panel * 64, k_row0, hb / H * HKV + hb % H / (H / HKV), &tessera_full[stage]);
                         }
                     }
-                    // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): 1 box of 128 × 64 (16384 B) by TMA through
+                    // copy(v.at([hb / H, hb % H / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): 1 box of 128 × 64 (16384 B) by TMA through
                     // v_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside v
                     {
                         const int v_row0 = j * BKV;
                         const int v_col0 = 0 * D;
                         #pragma unroll
                         for (int panel = 0; panel < 1; ++panel) {
-                            tessera_tma_load_3d(&v_s[stage][panel][0][0], &v_tensor_map, v_col0 + panel * 64, v_row0, b * HKV + h / (H / HKV), &tessera_full[stage]);
+                            tessera_tma_load_3d(&v_s[stage][panel][0][0], &v_tensor_map, v_col0 + panel * 64, v_row0, hb / H * HKV + hb % H / (H / HKV), &tessera_full[stage]);
                         }
                     }
                 }
@@ -677,9 +678,13 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
                 tessera_mbarrier_arrive(&tessera_tile_slot_free[turn % 2]);
             }
             if (tile >= tiles) break;
-            const int rt = tile % tiles_x;
-            const int h = tile / tiles_x % tiles_y;
-            const int b = tile / (tiles_x * tiles_y);
+            const int group_first_row = tile / (8 * tiles_x) * 8;
+            const int group_rows = min(tiles_y - group_first_row, 8);
+            const int in_group = tile % (8 * tiles_x);
+            const int rt = in_group / group_rows;
+            const int hb = group_first_row + in_group % group_rows;
+            const int h = hb % H;
+            const int b = hb / H;
             const int qt = ((SQ) + (BQ) - 1) / (BQ) - 1 - rt;
             // let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([64, BKV]);
             // warpgroup g (threads 128g ..) holds the 64 × 128 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
@@ -877,12 +882,12 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
                     lse[((b) * H + (h)) * lse_ld + (row)] = m[i] * 0.6931471805599453f + logf(l[i]);
                 }
             }
-            // copy(&o_acc, o.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
+            // copy(&o_acc, o.at([hb / H, hb % H]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
             {
                 const int warpgroup_row0 = o_acc_warpgroup_row0;
                 const int warp_row0 = o_acc_warp_row0;
                 const int warp_col0 = o_acc_warp_col0;
-                const int o_batch0 = (b * H + h) * SQ * o_ld;
+                const int o_batch0 = (hb / H * H + hb % H) * SQ * o_ld;
                 const int o_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
                 const int o_col0 = 0 * D;
                 const bool whole_tile = SQ - o_row0 >= BQ && HD - o_col0 >= D;

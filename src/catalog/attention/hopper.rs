@@ -132,14 +132,17 @@ macro_rules! attention_forward_wgmma {
 // Warp-specialised: a producer warpgroup issues Q's copy once a tile and K, V into the ring, so
 // the two compute warpgroups only wait on mbarriers (no barrier of the whole block per key
 // tile: one warpgroup's softmax runs beside the other's products), and the blocks are
-// persistent. `order` is the grid statement: query tiles along x, so neighbouring tiles share
-// their head's K and V in L2, the last query tiles first. Where every tile costs the same the
-// blocks take them in turn, a block every `gridDim.x`; causal kernels' tiles cost from one key
-// tile to all of them, so the blocks take each next one from a counter as they finish one
-// (`.dynamic()`). Taken in turn they would end up to 30% apart in work; with the query tiles
-// slowest instead (and `.zigzag()`) 0.5% apart, but then the 132 tiles running at a time
-// belong to as many heads, and at 4096 tokens they read 1.2 GB of K and V from DRAM where along
-// x they read 0.25 GB (ncu, H100).
+// persistent. `order` is the grid statement, which sets the order the blocks take tiles in
+// (the last query tiles first). Where every tile costs the same they take them in turn, a
+// block every `gridDim.x`, query tiles along x so the tiles running at a time share their
+// heads' K and V in L2. A causal tile costs from one key tile to all of them; at head dims 64
+// and 128 the blocks take each next tile from a counter as they finish one (`.dynamic()`), in
+// groups of 8 heads with the query tiles slowest within a group (`.grouped(8)`): taken in
+// turn, the blocks' work would differ by up to 30%; with the query tiles slowest over all heads
+// (balanced by `.zigzag()`) the 132 tiles running at a time read 1.2 GB of K and V from DRAM at
+// 4096 tokens where along x they read 0.25 GB (ncu, H100) — but along x all of them read the
+// same head's K and V at once, slower from 8192 tokens; 8 heads a group ran best of 1, 2, 4 and
+// 8 (BENCHMARKS.md). At head dim 256 the query tiles slowest, in zigzag, ran best.
 // P·V is deferred behind the next tile's Q·Kᵀ (the module doc).
 macro_rules! attention_forward_wgmma_producers {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
@@ -193,7 +196,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
+    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); let h = hb % H; let b = hb / H; }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
@@ -203,7 +206,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d128_causal, bf16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
-    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
+    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); let h = hb % H; let b = hb / H; }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, sm_90a, TMA producers.
@@ -213,7 +216,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
+    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); let h = hb % H; let b = hb / H; }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
@@ -223,7 +226,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d128_causal, f16, d = 128, causal = 1, bq = 128, bkv = 128, stages = 3, copies = tma,
-    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
+    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); let h = hb % H; let b = hb / H; }
 );
 
 // Head dim 256: a warpgroup's 64 × 256 f32 output is 128 registers a lane, so at most 64 keys a
@@ -256,7 +259,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim 129 to 256, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d256_causal, bf16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
-    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, sm_90a, TMA producers.
@@ -266,5 +269,5 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim 129 to 256, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d256_causal, f16, d = 256, causal = 1, bq = 128, bkv = 48, stages = 3, copies = tma,
-    order = { let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); }
+    order = { let (h, b, rt) = grid(H, B, cdiv(SQ, BQ)).zigzag(); }
 );
