@@ -203,6 +203,37 @@ fn grouped_query_attention_shares_each_kv_head(backend: &Backend) {
 }
 
 #[test]
+fn a_kernel_launched_with_a_head_dim_over_its_width_is_refused() {
+    // `require(HD <= D)`: a head-dim-64 kernel given rows of 128 would read their first 64
+    // columns only; the launch refuses it with the values
+    let backend = common::simulator();
+    let tensor = |dims: &[usize]| backend.zeros::<bf16>(dims).unwrap();
+    let (q, k, v) = (tensor(&[1, 1, 8, 128]), tensor(&[1, 1, 8, 128]), tensor(&[1, 1, 8, 128]));
+    let mut o = tensor(&[1, 1, 8, 128]);
+    let mut lse = backend.zeros::<f32>([1, 1, 8]).unwrap();
+    let error = attention::attention_forward_bf16_d64::KERNEL
+        .launch(
+            &backend,
+            &mut [
+                tessera::Argument::input("q", &q),
+                tessera::Argument::input("k", &k),
+                tessera::Argument::input("v", &v),
+                tessera::Argument::output("o", &mut o),
+                tessera::Argument::output("lse", &mut lse),
+                tessera::Argument::scalar("scale_log2", 1.0f32),
+            ],
+        )
+        .unwrap_err();
+    match &error {
+        Error::Plan { source: tessera::dsl::LaunchPlanError::Requirement { requirement, values }, .. } => {
+            assert_eq!(requirement, "HD <= D");
+            assert_eq!(values, "HD = 128, D = 64");
+        }
+        other => panic!("expected the requirement's error, got {other}"),
+    }
+}
+
+#[test]
 fn shapes_that_do_not_fit_are_typed_errors_before_any_launch() {
     let backend = common::simulator();
     let tensor = |dims: &[usize]| backend.zeros::<bf16>(dims).unwrap();

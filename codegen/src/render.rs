@@ -36,6 +36,8 @@ struct KernelSource<'a> {
     constants: &'a [Constant],
     /// `require(..)`, each as a C condition for a `static_assert`.
     requirements: Vec<String>,
+    /// `require(..)`s on shapes, which the launch checks.
+    launch_requirements: Vec<String>,
     params: Vec<String>,
     /// What the trailing `<param>_ld` parameters are (2-D tensors only).
     leading_dimension_note: Option<String>,
@@ -106,12 +108,15 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
+        // a requirement on a shape is the launch's to check
         requirements: kernel
             .config
             .requirements
             .iter()
+            .filter(|r| !kernel.launch_requirements().contains(r))
             .map(|r| format!("{} {} {}", c_expr(&r.lhs), r.relation.symbol(), c_expr(&r.rhs)))
             .collect(),
+        launch_requirements: kernel.launch_requirements().iter().map(|r| r.to_string()).collect(),
         params: parameter_declarations(kernel),
         leading_dimension_note: leading_dimension_note(kernel),
         thread_index: thread_index(kernel),

@@ -20,6 +20,9 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
 {%- for requirement in requirements %}
     static_assert({{ requirement }}, "require({{ requirement }})");
 {%- endfor %}
+{%- for requirement in launch_requirements %}
+    // require({{ requirement }}): checked by the launch, with the shape's values
+{%- endfor %}
     const int tid = {{ thread_index }};
 {%- if cluster_slot %}
     // cluster_sum / cluster_max: each block's result, read by the cluster's other blocks

@@ -145,7 +145,10 @@ impl Constant {
 
 /// `lhs relation rhs` over constants, `THREADS` and `VECTOR`: a fact the kernel's body relies
 /// on that no other check knows (an alignment, a divisibility), so that a configuration
-/// breaking it is an error at the requirement, not wrong numbers at run time.
+/// breaking it is an error at the requirement, not wrong numbers at run time. One that names a
+/// shape symbol (`HD <= D`: attention's head dim within the width the kernel was written for)
+/// is checked at every launch instead, with the symbols' values
+/// ([`LaunchPlanError::Requirement`](crate::LaunchPlanError::Requirement)).
 ///
 /// ```
 /// use tessera_dsl::{BinaryOp, Expr, Origin, Relation, Requirement, Scope};
@@ -168,6 +171,15 @@ pub struct Requirement {
 }
 
 impl Requirement {
+    /// The names it reads, each once, in order.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.lhs.names().into_iter().map(|(name, _)| name).collect();
+        names.extend(self.rhs.names().into_iter().map(|(name, _)| name));
+        let mut seen = std::collections::BTreeSet::new();
+        names.retain(|name| seen.insert(*name));
+        names
+    }
+
     /// Whether it holds with the names of `scope`; `Err` names what could not be evaluated.
     pub fn holds(&self, scope: &crate::Scope) -> Result<bool, crate::EvalError> {
         let (lhs, rhs) = (self.lhs.eval(scope)?, self.rhs.eval(scope)?);

@@ -94,6 +94,19 @@ impl Kernel {
         symbols
     }
 
+    /// The `require(..)`s that name a shape symbol, checked at launch rather than by validation
+    /// (and not emitted as `static_assert`s).
+    ///
+    /// ```
+    /// use tessera_dsl::{Config, Kernel, Origin};
+    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
+    /// assert!(kernel.launch_requirements().is_empty());
+    /// ```
+    pub fn launch_requirements(&self) -> Vec<&crate::Requirement> {
+        let symbols = self.shape_symbols();
+        self.config.requirements.iter().filter(|r| r.names().iter().any(|name| symbols.contains(name))).collect()
+    }
+
     /// The leading-dimension parameters (`a_ld`, ..), one per tensor parameter of rank 2 or more in
     /// parameter order; the CUDA kernel receives them after the shape symbols.
     pub fn leading_dimensions(&self) -> Vec<(&str, String)> {

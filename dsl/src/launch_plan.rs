@@ -96,6 +96,8 @@ pub enum LaunchPlanError {
     StreamKTooLarge { tiles: i64, k_tiles: i64 },
     #[error("the grid of {grid:?} blocks is not a whole number of clusters of {cluster:?} (`cluster = ..`): each of its dimensions must be a multiple of the cluster's")]
     ClusterGrid { grid: [u32; 3], cluster: [u32; 3] },
+    #[error("the kernel requires {requirement}, which does not hold with {values}")]
+    Requirement { requirement: String, values: String },
 }
 
 impl LaunchPlan {
@@ -107,6 +109,19 @@ impl LaunchPlan {
         let mut scope: Scope = kernel.constant_scope();
         for (symbol, value) in &binding.values {
             scope.insert(symbol.clone(), *value);
+        }
+        let scope = scope
+            .with("THREADS", kernel.config.threads.count() as i64)
+            .with("VECTOR", i64::from(kernel.config.vector.get()));
+        for requirement in kernel.launch_requirements() {
+            if !requirement.holds(&scope)? {
+                let values: Vec<String> =
+                    requirement.names().iter().filter_map(|n| scope.get(n).map(|v| format!("{n} = {v}"))).collect();
+                return Err(LaunchPlanError::Requirement {
+                    requirement: requirement.to_string(),
+                    values: values.join(", "),
+                });
+            }
         }
         let limits = [(u32::MAX >> 1) as i64, 65_535, 65_535];
         let mut grid = [1u32; 3];

@@ -736,14 +736,24 @@ impl Checker<'_> {
             .constant_scope()
             .with("THREADS", config.threads.count() as i64)
             .with("VECTOR", i64::from(config.vector.get()));
+        let symbols = self.kernel.shape_symbols();
         for requirement in &config.requirements {
+            if requirement.names().iter().any(|name| symbols.contains(name)) {
+                // a shape's: checked at launch, once its names other than the symbols are known
+                if let Some(unknown) =
+                    requirement.names().into_iter().find(|name| !symbols.contains(name) && scope.get(name).is_none())
+                {
+                    self.error(
+                        requirement.origin,
+                        format!("require({requirement}): `{unknown}` is neither a constant nor a shape symbol"),
+                        Some("a requirement may use integers, constants, THREADS, VECTOR and shape symbols".into()),
+                    );
+                }
+                continue;
+            }
             let values = || {
-                let mut names: Vec<&str> = requirement.lhs.names().into_iter().map(|(n, _)| n).collect();
-                names.extend(requirement.rhs.names().into_iter().map(|(n, _)| n));
-                let mut seen = BTreeSet::new();
-                names.retain(|n| seen.insert(*n));
                 let known: Vec<String> =
-                    names.iter().filter_map(|n| scope.get(n).map(|v| format!("{n} = {v}"))).collect();
+                    requirement.names().iter().filter_map(|n| scope.get(n).map(|v| format!("{n} = {v}"))).collect();
                 known.join(", ")
             };
             match requirement.holds(&scope) {
@@ -765,7 +775,7 @@ impl Checker<'_> {
                 Err(error) => self.error(
                     requirement.origin,
                     format!("require({requirement}): {error}"),
-                    Some("a requirement may use integers, constants, THREADS and VECTOR".into()),
+                    Some("a requirement may use integers, constants, THREADS, VECTOR and shape symbols".into()),
                 ),
             }
         }

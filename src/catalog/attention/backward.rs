@@ -83,7 +83,7 @@ macro_rules! attention_backward_dkdv {
     };
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = []) => {
         $(#[$doc])*
-        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -159,7 +159,7 @@ macro_rules! attention_backward_dkdv {
     // registers): Sᵀ and dPᵀ as above, dK += dSᵀ·Q
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dk]) => {
         $(#[$doc])*
-        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -229,7 +229,7 @@ macro_rules! attention_backward_dkdv {
     // dV alone: Sᵀ as above, dV += Pᵀ·dO (neither V nor Δ read)
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dv]) => {
         $(#[$doc])*
-        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
@@ -303,7 +303,7 @@ macro_rules! attention_backward_dq {
     };
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
         $(#[$doc])*
-        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,

@@ -38,7 +38,7 @@ use crate::prelude::*;
 macro_rules! attention_forward_wgmma_body {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, launch = { $($launch:tt)* }, grid = { $($grid:tt)* }, pipeline = { $($pipeline:tt)* }, product = { $($deferred:tt)* }) => {
         $(#[$doc])*
-        #[tile_kernel($($launch)*, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel($($launch)*, target = sm_90a, consts(BQ = $bq, BKV = $bkv), fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,

@@ -35,7 +35,7 @@ use crate::{Error, Input, Output};
 macro_rules! attention_forward {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, WQ = $wq), fixed(D = $d, CAUSAL = $causal))]
+        #[tile_kernel(threads = 128, vector = 8, consts(BQ = $bq, BKV = $bkv, WQ = $wq), fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
             q: Global<$t, (B, H, SQ, HD)>,
             k: Global<$t, (B, HKV, SKV, HD)>,
