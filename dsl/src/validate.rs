@@ -70,9 +70,7 @@ pub fn validate(kernel: &Kernel, target: &Target) -> Result<(), Diagnostics> {
     check.producers();
     check.tma_copies();
     check.tma_stores();
-    check.grouped_tiles();
-    check.zigzag_tiles();
-    check.dynamic_tiles();
+    check.tile_order();
     check.consumers_need_producers();
     check.min_blocks();
     check.clusters();
@@ -339,74 +337,55 @@ impl Checker<'_> {
         }
     }
 
-    /// `.grouped(n)`: the order persistent blocks (producers) take the tiles of a 2-D grid in.
-    fn grouped_tiles(&mut self) {
+    /// The grid options that order the tiles persistent blocks (producers) take by number:
+    /// `.grouped(n)` (groups of n rows of a 2-D grid), `.zigzag()` and `.dynamic()` (from a
+    /// counter: one group of compute threads — `consumers = n` counts turns by tile — and no
+    /// cluster, whose blocks take tiles together; not in zigzag as well).
+    fn tile_order(&mut self) {
         let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
-            Statement::Grid(g) if g.grouped.is_some() => Some(g),
+            Statement::Grid(g) => Some(g),
             _ => None,
         }) else {
             return;
         };
-        let rows = grid.grouped.unwrap_or(1);
-        if rows == 0 {
-            self.error(
-                grid.origin,
-                "`.grouped(0)`: a group holds at least one row of tiles".into(),
-                Some("use `.grouped(8)`".into()),
-            );
-        }
-        if grid.extents.len() != 2 {
-            self.error(
-                grid.origin,
-                format!(
-                    "`.grouped({rows})` groups the rows of a 2-D grid of tiles; this grid has {} dimension(s)",
-                    grid.extents.len()
-                ),
-                None,
-            );
-        }
+        let options: Vec<String> = [
+            grid.grouped.map(|rows| format!(".grouped({rows})")),
+            grid.zigzag.then(|| ".zigzag()".to_string()),
+            grid.dynamic.then(|| ".dynamic()".to_string()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         if self.kernel.producer_threads() == 0 || grid.stream_k {
-            self.error(
-                grid.origin,
-                format!("`.grouped({rows})` orders the tiles that persistent blocks take by number, which a pipeline with producers makes; here each block has its own tile (blockIdx)"),
-                Some("add `producers = 128` to the pipeline, or drop `.grouped(..)`".into()),
-            );
+            for option in &options {
+                self.error(
+                    grid.origin,
+                    format!("`{option}` orders the tiles that persistent blocks take by number, which a pipeline with producers makes; here each block has its own tile (blockIdx)"),
+                    Some(format!("add `producers = 128` to the pipeline, or drop `{option}`")),
+                );
+            }
         }
-    }
-
-    /// `.zigzag()`: the order persistent blocks (producers) take tiles in, so only theirs.
-    fn zigzag_tiles(&mut self) {
-        let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
-            Statement::Grid(g) if g.zigzag => Some(g),
-            _ => None,
-        }) else {
+        if let Some(rows) = grid.grouped {
+            if rows == 0 {
+                self.error(
+                    grid.origin,
+                    "`.grouped(0)`: a group holds at least one row of tiles".into(),
+                    Some("use `.grouped(8)`".into()),
+                );
+            }
+            if grid.extents.len() != 2 {
+                self.error(
+                    grid.origin,
+                    format!(
+                        "`.grouped({rows})` groups the rows of a 2-D grid of tiles; this grid has {} dimension(s)",
+                        grid.extents.len()
+                    ),
+                    None,
+                );
+            }
+        }
+        if !grid.dynamic {
             return;
-        };
-        if self.kernel.producer_threads() == 0 || grid.stream_k {
-            self.error(
-                grid.origin,
-                "`.zigzag()` orders the tiles that persistent blocks take by number, which a pipeline with producers makes; here each block has its own tile (blockIdx)".into(),
-                Some("add `producers = 128` to the pipeline, or drop `.zigzag()`".into()),
-            );
-        }
-    }
-
-    /// `.dynamic()`: persistent blocks (producers) take tiles from a counter; one group of
-    /// compute threads (`consumers = n` counts turns by tile) and no cluster (whose blocks take
-    /// tiles together), and not in zigzag as well.
-    fn dynamic_tiles(&mut self) {
-        let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
-            Statement::Grid(g) if g.dynamic => Some(g),
-            _ => None,
-        }) else {
-            return;
-        };
-        if self.kernel.producer_threads() == 0 || grid.stream_k {
-            self.error(
-                grid.origin,
-                "`.dynamic()` hands tiles to persistent blocks as they finish one, which a pipeline with producers makes; here each block has its own tile (blockIdx)".into(),
-                Some("add `producers = 128` to the pipeline, or drop `.dynamic()`".into()),
-            );
         }
         let consumers = self.kernel.consumer_groups();
         if consumers > 1 {
