@@ -257,7 +257,22 @@ fn tile_schedule(kernel: &crate::dsl::Kernel) -> Option<String> {
                     if names.is_empty() { "nothing".to_string() } else { names.join(", ") }
                 }
             ),
-            None => "persistent: the blocks resident at once take the tiles in turn".into(),
+            None => {
+                let grid = kernel.body.iter().find_map(|s| match s {
+                    crate::dsl::Statement::Grid(grid) => Some(grid),
+                    _ => None,
+                });
+                let order = match grid.map(|g| (g.zigzag, g.dynamic)) {
+                    Some((_, true)) => "take each next tile from a counter as they finish one (`.dynamic()`)",
+                    Some((true, _)) => "take the tiles in turn, every other round from its end (`.zigzag()`)",
+                    _ => "take the tiles in turn",
+                };
+                let groups = match grid.and_then(|g| g.grouped) {
+                    Some(rows) => format!(", in groups of {rows} rows of tiles down their columns"),
+                    None => String::new(),
+                };
+                format!("persistent: the blocks resident at once {order}{groups}")
+            }
         }),
         _ => None,
     }

@@ -322,6 +322,19 @@ fn tessera_binary() -> std::path::PathBuf {
 }
 
 #[test]
+fn a_persistent_kernel_says_in_what_order_its_blocks_take_tiles() {
+    let options = CheckOptions { nvrtc: false, ..fresh(Target::SM_90) };
+    let schedule = |kernel| check(kernel, &options).unwrap().tile_schedule.unwrap();
+    use tessera::catalog::attention;
+    let dynamic = schedule(&attention::attention_forward_wgmma_tma_bf16_d128_causal::KERNEL);
+    assert!(dynamic.contains("from a counter") && dynamic.contains("groups of 8 rows"), "{dynamic}");
+    let zigzag = schedule(&attention::attention_forward_wgmma_tma_bf16_d256_causal::KERNEL);
+    assert!(zigzag.contains("every other round from its end"), "{zigzag}");
+    let in_turn = schedule(&attention::attention_forward_wgmma_tma_bf16_d128::KERNEL);
+    assert!(in_turn.ends_with("take the tiles in turn"), "{in_turn}");
+}
+
+#[test]
 fn a_clustered_kernel_says_how_its_blocks_take_tiles_and_what_they_multicast() {
     let options = CheckOptions { nvrtc: false, ..fresh(Target::SM_90) };
     let report = check(&tessera::catalog::hgemm::hgemm_v18_bf16::KERNEL, &options).unwrap();
