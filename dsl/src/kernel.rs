@@ -62,7 +62,7 @@ pub struct StreamKBody<'a> {
 ///
 /// ```
 /// use tessera_dsl::{ElementType, Workspace};
-/// let dynamic = Workspace { element: ElementType::F32, partials: 0, counters: 1 };
+/// let dynamic = Workspace { element: ElementType::I32, partials: 0, counters: 1 };
 /// assert_eq!(dynamic.partials, 0); // no `tessera_partials` parameter
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,7 +33,7 @@ pub struct Gpu {
     loaded: Mutex<HashMap<u64, Vec<(KernelSource, Arc<LoadedKernel>)>>>,
     /// Tuning-cache answers by (kernel, shape class): the file is read once per kernel and class.
     tuned: Mutex<HashMap<(String, String), Option<tessera_dsl::Config>>>,
-    /// Scratch memory for `.stream_k()` kernels.
+    /// Scratch memory for `.stream_k()` kernels and `.dynamic()` grids.
     workspace: crate::workspace::WorkspaceBuffer,
     /// TMA tensor maps by tensor and box: encoded once, passed by value to every launch.
     tensor_maps: Mutex<HashMap<crate::tensor_map::TensorMapKey, crate::tensor_map::TensorMapBytes>>,
