@@ -3,7 +3,8 @@
 //! warpgroup tiles (its scale-d operand). Each kernel fills `last` with 7 before the k loop and
 //! overwrites it with each k-tile's product, beside `acc` that accumulates as usual, so `last`
 //! must come out as the last k-tile's product alone: a 7 or an earlier tile left in it fails.
-//! On the CPU simulation and, ignored without one, on a GPU (wgmma on Hopper).
+//! wgmma both with A from shared memory and with A from registers (attention's P·V form). On
+//! the CPU simulation and, ignored without one, on a GPU (wgmma on Hopper).
 
 mod common;
 
@@ -96,6 +97,39 @@ fn overwrite_wgmma(
     copy(&last, d.tile([by, bx], [BM, BN]));
 }
 
+/// wgmma whose A comes from registers (as attention's P does): a fragment computed in thread
+/// code, the element at (row, col) of A being `a_value(row, col)`, zero past M and K.
+#[tile_kernel(threads = 128, vector = 8, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128))]
+fn overwrite_wgmma_register_a(b: Global<bf16, (K, N)>, c: GlobalMut<f32, (M, N)>, d: GlobalMut<f32, (M, N)>) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128).panels();
+    let mut p = fragment::<f32>([BM, BK]).warpgroup_tile([64, BK]);
+    let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+    let mut last = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+    for i in 0..2 {
+        for j in 0..WN / 4 {
+            last[[i, j]] = 7.0;
+        }
+    }
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        for i in 0..2 {
+            for j in 0..BK / 4 {
+                let row = by * BM + p.row(i);
+                let col = k * BK + p.col(j);
+                p[[i, j]] = 0.0;
+                if row < M && col < K {
+                    p[[i, j]] = ((row * 5 + col) % 7 - 3) as f32;
+                }
+            }
+        }
+        mma(&p, &b_s, &mut acc);
+        mma(&p, &b_s, &mut last).overwrite();
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN]));
+    copy(&last, d.tile([by, bx], [BM, BN]));
+}
+
 /// A·B over k in `from .. k` alone.
 fn partial_product(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), from: usize) -> Vec<f64> {
     let mut out = vec![0.0f64; m * n];
@@ -112,19 +146,22 @@ enum Instruction {
     Ffma,
     MmaSync,
     Wgmma,
+    WgmmaRegisterA,
 }
 
 fn an_overwriting_product_keeps_only_the_last_k_tile(backend: &Backend) {
     assert!(overwrite_wgmma::CUDA_SOURCE
         .contains("tessera_wgmma_overwrite<__nv_bfloat16, 0, 1>(last[0], a_descriptor, b_descriptor);"));
     assert!(overwrite_mma_sync::CUDA_SOURCE.contains("// `.overwrite()`: the product replaces what `last` held"));
+    assert!(overwrite_wgmma_register_a::CUDA_SOURCE.contains("tessera_wgmma_register_a_overwrite<"));
     // (wgmma needs a Hopper GPU: on another the launch refuses it, and the test fails)
-    let instructions = [Instruction::Ffma, Instruction::MmaSync, Instruction::Wgmma];
+    let instructions = [Instruction::Ffma, Instruction::MmaSync, Instruction::Wgmma, Instruction::WgmmaRegisterA];
     // one k-tile, several with a partial last one, tails in M and N (K a multiple of 8 for TMA)
     for (m, n, k) in [(64, 128, 64), (130, 250, 200)] {
         let host_a: Vec<f32> = (0..m * k).map(|i| ((i * 5 + 1) % 7) as f32 - 3.0).collect();
+        // the register-A kernel computes its A from (row, col)
+        let register_a: Vec<f32> = (0..m * k).map(|i| ((i / k * 5 + i % k) % 7) as f32 - 3.0).collect();
         let host_b: Vec<f32> = (0..k * n).map(|i| ((i * 3 + 2) % 5) as f32 - 2.0).collect();
-        let whole = partial_product(&host_a, &host_b, (m, n, k), 0);
         let to_bf16 = |v: &[f32]| v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>();
         let (a16, b16) =
             (backend.upload(&to_bf16(&host_a), [m, k]).unwrap(), backend.upload(&to_bf16(&host_b), [k, n]).unwrap());
@@ -133,15 +170,21 @@ fn an_overwriting_product_keeps_only_the_last_k_tile(backend: &Backend) {
             let bk = match instruction {
                 Instruction::Ffma => 8,
                 Instruction::MmaSync => 32,
-                Instruction::Wgmma => 64,
+                Instruction::Wgmma | Instruction::WgmmaRegisterA => 64,
             };
-            let last_tile = partial_product(&host_a, &host_b, (m, n, k), (k - 1) / bk * bk);
+            let a = match instruction {
+                Instruction::WgmmaRegisterA => &register_a,
+                _ => &host_a,
+            };
+            let whole = partial_product(a, &host_b, (m, n, k), 0);
+            let last_tile = partial_product(a, &host_b, (m, n, k), (k - 1) / bk * bk);
             let mut c = backend.filled([m, n], f32::NAN).unwrap();
             let mut d = backend.filled([m, n], f32::NAN).unwrap();
             match instruction {
                 Instruction::Ffma => overwrite_ffma::launch(backend, &a32, &b32, &mut c, &mut d),
                 Instruction::MmaSync => overwrite_mma_sync::launch(backend, &a16, &b16, &mut c, &mut d),
                 Instruction::Wgmma => overwrite_wgmma::launch(backend, &a16, &b16, &mut c, &mut d),
+                Instruction::WgmmaRegisterA => overwrite_wgmma_register_a::launch(backend, &b16, &mut c, &mut d),
             }
             .unwrap();
             // small integers: every sum is exact in f32
