@@ -85,6 +85,7 @@ struct KernelSource<'a> {
 pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
     validate(kernel, &kernel.target())
         .map_err(|diagnostics| RenderError::Invalid { kernel: kernel.name.clone(), diagnostics })?;
+    let launch_requirements = kernel.launch_requirements();
     // the widest element whose vector of VECTOR fits one access (bf16 operands of a kernel
     // with an f32 result: 8 × 16 bits)
     let element_bits = kernel
@@ -113,10 +114,10 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
             .config
             .requirements
             .iter()
-            .filter(|r| !kernel.launch_requirements().contains(r))
+            .filter(|r| !launch_requirements.contains(r))
             .map(|r| format!("{} {} {}", c_expr(&r.lhs), r.relation.symbol(), c_expr(&r.rhs)))
             .collect(),
-        launch_requirements: kernel.launch_requirements().iter().map(|r| r.to_string()).collect(),
+        launch_requirements: launch_requirements.iter().map(|r| r.to_string()).collect(),
         params: parameter_declarations(kernel),
         leading_dimension_note: leading_dimension_note(kernel),
         thread_index: thread_index(kernel),

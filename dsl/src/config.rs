@@ -180,6 +180,13 @@ impl Requirement {
         names
     }
 
+    /// The values `scope` gives its names, for a message: `HD = 128, D = 64`.
+    pub fn values(&self, scope: &crate::Scope) -> String {
+        let known: Vec<String> =
+            self.names().iter().filter_map(|name| scope.get(name).map(|value| format!("{name} = {value}"))).collect();
+        known.join(", ")
+    }
+
     /// Whether it holds with the names of `scope`; `Err` names what could not be evaluated.
     pub fn holds(&self, scope: &crate::Scope) -> Result<bool, crate::EvalError> {
         let (lhs, rhs) = (self.lhs.eval(scope)?, self.rhs.eval(scope)?);

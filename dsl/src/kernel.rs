@@ -61,9 +61,17 @@ pub struct StreamKBody<'a> {
 /// per block); a `.dynamic()` grid the one counter its blocks take tiles from (no partials).
 ///
 /// ```
-/// use tessera_dsl::{ElementType, Workspace};
-/// let dynamic = Workspace { element: ElementType::I32, partials: 0, counters: 1 };
-/// assert_eq!(dynamic.partials, 0); // no `tessera_partials` parameter
+/// use tessera_dsl::*;
+/// let grid = GridBinding {
+///     vars: vec!["bx".into()], extents: vec![Expr::int(1000)],
+///     stream_k: false, grouped: None, zigzag: false, dynamic: true, origin: Origin::default(),
+/// };
+/// let kernel = Kernel {
+///     name: "k".into(), doc: None, params: vec![], body: vec![Statement::Grid(grid)],
+///     origin: Origin::default(), config: Config::default(),
+/// };
+/// // one counter, no partial tiles (so no `tessera_partials` parameter)
+/// assert_eq!(kernel.workspace(132), Some(Workspace { element: ElementType::I32, partials: 0, counters: 1 }));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workspace {
@@ -98,9 +106,28 @@ impl Kernel {
     /// (and not emitted as `static_assert`s).
     ///
     /// ```
-    /// use tessera_dsl::{Config, Kernel, Origin};
-    /// let kernel = Kernel { name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(), config: Config::default() };
-    /// assert!(kernel.launch_requirements().is_empty());
+    /// use tessera_dsl::*;
+    /// let requirement = |lhs, relation, rhs| Requirement { lhs, relation, rhs, origin: Origin::default() };
+    /// let kernel = Kernel {
+    ///     name: "k".into(), doc: None, body: vec![], origin: Origin::default(),
+    ///     params: vec![Param {
+    ///         name: "x".into(), origin: Origin::default(),
+    ///         kind: ParamKind::Global(GlobalTensor {
+    ///             element: ElementType::F32, access: Access::ReadOnly,
+    ///             shape: vec![("N".into(), Origin::default())],
+    ///         }),
+    ///     }],
+    ///     config: Config {
+    ///         constants: vec![Constant::new("TILE", 64)],
+    ///         requirements: vec![
+    ///             requirement(Expr::name("TILE"), Relation::Ge, Expr::int(32)),
+    ///             requirement(Expr::name("N"), Relation::Le, Expr::name("TILE")),
+    ///         ],
+    ///         ..Config::default()
+    ///     },
+    /// };
+    /// let at_launch: Vec<String> = kernel.launch_requirements().iter().map(|r| r.to_string()).collect();
+    /// assert_eq!(at_launch, ["N <= TILE"]);
     /// ```
     pub fn launch_requirements(&self) -> Vec<&crate::Requirement> {
         let symbols = self.shape_symbols();

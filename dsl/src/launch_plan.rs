@@ -115,11 +115,9 @@ impl LaunchPlan {
             .with("VECTOR", i64::from(kernel.config.vector.get()));
         for requirement in kernel.launch_requirements() {
             if !requirement.holds(&scope)? {
-                let values: Vec<String> =
-                    requirement.names().iter().filter_map(|n| scope.get(n).map(|v| format!("{n} = {v}"))).collect();
                 return Err(LaunchPlanError::Requirement {
                     requirement: requirement.to_string(),
-                    values: values.join(", "),
+                    values: requirement.values(&scope),
                 });
             }
         }

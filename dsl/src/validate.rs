@@ -730,11 +730,7 @@ impl Checker<'_> {
                 }
                 continue;
             }
-            let values = || {
-                let known: Vec<String> =
-                    requirement.names().iter().filter_map(|n| scope.get(n).map(|v| format!("{n} = {v}"))).collect();
-                known.join(", ")
-            };
+
             match requirement.holds(&scope) {
                 Ok(true) => {}
                 Ok(false) => {
@@ -747,7 +743,7 @@ impl Checker<'_> {
                     let sides = if sides.is_empty() { String::new() } else { format!(": {}", sides.join(", ")) };
                     self.error(
                         requirement.origin,
-                        format!("require({requirement}) does not hold with {}{sides}", values()),
+                        format!("require({requirement}) does not hold with {}{sides}", requirement.values(&scope)),
                         Some("the kernel's body relies on it: choose constants that keep it".into()),
                     );
                 }
