@@ -54,6 +54,12 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         // head dim 256 (wgmma only: dK and dV from a kernel each), and 200 zero-filled to it
         p(1, 2, 1, 17, 40, 256, true),
         p(1, 1, 1, 40, 33, 200, false),
+        // more tiles than the simulation's 4 resident blocks: the wgmma kernels fed by TMA
+        // producers are persistent, each block taking tiles in turn (dQ; dK, dV at head dim 128)
+        // or, causal, from a counter as it finishes one (dQ: 15 tiles at head dim 64, 10 at 128)
+        p(1, 5, 5, 130, 130, 64, true),
+        p(1, 5, 5, 130, 130, 128, false),
+        p(1, 5, 5, 130, 130, 128, true),
     ];
     if !backend.is_simulated() {
         all.extend([

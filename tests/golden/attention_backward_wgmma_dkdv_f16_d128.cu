@@ -191,6 +191,114 @@ __device__ __forceinline__ void tessera_async_wait()
 }
 #endif  // TESSERA_SIM_H
 
+// A warp-specialised pipeline (sm_90a): producer threads copy, compute threads wait on
+// mbarriers — one per stage says it is full, one says it is free again. Each mbarrier counts
+// arrivals; a phase completes when all expected have arrived, and waiters ask for a phase by its
+// parity. The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+using tessera_mbarrier = unsigned long long;
+
+__device__ __forceinline__ void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" :: "r"(tessera_shared_address(bar)), "r"(arrivals));
+}
+
+// the initialised mbarriers are visible to the async proxy (cp.async's arrivals) too
+__device__ __forceinline__ void tessera_mbarrier_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void tessera_mbarrier_arrive(tessera_mbarrier* bar)
+{
+    asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" :: "r"(tessera_shared_address(bar)) : "memory");
+}
+
+// waits until the phase of parity `parity` has completed
+__device__ __forceinline__ void tessera_mbarrier_wait(tessera_mbarrier* bar, int parity)
+{
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "tessera_wait_%=:\n"
+        " mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
+        " @!done bra tessera_wait_%=;\n}\n" :: "r"(tessera_shared_address(bar)), "r"(parity) : "memory");
+}
+
+// arrives on `bar` once every cp.async this thread has issued so far has landed
+__device__ __forceinline__ void tessera_async_arrive_on(tessera_mbarrier* bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" :: "r"(tessera_shared_address(bar)) : "memory");
+}
+
+// a warpgroup gives registers back (producers) or takes them (compute threads): setmaxnreg, an
+// sm_90a instruction (tessera compiles such sources for sm_90a); compiled for another target the
+// kernel still runs, with the launch's even share of registers
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_down()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_up()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+#endif  // TESSERA_SIM_H
+
+// TMA (sm_90): the Tensor Memory Accelerator copies a box of a 2-D tensor into shared memory,
+// described by a tensor map the launch builds (cuTensorMapEncodeTiled: pointer, shape, leading
+// dimension, box, swizzle) and passes as a `__grid_constant__` parameter. The hardware writes
+// the box in the map's swizzle, zero-fills what lies outside the tensor, and counts the bytes
+// that landed on an mbarrier. The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+struct __align__(64) tessera_tensor_map {
+    unsigned long long opaque[16];
+};
+
+// brings the tensor map into the TMA unit's cache before the first copy needs it
+__device__ __forceinline__ void tessera_tma_prefetch(const tessera_tensor_map* map)
+{
+    asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+// arrives on `bar` and raises the bytes its phase waits for by `bytes`: the phase completes once
+// every expected arrival is in and that many bytes of TMA copies have landed
+__device__ __forceinline__ void tessera_mbarrier_expect_bytes(tessera_mbarrier* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 :: "r"(tessera_shared_address(bar)), "r"(bytes) : "memory");
+}
+
+// copies the box whose first element is column `col`, row `row` of the map's tensor to `shared`
+// (128-byte aligned; 1024 for the 128-byte swizzle's 8-row atoms), counting its bytes on `bar`
+__device__ __forceinline__ void tessera_tma_load(void* shared, const tessera_tensor_map* map, int col, int row,
+                                                 tessera_mbarrier* bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+        :: "r"(tessera_shared_address(shared)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row),
+           "r"(tessera_shared_address(bar))
+        : "memory");
+}
+
+// the same for a batched tile's 3-D map: the box at column `col`, row `row` of matrix `batch`
+// (rows past the matrix's last read zeros, not the next matrix's)
+__device__ __forceinline__ void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row,
+                                                    int batch, tessera_mbarrier* bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+        :: "r"(tessera_shared_address(shared)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row),
+           "r"(batch), "r"(tessera_shared_address(bar))
+        : "memory");
+}
+#endif  // TESSERA_SIM_H
+
 // A wgmma tile's values leave mma's layout — lane l holding two neighbouring columns of each
 // 8-column chunk, in rows l / 4 and l / 4 + 8 — four lanes to a row. Stored as pairs, 16-bit
 // values fill half of each 32-byte sector a warp's store touches; so a row's lanes trade values
@@ -351,8 +459,8 @@ __device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[16][4], cons
 #endif  // TESSERA_SIM_H
 
 // q_ld, k_ld, v_ld, dout_ld, lse_ld, delta_ld, dk_ld, dv_ld: the leading dimensions of q, k, v, dout, lse, delta, dk and dv, elements from one row to the next (the column count when dense); the matrices of q, k, v, dout, lse, delta, dk, dv lie rows · ld apart
-extern "C" __global__ void __launch_bounds__(256)
-attention_backward_wgmma_dkdv_f16_d128(const __half* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v, const __half* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta, __half* __restrict__ dk, __half* __restrict__ dv, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int dout_ld, const int lse_ld, const int delta_ld, const int dk_ld, const int dv_ld)
+extern "C" __global__ void __launch_bounds__(384, 1)
+attention_backward_wgmma_dkdv_f16_d128(const __half* __restrict__ q, const __half* __restrict__ k, const __half* __restrict__ v, const __half* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta, __half* __restrict__ dk, __half* __restrict__ dv, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int dout_ld, const int lse_ld, const int delta_ld, const int dk_ld, const int dv_ld, const __grid_constant__ tessera_tensor_map k_tensor_map, const __grid_constant__ tessera_tensor_map v_tensor_map, const __grid_constant__ tessera_tensor_map q_tensor_map, const __grid_constant__ tessera_tensor_map dout_tensor_map)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 8;  // elements per 128-bit access
@@ -368,10 +476,6 @@ attention_backward_wgmma_dkdv_f16_d128(const __half* __restrict__ q, const __hal
     // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
-    // let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
-    const int kt = blockIdx.x;
-    const int hk = blockIdx.y;
-    const int b = blockIdx.z;
     // let k_s = shared::<f16>([BKV, D]).swizzle_bytes(128).panels();: bytes 0 to 32768 of tessera_smem
     __half (&k_s)[D / 64][BKV][64] = *reinterpret_cast<__half (*)[D / 64][BKV][64]>(tessera_smem + 0);
     // let v_s = shared::<f16>([BKV, D]).swizzle_bytes(128).panels();: bytes 32768 to 65536 of tessera_smem
@@ -380,585 +484,460 @@ attention_backward_wgmma_dkdv_f16_d128(const __half* __restrict__ q, const __hal
     __half (&q_s)[3][D / 64][BQ][64] = *reinterpret_cast<__half (*)[3][D / 64][BQ][64]>(tessera_smem + 65536);
     // let do_s = shared::<f16>([BQ, D]).swizzle_bytes(128).panels();: bytes 114688 to 163840 of tessera_smem
     __half (&do_s)[3][D / 64][BQ][64] = *reinterpret_cast<__half (*)[3][D / 64][BQ][64]>(tessera_smem + 114688);
-    // let mut pt = fragment::<f32>([BKV, BQ]).warpgroup_tile([WKV, BQ]);
-    // warpgroup g (threads 128g ..) holds the 64 × 64 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
-    // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 8 mma.sync-shaped
-    // 16 × 8 tiles, four values of each in every lane
-    const int pt_warpgroup_row0 = tid / 128 / 1 * 64;
-    const int pt_warp_row0 = pt_warpgroup_row0 + tid / 32 % 4 * 16;
-    const int pt_warp_col0 = tid / 128 % 1 * BQ;
-    float pt[16 / 16][BQ / 8][4] = {};
-    // let mut dpt = fragment::<f32>([BKV, BQ]).warpgroup_tile([WKV, BQ]);
-    // warpgroup g (threads 128g ..) holds the 64 × 64 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
-    // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 8 mma.sync-shaped
-    // 16 × 8 tiles, four values of each in every lane
-    const int dpt_warpgroup_row0 = tid / 128 / 1 * 64;
-    const int dpt_warp_row0 = dpt_warpgroup_row0 + tid / 32 % 4 * 16;
-    const int dpt_warp_col0 = tid / 128 % 1 * BQ;
-    float dpt[16 / 16][BQ / 8][4] = {};
-    // let mut dk_acc = fragment::<f32>([BKV, D]).warpgroup_tile([WKV, D]);
-    // warpgroup g (threads 128g ..) holds the 64 × 128 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
-    // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 16 mma.sync-shaped
-    // 16 × 8 tiles, four values of each in every lane
-    const int dk_acc_warpgroup_row0 = tid / 128 / 1 * 64;
-    const int dk_acc_warp_row0 = dk_acc_warpgroup_row0 + tid / 32 % 4 * 16;
-    const int dk_acc_warp_col0 = tid / 128 % 1 * D;
-    float dk_acc[16 / 16][D / 8][4] = {};
-    // let mut dv_acc = fragment::<f32>([BKV, D]).warpgroup_tile([WKV, D]);
-    // warpgroup g (threads 128g ..) holds the 64 × 128 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
-    // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 16 mma.sync-shaped
-    // 16 × 8 tiles, four values of each in every lane
-    const int dv_acc_warpgroup_row0 = tid / 128 / 1 * 64;
-    const int dv_acc_warp_row0 = dv_acc_warpgroup_row0 + tid / 32 % 4 * 16;
-    const int dv_acc_warp_col0 = tid / 128 % 1 * D;
-    float dv_acc[16 / 16][D / 8][4] = {};
-    // copy(k.at([b, hk]).tile([kt, 0], [BKV, D]), &k_s): 8 × tessera_f16x8 per thread
-    {
-        constexpr int ROWS = BKV;
-        constexpr int COLS = D;
-        constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-        const int k_batch0 = (b * HKV + hk) * SKV * k_ld;
-        const int k_row0 = kt * BKV;
-        const int k_col0 = 0 * D;
-        if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
-            // whole tile: no bounds checks
-            tessera_f16x8 staged[STEPS];
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                staged[step] = *reinterpret_cast<const tessera_f16x8*>(&k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col]);
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_f16x8*>(&k_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        } else {
-            // a tile on the edge: the same steps, each element bounds-checked
-            tessera_f16x8 staged[STEPS] = {};
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                if (k_row0 + row < SKV && k_col0 + col < HD) staged[step].v[0] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col];
-                if (k_row0 + row < SKV && k_col0 + col + 1 < HD) staged[step].v[1] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 1];
-                if (k_row0 + row < SKV && k_col0 + col + 2 < HD) staged[step].v[2] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 2];
-                if (k_row0 + row < SKV && k_col0 + col + 3 < HD) staged[step].v[3] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 3];
-                if (k_row0 + row < SKV && k_col0 + col + 4 < HD) staged[step].v[4] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 4];
-                if (k_row0 + row < SKV && k_col0 + col + 5 < HD) staged[step].v[5] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 5];
-                if (k_row0 + row < SKV && k_col0 + col + 6 < HD) staged[step].v[6] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 6];
-                if (k_row0 + row < SKV && k_col0 + col + 7 < HD) staged[step].v[7] = k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col + 7];
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_f16x8*>(&k_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        }
-    }
-    // copy(v.at([b, hk]).tile([kt, 0], [BKV, D]), &v_s): 8 × tessera_f16x8 per thread
-    {
-        constexpr int ROWS = BKV;
-        constexpr int COLS = D;
-        constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-        const int v_batch0 = (b * HKV + hk) * SKV * v_ld;
-        const int v_row0 = kt * BKV;
-        const int v_col0 = 0 * D;
-        if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
-            // whole tile: no bounds checks
-            tessera_f16x8 staged[STEPS];
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                staged[step] = *reinterpret_cast<const tessera_f16x8*>(&v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col]);
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_f16x8*>(&v_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        } else {
-            // a tile on the edge: the same steps, each element bounds-checked
-            tessera_f16x8 staged[STEPS] = {};
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                if (v_row0 + row < SKV && v_col0 + col < HD) staged[step].v[0] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col];
-                if (v_row0 + row < SKV && v_col0 + col + 1 < HD) staged[step].v[1] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 1];
-                if (v_row0 + row < SKV && v_col0 + col + 2 < HD) staged[step].v[2] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 2];
-                if (v_row0 + row < SKV && v_col0 + col + 3 < HD) staged[step].v[3] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 3];
-                if (v_row0 + row < SKV && v_col0 + col + 4 < HD) staged[step].v[4] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 4];
-                if (v_row0 + row < SKV && v_col0 + col + 5 < HD) staged[step].v[5] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 5];
-                if (v_row0 + row < SKV && v_col0 + col + 6 < HD) staged[step].v[6] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 6];
-                if (v_row0 + row < SKV && v_col0 + col + 7 < HD) staged[step].v[7] = v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col + 7];
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_f16x8*>(&v_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        }
-    }
-    const float inverse_scale = 1.0f / scale;
-    const int first = CAUSAL * min(kt * BKV / BQ, ((SQ) + (BQ) - 1) / (BQ));
-    const int tiles = max(((SQ) + (BQ) - 1) / (BQ) - first, 1);
-    // for j in pipeline(0..H / HKV * (cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ))), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
-    // from global to shared memory (no registers on the way) while tile j is computed; one
-    // barrier per tile
+    // let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
+    // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
+    // 3 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
+    // block's next tile while this one is finished; the THREADS compute threads only wait, read shared
+    // memory and multiply, and free each stage on a second mbarrier. No barrier stops the whole block
+    // per k-tile.
     {
         constexpr int STAGES = 3;
-        constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
-        const int j_tiles = H / HKV * (((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ));
-        // prologue: tiles 0 .. AHEAD - 1 in flight, one commit group each (empty past the end)
-        #pragma unroll
-        for (int j = 0; j < AHEAD; ++j) {
-            if (j < j_tiles) {
-                const int stage = j;
-                // copy(q.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &q_s): the tile → q_s[stage] by cp.async, 16 B per copy
-                {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int q_batch0 = (b * H + (hk * (H / HKV) + j / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
-                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
-                    const int q_col0 = 0 * D;
-                    if (SQ - q_row0 >= BQ && HD - q_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&q_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (q_row0 + row < SQ && q_col0 + col < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 1 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 2 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 3 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 4 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 5 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 6 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&q_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col] : q, valid);
-                            }
-                        }
-                    }
-                }
-                // copy(dout.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &do_s): the tile → do_s[stage] by cp.async, 16 B per copy
-                {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int dout_batch0 = (b * H + (hk * (H / HKV) + j / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
-                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
-                    const int dout_col0 = 0 * D;
-                    if (SQ - dout_row0 >= BQ && HD - dout_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&do_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (dout_row0 + row < SQ && dout_col0 + col < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 1 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 2 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 3 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 4 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 5 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 6 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&do_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col] : dout, valid);
-                            }
-                        }
-                    }
-                }
+        const int tiles_x = (SKV + BKV - 1) / BKV;
+        const int tiles_y = HKV;
+        const int tiles_z = B;
+        const int tiles = tiles_x * tiles_y * tiles_z;
+        __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
+        // each tile's own buffers: filled once a tile by the producers, freed by every compute warp
+        __shared__ tessera_mbarrier tessera_tile_full, tessera_tile_free;
+        if (tid == 0) {
+            for (int stage = 0; stage < STAGES; ++stage) {
+                tessera_mbarrier_init(&tessera_full[stage], 1);  // the TMA thread's arrival, then the bytes
+                tessera_mbarrier_init(&tessera_free[stage], THREADS / 32);
             }
-            tessera_async_commit();
+            tessera_mbarrier_init(&tessera_tile_full, 1);
+            tessera_mbarrier_init(&tessera_tile_free, THREADS / 32);
+            tessera_mbarrier_init_fence();
         }
-        for (int j = 0; j < j_tiles; ++j) {
-            const int stage = j % STAGES;
-            // tile j has landed: this thread's copies (all but the newest AHEAD - 1 groups),
-            // then every thread's; past this barrier no one reads the stage tile j - 1 used
-            tessera_async_wait<AHEAD - 1>();
-            tessera_fence_proxy_async();  // visible to wgmma, which reads through the async proxy
-            __syncthreads();
-            if (j + AHEAD < j_tiles) {
-                // refill that stage with tile j + AHEAD
-                const int stage_ahead = (j + AHEAD) % STAGES;
-                // copy(q.at([b, hk * (H / HKV) + (j + 2) / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + (j + 2) % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &q_s): tile j + 2 → q_s[stage_ahead] by cp.async, 16 B per copy
-                {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int q_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * q_ld;
-                    const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
-                    const int q_col0 = 0 * D;
-                    if (SQ - q_row0 >= BQ && HD - q_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&q_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (q_row0 + row < SQ && q_col0 + col < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 1 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 2 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 3 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 4 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 5 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 6 < HD ? 2 : 0) + (q_row0 + row < SQ && q_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&q_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col] : q, valid);
-                            }
-                        }
-                    }
+        __syncthreads();
+        if (tid >= THREADS) {
+            // the producers need few registers: 40 each leaves 232 to every compute thread
+            tessera_registers_down<40>();
+            // one thread issues every copy; the rest of the warpgroup was only here to give registers back
+            if (tid != THREADS) return;
+            tessera_tma_prefetch(&k_tensor_map);
+            tessera_tma_prefetch(&v_tensor_map);
+            tessera_tma_prefetch(&q_tensor_map);
+            tessera_tma_prefetch(&dout_tensor_map);
+            int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
+            int tiles_done = 0;  // tiles whose own copies this block's producers have issued
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                const int kt = tile % tiles_x;
+                const int hk = tile / tiles_x % tiles_y;
+                const int b = tile / (tiles_x * tiles_y);
+                // the tile's own buffers, once the compute threads are done with the previous tile's
+                // (this tile's stages wait behind them)
+                if (tiles_done > 0) {
+                    tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
                 }
-                // copy(dout.at([b, hk * (H / HKV) + (j + 2) / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + (j + 2) % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &do_s): tile j + 2 → do_s[stage_ahead] by cp.async, 16 B per copy
+                tessera_mbarrier_expect_bytes(&tessera_tile_full, 65536);
+                // copy(k.at([b, hk]).tile([kt, 0], [BKV, D]), &k_s): 2 boxes of 128 × 64 (16384 B each) by TMA through
+                // k_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside k
                 {
-                    constexpr int ROWS = BQ;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int dout_batch0 = (b * H + (hk * (H / HKV) + (j + 2) / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1))) * SQ * dout_ld;
-                    const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + (j + 2) % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
-                    const int dout_col0 = 0 * D;
-                    if (SQ - dout_row0 >= BQ && HD - dout_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&do_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (dout_row0 + row < SQ && dout_col0 + col < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 1 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 2 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 3 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 4 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 5 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 6 < HD ? 2 : 0) + (dout_row0 + row < SQ && dout_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&do_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col] : dout, valid);
-                            }
-                        }
-                    }
-                }
-            }
-            tessera_async_commit();
-            const int h = hk * (H / HKV) + j / tiles;
-            const int q0 = (first + j % tiles) * BQ;
-            float start[16];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
-            #pragma unroll
-            for (int tessera_i = 0; tessera_i < 16; ++tessera_i) { start[tessera_i] = 0.0f; }
-            float minus_delta[16];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
-            #pragma unroll
-            for (int tessera_i = 0; tessera_i < 16; ++tessera_i) { minus_delta[tessera_i] = 0.0f; }
-            // for c in 0..BQ / 4 { .. }
-            #pragma unroll
-            for (int c = 0; c < BQ / 4; ++c) {
-                const int col = q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
-                start[c] = -__int_as_float(0x7f800000);
-                if (col < SQ) {
-                    start[c] = -lse[((b) * H + (h)) * lse_ld + (col)] * inverse_scale * scale_log2;
-                    minus_delta[c] = -delta[((b) * H + (h)) * delta_ld + (col)];
-                }
-            }
-            {
-                const int warpgroup_row0 = pt_warpgroup_row0;
-                const int warp_row0 = pt_warp_row0;
-                const int warp_col0 = pt_warp_col0;
-                // mma(&k_s, &q_s.t(), &mut pt).overwrite(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
-                // warpgroup multiplies its 64 × 64 tile, the tensor cores reading both operands from shared
-                // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
-                // The first k-step overwrites `pt` (scale-d = 0): its values before are never read.
-                {
-                    tessera_wgmma_fence();  // (`pt`'s values before are never read, so they need no fence)
+                    const int k_row0 = kt * BKV;
+                    const int k_col0 = 0 * D;
                     #pragma unroll
-                    for (int kk = 0; kk < D; kk += 16) {
-                        const unsigned long long a_descriptor = tessera_wgmma_descriptor(&k_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&q_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
-                        if (kk == 0) {
-                            tessera_wgmma_overwrite<__half, 0, 0>(pt[0], a_descriptor, b_descriptor);
-                        } else {
-                            tessera_wgmma<__half, 0, 0>(pt[0], a_descriptor, b_descriptor);
-                        }
+                    for (int panel = 0; panel < 2; ++panel) {
+                        tessera_tma_load_3d(&k_s[panel][0][0], &k_tensor_map, k_col0 + panel * 64, k_row0, b * HKV + hk, &tessera_tile_full);
                     }
-                    tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads pt
-                    tessera_wgmma_wait<0>();
-                    tessera_wgmma_fence_operands(pt[0]);
                 }
-            }
-            {
-                const int warpgroup_row0 = dpt_warpgroup_row0;
-                const int warp_row0 = dpt_warp_row0;
-                const int warp_col0 = dpt_warp_col0;
-                // mma(&v_s, &do_s.t(), &mut dpt).overwrite(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
-                // warpgroup multiplies its 64 × 64 tile, the tensor cores reading both operands from shared
-                // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
-                // The first k-step overwrites `dpt` (scale-d = 0): its values before are never read.
+                // copy(v.at([b, hk]).tile([kt, 0], [BKV, D]), &v_s): 2 boxes of 128 × 64 (16384 B each) by TMA through
+                // v_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside v
                 {
-                    tessera_wgmma_fence();  // (`dpt`'s values before are never read, so they need no fence)
+                    const int v_row0 = kt * BKV;
+                    const int v_col0 = 0 * D;
                     #pragma unroll
-                    for (int kk = 0; kk < D; kk += 16) {
-                        const unsigned long long a_descriptor = tessera_wgmma_descriptor(&v_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&do_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
-                        if (kk == 0) {
-                            tessera_wgmma_overwrite<__half, 0, 0>(dpt[0], a_descriptor, b_descriptor);
-                        } else {
-                            tessera_wgmma<__half, 0, 0>(dpt[0], a_descriptor, b_descriptor);
+                    for (int panel = 0; panel < 2; ++panel) {
+                        tessera_tma_load_3d(&v_s[panel][0][0], &v_tensor_map, v_col0 + panel * 64, v_row0, b * HKV + hk, &tessera_tile_full);
+                    }
+                }
+                ++tiles_done;
+                const int j_tiles = H / HKV * (((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ));
+                for (int j = 0; j < j_tiles; ++j, ++filled) {
+                    const int stage = filled % STAGES;
+                    // the stage is free once every compute warp is done with what it held
+                    if (filled >= STAGES) {
+                        tessera_mbarrier_wait(&tessera_free[stage], (filled / STAGES - 1) & 1);
+                    }
+                    // the stage is full when this arrival is in and its 32768 bytes have landed
+                    tessera_mbarrier_expect_bytes(&tessera_full[stage], 32768);
+                    // copy(q.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &q_s): 2 boxes of 64 × 64 (8192 B each) by TMA through
+                    // q_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside q
+                    {
+                        const int q_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                        const int q_col0 = 0 * D;
+                        #pragma unroll
+                        for (int panel = 0; panel < 2; ++panel) {
+                            tessera_tma_load_3d(&q_s[stage][panel][0][0], &q_tensor_map, q_col0 + panel * 64, q_row0, b * H + (hk * (H / HKV) + j / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)), &tessera_full[stage]);
                         }
                     }
-                    tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads dpt
-                    tessera_wgmma_wait<0>();
-                    tessera_wgmma_fence_operands(dpt[0]);
+                    // copy(dout.at([b, hk * (H / HKV) + j / max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1)]).tile([CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)) + j % max(cdiv(SQ, BQ) - CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ)), 1), 0], [BQ, D]), &do_s): 2 boxes of 64 × 64 (8192 B each) by TMA through
+                    // dout_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside dout
+                    {
+                        const int dout_row0 = (CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ) + j % max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)) * BQ;
+                        const int dout_col0 = 0 * D;
+                        #pragma unroll
+                        for (int panel = 0; panel < 2; ++panel) {
+                            tessera_tma_load_3d(&do_s[stage][panel][0][0], &dout_tensor_map, dout_col0 + panel * 64, dout_row0, b * H + (hk * (H / HKV) + j / max(((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ), 1)), &tessera_full[stage]);
+                        }
+                    }
                 }
             }
-            const bool edge = CAUSAL == 1 && (kt + 1) * BKV > q0 + 1;
-            // for c in 0..BQ / 4 { .. }
-            #pragma unroll
-            for (int c = 0; c < BQ / 4; ++c) {
+            return;
+        }
+        tessera_registers_up<232>();
+        int drained = 0;  // k-tiles this block's compute threads have used
+        int tiles_done = 0;  // tiles this block's compute threads have finished
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            const int kt = tile % tiles_x;
+            const int hk = tile / tiles_x % tiles_y;
+            const int b = tile / (tiles_x * tiles_y);
+            // let mut pt = fragment::<f32>([BKV, BQ]).warpgroup_tile([WKV, BQ]);
+            // warpgroup g (threads 128g ..) holds the 64 × 64 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
+            // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 8 mma.sync-shaped
+            // 16 × 8 tiles, four values of each in every lane
+            const int pt_warpgroup_row0 = tid / 128 / 1 * 64;
+            const int pt_warp_row0 = pt_warpgroup_row0 + tid / 32 % 4 * 16;
+            const int pt_warp_col0 = tid / 128 % 1 * BQ;
+            float pt[16 / 16][BQ / 8][4] = {};
+            // let mut dpt = fragment::<f32>([BKV, BQ]).warpgroup_tile([WKV, BQ]);
+            // warpgroup g (threads 128g ..) holds the 64 × 64 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
+            // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 8 mma.sync-shaped
+            // 16 × 8 tiles, four values of each in every lane
+            const int dpt_warpgroup_row0 = tid / 128 / 1 * 64;
+            const int dpt_warp_row0 = dpt_warpgroup_row0 + tid / 32 % 4 * 16;
+            const int dpt_warp_col0 = tid / 128 % 1 * BQ;
+            float dpt[16 / 16][BQ / 8][4] = {};
+            // let mut dk_acc = fragment::<f32>([BKV, D]).warpgroup_tile([WKV, D]);
+            // warpgroup g (threads 128g ..) holds the 64 × 128 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
+            // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 16 mma.sync-shaped
+            // 16 × 8 tiles, four values of each in every lane
+            const int dk_acc_warpgroup_row0 = tid / 128 / 1 * 64;
+            const int dk_acc_warp_row0 = dk_acc_warpgroup_row0 + tid / 32 % 4 * 16;
+            const int dk_acc_warp_col0 = tid / 128 % 1 * D;
+            float dk_acc[16 / 16][D / 8][4] = {};
+            // let mut dv_acc = fragment::<f32>([BKV, D]).warpgroup_tile([WKV, D]);
+            // warpgroup g (threads 128g ..) holds the 64 × 128 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
+            // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 16 mma.sync-shaped
+            // 16 × 8 tiles, four values of each in every lane
+            const int dv_acc_warpgroup_row0 = tid / 128 / 1 * 64;
+            const int dv_acc_warp_row0 = dv_acc_warpgroup_row0 + tid / 32 % 4 * 16;
+            const int dv_acc_warp_col0 = tid / 128 % 1 * D;
+            float dv_acc[16 / 16][D / 8][4] = {};
+            // k_s, v_s: the producers' copies of this tile have landed
+            tessera_mbarrier_wait(&tessera_tile_full, tiles_done & 1);
+            const float inverse_scale = 1.0f / scale;
+            const int first = CAUSAL * min(kt * BKV / BQ, ((SQ) + (BQ) - 1) / (BQ));
+            const int tiles = max(((SQ) + (BQ) - 1) / (BQ) - first, 1);
+            const int j_tiles = H / HKV * (((SQ + BQ - 1) / BQ) - CAUSAL * min(kt * BKV / BQ, (SQ + BQ - 1) / BQ));
+            for (int j = 0; j < j_tiles; ++j, ++drained) {
+                const int stage = drained % STAGES;
+                tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
+                const int h = hk * (H / HKV) + j / tiles;
+                const int q0 = (first + j % tiles) * BQ;
+                float start[16];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
                 #pragma unroll
-                for (int i = 0; i < 2; ++i) {
-                    float p = exp2f(fmaf(pt[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, start[c]));
-                    if (edge && kt * BKV + (pt_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4) > q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2)) {
-                        p = 0.0f;
+                for (int tessera_i = 0; tessera_i < 16; ++tessera_i) { start[tessera_i] = 0.0f; }
+                float minus_delta[16];  // [0.0f32; BQ / 4]: registers, as loops over it unroll
+                #pragma unroll
+                for (int tessera_i = 0; tessera_i < 16; ++tessera_i) { minus_delta[tessera_i] = 0.0f; }
+                // for c in 0..BQ / 4 { .. }
+                #pragma unroll
+                for (int c = 0; c < BQ / 4; ++c) {
+                    const int col = q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2);
+                    start[c] = -__int_as_float(0x7f800000);
+                    if (col < SQ) {
+                        start[c] = -lse[((b) * H + (h)) * lse_ld + (col)] * inverse_scale * scale_log2;
+                        minus_delta[c] = -delta[((b) * H + (h)) * delta_ld + (col)];
                     }
-                    pt[i / 2][c / 2][i % 2 * 2 + c % 2] = p;
-                    dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * (dpt[i / 2][c / 2][i % 2 * 2 + c % 2] + minus_delta[c]);
                 }
-            }
-            {
-                const int warpgroup_row0 = dv_acc_warpgroup_row0;
-                const int warp_row0 = dv_acc_warp_row0;
-                const int warp_col0 = dv_acc_warp_col0;
-                // mma(&pt, &do_s, &mut dv_acc): wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16, BQ / 16 k-steps; each
-                // warpgroup multiplies its 64 × 128 tile, the tensor cores reading B from shared memory
-                // through a descriptor and A from registers: A = `pt` rounded to f16, B MN-major in 128-byte ones
                 {
-                    // every k-step's A registers packed before the fence: wgmma reads them asynchronously
-                    unsigned a_frag[BQ / 16][4];
-                    #pragma unroll
-                    for (int kk = 0; kk < BQ; kk += 16) {
-                        a_frag[kk / 16][0] = tessera_pack(__float2half_rn(pt[0][kk / 8][0]), __float2half_rn(pt[0][kk / 8][1]));
-                        a_frag[kk / 16][1] = tessera_pack(__float2half_rn(pt[0][kk / 8][2]), __float2half_rn(pt[0][kk / 8][3]));
-                        a_frag[kk / 16][2] = tessera_pack(__float2half_rn(pt[0][kk / 8 + 1][0]), __float2half_rn(pt[0][kk / 8 + 1][1]));
-                        a_frag[kk / 16][3] = tessera_pack(__float2half_rn(pt[0][kk / 8 + 1][2]), __float2half_rn(pt[0][kk / 8 + 1][3]));
+                    const int warpgroup_row0 = pt_warpgroup_row0;
+                    const int warp_row0 = pt_warp_row0;
+                    const int warp_col0 = pt_warp_col0;
+                    // mma(&k_s, &q_s.t(), &mut pt).overwrite(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 64 tile, the tensor cores reading both operands from shared
+                    // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
+                    // The first k-step overwrites `pt` (scale-d = 0): its values before are never read.
+                    {
+                        tessera_wgmma_fence();  // (`pt`'s values before are never read, so they need no fence)
+                        #pragma unroll
+                        for (int kk = 0; kk < D; kk += 16) {
+                            const unsigned long long a_descriptor = tessera_wgmma_descriptor(&k_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&q_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
+                            if (kk == 0) {
+                                tessera_wgmma_overwrite<__half, 0, 0>(pt[0], a_descriptor, b_descriptor);
+                            } else {
+                                tessera_wgmma<__half, 0, 0>(pt[0], a_descriptor, b_descriptor);
+                            }
+                        }
+                        tessera_wgmma_commit();
+                        // every k-step done before the pipeline refills this stage or anything reads pt
+                        tessera_wgmma_wait<0>();
+                        tessera_wgmma_fence_operands(pt[0]);
                     }
-                    tessera_wgmma_fence_operands(dv_acc[0]);
-                    tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
-                    #pragma unroll
-                    for (int kk = 0; kk < BQ; kk += 16) {
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&do_s[stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 8192, 1024, 1);
-                        tessera_wgmma_register_a<__half, 1>(dv_acc[0], a_frag[kk / 16], b_descriptor);
+                }
+                {
+                    const int warpgroup_row0 = dpt_warpgroup_row0;
+                    const int warp_row0 = dpt_warp_row0;
+                    const int warp_col0 = dpt_warp_col0;
+                    // mma(&v_s, &do_s.t(), &mut dpt).overwrite(): wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16, D / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 64 tile, the tensor cores reading both operands from shared
+                    // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
+                    // The first k-step overwrites `dpt` (scale-d = 0): its values before are never read.
+                    {
+                        tessera_wgmma_fence();  // (`dpt`'s values before are never read, so they need no fence)
+                        #pragma unroll
+                        for (int kk = 0; kk < D; kk += 16) {
+                            const unsigned long long a_descriptor = tessera_wgmma_descriptor(&v_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&do_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
+                            if (kk == 0) {
+                                tessera_wgmma_overwrite<__half, 0, 0>(dpt[0], a_descriptor, b_descriptor);
+                            } else {
+                                tessera_wgmma<__half, 0, 0>(dpt[0], a_descriptor, b_descriptor);
+                            }
+                        }
+                        tessera_wgmma_commit();
+                        // every k-step done before the pipeline refills this stage or anything reads dpt
+                        tessera_wgmma_wait<0>();
+                        tessera_wgmma_fence_operands(dpt[0]);
                     }
-                    tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads dv_acc
-                    tessera_wgmma_wait<0>();
-                    tessera_wgmma_fence_operands(dv_acc[0]);
+                }
+                const bool edge = CAUSAL == 1 && (kt + 1) * BKV > q0 + 1;
+                // for c in 0..BQ / 4 { .. }
+                #pragma unroll
+                for (int c = 0; c < BQ / 4; ++c) {
+                    #pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        float p = exp2f(fmaf(pt[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, start[c]));
+                        if (edge && kt * BKV + (pt_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4) > q0 + (pt_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2)) {
+                            p = 0.0f;
+                        }
+                        pt[i / 2][c / 2][i % 2 * 2 + c % 2] = p;
+                        dpt[i / 2][c / 2][i % 2 * 2 + c % 2] = p * (dpt[i / 2][c / 2][i % 2 * 2 + c % 2] + minus_delta[c]);
+                    }
+                }
+                {
+                    const int warpgroup_row0 = dv_acc_warpgroup_row0;
+                    const int warp_row0 = dv_acc_warp_row0;
+                    const int warp_col0 = dv_acc_warp_col0;
+                    // mma(&pt, &do_s, &mut dv_acc): wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16, BQ / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 128 tile, the tensor cores reading B from shared memory
+                    // through a descriptor and A from registers: A = `pt` rounded to f16, B MN-major in 128-byte ones
+                    {
+                        // every k-step's A registers packed before the fence: wgmma reads them asynchronously
+                        unsigned a_frag[BQ / 16][4];
+                        #pragma unroll
+                        for (int kk = 0; kk < BQ; kk += 16) {
+                            a_frag[kk / 16][0] = tessera_pack(__float2half_rn(pt[0][kk / 8][0]), __float2half_rn(pt[0][kk / 8][1]));
+                            a_frag[kk / 16][1] = tessera_pack(__float2half_rn(pt[0][kk / 8][2]), __float2half_rn(pt[0][kk / 8][3]));
+                            a_frag[kk / 16][2] = tessera_pack(__float2half_rn(pt[0][kk / 8 + 1][0]), __float2half_rn(pt[0][kk / 8 + 1][1]));
+                            a_frag[kk / 16][3] = tessera_pack(__float2half_rn(pt[0][kk / 8 + 1][2]), __float2half_rn(pt[0][kk / 8 + 1][3]));
+                        }
+                        tessera_wgmma_fence_operands(dv_acc[0]);
+                        tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+                        #pragma unroll
+                        for (int kk = 0; kk < BQ; kk += 16) {
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&do_s[stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 8192, 1024, 1);
+                            tessera_wgmma_register_a<__half, 1>(dv_acc[0], a_frag[kk / 16], b_descriptor);
+                        }
+                        tessera_wgmma_commit();
+                        // every k-step done before the pipeline refills this stage or anything reads dv_acc
+                        tessera_wgmma_wait<0>();
+                        tessera_wgmma_fence_operands(dv_acc[0]);
+                    }
+                }
+                {
+                    const int warpgroup_row0 = dk_acc_warpgroup_row0;
+                    const int warp_row0 = dk_acc_warp_row0;
+                    const int warp_col0 = dk_acc_warp_col0;
+                    // mma(&dpt, &q_s, &mut dk_acc): wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16, BQ / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 128 tile, the tensor cores reading B from shared memory
+                    // through a descriptor and A from registers: A = `dpt` rounded to f16, B MN-major in 128-byte ones
+                    {
+                        // every k-step's A registers packed before the fence: wgmma reads them asynchronously
+                        unsigned a_frag[BQ / 16][4];
+                        #pragma unroll
+                        for (int kk = 0; kk < BQ; kk += 16) {
+                            a_frag[kk / 16][0] = tessera_pack(__float2half_rn(dpt[0][kk / 8][0]), __float2half_rn(dpt[0][kk / 8][1]));
+                            a_frag[kk / 16][1] = tessera_pack(__float2half_rn(dpt[0][kk / 8][2]), __float2half_rn(dpt[0][kk / 8][3]));
+                            a_frag[kk / 16][2] = tessera_pack(__float2half_rn(dpt[0][kk / 8 + 1][0]), __float2half_rn(dpt[0][kk / 8 + 1][1]));
+                            a_frag[kk / 16][3] = tessera_pack(__float2half_rn(dpt[0][kk / 8 + 1][2]), __float2half_rn(dpt[0][kk / 8 + 1][3]));
+                        }
+                        tessera_wgmma_fence_operands(dk_acc[0]);
+                        tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+                        #pragma unroll
+                        for (int kk = 0; kk < BQ; kk += 16) {
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&q_s[stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 8192, 1024, 1);
+                            tessera_wgmma_register_a<__half, 1>(dk_acc[0], a_frag[kk / 16], b_descriptor);
+                        }
+                        tessera_wgmma_commit();
+                        // every k-step done before the pipeline refills this stage or anything reads dk_acc
+                        tessera_wgmma_wait<0>();
+                        tessera_wgmma_fence_operands(dk_acc[0]);
+                    }
+                }
+                // this warp's reads of the stage are done
+                __syncwarp();
+                if (tid % 32 == 0) {
+                    tessera_mbarrier_arrive(&tessera_free[stage]);
                 }
             }
+            // this warp reads the tile's own buffers no more: the producers may refill them with the
+            // next tile's
+            __syncwarp();
+            if (tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_tile_free);
+            }
+            // for i in 0..2 { .. }
+            #pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                #pragma unroll
+                for (int c = 0; c < D / 4; ++c) {
+                    dk_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = dk_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * scale;
+                }
+            }
+            // copy(&dk_acc, dk.at([b, hk]).tile([kt, 0], [BKV, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
             {
                 const int warpgroup_row0 = dk_acc_warpgroup_row0;
                 const int warp_row0 = dk_acc_warp_row0;
                 const int warp_col0 = dk_acc_warp_col0;
-                // mma(&dpt, &q_s, &mut dk_acc): wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16, BQ / 16 k-steps; each
-                // warpgroup multiplies its 64 × 128 tile, the tensor cores reading B from shared memory
-                // through a descriptor and A from registers: A = `dpt` rounded to f16, B MN-major in 128-byte ones
-                {
-                    // every k-step's A registers packed before the fence: wgmma reads them asynchronously
-                    unsigned a_frag[BQ / 16][4];
+                const int dk_batch0 = (b * HKV + hk) * SKV * dk_ld;
+                const int dk_row0 = kt * BKV;
+                const int dk_col0 = 0 * D;
+                const bool whole_tile = SKV - dk_row0 >= BKV && HD - dk_col0 >= D;
+                const int lane = tid % 32;
+                // rows and columns of the tensor from this lane's first value on
+                const int rows_left = SKV - dk_row0 - (warp_row0 + lane / 4);
+                const int cols_left = HD - dk_col0 - (warp_col0 + lane % 4 * 2);
+                if (whole_tile && VECTOR >= 8) {
+                    // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
+                    // chunks and store eight neighbouring columns each, 16 bytes a lane
                     #pragma unroll
-                    for (int kk = 0; kk < BQ; kk += 16) {
-                        a_frag[kk / 16][0] = tessera_pack(__float2half_rn(dpt[0][kk / 8][0]), __float2half_rn(dpt[0][kk / 8][1]));
-                        a_frag[kk / 16][1] = tessera_pack(__float2half_rn(dpt[0][kk / 8][2]), __float2half_rn(dpt[0][kk / 8][3]));
-                        a_frag[kk / 16][2] = tessera_pack(__float2half_rn(dpt[0][kk / 8 + 1][0]), __float2half_rn(dpt[0][kk / 8 + 1][1]));
-                        a_frag[kk / 16][3] = tessera_pack(__float2half_rn(dpt[0][kk / 8 + 1][2]), __float2half_rn(dpt[0][kk / 8 + 1][3]));
-                    }
-                    tessera_wgmma_fence_operands(dk_acc[0]);
-                    tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
-                    #pragma unroll
-                    for (int kk = 0; kk < BQ; kk += 16) {
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&q_s[stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 8192, 1024, 1);
-                        tessera_wgmma_register_a<__half, 1>(dk_acc[0], a_frag[kk / 16], b_descriptor);
-                    }
-                    tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads dk_acc
-                    tessera_wgmma_wait<0>();
-                    tessera_wgmma_fence_operands(dk_acc[0]);
-                }
-            }
-        }
-        // nothing left in flight, and every thread is done with the buffers
-        tessera_async_wait<0>();
-        __syncthreads();
-    }
-    // for i in 0..2 { .. }
-    #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        #pragma unroll
-        for (int c = 0; c < D / 4; ++c) {
-            dk_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = dk_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * scale;
-        }
-    }
-    // copy(&dk_acc, dk.at([b, hk]).tile([kt, 0], [BKV, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
-    {
-        const int warpgroup_row0 = dk_acc_warpgroup_row0;
-        const int warp_row0 = dk_acc_warp_row0;
-        const int warp_col0 = dk_acc_warp_col0;
-        const int dk_batch0 = (b * HKV + hk) * SKV * dk_ld;
-        const int dk_row0 = kt * BKV;
-        const int dk_col0 = 0 * D;
-        const bool whole_tile = SKV - dk_row0 >= BKV && HD - dk_col0 >= D;
-        const int lane = tid % 32;
-        // rows and columns of the tensor from this lane's first value on
-        const int rows_left = SKV - dk_row0 - (warp_row0 + lane / 4);
-        const int cols_left = HD - dk_col0 - (warp_col0 + lane % 4 * 2);
-        if (whole_tile && VECTOR >= 8) {
-            // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
-            // chunks and store eight neighbouring columns each, 16 bytes a lane
-            #pragma unroll
-            for (int mi = 0; mi < 16 / 16; ++mi) {
-                #pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    #pragma unroll
-                    for (int group = 0; group < D / 32; ++group) {
-                        unsigned pairs[4];
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
                         #pragma unroll
-                        for (int chunk = 0; chunk < 4; ++chunk) {
-                            const int ni = group * 4 + chunk;
-                            const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                            const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                            float value0 = dk_acc[mi][ni][half * 2];
-                            float value1 = dk_acc[mi][ni][half * 2 + 1];
-                            tessera_f16x2 out;
-                            out.v[0] = __float2half_rn(value0);
-                            out.v[1] = __float2half_rn(value1);
-                            pairs[chunk] = tessera_pair_bits(out);
-                        }
-                        unsigned columns[4];
-                        tessera_quad_transpose(pairs, columns);
-                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                        const int col = warp_col0 + (group * 4 + lane % 4) * 8;
-                        *reinterpret_cast<uint4*>(&dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col]) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
-                    }
-                }
-            }
-        } else {
-            #pragma unroll
-            for (int mi = 0; mi < 16 / 16; ++mi) {
-                #pragma unroll
-                for (int ni = 0; ni < D / 8; ++ni) {
-                    #pragma unroll
-                    for (int half = 0; half < 2; ++half) {
-                        // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
-                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                        const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                        float value0 = dk_acc[mi][ni][half * 2];
-                        float value1 = dk_acc[mi][ni][half * 2 + 1];
-                        if (whole_tile && VECTOR >= 2) {
-                            tessera_f16x2 out;
-                            out.v[0] = __float2half_rn(value0);
-                            out.v[1] = __float2half_rn(value1);
-                            *reinterpret_cast<tessera_f16x2*>(&dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col]) = out;
-                        } else {
-                            // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                            if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col] = __float2half_rn(value0);
-                            if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col + 1] = __float2half_rn(value1);
+                        for (int half = 0; half < 2; ++half) {
+                            #pragma unroll
+                            for (int group = 0; group < D / 32; ++group) {
+                                unsigned pairs[4];
+                                #pragma unroll
+                                for (int chunk = 0; chunk < 4; ++chunk) {
+                                    const int ni = group * 4 + chunk;
+                                    const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                    const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                    float value0 = dk_acc[mi][ni][half * 2];
+                                    float value1 = dk_acc[mi][ni][half * 2 + 1];
+                                    tessera_f16x2 out;
+                                    out.v[0] = __float2half_rn(value0);
+                                    out.v[1] = __float2half_rn(value1);
+                                    pairs[chunk] = tessera_pair_bits(out);
+                                }
+                                unsigned columns[4];
+                                tessera_quad_transpose(pairs, columns);
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + (group * 4 + lane % 4) * 8;
+                                *reinterpret_cast<uint4*>(&dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col]) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
+                            }
                         }
                     }
-                }
-            }
-        }
-    }
-    // copy(&dv_acc, dv.at([b, hk]).tile([kt, 0], [BKV, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
-    {
-        const int warpgroup_row0 = dv_acc_warpgroup_row0;
-        const int warp_row0 = dv_acc_warp_row0;
-        const int warp_col0 = dv_acc_warp_col0;
-        const int dv_batch0 = (b * HKV + hk) * SKV * dv_ld;
-        const int dv_row0 = kt * BKV;
-        const int dv_col0 = 0 * D;
-        const bool whole_tile = SKV - dv_row0 >= BKV && HD - dv_col0 >= D;
-        const int lane = tid % 32;
-        // rows and columns of the tensor from this lane's first value on
-        const int rows_left = SKV - dv_row0 - (warp_row0 + lane / 4);
-        const int cols_left = HD - dv_col0 - (warp_col0 + lane % 4 * 2);
-        if (whole_tile && VECTOR >= 8) {
-            // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
-            // chunks and store eight neighbouring columns each, 16 bytes a lane
-            #pragma unroll
-            for (int mi = 0; mi < 16 / 16; ++mi) {
-                #pragma unroll
-                for (int half = 0; half < 2; ++half) {
+                } else {
                     #pragma unroll
-                    for (int group = 0; group < D / 32; ++group) {
-                        unsigned pairs[4];
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
                         #pragma unroll
-                        for (int chunk = 0; chunk < 4; ++chunk) {
-                            const int ni = group * 4 + chunk;
-                            const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                            const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                            float value0 = dv_acc[mi][ni][half * 2];
-                            float value1 = dv_acc[mi][ni][half * 2 + 1];
-                            tessera_f16x2 out;
-                            out.v[0] = __float2half_rn(value0);
-                            out.v[1] = __float2half_rn(value1);
-                            pairs[chunk] = tessera_pair_bits(out);
+                        for (int ni = 0; ni < D / 8; ++ni) {
+                            #pragma unroll
+                            for (int half = 0; half < 2; ++half) {
+                                // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                float value0 = dk_acc[mi][ni][half * 2];
+                                float value1 = dk_acc[mi][ni][half * 2 + 1];
+                                if (whole_tile && VECTOR >= 2) {
+                                    tessera_f16x2 out;
+                                    out.v[0] = __float2half_rn(value0);
+                                    out.v[1] = __float2half_rn(value1);
+                                    *reinterpret_cast<tessera_f16x2*>(&dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col]) = out;
+                                } else {
+                                    // a tile on the edge, or rows not 8-byte aligned: each element on its own
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col] = __float2half_rn(value0);
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dk[dk_batch0 + (dk_row0 + row) * dk_ld + dk_col0 + col + 1] = __float2half_rn(value1);
+                                }
+                            }
                         }
-                        unsigned columns[4];
-                        tessera_quad_transpose(pairs, columns);
-                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                        const int col = warp_col0 + (group * 4 + lane % 4) * 8;
-                        *reinterpret_cast<uint4*>(&dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col]) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
                     }
                 }
             }
-        } else {
-            #pragma unroll
-            for (int mi = 0; mi < 16 / 16; ++mi) {
-                #pragma unroll
-                for (int ni = 0; ni < D / 8; ++ni) {
+            // copy(&dv_acc, dv.at([b, hk]).tile([kt, 0], [BKV, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
+            {
+                const int warpgroup_row0 = dv_acc_warpgroup_row0;
+                const int warp_row0 = dv_acc_warp_row0;
+                const int warp_col0 = dv_acc_warp_col0;
+                const int dv_batch0 = (b * HKV + hk) * SKV * dv_ld;
+                const int dv_row0 = kt * BKV;
+                const int dv_col0 = 0 * D;
+                const bool whole_tile = SKV - dv_row0 >= BKV && HD - dv_col0 >= D;
+                const int lane = tid % 32;
+                // rows and columns of the tensor from this lane's first value on
+                const int rows_left = SKV - dv_row0 - (warp_row0 + lane / 4);
+                const int cols_left = HD - dv_col0 - (warp_col0 + lane % 4 * 2);
+                if (whole_tile && VECTOR >= 8) {
+                    // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
+                    // chunks and store eight neighbouring columns each, 16 bytes a lane
                     #pragma unroll
-                    for (int half = 0; half < 2; ++half) {
-                        // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
-                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                        const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                        float value0 = dv_acc[mi][ni][half * 2];
-                        float value1 = dv_acc[mi][ni][half * 2 + 1];
-                        if (whole_tile && VECTOR >= 2) {
-                            tessera_f16x2 out;
-                            out.v[0] = __float2half_rn(value0);
-                            out.v[1] = __float2half_rn(value1);
-                            *reinterpret_cast<tessera_f16x2*>(&dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col]) = out;
-                        } else {
-                            // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                            if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col] = __float2half_rn(value0);
-                            if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col + 1] = __float2half_rn(value1);
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
+                        #pragma unroll
+                        for (int half = 0; half < 2; ++half) {
+                            #pragma unroll
+                            for (int group = 0; group < D / 32; ++group) {
+                                unsigned pairs[4];
+                                #pragma unroll
+                                for (int chunk = 0; chunk < 4; ++chunk) {
+                                    const int ni = group * 4 + chunk;
+                                    const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                    const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                    float value0 = dv_acc[mi][ni][half * 2];
+                                    float value1 = dv_acc[mi][ni][half * 2 + 1];
+                                    tessera_f16x2 out;
+                                    out.v[0] = __float2half_rn(value0);
+                                    out.v[1] = __float2half_rn(value1);
+                                    pairs[chunk] = tessera_pair_bits(out);
+                                }
+                                unsigned columns[4];
+                                tessera_quad_transpose(pairs, columns);
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + (group * 4 + lane % 4) * 8;
+                                *reinterpret_cast<uint4*>(&dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col]) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
+                            }
+                        }
+                    }
+                } else {
+                    #pragma unroll
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
+                        #pragma unroll
+                        for (int ni = 0; ni < D / 8; ++ni) {
+                            #pragma unroll
+                            for (int half = 0; half < 2; ++half) {
+                                // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                float value0 = dv_acc[mi][ni][half * 2];
+                                float value1 = dv_acc[mi][ni][half * 2 + 1];
+                                if (whole_tile && VECTOR >= 2) {
+                                    tessera_f16x2 out;
+                                    out.v[0] = __float2half_rn(value0);
+                                    out.v[1] = __float2half_rn(value1);
+                                    *reinterpret_cast<tessera_f16x2*>(&dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col]) = out;
+                                } else {
+                                    // a tile on the edge, or rows not 8-byte aligned: each element on its own
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col] = __float2half_rn(value0);
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dv[dv_batch0 + (dv_row0 + row) * dv_ld + dv_col0 + col + 1] = __float2half_rn(value1);
+                                }
+                            }
                         }
                     }
                 }
             }
+            ++tiles_done;
         }
     }
 }

@@ -69,19 +69,19 @@ macro_rules! attention_backward_delta {
 macro_rules! attention_backward_dkdv {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal $(, only = $only:ident)?) => {
         attention_backward_dkdv!(
-            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages }, order = {},
             launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WKV = $wkv) },
             tile = warp_tile, rows = { WKV / 8 }, layout = { .swizzle_bytes(128) }, only = [$($only)?]
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal $(, only = $only:ident)?) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal $(, producers = $producers:literal)? $(, order = $order:ident)? $(, only = $only:ident)?) => {
         attention_backward_dkdv!(
-            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages $(, producers = $producers, copies = tma)? }, order = { $(.$order())? },
             launch = { threads = $threads, vector = 8, $(min_blocks = $min_blocks,)? target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }, only = [$($only)?]
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = []) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, order = { $($order:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = []) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
@@ -96,7 +96,7 @@ macro_rules! attention_backward_dkdv {
             scale_log2: f32,
             scale: f32,
         ) {
-            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B)$($order)*;
             let k_s = shared::<$t>([BKV, D])$($layout)*;
             let v_s = shared::<$t>([BKV, D])$($layout)*;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
@@ -112,7 +112,7 @@ macro_rules! attention_backward_dkdv {
             let first = CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ));
             let tiles = max(cdiv(SQ, BQ) - first, 1);
             // every query tile of every query head that reads this K/V head
-            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), stages = $stages) {
+            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), $($pipeline)*) {
                 copy(q.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &q_s);
                 copy(dout.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &do_s);
                 let h = hk * (H / HKV) + j / tiles;
@@ -157,7 +157,7 @@ macro_rules! attention_backward_dkdv {
     };
     // dK alone (head dim 256: dK's and dV's accumulators together would not fit a lane's
     // registers): Sᵀ and dPᵀ as above, dK += dSᵀ·Q
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dk]) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, order = { $($order:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dk]) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
@@ -171,7 +171,7 @@ macro_rules! attention_backward_dkdv {
             scale_log2: f32,
             scale: f32,
         ) {
-            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B)$($order)*;
             let k_s = shared::<$t>([BKV, D])$($layout)*;
             let v_s = shared::<$t>([BKV, D])$($layout)*;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
@@ -186,7 +186,7 @@ macro_rules! attention_backward_dkdv {
             let first = CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ));
             let tiles = max(cdiv(SQ, BQ) - first, 1);
             // every query tile of every query head that reads this K/V head
-            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), stages = $stages) {
+            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), $($pipeline)*) {
                 copy(q.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &q_s);
                 copy(dout.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &do_s);
                 let h = hk * (H / HKV) + j / tiles;
@@ -227,7 +227,7 @@ macro_rules! attention_backward_dkdv {
         }
     };
     // dV alone: Sᵀ as above, dV += Pᵀ·dO (neither V nor Δ read)
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dv]) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, order = { $($order:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dv]) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
@@ -239,7 +239,7 @@ macro_rules! attention_backward_dkdv {
             scale_log2: f32,
             scale: f32,
         ) {
-            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B)$($order)*;
             let k_s = shared::<$t>([BKV, D])$($layout)*;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
             let do_s = shared::<$t>([BQ, D])$($layout)*;
@@ -251,7 +251,7 @@ macro_rules! attention_backward_dkdv {
             let first = CAUSAL * min(kt * BKV / BQ, cdiv(SQ, BQ));
             let tiles = max(cdiv(SQ, BQ) - first, 1);
             // every query tile of every query head that reads this K/V head
-            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), stages = $stages) {
+            for j in pipeline(0..(H / HKV) * (cdiv(SQ, BQ) - first), $($pipeline)*) {
                 copy(q.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &q_s);
                 copy(dout.at([b, hk * (H / HKV) + j / tiles]).tile([first + j % tiles, 0], [BQ, D]), &do_s);
                 let h = hk * (H / HKV) + j / tiles;
@@ -289,19 +289,19 @@ macro_rules! attention_backward_dkdv {
 macro_rules! attention_backward_dq {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, wq = $wq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
         attention_backward_dq!(
-            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages }, order = {},
             launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WQ = $wq) },
             tile = warp_tile, rows = { WQ / 8 }, layout = { .swizzle_bytes(128) }
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal $(, producers = $producers:literal)? $(, order = $order:ident)?) => {
         attention_backward_dq!(
-            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, stages = $stages,
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages $(, producers = $producers, copies = tma)? }, order = { $(.$order())? },
             launch = { threads = $threads, vector = 8, $(min_blocks = $min_blocks,)? target = sm_90a, consts(BQ = $bq, BKV = $bkv, WQ = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, order = { $($order:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
@@ -317,7 +317,7 @@ macro_rules! attention_backward_dq {
         ) {
             // the last query tiles first: causal, they have the most keys, so none is left to run
             // alone at the end
-            let (rt, h, b) = grid(cdiv(SQ, BQ), H, B);
+            let (rt, h, b) = grid(cdiv(SQ, BQ), H, B)$($order)*;
             let qt = cdiv(SQ, BQ) - 1 - rt;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
             let do_s = shared::<$t>([BQ, D])$($layout)*;
@@ -339,7 +339,7 @@ macro_rules! attention_backward_dq {
             copy(q.at([b, h]).tile([qt, 0], [BQ, D]), &q_s);
             copy(dout.at([b, h]).tile([qt, 0], [BQ, D]), &do_s);
             // causal: the key tiles at or before the block's last query row
-            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = $stages) {
+            for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((qt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), $($pipeline)*) {
                 copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s);
                 copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s);
                 mma(&q_s, &k_s.t(), &mut s).overwrite();
@@ -521,7 +521,17 @@ attention_backward_kernels!(
 // (`min_blocks = 2`, two blocks an SM, 8–20% faster than the tiles of the others): their
 // blocks' walks differ in length, and two blocks an SM fill in for each other's short ones;
 // the dK, dV kernel at head dim 64 causal on one warpgroup of 64 keys since S and dP are
-// overwritten (see `attention_backward_dkdv!`).
+// overwritten (see `attention_backward_dkdv!`), walking 64 queries a tile.
+//
+// Every dQ kernel, and the dK, dV kernel at head dim 128, is fed by a producer warpgroup's TMA
+// copies (`producers = 128`) and so persistent: the compute warpgroups wait on mbarriers, never
+// on a barrier of the whole block per tile. Causal, the dQ blocks take each next query tile
+// from a counter (`order = dynamic`), the last tiles (the most keys) first. On an H100 against
+// the cp.async ring (BENCHMARKS.md): the backward +16–19% at head dim 128 (causal +10–13%),
+// +7–9% at 64 (causal +7–10%) from 2048 to 16384 tokens; dQ at head dim 64 with 64 keys a tile
+// (causal: 128), `tessera tune`'s winners at 16384 tokens. Not the dK, dV kernels at head dim
+// 64 (17–25% slower with producers), nor the causal one at 128 (2–3% slower, also with
+// `dynamic`).
 macro_rules! attention_backward_wgmma_kernels {
     ($t:ident, $dkdv64:ident, $dkdv64c:ident, $dkdv128:ident, $dkdv128c:ident, $dq64:ident, $dq64c:ident, $dq128:ident, $dq128c:ident) => {
         attention_backward_dkdv!(
@@ -545,7 +555,7 @@ macro_rules! attention_backward_wgmma_kernels {
             wgmma,
             threads = 128,
             min_blocks = 2,
-            bq = 32,
+            bq = 64,
             bkv = 64,
             stages = 3
         );
@@ -559,7 +569,8 @@ macro_rules! attention_backward_wgmma_kernels {
             threads = 256,
             bq = 64,
             bkv = 128,
-            stages = 3
+            stages = 3,
+            producers = 128
         );
         attention_backward_dkdv!(
             #[doc = concat!("dK, dV, ", stringify!($t), ", head dim 65 to 128, causal, sm_90a (wgmma).")]
@@ -583,8 +594,9 @@ macro_rules! attention_backward_wgmma_kernels {
             wgmma,
             threads = 256,
             bq = 128,
-            bkv = 128,
-            stages = 3
+            bkv = 64,
+            stages = 3,
+            producers = 128
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim ≤ 64, causal, sm_90a (wgmma).")]
@@ -596,8 +608,10 @@ macro_rules! attention_backward_wgmma_kernels {
             threads = 128,
             min_blocks = 2,
             bq = 64,
-            bkv = 64,
-            stages = 3
+            bkv = 128,
+            stages = 3,
+            producers = 128,
+            order = dynamic
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128, sm_90a (wgmma).")]
@@ -609,7 +623,8 @@ macro_rules! attention_backward_wgmma_kernels {
             threads = 256,
             bq = 128,
             bkv = 64,
-            stages = 3
+            stages = 3,
+            producers = 128
         );
         attention_backward_dq!(
             #[doc = concat!("dQ, ", stringify!($t), ", head dim 65 to 128, causal, sm_90a (wgmma).")]
@@ -621,7 +636,9 @@ macro_rules! attention_backward_wgmma_kernels {
             threads = 256,
             bq = 128,
             bkv = 64,
-            stages = 3
+            stages = 3,
+            producers = 128,
+            order = dynamic
         );
     };
 }
@@ -797,8 +814,8 @@ pub fn backward_head_dims(cores: super::TensorCores) -> &'static [usize] {
 }
 
 /// The kernels [`backward_on`] launches on `cores` for `head_dim` and `causal`, or why there
-/// are none: wgmma's with or without TMA producers are the same (the backward has no TMA
-/// kernels).
+/// are none: both Hopper forms take the same wgmma kernels (one set, some of them fed by TMA
+/// producers where those measured faster).
 ///
 /// ```
 /// use tessera::catalog::attention::{self, KeyGradients, TensorCores};

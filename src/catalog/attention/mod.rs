@@ -322,8 +322,8 @@ impl AttentionElement for f16 {
 }
 
 /// The tensor-core instructions a forward kernel multiplies with — and a backward pass: its
-/// gradient kernels on mma.sync, or on wgmma for either Hopper form (the backward has no TMA
-/// producers; [`backward_kernels_for`]).
+/// gradient kernels on mma.sync, or on wgmma for either Hopper form (one set of wgmma gradient
+/// kernels, some fed by TMA producers; [`backward_kernels_for`]).
 ///
 /// ```
 /// use tessera::catalog::attention::{self, TensorCores};
