@@ -105,7 +105,9 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
 /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
 /// blocks to fill the GPU: block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·32 .. into
 /// `partials[by, ..]` (S = the rows of `partials`) as [`gemv_t_f32`] does its whole column.
-#[tile_kernel(threads = 512, vector = 1, consts(WARPS = 16, UNROLL = 16), require(WARPS * 32 == THREADS))]
+/// Runs of 8 rows and two blocks an SM: `tessera tune`'s winner at 4097 × 4095 (8 slices) on an
+/// H200, 66.7% → 77.3% of the device copy (16 rows, one block).
+#[tile_kernel(threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 8), require(WARPS * 32 == THREADS))]
 pub fn gemv_t_partials_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partials: GlobalMut<f32, (S, N)>) {
     let (bx, by) = grid(cdiv(N, 32), S);
     let partial = shared::<f32>([WARPS, 32]);
