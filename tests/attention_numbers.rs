@@ -58,11 +58,11 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         p(1, 1, 1, 40, 33, 200, false),
         // more tiles than the simulation's 4 resident blocks: the causal TMA kernels' blocks
         // take each next tile from a counter as they finish one (`.dynamic()`, head dims 64
-        // and 128), in groups of 8 heads (`.grouped(8)`): 9 tiles of three lengths, and 18 in
-        // a group of 8 heads and one of 1; at head dim 256 every other round of tiles from its
-        // end (`.zigzag()`): 6 tiles, the short last round reversed
+        // and 128), in groups of heads (`.grouped(16)` at head dim 64): 9 tiles of three
+        // lengths, and 34 in a group of 16 heads and one of 1; at head dim 256 every other round
+        // of tiles from its end (`.zigzag()`): 6 tiles, the short last round reversed
         p(1, 3, 3, 300, 300, 64, true),
-        p(1, 9, 9, 130, 130, 64, true),
+        p(1, 17, 17, 130, 130, 64, true),
         p(1, 6, 6, 17, 17, 256, true),
     ];
     if !backend.is_simulated() {

@@ -548,7 +548,7 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
     __nv_bfloat16 (&k_s)[4][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][D / 64][BKV][64]>(tessera_smem + 16384);
     // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128).panels();: bytes 81920 to 147456 of tessera_smem
     __nv_bfloat16 (&v_s)[4][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[4][D / 64][BKV][64]>(tessera_smem + 81920);
-    // let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(16).dynamic(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
     // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
     // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
     // 4 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
@@ -611,9 +611,9 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
                 tessera_mbarrier_arrive(&tessera_tile_slot_full[turn % 2]);  // releases the slot's value to the waiters
                 const int tile = taken;
                 if (tile >= tiles) break;
-                const int group_first_row = tile / (8 * tiles_x) * 8;
-                const int group_rows = min(tiles_y - group_first_row, 8);
-                const int in_group = tile % (8 * tiles_x);
+                const int group_first_row = tile / (16 * tiles_x) * 16;
+                const int group_rows = min(tiles_y - group_first_row, 16);
+                const int in_group = tile % (16 * tiles_x);
                 const int rt = in_group / group_rows;
                 const int hb = group_first_row + in_group % group_rows;
                 // the tile's own buffers, once the compute threads are done with the previous tile's
@@ -679,9 +679,9 @@ attention_forward_wgmma_tma_bf16_d64_causal(const __nv_bfloat16* __restrict__ q,
                 tessera_mbarrier_arrive(&tessera_tile_slot_free[turn % 2]);
             }
             if (tile >= tiles) break;
-            const int group_first_row = tile / (8 * tiles_x) * 8;
-            const int group_rows = min(tiles_y - group_first_row, 8);
-            const int in_group = tile % (8 * tiles_x);
+            const int group_first_row = tile / (16 * tiles_x) * 16;
+            const int group_rows = min(tiles_y - group_first_row, 16);
+            const int in_group = tile % (16 * tiles_x);
             const int rt = in_group / group_rows;
             const int hb = group_first_row + in_group % group_rows;
             const int h = hb % H;

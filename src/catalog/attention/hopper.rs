@@ -142,7 +142,8 @@ macro_rules! attention_forward_wgmma {
 // (balanced by `.zigzag()`) the 132 tiles running at a time read 1.2 GB of K and V from DRAM at
 // 4096 tokens where along x they read 0.25 GB (ncu, H100) — but along x all of them read the
 // same head's K and V at once, slower from 8192 tokens; 8 heads a group ran best of 1, 2, 4 and
-// 8 (BENCHMARKS.md). At head dim 256 the query tiles slowest, in zigzag, ran best.
+// 8 at head dim 128, and 16 of 4, 8 and 16 at 64 (+1–2% over 8 to 4096 tokens, level beyond, on
+// an H200; BENCHMARKS.md). At head dim 256 the query tiles slowest, in zigzag, ran best.
 // P·V is deferred behind the next tile's Q·Kᵀ (the module doc).
 macro_rules! attention_forward_wgmma_producers {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal, copies = $copies:ident, order = { $($order:tt)* }) => {
@@ -196,7 +197,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// BF16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_bf16_d64_causal, bf16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); let h = hb % H; let b = hb / H; }
+    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(16).dynamic(); let h = hb % H; let b = hb / H; }
 );
 attention_forward_wgmma_producers!(
     /// BF16, head dim 65 to 128, sm_90a, TMA producers.
@@ -216,7 +217,7 @@ attention_forward_wgmma_producers!(
 attention_forward_wgmma_producers!(
     /// F16, head dim ≤ 64, causal, sm_90a, TMA producers.
     attention_forward_wgmma_tma_f16_d64_causal, f16, d = 64, causal = 1, bq = 128, bkv = 128, stages = 4, copies = tma,
-    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(8).dynamic(); let h = hb % H; let b = hb / H; }
+    order = { let (rt, hb) = grid(cdiv(SQ, BQ), H * B).grouped(16).dynamic(); let h = hb % H; let b = hb / H; }
 );
 attention_forward_wgmma_producers!(
     /// F16, head dim 65 to 128, sm_90a, TMA producers.
