@@ -56,10 +56,12 @@ fn problems(backend: &Backend) -> Vec<Problem> {
         p(1, 1, 1, 40, 33, 200, false),
         // more tiles than the simulation's 4 resident blocks: the wgmma kernels fed by TMA
         // producers are persistent, each block taking tiles in turn (dQ; dK, dV at head dim 128)
-        // or, causal, from a counter as it finishes one (dQ: 15 tiles at head dim 64, 10 at 128)
+        // or, causal, from a counter as it finishes one (dQ: 15 tiles at head dim 64, 10 at 128
+        // and 256)
         p(1, 5, 5, 130, 130, 64, true),
         p(1, 5, 5, 130, 130, 128, false),
         p(1, 5, 5, 130, 130, 128, true),
+        p(1, 5, 1, 130, 130, 256, true),
     ];
     if !backend.is_simulated() {
         all.extend([

@@ -191,6 +191,114 @@ __device__ __forceinline__ void tessera_async_wait()
 }
 #endif  // TESSERA_SIM_H
 
+// A warp-specialised pipeline (sm_90a): producer threads copy, compute threads wait on
+// mbarriers — one per stage says it is full, one says it is free again. Each mbarrier counts
+// arrivals; a phase completes when all expected have arrived, and waiters ask for a phase by its
+// parity. The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+using tessera_mbarrier = unsigned long long;
+
+__device__ __forceinline__ void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" :: "r"(tessera_shared_address(bar)), "r"(arrivals));
+}
+
+// the initialised mbarriers are visible to the async proxy (cp.async's arrivals) too
+__device__ __forceinline__ void tessera_mbarrier_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void tessera_mbarrier_arrive(tessera_mbarrier* bar)
+{
+    asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" :: "r"(tessera_shared_address(bar)) : "memory");
+}
+
+// waits until the phase of parity `parity` has completed
+__device__ __forceinline__ void tessera_mbarrier_wait(tessera_mbarrier* bar, int parity)
+{
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "tessera_wait_%=:\n"
+        " mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
+        " @!done bra tessera_wait_%=;\n}\n" :: "r"(tessera_shared_address(bar)), "r"(parity) : "memory");
+}
+
+// arrives on `bar` once every cp.async this thread has issued so far has landed
+__device__ __forceinline__ void tessera_async_arrive_on(tessera_mbarrier* bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" :: "r"(tessera_shared_address(bar)) : "memory");
+}
+
+// a warpgroup gives registers back (producers) or takes them (compute threads): setmaxnreg, an
+// sm_90a instruction (tessera compiles such sources for sm_90a); compiled for another target the
+// kernel still runs, with the launch's even share of registers
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_down()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_up()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+#endif  // TESSERA_SIM_H
+
+// TMA (sm_90): the Tensor Memory Accelerator copies a box of a 2-D tensor into shared memory,
+// described by a tensor map the launch builds (cuTensorMapEncodeTiled: pointer, shape, leading
+// dimension, box, swizzle) and passes as a `__grid_constant__` parameter. The hardware writes
+// the box in the map's swizzle, zero-fills what lies outside the tensor, and counts the bytes
+// that landed on an mbarrier. The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+struct __align__(64) tessera_tensor_map {
+    unsigned long long opaque[16];
+};
+
+// brings the tensor map into the TMA unit's cache before the first copy needs it
+__device__ __forceinline__ void tessera_tma_prefetch(const tessera_tensor_map* map)
+{
+    asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+// arrives on `bar` and raises the bytes its phase waits for by `bytes`: the phase completes once
+// every expected arrival is in and that many bytes of TMA copies have landed
+__device__ __forceinline__ void tessera_mbarrier_expect_bytes(tessera_mbarrier* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 :: "r"(tessera_shared_address(bar)), "r"(bytes) : "memory");
+}
+
+// copies the box whose first element is column `col`, row `row` of the map's tensor to `shared`
+// (128-byte aligned; 1024 for the 128-byte swizzle's 8-row atoms), counting its bytes on `bar`
+__device__ __forceinline__ void tessera_tma_load(void* shared, const tessera_tensor_map* map, int col, int row,
+                                                 tessera_mbarrier* bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+        :: "r"(tessera_shared_address(shared)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row),
+           "r"(tessera_shared_address(bar))
+        : "memory");
+}
+
+// the same for a batched tile's 3-D map: the box at column `col`, row `row` of matrix `batch`
+// (rows past the matrix's last read zeros, not the next matrix's)
+__device__ __forceinline__ void tessera_tma_load_3d(void* shared, const tessera_tensor_map* map, int col, int row,
+                                                    int batch, tessera_mbarrier* bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+        :: "r"(tessera_shared_address(shared)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row),
+           "r"(batch), "r"(tessera_shared_address(bar))
+        : "memory");
+}
+#endif  // TESSERA_SIM_H
+
 // A wgmma tile's values leave mma's layout — lane l holding two neighbouring columns of each
 // 8-column chunk, in rows l / 4 and l / 4 + 8 — four lanes to a row. Stored as pairs, 16-bit
 // values fill half of each 32-byte sector a warp's store touches; so a row's lanes trade values
@@ -359,8 +467,8 @@ __device__ __forceinline__ void tessera_wgmma_register_a(float (&d)[32][4], cons
 #endif  // TESSERA_SIM_H
 
 // q_ld, k_ld, v_ld, dout_ld, lse_ld, delta_ld, dq_ld: the leading dimensions of q, k, v, dout, lse, delta and dq, elements from one row to the next (the column count when dense); the matrices of q, k, v, dout, lse, delta, dq lie rows · ld apart
-extern "C" __global__ void __launch_bounds__(256)
-attention_backward_wgmma_dq_bf16_d256_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta, __nv_bfloat16* __restrict__ dq, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int dout_ld, const int lse_ld, const int delta_ld, const int dq_ld)
+extern "C" __global__ void __launch_bounds__(384, 1)
+attention_backward_wgmma_dq_bf16_d256_causal(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta, __nv_bfloat16* __restrict__ dq, const float scale_log2, const float scale, const int B, const int H, const int SQ, const int HD, const int HKV, const int SKV, const int q_ld, const int k_ld, const int v_ld, const int dout_ld, const int lse_ld, const int delta_ld, const int dq_ld, int* __restrict__ tessera_tile_counters, const __grid_constant__ tessera_tensor_map q_tensor_map, const __grid_constant__ tessera_tensor_map dout_tensor_map, const __grid_constant__ tessera_tensor_map k_tensor_map, const __grid_constant__ tessera_tensor_map v_tensor_map)
 {
     constexpr int THREADS = 256;  // threads per block
     constexpr int VECTOR = 8;  // elements per 128-bit access
@@ -376,11 +484,6 @@ attention_backward_wgmma_dq_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
     // kernel opts in to it), carved into the buffers below
     extern __shared__ __align__(1024) unsigned char tessera_smem[];
 
-    // let (rt, h, b) = grid(cdiv(SQ, BQ), H, B);
-    const int rt = blockIdx.x;
-    const int h = blockIdx.y;
-    const int b = blockIdx.z;
-    const int qt = ((SQ) + (BQ) - 1) / (BQ) - 1 - rt;
     // let q_s = shared::<bf16>([BQ, D]).swizzle_bytes(128).panels();: bytes 0 to 65536 of tessera_smem
     __nv_bfloat16 (&q_s)[D / 64][BQ][64] = *reinterpret_cast<__nv_bfloat16 (*)[D / 64][BQ][64]>(tessera_smem + 0);
     // let do_s = shared::<bf16>([BQ, D]).swizzle_bytes(128).panels();: bytes 65536 to 131072 of tessera_smem
@@ -389,471 +492,383 @@ attention_backward_wgmma_dq_bf16_d256_causal(const __nv_bfloat16* __restrict__ q
     __nv_bfloat16 (&k_s)[3][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[3][D / 64][BKV][64]>(tessera_smem + 131072);
     // let v_s = shared::<bf16>([BKV, D]).swizzle_bytes(128).panels();: bytes 180224 to 229376 of tessera_smem
     __nv_bfloat16 (&v_s)[3][D / 64][BKV][64] = *reinterpret_cast<__nv_bfloat16 (*)[3][D / 64][BKV][64]>(tessera_smem + 180224);
-    // let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([WQ, BKV]);
-    // warpgroup g (threads 128g ..) holds the 64 × 32 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
-    // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 4 mma.sync-shaped
-    // 16 × 8 tiles, four values of each in every lane
-    const int s_warpgroup_row0 = tid / 128 / 1 * 64;
-    const int s_warp_row0 = s_warpgroup_row0 + tid / 32 % 4 * 16;
-    const int s_warp_col0 = tid / 128 % 1 * BKV;
-    float s[16 / 16][BKV / 8][4] = {};
-    // let mut dp = fragment::<f32>([BQ, BKV]).warpgroup_tile([WQ, BKV]);
-    // warpgroup g (threads 128g ..) holds the 64 × 32 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
-    // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 4 mma.sync-shaped
-    // 16 × 8 tiles, four values of each in every lane
-    const int dp_warpgroup_row0 = tid / 128 / 1 * 64;
-    const int dp_warp_row0 = dp_warpgroup_row0 + tid / 32 % 4 * 16;
-    const int dp_warp_col0 = tid / 128 % 1 * BKV;
-    float dp[16 / 16][BKV / 8][4] = {};
-    // let mut dq_acc = fragment::<f32>([BQ, D]).warpgroup_tile([WQ, D]);
-    // warpgroup g (threads 128g ..) holds the 64 × 256 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
-    // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 32 mma.sync-shaped
-    // 16 × 8 tiles, four values of each in every lane
-    const int dq_acc_warpgroup_row0 = tid / 128 / 1 * 64;
-    const int dq_acc_warp_row0 = dq_acc_warpgroup_row0 + tid / 32 % 4 * 16;
-    const int dq_acc_warp_col0 = tid / 128 % 1 * D;
-    float dq_acc[16 / 16][D / 8][4] = {};
-    float lse_row[2];  // [f32::INFINITY; 2]: registers, as loops over it unroll
-    #pragma unroll
-    for (int tessera_i = 0; tessera_i < 2; ++tessera_i) { lse_row[tessera_i] = __int_as_float(0x7f800000); }
-    float delta_row[2];  // [0.0f32; 2]: registers, as loops over it unroll
-    #pragma unroll
-    for (int tessera_i = 0; tessera_i < 2; ++tessera_i) { delta_row[tessera_i] = 0.0f; }
-    // for i in 0..2 { .. }
-    #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        const int row = qt * BQ + (s_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4);
-        if (row < SQ) {
-            lse_row[i] = lse[((b) * H + (h)) * lse_ld + (row)] * 1.4426950408889634f;
-            delta_row[i] = delta[((b) * H + (h)) * delta_ld + (row)];
-        }
-    }
-    // copy(q.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 16 × tessera_bf16x8 per thread
-    {
-        constexpr int ROWS = BQ;
-        constexpr int COLS = D;
-        constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-        const int q_batch0 = (b * H + h) * SQ * q_ld;
-        const int q_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
-        const int q_col0 = 0 * D;
-        if (SQ - q_row0 >= BQ && HD - q_col0 >= D) {
-            // whole tile: no bounds checks
-            tessera_bf16x8 staged[STEPS];
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col]);
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_bf16x8*>(&q_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        } else {
-            // a tile on the edge: the same steps, each element bounds-checked
-            tessera_bf16x8 staged[STEPS] = {};
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                if (q_row0 + row < SQ && q_col0 + col < HD) staged[step].v[0] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col];
-                if (q_row0 + row < SQ && q_col0 + col + 1 < HD) staged[step].v[1] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 1];
-                if (q_row0 + row < SQ && q_col0 + col + 2 < HD) staged[step].v[2] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 2];
-                if (q_row0 + row < SQ && q_col0 + col + 3 < HD) staged[step].v[3] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 3];
-                if (q_row0 + row < SQ && q_col0 + col + 4 < HD) staged[step].v[4] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 4];
-                if (q_row0 + row < SQ && q_col0 + col + 5 < HD) staged[step].v[5] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 5];
-                if (q_row0 + row < SQ && q_col0 + col + 6 < HD) staged[step].v[6] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 6];
-                if (q_row0 + row < SQ && q_col0 + col + 7 < HD) staged[step].v[7] = q[q_batch0 + (q_row0 + row) * q_ld + q_col0 + col + 7];
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_bf16x8*>(&q_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        }
-    }
-    // copy(dout.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &do_s): 16 × tessera_bf16x8 per thread
-    {
-        constexpr int ROWS = BQ;
-        constexpr int COLS = D;
-        constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-        const int dout_batch0 = (b * H + h) * SQ * dout_ld;
-        const int dout_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
-        const int dout_col0 = 0 * D;
-        if (SQ - dout_row0 >= BQ && HD - dout_col0 >= D) {
-            // whole tile: no bounds checks
-            tessera_bf16x8 staged[STEPS];
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                staged[step] = *reinterpret_cast<const tessera_bf16x8*>(&dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col]);
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_bf16x8*>(&do_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        } else {
-            // a tile on the edge: the same steps, each element bounds-checked
-            tessera_bf16x8 staged[STEPS] = {};
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                if (dout_row0 + row < SQ && dout_col0 + col < HD) staged[step].v[0] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col];
-                if (dout_row0 + row < SQ && dout_col0 + col + 1 < HD) staged[step].v[1] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 1];
-                if (dout_row0 + row < SQ && dout_col0 + col + 2 < HD) staged[step].v[2] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 2];
-                if (dout_row0 + row < SQ && dout_col0 + col + 3 < HD) staged[step].v[3] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 3];
-                if (dout_row0 + row < SQ && dout_col0 + col + 4 < HD) staged[step].v[4] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 4];
-                if (dout_row0 + row < SQ && dout_col0 + col + 5 < HD) staged[step].v[5] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 5];
-                if (dout_row0 + row < SQ && dout_col0 + col + 6 < HD) staged[step].v[6] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 6];
-                if (dout_row0 + row < SQ && dout_col0 + col + 7 < HD) staged[step].v[7] = dout[dout_batch0 + (dout_row0 + row) * dout_ld + dout_col0 + col + 7];
-            }
-            #pragma unroll
-            for (int step = 0; step < STEPS; ++step) {
-                const int item = step * THREADS + tid;
-                const int row = item / (COLS / VECTOR);
-                const int col = item % (COLS / VECTOR) * VECTOR;
-                *reinterpret_cast<tessera_bf16x8*>(&do_s[col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)]) = staged[step];
-            }
-        }
-    }
-    // for j in pipeline(0..min(cdiv(SKV, BKV), CAUSAL * cdiv((cdiv(SQ, BQ) - 1 - rt + 1) * BQ, BKV) + (1 - CAUSAL) * cdiv(SKV, BKV)), stages = 3): a 3-stage cp.async pipeline — tiles j + 1 .. j + 2 travel
-    // from global to shared memory (no registers on the way) while tile j is computed; one
-    // barrier per tile
+    // let (rt, h, b) = grid(cdiv(SQ, BQ), H, B).dynamic(); with `pipeline(.., producers = 128, copies = tma)`: warp-specialised and persistent — the gridDim.x blocks (as many
+    // as stay resident) take tiles blockIdx.x, blockIdx.x + gridDim.x, ... In each, 128 more threads
+    // (tid ≥ THREADS) only copy: one of them issues each k-tile as TMA bulk tensor copies into a ring of
+    // 3 shared stages, the bytes that land counted on the stage's mbarrier, running on into the
+    // block's next tile while this one is finished; the THREADS compute threads only wait, read shared
+    // memory and multiply, and free each stage on a second mbarrier. No barrier stops the whole block
+    // per k-tile.
+    // Dynamically (`.dynamic()`): each block's first tile is blockIdx.x, its next ones come from a
+    // counter the launch zeroes (gridDim.x + the count taken before), in the grid's order, so a
+    // block takes as many tiles as it gets through. A producer takes them and hands them to the
+    // block's other warps through two slots in shared memory.
     {
         constexpr int STAGES = 3;
-        constexpr int AHEAD = 2;  // tiles in flight ahead of the one computed
-        const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
-        // prologue: tiles 0 .. AHEAD - 1 in flight, one commit group each (empty past the end)
-        #pragma unroll
-        for (int j = 0; j < AHEAD; ++j) {
-            if (j < j_tiles) {
-                const int stage = j;
-                // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): the tile → k_s[stage] by cp.async, 16 B per copy
-                {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
-                    const int k_row0 = j * BKV;
-                    const int k_col0 = 0 * D;
-                    if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&k_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (k_row0 + row < SKV && k_col0 + col < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 1 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 2 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 3 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 4 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 5 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 6 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&k_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col] : k, valid);
-                            }
-                        }
-                    }
-                }
-                // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): the tile → v_s[stage] by cp.async, 16 B per copy
-                {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
-                    const int v_row0 = j * BKV;
-                    const int v_col0 = 0 * D;
-                    if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&v_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (v_row0 + row < SKV && v_col0 + col < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 1 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 2 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 3 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 4 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 5 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 6 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&v_s[stage][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col] : v, valid);
-                            }
-                        }
-                    }
-                }
+        const int tiles_x = (SQ + BQ - 1) / BQ;
+        const int tiles_y = H;
+        const int tiles_z = B;
+        const int tiles = tiles_x * tiles_y * tiles_z;
+        __shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];
+        // each tile's own buffers: filled once a tile by the producers, freed by every compute warp
+        __shared__ tessera_mbarrier tessera_tile_full, tessera_tile_free;
+        // the tiles taken, handed over in two slots: one is full when the producer that took its tile
+        // has arrived, free again once every warp that reads it has
+        __shared__ int tessera_tile_slot[2];
+        __shared__ tessera_mbarrier tessera_tile_slot_full[2], tessera_tile_slot_free[2];
+        if (tid == 0) {
+            for (int stage = 0; stage < STAGES; ++stage) {
+                tessera_mbarrier_init(&tessera_full[stage], 1);  // the TMA thread's arrival, then the bytes
+                tessera_mbarrier_init(&tessera_free[stage], THREADS / 32);
             }
-            tessera_async_commit();
+            tessera_mbarrier_init(&tessera_tile_full, 1);
+            tessera_mbarrier_init(&tessera_tile_free, THREADS / 32);
+            for (int slot = 0; slot < 2; ++slot) {
+                tessera_mbarrier_init(&tessera_tile_slot_full[slot], 1);
+                tessera_mbarrier_init(&tessera_tile_slot_free[slot], THREADS / 32);
+            }
+            tessera_mbarrier_init_fence();
         }
-        for (int j = 0; j < j_tiles; ++j) {
-            const int stage = j % STAGES;
-            // tile j has landed: this thread's copies (all but the newest AHEAD - 1 groups),
-            // then every thread's; past this barrier no one reads the stage tile j - 1 used
-            tessera_async_wait<AHEAD - 1>();
-            tessera_fence_proxy_async();  // visible to wgmma, which reads through the async proxy
-            __syncthreads();
-            if (j + AHEAD < j_tiles) {
-                // refill that stage with tile j + AHEAD
-                const int stage_ahead = (j + AHEAD) % STAGES;
-                // copy(k.at([b, h / (H / HKV)]).tile([j + 2, 0], [BKV, D]), &k_s): tile j + 2 → k_s[stage_ahead] by cp.async, 16 B per copy
-                {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int k_batch0 = (b * HKV + h / (H / HKV)) * SKV * k_ld;
-                    const int k_row0 = (j + 2) * BKV;
-                    const int k_col0 = 0 * D;
-                    if (SKV - k_row0 >= BKV && HD - k_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&k_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (k_row0 + row < SKV && k_col0 + col < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 1 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 2 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 3 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 4 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 5 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 6 < HD ? 2 : 0) + (k_row0 + row < SKV && k_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&k_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &k[k_batch0 + (k_row0 + row) * k_ld + k_col0 + col] : k, valid);
-                            }
-                        }
-                    }
+        __syncthreads();
+        if (tid >= THREADS) {
+            // the producers need few registers: 40 each leaves 232 to every compute thread
+            tessera_registers_down<40>();
+            // one thread issues every copy; the rest of the warpgroup was only here to give registers back
+            if (tid != THREADS) return;
+            tessera_tma_prefetch(&q_tensor_map);
+            tessera_tma_prefetch(&dout_tensor_map);
+            tessera_tma_prefetch(&k_tensor_map);
+            tessera_tma_prefetch(&v_tensor_map);
+            int filled = 0;  // k-tiles this block's producers have issued: stage filled % STAGES
+            int tiles_done = 0;  // tiles whose own copies this block's producers have issued
+            int next_tile = blockIdx.x;  // the tile the next turn takes
+            for (int turn = 0;; ++turn) {
+                // `.dynamic()`: this turn's tile, and the next turn's asked for now (the atomic's round trip
+                // passes while this tile's copies are issued); handed over in slot turn % 2 once every warp
+                // has read what it held two turns ago
+                const int taken = next_tile;
+                if (taken < tiles) {
+                    next_tile = gridDim.x + atomicAdd(tessera_tile_counters, 1);
                 }
-                // copy(v.at([b, h / (H / HKV)]).tile([j + 2, 0], [BKV, D]), &v_s): tile j + 2 → v_s[stage_ahead] by cp.async, 16 B per copy
-                {
-                    constexpr int ROWS = BKV;
-                    constexpr int COLS = D;
-                    constexpr int STEPS = ROWS * COLS / (THREADS * VECTOR);
-                    const int v_batch0 = (b * HKV + h / (H / HKV)) * SKV * v_ld;
-                    const int v_row0 = (j + 2) * BKV;
-                    const int v_col0 = 0 * D;
-                    if (SKV - v_row0 >= BKV && HD - v_col0 >= D) {
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            tessera_async_copy<16>(&v_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], &v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col], 16);
-                        }
-                    } else {
-                        // a tile on the edge: a copy from outside the tensor reads nothing and zero-fills
-                        #pragma unroll
-                        for (int step = 0; step < STEPS; ++step) {
-                            const int item = step * THREADS + tid;
-                            const int row = item / (COLS / VECTOR);
-                            const int col = item % (COLS / VECTOR) * VECTOR;
-                            {
-                                const int valid = (v_row0 + row < SKV && v_col0 + col < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 1 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 2 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 3 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 4 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 5 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 6 < HD ? 2 : 0) + (v_row0 + row < SKV && v_col0 + col + 7 < HD ? 2 : 0);  // the elements inside the tensor: a prefix
-                                tessera_async_copy<16>(&v_s[stage_ahead][col / 64][row][tessera_swizzled<128, 128, 2>(row, col % 64)], valid > 0 ? &v[v_batch0 + (v_row0 + row) * v_ld + v_col0 + col] : v, valid);
-                            }
-                        }
-                    }
+                if (turn >= 2) {
+                    tessera_mbarrier_wait(&tessera_tile_slot_free[turn % 2], (turn / 2 - 1) & 1);
                 }
-            }
-            tessera_async_commit();
-            {
-                const int warpgroup_row0 = s_warpgroup_row0;
-                const int warp_row0 = s_warp_row0;
-                const int warp_col0 = s_warp_col0;
-                // mma(&q_s, &k_s.t(), &mut s).overwrite(): wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16, D / 16 k-steps; each
-                // warpgroup multiplies its 64 × 32 tile, the tensor cores reading both operands from shared
-                // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
-                // The first k-step overwrites `s` (scale-d = 0): its values before are never read.
+                tessera_tile_slot[turn % 2] = taken;
+                tessera_mbarrier_arrive(&tessera_tile_slot_full[turn % 2]);  // releases the slot's value to the waiters
+                const int tile = taken;
+                if (tile >= tiles) break;
+                const int rt = tile % tiles_x;
+                const int h = tile / tiles_x % tiles_y;
+                const int b = tile / (tiles_x * tiles_y);
+                // the tile's own buffers, once the compute threads are done with the previous tile's
+                // (this tile's stages wait behind them)
+                if (tiles_done > 0) {
+                    tessera_mbarrier_wait(&tessera_tile_free, (tiles_done - 1) & 1);
+                }
+                tessera_mbarrier_expect_bytes(&tessera_tile_full, 131072);
+                // copy(q.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &q_s): 4 boxes of 128 × 64 (16384 B each) by TMA through
+                // q_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside q
                 {
-                    tessera_wgmma_fence();  // (`s`'s values before are never read, so they need no fence)
+                    const int q_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
+                    const int q_col0 = 0 * D;
                     #pragma unroll
-                    for (int kk = 0; kk < D; kk += 16) {
-                        const unsigned long long a_descriptor = tessera_wgmma_descriptor(&q_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&k_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
-                        if (kk == 0) {
-                            tessera_wgmma_overwrite<__nv_bfloat16, 0, 0>(s[0], a_descriptor, b_descriptor);
-                        } else {
-                            tessera_wgmma<__nv_bfloat16, 0, 0>(s[0], a_descriptor, b_descriptor);
-                        }
+                    for (int panel = 0; panel < 4; ++panel) {
+                        tessera_tma_load_3d(&q_s[panel][0][0], &q_tensor_map, q_col0 + panel * 64, q_row0, b * H + h, &tessera_tile_full);
                     }
-                    tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads s
-                    tessera_wgmma_wait<0>();
-                    tessera_wgmma_fence_operands(s[0]);
                 }
-            }
-            {
-                const int warpgroup_row0 = dp_warpgroup_row0;
-                const int warp_row0 = dp_warp_row0;
-                const int warp_col0 = dp_warp_col0;
-                // mma(&do_s, &v_s.t(), &mut dp).overwrite(): wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16, D / 16 k-steps; each
-                // warpgroup multiplies its 64 × 32 tile, the tensor cores reading both operands from shared
-                // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
-                // The first k-step overwrites `dp` (scale-d = 0): its values before are never read.
+                // copy(dout.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D]), &do_s): 4 boxes of 128 × 64 (16384 B each) by TMA through
+                // dout_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside dout
                 {
-                    tessera_wgmma_fence();  // (`dp`'s values before are never read, so they need no fence)
+                    const int dout_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
+                    const int dout_col0 = 0 * D;
                     #pragma unroll
-                    for (int kk = 0; kk < D; kk += 16) {
-                        const unsigned long long a_descriptor = tessera_wgmma_descriptor(&do_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&v_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
-                        if (kk == 0) {
-                            tessera_wgmma_overwrite<__nv_bfloat16, 0, 0>(dp[0], a_descriptor, b_descriptor);
-                        } else {
-                            tessera_wgmma<__nv_bfloat16, 0, 0>(dp[0], a_descriptor, b_descriptor);
+                    for (int panel = 0; panel < 4; ++panel) {
+                        tessera_tma_load_3d(&do_s[panel][0][0], &dout_tensor_map, dout_col0 + panel * 64, dout_row0, b * H + h, &tessera_tile_full);
+                    }
+                }
+                ++tiles_done;
+                const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
+                for (int j = 0; j < j_tiles; ++j, ++filled) {
+                    const int stage = filled % STAGES;
+                    // the stage is free once every compute warp is done with what it held
+                    if (filled >= STAGES) {
+                        tessera_mbarrier_wait(&tessera_free[stage], (filled / STAGES - 1) & 1);
+                    }
+                    // the stage is full when this arrival is in and its 32768 bytes have landed
+                    tessera_mbarrier_expect_bytes(&tessera_full[stage], 32768);
+                    // copy(k.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &k_s): 4 boxes of 32 × 64 (4096 B each) by TMA through
+                    // k_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside k
+                    {
+                        const int k_row0 = j * BKV;
+                        const int k_col0 = 0 * D;
+                        #pragma unroll
+                        for (int panel = 0; panel < 4; ++panel) {
+                            tessera_tma_load_3d(&k_s[stage][panel][0][0], &k_tensor_map, k_col0 + panel * 64, k_row0, b * HKV + h / (H / HKV), &tessera_full[stage]);
                         }
                     }
-                    tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads dp
-                    tessera_wgmma_wait<0>();
-                    tessera_wgmma_fence_operands(dp[0]);
+                    // copy(v.at([b, h / (H / HKV)]).tile([j, 0], [BKV, D]), &v_s): 4 boxes of 32 × 64 (4096 B each) by TMA through
+                    // v_tensor_map; the hardware writes the 128-byte swizzle and zero-fills what lies outside v
+                    {
+                        const int v_row0 = j * BKV;
+                        const int v_col0 = 0 * D;
+                        #pragma unroll
+                        for (int panel = 0; panel < 4; ++panel) {
+                            tessera_tma_load_3d(&v_s[stage][panel][0][0], &v_tensor_map, v_col0 + panel * 64, v_row0, b * HKV + h / (H / HKV), &tessera_full[stage]);
+                        }
+                    }
                 }
             }
-            const bool edge = CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1;
+            return;
+        }
+        tessera_registers_up<232>();
+        int drained = 0;  // k-tiles this block's compute threads have used
+        int tiles_done = 0;  // tiles this block's compute threads have finished
+        for (int turn = 0;; ++turn) {
+            // the tile taken for this turn, from its slot (one past the last: none is left); the warp has
+            // read it once all its lanes have
+            tessera_mbarrier_wait(&tessera_tile_slot_full[turn % 2], (turn / 2) & 1);
+            const int tile = tessera_tile_slot[turn % 2];
+            __syncwarp();
+            if (tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_tile_slot_free[turn % 2]);
+            }
+            if (tile >= tiles) break;
+            const int rt = tile % tiles_x;
+            const int h = tile / tiles_x % tiles_y;
+            const int b = tile / (tiles_x * tiles_y);
+            const int qt = ((SQ) + (BQ) - 1) / (BQ) - 1 - rt;
+            // let mut s = fragment::<f32>([BQ, BKV]).warpgroup_tile([WQ, BKV]);
+            // warpgroup g (threads 128g ..) holds the 64 × 32 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
+            // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 4 mma.sync-shaped
+            // 16 × 8 tiles, four values of each in every lane
+            const int s_warpgroup_row0 = tid / 128 / 1 * 64;
+            const int s_warp_row0 = s_warpgroup_row0 + tid / 32 % 4 * 16;
+            const int s_warp_col0 = tid / 128 % 1 * BKV;
+            float s[16 / 16][BKV / 8][4] = {};
+            // let mut dp = fragment::<f32>([BQ, BKV]).warpgroup_tile([WQ, BKV]);
+            // warpgroup g (threads 128g ..) holds the 64 × 32 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
+            // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 4 mma.sync-shaped
+            // 16 × 8 tiles, four values of each in every lane
+            const int dp_warpgroup_row0 = tid / 128 / 1 * 64;
+            const int dp_warp_row0 = dp_warpgroup_row0 + tid / 32 % 4 * 16;
+            const int dp_warp_col0 = tid / 128 % 1 * BKV;
+            float dp[16 / 16][BKV / 8][4] = {};
+            // let mut dq_acc = fragment::<f32>([BQ, D]).warpgroup_tile([WQ, D]);
+            // warpgroup g (threads 128g ..) holds the 64 × 256 tile at (warpgroup_row0, warp_col0) of a 2 × 1 grid
+            // of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as 32 mma.sync-shaped
+            // 16 × 8 tiles, four values of each in every lane
+            const int dq_acc_warpgroup_row0 = tid / 128 / 1 * 64;
+            const int dq_acc_warp_row0 = dq_acc_warpgroup_row0 + tid / 32 % 4 * 16;
+            const int dq_acc_warp_col0 = tid / 128 % 1 * D;
+            float dq_acc[16 / 16][D / 8][4] = {};
+            float lse_row[2];  // [f32::INFINITY; 2]: registers, as loops over it unroll
+            #pragma unroll
+            for (int tessera_i = 0; tessera_i < 2; ++tessera_i) { lse_row[tessera_i] = __int_as_float(0x7f800000); }
+            float delta_row[2];  // [0.0f32; 2]: registers, as loops over it unroll
+            #pragma unroll
+            for (int tessera_i = 0; tessera_i < 2; ++tessera_i) { delta_row[tessera_i] = 0.0f; }
             // for i in 0..2 { .. }
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
                 const int row = qt * BQ + (s_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4);
-                #pragma unroll
-                for (int c = 0; c < BKV / 4; ++c) {
-                    float p = exp2f(fmaf(s[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, -lse_row[i]));
-                    if (edge && j * BKV + (s_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2) > row) {
-                        p = 0.0f;
-                    }
-                    dp[i / 2][c / 2][i % 2 * 2 + c % 2] = p * (dp[i / 2][c / 2][i % 2 * 2 + c % 2] - delta_row[i]);
+                if (row < SQ) {
+                    lse_row[i] = lse[((b) * H + (h)) * lse_ld + (row)] * 1.4426950408889634f;
+                    delta_row[i] = delta[((b) * H + (h)) * delta_ld + (row)];
                 }
             }
+            // q_s, do_s: the producers' copies of this tile have landed
+            tessera_mbarrier_wait(&tessera_tile_full, tiles_done & 1);
+            const int j_tiles = min((SKV + BKV - 1) / BKV, CAUSAL * (((((SQ + BQ - 1) / BQ) - 1 - rt + 1) * BQ + BKV - 1) / BKV) + (1 - CAUSAL) * ((SKV + BKV - 1) / BKV));
+            for (int j = 0; j < j_tiles; ++j, ++drained) {
+                const int stage = drained % STAGES;
+                tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
+                {
+                    const int warpgroup_row0 = s_warpgroup_row0;
+                    const int warp_row0 = s_warp_row0;
+                    const int warp_col0 = s_warp_col0;
+                    // mma(&q_s, &k_s.t(), &mut s).overwrite(): wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16, D / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 32 tile, the tensor cores reading both operands from shared
+                    // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
+                    // The first k-step overwrites `s` (scale-d = 0): its values before are never read.
+                    {
+                        tessera_wgmma_fence();  // (`s`'s values before are never read, so they need no fence)
+                        #pragma unroll
+                        for (int kk = 0; kk < D; kk += 16) {
+                            const unsigned long long a_descriptor = tessera_wgmma_descriptor(&q_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&k_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
+                            if (kk == 0) {
+                                tessera_wgmma_overwrite<__nv_bfloat16, 0, 0>(s[0], a_descriptor, b_descriptor);
+                            } else {
+                                tessera_wgmma<__nv_bfloat16, 0, 0>(s[0], a_descriptor, b_descriptor);
+                            }
+                        }
+                        tessera_wgmma_commit();
+                        // every k-step done before the pipeline refills this stage or anything reads s
+                        tessera_wgmma_wait<0>();
+                        tessera_wgmma_fence_operands(s[0]);
+                    }
+                }
+                {
+                    const int warpgroup_row0 = dp_warpgroup_row0;
+                    const int warp_row0 = dp_warp_row0;
+                    const int warp_col0 = dp_warp_col0;
+                    // mma(&do_s, &v_s.t(), &mut dp).overwrite(): wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16, D / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 32 tile, the tensor cores reading both operands from shared
+                    // memory through descriptors: A K-major in 128-byte swizzled panels, B K-major in 128-byte ones
+                    // The first k-step overwrites `dp` (scale-d = 0): its values before are never read.
+                    {
+                        tessera_wgmma_fence();  // (`dp`'s values before are never read, so they need no fence)
+                        #pragma unroll
+                        for (int kk = 0; kk < D; kk += 16) {
+                            const unsigned long long a_descriptor = tessera_wgmma_descriptor(&do_s[kk / 64][warpgroup_row0][tessera_swizzled<128, 128, 2>(warpgroup_row0, kk % 64)], 16, 1024, 1);
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&v_s[stage][kk / 64][warp_col0][tessera_swizzled<128, 128, 2>(warp_col0, kk % 64)], 16, 1024, 1);
+                            if (kk == 0) {
+                                tessera_wgmma_overwrite<__nv_bfloat16, 0, 0>(dp[0], a_descriptor, b_descriptor);
+                            } else {
+                                tessera_wgmma<__nv_bfloat16, 0, 0>(dp[0], a_descriptor, b_descriptor);
+                            }
+                        }
+                        tessera_wgmma_commit();
+                        // every k-step done before the pipeline refills this stage or anything reads dp
+                        tessera_wgmma_wait<0>();
+                        tessera_wgmma_fence_operands(dp[0]);
+                    }
+                }
+                const bool edge = CAUSAL == 1 && (j + 1) * BKV > qt * BQ + 1;
+                // for i in 0..2 { .. }
+                #pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    const int row = qt * BQ + (s_warp_row0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4);
+                    #pragma unroll
+                    for (int c = 0; c < BKV / 4; ++c) {
+                        float p = exp2f(fmaf(s[i / 2][c / 2][i % 2 * 2 + c % 2], scale_log2, -lse_row[i]));
+                        if (edge && j * BKV + (s_warp_col0 + c / 2 * 8 + tid % 32 % 4 * 2 + c % 2) > row) {
+                            p = 0.0f;
+                        }
+                        dp[i / 2][c / 2][i % 2 * 2 + c % 2] = p * (dp[i / 2][c / 2][i % 2 * 2 + c % 2] - delta_row[i]);
+                    }
+                }
+                {
+                    const int warpgroup_row0 = dq_acc_warpgroup_row0;
+                    const int warp_row0 = dq_acc_warp_row0;
+                    const int warp_col0 = dq_acc_warp_col0;
+                    // mma(&dp, &k_s, &mut dq_acc): wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16, BKV / 16 k-steps; each
+                    // warpgroup multiplies its 64 × 256 tile, the tensor cores reading B from shared memory
+                    // through a descriptor and A from registers: A = `dp` rounded to bf16, B MN-major in 128-byte ones
+                    {
+                        // every k-step's A registers packed before the fence: wgmma reads them asynchronously
+                        unsigned a_frag[BKV / 16][4];
+                        #pragma unroll
+                        for (int kk = 0; kk < BKV; kk += 16) {
+                            a_frag[kk / 16][0] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8][0]), __float2bfloat16_rn(dp[0][kk / 8][1]));
+                            a_frag[kk / 16][1] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8][2]), __float2bfloat16_rn(dp[0][kk / 8][3]));
+                            a_frag[kk / 16][2] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8 + 1][0]), __float2bfloat16_rn(dp[0][kk / 8 + 1][1]));
+                            a_frag[kk / 16][3] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8 + 1][2]), __float2bfloat16_rn(dp[0][kk / 8 + 1][3]));
+                        }
+                        tessera_wgmma_fence_operands(dq_acc[0]);
+                        tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+                        #pragma unroll
+                        for (int kk = 0; kk < BKV; kk += 16) {
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&k_s[stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 4096, 1024, 1);
+                            tessera_wgmma_register_a<__nv_bfloat16, 1>(dq_acc[0], a_frag[kk / 16], b_descriptor);
+                        }
+                        tessera_wgmma_commit();
+                        // every k-step done before the pipeline refills this stage or anything reads dq_acc
+                        tessera_wgmma_wait<0>();
+                        tessera_wgmma_fence_operands(dq_acc[0]);
+                    }
+                }
+                // this warp's reads of the stage are done
+                __syncwarp();
+                if (tid % 32 == 0) {
+                    tessera_mbarrier_arrive(&tessera_free[stage]);
+                }
+            }
+            // this warp reads the tile's own buffers no more: the producers may refill them with the
+            // next tile's
+            __syncwarp();
+            if (tid % 32 == 0) {
+                tessera_mbarrier_arrive(&tessera_tile_free);
+            }
+            // for i in 0..2 { .. }
+            #pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                #pragma unroll
+                for (int c = 0; c < D / 4; ++c) {
+                    dq_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = dq_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * scale;
+                }
+            }
+            // copy(&dq_acc, dq.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
             {
                 const int warpgroup_row0 = dq_acc_warpgroup_row0;
                 const int warp_row0 = dq_acc_warp_row0;
                 const int warp_col0 = dq_acc_warp_col0;
-                // mma(&dp, &k_s, &mut dq_acc): wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16, BKV / 16 k-steps; each
-                // warpgroup multiplies its 64 × 256 tile, the tensor cores reading B from shared memory
-                // through a descriptor and A from registers: A = `dp` rounded to bf16, B MN-major in 128-byte ones
-                {
-                    // every k-step's A registers packed before the fence: wgmma reads them asynchronously
-                    unsigned a_frag[BKV / 16][4];
+                const int dq_batch0 = (b * H + h) * SQ * dq_ld;
+                const int dq_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
+                const int dq_col0 = 0 * D;
+                const bool whole_tile = SQ - dq_row0 >= BQ && HD - dq_col0 >= D;
+                const int lane = tid % 32;
+                // rows and columns of the tensor from this lane's first value on
+                const int rows_left = SQ - dq_row0 - (warp_row0 + lane / 4);
+                const int cols_left = HD - dq_col0 - (warp_col0 + lane % 4 * 2);
+                if (whole_tile && VECTOR >= 8) {
+                    // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
+                    // chunks and store eight neighbouring columns each, 16 bytes a lane
                     #pragma unroll
-                    for (int kk = 0; kk < BKV; kk += 16) {
-                        a_frag[kk / 16][0] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8][0]), __float2bfloat16_rn(dp[0][kk / 8][1]));
-                        a_frag[kk / 16][1] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8][2]), __float2bfloat16_rn(dp[0][kk / 8][3]));
-                        a_frag[kk / 16][2] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8 + 1][0]), __float2bfloat16_rn(dp[0][kk / 8 + 1][1]));
-                        a_frag[kk / 16][3] = tessera_pack(__float2bfloat16_rn(dp[0][kk / 8 + 1][2]), __float2bfloat16_rn(dp[0][kk / 8 + 1][3]));
-                    }
-                    tessera_wgmma_fence_operands(dq_acc[0]);
-                    tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
-                    #pragma unroll
-                    for (int kk = 0; kk < BKV; kk += 16) {
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&k_s[stage][warp_col0 / 64][kk][tessera_swizzled<128, 128, 2>(kk, warp_col0 % 64)], 4096, 1024, 1);
-                        tessera_wgmma_register_a<__nv_bfloat16, 1>(dq_acc[0], a_frag[kk / 16], b_descriptor);
-                    }
-                    tessera_wgmma_commit();
-                    // every k-step done before the pipeline refills this stage or anything reads dq_acc
-                    tessera_wgmma_wait<0>();
-                    tessera_wgmma_fence_operands(dq_acc[0]);
-                }
-            }
-        }
-        // nothing left in flight, and every thread is done with the buffers
-        tessera_async_wait<0>();
-        __syncthreads();
-    }
-    // for i in 0..2 { .. }
-    #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        #pragma unroll
-        for (int c = 0; c < D / 4; ++c) {
-            dq_acc[i / 2][c / 2][i % 2 * 2 + c % 2] = dq_acc[i / 2][c / 2][i % 2 * 2 + c % 2] * scale;
-        }
-    }
-    // copy(&dq_acc, dq.at([b, h]).tile([cdiv(SQ, BQ) - 1 - rt, 0], [BQ, D])): each lane stores its values of its warp's tile, two neighbouring columns at a time
-    {
-        const int warpgroup_row0 = dq_acc_warpgroup_row0;
-        const int warp_row0 = dq_acc_warp_row0;
-        const int warp_col0 = dq_acc_warp_col0;
-        const int dq_batch0 = (b * H + h) * SQ * dq_ld;
-        const int dq_row0 = (((SQ + BQ - 1) / BQ) - 1 - rt) * BQ;
-        const int dq_col0 = 0 * D;
-        const bool whole_tile = SQ - dq_row0 >= BQ && HD - dq_col0 >= D;
-        const int lane = tid % 32;
-        // rows and columns of the tensor from this lane's first value on
-        const int rows_left = SQ - dq_row0 - (warp_row0 + lane / 4);
-        const int cols_left = HD - dq_col0 - (warp_col0 + lane % 4 * 2);
-        if (whole_tile && VECTOR >= 8) {
-            // 16-bit values in rows 16-byte aligned: each row's four lanes trade their pairs of four
-            // chunks and store eight neighbouring columns each, 16 bytes a lane
-            #pragma unroll
-            for (int mi = 0; mi < 16 / 16; ++mi) {
-                #pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    #pragma unroll
-                    for (int group = 0; group < D / 32; ++group) {
-                        unsigned pairs[4];
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
                         #pragma unroll
-                        for (int chunk = 0; chunk < 4; ++chunk) {
-                            const int ni = group * 4 + chunk;
-                            const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                            const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                            float value0 = dq_acc[mi][ni][half * 2];
-                            float value1 = dq_acc[mi][ni][half * 2 + 1];
-                            tessera_bf16x2 out;
-                            out.v[0] = __float2bfloat16_rn(value0);
-                            out.v[1] = __float2bfloat16_rn(value1);
-                            pairs[chunk] = tessera_pair_bits(out);
+                        for (int half = 0; half < 2; ++half) {
+                            #pragma unroll
+                            for (int group = 0; group < D / 32; ++group) {
+                                unsigned pairs[4];
+                                #pragma unroll
+                                for (int chunk = 0; chunk < 4; ++chunk) {
+                                    const int ni = group * 4 + chunk;
+                                    const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                    const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                    float value0 = dq_acc[mi][ni][half * 2];
+                                    float value1 = dq_acc[mi][ni][half * 2 + 1];
+                                    tessera_bf16x2 out;
+                                    out.v[0] = __float2bfloat16_rn(value0);
+                                    out.v[1] = __float2bfloat16_rn(value1);
+                                    pairs[chunk] = tessera_pair_bits(out);
+                                }
+                                unsigned columns[4];
+                                tessera_quad_transpose(pairs, columns);
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + (group * 4 + lane % 4) * 8;
+                                *reinterpret_cast<uint4*>(&dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col]) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
+                            }
                         }
-                        unsigned columns[4];
-                        tessera_quad_transpose(pairs, columns);
-                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                        const int col = warp_col0 + (group * 4 + lane % 4) * 8;
-                        *reinterpret_cast<uint4*>(&dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col]) = make_uint4(columns[0], columns[1], columns[2], columns[3]);
                     }
-                }
-            }
-        } else {
-            #pragma unroll
-            for (int mi = 0; mi < 16 / 16; ++mi) {
-                #pragma unroll
-                for (int ni = 0; ni < D / 8; ++ni) {
+                } else {
                     #pragma unroll
-                    for (int half = 0; half < 2; ++half) {
-                        // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
-                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
-                        const int col = warp_col0 + ni * 8 + lane % 4 * 2;
-                        float value0 = dq_acc[mi][ni][half * 2];
-                        float value1 = dq_acc[mi][ni][half * 2 + 1];
-                        if (whole_tile && VECTOR >= 2) {
-                            tessera_bf16x2 out;
-                            out.v[0] = __float2bfloat16_rn(value0);
-                            out.v[1] = __float2bfloat16_rn(value1);
-                            *reinterpret_cast<tessera_bf16x2*>(&dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col]) = out;
-                        } else {
-                            // a tile on the edge, or rows not 8-byte aligned: each element on its own
-                            if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col] = __float2bfloat16_rn(value0);
-                            if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col + 1] = __float2bfloat16_rn(value1);
+                    for (int mi = 0; mi < 16 / 16; ++mi) {
+                        #pragma unroll
+                        for (int ni = 0; ni < D / 8; ++ni) {
+                            #pragma unroll
+                            for (int half = 0; half < 2; ++half) {
+                                // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
+                                const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int col = warp_col0 + ni * 8 + lane % 4 * 2;
+                                float value0 = dq_acc[mi][ni][half * 2];
+                                float value1 = dq_acc[mi][ni][half * 2 + 1];
+                                if (whole_tile && VECTOR >= 2) {
+                                    tessera_bf16x2 out;
+                                    out.v[0] = __float2bfloat16_rn(value0);
+                                    out.v[1] = __float2bfloat16_rn(value1);
+                                    *reinterpret_cast<tessera_bf16x2*>(&dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col]) = out;
+                                } else {
+                                    // a tile on the edge, or rows not 8-byte aligned: each element on its own
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 < cols_left) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col] = __float2bfloat16_rn(value0);
+                                    if (mi * 16 + half * 8 < rows_left && ni * 8 + 1 < cols_left) dq[dq_batch0 + (dq_row0 + row) * dq_ld + dq_col0 + col + 1] = __float2bfloat16_rn(value1);
+                                }
+                            }
                         }
                     }
                 }
             }
+            ++tiles_done;
         }
     }
 }

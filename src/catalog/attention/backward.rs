@@ -670,7 +670,10 @@ attention_backward_wgmma_kernels!(
 // dV come from a kernel each (dK: Sᵀ, dPᵀ and dSᵀ·Q; dV: Sᵀ and Pᵀ·dO), two warpgroups on 128
 // keys walking 32 queries a tile (dK: 224 KiB of shared memory, dV: 160 KiB), and dQ from 128
 // query rows walking 32 keys a tile (224 KiB): `tessera tune`'s searches on an H100 at 4096
-// tokens kept all five (the next best 21–33% slower; BENCHMARKS.md).
+// tokens kept all five (the next best 21–33% slower; BENCHMARKS.md). The causal dQ kernel is
+// fed by TMA producers and takes its query tiles from a counter (`order = dynamic`): +3% at 2048
+// tokens, +26% at 8192 on an H200; non-causal, producers lost 12–13%, and on the dK, dV kernels
+// they changed nothing.
 macro_rules! attention_backward_wgmma_d256_kernels {
     ($t:ident, $dk:ident, $dkc:ident, $dv:ident, $dvc:ident, $dq:ident, $dqc:ident) => {
         attention_backward_dkdv!(
@@ -747,7 +750,9 @@ macro_rules! attention_backward_wgmma_d256_kernels {
             threads = 256,
             bq = 128,
             bkv = 32,
-            stages = 3
+            stages = 3,
+            producers = 128,
+            order = dynamic
         );
     };
 }
