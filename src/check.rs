@@ -258,10 +258,7 @@ fn tile_schedule(kernel: &crate::dsl::Kernel) -> Option<String> {
                 }
             ),
             None => {
-                let grid = kernel.body.iter().find_map(|s| match s {
-                    crate::dsl::Statement::Grid(grid) => Some(grid),
-                    _ => None,
-                });
+                let grid = kernel.grid();
                 let order = match grid.map(|g| (g.zigzag, g.dynamic)) {
                     Some((_, true)) => "take each next tile from a counter as they finish one (`.dynamic()`)",
                     Some((true, _)) => "take the tiles in turn, every other round from its end (`.zigzag()`)",

@@ -382,11 +382,32 @@ impl Kernel {
         }
     }
 
+    /// The kernel's `grid(..)` statement (`None` before validation has required one).
+    ///
+    /// ```
+    /// use tessera_dsl::*;
+    /// let grid = GridBinding {
+    ///     vars: vec!["bx".into()], extents: vec![Expr::int(8)],
+    ///     stream_k: false, grouped: None, zigzag: true, dynamic: false, origin: Origin::default(),
+    /// };
+    /// let kernel = Kernel {
+    ///     name: "k".into(), doc: None, params: vec![], body: vec![Statement::Grid(grid)],
+    ///     origin: Origin::default(), config: Config::default(),
+    /// };
+    /// assert!(kernel.grid().is_some_and(|g| g.zigzag));
+    /// ```
+    pub fn grid(&self) -> Option<&crate::GridBinding> {
+        self.body.iter().find_map(|s| match s {
+            Statement::Grid(grid) => Some(grid),
+            _ => None,
+        })
+    }
+
     /// The workspace a kernel launched on `blocks` blocks needs (`None` for most): a
     /// `.stream_k()` kernel's sized by the fragment its epilogue stores, a `.dynamic()` grid's
     /// tile counter.
     pub fn workspace(&self, blocks: u32) -> Option<Workspace> {
-        if self.body.iter().any(|s| matches!(s, Statement::Grid(g) if g.dynamic)) {
+        if self.grid().is_some_and(|g| g.dynamic) {
             return Some(Workspace { element: crate::ElementType::I32, partials: 0, counters: 1 });
         }
         let fragment = self.stream_k_body()?.fragment;

@@ -277,10 +277,7 @@ pub fn roofline(kernel: &Kernel, shape: &[(String, i64)], gpu: &GpuSpec) -> Resu
 /// The mean of `expr` over every block of the kernel's grid (the block indices it names bound
 /// in turn), or `None` where it cannot be evaluated or those indices take over 2^20 values.
 fn mean_over_blocks(kernel: &Kernel, expr: &crate::Expr, scope: &crate::Scope) -> Option<f64> {
-    let grid = kernel.body.iter().find_map(|s| match s {
-        Statement::Grid(grid) => Some(grid),
-        _ => None,
-    })?;
+    let grid = kernel.grid()?;
     let named: Vec<&str> = expr.names().into_iter().map(|(name, _)| name).collect();
     let mut indices = Vec::new();
     for (var, extent) in grid.vars.iter().zip(&grid.extents) {

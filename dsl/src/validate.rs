@@ -342,10 +342,7 @@ impl Checker<'_> {
     /// counter: one group of compute threads — `consumers = n` counts turns by tile — and no
     /// cluster, whose blocks take tiles together; not in zigzag as well).
     fn tile_order(&mut self) {
-        let Some(grid) = self.kernel.body.iter().find_map(|s| match s {
-            Statement::Grid(g) => Some(g),
-            _ => None,
-        }) else {
+        let Some(grid) = self.kernel.grid() else {
             return;
         };
         let options: Vec<String> = [

@@ -69,19 +69,19 @@ macro_rules! attention_backward_delta {
 macro_rules! attention_backward_dkdv {
     ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, threads = $threads:literal, bq = $bq:literal, bkv = $bkv:literal, wkv = $wkv:literal, stages = $stages:literal $(, only = $only:ident)?) => {
         attention_backward_dkdv!(
-            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages }, order = {},
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages },
             launch = { threads = $threads, vector = 8, consts(BQ = $bq, BKV = $bkv, WKV = $wkv) },
             tile = warp_tile, rows = { WKV / 8 }, layout = { .swizzle_bytes(128) }, only = [$($only)?]
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal $(, producers = $producers:literal)? $(, order = $order:ident)? $(, only = $only:ident)?) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, wgmma, threads = $threads:literal, $(min_blocks = $min_blocks:literal,)? bq = $bq:literal, bkv = $bkv:literal, stages = $stages:literal $(, producers = $producers:literal)? $(, only = $only:ident)?) => {
         attention_backward_dkdv!(
-            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages $(, producers = $producers, copies = tma)? }, order = { $(.$order())? },
+            $(#[$doc])* $name, $t, d = $d, causal = $causal, bq = $bq, bkv = $bkv, pipeline = { stages = $stages $(, producers = $producers, copies = tma)? },
             launch = { threads = $threads, vector = 8, $(min_blocks = $min_blocks,)? target = sm_90a, consts(BQ = $bq, BKV = $bkv, WKV = 64) },
             tile = warpgroup_tile, rows = { 2 }, layout = { .swizzle_bytes(128).panels() }, only = [$($only)?]
         );
     };
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, order = { $($order:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = []) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = []) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
@@ -96,7 +96,7 @@ macro_rules! attention_backward_dkdv {
             scale_log2: f32,
             scale: f32,
         ) {
-            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B)$($order)*;
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
             let k_s = shared::<$t>([BKV, D])$($layout)*;
             let v_s = shared::<$t>([BKV, D])$($layout)*;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
@@ -157,7 +157,7 @@ macro_rules! attention_backward_dkdv {
     };
     // dK alone (head dim 256: dK's and dV's accumulators together would not fit a lane's
     // registers): Sᵀ and dPᵀ as above, dK += dSᵀ·Q
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, order = { $($order:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dk]) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dk]) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
@@ -171,7 +171,7 @@ macro_rules! attention_backward_dkdv {
             scale_log2: f32,
             scale: f32,
         ) {
-            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B)$($order)*;
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
             let k_s = shared::<$t>([BKV, D])$($layout)*;
             let v_s = shared::<$t>([BKV, D])$($layout)*;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
@@ -227,7 +227,7 @@ macro_rules! attention_backward_dkdv {
         }
     };
     // dV alone: Sᵀ as above, dV += Pᵀ·dO (neither V nor Δ read)
-    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, order = { $($order:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dv]) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, d = $d:literal, causal = $causal:literal, bq = $bq:literal, bkv = $bkv:literal, pipeline = { $($pipeline:tt)* }, launch = { $($launch:tt)* }, tile = $tile:ident, rows = { $($rows:tt)* }, layout = { $($layout:tt)* }, only = [dv]) => {
         $(#[$doc])*
         #[tile_kernel($($launch)*, fixed(D = $d, CAUSAL = $causal), require(HD <= D))]
         pub fn $name(
@@ -239,7 +239,7 @@ macro_rules! attention_backward_dkdv {
             scale_log2: f32,
             scale: f32,
         ) {
-            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B)$($order)*;
+            let (kt, hk, b) = grid(cdiv(SKV, BKV), HKV, B);
             let k_s = shared::<$t>([BKV, D])$($layout)*;
             let q_s = shared::<$t>([BQ, D])$($layout)*;
             let do_s = shared::<$t>([BQ, D])$($layout)*;
