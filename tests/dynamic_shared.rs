@@ -130,6 +130,8 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
             "hgemm_v19_bf16_to_bf16",
             "hgemm_v19_f16_to_f16",
             "gemm_tf32",
+            "gemm_tf32_wgmma_kn",
+            "gemm_tf32_wgmma_kn_64x128",
             "gemm_tf32_wgmma_bt",
             "gemm_tf32_wgmma_bt_64x128",
             "gemm_tf32_wgmma_bt_clusters",

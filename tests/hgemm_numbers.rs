@@ -120,7 +120,7 @@ fn tf32_rounded(value: f32) -> f32 {
 fn the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs(gpu: &Backend) {
     check_family(
         gpu,
-        &hgemm::ALL_TF32,
+        &[&hgemm::gemm_tf32::KERNEL],
         |v| v,
         tf32_rounded,
         |kernel, gpu, a, b, c, alpha, beta| hgemm::launch_tf32(kernel, gpu, a, b, c, alpha, beta),
@@ -133,9 +133,10 @@ fn tf32_truncated(value: f32) -> f32 {
     f32::from_bits(value.to_bits() & 0xffff_e000)
 }
 
-/// The TF32 wgmma kernel on Bᵀ stored [N, K], launched directly and through
-/// `gemm_tf32_wgmma`'s transposed copy of B stored [K, N], against f64 from the truncated
-/// inputs: a reference from rounded ones misses by ~3e-4, so the test tells the two apart.
+/// The TF32 wgmma kernels on Bᵀ stored [N, K] and on B stored [K, N] (Cᵀ = Bᵀ·Aᵀ), launched
+/// directly and through `gemm_tf32_wgmma` (B as stored, or its transposed copy), against f64
+/// from the truncated inputs: a reference from rounded ones misses by ~3e-4, so the test tells
+/// the two apart.
 fn the_wgmma_tf32_kernel_matches_an_f64_reference_from_tf32_truncated_inputs(gpu: &Backend) {
     for (index, &(m, n, k)) in SHAPES.iter().enumerate() {
         if gpu.is_simulated() && m * n * k > SIMULATED_WORK {
@@ -166,10 +167,23 @@ fn the_wgmma_tf32_kernel_matches_an_f64_reference_from_tf32_truncated_inputs(gpu
             let error = relative_error(&gpu.download(&c).unwrap(), &want);
             assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
         }
+        // Cᵀ = Bᵀ·Aᵀ on B as stored, its MN-major tile loaded into wgmma's A registers by the lanes
+        for kernel in hgemm::ALL_TF32_WGMMA_KN {
+            let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+            let launched = hgemm::launch_tf32(kernel, gpu, &a, &b, &mut c, alpha, beta).unwrap();
+            assert_eq!(launched.tma, k % 4 == 0 && n % 4 == 0, "{} at M={m} N={n} K={k}: copied by TMA", kernel.name());
+            let error = relative_error(&gpu.download(&c).unwrap(), &want);
+            assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
+        }
         let mut c = gpu.upload(&host_c, [m, n]).unwrap();
         let launched = hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, alpha, beta).unwrap();
-        let small = m.div_ceil(128) * n.div_ceil(256) < 64;
-        let chosen = if small { "gemm_tf32_wgmma_bt_64x128" } else { "gemm_tf32_wgmma_bt" };
+        // B as stored where TMA reads A's and B's rows (K and N multiples of 4), else transposed
+        let chosen = match (k % 4 == 0 && n % 4 == 0, m.div_ceil(256) * n.div_ceil(128) < 64) {
+            (true, true) => "gemm_tf32_wgmma_kn_64x128",
+            (true, false) => "gemm_tf32_wgmma_kn",
+            (false, _) if m.div_ceil(128) * n.div_ceil(256) < 64 => "gemm_tf32_wgmma_bt_64x128",
+            (false, _) => "gemm_tf32_wgmma_bt",
+        };
         assert_eq!(launched.kernel, chosen, "gemm_tf32_wgmma at M={m} N={n} K={k}");
         assert!(launched.tma, "gemm_tf32_wgmma at M={m} N={n} K={k}: A and Bᵀ in aligned rows, copied by TMA");
         let error = relative_error(&gpu.download(&c).unwrap(), &want);

@@ -22,9 +22,19 @@ fn copies_by_tma(kernel: &tessera::KernelDefinition) -> bool {
     kernel.ir().is_ok_and(|ir| ir.copies_by_tma())
 }
 
-/// The N of a wgmma kernel's m64nNk16: its warpgroup tile's width, `WN`.
+/// The N of a wgmma kernel's m64nNk16: its warpgroup tile's width (`WN`; `WM` where the
+/// fragment holds Cᵀ).
 fn wgmma_n(kernel: &tessera::KernelDefinition) -> i64 {
-    kernel.ir().ok().and_then(|ir| ir.constant_scope().get("WN")).unwrap_or_else(|| panic!("{}: no WN", kernel.name()))
+    let ir = kernel.ir().unwrap_or_else(|e| panic!("{}: {e}", kernel.name()));
+    let scope = ir.constant_scope();
+    ir.statements()
+        .iter()
+        .find_map(|s| match s {
+            tessera::dsl::Statement::Fragment(f) => tessera::dsl::FragmentLayout::with_scope(f, &scope)?.warpgroup_tile,
+            _ => None,
+        })
+        .map(|[_, n]| n)
+        .unwrap_or_else(|| panic!("{}: no warpgroup tile", kernel.name()))
 }
 
 #[test]

@@ -835,9 +835,14 @@ pub(crate) fn async_pipeline_parts(
         0 => Vec::new(),
         _ => crate::tensor_core::wgmma_drain(mmas.iter().map(|mma| mma.acc.as_str())),
     };
+    let loop_declarations = mmas
+        .iter()
+        .filter_map(|mma| crate::tensor_core::stepwise_register_a_declaration(kernel, mma))
+        .flat_map(|declaration| declaration.lines().map(str::to_owned).collect::<Vec<_>>())
+        .collect();
     Ok(AsyncPipelineParts {
         declarations,
-        loop_declarations: Vec::new(),
+        loop_declarations,
         prologue,
         refill,
         compute,

@@ -202,11 +202,16 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     Ok(helpers)
 }
 
-/// Whether a `.deferred()` product of the kernel reads A from registers (which it keeps
-/// fenced from one k-tile to the next).
+/// Whether a product of the kernel keeps A's registers fenced from one k-tile to the next: a
+/// `.deferred()` one reading a register fragment, or one whose lanes load a TF32 A from shared
+/// memory a k-step at a time.
 fn has_deferred_register_operand(kernel: &Kernel) -> bool {
-    kernel.statements().iter().any(|s| {
-        matches!(s, tessera_dsl::Statement::Mma(mma) if mma.deferred && matches!(mma.a, tessera_dsl::Operand::Fragment(_)))
+    kernel.statements().iter().any(|s| match s {
+        tessera_dsl::Statement::Mma(mma) => {
+            (mma.deferred && matches!(mma.a, tessera_dsl::Operand::Fragment(_)))
+                || crate::tensor_core::stepwise_register_a_declaration(kernel, mma).is_some()
+        }
+        _ => false,
     })
 }
 

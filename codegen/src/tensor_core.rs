@@ -74,6 +74,33 @@ struct WgmmaSource {
     behind_condition: String,
     /// `.overwrite()`: the first k-step's scale-d is 0.
     overwrite: bool,
+    /// A TF32 A the lanes load from shared memory into `{acc}_a_frag` (declared before the k
+    /// loop, see [`stepwise_register_a_declaration`]): one commit group per k-step, each step's
+    /// registers reloaded once the previous k-tile's wgmma of that step is done.
+    stepwise: Option<String>,
+}
+
+/// The name of the registers a stepwise register-A product (a TF32 A stored MN-major in shared
+/// memory) loads each k-step's A into, kept from one k-tile to the next.
+pub(crate) fn stepwise_register_a_name(acc: &str) -> String {
+    format!("{acc}_a_frag")
+}
+
+/// The declaration before the k loop of the registers of `mma`'s A where the lanes load it
+/// from shared memory (a TF32 A stored MN-major); `None` for any other product.
+pub(crate) fn stepwise_register_a_declaration(kernel: &Kernel, mma: &tessera_dsl::Mma) -> Option<String> {
+    let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).ok()?;
+    if !(plan.wgmma_register_a() && matches!(plan.a, OperandPlan::Shared(_))) {
+        return None;
+    }
+    let k_name = crate::gemm::k_extent_name(kernel, mma, &plan);
+    Some(format!(
+        "// {}'s A registers, one set a k-step: wgmma reads them until its group is done, in the next k-tile\n\
+         unsigned {}[{k_name} / {}][4];",
+        mma.acc,
+        stepwise_register_a_name(&mma.acc),
+        plan.instruction.k_step()
+    ))
 }
 
 /// The part of a wgmma product to render: all of it, or one of a `.deferred()` product's two
@@ -200,6 +227,23 @@ struct WarpEpiloguePairsSource<'a> {
     scale: &'a [String],
     pair_store: &'a [String],
     edge_store: &'a [String],
+}
+
+#[derive(Template)]
+#[template(path = "warp_epilogue_transposed.cu", escape = "none")]
+struct WarpEpilogueTransposedSource {
+    dsl: String,
+    element_map: Option<String>,
+    origins: Vec<(String, String)>,
+    whole_tile: String,
+    warp_rows: String,
+    warp_cols: String,
+    /// The lane's value v of tile (mi, ni), through `.map(..)` where there is one.
+    value: String,
+    /// α's scaling, before β's blend.
+    scale: Vec<String>,
+    in_bounds: String,
+    store: Vec<String>,
 }
 
 /// The names WM and WN are written with in the source (`consts(WM = 64)`), else their values;
@@ -434,6 +478,20 @@ fn tf32_b_loads(b: &OperandText<'_>, plan: &OperandPlan, step: i64) -> Vec<Strin
         .collect()
 }
 
+/// wgmma's TF32 A registers of k-step `kk` from a shared operand: warp w of the warpgroup holds
+/// rows 16w .. 16w + 15 in mma.sync's m16n8k8 layout — lane l (g = l / 4, t = l % 4) A(g, t),
+/// A(g + 8, t), A(g, t + 4), A(g + 8, t + 4) — as f32 bits, whose low 13 the tensor cores ignore
+/// as they do reading shared memory.
+fn tf32_register_a_loads(a: &OperandText<'_>, registers: &str) -> Vec<String> {
+    (0..4)
+        .map(|register| {
+            let row = if register % 2 == 1 { "warp_row0 + 8 + tid % 32 / 4" } else { "warp_row0 + tid % 32 / 4" };
+            let col = if register >= 2 { "kk + 4 + tid % 4" } else { "kk + tid % 4" };
+            format!("{registers}[kk / 8][{register}] = __float_as_uint({});", a.element_at(row, col))
+        })
+        .collect()
+}
+
 /// Logical element (row, col) of an operand: guarded (zero outside the tensor) when global.
 fn value_of(operand: &OperandText<'_>, plan: &OperandPlan, row: &str, col: &str) -> String {
     match plan {
@@ -579,6 +637,12 @@ fn wgmma_source(
             register_a_loads(p, input, "0", "a_frag[kk / 16]"),
             format!("A = `{}` rounded to {input}", p.fragment),
         ),
+        // TF32 A stored MN-major: no descriptor reads it, so each lane loads its four values
+        OperandPlan::Shared(_) if plan.wgmma_register_a() => (
+            None,
+            tf32_register_a_loads(&a, &stepwise_register_a_name(&mma.acc)),
+            "A MN-major in shared memory, each lane loading its four values of every k-step".to_string(),
+        ),
         _ => {
             let descriptor = Descriptor::of(&a, &plan.a, true).ok_or_else(not_addressable)?;
             let note = format!("A {} in {}-byte swizzled panels", descriptor.major(), descriptor.span);
@@ -610,6 +674,9 @@ fn wgmma_source(
             _ => None,
         },
         overwrite: mma.overwrite,
+        stepwise: matches!(plan.a, OperandPlan::Shared(_))
+            .then(|| stepwise_register_a_name(&mma.acc))
+            .filter(|_| plan.wgmma_register_a()),
     }
     .render()
     .map_err(template_error("wgmma.cu"))?;
@@ -696,6 +763,9 @@ pub(crate) fn mma_source(
 pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
     if copy.by_tma && kernel.tma_store_copy().is_some() {
         return crate::tma_store::epilogue_source(kernel, copy, plan);
+    }
+    if plan.transposed {
+        return transposed_epilogue_source(kernel, copy, plan);
     }
     let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
@@ -798,6 +868,48 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     .map_err(template_error("warp_epilogue.cu"))
 }
 
+/// `copy(&acc.t(), c.tile(..))`: a fragment holding the tile transposed (Cᵀ, as a TF32 wgmma on
+/// a B stored [K, N] computes it) stored element by element to the transposed places.
+fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
+    let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
+    let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
+    let dst_plan = OperandPlan::Global(plan.dst.clone());
+    let dst = OperandText::new(&dst_plan);
+    let element = kernel
+        .param(&plan.dst.tensor)
+        .and_then(|p| p.tensor())
+        .map(|t| t.element)
+        .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))?;
+    let element_map = crate::gemm::element_map_source(kernel, plan)?;
+    let acc_value = format!("{}[mi][ni][v]", plan.fragment);
+    let value = match element_map {
+        Some(_) => crate::gemm::element_map_call(plan, &acc_value, 0),
+        None => acc_value,
+    };
+    let target = dst.element_at("row", "col");
+    let mut scale = Vec::new();
+    let mut store = Vec::new();
+    if let Some((alpha, beta)) = &plan.axpby {
+        scale.push(format!("value = {alpha} * value;"));
+        store.push(format!("if ({beta} != 0.0f) value += {beta} * {};", crate::operand::widened(element, &target)));
+    }
+    store.push(format!("{target} = {};", crate::operand::narrowed(element, "value")));
+    WarpEpilogueTransposedSource {
+        dsl: copy.to_string(),
+        element_map,
+        origins: warp_origin_bindings(kernel, &plan.fragment).into_iter().chain(dst.origin_declarations()).collect(),
+        whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
+        warp_rows,
+        warp_cols,
+        value,
+        scale,
+        in_bounds: dst.in_bounds_at("row", "col").unwrap_or_else(|| "true".into()),
+        store,
+    }
+    .render()
+    .map_err(template_error("warp_epilogue_transposed.cu"))
+}
+
 /// Whether a `copy(&acc, ..)` of the kernel stores through a [`WideStore`] (its helpers are
 /// then defined).
 pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
@@ -805,7 +917,7 @@ pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
         let tessera_dsl::Statement::Copy(copy) = statement else { return false };
         let Ok(plan) = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()) else { return false };
         let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map(|t| t.element);
-        element.is_some_and(|element| WideStore::applies(&plan.layout, element))
+        !plan.transposed && element.is_some_and(|element| WideStore::applies(&plan.layout, element))
     })
 }
 
@@ -914,7 +1026,7 @@ pub(crate) fn wgmma_forms(kernel: &Kernel) -> Vec<(ElementType, i64, bool, bool)
         let tessera_dsl::Statement::Mma(mma) = statement else { continue };
         let Ok(plan) = MmaPlan::new(kernel, mma, &kernel.constant_scope()) else { continue };
         if let MmaInstruction::Wgmma { input, n } = plan.instruction {
-            let register_a = matches!(plan.a, OperandPlan::Fragment(_));
+            let register_a = plan.wgmma_register_a();
             // every product's k-steps after the first accumulate; an overwriting one's first
             // takes the `_overwrite` form
             let used = [Some((input, n, register_a, false)), mma.overwrite.then_some((input, n, register_a, true))];

@@ -2,10 +2,47 @@
 // {{ dsl }}: this k-tile's A registers, {{ operands_note }}; the
 // product is issued by the next k-tile, behind its first mma (after the loop for the last tile)
 #pragma unroll
-for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
 {%- for load in a_loads %}
     {{ load }}
 {%- endfor %}
+}
+{%- else if let Some(registers) = stepwise -%}
+// {{ dsl }}: {{ instruction }}, {{ k_name }} / {{ k_step }} k-steps; each
+// warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading B from shared memory
+// through a descriptor and A from registers: {{ operands_note }}.
+// A group a k-step: a step's registers are reloaded once the previous k-tile's group of that
+// step is done (at most the {{ k_name }} / {{ k_step }} − 1 groups after it still running), so the tensor cores
+// keep the previous k-tile's last steps while the lanes load this one's first
+{
+    #pragma unroll
+    for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
+        tessera_wgmma_wait<{{ k_name }} / {{ k_step }} - 1>();
+        tessera_wgmma_fence_operands({{ registers }});  // the step's registers, read by wgmma until now
+{%- for load in a_loads %}
+        {{ load }}
+{%- endfor %}
+        tessera_wgmma_fence_operands({{ acc }}[0]);
+        tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
+        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
+{%- if overwrite %}
+        if (kk == 0) {
+            tessera_wgmma_register_a_overwrite<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
+        } else {
+            tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
+        }
+{%- else %}
+        tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
+{%- endif %}
+        tessera_wgmma_commit();
+    }
+{%- if in_flight == 0 %}
+    // every k-step done before the pipeline refills this stage or anything reads {{ acc }}
+    tessera_wgmma_wait<0>();
+{%- else %}
+    // this k-tile's groups run on; the previous k-tile's are done, so its stage can be refilled
+{%- endif %}
+    tessera_wgmma_fence_operands({{ acc }}[0]);
 }
 {%- else -%}
 // {{ dsl }}: {{ instruction }}, {{ k_name }} / {{ k_step }} k-steps; each
@@ -49,9 +86,9 @@ for (int kk = 0; kk < {{ k_name }}; kk += 16) {
 {%- when None %}
 {%- if !issue_only %}
     // every k-step's A registers packed before the fence: wgmma reads them asynchronously
-    unsigned a_frag[{{ k_name }} / 16][4];
+    unsigned a_frag[{{ k_name }} / {{ k_step }}][4];
     #pragma unroll
-    for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+    for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
 {%- for load in a_loads %}
         {{ load }}
 {%- endfor %}
@@ -64,16 +101,16 @@ for (int kk = 0; kk < {{ k_name }}; kk += 16) {
     tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
 {%- endif %}
     #pragma unroll
-    for (int kk = 0; kk < {{ k_name }}; kk += 16) {
+    for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
 {%- if overwrite %}
         if (kk == 0) {
-            tessera_wgmma_register_a_overwrite<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / 16], b_descriptor);
+            tessera_wgmma_register_a_overwrite<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / {{ k_step }}], b_descriptor);
         } else {
-            tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / 16], b_descriptor);
+            tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / {{ k_step }}], b_descriptor);
         }
 {%- else %}
-        tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / 16], b_descriptor);
+        tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], a_frag[kk / {{ k_step }}], b_descriptor);
 {%- endif %}
     }
 {%- endmatch %}

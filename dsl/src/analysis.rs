@@ -477,6 +477,42 @@ fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
 /// tensor-core fragment: two neighbouring columns at a time).
 fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
     let layout = &plan.layout;
+    if let (Some([warp_rows, warp_cols]), true) = (layout.warp_tile, plan.transposed) {
+        // `&acc.t()`: one value a lane per store, at the transposed place
+        let element_bytes = i64::from(layout.element.size_bytes());
+        let warps = layout.threads() / WARP;
+        let mut instructions: Vec<Instruction> = Vec::new();
+        for warp in 0..warps {
+            let (warp_row0, warp_col0) = layout.warp_origin(warp);
+            for mi in 0..warp_rows / 16 {
+                for ni in 0..warp_cols / 8 {
+                    for value in 0..4 {
+                        instructions.push(
+                            (0..WARP)
+                                .map(|lane| {
+                                    let (row, col) = layout.lane_value_position(lane, [mi, ni, value]);
+                                    let start =
+                                        ((warp_col0 + col) * ASSUMED_ROW_ELEMENTS + warp_row0 + row) * element_bytes;
+                                    (start / 4..(start + element_bytes + 3) / 4).collect()
+                                })
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        let total: usize = instructions.iter().map(|i| sectors(i)).sum();
+        return AccessReport {
+            statement,
+            operand: plan.dst.tensor.clone(),
+            space: MemorySpace::Global,
+            direction: Direction::Store,
+            width_bits: (element_bytes * 8) as u32,
+            instructions: layout.thread_rows * layout.thread_cols,
+            bank_ways: None,
+            sectors: Some((total as f64 / instructions.len().max(1) as f64, (WARP * element_bytes) as f64 / 32.0)),
+        };
+    }
     if let Some([warp_rows, warp_cols]) = layout.warp_tile {
         let element_bytes = i64::from(layout.element.size_bytes());
         let warps = layout.threads() / WARP;

@@ -539,6 +539,17 @@ fn register_operand(
         errors.push(Diagnostic::new(fragment.origin, "the fragment's shape is not constant"));
         return None;
     };
+    if operand.transposed {
+        // a lane holds its rows' values: transposing them would move every value to another lane
+        errors.push(
+            Diagnostic::new(
+                operand.origin,
+                format!("`{}.t()`: a register fragment is multiplied as it is held, not transposed", operand.fragment),
+            )
+            .with_hint(format!("multiply `&{}` and transpose the other operand instead", operand.fragment)),
+        );
+        return None;
+    }
     Some((
         OperandPlan::Fragment(FragmentPlan {
             fragment: fragment.name.clone(),
@@ -819,6 +830,8 @@ pub struct EpiloguePlan {
     pub axpby: Option<(String, String)>,
     /// `.map(..)`, type-checked: its body is of the fragment's element type.
     pub map: Option<ElementMap>,
+    /// `copy(&acc.t(), ..)`: the fragment's row r, column c is the tile's row c, column r.
+    pub transposed: bool,
 }
 
 impl EpiloguePlan {
@@ -854,14 +867,34 @@ impl EpiloguePlan {
             None => return Err(errors),
         };
         errors.extend(read_only_destination(kernel, copy, layout.element));
-        if dst.extent != [layout.rows, layout.cols] {
+        let (rows, cols) = if source.transposed { (layout.cols, layout.rows) } else { (layout.rows, layout.cols) };
+        if dst.extent != [rows, cols] {
+            let view = if source.transposed { "the transposed fragment" } else { "the fragment" };
             errors.push(Diagnostic::new(
                 copy.origin,
                 format!(
-                    "copy between tiles of different shapes: the fragment is {}×{}, the tile {}×{}",
-                    layout.rows, layout.cols, dst.extent[0], dst.extent[1]
+                    "copy between tiles of different shapes: {view} is {rows}×{cols}, the tile {}×{}",
+                    dst.extent[0], dst.extent[1]
                 ),
             ));
+        }
+        if source.transposed && layout.warp_tile.is_none() {
+            errors.push(
+                Diagnostic::new(source.origin, format!("`{}.t()`: only a tensor-core fragment (`.warp_tile(..)` or `.warpgroup_tile(..)`) is stored transposed", source.fragment))
+                    .with_hint("store a thread-tile fragment as it is: `copy(&acc, c.tile(..))`"),
+            );
+        }
+        if source.transposed && copy.by_tma {
+            errors.push(
+                Diagnostic::new(
+                    copy.origin,
+                    format!(
+                        "`copy(&{}.t(), ..).by_tma()`: TMA stores rows as the warps staged them, not transposed",
+                        source.fragment
+                    ),
+                )
+                .with_hint("drop `.by_tma()`: each lane then stores its values to their transposed places"),
+            );
         }
         let vector = i64::from(kernel.config.vector.get());
         if layout.warp_tile.is_none() && layout.sub_cols() % vector != 0 {
@@ -898,6 +931,7 @@ impl EpiloguePlan {
                 dst,
                 vector,
                 axpby: copy.axpby.clone(),
+                transposed: source.transposed,
                 map: copy.map.clone(),
             })
         } else {
@@ -983,6 +1017,36 @@ pub struct FragmentLoad {
 }
 
 impl MmaPlan {
+    /// Whether a wgmma takes A from registers: a register fragment (FlashAttention's P), or a
+    /// TF32 A stored MN-major (`b_s.t()` of a B stored [K, N] in Cᵀ = Bᵀ·Aᵀ), which the
+    /// instruction cannot read through a descriptor and each lane loads from shared memory.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, FragmentLayout, MmaInstruction, MmaPlan, OperandPlan, SharedLayout, SharedPlan};
+    /// let f32_panels = |rows, cols| SharedLayout {
+    ///     rows, cols, pad: 0, swizzle: None, swizzle_bytes: Some(128), panels: true, element: ElementType::F32,
+    /// };
+    /// // Cᵀ = Bᵀ·Aᵀ: `b_s`, B's tile stored [BK, BN], is A here (MN-major), `a_s` [BM, BK] is B (K-major)
+    /// let b_s_t = SharedPlan { buffer: "b_s".into(), shape_exprs: vec![], layout: f32_panels(32, 128), transposed: true };
+    /// let a_s_t = SharedPlan { buffer: "a_s".into(), shape_exprs: vec![], layout: f32_panels(256, 32), transposed: true };
+    /// let layout = FragmentLayout {
+    ///     rows: 128, cols: 256, thread_rows: 16, thread_cols: 64, split: [1, 1], warp_layout: None,
+    ///     warp_tile: Some([16, 256]), warpgroup_tile: Some([64, 256]), element: ElementType::F32,
+    /// };
+    /// let plan = MmaPlan {
+    ///     acc: "acc_t".into(), layout, a: OperandPlan::Shared(b_s_t), b: OperandPlan::Shared(a_s_t), k: 32,
+    ///     instruction: MmaInstruction::Wgmma { input: ElementType::F32, n: 256 },
+    /// };
+    /// assert!(plan.wgmma_register_a());
+    /// ```
+    pub fn wgmma_register_a(&self) -> bool {
+        match (&self.a, self.instruction) {
+            (OperandPlan::Fragment(_), MmaInstruction::Wgmma { .. }) => true,
+            (OperandPlan::Shared(shared), MmaInstruction::Wgmma { input: ElementType::F32, .. }) => shared.transposed,
+            _ => false,
+        }
+    }
+
     /// The loads that fill one k-step of a thread's column of `a` values.
     pub fn a_loads(&self) -> Vec<FragmentLoad> {
         let width = self.load_widths(true).1;

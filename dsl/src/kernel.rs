@@ -483,7 +483,8 @@ impl Kernel {
     /// k + 1 while tile k's finish, and its stage is freed a tile later), 0 otherwise — thread
     /// code between the `mma`s reads or writes their accumulators, and a register operand is
     /// another `mma`'s accumulator (and its registers must live until the wgmma is done), so
-    /// each is waited for.
+    /// each is waited for. (A TF32 A the lanes load from shared memory keeps a register set a
+    /// k-step from one k-tile to the next, so its groups run on too.)
     ///
     /// ```
     /// use tessera_dsl::{Config, CopyMechanism, Expr, Kernel, Origin, PipelineLoop};

@@ -429,10 +429,13 @@ pub enum Operand {
     Fragment(FragmentOperand),
 }
 
-/// `&acc`: a fragment as a copy source.
+/// `&acc`: a fragment as a copy source; `&acc.t()` stores it transposed (a fragment that
+/// holds Cᵀ, as a TF32 wgmma on a B stored [K, N] computes it, copied to C).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FragmentOperand {
     pub fragment: String,
+    #[serde(default)]
+    pub transposed: bool,
     pub origin: Origin,
 }
 
@@ -449,7 +452,7 @@ impl Operand {
         match self {
             Operand::Global(tile) => tile.transposed,
             Operand::Shared(shared) => shared.transposed,
-            Operand::Fragment(_) => false,
+            Operand::Fragment(fragment) => fragment.transposed,
         }
     }
 
@@ -531,7 +534,9 @@ impl std::fmt::Display for Operand {
         match self {
             Operand::Global(tile) => tile.fmt(f),
             Operand::Shared(shared) => write!(f, "&{}{}", shared.buffer, if shared.transposed { ".t()" } else { "" }),
-            Operand::Fragment(fragment) => write!(f, "&{}", fragment.fragment),
+            Operand::Fragment(fragment) => {
+                write!(f, "&{}{}", fragment.fragment, if fragment.transposed { ".t()" } else { "" })
+            }
         }
     }
 }

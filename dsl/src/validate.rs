@@ -1701,23 +1701,21 @@ impl Checker<'_> {
             // stored with k along the rows' contiguous columns (K-major), or with M / N there
             // (MN-major): then each instruction's 64 rows of A or n columns of B are whole panels
             let k_major = shared.transposed != is_a;
-            // the PTX ISA lets only 16-bit operands be transposed (MN-major) by wgmma
+            // the PTX ISA lets only 16-bit operands be transposed (MN-major) by wgmma; an MN-major
+            // TF32 A is loaded into wgmma's A registers by the lanes instead
             if !k_major && input == ElementType::F32 {
-                let hint = if is_a {
-                    format!("store A as [M, K] (`shared::<f32>([BM, BK])`) and multiply `{}` itself", shared.buffer)
-                } else {
-                    format!(
-                        "store B as [N, K] (`shared::<f32>([BN, BK])`, copied from an [N, K] tensor: Bᵀ) and multiply `{}.t()`",
-                        shared.buffer
-                    )
-                };
+                if is_a {
+                    continue;
+                }
                 self.error(
                     operand_origin,
                     format!(
-                        "TF32 wgmma reads operand {name} only K-major (k along its rows' contiguous columns); `{view}` holds {} along them",
-                        if is_a { "M" } else { "N" }
+                        "TF32 wgmma reads operand B only K-major (k along its rows' contiguous columns); `{view}` holds N along them"
                     ),
-                    Some(hint),
+                    Some(format!(
+                        "store B as [N, K] (`shared::<f32>([BN, BK])`, copied from an [N, K] tensor: Bᵀ) and multiply `{0}.t()`, or compute Cᵀ = Bᵀ·Aᵀ: `mma(&{0}.t(), &a_s.t(), &mut acc_t)` (an MN-major A is loaded into wgmma's registers) and `copy(&acc_t.t(), c.tile(..))`",
+                        shared.buffer
+                    )),
                 );
                 continue;
             }

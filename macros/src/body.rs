@@ -113,9 +113,12 @@ fn collect_fragments(body: &[Statement]) -> Vec<String> {
 fn mark_fragments(body: &mut [Statement], fragments: &[String]) {
     let fix = |operand: &mut Operand| {
         if let Operand::Shared(shared) = operand {
-            if fragments.contains(&shared.buffer) && !shared.transposed {
-                *operand =
-                    Operand::Fragment(FragmentOperand { fragment: shared.buffer.clone(), origin: shared.origin });
+            if fragments.contains(&shared.buffer) {
+                *operand = Operand::Fragment(FragmentOperand {
+                    fragment: shared.buffer.clone(),
+                    transposed: shared.transposed,
+                    origin: shared.origin,
+                });
             }
         }
     };

@@ -2149,6 +2149,48 @@ inline void wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsig
     warp_gather(op, 2, 0, unused, 0);  // no lane stores before every lane has read
 }
 
+// TF32 wgmma with A from registers: warp w of the group holds rows 16w .. 16w + 15 of the 64 × 8
+// A tile in mma.sync's m16n8k8 TF32 layout (a[0] = (g, t), a[1] = (g + 8, t), a[2] = (g, t + 4),
+// a[3] = (g + 8, t + 4)), f32 bits the tensor cores read as TF32 (low 13 mantissa bits ignored),
+// so A(row, k) is in lane (row % 8) · 4 + k % 4 of its own warp, register row / 8 + 2 (k / 4);
+// B (K-major, f32) from shared memory through its descriptor.
+template <int TILES>
+inline void wgmma_register_a_tf32(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor,
+                                  bool accumulate, const char* op) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(__start_tessera_shared);
+    if (base % 1024 != 0) stop_thread(kTrap, "wgmma: the simulated shared memory is not 1024-byte aligned");
+    const uint32_t g = lane() / 4, t = lane() % 4;
+    uint64_t a01[kWarpSize], a23[kWarpSize], unused[kWarpSize];
+    warp_gather(op, 0, a[0] | uint64_t{a[1]} << 32, a01);
+    warp_gather(op, 1, a[2] | uint64_t{a[3]} << 32, a23);
+    const WgmmaOperand b = wgmma_operand(b_descriptor, false, 4);
+    const uintptr_t size = reinterpret_cast<uintptr_t>(__stop_tessera_shared) - base;
+    auto b_element = [&](uint32_t n, uint32_t k) {
+        uintptr_t at = b.offset(n, k);
+        if (at + 4 > size) {
+            char message[200];
+            snprintf(message, sizeof message, "wgmma: element (%u, %u) of B lies at shared byte %lu, past the %lu bytes of shared memory",
+                     n, k, static_cast<unsigned long>(at), static_cast<unsigned long>(size));
+            stop_thread(kTrap, message);
+        }
+        return wgmma_element<float>(reinterpret_cast<const char*>(base + at));
+    };
+    auto a_element = [&](uint32_t row, uint32_t k) {
+        uint32_t register_index = row / 8 + 2 * (k / 4);
+        uint64_t pair = (register_index < 2 ? a01 : a23)[(row % 8) * 4 + k % 4];
+        return tf32(static_cast<uint32_t>(register_index % 2 == 0 ? pair : pair >> 32));
+    };
+    for (uint32_t tile = 0; tile < TILES; ++tile) {
+        for (uint32_t v = 0; v < 4; ++v) {
+            uint32_t row = g + 8 * (v / 2), col = 8 * tile + 2 * t + v % 2;
+            float sum = accumulate ? d[tile][v] : 0.0f;
+            for (uint32_t k = 0; k < 8; ++k) sum = fmaf(a_element(row, k), b_element(col, k), sum);
+            d[tile][v] = sum;
+        }
+    }
+    warp_gather(op, 2, 0, unused, 0);  // no lane stores before every lane has read
+}
+
 }  // namespace tessera_sim
 
 inline unsigned long long tessera_wgmma_descriptor(const void* start, unsigned leading_bytes, unsigned stride_bytes,
@@ -2192,12 +2234,18 @@ inline void tessera_wgmma(float (&d)[TILES][4], unsigned long long a_descriptor,
 template <class T, int TRANS_B, int TILES>
 inline void tessera_wgmma_register_a(float (&d)[TILES][4], const unsigned (&a)[4], unsigned long long b_descriptor,
                                      int accumulate = 1) {
-    static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value,
-                  "wgmma multiplies __half or __nv_bfloat16");
+    static_assert(std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value ||
+                      std::is_same<T, float>::value,
+                  "wgmma multiplies __half, __nv_bfloat16 or float (TF32)");
+    static_assert(!std::is_same<T, float>::value || TRANS_B == 0, "TF32 wgmma reads B K-major only");
     const unsigned registers[4] = {a[0], a[1], a[2], a[3]};
     auto run = [&d, registers, b_descriptor, accumulate]() {
-        tessera_sim::wgmma_register_a<T, TRANS_B>(d, registers, b_descriptor, accumulate != 0,
-                                                  std::is_same<T, __half>::value ? "wgmma.f16 (A in registers)" : "wgmma.bf16 (A in registers)");
+        if constexpr (std::is_same<T, float>::value) {
+            tessera_sim::wgmma_register_a_tf32(d, registers, b_descriptor, accumulate != 0, "wgmma.tf32 (A in registers)");
+        } else {
+            tessera_sim::wgmma_register_a<T, TRANS_B>(d, registers, b_descriptor, accumulate != 0,
+                                                      std::is_same<T, __half>::value ? "wgmma.f16 (A in registers)" : "wgmma.bf16 (A in registers)");
+        }
     };
     tessera_sim::Machine& s = tessera_sim::m();
     if (s.launch->async_copies_at_issue) {

@@ -481,12 +481,10 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
         _ => 0,
     };
-    let transposing_rows = |kernels: &[&'static KernelDefinition]| {
-        usize::from(kernels.iter().any(|k| k.name() == hgemm::gemm_tf32_wgmma_bt::KERNEL.name()))
-    };
+    let tf32_entry_rows = |kernels: &[&'static KernelDefinition]| usize::from(kernels.iter().any(|k| is_tf32_wgmma(k)));
     let of = plan
         .iter()
-        .map(|(family, shape, kernels)| kernels.len() + entry_points(*family, shape) + transposing_rows(kernels))
+        .map(|(family, shape, kernels)| kernels.len() + entry_points(*family, shape) + tf32_entry_rows(kernels))
         .sum::<usize>();
     let mut done = 0;
     let mut rows = Vec::new();
@@ -504,8 +502,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 (0.0, 8.0 * family.copied_elements(&shape) as f64)
             }
         };
-        let tf32_transposing_b =
-            family == Family::Hgemm && kernels.iter().any(|k| k.name() == hgemm::gemm_tf32_wgmma_bt::KERNEL.name());
+        let tf32_entry_point = family == Family::Hgemm && kernels.iter().any(|k| is_tf32_wgmma(k));
         for kernel in kernels {
             let (flops, bytes) = family.work(kernel.name(), &shape);
             let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
@@ -584,10 +581,10 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 tuned: launched.tuned,
             });
         }
-        if tf32_transposing_b {
-            // the TF32 wgmma kernel takes Bᵀ; a B stored [K, N] goes through a transposed copy,
-            // timed with it
-            let name = "hgemm::gemm_tf32_wgmma (B transposed first)";
+        if tf32_entry_point {
+            // what a B stored [K, N] runs: B as it is where TMA reads its rows, else a
+            // transposed copy first, timed with it
+            let name = "hgemm::gemm_tf32_wgmma (B [K, N])";
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
             baseline =
@@ -595,7 +592,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (flops, bytes) = family.work("gemm_tf32", &shape);
             let (base, timing, launched) =
-                time_tf32_transposing_b(gpu, options, [value("M"), value("N"), value("K")], &mut flush, &mut baseline)?;
+                time_tf32_entry_point(gpu, options, [value("M"), value("N"), value("K")], &mut flush, &mut baseline)?;
             let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
             rows.push(entry_point_row(
                 family,
@@ -820,9 +817,15 @@ fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
     Ok((base, timing, launched))
 }
 
-/// Times [`hgemm::gemm_tf32_wgmma`] (B stored [K, N], transposed into a scratch copy, then
-/// `gemm_tf32_wgmma_bt`), the transpose inside the timed region, in alternation with `baseline`.
-fn time_tf32_transposing_b(
+/// Whether `kernel` is one of the TF32 wgmma kernels (on Bᵀ or on B as stored), beside which the
+/// hgemm bench times [`hgemm::gemm_tf32_wgmma`].
+fn is_tf32_wgmma(kernel: &KernelDefinition) -> bool {
+    hgemm::ALL_TF32_TRANSPOSED_B.iter().chain(&hgemm::ALL_TF32_WGMMA_KN).any(|k| k.name() == kernel.name())
+}
+
+/// Times [`hgemm::gemm_tf32_wgmma`] on B stored [K, N] (multiplied as it is, or transposed into a
+/// scratch copy first, the copy inside the timed region), in alternation with `baseline`.
+fn time_tf32_entry_point(
     gpu: &Gpu,
     options: &BenchOptions,
     [m, n, k]: [usize; 3],

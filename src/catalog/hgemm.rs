@@ -622,14 +622,66 @@ pub fn gemm_tf32_wgmma_bt_clusters(
     copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
 }
 
-/// C = α·A·B + β·C on TF32 wgmma for a B stored [K, N]: B is transposed into a scratch tensor
-/// by the catalog's transpose, then [`gemm_tf32_wgmma_bt`] multiplies (its 64 × 128-tile
-/// form [`gemm_tf32_wgmma_bt_64x128`] under 64 tiles of 128 × 256). Both of its operands'
-/// rows start on 128-byte lines, so TMA reads them whatever K is: Bᵀ's copy is laid out so,
-/// and an A whose rows are not 16-byte aligned (K not a multiple of 4) is copied so too —
-/// otherwise the kernel would copy it element by element at a third of its speed. The copies
-/// move B (and such an A) twice more — under a tenth of the GEMM's time at 4096³; a caller
-/// whose B is already stored [N, K] (a linear layer's weights) launches the kernel directly
+/// TF32 on wgmma for a B stored [K, N] (`torch`'s `a @ b`), with no transposed copy: wgmma
+/// reads TF32 operands from shared memory only K-major, and B's tile [BK, BN] holds N along its
+/// rows — but wgmma's A may come from registers, loaded by each lane in any layout. So the
+/// kernel computes Cᵀ = Bᵀ·Aᵀ: `b_s.t()` is the product's A, loaded into registers by the
+/// lanes (four values each per k-step of 8), `a_s.t()` its B (K-major, read through a
+/// descriptor), and the 128 × 256 tile of Cᵀ is stored transposed, `copy(&acc_t.t(), ..)`.
+/// Tiles of 256 rows of C by 128 columns, V11's pipeline otherwise (TMA producers, four
+/// stages of 48 KiB).
+#[tile_kernel(threads = 256, vector = 4, target = sm_90a, precision = tf32, consts(BM = 256, BN = 128, BK = 32, WM = 256))]
+pub fn gemm_tf32_wgmma_kn(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (K, N)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+    let a_s = shared::<f32>([BM, BK]).swizzle_bytes(128).panels();
+    let b_s = shared::<f32>([BK, BN]).swizzle_bytes(128).panels();
+    let mut acc_t = fragment::<f32>([BN, BM]).warpgroup_tile([64, WM]);
+    for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&b_s.t(), &a_s.t(), &mut acc_t);
+    }
+    copy(&acc_t.t(), c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// [`gemm_tf32_wgmma_kn`] on tiles of 128 rows of C by 64 columns — one consumer warpgroup on
+/// `wgmma.m64n128k8`, two blocks per SM — for the small shapes, as
+/// [`gemm_tf32_wgmma_bt_64x128`] is for the Bᵀ kernels.
+#[tile_kernel(threads = 128, vector = 4, min_blocks = 2, target = sm_90a, precision = tf32, consts(BM = 128, BN = 64, BK = 32, WM = 128))]
+pub fn gemm_tf32_wgmma_kn_64x128(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (K, N)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+    beta: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+    let a_s = shared::<f32>([BM, BK]).swizzle_bytes(128).panels();
+    let b_s = shared::<f32>([BK, BN]).swizzle_bytes(128).panels();
+    let mut acc_t = fragment::<f32>([BN, BM]).warpgroup_tile([64, WM]);
+    for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&b_s.t(), &a_s.t(), &mut acc_t);
+    }
+    copy(&acc_t.t(), c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+}
+
+/// C = α·A·B + β·C on TF32 wgmma for a B stored [K, N]. Where TMA reads both operands as they
+/// are (rows of A and B 16-byte aligned: K and N multiples of 4), [`gemm_tf32_wgmma_kn`]
+/// multiplies them with no copy (its 64 × 128-tile form [`gemm_tf32_wgmma_kn_64x128`] under 64
+/// tiles of 256 × 128). Otherwise B is transposed into a scratch tensor by the catalog's
+/// transpose and [`gemm_tf32_wgmma_bt`] multiplies (its 64 × 128-tile form
+/// [`gemm_tf32_wgmma_bt_64x128`] under 64 tiles of 128 × 256): Bᵀ's copy starts its rows on
+/// 128-byte lines, and an A whose rows are not 16-byte aligned is copied so too — otherwise the
+/// kernel would copy it element by element at a third of its speed. A caller whose B is
+/// already stored [N, K] (a linear layer's weights) launches [`gemm_tf32_wgmma_bt`] directly
 /// with [`launch_tf32`]. The [`Launched`](crate::Launched) is the GEMM's.
 ///
 /// ```
@@ -658,6 +710,15 @@ pub fn gemm_tf32_wgmma(
     };
     if b_rows != k {
         return Err(crate::Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() });
+    }
+    if crate::Argument::input("a", a).rows_aligned(16) && crate::Argument::input("b", b).rows_aligned(16) {
+        // under half a wave of 256 × 128 tiles on 132 SMs, the 128 × 64 ones keep every SM busy
+        let kernel = if m.div_ceil(256) * n.div_ceil(128) < 64 {
+            &gemm_tf32_wgmma_kn_64x128::KERNEL
+        } else {
+            &gemm_tf32_wgmma_kn::KERNEL
+        };
+        return super::launch_gemm(kernel, device, a, b, c, alpha, beta);
     }
     let on = device.device_ref();
     let leading = k.next_multiple_of(32);
@@ -799,7 +860,13 @@ pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 4] = [
 ];
 
 /// The TF32 kernels (f32 data on tensor cores) that take B stored [K, N].
-pub const ALL_TF32: [&crate::KernelDefinition; 1] = [&gemm_tf32::KERNEL];
+pub const ALL_TF32: [&crate::KernelDefinition; 3] =
+    [&gemm_tf32::KERNEL, &gemm_tf32_wgmma_kn::KERNEL, &gemm_tf32_wgmma_kn_64x128::KERNEL];
+
+/// The TF32 wgmma kernels that take B stored [K, N] as it is (Cᵀ = Bᵀ·Aᵀ, B's tile in wgmma's
+/// A registers).
+pub const ALL_TF32_WGMMA_KN: [&crate::KernelDefinition; 2] =
+    [&gemm_tf32_wgmma_kn::KERNEL, &gemm_tf32_wgmma_kn_64x128::KERNEL];
 
 /// The TF32 kernels that take B transposed, stored [N, K] (the tensor `b` is Bᵀ).
 pub const ALL_TF32_TRANSPOSED_B: [&crate::KernelDefinition; 3] =

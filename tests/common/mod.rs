@@ -118,6 +118,8 @@ macro_rules! with_every_catalog_kernel {
             hgemm::gemm_tf32_wgmma_bt,
             hgemm::gemm_tf32_wgmma_bt_64x128,
             hgemm::gemm_tf32_wgmma_bt_clusters,
+            hgemm::gemm_tf32_wgmma_kn,
+            hgemm::gemm_tf32_wgmma_kn_64x128,
             reduce::sum_partials_f32,
             reduce::dot_partials_f32,
             reduce::sum_finish_f32,

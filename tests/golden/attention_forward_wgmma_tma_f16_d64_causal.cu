@@ -132,9 +132,10 @@ __device__ __forceinline__ void tessera_fence_proxy_async()
 }
 #endif  // TESSERA_SIM_H
 
-// A `.deferred()` product's register A operand: its registers stay as they are (the compiler
-// reuses none of them) until the wait, as wgmma may read them up to then. (The simulator
-// defines the same.)
+// A register A operand kept from one k-tile to the next (a `.deferred()` product's, or a TF32
+// A the lanes load a k-step at a time): its registers stay as they are (the compiler reuses
+// none of them) until the wait, as wgmma may read them up to then. (The simulator defines the
+// same.)
 #ifndef TESSERA_SIM_H
 template <int STEPS>
 __device__ __forceinline__ void tessera_wgmma_fence_operands(unsigned (&a)[STEPS][4])
