@@ -75,9 +75,13 @@ struct WgmmaSource {
     /// `.overwrite()`: the first k-step's scale-d is 0.
     overwrite: bool,
     /// A TF32 A the lanes load from shared memory into `{acc}_a_frag` (declared before the k
-    /// loop, see [`stepwise_register_a_declaration`]): one commit group per k-step, each step's
-    /// registers reloaded once the previous k-tile's wgmma of that step is done.
+    /// loop, see [`stepwise_register_a_declaration`]): a commit group every `group_steps`
+    /// k-steps (`.unroll(n)`, else 1), each group's registers reloaded once the previous
+    /// k-tile's group of those steps is done.
     stepwise: Option<String>,
+    group_steps: i64,
+    /// The k extent of one group: `group_steps` k-steps.
+    group_k: i64,
 }
 
 /// The name of the registers a stepwise register-A product (a TF32 A stored MN-major in shared
@@ -677,6 +681,8 @@ fn wgmma_source(
         stepwise: matches!(plan.a, OperandPlan::Shared(_))
             .then(|| stepwise_register_a_name(&mma.acc))
             .filter(|_| plan.wgmma_register_a()),
+        group_steps: mma.unroll.map_or(1, i64::from),
+        group_k: mma.unroll.map_or(1, i64::from) * plan.instruction.k_step(),
     }
     .render()
     .map_err(template_error("wgmma.cu"))?;

@@ -11,29 +11,41 @@ for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
 // {{ dsl }}: {{ instruction }}, {{ k_name }} / {{ k_step }} k-steps; each
 // warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading B from shared memory
 // through a descriptor and A from registers: {{ operands_note }}.
+{%- if group_steps == 1 %}
 // A group a k-step: a step's registers are reloaded once the previous k-tile's group of that
 // step is done (at most the {{ k_name }} / {{ k_step }} − 1 groups after it still running), so the tensor cores
 // keep the previous k-tile's last steps while the lanes load this one's first
+{%- else %}
+// A group every {{ group_steps }} k-steps: a group's registers are reloaded once the previous k-tile's
+// group of those steps is done (at most the {{ k_name }} / {{ group_k }} − 1 groups after it still running), so the
+// tensor cores keep the previous k-tile's last steps while the lanes load this one's first
+{%- endif %}
 {
     #pragma unroll
-    for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
-        tessera_wgmma_wait<{{ k_name }} / {{ k_step }} - 1>();
-        tessera_wgmma_fence_operands({{ registers }});  // the step's registers, read by wgmma until now
+    for (int group_k = 0; group_k < {{ k_name }}; group_k += {{ group_k }}) {
+        tessera_wgmma_wait<{{ k_name }} / {{ group_k }} - 1>();
+        tessera_wgmma_fence_operands({{ registers }});  // the group's registers, read by wgmma until now
+        #pragma unroll
+        for (int kk = group_k; kk < group_k + {{ group_k }}; kk += {{ k_step }}) {
 {%- for load in a_loads %}
-        {{ load }}
+            {{ load }}
 {%- endfor %}
+        }
         tessera_wgmma_fence_operands({{ acc }}[0]);
         tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
-        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
+        #pragma unroll
+        for (int kk = group_k; kk < group_k + {{ group_k }}; kk += {{ k_step }}) {
+            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
 {%- if overwrite %}
-        if (kk == 0) {
-            tessera_wgmma_register_a_overwrite<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
-        } else {
-            tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
-        }
+            if (kk == 0) {
+                tessera_wgmma_register_a_overwrite<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
+            } else {
+                tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
+            }
 {%- else %}
-        tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
+            tessera_wgmma_register_a<{{ input }}, {{ b.transposed }}>({{ acc }}[0], {{ registers }}[kk / {{ k_step }}], b_descriptor);
 {%- endif %}
+        }
         tessera_wgmma_commit();
     }
 {%- if in_flight == 0 %}

@@ -1633,6 +1633,25 @@ impl Checker<'_> {
     /// panels (what a descriptor can address), filled by a cp.async pipeline.
     fn wgmma(&mut self, mma: &Mma, plan: &MmaPlan, input: ElementType, n: i64) {
         let step = plan.instruction.k_step();
+        // `.unroll(n)`: k-steps per commit group, where the lanes load A a group at a time
+        if let Some(group) = mma.unroll.map(i64::from) {
+            let steps = plan.k / step;
+            let stepwise = plan.wgmma_register_a() && matches!(plan.a, OperandPlan::Shared(_));
+            if !stepwise {
+                self.error(
+                    mma.unroll_origin,
+                    format!("`.unroll({group})` on `{mma}`: wgmma issues a k-tile's {steps} k-steps as one commit group; only a TF32 A the lanes load from shared memory is issued in groups of k-steps"),
+                    Some("drop `.unroll(..)`".into()),
+                );
+            } else if group == 0 || steps % group != 0 {
+                let divisors: Vec<String> = (1..=steps).filter(|d| steps % d == 0).map(|d| d.to_string()).collect();
+                self.error(
+                    mma.unroll_origin,
+                    format!("`.unroll({group})`: commit groups of {group} k-steps do not divide the {steps} k-steps of `{mma}`"),
+                    Some(format!("group by one of {}", divisors.join(", "))),
+                );
+            }
+        }
         if plan.k % step != 0 {
             self.error(
                 mma.origin,

@@ -473,17 +473,23 @@ gemm_tf32_wgmma_kn(const float* __restrict__ a, const float* __restrict__ b, flo
                 // keep the previous k-tile's last steps while the lanes load this one's first
                 {
                     #pragma unroll
-                    for (int kk = 0; kk < BK; kk += 8) {
+                    for (int group_k = 0; group_k < BK; group_k += 8) {
                         tessera_wgmma_wait<BK / 8 - 1>();
-                        tessera_wgmma_fence_operands(acc_t_a_frag);  // the step's registers, read by wgmma until now
-                        acc_t_a_frag[kk / 8][0] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
-                        acc_t_a_frag[kk / 8][1] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
-                        acc_t_a_frag[kk / 8][2] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
-                        acc_t_a_frag[kk / 8][3] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
+                        tessera_wgmma_fence_operands(acc_t_a_frag);  // the group's registers, read by wgmma until now
+                        #pragma unroll
+                        for (int kk = group_k; kk < group_k + 8; kk += 8) {
+                            acc_t_a_frag[kk / 8][0] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][1] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][2] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][3] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
+                        }
                         tessera_wgmma_fence_operands(acc_t[0]);
                         tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&a_s[stage][kk / 32][warp_col0][tessera_swizzled<128, 128, 4>(warp_col0, kk % 32)], 16, 1024, 1);
-                        tessera_wgmma_register_a<float, 0>(acc_t[0], acc_t_a_frag[kk / 8], b_descriptor);
+                        #pragma unroll
+                        for (int kk = group_k; kk < group_k + 8; kk += 8) {
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&a_s[stage][kk / 32][warp_col0][tessera_swizzled<128, 128, 4>(warp_col0, kk % 32)], 16, 1024, 1);
+                            tessera_wgmma_register_a<float, 0>(acc_t[0], acc_t_a_frag[kk / 8], b_descriptor);
+                        }
                         tessera_wgmma_commit();
                     }
                     // this k-tile's groups run on; the previous k-tile's are done, so its stage can be refilled

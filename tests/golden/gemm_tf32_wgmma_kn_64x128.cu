@@ -2,7 +2,9 @@
 // Edit the Rust function, not this file.
 // [`gemm_tf32_wgmma_kn`] on tiles of 128 rows of C by 64 columns — one consumer warpgroup on
 // `wgmma.m64n128k8`, two blocks per SM — for the small shapes, as
-// [`gemm_tf32_wgmma_bt_64x128`] is for the Bᵀ kernels.
+// [`gemm_tf32_wgmma_bt_64x128`] is for the Bᵀ kernels. Its lanes load A two k-steps at a
+// time, a commit group each (`.unroll(2)`: at 1024³ 99–100% of cuBLAS TF32 where a group a
+// k-step gave 92–94%).
 
 // `.swizzle_bytes(SPAN)`: where logical column `col` of row `row` is stored. The 16-byte chunks
 // of a row XOR the index of its 128-byte line (rows shorter than a line share one) modulo
@@ -444,25 +446,31 @@ gemm_tf32_wgmma_kn_64x128(const float* __restrict__ a, const float* __restrict__
             for (int k = 0; k < k_tiles; ++k, ++drained) {
                 const int stage = drained % STAGES;
                 tessera_mbarrier_wait(&tessera_full[stage], (drained / STAGES) & 1);
-                // mma(&b_s.t(), &a_s.t(), &mut acc_t): wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32, BK / 8 k-steps; each
+                // mma(&b_s.t(), &a_s.t(), &mut acc_t).unroll(2): wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32, BK / 8 k-steps; each
                 // warpgroup multiplies its 64 × 128 tile, the tensor cores reading B from shared memory
                 // through a descriptor and A from registers: A MN-major in shared memory, each lane loading its four values of every k-step, B K-major in 128-byte ones.
-                // A group a k-step: a step's registers are reloaded once the previous k-tile's group of that
-                // step is done (at most the BK / 8 − 1 groups after it still running), so the tensor cores
-                // keep the previous k-tile's last steps while the lanes load this one's first
+                // A group every 2 k-steps: a group's registers are reloaded once the previous k-tile's
+                // group of those steps is done (at most the BK / 16 − 1 groups after it still running), so the
+                // tensor cores keep the previous k-tile's last steps while the lanes load this one's first
                 {
                     #pragma unroll
-                    for (int kk = 0; kk < BK; kk += 8) {
-                        tessera_wgmma_wait<BK / 8 - 1>();
-                        tessera_wgmma_fence_operands(acc_t_a_frag);  // the step's registers, read by wgmma until now
-                        acc_t_a_frag[kk / 8][0] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
-                        acc_t_a_frag[kk / 8][1] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
-                        acc_t_a_frag[kk / 8][2] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
-                        acc_t_a_frag[kk / 8][3] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
+                    for (int group_k = 0; group_k < BK; group_k += 16) {
+                        tessera_wgmma_wait<BK / 16 - 1>();
+                        tessera_wgmma_fence_operands(acc_t_a_frag);  // the group's registers, read by wgmma until now
+                        #pragma unroll
+                        for (int kk = group_k; kk < group_k + 16; kk += 8) {
+                            acc_t_a_frag[kk / 8][0] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][1] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][2] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][3] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
+                        }
                         tessera_wgmma_fence_operands(acc_t[0]);
                         tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
-                        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&a_s[stage][kk / 32][warp_col0][tessera_swizzled<128, 128, 4>(warp_col0, kk % 32)], 16, 1024, 1);
-                        tessera_wgmma_register_a<float, 0>(acc_t[0], acc_t_a_frag[kk / 8], b_descriptor);
+                        #pragma unroll
+                        for (int kk = group_k; kk < group_k + 16; kk += 8) {
+                            const unsigned long long b_descriptor = tessera_wgmma_descriptor(&a_s[stage][kk / 32][warp_col0][tessera_swizzled<128, 128, 4>(warp_col0, kk % 32)], 16, 1024, 1);
+                            tessera_wgmma_register_a<float, 0>(acc_t[0], acc_t_a_frag[kk / 8], b_descriptor);
+                        }
                         tessera_wgmma_commit();
                     }
                     // this k-tile's groups run on; the previous k-tile's are done, so its stage can be refilled
