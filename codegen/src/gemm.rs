@@ -685,12 +685,14 @@ fn async_pipeline_source(
     range: Option<(&str, &str)>,
     env: &TypeEnv,
 ) -> Result<String, RenderError> {
-    let AsyncPipelineParts { declarations, loop_declarations, prologue, refill, compute, spread, in_flight, drain } =
+    let AsyncPipelineParts { mut declarations, loop_declarations, prologue, refill, compute, spread, in_flight, drain } =
         async_pipeline_parts(kernel, pipeline, env)?;
-    if !loop_declarations.is_empty() {
+    if tessera_dsl::DeferredMma::of(pipeline).is_some() {
         // validation refuses `.deferred()` without producers: this ring refills its stage
         return Err(invalid(kernel, pipeline.origin, "a deferred mma in a pipeline without producers"));
     }
+    // (the registers a product keeps from one k-tile to the next live beside the ring's state)
+    declarations.extend(loop_declarations);
     AsyncPipelineSource {
         dsl,
         var: pipeline.var.clone(),
