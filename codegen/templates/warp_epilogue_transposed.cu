@@ -22,11 +22,12 @@
                 // column 2 · (lane % 4) (+ 1) the tile's row
                 const int row = warp_col0 + ni * 8 + lane % 4 * 2 + v % 2;
                 const int col = warp_row0 + mi * 16 + v / 2 * 8 + lane / 4;
-                float value = {{ value }};
-{%- for line in scale %}
-                {{ line }}
-{%- endfor %}
+                // (a `.map` reads other tensors at the value's place: inside the tensor only)
                 if (whole_tile || ({{ in_bounds }})) {
+                    float value = {{ value }};
+{%- for line in scale %}
+                    {{ line }}
+{%- endfor %}
 {%- for line in store %}
                     {{ line }}
 {%- endfor %}

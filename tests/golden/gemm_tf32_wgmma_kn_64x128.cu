@@ -507,9 +507,10 @@ gemm_tf32_wgmma_kn_64x128(const float* __restrict__ a, const float* __restrict__
                             // column 2 · (lane % 4) (+ 1) the tile's row
                             const int row = warp_col0 + ni * 8 + lane % 4 * 2 + v % 2;
                             const int col = warp_row0 + mi * 16 + v / 2 * 8 + lane / 4;
-                            float value = acc_t[mi][ni][v];
-                            value = alpha * value;
+                            // (a `.map` reads other tensors at the value's place: inside the tensor only)
                             if (whole_tile || (c_row0 + row < M && c_col0 + col < N)) {
+                                float value = acc_t[mi][ni][v];
+                                value = alpha * value;
                                 if (beta != 0.0f) value += beta * c[(c_row0 + row) * c_ld + c_col0 + col];
                                 c[(c_row0 + row) * c_ld + c_col0 + col] = value;
                             }
