@@ -94,7 +94,7 @@ pub(crate) fn stepwise_register_a_name(acc: &str) -> String {
 /// from shared memory (a TF32 A stored MN-major); `None` for any other product.
 pub(crate) fn stepwise_register_a_declaration(kernel: &Kernel, mma: &tessera_dsl::Mma) -> Option<String> {
     let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).ok()?;
-    if !(plan.wgmma_register_a() && matches!(plan.a, OperandPlan::Shared(_))) {
+    if !plan.lanes_load_a() {
         return None;
     }
     let k_name = crate::gemm::k_extent_name(kernel, mma, &plan);
@@ -642,7 +642,7 @@ fn wgmma_source(
             format!("A = `{}` rounded to {input}", p.fragment),
         ),
         // TF32 A stored MN-major: no descriptor reads it, so each lane loads its four values
-        OperandPlan::Shared(_) if plan.wgmma_register_a() => (
+        OperandPlan::Shared(_) if plan.lanes_load_a() => (
             None,
             tf32_register_a_loads(&a, &stepwise_register_a_name(&mma.acc)),
             "A MN-major in shared memory, each lane loading its four values of every k-step".to_string(),
@@ -678,9 +678,7 @@ fn wgmma_source(
             _ => None,
         },
         overwrite: mma.overwrite,
-        stepwise: matches!(plan.a, OperandPlan::Shared(_))
-            .then(|| stepwise_register_a_name(&mma.acc))
-            .filter(|_| plan.wgmma_register_a()),
+        stepwise: plan.lanes_load_a().then(|| stepwise_register_a_name(&mma.acc)),
         group_steps: mma.unroll.map_or(1, i64::from),
         group_k: mma.unroll.map_or(1, i64::from) * plan.instruction.k_step(),
     }

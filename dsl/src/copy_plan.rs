@@ -1040,11 +1040,29 @@ impl MmaPlan {
     /// assert!(plan.wgmma_register_a());
     /// ```
     pub fn wgmma_register_a(&self) -> bool {
-        match (&self.a, self.instruction) {
-            (OperandPlan::Fragment(_), MmaInstruction::Wgmma { .. }) => true,
-            (OperandPlan::Shared(shared), MmaInstruction::Wgmma { input: ElementType::F32, .. }) => shared.transposed,
-            _ => false,
-        }
+        matches!((&self.a, self.instruction), (OperandPlan::Fragment(_), MmaInstruction::Wgmma { .. }))
+            || self.lanes_load_a()
+    }
+
+    /// Whether the lanes load a wgmma's A from shared memory into its registers, a k-step at a
+    /// time: a TF32 A stored MN-major, which no descriptor reads (see [`Self::wgmma_register_a`];
+    /// `mma(..).unroll(n)` then issues n k-steps a commit group).
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, MmaInstruction};
+    /// # let layout = tessera_dsl::SharedLayout { rows: 32, cols: 128, pad: 0, swizzle: None, swizzle_bytes: Some(128), panels: true, element: ElementType::F32 };
+    /// # let shared = |buffer: &str, transposed| tessera_dsl::OperandPlan::Shared(tessera_dsl::SharedPlan { buffer: buffer.into(), shape_exprs: vec![], layout, transposed });
+    /// # let fragment = tessera_dsl::FragmentLayout { rows: 64, cols: 128, thread_rows: 16, thread_cols: 32, split: [1, 1], warp_layout: None, warp_tile: Some([16, 128]), warpgroup_tile: Some([64, 128]), element: ElementType::F32 };
+    /// let tf32 = MmaInstruction::Wgmma { input: ElementType::F32, n: 128 };
+    /// let plan = |a| tessera_dsl::MmaPlan { acc: "acc".into(), layout: fragment, a, b: shared("a_s", true), k: 32, instruction: tf32 };
+    /// assert!(plan(shared("b_s", true)).lanes_load_a()); // `b_s.t()`: MN-major
+    /// assert!(!plan(shared("a_s", false)).lanes_load_a()); // K-major: through a descriptor
+    /// ```
+    pub fn lanes_load_a(&self) -> bool {
+        matches!(
+            (&self.a, self.instruction),
+            (OperandPlan::Shared(shared), MmaInstruction::Wgmma { input: ElementType::F32, .. }) if shared.transposed
+        )
     }
 
     /// The loads that fill one k-step of a thread's column of `a` values.

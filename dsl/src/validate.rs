@@ -1636,8 +1636,7 @@ impl Checker<'_> {
         // `.unroll(n)`: k-steps per commit group, where the lanes load A a group at a time
         if let Some(group) = mma.unroll.map(i64::from) {
             let steps = plan.k / step;
-            let stepwise = plan.wgmma_register_a() && matches!(plan.a, OperandPlan::Shared(_));
-            if !stepwise {
+            if !plan.lanes_load_a() {
                 self.error(
                     mma.unroll_origin,
                     format!("`.unroll({group})` on `{mma}`: wgmma issues a k-tile's {steps} k-steps as one commit group; only a TF32 A the lanes load from shared memory is issued in groups of k-steps"),
