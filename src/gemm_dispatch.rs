@@ -12,6 +12,7 @@
 //! assert!(kernel.name().starts_with("sgemm_v1"));
 //! ```
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::{hgemm, matrix_copy, sgemm};
@@ -381,9 +382,25 @@ pub fn choose(
         return Err(GemmError::NotMatrices { a: a_shape.to_vec(), b: b_shape.to_vec() });
     };
     let name = match device.device_ref() {
-        DeviceRef::Gpu(gpu) => gpu.name().to_string(),
-        DeviceRef::Simulator(_) => "H200".into(),
+        DeviceRef::Gpu(gpu) => gpu.name(),
+        DeviceRef::Simulator(_) => "H200",
     };
-    let table = GemmTable::for_device(&name)?;
-    table.choose(input, m, n, k).ok_or_else(|| GemmError::NoKernel { input, device: name, table: table.gpu.clone() })
+    // a choice is a scan of the table's rows (tens of µs of host time): made once per device,
+    // type and shape, as a launch of a 9 µs GEMM cannot afford it every call
+    type Choices = HashMap<String, HashMap<(ElementType, [usize; 3]), &'static KernelDefinition>>;
+    static CHOSEN: Mutex<Option<Choices>> = Mutex::new(None);
+    let key = (input, [m, n, k]);
+    if let Some(kernel) = CHOSEN.lock().ok().and_then(|chosen| chosen.as_ref()?.get(name)?.get(&key).copied()) {
+        return Ok(kernel);
+    }
+    let table = GemmTable::for_device(name)?;
+    let kernel = table.choose(input, m, n, k).ok_or_else(|| GemmError::NoKernel {
+        input,
+        device: name.to_string(),
+        table: table.gpu.clone(),
+    })?;
+    if let Ok(mut chosen) = CHOSEN.lock() {
+        chosen.get_or_insert_with(HashMap::new).entry(name.to_string()).or_default().insert(key, kernel);
+    }
+    Ok(kernel)
 }
