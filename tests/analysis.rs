@@ -254,3 +254,15 @@ fn a_tma_pipeline_reports_its_boxes_instead_of_per_thread_copies() {
     assert!(cp_async.tma.is_empty());
     assert!(cp_async.accesses.iter().any(|a| a.operand == "a" && a.width_bits == 128), "{cp_async}");
 }
+
+#[test]
+fn the_lanes_tf32_a_loads_from_128_byte_panels_are_two_way_and_the_transposed_store_full_sectors() {
+    let report = report(&tessera::catalog::hgemm::gemm_tf32_wgmma_kn::KERNEL);
+    let loads = shared(&report, Direction::Load);
+    // lanes g and t read A(g, t): rows t and t ^ 1 of the panel put 8 floats in the same two chunks
+    let a: Vec<_> = loads.iter().map(|a| (a.operand.as_str(), a.width_bits, a.instructions, a.bank_ways)).collect();
+    assert_eq!(a, [("b_s.t()", 32, 16, Some(2))]);
+    let store = report.accesses.iter().find(|a| a.space == MemorySpace::Global).unwrap();
+    // one value a lane: the eight lanes of one lane % 4 fill a 32-byte sector of a row of C
+    assert_eq!((store.width_bits, store.sectors), (32, Some((4.0, 4.0))));
+}
