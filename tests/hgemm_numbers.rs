@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{gemm_reference, random_floats, relative_error};
+use common::{gemm_reference, random_floats, relative_error, tf32_truncated};
 use tessera::catalog::hgemm;
 use tessera::half::{bf16, f16};
 use tessera::Backend;
@@ -125,12 +125,6 @@ fn the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs(gpu: &Backe
         tf32_rounded,
         |kernel, gpu, a, b, c, alpha, beta| hgemm::launch_tf32(kernel, gpu, a, b, c, alpha, beta),
     );
-}
-
-/// What wgmma's tensor cores multiply for an f32 in shared memory: its low 13 mantissa bits
-/// cleared (TF32 by truncation).
-fn tf32_truncated(value: f32) -> f32 {
-    f32::from_bits(value.to_bits() & 0xffff_e000)
 }
 
 /// The TF32 wgmma kernels on Bᵀ stored [N, K] and on B stored [K, N] (Cᵀ = Bᵀ·Aᵀ), launched

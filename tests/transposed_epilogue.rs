@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::random_floats;
+use common::{random_floats, tf32_truncated};
 use tessera::half::bf16;
 use tessera::prelude::*;
 use tessera::Backend;
@@ -40,10 +40,6 @@ fn the_store_writes_the_fragment_row_as_the_tile_column() {
     assert!(source.contains("const int col = warp_row0 + mi * 16 + v / 2 * 8 + lane / 4;"), "{source}");
     assert!(source.contains("const int row = warp_col0 + ni * 8 + lane % 4 * 2 + v % 2;"), "{source}");
     assert!(source.contains("tessera_wgmma_register_a<float, 0>"), "{source}");
-}
-
-fn tf32_truncated(value: f32) -> f32 {
-    f32::from_bits(value.to_bits() & 0xffff_e000)
 }
 
 fn a_transposed_store_maps_each_value_at_its_place_in_c(backend: &Backend) {

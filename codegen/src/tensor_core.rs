@@ -444,12 +444,19 @@ fn tf32_a_loads(a: &OperandText<'_>, plan: &OperandPlan) -> Vec<String> {
     }
     (0..4)
         .map(|register| {
-            let row =
-                if register % 2 == 1 { "warp_row0 + mi * 16 + 8 + lane / 4" } else { "warp_row0 + mi * 16 + lane / 4" };
-            let col = if register >= 2 { "kk + 4 + lane % 4" } else { "kk + lane % 4" };
-            format!("a_frag[mi][{register}] = tessera_tf32({});", value_of(a, plan, row, col))
+            let (row, col) = tf32_a_place(register, "warp_row0 + mi * 16", "lane");
+            format!("a_frag[mi][{register}] = tessera_tf32({});", value_of(a, plan, &row, &col))
         })
         .collect()
+}
+
+/// The element of A that lane `lane` holds in TF32 A register `register` (m16n8k8's layout:
+/// g = lane / 4, t = lane % 4 hold A(g, t), A(g + 8, t), A(g, t + 4), A(g + 8, t + 4)) of the 16
+/// rows from `rows_from`, at k-step `kk`: (row, col) in C.
+fn tf32_a_place(register: usize, rows_from: &str, lane: &str) -> (String, String) {
+    let row = format!("{rows_from}{} + {lane} / 4", if register % 2 == 1 { " + 8" } else { "" });
+    let col = format!("kk{} + {lane} % 4", if register >= 2 { " + 4" } else { "" });
+    (row, col)
 }
 
 /// TF32: lane l holds B(kk + l % 4 (+ 4), l / 4) of n-tile `ni` in b[0..2). Stored [n, k]
@@ -489,9 +496,8 @@ fn tf32_b_loads(b: &OperandText<'_>, plan: &OperandPlan, step: i64) -> Vec<Strin
 fn tf32_register_a_loads(a: &OperandText<'_>, registers: &str) -> Vec<String> {
     (0..4)
         .map(|register| {
-            let row = if register % 2 == 1 { "warp_row0 + 8 + tid % 32 / 4" } else { "warp_row0 + tid % 32 / 4" };
-            let col = if register >= 2 { "kk + 4 + tid % 4" } else { "kk + tid % 4" };
-            format!("{registers}[kk / 8][{register}] = __float_as_uint({});", a.element_at(row, col))
+            let (row, col) = tf32_a_place(register, "warp_row0", "lane");
+            format!("{registers}[kk / 8][{register}] = __float_as_uint({});", a.element_at(&row, &col))
         })
         .collect()
 }
@@ -775,11 +781,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
-    let element = kernel
-        .param(&plan.dst.tensor)
-        .and_then(|p| p.tensor())
-        .map(|t| t.element)
-        .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))?;
+    let element = destination_element(kernel, copy, plan)?;
     let to_float = |value: &str| crate::operand::widened(element, value);
     let from_float = |value: &str| crate::operand::narrowed(element, value);
     let first = dst.element(0);
@@ -872,6 +874,15 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     .map_err(template_error("warp_epilogue.cu"))
 }
 
+/// The element type of an epilogue's destination tensor (f32, or the 16-bit type it rounds to).
+fn destination_element(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<ElementType, RenderError> {
+    kernel
+        .param(&plan.dst.tensor)
+        .and_then(|p| p.tensor())
+        .map(|t| t.element)
+        .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))
+}
+
 /// `copy(&acc.t(), c.tile(..))`: a fragment holding the tile transposed (Cᵀ, as a TF32 wgmma on
 /// a B stored [K, N] computes it) stored element by element to the transposed places.
 fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
@@ -879,11 +890,7 @@ fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
-    let element = kernel
-        .param(&plan.dst.tensor)
-        .and_then(|p| p.tensor())
-        .map(|t| t.element)
-        .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))?;
+    let element = destination_element(kernel, copy, plan)?;
     let element_map = crate::gemm::element_map_source(kernel, plan)?;
     let acc_value = format!("{}[mi][ni][v]", plan.fragment);
     let value = match element_map {

@@ -21,6 +21,7 @@ for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
 // tensor cores keep the previous k-tile's last steps while the lanes load this one's first
 {%- endif %}
 {
+    const int lane = tid % 32;
     #pragma unroll
     for (int group_k = 0; group_k < {{ k_name }}; group_k += {{ group_k }}) {
         tessera_wgmma_wait<{{ k_name }} / {{ group_k }} - 1>();

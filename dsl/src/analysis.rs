@@ -206,7 +206,6 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
                 let plan = MmaPlan::new(kernel, mma, &scope).map_err(Diagnostics)?;
                 if plan.layout.warp_tile.is_some() {
                     accesses.extend(ldmatrix_accesses(&plan, mma.to_string()));
-                    accesses.extend(register_a_accesses(&plan, mma.to_string()));
                 } else {
                     accesses.extend(mma_accesses(&plan, mma.to_string()));
                 }
@@ -391,14 +390,21 @@ fn mma_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
 
 /// The `ldmatrix` loads of one tile of a tensor-core `mma`: every lane gives the address of one
 /// 16-byte row, and each 8 × 8 matrix (8 lanes' rows, 128 bytes) is one phase of the shared
-/// memory, so a matrix whose rows share a bank group is served in several wavefronts.
+/// memory, so a matrix whose rows share a bank group is served in several wavefronts. Operands
+/// `ldmatrix` cannot load (and a wgmma's A that the lanes load) are each lane's own values.
 fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
     let layout = &plan.layout;
     let Some([warp_rows, warp_cols]) = layout.warp_tile else { return vec![] };
-    let crate::MmaInstruction::MmaSync { k: k_step, .. } = plan.instruction else { return vec![] };
+    // mma.sync's operands, or the A of a wgmma that the lanes load (a TF32 A stored MN-major,
+    // one value a register in mma.sync's m16n8k8 layout: wgmma reads B itself)
+    let (k_step, operands) = match plan.instruction {
+        crate::MmaInstruction::MmaSync { k, .. } => (k, &[true, false][..]),
+        crate::MmaInstruction::Wgmma { .. } if plan.lanes_load_a() => (plan.instruction.k_step(), &[true][..]),
+        _ => return vec![],
+    };
     let warps = layout.threads() / WARP;
     let mut reports = Vec::new();
-    for is_a in [true, false] {
+    for &is_a in operands {
         let operand = if is_a { &plan.a } else { &plan.b };
         let OperandPlan::Shared(shared) = operand else { continue };
         let element_bytes = i64::from(shared.layout.element.size_bytes());
@@ -472,46 +478,6 @@ fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
         });
     }
     reports
-}
-
-/// The shared loads of a wgmma's A where the lanes load it into registers (a TF32 A stored
-/// MN-major, [`MmaPlan::lanes_load_a`]): per k-step, lane l (g = l / 4, t = l % 4) of warp w
-/// loads A(16w + g (+ 8), kk + t (+ 4)), one 32-bit value each — the bank ways of the worst.
-fn register_a_accesses(plan: &MmaPlan, statement: String) -> Option<AccessReport> {
-    let OperandPlan::Shared(shared) = &plan.a else { return None };
-    if !plan.lanes_load_a() {
-        return None;
-    }
-    let layout = &plan.layout;
-    let element_bytes = i64::from(shared.layout.element.size_bytes());
-    let k_step = plan.instruction.k_step();
-    let mut worst = 1;
-    for warp in 0..layout.threads() / WARP {
-        let (warp_row0, _) = layout.warp_origin(warp);
-        for kk in (0..plan.k).step_by(k_step.max(1) as usize) {
-            for r in 0..4 {
-                let instruction: Instruction = (0..WARP)
-                    .map(|lane| {
-                        let (row, col) = (warp_row0 + lane / 4 + r % 2 * 8, kk + lane % 4 + r / 2 * 4);
-                        let (prow, pcol) = plan.a.physical(row, col);
-                        let start = shared.layout.offset(prow, pcol) * element_bytes;
-                        (start / 4..(start + element_bytes.max(4)) / 4).collect()
-                    })
-                    .collect();
-                worst = worst.max(bank_ways(&instruction, element_bytes));
-            }
-        }
-    }
-    Some(AccessReport {
-        statement,
-        operand: format!("{}.t()", shared.buffer),
-        space: MemorySpace::Shared,
-        direction: Direction::Load,
-        width_bits: (element_bytes * 8) as u32,
-        instructions: 4 * (plan.k / k_step.max(1)).max(1),
-        bank_ways: Some(worst),
-        sectors: None,
-    })
 }
 
 /// The global stores of an epilogue: each thread writes its tile in vectors along rows (a

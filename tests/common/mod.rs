@@ -368,3 +368,9 @@ pub fn assert_bits_equal(what: &str, got: &[f32], want: &[f32], row_len: usize) 
         );
     }
 }
+
+/// What the tensor cores multiply for an f32 that wgmma reads as TF32: its low 13 mantissa bits
+/// cleared (TF32 by truncation).
+pub fn tf32_truncated(value: f32) -> f32 {
+    f32::from_bits(value.to_bits() & 0xffff_e000)
+}

@@ -472,16 +472,17 @@ gemm_tf32_wgmma_kn(const float* __restrict__ a, const float* __restrict__ b, flo
                 // step is done (at most the BK / 8 − 1 groups after it still running), so the tensor cores
                 // keep the previous k-tile's last steps while the lanes load this one's first
                 {
+                    const int lane = tid % 32;
                     #pragma unroll
                     for (int group_k = 0; group_k < BK; group_k += 8) {
                         tessera_wgmma_wait<BK / 8 - 1>();
                         tessera_wgmma_fence_operands(acc_t_a_frag);  // the group's registers, read by wgmma until now
                         #pragma unroll
                         for (int kk = group_k; kk < group_k + 8; kk += 8) {
-                            acc_t_a_frag[kk / 8][0] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
-                            acc_t_a_frag[kk / 8][1] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + tid % 4][tessera_swizzled<128, 128, 4>(kk + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
-                            acc_t_a_frag[kk / 8][2] = __float_as_uint(b_s[stage][(warp_row0 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + tid % 32 / 4) % 32)]);
-                            acc_t_a_frag[kk / 8][3] = __float_as_uint(b_s[stage][(warp_row0 + 8 + tid % 32 / 4) / 32][kk + 4 + tid % 4][tessera_swizzled<128, 128, 4>(kk + 4 + tid % 4, (warp_row0 + 8 + tid % 32 / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][0] = __float_as_uint(b_s[stage][(warp_row0 + lane / 4) / 32][kk + lane % 4][tessera_swizzled<128, 128, 4>(kk + lane % 4, (warp_row0 + lane / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][1] = __float_as_uint(b_s[stage][(warp_row0 + 8 + lane / 4) / 32][kk + lane % 4][tessera_swizzled<128, 128, 4>(kk + lane % 4, (warp_row0 + 8 + lane / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][2] = __float_as_uint(b_s[stage][(warp_row0 + lane / 4) / 32][kk + 4 + lane % 4][tessera_swizzled<128, 128, 4>(kk + 4 + lane % 4, (warp_row0 + lane / 4) % 32)]);
+                            acc_t_a_frag[kk / 8][3] = __float_as_uint(b_s[stage][(warp_row0 + 8 + lane / 4) / 32][kk + 4 + lane % 4][tessera_swizzled<128, 128, 4>(kk + 4 + lane % 4, (warp_row0 + 8 + lane / 4) % 32)]);
                         }
                         tessera_wgmma_fence_operands(acc_t[0]);
                         tessera_wgmma_fence();  // the accumulators' and A's registers are ready for wgmma
