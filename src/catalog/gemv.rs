@@ -7,7 +7,8 @@
 //!   warps take interleaved runs of `UNROLL` rows, and warp 0 adds their 16 partial sums from
 //!   shared memory — in a fixed order, so the result does not depend on timing. With fewer
 //!   than 256 such blocks (N under 8192 columns) [`gemv_t`] also splits the rows into slices
-//!   ([`gemv_t_partials_f32`], then [`gemv_t_finish_f32`] adds the slices in order).
+//!   ([`gemv_t_partials_f32`], 64 columns a block, then [`gemv_t_finish_f32`] adds the slices
+//!   in order).
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -103,41 +104,57 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
 }
 
 /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
-/// blocks to fill the GPU: block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·32 .. into
-/// `partials[by, ..]` (S = the rows of `partials`) as [`gemv_t_f32`] does its whole column.
-/// Runs of 8 rows and two blocks an SM: `tessera tune`'s winner at 4097 × 4095 (8 slices) on an
-/// H200, 66.7% → 77.3% of the device copy (16 rows, one block).
-#[tile_kernel(threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 8), require(WARPS * 32 == THREADS))]
+/// blocks to fill the GPU: block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·64 .. into
+/// `partials[by, ..]` (S = the rows of `partials`). Lane l of each warp takes columns l and
+/// l + 32 of the block's 64, so a warp reads 256 contiguous bytes of each of its rows (two
+/// 128-byte runs side by side: 85% of the device copy at 4097 × 4095 on an H100 where one run
+/// of 128 bytes gave 82%, `benchmarks/lab/rows/gemv_t.cu`); its 16 warps take interleaved runs
+/// of 8 rows, their loads all in flight before any is used, and the warps' partial sums are
+/// added in warp order. Two blocks an SM.
+#[tile_kernel(
+    threads = 512,
+    vector = 1,
+    min_blocks = 2,
+    consts(WARPS = 16, UNROLL = 8, GROUPS = 2),
+    require(WARPS * 32 == THREADS)
+)]
 pub fn gemv_t_partials_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partials: GlobalMut<f32, (S, N)>) {
-    let (bx, by) = grid(cdiv(N, 32), S);
-    let partial = shared::<f32>([WARPS, 32]);
-    let col = bx * 32 + lane();
+    let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);
+    let partial = shared::<f32>([WARPS, 32 * GROUPS]);
+    let first_col = bx * 32 * GROUPS;
     let slice = (M + S - 1) / S;
     let end = min((by + 1) * slice, M);
-    let mut s = [0.0f32; UNROLL];
-    // loads clamped into A (straight-line: a lane's UNROLL loads all in flight), products guarded
-    let column = min(col, N - 1);
+    let mut s = [0.0f32; GROUPS];
+    // loads clamped into A (straight-line: a lane's UNROLL · GROUPS loads all in flight),
+    // products guarded
     for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
+        let mut v = [0.0f32; UNROLL * GROUPS];
+        let mut w = [0.0f32; UNROLL];
         for u in 0..UNROLL {
             let r = min(r0 + u, M - 1);
-            let product = a[[r, column]] * x[r];
-            if r0 + u < end && col < N {
-                s[u] += product;
+            w[u] = x[r];
+            for g in 0..GROUPS {
+                v[u * GROUPS + g] = a[[r, min(first_col + g * 32 + lane(), N - 1)]];
+            }
+        }
+        for u in 0..UNROLL {
+            if r0 + u < end {
+                for g in 0..GROUPS {
+                    s[g] += v[u * GROUPS + g] * w[u];
+                }
             }
         }
     }
-    let mut total = 0.0f32;
-    for u in 0..UNROLL {
-        total += s[u];
+    for g in 0..GROUPS {
+        partial[[warp_index(), g * 32 + lane()]] = s[g];
     }
-    partial[[warp_index(), lane()]] = total;
-    if warp_index() == 0 {
+    if thread_index() < 32 * GROUPS {
         let mut t = 0.0f32;
         for w in 0..WARPS {
-            t += partial[[w, lane()]];
+            t += partial[[w, thread_index()]];
         }
-        if col < N {
-            partials[[by, col]] = t;
+        if first_col + thread_index() < N {
+            partials[[by, first_col + thread_index()]] = t;
         }
     }
 }
@@ -171,15 +188,18 @@ pub fn gemv(
     gemv_f32::launch(device, a, x, y)
 }
 
-/// Blocks that fill an H200 (132 SMs, 4 blocks of 512 threads each, about 2 rounds).
-const FILLING_BLOCKS: usize = 1024;
-/// Column blocks from which the rows are not split: on an H200 the split measured 135 µs
+/// Pass-1 blocks (of 64 columns) that fill an H200 about twice over (132 SMs, two blocks of
+/// 512 threads each): 8 slices at 4097 × 4095, which measured 85% of the device copy against
+/// 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
+const FILLING_BLOCKS: usize = 512;
+/// Blocks of 32 columns from which the rows are not split: on an H200 the split measured 135 µs
 /// against 124 µs unsplit at 8192² (256 column blocks), and 50 µs against 65 µs at
 /// 4097 × 4095 (128 column blocks, 8 slices).
 const UNSPLIT_COLUMN_BLOCKS: usize = 256;
 
-/// The slices [`gemv_t`] splits the rows of a `rows × cols` A into: 1 (no split) where the
-/// blocks of 32 columns fill the GPU, else enough to fill it, at most 32 and at least 512 rows
+/// The slices [`gemv_t`] splits the rows of a `rows × cols` A into: 1 (no split) where
+/// [`gemv_t_f32`]'s blocks of 32 columns fill the GPU, else enough for
+/// [`gemv_t_partials_f32`]'s blocks of 64 columns to fill it, at most 32 and at least 512 rows
 /// each.
 ///
 /// ```
@@ -189,10 +209,10 @@ const UNSPLIT_COLUMN_BLOCKS: usize = 256;
 /// assert_eq!(row_slices(2049, 31), 5);
 /// ```
 pub fn row_slices(rows: usize, cols: usize) -> usize {
-    let column_blocks = cols.div_ceil(32).max(1);
-    if column_blocks >= UNSPLIT_COLUMN_BLOCKS {
+    if cols.div_ceil(32) >= UNSPLIT_COLUMN_BLOCKS {
         1
     } else {
+        let column_blocks = cols.div_ceil(64).max(1);
         (FILLING_BLOCKS / column_blocks).clamp(1, 32).min(rows.div_ceil(512).max(1))
     }
 }

@@ -22,6 +22,36 @@ __global__ void read_all(const float4* p, size_t n, float* sink) {
     if (s == 1234.5f) *sink = s;
 }
 
+
+// the emitted width-1 kernel's structure with one load hint turned (HINT 0: plain, 1: .L2::256B,
+// 2: .L1::no_allocate.L2::256B) and ELEMENTS loads a lane a trip
+template <int HINT, int ELEMENTS>
+__global__ void __launch_bounds__(256, 2) gemv_hinted(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ y, const int M, const int K, const int a_ld) {
+    const int row = blockIdx.x * 8 + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= M) return;
+    float s[ELEMENTS] = {};
+    const float* r = a + (long)row * a_ld;
+    for (int i0 = 0; i0 < K; i0 += 32 * ELEMENTS) {
+        float w[ELEMENTS], v[ELEMENTS];
+#pragma unroll
+        for (int u = 0; u < ELEMENTS; ++u) {
+            const int i = min(i0 + u * 32 + lane, K - 1);
+            if (HINT == 0) w[u] = r[i];
+            else if (HINT == 1) asm volatile("ld.global.nc.L2::256B.f32 %0, [%1];" : "=f"(w[u]) : "l"(r + i));
+            else asm volatile("ld.global.nc.L1::no_allocate.L2::256B.f32 %0, [%1];" : "=f"(w[u]) : "l"(r + i));
+            v[u] = x[i];
+        }
+#pragma unroll
+        for (int u = 0; u < ELEMENTS; ++u)
+            if (i0 + u * 32 + lane < K) s[u] += w[u] * v[u];
+    }
+    float t = 0.0f;
+#pragma unroll
+    for (int u = 0; u < ELEMENTS; ++u) t += s[u];
+    for (int m = 16; m > 0; m /= 2) t += __shfl_xor_sync(0xffffffff, t, m);
+    if (lane == 0) y[row] = t;
+}
+
 int main(int argc, char** argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 50;
     cudaDeviceProp prop;
@@ -84,6 +114,10 @@ int main(int argc, char** argv) {
         if (K % 4 == 0) check_and_time("before (rows from their start, w4)", gemv_rowstart_w4);
         check_and_time("before (rows from their start, w1)", gemv_rowstart_w1);
         check_and_time("after (rows from their aligned column)", gemv_aligned);
+        check_and_time("hand-written w1, 32 a trip", gemv_hinted<0, 32>);
+        check_and_time("... .L2::256B", gemv_hinted<1, 32>);
+        check_and_time("... .L1::no_allocate.L2::256B", gemv_hinted<2, 32>);
+        check_and_time("hand-written w1 .L2::256B, 16 a trip", gemv_hinted<1, 16>);
         CK(cudaFree(a));
         CK(cudaFree(c));
         CK(cudaFree(x));

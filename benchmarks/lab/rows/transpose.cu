@@ -109,6 +109,41 @@ __global__ void __launch_bounds__(256) vector_swizzled(const float* __restrict__
     }
 }
 
+
+// TR × TC tiles (TR rows of x by TC of its columns), 256 threads, 16-byte accesses on both
+// sides, blocks walking down x's rows (blockIdx.x along them): wider tiles read longer runs of
+// each row of x, taller ones write longer runs of each row of y
+template <int TR, int TC>
+__global__ void __launch_bounds__(256) rect_tile(const float* __restrict__ x, float* __restrict__ y, int R, int C) {
+    constexpr int Q = TC / 4, ROWS = 256 / Q;     // loads: float4s per tile row, rows a pass
+    constexpr int Q2 = TR / 4, ROWS2 = 256 / Q2;  // stores: float4s per row of y, rows a pass
+    __shared__ float t[TC][TR + 1];                // t[c][r] = x[by + r][bx + c]
+    const int by = blockIdx.x * TR, bx = blockIdx.y * TC;
+    const int q = threadIdx.x % Q, p = threadIdx.x / Q;
+    float4 v[TR / ROWS];
+#pragma unroll
+    for (int k = 0; k < TR / ROWS; ++k) {
+        const int r = by + p + ROWS * k;
+        v[k] = r < R ? __ldg(reinterpret_cast<const float4*>(x + (size_t)r * C + bx) + q) : make_float4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int k = 0; k < TR / ROWS; ++k) {
+        const int r = p + ROWS * k;
+        t[4 * q][r] = v[k].x;
+        t[4 * q + 1][r] = v[k].y;
+        t[4 * q + 2][r] = v[k].z;
+        t[4 * q + 3][r] = v[k].w;
+    }
+    __syncthreads();
+    const int q2 = threadIdx.x % Q2, p2 = threadIdx.x / Q2;
+#pragma unroll
+    for (int k = 0; k < TC / ROWS2; ++k) {
+        const int c = p2 + ROWS2 * k;
+        const float4 w = make_float4(t[c][4 * q2], t[c][4 * q2 + 1], t[c][4 * q2 + 2], t[c][4 * q2 + 3]);
+        if (bx + c < C) reinterpret_cast<float4*>(y + (size_t)(bx + c) * R + by)[q2] = w;
+    }
+}
+
 __global__ void read_all(const float4* p, size_t n, float* sink) {
     float s = 0.0f;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -158,9 +193,10 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(x, hx.data(), n * 4, cudaMemcpyHostToDevice));
     float copy = median_ms([&] { CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice)); });
     printf("%d x %d: copy %.4f ms (%.0f GB/s)\n", R, C, copy, 8.0 * n / copy / 1e6);
-    auto run = [&](const char* name, auto kernel, int tile, bool down = false) {
+    auto run = [&](const char* name, auto kernel, int tile, bool down = false, int tile_cols = 0) {
         dim3 grid((C + tile - 1) / tile, (R + tile - 1) / tile);
         if (down) grid = dim3((R + tile - 1) / tile, (C + tile - 1) / tile);
+        if (tile_cols) grid = dim3((R + tile - 1) / tile, (C + tile_cols - 1) / tile_cols);
         CK(cudaMemset(y, 0, n * 4));
         kernel<<<grid, 256>>>(x, y, R, C);
         CK(cudaDeviceSynchronize());
@@ -179,5 +215,12 @@ int main(int argc, char** argv) {
     run("padded 64 x 64, 16-byte, evict-first", vector_tile<64, true>, 64);
     run("swizzled 32 x 32, 16-byte everywhere", vector_swizzled<32>, 32);
     run("swizzled 64 x 64, 16-byte everywhere", vector_swizzled<64>, 64);
+    run("rect 64 x 64 down (tessera's transpose_vector_64)", rect_tile<64, 64>, 64, true, 64);
+    run("rect 32 x 128 down", rect_tile<32, 128>, 32, true, 128);
+    run("rect 64 x 128 down", rect_tile<64, 128>, 64, true, 128);
+    run("rect 128 x 64 down", rect_tile<128, 64>, 128, true, 64);
+    run("rect 32 x 256 down", rect_tile<32, 256>, 32, true, 256);
+    run("rect 16 x 256 down", rect_tile<16, 256>, 16, true, 256);
+    run("rect 128 x 32 down", rect_tile<128, 32>, 128, true, 32);
     return 0;
 }
