@@ -288,6 +288,11 @@ pub struct BenchArgs {
     /// Keep the L2 cache warm between repetitions (it is flushed by default).
     #[arg(long)]
     pub no_flush: bool,
+    /// Launch the later passes of multi-pass computations (`gemv::gemv_t`'s, ..) after the
+    /// pass before has ended, not as its programmatic dependent (sm_90 on: the default
+    /// overlaps the launch with that pass's last blocks).
+    #[arg(long)]
+    pub no_dependent_launches: bool,
     /// JSON instead of the table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,

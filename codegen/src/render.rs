@@ -31,6 +31,8 @@ struct KernelSource<'a> {
     /// Whether the thread code reduces across the cluster (`cluster_sum`, `cluster_max`): their
     /// shared slot is declared in the kernel, where the simulator keeps one per block.
     cluster_slot: bool,
+    /// The kernel waits for the grid before it (a programmatic dependent launch).
+    waits_for_prior_grid: bool,
     vector: u32,
     vector_bits: u32,
     constants: &'a [Constant],
@@ -106,6 +108,7 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
         min_blocks: kernel.config.min_blocks.or((kernel.producer_threads() > 0).then_some(1)),
         cluster: kernel.launch_cluster(),
         cluster_slot: crate::thread_code::reduces_across_cluster(kernel),
+        waits_for_prior_grid: kernel.waits_for_prior_grid(),
         vector: kernel.config.vector.get(),
         vector_bits: kernel.config.vector.get() * element_bits,
         constants: &kernel.config.constants,
@@ -139,11 +142,14 @@ pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
     source.render().map_err(|source| RenderError::Template { template: "kernel.cu", source })
 }
 
-/// The device functions defined before the kernel: cp.async for pipelines of 3 or more
-/// stages, then those the thread code calls.
+/// The device functions defined before the kernel: the dependent launch's wait, cp.async for
+/// pipelines of 3 or more stages, then those the thread code calls.
 fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     let async_copies = kernel.statements().iter().any(|s| matches!(s, Statement::Pipeline(p) if p.stages > 2));
     let mut helpers = Vec::new();
+    if kernel.waits_for_prior_grid() {
+        helpers.push(GRID_DEPENDENCY_HELPERS.trim_end());
+    }
     if crate::tensor_core::uses_half(kernel) {
         helpers.push(HALF_TYPES.trim_end());
     }
@@ -215,6 +221,7 @@ fn has_deferred_register_operand(kernel: &Kernel) -> bool {
     })
 }
 
+const GRID_DEPENDENCY_HELPERS: &str = include_str!("../templates/grid_dependency_helpers.cu");
 const SWIZZLE_HELPERS: &str = include_str!("../templates/swizzle_helpers.cu");
 const HALF_TYPES: &str = include_str!("../templates/half_types.cu");
 const LDMATRIX_HELPERS: &str = include_str!("../templates/ldmatrix_helpers.cu");

@@ -24,6 +24,10 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
     // require({{ requirement }}): checked by the launch, with the shape's values
 {%- endfor %}
     const int tid = {{ thread_index }};
+{%- if waits_for_prior_grid %}
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
+{%- endif %}
 {%- if cluster_slot %}
     // cluster_sum / cluster_max: each block's result, read by the cluster's other blocks
     __shared__ __align__(8) unsigned char tessera_cluster_slot[8];

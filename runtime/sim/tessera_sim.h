@@ -2288,6 +2288,10 @@ inline void __threadfence() {}
 inline void __threadfence_block() {}
 inline void __threadfence_system() {}
 inline void __nanosleep(unsigned int) {}
+// A programmatic dependent launch's wait and trigger (griddepcontrol): the simulator runs one
+// launch at a time, so the grid before this one has always ended and its writes are in memory.
+inline void tessera_wait_for_prior_grid() {}
+inline void tessera_launch_dependents() {}
 inline long long clock64() { return static_cast<long long>(++tessera_sim::m().clock); }
 
 // ── Warp shuffles and votes ──────────────────────────────────────────────────────────────

@@ -1,7 +1,8 @@
 use std::borrow::Cow;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaStream, PushKernelArg};
+use cudarc::driver::CudaStream;
 
 use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorMap, TensorShape, VectorWidth};
 
@@ -120,13 +121,27 @@ impl KernelDefinition {
     /// compiles (or finds) the kernel and runs it: queued on a GPU's stream, or simulated to
     /// the end (under the simulator's thread orders) on the CPU.
     pub fn launch(&self, device: &impl Device, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
+        self.launch_as(device, arguments, Order::AfterPrevious)
+    }
+
+    /// As [`KernelDefinition::launch`], as a programmatic dependent of the kernel the caller
+    /// queued just before it on the same stream (sm_90 on, unless
+    /// [`Gpu::with_dependent_launches`] turned it off): its launch overlaps that kernel's last
+    /// blocks, and it waits for that kernel's grid, and sees its writes, before it touches
+    /// memory. For a later pass of a computation whose earlier pass was the last launch; the
+    /// simulation runs it as any other.
+    pub fn launch_dependent(&self, device: &impl Device, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
+        self.launch_as(device, arguments, Order::DependentOfPrevious)
+    }
+
+    fn launch_as(&self, device: &impl Device, arguments: &mut [Argument<'_>], order: Order) -> Result<Launched, Error> {
         match device.device_ref() {
-            DeviceRef::Gpu(gpu) => self.launch_on_gpu(gpu, arguments),
+            DeviceRef::Gpu(gpu) => self.launch_on_gpu(gpu, arguments, order),
             DeviceRef::Simulator(sim) => self.launch_simulated(sim, arguments),
         }
     }
 
-    fn launch_on_gpu(&self, gpu: &Gpu, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
+    fn launch_on_gpu(&self, gpu: &Gpu, arguments: &mut [Argument<'_>], order: Order) -> Result<Launched, Error> {
         let declared = self.ir()?;
         self.check_arguments(declared, gpu.location(), arguments)?;
         let tuned = match gpu.tune_cache() {
@@ -144,7 +159,7 @@ impl KernelDefinition {
         let tma_sources_unaligned = tma_sources_unaligned(&self.tensor_maps_of(declared)?, arguments);
         if tuned.is_none() && width == declared.config.vector && !tma_sources_unaligned {
             // the common case: the embedded source, nothing to render
-            return self.launch_configured(gpu, declared, self.declared_source(), arguments);
+            return self.launch_configured(gpu, declared, self.declared_source(), arguments, order);
         }
         let mut kernel = declared.clone();
         if let Some(config) = &tuned {
@@ -152,7 +167,7 @@ impl KernelDefinition {
         }
         configure_launch(&mut kernel, width, tma_sources_unaligned);
         let source = self.source_for(&kernel)?;
-        let mut launched = self.launch_configured(gpu, &kernel, &source, arguments)?;
+        let mut launched = self.launch_configured(gpu, &kernel, &source, arguments, order)?;
         launched.tuned = tuned.is_some();
         Ok(launched)
     }
@@ -204,6 +219,7 @@ impl KernelDefinition {
         kernel: &Kernel,
         source: &KernelSource,
         arguments: &mut [Argument<'_>],
+        order: Order,
     ) -> Result<Launched, Error> {
         let width = kernel.config.vector;
         let threads = kernel.launch_threads() as u32;
@@ -237,21 +253,23 @@ impl KernelDefinition {
             return Ok(launched);
         }
         let trailing = trailing_ints(kernel, &plan, arguments);
-        let mut builder = gpu.cuda_stream().launch_builder(&loaded.function);
+        // every parameter by address, in the kernel's order
+        let mut parameters: Vec<*mut c_void> = Vec::new();
+        fn address<T>(value: &T) -> *mut c_void {
+            value as *const T as *mut c_void
+        }
         for argument in arguments.iter() {
-            match argument {
-                Argument::Tensor { address, .. } => builder.arg(address),
-                Argument::Scalar { value: ScalarValue::F32(v), .. } => builder.arg(v),
-                Argument::Scalar { value: ScalarValue::F64(v), .. } => builder.arg(v),
-                Argument::Scalar { value: ScalarValue::I32(v), .. } => builder.arg(v),
-                Argument::Scalar { value: ScalarValue::U32(v), .. } => builder.arg(v),
-                Argument::Scalar { value: ScalarValue::F16(v), .. } => builder.arg(v),
-                Argument::Scalar { value: ScalarValue::BF16(v), .. } => builder.arg(v),
-            };
+            parameters.push(match argument {
+                Argument::Tensor { address: a, .. } => address(a),
+                Argument::Scalar { value: ScalarValue::F32(v), .. } => address(v),
+                Argument::Scalar { value: ScalarValue::F64(v), .. } => address(v),
+                Argument::Scalar { value: ScalarValue::I32(v), .. } => address(v),
+                Argument::Scalar { value: ScalarValue::U32(v), .. } => address(v),
+                Argument::Scalar { value: ScalarValue::F16(v), .. } => address(v),
+                Argument::Scalar { value: ScalarValue::BF16(v), .. } => address(v),
+            });
         }
-        for value in &trailing {
-            builder.arg(value);
-        }
+        parameters.extend(trailing.iter().map(address));
         // the workspace: stream-K's partial tiles, then the tile counters (a dynamic grid's one)
         let need = kernel.workspace(plan.grid[0]);
         let workspace = match &need {
@@ -260,30 +278,34 @@ impl KernelDefinition {
         };
         if let (Some(need), Some(workspace)) = (&need, &workspace) {
             if need.partials > 0 {
-                builder.arg(&workspace.partials);
+                parameters.push(address(&workspace.partials));
             }
-            builder.arg(&workspace.counters);
+            parameters.push(address(&workspace.counters));
         }
         // TMA: the tensor maps, by value
         let tensor_maps = gpu.tensor_maps(&kernel.name, &self.tensor_maps_of(kernel)?, arguments)?;
-        for map in &tensor_maps {
-            builder.arg(map);
-        }
-        let config = cudarc::driver::LaunchConfig {
-            grid_dim: (plan.grid[0], plan.grid[1], plan.grid[2]),
-            block_dim: (plan.block[0], plan.block[1], plan.block[2]),
-            shared_mem_bytes: loaded.dynamic_shared_bytes,
+        parameters.extend(tensor_maps.iter().map(address));
+        let shape = crate::launch::LaunchShape {
+            grid: plan.grid,
+            block: plan.block,
+            dynamic_shared_bytes: loaded.dynamic_shared_bytes,
         };
-        // SAFETY: the arguments match the kernel's signature in order and type (checked
-        // above against the IR the source was rendered from), every pointer is a live
-        // device allocation borrowed for this call, and every access the kernel makes is
-        // bounded by the shape symbols passed with them (rows leading-dimension apart, each
-        // view spanning (rows − 1)·ld + cols elements of its allocation).
+        // a programmatic dependent of the grid before it where asked and the kernel waits for it
+        let dependent =
+            order == Order::DependentOfPrevious && kernel.waits_for_prior_grid() && gpu.dependent_launches();
         let foreign = foreign_streams(gpu.cuda_stream(), arguments);
         for stream in &foreign {
             gpu.cuda_stream().join(stream).map_err(Error::driver("ordering the launch after the tensors' stream"))?;
         }
-        unsafe { builder.launch(config) }.map_err(Error::driver("launching the kernel"))?;
+        // SAFETY: the parameters match the kernel's signature in order and type (checked
+        // above against the IR the source was rendered from) and point at values that live
+        // until the call returns; every pointer among them is a live device allocation
+        // borrowed for this call, and every access the kernel makes is bounded by the shape
+        // symbols passed with them (rows leading-dimension apart, each view spanning
+        // (rows − 1)·ld + cols elements of its allocation). The rendered kernel waits for the
+        // grid before it before touching memory (`waits_for_prior_grid`).
+        unsafe { crate::launch::launch(gpu.cuda_stream(), &loaded.function, shape, &mut parameters, dependent) }
+            .map_err(Error::driver("launching the kernel"))?;
         for stream in &foreign {
             stream.join(gpu.cuda_stream()).map_err(Error::driver("ordering the tensors' stream after the launch"))?;
         }
@@ -677,6 +699,15 @@ mod tests {
 
 /// The streams other than `launch` that the GPU tensors among `arguments` are ordered on
 /// (memory a program allocated on its own stream), each once.
+/// When a launch may start relative to the kernel queued before it on the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// Once that kernel has ended (an ordinary launch).
+    AfterPrevious,
+    /// As its programmatic dependent: while its last blocks run (sm_90 on).
+    DependentOfPrevious,
+}
+
 fn foreign_streams(launch: &Arc<CudaStream>, arguments: &[Argument<'_>]) -> Vec<Arc<CudaStream>> {
     let mut foreign: Vec<Arc<CudaStream>> = Vec::new();
     for argument in arguments {

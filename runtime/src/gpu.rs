@@ -37,6 +37,8 @@ pub struct Gpu {
     workspace: crate::workspace::WorkspaceBuffer,
     /// TMA tensor maps by tensor and box: encoded once, passed by value to every launch.
     tensor_maps: Mutex<HashMap<crate::tensor_map::TensorMapKey, crate::tensor_map::TensorMapBytes>>,
+    /// `launch_dependent` launches as a programmatic dependent of the grid before (sm_90 on).
+    dependent_launches: bool,
 }
 
 /// A kernel compiled for this device and loaded into its context.
@@ -132,6 +134,7 @@ impl Gpu {
             tuned: Mutex::new(HashMap::new()),
             workspace: crate::workspace::WorkspaceBuffer::default(),
             tensor_maps: Mutex::new(HashMap::new()),
+            dependent_launches: major >= 9,
         })
     }
 
@@ -178,6 +181,30 @@ impl Gpu {
 
     pub fn tune_cache(&self) -> Option<&TuneCache> {
         self.tune_cache.as_ref()
+    }
+
+    /// Whether [`KernelDefinition::launch_dependent`](crate::KernelDefinition::launch_dependent)
+    /// (a later pass of the catalog's multi-pass computations: `gemv_t`, `sum_f32`, ..) launches
+    /// its kernel as a programmatic dependent of the one before it (`true`, the default on
+    /// sm_90 and later, where the hardware has it: the launch overlaps that kernel's last
+    /// blocks) or after it has ended (`false`). The kernel waits for the one before it either
+    /// way, so this changes when launches start, not what they compute: turning it off
+    /// measures what the overlap gains, or rules it out while chasing a bug.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?.with_dependent_launches(false);
+    /// assert!(!gpu.dependent_launches());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn with_dependent_launches(mut self, on: bool) -> Self {
+        self.dependent_launches = on && self.arch.major >= 9;
+        self
+    }
+
+    /// Whether dependent launches overlap the grid before them (see
+    /// [`Gpu::with_dependent_launches`]).
+    pub fn dependent_launches(&self) -> bool {
+        self.dependent_launches
     }
 
     /// Uses `cache` (or none) for compiled cubins instead of the default location.

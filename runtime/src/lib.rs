@@ -26,6 +26,7 @@ mod excerpt;
 mod gpu;
 mod group;
 pub mod headers;
+mod launch;
 mod libraries;
 pub mod nvrtc;
 mod ptxas;

@@ -613,7 +613,13 @@ impl GpuMeasure<'_> {
             }
         }
         let mut arguments = build_arguments(definition, declared, &mut self.tensors, &self.scalars);
-        definition.launch_configured(self.gpu, kernel, source, &mut arguments)?;
+        definition.launch_configured(
+            self.gpu,
+            kernel,
+            source,
+            &mut arguments,
+            crate::definition::Order::AfterPrevious,
+        )?;
         drop(arguments);
         self.gpu.synchronize()?;
         self.tensors
@@ -661,7 +667,9 @@ impl Measure for GpuMeasure<'_> {
         let timing = gpu
             .time(warmup, repetitions, || {
                 let mut arguments = build_arguments(definition, declared, tensors, &scalars);
-                definition.launch_configured(gpu, kernel, &source, &mut arguments).map(|_| ())
+                definition
+                    .launch_configured(gpu, kernel, &source, &mut arguments, crate::definition::Order::AfterPrevious)
+                    .map(|_| ())
             })
             .map_err(|e| e.to_string())?;
         Ok(timing.median_ms)

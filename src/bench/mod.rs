@@ -479,6 +479,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         Family::Hgemm => ENTRY_POINT_INPUTS.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
         Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
+        // gemv::gemv_t, every pass it takes, at an Aᵀ·x shape
+        Family::Gemv => usize::from(is_transposed_gemv_shape(shape)),
         _ => 0,
     };
     let tf32_entry_rows = |kernels: &[&'static KernelDefinition]| usize::from(kernels.iter().any(|k| is_tf32_wgmma(k)));
@@ -603,6 +605,36 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 (baseline.name(), baseline_tflops),
                 &launched,
             ));
+        }
+        if family == Family::Gemv && is_transposed_gemv_shape(&shape) {
+            // what a user's Aᵀ·x runs: the row-split passes where gemv_t takes them, timed together
+            let name = "gemv::gemv_t (every pass)";
+            progress(Progress { done, of, step: &format!("{name} at {label}") });
+            done += 1;
+            let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
+            let (base, timing, launched) =
+                time_gemv_t_entry_point(gpu, options, [value("M"), value("N")], &mut flush, &mut baseline)?;
+            let bytes = family.work("gemv_t_f32", &shape).1;
+            let copy_gb_per_s = baseline_bytes / 1e9 / (base.median_ms * 1e-3);
+            let gb_per_s = bytes / 1e9 / (timing.median_ms * 1e-3);
+            rows.push(BenchRow {
+                family: family.name().into(),
+                kernel: name.into(),
+                shape: label.clone(),
+                median_ms: timing.median_ms,
+                min_ms: timing.min_ms,
+                max_ms: timing.max_ms,
+                value: gb_per_s,
+                unit: "GB/s".into(),
+                baseline: baseline.name().into(),
+                baseline_value: copy_gb_per_s,
+                percent_of_baseline: 100.0 * gb_per_s / copy_gb_per_s,
+                intensity: 0.0,
+                roofline: 0.0,
+                percent_of_roofline: 0.0,
+                vector: launched.vector.get(),
+                tuned: launched.tuned,
+            });
         }
         if family == Family::Attention {
             let cores = attention::TensorCores::of(gpu);
@@ -849,6 +881,40 @@ fn time_tf32_entry_point(
     )?;
     let launched =
         last.ok_or_else(|| Error::Ir { kernel: "gemm_tf32_wgmma".into(), message: "no repetition ran".into() })?;
+    Ok((base, timing, launched))
+}
+
+/// Whether `shape` is one of y = Aᵀ·x (M and N, no slices given).
+fn is_transposed_gemv_shape(shape: &[(String, i64)]) -> bool {
+    let has = |name: &str| shape.iter().any(|(n, _)| n == name);
+    has("M") && has("N") && !has("S")
+}
+
+/// `gemv::gemv_t` (both passes where it splits the rows) timed beside `baseline`: (baseline,
+/// gemv_t, its last launch).
+fn time_gemv_t_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [m, n]: [usize; 2],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * n), [m, n])?;
+    let x = gpu.upload(&values(m), [m])?;
+    let mut y = gpu.zeros::<f32>([n])?;
+    let mut last = None;
+    let (base, timing) = gpu.time_paired(
+        options.warmup,
+        options.repetitions,
+        flush,
+        || baseline.run(),
+        || {
+            last = Some(gemv::gemv_t(gpu, &a, &x, &mut y)?);
+            Ok(())
+        },
+    )?;
+    let launched = last.ok_or_else(|| Error::Ir { kernel: "gemv_t".into(), message: "no repetition ran".into() })?;
     Ok((base, timing, launched))
 }
 

@@ -43,13 +43,17 @@ fn bench(args: BenchArgs) -> Result<(), String> {
             return Err(format!("`{name}` is in no bench family; `tessera bench --help` lists the families"));
         }
     }
+    let dependent_launches = !args.no_dependent_launches;
     let options = BenchOptions::from(args);
-    let gpu = tessera::Gpu::new(0).map_err(|e| format!("bench measures on a GPU: {e}"))?;
+    let gpu = tessera::Gpu::new(0)
+        .map_err(|e| format!("bench measures on a GPU: {e}"))?
+        .with_dependent_launches(dependent_launches);
     eprintln!(
-        "{} ({}), L2 {} flushed before every repetition",
+        "{} ({}), L2 {} flushed before every repetition, later passes launched {}",
         gpu.name(),
         gpu.arch(),
-        if options.flush_l2 { "cache" } else { "not" }
+        if options.flush_l2 { "cache" } else { "not" },
+        if gpu.dependent_launches() { "as dependents of the pass before" } else { "after the pass before" }
     );
     let bar = ProgressLine::new();
     let rows = bench::run(&gpu, &options, &mut |p| bar.step(p.done, p.of, p.step)).map_err(|e| e.to_string())?;

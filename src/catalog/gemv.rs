@@ -7,8 +7,8 @@
 //!   warps take interleaved runs of `UNROLL` rows, and warp 0 adds their 16 partial sums from
 //!   shared memory — in a fixed order, so the result does not depend on timing. With fewer
 //!   than 256 such blocks (N under 8192 columns) [`gemv_t`] also splits the rows into slices
-//!   ([`gemv_t_partials_f32`], 64 columns a block, then [`gemv_t_finish_f32`] adds the slices
-//!   in order).
+//!   ([`gemv_t_partials_f32`], 64 columns a block, then [`gemv_t_finish_f32`], launched as its
+//!   dependent, adds the slices in order).
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -234,9 +234,11 @@ pub fn gemv_t(
     if slices == 1 {
         return gemv_t_f32::launch(device, a, x, y);
     }
-    let mut partials: crate::DeviceTensor<f32> = device.device_ref().zeros([slices, cols])?;
+    // every slice's partial sums written by pass 1 before pass 2 reads them: no zeroing (a
+    // memset between the passes would also stand between pass 2 and its dependent launch)
+    let mut partials: crate::DeviceTensor<f32> = device.device_ref().scratch([slices, cols])?;
     gemv_t_partials_f32::launch(device, a, x, &mut partials)?;
-    gemv_t_finish_f32::launch(device, &partials, y)
+    gemv_t_finish_f32::launch_dependent(device, &partials, y)
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.

@@ -12,7 +12,7 @@
 //! [`sum_f32`] and [`dot_f32`] run both passes from Rust.
 
 use crate::prelude::*;
-use crate::{Backend, Input};
+use crate::{Backend, Device, Input};
 
 /// Partials per first pass: enough blocks to fill an H200 (132 SMs × 8 blocks of 256 threads).
 pub const PARTIALS: usize = 1024;
@@ -128,28 +128,31 @@ pub fn sum_finish_f32(partials: Global<f32, (P,)>, total: GlobalMut<f32, (ONE,)>
     }
 }
 
-/// Σ x on `device`, in two passes ([`sum_partials_f32`], [`sum_finish_f32`]).
+/// Σ x on `device`, in two passes ([`sum_partials_f32`], then [`sum_finish_f32`] launched as
+/// its dependent: on sm_90 its launch overlaps the first pass's last blocks).
 ///
 /// ```ignore
 /// let x = backend.upload(&host, [n])?;
 /// let total = tessera::catalog::reduce::sum_f32(&backend, &x)?;
 /// ```
 pub fn sum_f32(device: &Backend, x: &impl Input<f32>) -> Result<f32, Error> {
-    let mut partials = device.zeros::<f32>([PARTIALS])?;
+    // written by pass 1 before pass 2 reads them: no zeroing (a memset between the two
+    // launches would also stand between pass 2 and its dependent launch)
+    let mut partials = device.device_ref().scratch::<f32>([PARTIALS])?;
     sum_partials_f32::launch(device, x, &mut partials)?;
     finish(device, &partials)
 }
 
 /// x · y on `device`, in two passes ([`dot_partials_f32`], [`sum_finish_f32`]).
 pub fn dot_f32(device: &Backend, x: &impl Input<f32>, y: &impl Input<f32>) -> Result<f32, Error> {
-    let mut partials = device.zeros::<f32>([PARTIALS])?;
+    let mut partials = device.device_ref().scratch::<f32>([PARTIALS])?;
     dot_partials_f32::launch(device, x, y, &mut partials)?;
     finish(device, &partials)
 }
 
 fn finish(device: &Backend, partials: &impl Input<f32>) -> Result<f32, Error> {
-    let mut total = device.zeros::<f32>([1])?;
-    sum_finish_f32::launch(device, partials, &mut total)?;
+    let mut total = device.device_ref().scratch::<f32>([1])?;
+    sum_finish_f32::launch_dependent(device, partials, &mut total)?;
     Ok(device.download(&total)?[0])
 }
 

@@ -547,35 +547,34 @@ fn column_count(u: &RedBlack) -> Result<i32, Error> {
 pub fn red_black_sweep_split(device: &Backend, f: &RedBlack, u: &mut RedBlack, h2: f32) -> Result<(), Error> {
     let cols = column_count(u)?;
     gauss_seidel_colour::launch(device, &f.red, &u.black, &mut u.red, h2, 0, cols)?;
-    gauss_seidel_colour::launch(device, &f.black, &u.red, &mut u.black, h2, 1, cols)?;
+    // the black points read the red ones just written: a dependent of the red sweep
+    gauss_seidel_colour::launch_dependent(device, &f.black, &u.red, &mut u.black, h2, 1, cols)?;
     Ok(())
 }
 
 /// One red-black sweep on `device`: the red points (`(r + c)` even), then the black ones.
 pub fn red_black_sweep(device: &Backend, f: &impl Input<f32>, u: &mut DeviceTensor<f32>, h2: f32) -> Result<(), Error> {
     gauss_seidel_red_black::launch(device, f, &mut *u, h2, 0)?;
-    gauss_seidel_red_black::launch(device, f, &mut *u, h2, 1)?;
+    gauss_seidel_red_black::launch_dependent(device, f, &mut *u, h2, 1)?;
     Ok(())
 }
 
 /// ‖h²·f + Σneighbours − 4u‖₂ over the interior points, on `device`, in two passes
 /// ([`residual_partials`], `sum_finish_f32`).
 pub fn residual_norm(device: &Backend, f: &impl Input<f32>, u: &impl Input<f32>, h2: f32) -> Result<f32, Error> {
-    let mut partials = device.zeros::<f32>([PARTIALS])?;
+    let (mut partials, mut total) = (device.zeros::<f32>([PARTIALS])?, device.zeros::<f32>([1])?);
     residual_partials::launch(device, f, u, &mut partials, h2)?;
-    let mut total = device.zeros::<f32>([1])?;
-    sum_finish_f32::launch(device, &partials, &mut total)?;
+    sum_finish_f32::launch_dependent(device, &partials, &mut total)?;
     Ok(device.download(&total)?[0].sqrt())
 }
 
 /// [`residual_norm`] of a grid whose colours are stored apart ([`residual_split_partials`],
 /// `sum_finish_f32`).
 pub fn residual_norm_split(device: &Backend, f: &RedBlack, u: &RedBlack, h2: f32) -> Result<f32, Error> {
-    let mut partials = device.zeros::<f32>([PARTIALS])?;
+    let (mut partials, mut total) = (device.zeros::<f32>([PARTIALS])?, device.zeros::<f32>([1])?);
     let cols = column_count(u)?;
     residual_split_partials::launch(device, &f.red, &f.black, &u.red, &u.black, &mut partials, h2, cols)?;
-    let mut total = device.zeros::<f32>([1])?;
-    sum_finish_f32::launch(device, &partials, &mut total)?;
+    sum_finish_f32::launch_dependent(device, &partials, &mut total)?;
     Ok(device.download(&total)?[0].sqrt())
 }
 

@@ -4,6 +4,27 @@
 // needs (cuBLAS + this is the baseline of the fused kernels). Loads are unguarded (clamped to
 // the last column) so that each thread's loads all issue before the first GELU.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // gelu(x) = x·Φ(x) with the error function (PyTorch's default GELU)
 __device__ __forceinline__ float tessera_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 __device__ __forceinline__ double tessera_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }
@@ -16,6 +37,8 @@ bias_gelu_f32(const float* __restrict__ bias, float* __restrict__ c, const int N
     constexpr int VECTOR = 1;  // elements per 32-bit access
     constexpr int TILE = 1024;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(N, TILE), M);
     const int bx = blockIdx.x;

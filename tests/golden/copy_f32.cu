@@ -2,6 +2,27 @@
 // Edit the Rust function, not this file.
 // Scalar copy: one 32-bit access per thread, one tile per block.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 extern "C" __global__ void __launch_bounds__(256)
 copy_f32(const float* __restrict__ x, float* __restrict__ y, const int N)
 {
@@ -9,6 +30,8 @@ copy_f32(const float* __restrict__ x, float* __restrict__ y, const int N)
     constexpr int VECTOR = 1;  // elements per 32-bit access
     constexpr int TILE = 256;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx,) = grid(cdiv(N, TILE));
     const int bx = blockIdx.x;

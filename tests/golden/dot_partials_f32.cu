@@ -3,6 +3,27 @@
 // Pass 1 of the dot product: block b adds up its share of x · y into `partials[b]`, with
 // the loads of a trip in flight together as in [`sum_partials_f32`].
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
 // all lanes add the same pairs in the same order, so they agree to the bit)
 template <typename T>
@@ -31,6 +52,8 @@ dot_partials_f32(const float* __restrict__ x, const float* __restrict__ y, float
     constexpr int UNROLL = 4;
     static_assert(WARPS * 32 == THREADS, "require(WARPS * 32 == THREADS)");
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx,) = grid(P);
     const int bx = blockIdx.x;

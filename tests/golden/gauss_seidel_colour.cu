@@ -17,6 +17,27 @@
 // order, so the two layouts give the same bits. `cols` is the grid's column count (C, of
 // which the matrices hold C / 2 rounded up).
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // f_ld, other_ld, own_ld: the leading dimensions of f, other and own, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
 gauss_seidel_colour(const float* __restrict__ f, const float* __restrict__ other, float* __restrict__ own, const float h2, const int colour, const int cols, const int R, const int H, const int f_ld, const int other_ld, const int own_ld)
@@ -29,6 +50,8 @@ gauss_seidel_colour(const float* __restrict__ f, const float* __restrict__ other
     static_assert(BC == THREADS * THREAD_COLUMNS, "require(BC == THREADS * THREAD_COLUMNS)");
     static_assert(THREAD_COLUMNS % 4 == 0, "require(THREAD_COLUMNS % 4 == 0)");
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(H, BC), cdiv(R, BR));
     const int bx = blockIdx.x;

@@ -18,6 +18,27 @@
 // arithmetic is spelt out — `fma(h2, f, north)`, then the other three neighbours added in
 // order, then × 0.25 (exact) — so a CPU sweep written the same way gives the same bits.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // f_ld, u_ld: the leading dimensions of f and u, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
 gauss_seidel_red_black(const float* __restrict__ f, float* __restrict__ u, const float h2, const int colour, const int R, const int C, const int f_ld, const int u_ld)
@@ -28,6 +49,8 @@ gauss_seidel_red_black(const float* __restrict__ f, float* __restrict__ u, const
     constexpr int BC = 32;
     constexpr int BW = 64;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(C, BW), cdiv(R, BR));
     const int bx = blockIdx.x;

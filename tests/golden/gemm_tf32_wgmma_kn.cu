@@ -9,6 +9,27 @@
 // Tiles of 256 rows of C by 128 columns, V11's pipeline otherwise (TMA producers, four
 // stages of 48 KiB).
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // `.swizzle_bytes(SPAN)`: where logical column `col` of row `row` is stored. The 16-byte chunks
 // of a row XOR the index of its 128-byte line (rows shorter than a line share one) modulo
 // SPAN / 16 — TMA's SPAN-byte swizzle — so the 8 rows of 16 bytes that ldmatrix reads at once
@@ -366,6 +387,8 @@ gemm_tf32_wgmma_kn(const float* __restrict__ a, const float* __restrict__ b, flo
     constexpr int BK = 32;
     constexpr int WM = 256;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
     // 196608 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
     // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
     // kernel opts in to it), carved into the buffers below

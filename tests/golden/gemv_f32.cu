@@ -9,6 +9,27 @@
 // past the last whole vector come after, one element a lane. ELEMENTS = 32 and two blocks an
 // SM are `tessera tune`'s winner at 8192 × 8192 on an H100 (5% over 16 and no hint).
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
 // all lanes add the same pairs in the same order, so they agree to the bit)
 template <typename T>
@@ -32,6 +53,8 @@ gemv_f32(const float* __restrict__ a, const float* __restrict__ x, float* __rest
     static_assert(WARP_ROWS * 32 == THREADS, "require(WARP_ROWS * 32 == THREADS)");
     static_assert(ELEMENTS % 4 == 0, "require(ELEMENTS % 4 == 0)");
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx,) = grid(cdiv(M, WARP_ROWS));
     const int bx = blockIdx.x;

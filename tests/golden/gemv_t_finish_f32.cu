@@ -3,6 +3,27 @@
 // Pass 2: y[c] = the S partials of column c added in order (the result does not depend on
 // which block finished first).
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // partials_ld: the leading dimension of partials, elements from one row to the next (its column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
 gemv_t_finish_f32(const float* __restrict__ partials, float* __restrict__ y, const int S, const int N, const int partials_ld)
@@ -11,6 +32,8 @@ gemv_t_finish_f32(const float* __restrict__ partials, float* __restrict__ y, con
     constexpr int VECTOR = 1;  // elements per 32-bit access
     constexpr int COLUMNS = 256;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx,) = grid(cdiv(N, COLUMNS));
     const int bx = blockIdx.x;

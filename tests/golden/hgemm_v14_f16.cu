@@ -7,6 +7,27 @@
 // their k loop (8192 × 8192 × 256). Five stages of 40 KiB.
 // F16 inputs.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // 16-bit floats: CUDA's __half and __nv_bfloat16 (the simulator defines the same in
 // tessera_sim.h), and vectors of them for 4-, 8- and 16-byte accesses, which CUDA lacks.
 #ifndef TESSERA_SIM_H
@@ -426,6 +447,8 @@ hgemm_v14_f16(const __half* __restrict__ a, const __half* __restrict__ b, float*
     constexpr int BK = 64;
     constexpr int WN = 256;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
     // 204800 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
     // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
     // kernel opts in to it), carved into the buffers below

@@ -4,6 +4,27 @@
 // loaded with `ldmatrix` (B with `.trans`), each of the 8 warps a 64 × 32 tile.
 //BF16 inputs.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // 16-bit floats: CUDA's __half and __nv_bfloat16 (the simulator defines the same in
 // tessera_sim.h), and vectors of them for 4-, 8- and 16-byte accesses, which CUDA lacks.
 #ifndef TESSERA_SIM_H
@@ -98,6 +119,8 @@ hgemm_v2_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restri
     constexpr int WM = 64;
     constexpr int WN = 32;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
     const int bx = blockIdx.x;

@@ -14,6 +14,27 @@
 // then loads its 4 columns one at a time); a strip that crosses the last column loads and
 // stores element by element.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // u_ld, out_ld: the leading dimensions of u and out, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
 laplacian_5pt_rows(const float* __restrict__ u, float* __restrict__ out, const int R, const int C, const int u_ld, const int out_ld)
@@ -26,6 +47,8 @@ laplacian_5pt_rows(const float* __restrict__ u, float* __restrict__ out, const i
     static_assert(BC == THREADS * THREAD_COLUMNS, "require(BC == THREADS * THREAD_COLUMNS)");
     static_assert(THREAD_COLUMNS % 4 == 0, "require(THREAD_COLUMNS % 4 == 0)");
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(C, BC), cdiv(R, BR));
     const int bx = blockIdx.x;

@@ -2,6 +2,27 @@
 // Edit the Rust function, not this file.
 // [`rms_norm_f32`] for rows of up to 5120 columns (20 elements a thread).
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
 // all lanes add the same pairs in the same order, so they agree to the bit)
 template <typename T>
@@ -66,6 +87,8 @@ rms_norm_short_f32(const float* __restrict__ x, const float* __restrict__ weight
     constexpr int ITEMS = 20;
     static_assert(THREADS >= 2 * VECTOR, "require(THREADS >= 2 * VECTOR)");
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (row,) = grid(R);
     const int row = blockIdx.x;

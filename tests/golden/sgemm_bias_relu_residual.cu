@@ -3,6 +3,27 @@
 // C = ReLU(A·B + bias) + residual, then α and β as in every GEMM (C = α·that + β·C): SGEMM
 // V11 (128×256 tiles, cp.async) with a row-major residual read at each value's place.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // cp.async (sm_80 and newer): global → shared memory without a trip through registers. A copy
 // of BYTES reads `valid` of them from `global` and zero-fills the rest, so edge tiles need no
 // branch around it. Copies land in order of their commit groups; `tessera_async_wait<N>` waits
@@ -75,6 +96,8 @@ sgemm_bias_relu_residual(const float* __restrict__ a, const float* __restrict__ 
     constexpr int TM = 16;
     constexpr int TN = 8;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
     // 148992 B of shared buffers, over the 47 KiB they may take statically (48 KiB less
     // tessera's own variables): one dynamic allocation (the launch passes its size; loading the
     // kernel opts in to it), carved into the buffers below

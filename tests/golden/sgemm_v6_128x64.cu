@@ -3,6 +3,27 @@
 // V6 on 128×64 block tiles of 128 threads: twice the blocks of V6, for shapes that leave
 // SMs idle with 128×128 tiles.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // a_ld, b_ld, c_ld: the leading dimensions of a, b and c, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(128)
 sgemm_v6_128x64(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, const float alpha, const float beta, const int M, const int K, const int N, const int a_ld, const int b_ld, const int c_ld)
@@ -15,6 +36,8 @@ sgemm_v6_128x64(const float* __restrict__ a, const float* __restrict__ b, float*
     constexpr int TM = 8;
     constexpr int TN = 8;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
     const int bx = blockIdx.x;

@@ -3,6 +3,27 @@
 // Softmax of rows of up to 16384 columns: 512 threads × 32 elements, two blocks an SM
 // (the norms' wide tier went from 77% to 94% of the device copy at 16384 columns this way).
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
 // all lanes add the same pairs in the same order, so they agree to the bit)
 template <typename T>
@@ -98,6 +119,8 @@ softmax_aligned_long_f32(const float* __restrict__ x, float* __restrict__ y, con
     constexpr int ITEMS = 32;
     static_assert(THREADS >= 2 * VECTOR, "require(THREADS >= 2 * VECTOR)");
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (row,) = grid(R);
     const int row = blockIdx.x;

@@ -3,6 +3,27 @@
 // Pass 2: every block combines its row's `S` maxima and sums (in chunk order, so every block
 // of a row computes the same scale), reads its chunk of x again and writes y.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // x_ld, maxima_ld, sums_ld, y_ld: the leading dimensions of x, maxima, sums and y, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
 softmax_chunk_write_f32(const float* __restrict__ x, const float* __restrict__ maxima, const float* __restrict__ sums, float* __restrict__ y, const int R, const int C, const int S, const int x_ld, const int maxima_ld, const int sums_ld, const int y_ld)
@@ -12,6 +33,8 @@ softmax_chunk_write_f32(const float* __restrict__ x, const float* __restrict__ m
     constexpr int ITEMS = 32;
     constexpr int CHUNK = 8192;
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (chunk, row) = grid(S, R);
     const int chunk = blockIdx.x;

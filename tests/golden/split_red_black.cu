@@ -4,6 +4,27 @@
 // R × H with H = ⌈C / 2⌉: point (r, c) goes to element (r, c / 2) of its colour; a colour's
 // element past the end of a row (odd C) is 0.
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // u_ld, red_ld, black_ld: the leading dimensions of u, red and black, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
 split_red_black(const float* __restrict__ u, float* __restrict__ red, float* __restrict__ black, const int R, const int C, const int H, const int u_ld, const int red_ld, const int black_ld)
@@ -13,6 +34,8 @@ split_red_black(const float* __restrict__ u, float* __restrict__ red, float* __r
     constexpr int BC = 256;
     static_assert(BC == THREADS, "require(BC == THREADS)");
     const int tid = threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(H, BC), R);
     const int bx = blockIdx.x;

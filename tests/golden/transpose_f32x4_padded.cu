@@ -3,6 +3,27 @@
 // seeds/002 with PAD = 1: the column reads drop to 2-way, but the padded rows are no
 // longer 16-byte aligned, so the tile is stored element by element (also 2-way).
 
+// A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
+// stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
+// writes are visible; launch_dependents lets the next grid launch once every block of this one
+// has issued it (its blocks then wait in turn). Both do nothing under an ordinary launch. The
+// simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ void tessera_wait_for_prior_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void tessera_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // x_ld, y_ld: the leading dimensions of x and y, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(256)
 transpose_f32x4_padded(const float* __restrict__ x, float* __restrict__ y, const int R, const int C, const int x_ld, const int y_ld)
@@ -12,6 +33,8 @@ transpose_f32x4_padded(const float* __restrict__ x, float* __restrict__ y, const
     constexpr int TR = 16;
     constexpr int TC = 64;
     const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
+    tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
     // let (bx, by) = grid(cdiv(C, TC), cdiv(R, TR));
     const int bx = blockIdx.x;
