@@ -1,8 +1,8 @@
-"""torch's figures for the row-wise kernels of `tessera bench softmax norm gemv`, at the same
-shapes, measured the same way: CUDA events, L2 flushed (a copy of twice the L2) before each
-repetition, median of 20 after 3 warm-up runs, GB/s of compulsory traffic (x read once and y
-written once; the norms' weight and bias; A, x and y once for GEMV), and the device copy of
-as many floats for the percentage.
+"""torch's figures for the row-wise kernels of `tessera bench softmax norm gemv` (and the sum
+of `tessera bench reduce`), at the same shapes, measured the same way: CUDA events, L2 flushed
+(a copy of twice the L2) before each repetition, median of 20 after 3 warm-up runs, GB/s of
+compulsory traffic (x read once and y written once; the norms' weight and bias; A, x and y once
+for GEMV; x once for the sum), and the device copy of as many floats for the percentage.
 
     python3 benchmarks/rows_torch.py
 """
@@ -45,3 +45,8 @@ for m, k in [(8192, 8192), (4097, 4095)]:
     traffic = 4 * (m * k + m + k)
     row("gemv (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(a, x)), traffic, copy)
     row("gemv_t (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(a.t(), xt)), traffic, copy)
+for n in [1 << 24, 1 << 28]:
+    x = torch.rand(n, device="cuda")
+    total = torch.empty((), device="cuda")
+    copy = copy_gbs(n)
+    row("sum", f"2^{n.bit_length() - 1}", median_ms(lambda: torch.sum(x, dim=0, out=total)), 4 * n, copy)
