@@ -136,22 +136,29 @@ pub fn sum_finish_f32(partials: Global<f32, (P,)>, total: GlobalMut<f32, (ONE,)>
 /// let total = tessera::catalog::reduce::sum_f32(&backend, &x)?;
 /// ```
 pub fn sum_f32(device: &Backend, x: &impl Input<f32>) -> Result<f32, Error> {
-    // written by pass 1 before pass 2 reads them: no zeroing (a memset between the two
-    // launches would also stand between pass 2 and its dependent launch)
-    let mut partials = device.device_ref().scratch::<f32>([PARTIALS])?;
+    // both buffers before pass 1, neither zeroed: each is written before it is read, and an
+    // allocation or a memset between the launches would stand between pass 2 and its
+    // dependent launch
+    let (mut partials, total) = buffers(device)?;
     sum_partials_f32::launch(device, x, &mut partials)?;
-    finish(device, &partials)
+    finish(device, &partials, total)
 }
 
-/// x · y on `device`, in two passes ([`dot_partials_f32`], [`sum_finish_f32`]).
+/// x · y on `device`, in two passes ([`dot_partials_f32`], then [`sum_finish_f32`] launched as
+/// its dependent).
 pub fn dot_f32(device: &Backend, x: &impl Input<f32>, y: &impl Input<f32>) -> Result<f32, Error> {
-    let mut partials = device.device_ref().scratch::<f32>([PARTIALS])?;
+    let (mut partials, total) = buffers(device)?;
     dot_partials_f32::launch(device, x, y, &mut partials)?;
-    finish(device, &partials)
+    finish(device, &partials, total)
 }
 
-fn finish(device: &Backend, partials: &impl Input<f32>) -> Result<f32, Error> {
-    let mut total = device.device_ref().scratch::<f32>([1])?;
+/// The partials and the total of a two-pass reduction, not zeroed.
+fn buffers(device: &Backend) -> Result<(crate::DeviceTensor<f32>, crate::DeviceTensor<f32>), Error> {
+    let on = device.device_ref();
+    Ok((on.scratch::<f32>([PARTIALS])?, on.scratch::<f32>([1])?))
+}
+
+fn finish(device: &Backend, partials: &impl Input<f32>, mut total: crate::DeviceTensor<f32>) -> Result<f32, Error> {
     sum_finish_f32::launch_dependent(device, partials, &mut total)?;
     Ok(device.download(&total)?[0])
 }
