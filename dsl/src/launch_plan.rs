@@ -302,9 +302,9 @@ mod tests {
 impl Kernel {
     /// Whether the kernel may be launched as a programmatic dependent of the grid before it on
     /// its stream (sm_90 on): it waits for that grid, and sees its writes, before it touches
-    /// memory, and lets the next grid launch once every block of its own has started. A later
-    /// pass launched so overlaps its launch with the earlier pass's last blocks — 1.2 µs of the
-    /// 31 µs GEMV Aᵀ·x of two passes at 4097 × 4095 on an H100
+    /// memory, and lets the next grid launch once every block of its own has started. A small
+    /// later pass launched so overlaps its launch with the earlier pass's last blocks — 1.3 µs
+    /// of the 31 µs GEMV Aᵀ·x of two passes at 4097 × 4095 on an H100
     /// (`benchmarks/lab/rows/gemv_t.cu`). Every kernel tessera renders does; the renderer
     /// emits the wait where this says so, and the runtime's dependent launch asks for the
     /// overlap only then.

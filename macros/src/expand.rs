@@ -142,9 +142,10 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str, repor
             }
 
             /// Launches the kernel as `launch` does, as a programmatic dependent of the kernel
-            /// queued just before it on the same stream (sm_90 on): for a later pass whose
-            /// earlier pass was the last launch. Its launch overlaps that kernel's last blocks;
-            /// it waits for that kernel, and sees its writes, before it touches memory.
+            /// queued just before it on the same stream (sm_90 on): for a small later pass (a
+            /// finish adding partial results) whose earlier pass was the last launch. Its launch
+            /// overlaps that kernel's last blocks; it waits for that kernel, and sees its
+            /// writes, before it touches memory.
             pub fn launch_dependent(device: &impl ::tessera::Device, #(#params),*) -> ::core::result::Result<::tessera::Launched, ::tessera::Error> {
                 KERNEL.launch_dependent(device, &mut [#(#arguments),*])
             }

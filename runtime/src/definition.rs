@@ -128,8 +128,10 @@ impl KernelDefinition {
     /// queued just before it on the same stream (sm_90 on, unless
     /// [`Gpu::with_dependent_launches`] turned it off): its launch overlaps that kernel's last
     /// blocks, and it waits for that kernel's grid, and sees its writes, before it touches
-    /// memory. For a later pass of a computation whose earlier pass was the last launch; the
-    /// simulation runs it as any other.
+    /// memory. For a small later pass (a finish that adds up partial results) of a computation
+    /// whose earlier pass was the last launch: a dependent that fills the GPU can lose more to
+    /// where its first blocks land than the overlap gains (BENCHMARKS.md). The simulation runs
+    /// it as any other.
     pub fn launch_dependent(&self, device: &impl Device, arguments: &mut [Argument<'_>]) -> Result<Launched, Error> {
         self.launch_as(device, arguments, Order::DependentOfPrevious)
     }

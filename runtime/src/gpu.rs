@@ -184,7 +184,7 @@ impl Gpu {
     }
 
     /// Whether [`KernelDefinition::launch_dependent`](crate::KernelDefinition::launch_dependent)
-    /// (a later pass of the catalog's multi-pass computations: `gemv_t`, `sum_f32`, ..) launches
+    /// (the finishing passes of the catalog's two-pass computations: `gemv_t`, `sum_f32`, ..) launches
     /// its kernel as a programmatic dependent of the one before it (`true`, the default on
     /// sm_90 and later, where the hardware has it: the launch overlaps that kernel's last
     /// blocks) or after it has ended (`false`). The kernel waits for the one before it either

@@ -440,7 +440,7 @@ pub fn softmax(
     let workspace = device.device_ref();
     let (mut maxima, mut sums) = (workspace.zeros([rows, chunks])?, workspace.zeros([rows, chunks])?);
     softmax_chunk_stats_f32::launch(device, x, &mut maxima, &mut sums)?;
-    softmax_chunk_write_f32::launch_dependent(device, x, &maxima, &sums, y)
+    softmax_chunk_write_f32::launch(device, x, &maxima, &sums, y)
 }
 
 /// The kernel [`softmax`] takes on `device` for rows of `columns` elements: the cluster

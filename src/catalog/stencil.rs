@@ -547,15 +547,14 @@ fn column_count(u: &RedBlack) -> Result<i32, Error> {
 pub fn red_black_sweep_split(device: &Backend, f: &RedBlack, u: &mut RedBlack, h2: f32) -> Result<(), Error> {
     let cols = column_count(u)?;
     gauss_seidel_colour::launch(device, &f.red, &u.black, &mut u.red, h2, 0, cols)?;
-    // the black points read the red ones just written: a dependent of the red sweep
-    gauss_seidel_colour::launch_dependent(device, &f.black, &u.red, &mut u.black, h2, 1, cols)?;
+    gauss_seidel_colour::launch(device, &f.black, &u.red, &mut u.black, h2, 1, cols)?;
     Ok(())
 }
 
 /// One red-black sweep on `device`: the red points (`(r + c)` even), then the black ones.
 pub fn red_black_sweep(device: &Backend, f: &impl Input<f32>, u: &mut DeviceTensor<f32>, h2: f32) -> Result<(), Error> {
     gauss_seidel_red_black::launch(device, f, &mut *u, h2, 0)?;
-    gauss_seidel_red_black::launch_dependent(device, f, &mut *u, h2, 1)?;
+    gauss_seidel_red_black::launch(device, f, &mut *u, h2, 1)?;
     Ok(())
 }
 
