@@ -33,7 +33,7 @@ fn every_catalog_kernel_waits_for_the_grid_before_it_first() {
 /// `chains` Aᵀ·x products of 4097 × 4095 (the row split: pass 2 a dependent of pass 1) and
 /// sums of 2^20 + 3 floats (the finish a dependent of the partials), all queued before any
 /// result is read back, each against its f64 reference.
-fn chained_passes_read_what_the_pass_before_wrote(backend: &Backend, chains: usize) {
+fn chained_passes_read_what_the_pass_before_wrote(backend: &Backend, chains: usize, dependent: bool) {
     let (m, n) = (4097, 4095);
     assert!(gemv::row_slices(m, n) > 1, "the shape must take the row split");
     let host_a = common::random_floats(m * n, 5);
@@ -44,6 +44,7 @@ fn chained_passes_read_what_the_pass_before_wrote(backend: &Backend, chains: usi
     for (x, y) in xs.iter().zip(ys.iter_mut()) {
         let launched = gemv::gemv_t(backend, &a, x, y).unwrap();
         assert_eq!(launched.kernel, "gemv_t_finish_f32");
+        assert_eq!(launched.dependent, dependent, "the finishing pass's launch as a dependent");
     }
     for (i, (x, y)) in inputs.iter().zip(&ys).enumerate() {
         let got = backend.download(y).unwrap();
@@ -66,17 +67,17 @@ fn chained_passes_read_what_the_pass_before_wrote(backend: &Backend, chains: usi
 
 #[test]
 fn chained_passes_read_what_the_pass_before_wrote_simulated() {
-    chained_passes_read_what_the_pass_before_wrote(&common::simulator(), 2);
+    // the simulation runs one launch at a time: nothing to overlap
+    chained_passes_read_what_the_pass_before_wrote(&common::simulator(), 2, false);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn chained_passes_read_what_the_pass_before_wrote_on_the_gpu() {
     let gpu = Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
-    if gpu.arch().major >= 9 {
-        assert!(gpu.dependent_launches(), "sm_90 and later launch later passes as dependents by default");
-    }
-    chained_passes_read_what_the_pass_before_wrote(&Backend::Gpu(gpu), 64);
+    let hopper = gpu.arch().major >= 9;
+    assert_eq!(gpu.dependent_launches(), hopper, "sm_90 and later launch later passes as dependents by default");
+    chained_passes_read_what_the_pass_before_wrote(&Backend::Gpu(gpu), 64, hopper);
 }
 
 #[test]
@@ -84,5 +85,5 @@ fn chained_passes_read_what_the_pass_before_wrote_on_the_gpu() {
 fn chained_passes_without_the_overlap_give_the_same_results_on_the_gpu() {
     let gpu = Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}")).with_dependent_launches(false);
     assert!(!gpu.dependent_launches());
-    chained_passes_read_what_the_pass_before_wrote(&Backend::Gpu(gpu), 16);
+    chained_passes_read_what_the_pass_before_wrote(&Backend::Gpu(gpu), 16, false);
 }

@@ -57,6 +57,10 @@ pub struct Launched {
     pub queued: bool,
     /// True when it ran on the CPU simulation (and so has already finished).
     pub simulated: bool,
+    /// True when it was queued as a programmatic dependent of the launch before it
+    /// ([`KernelDefinition::launch_dependent`] on sm_90 and later): its launch overlapped that
+    /// kernel's last blocks.
+    pub dependent: bool,
 }
 
 impl KernelDefinition {
@@ -250,6 +254,7 @@ impl KernelDefinition {
             simulated: false,
             tuned: false,
             tma: kernel.copies_by_tma(),
+            dependent: false,
         };
         if plan.is_empty() {
             return Ok(launched);
@@ -308,6 +313,7 @@ impl KernelDefinition {
         // grid before it before touching memory (`waits_for_prior_grid`).
         unsafe { crate::launch::launch(gpu.cuda_stream(), &loaded.function, shape, &mut parameters, dependent) }
             .map_err(Error::driver("launching the kernel"))?;
+        launched.dependent = dependent;
         for stream in &foreign {
             stream.join(gpu.cuda_stream()).map_err(Error::driver("ordering the tensors' stream after the launch"))?;
         }
@@ -337,6 +343,7 @@ impl KernelDefinition {
             simulated: true,
             tuned: false,
             tma: configured.copies_by_tma(),
+            dependent: false,
         };
         if plan.is_empty() {
             return Ok(launched);
