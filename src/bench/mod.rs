@@ -614,27 +614,16 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (base, timing, launched) =
                 time_gemv_t_entry_point(gpu, options, [value("M"), value("N")], &mut flush, &mut baseline)?;
-            let bytes = family.work("gemv_t_f32", &shape).1;
             let copy_gb_per_s = baseline_bytes / 1e9 / (base.median_ms * 1e-3);
-            let gb_per_s = bytes / 1e9 / (timing.median_ms * 1e-3);
-            rows.push(BenchRow {
-                family: family.name().into(),
-                kernel: name.into(),
-                shape: label.clone(),
-                median_ms: timing.median_ms,
-                min_ms: timing.min_ms,
-                max_ms: timing.max_ms,
-                value: gb_per_s,
-                unit: "GB/s".into(),
-                baseline: baseline.name().into(),
-                baseline_value: copy_gb_per_s,
-                percent_of_baseline: 100.0 * gb_per_s / copy_gb_per_s,
-                intensity: 0.0,
-                roofline: 0.0,
-                percent_of_roofline: 0.0,
-                vector: launched.vector.get(),
-                tuned: launched.tuned,
-            });
+            rows.push(entry_point_row(
+                family,
+                name.into(),
+                &label,
+                family.work("gemv_t_f32", &shape),
+                &timing,
+                (baseline.name(), copy_gb_per_s),
+                &launched,
+            ));
         }
         if family == Family::Attention {
             let cores = attention::TensorCores::of(gpu);
@@ -825,28 +814,18 @@ fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
     let a = gpu.upload(&values(m * k), [m, k])?;
     let b = gpu.upload(&values(k * n), [k, n])?;
     let mut c = gpu.zeros::<f32>([m, n])?;
-    let mut last = None;
-    let (base, timing) = gpu.time_paired(
-        options.warmup,
-        options.repetitions,
-        flush,
-        || baseline.run(),
-        || {
-            let launched = match kernel {
-                Some(kernel) => {
-                    crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, 0.0)
-                }
-                None => crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0),
-            };
-            last = Some(launched.map_err(|error| match error {
-                crate::gemm_dispatch::GemmError::Launch(error) => error,
-                other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
-            })?);
-            Ok(())
-        },
-    )?;
-    let launched = last.ok_or_else(|| Error::Ir { kernel: "gemm".into(), message: "no repetition ran".into() })?;
-    Ok((base, timing, launched))
+    time_entry_point(gpu, options, flush, baseline, "gemm", || {
+        let launched = match kernel {
+            Some(kernel) => {
+                crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, 0.0)
+            }
+            None => crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0),
+        };
+        launched.map_err(|error| match error {
+            crate::gemm_dispatch::GemmError::Launch(error) => error,
+            other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
+        })
+    })
 }
 
 /// Whether `kernel` is one of the TF32 wgmma kernels (on Bᵀ or on B as stored), beside which the
@@ -868,20 +847,9 @@ fn time_tf32_entry_point(
     let a = gpu.upload(&values(m * k), [m, k])?;
     let b = gpu.upload(&values(k * n), [k, n])?;
     let mut c = gpu.zeros::<f32>([m, n])?;
-    let mut last = None;
-    let (base, timing) = gpu.time_paired(
-        options.warmup,
-        options.repetitions,
-        flush,
-        || baseline.run(),
-        || {
-            last = Some(hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, 0.0)?);
-            Ok(())
-        },
-    )?;
-    let launched =
-        last.ok_or_else(|| Error::Ir { kernel: "gemm_tf32_wgmma".into(), message: "no repetition ran".into() })?;
-    Ok((base, timing, launched))
+    time_entry_point(gpu, options, flush, baseline, "gemm_tf32_wgmma", || {
+        hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, 0.0)
+    })
 }
 
 /// Whether `shape` is one of y = Aᵀ·x (M and N, no slices given).
@@ -903,6 +871,19 @@ fn time_gemv_t_entry_point(
     let a = gpu.upload(&values(m * n), [m, n])?;
     let x = gpu.upload(&values(m), [m])?;
     let mut y = gpu.zeros::<f32>([n])?;
+    time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
+}
+
+/// Times `entry_point` (all of its launches inside the timed region) in alternation with
+/// `baseline`: (baseline, entry point, its last launch). `name` names it where no repetition ran.
+fn time_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+    name: &str,
+    mut entry_point: impl FnMut() -> Result<crate::Launched, Error>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
     let mut last = None;
     let (base, timing) = gpu.time_paired(
         options.warmup,
@@ -910,16 +891,17 @@ fn time_gemv_t_entry_point(
         flush,
         || baseline.run(),
         || {
-            last = Some(gemv::gemv_t(gpu, &a, &x, &mut y)?);
+            last = Some(entry_point()?);
             Ok(())
         },
     )?;
-    let launched = last.ok_or_else(|| Error::Ir { kernel: "gemv_t".into(), message: "no repetition ran".into() })?;
+    let launched = last.ok_or_else(|| Error::Ir { kernel: name.into(), message: "no repetition ran".into() })?;
     Ok((base, timing, launched))
 }
 
-/// The row of an entry point timed as a whole (`tessera::gemm`, `attention::backward`): `work`
-/// is its (flops, bytes), `baseline` the name and TFLOP/s of what it was timed beside.
+/// The row of an entry point timed as a whole (`tessera::gemm`, `attention::backward`,
+/// `gemv::gemv_t`): `work` is its (flops, bytes), `baseline` the name and value of what it was
+/// timed beside — TFLOP/s, or GB/s for a memory-bound one (no flops counted).
 fn entry_point_row(
     family: Family,
     kernel: String,
@@ -929,7 +911,8 @@ fn entry_point_row(
     (baseline, baseline_value): (&str, f64),
     launched: &crate::Launched,
 ) -> BenchRow {
-    let value = flops / 1e12 / (timing.median_ms * 1e-3);
+    let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
+    let value = scale / (timing.median_ms * 1e-3);
     BenchRow {
         family: family.name().into(),
         kernel,
@@ -938,7 +921,7 @@ fn entry_point_row(
         min_ms: timing.min_ms,
         max_ms: timing.max_ms,
         value,
-        unit: "TFLOP/s".into(),
+        unit: unit.into(),
         baseline: baseline.into(),
         baseline_value,
         percent_of_baseline: 100.0 * value / baseline_value,
@@ -987,22 +970,9 @@ fn time_attention_backward(
     let mut lse = gpu.zeros::<f32>([batch, heads, seq_q])?;
     attention::forward(gpu, &q, &k, &v, &mut o, &mut lse, causal)?;
     let (mut dq, mut dk, mut dv) = (gpu.zeros(q_dims)?, gpu.zeros(kv_dims)?, gpu.zeros(kv_dims)?);
-    let mut last = None;
-    let (base, timing) = gpu.time_paired(
-        options.warmup,
-        options.repetitions,
-        flush,
-        || baseline.run(),
-        || {
-            last = Some(attention::backward_on(
-                gpu, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal,
-            )?);
-            Ok(())
-        },
-    )?;
-    let launched =
-        last.ok_or_else(|| Error::Ir { kernel: "attention::backward".into(), message: "no repetition ran".into() })?;
-    Ok((base, timing, launched))
+    time_entry_point(gpu, options, flush, baseline, "attention::backward", || {
+        attention::backward_on(gpu, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal)
+    })
 }
 
 /// The element type of a kernel's first tensor parameter (an HGEMM's A).

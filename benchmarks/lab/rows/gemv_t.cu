@@ -14,9 +14,10 @@
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
 
 // block (bx, by): columns bx·32·CG .., rows of slice by; lane l of warp w adds columns
-// c0 + l + 32·g (g < CG) of rows r0 + w·U + u, U rows a trip; loads clamped, products guarded
-template <int CG, int U, int WARPS, int MINB>
-__global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_groups(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ partials, int M, int N, int S) {
+// c0 + l + 32·g (g < CG) of rows r0 + w·U + u, U rows a trip; loads clamped, products guarded;
+// the warps' sums added in warp order into partials[by, c0 ..]
+template <int CG, int U, int WARPS>
+__device__ __forceinline__ void slice_partials(const float* __restrict__ a, const float* __restrict__ x, float* partials, int M, int N, int S) {
     __shared__ float partial[WARPS][32 * CG];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int c0 = blockIdx.x * 32 * CG;
@@ -51,6 +52,13 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_groups(const float* _
     }
 }
 
+// pass 1; with TRIGGER the finish kernel may launch as soon as every block has started
+// (`griddepcontrol.launch_dependents`: a programmatic dependent launch)
+template <int CG, int U, int WARPS, int MINB, bool TRIGGER = false>
+__global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_groups(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ partials, int M, int N, int S) {
+    if (TRIGGER) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    slice_partials<CG, U, WARPS>(a, x, partials, M, N, S);
+}
 
 // the same in one launch: each block writes its slice's partial sums, then counts itself in at
 // its column band's counter; the band's last block (every block's writes visible to it after
@@ -58,39 +66,9 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_groups(const float* _
 // came last, and sets the counter back to 0 for the next launch
 template <int CG, int U, int WARPS, int MINB>
 __global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_single(const float* __restrict__ a, const float* __restrict__ x, float* partials, unsigned* done, float* __restrict__ y, int M, int N, int S) {
-    __shared__ float partial[WARPS][32 * CG];
     __shared__ bool last;
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    slice_partials<CG, U, WARPS>(a, x, partials, M, N, S);
     const int c0 = blockIdx.x * 32 * CG;
-    const int slice = (M + S - 1) / S, begin = blockIdx.y * slice, end = min(begin + slice, M);
-    float s[CG] = {};
-    int col[CG];
-#pragma unroll
-    for (int g = 0; g < CG; ++g) col[g] = min(c0 + lane + 32 * g, N - 1);
-    for (int r0 = begin + warp * U; r0 < end; r0 += WARPS * U) {
-        float v[U][CG], w[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int r = min(r0 + u, M - 1);
-            w[u] = x[r];
-#pragma unroll
-            for (int g = 0; g < CG; ++g) v[u][g] = a[(size_t)r * N + col[g]];
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-            if (r0 + u < end)
-#pragma unroll
-                for (int g = 0; g < CG; ++g) s[g] += v[u][g] * w[u];
-    }
-#pragma unroll
-    for (int g = 0; g < CG; ++g) partial[warp][lane + 32 * g] = s[g];
-    __syncthreads();
-    for (int c = threadIdx.x; c < 32 * CG; c += WARPS * 32) {
-        float t = 0.0f;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) t += partial[w][c];
-        if (c0 + c < N) partials[(size_t)blockIdx.y * N + c0 + c] = t;
-    }
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -118,58 +96,10 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_single(const float* _
     }
 }
 
-__global__ void finish(const float* __restrict__ partials, float* __restrict__ y, int S, int N) {
-    const int c = blockIdx.x * 256 + threadIdx.x;
-    if (c < N) {
-        float t = 0.0f;
-        for (int r = 0; r < S; ++r) t += partials[(size_t)r * N + c];
-        y[c] = t;
-    }
-}
-
-
-// programmatic dependent launch: pass 1 lets the finish kernel launch as soon as every one of
-// its blocks has started (`griddepcontrol.launch_dependents`); the finish waits for pass 1's
-// grid to complete and its writes to be visible (`griddepcontrol.wait`) before it reads
-template <int CG, int U, int WARPS, int MINB>
-__global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_groups_pdl(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ partials, int M, int N, int S) {
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    __shared__ float partial[WARPS][32 * CG];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int c0 = blockIdx.x * 32 * CG;
-    const int slice = (M + S - 1) / S, begin = blockIdx.y * slice, end = min(begin + slice, M);
-    float s[CG] = {};
-    int col[CG];
-#pragma unroll
-    for (int g = 0; g < CG; ++g) col[g] = min(c0 + lane + 32 * g, N - 1);
-    for (int r0 = begin + warp * U; r0 < end; r0 += WARPS * U) {
-        float v[U][CG], w[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int r = min(r0 + u, M - 1);
-            w[u] = x[r];
-#pragma unroll
-            for (int g = 0; g < CG; ++g) v[u][g] = a[(size_t)r * N + col[g]];
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-            if (r0 + u < end)
-#pragma unroll
-                for (int g = 0; g < CG; ++g) s[g] += v[u][g] * w[u];
-    }
-#pragma unroll
-    for (int g = 0; g < CG; ++g) partial[warp][lane + 32 * g] = s[g];
-    __syncthreads();
-    for (int c = threadIdx.x; c < 32 * CG; c += WARPS * 32) {
-        float t = 0.0f;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) t += partial[w][c];
-        if (c0 + c < N) partials[(size_t)blockIdx.y * N + c0 + c] = t;
-    }
-}
-
-__global__ void finish_pdl(const float* __restrict__ partials, float* __restrict__ y, int S, int N) {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
+// pass 2: the slices added in order; with `wait`, launched as a programmatic dependent of pass
+// 1, it first waits for pass 1's grid to complete and its writes to be visible
+__global__ void finish(const float* __restrict__ partials, float* __restrict__ y, int S, int N, bool wait) {
+    if (wait) asm volatile("griddepcontrol.wait;" ::: "memory");
     const int c = blockIdx.x * 256 + threadIdx.x;
     if (c < N) {
         float t = 0.0f;
@@ -187,7 +117,7 @@ static void launch_dependent(const float* partials, float* y, int S, int N) {
     attribute[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attribute;
     config.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&config, finish_pdl, partials, y, S, N));
+    CK(cudaLaunchKernelEx(&config, finish, partials, y, S, N, true));
 }
 
 __global__ void read_all(const float4* p, size_t n, float* sink) {
@@ -251,14 +181,14 @@ int main(int argc, char** argv) {
         auto check_and_time = [&](const char* name, int S, auto pass1) {
             CK(cudaMemset(y, 0xff, N * 4));
             pass1();
-            finish<<<(N + 255) / 256, 256>>>(partials, y, S, N);
+            finish<<<(N + 255) / 256, 256>>>(partials, y, S, N, false);
             CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(hy.data(), y, N * 4, cudaMemcpyDeviceToHost));
             double worst = 0.0;
             for (int k = 0; k < N; ++k) worst = std::max(worst, std::fabs(want[k] - hy[k]));
             const double bytes = 4.0 * (n + M + (size_t)S * N);
             float us = median_us(pass1);
-            float both = median_us([&] { pass1(); finish<<<(N + 255) / 256, 256>>>(partials, y, S, N); });
+            float both = median_us([&] { pass1(); finish<<<(N + 255) / 256, 256>>>(partials, y, S, N, false); });
             printf("  %-40s S %2d  pass 1 %7.2f us %6.1f%%   both passes %7.2f us %6.1f%%%s\n", name, S, us,
                    100.0 * bytes / us / 1e3 / copy_gbs, both, 100.0 * 4.0 * (n + M + N) / both / 1e3 / copy_gbs, worst < 1e-2 ? "" : "  WRONG");
         };
@@ -289,7 +219,7 @@ int main(int argc, char** argv) {
             single(name, S, [&] { gemv_t_single<CG, U, WARPS, MINB><<<dim3((N + 32 * CG - 1) / (32 * CG), S), WARPS * 32>>>(a, x, partials, done, y, M, N, S); }); } while (0)
         {
             const int S = 8;
-            auto pass1 = [&] { gemv_t_groups_pdl<2, 8, 16, 2><<<dim3((N + 63) / 64, S), 512>>>(a, x, partials, M, N, S); };
+            auto pass1 = [&] { gemv_t_groups<2, 8, 16, 2, true><<<dim3((N + 63) / 64, S), 512>>>(a, x, partials, M, N, S); };
             CK(cudaMemset(y, 0xff, N * 4));
             pass1();
             launch_dependent(partials, y, S, N);
@@ -297,7 +227,7 @@ int main(int argc, char** argv) {
             CK(cudaMemcpy(hy.data(), y, N * 4, cudaMemcpyDeviceToHost));
             double worst = 0.0;
             for (int k = 0; k < N; ++k) worst = std::max(worst, std::fabs(want[k] - hy[k]));
-            float plain = median_us([&] { pass1(); finish<<<(N + 255) / 256, 256>>>(partials, y, S, N); });
+            float plain = median_us([&] { pass1(); finish<<<(N + 255) / 256, 256>>>(partials, y, S, N, false); });
             float pdl = median_us([&] { pass1(); launch_dependent(partials, y, S, N); });
             printf("  two passes CG 2, S 8: plain launches %7.2f us %6.1f%%, dependent launch %7.2f us %6.1f%%%s\n", plain,
                    100.0 * 4.0 * (n + M + N) / plain / 1e3 / copy_gbs, pdl, 100.0 * 4.0 * (n + M + N) / pdl / 1e3 / copy_gbs, worst < 1e-2 ? "" : "  WRONG");
