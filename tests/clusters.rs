@@ -1,5 +1,6 @@
 //! Thread-block clusters (`cluster = ..`, sm_90): every thread of a cluster gets the cluster's
-//! sum and maximum from `cluster_sum` / `cluster_max`, `cluster_rank()` numbers the blocks as
+//! sum and maximum from `cluster_sum` / `cluster_max` and the softmax of its values from
+//! `cluster_softmax_scale` (f32 and f64 against f64), `cluster_rank()` numbers the blocks as
 //! CUDA does (x fastest), a grid that is not a whole number of clusters is a typed error, and
 //! persistent TMA pipelines in clusters multicast the tiles their blocks share (A side by side,
 //! with two consumer groups; Bᵀ's one-panel tile in row slices; each against f64) — on the CPU
@@ -13,6 +14,7 @@ use tessera::Backend;
 
 on_both_backends!(
     every_block_of_a_cluster_gets_the_cluster_sum_maximum_and_its_rank,
+    cluster_softmax_scale_gives_the_softmax_over_the_cluster_in_f32_and_f64,
     a_two_dimensional_cluster_numbers_its_blocks_x_first,
     a_grid_that_is_not_whole_clusters_is_refused,
     blocks_side_by_side_multicast_a_to_two_consumer_groups_each,
@@ -42,6 +44,45 @@ fn cluster_totals(
         ranks[i] = cluster_rank();
     }
 }
+
+macro_rules! cluster_softmax {
+    ($name:ident, $t:ident) => {
+        /// Each thread holds x[2i] and x[2i + 1] (−∞ past the end) and writes their softmax over
+        /// the cluster's 512 values: exps against its own maximum, rescaled by the cluster's
+        /// (maximum, sum).
+        #[tile_kernel(threads = 64, vector = 1, cluster = 4, target = sm_90, consts(TILE = 64))]
+        fn $name(x: Global<$t, (N,)>, y: GlobalMut<$t, (N,)>) {
+            let (bx,) = grid(cdiv(N, 2 * TILE));
+            let first = 2 * (bx * TILE + thread_index());
+            let mut v = [-$t::INFINITY; 2];
+            let mut m = -$t::INFINITY;
+            for k in 0..2 {
+                if first + k < N {
+                    v[k] = x[first + k];
+                    m = max(m, v[k]);
+                }
+            }
+            let mut s: $t = 0.0;
+            // a thread whose values are all −∞ (or past the end) holds zeros, its sum 0
+            for k in 0..2 {
+                if m > -$t::INFINITY {
+                    v[k] = exp(v[k] - m);
+                } else {
+                    v[k] = 0.0;
+                }
+                s += v[k];
+            }
+            let scale = cluster_softmax_scale(m, s);
+            for k in 0..2 {
+                if first + k < N {
+                    y[first + k] = v[k] * scale;
+                }
+            }
+        }
+    };
+}
+cluster_softmax!(cluster_softmax_f32, f32);
+cluster_softmax!(cluster_softmax_f64, f64);
 
 /// A 2 × 2 cluster over a grid of column tiles × rows: the sum over the cluster's 2 rows of 2 tiles.
 #[tile_kernel(threads = 32, vector = 1, cluster = (2, 2), target = sm_90, consts(TILE = 32))]
@@ -119,6 +160,54 @@ fn every_block_of_a_cluster_gets_the_cluster_sum_maximum_and_its_rank(backend: &
         assert_eq!(maxima[i], cluster.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)), "maximum at {i}");
         assert_eq!(ranks[i], (i / 64 % 4) as i32, "rank at {i}");
     }
+}
+
+/// Three clusters of 512 values, the last 100 short (its last block partly past the end, a
+/// block and a half of threads with no values); values from −60 to 60 so that the blocks'
+/// maxima differ by more than exp's range, a whole block of −∞ in the second cluster and single
+/// −∞ values among finite ones.
+fn softmax_inputs() -> Vec<f64> {
+    let n = 3 * 512 - 100;
+    (0..n)
+        .map(|i| match i {
+            _ if (512 + 256..512 + 384).contains(&i) || i % 97 == 5 => f64::NEG_INFINITY,
+            _ => ((i * 37 + 11) % 241) as f64 / 2.0 - 60.0 + (i / 128) as f64 * 7.0 % 30.0,
+        })
+        .collect()
+}
+
+/// The softmax of each cluster's 512 values, in f64.
+fn cluster_softmax_reference(x: &[f64]) -> Vec<f64> {
+    x.chunks(512)
+        .flat_map(|cluster| {
+            let maximum = cluster.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = cluster.iter().map(|&v| (v - maximum).exp()).sum();
+            cluster.iter().map(move |&v| (v - maximum).exp() / total)
+        })
+        .collect()
+}
+
+fn cluster_softmax_scale_gives_the_softmax_over_the_cluster_in_f32_and_f64(backend: &Backend) {
+    let host = softmax_inputs();
+    let want = cluster_softmax_reference(&host);
+    let n = host.len();
+    let narrow: Vec<f32> = host.iter().map(|&v| v as f32).collect();
+    let want_from_narrow = cluster_softmax_reference(&narrow.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
+    let x = backend.upload(&narrow, [n]).unwrap();
+    let mut y = backend.filled([n], f32::NAN).unwrap();
+    cluster_softmax_f32::launch(backend, &x, &mut y).unwrap();
+    for (i, (got, want)) in backend.download(&y).unwrap().iter().zip(&want_from_narrow).enumerate() {
+        assert!((f64::from(*got) - want).abs() <= 1e-6 * want + 1e-30, "f32 softmax at {i}: {got} against {want}");
+    }
+    let x = backend.upload(&host, [n]).unwrap();
+    let mut y = backend.filled([n], f64::NAN).unwrap();
+    cluster_softmax_f64::launch(backend, &x, &mut y).unwrap();
+    for (i, (got, want)) in backend.download(&y).unwrap().iter().zip(&want).enumerate() {
+        assert!((got - want).abs() <= 1e-14 * want + 1e-300, "f64 softmax at {i}: {got} against {want}");
+    }
+    // the values are a softmax: each cluster's sum to 1 (the −∞ block and values give 0)
+    assert!(want.chunks(512).all(|c| (c.iter().sum::<f64>() - 1.0).abs() < 1e-12));
+    assert!(want[512 + 256..512 + 384].iter().all(|&v| v == 0.0));
 }
 
 fn a_two_dimensional_cluster_numbers_its_blocks_x_first(backend: &Backend) {

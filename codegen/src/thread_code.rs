@@ -10,7 +10,8 @@ use crate::operand::round_to_half;
 use crate::statement::{indent, invalid};
 use crate::RenderError;
 
-/// Whether the thread code of `kernel` calls `cluster_sum` or `cluster_max`.
+/// Whether the thread code of `kernel` reduces across its cluster (`cluster_sum`, `cluster_max`,
+/// `cluster_softmax_scale`).
 pub(crate) fn reduces_across_cluster(kernel: &Kernel) -> bool {
     kernel.thread_calls().iter().any(|(function, _)| function.is_cluster_collective())
 }
@@ -40,6 +41,9 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 ThreadExprKind::Call { function: Intrinsic::ClusterMax, .. } => {
                     used.extend([WARP_MAX, BLOCK_MAX, CLUSTER, CLUSTER_MAX])
                 }
+                ThreadExprKind::Call { function: Intrinsic::ClusterSoftmaxScale, .. } => {
+                    used.extend([WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, CLUSTER, CLUSTER_SOFTMAX_SCALE])
+                }
                 ThreadExprKind::Call { function: Intrinsic::ClusterRank, .. } => used.push(CLUSTER),
                 ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
                 // one-element accesses at VECTOR 1 need no helper
@@ -67,6 +71,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         CLUSTER,
         CLUSTER_SUM,
         CLUSTER_MAX,
+        CLUSTER_SOFTMAX_SCALE,
         VECTOR_SUM,
         VECTOR_AT,
         DOT,
@@ -203,6 +208,53 @@ __device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, void
     }
     tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return maximum;
+}";
+
+const CLUSTER_SOFTMAX_SCALE: &str =
+    "// cluster_softmax_scale(m, s): a thread whose values x have s = Σ exp(x − m) gets exp(m − M) / S,
+// M the maximum of every m in the cluster and S = Σ s·exp(m − M) over its threads: what turns
+// the thread's exp(x − m) into the softmax of all the cluster's values. Each block's (maximum,
+// sum) pair, then the pairs read from one another's shared memory and combined in rank order:
+// one exchange, where cluster_max then cluster_sum take two. A thread with no values (m = −∞,
+// s = 0) adds nothing.
+__device__ __forceinline__ float tessera_exp_of(float v) { return expf(v); }
+__device__ __forceinline__ double tessera_exp_of(double v) { return exp(v); }
+template <typename T>
+__device__ __forceinline__ T tessera_rescaled(T s, T m, T maximum)
+{
+    return m == maximum ? s : s * tessera_exp_of(m - maximum);
+}
+template <typename T>
+__device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, void* slot)
+{
+    T* pair = static_cast<T*>(slot);
+    const T block_maximum = tessera_block_max(m, tid, threads);
+    const T block_total = tessera_block_sum(tessera_rescaled(s, m, block_maximum), tid, threads);
+    if (tid == 0) {
+        pair[0] = block_maximum;
+        pair[1] = block_total;
+    }
+    tessera_cluster_sync();
+    // every block's pair is read before any is combined (the reads in flight together)
+    const int blocks = tessera_cluster_blocks();
+    T maxima[8], totals[8];
+#pragma unroll
+    for (int rank = 0; rank < 8; ++rank) {
+        maxima[rank] = rank < blocks ? tessera_cluster_read(pair, rank) : block_maximum;
+        totals[rank] = rank < blocks ? tessera_cluster_read(pair + 1, rank) : T(0);
+    }
+    T maximum = maxima[0];
+#pragma unroll
+    for (int rank = 1; rank < 8; ++rank) {
+        maximum = max(maximum, maxima[rank]);
+    }
+    T total = T(0);
+#pragma unroll
+    for (int rank = 0; rank < 8; ++rank) {
+        total += tessera_rescaled(totals[rank], maxima[rank], maximum);
+    }
+    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
+    return tessera_rescaled(T(1), m, maximum) / total;
 }";
 
 const VECTOR_SUM: &str = "// v.sum(): the elements of one vector access, added left to right
@@ -872,6 +924,13 @@ impl Printer<'_> {
             }
             Intrinsic::ClusterMax => {
                 format!("tessera_cluster_max({}, tid, THREADS, tessera_cluster_slot)", arg(0, Some(ty))?)
+            }
+            Intrinsic::ClusterSoftmaxScale => {
+                format!(
+                    "tessera_cluster_softmax_scale({}, {}, tid, THREADS, tessera_cluster_slot)",
+                    arg(0, Some(ty))?,
+                    arg(1, Some(ty))?
+                )
             }
             Intrinsic::ClusterRank => "tessera_cluster_rank()".into(),
             Intrinsic::ShflUp => {

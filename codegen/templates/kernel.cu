@@ -29,8 +29,9 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
     tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 {%- endif %}
 {%- if cluster_slot %}
-    // cluster_sum / cluster_max: each block's result, read by the cluster's other blocks
-    __shared__ __align__(8) unsigned char tessera_cluster_slot[8];
+    // cluster_sum / cluster_max / cluster_softmax_scale: each block's result (a pair for the
+    // softmax scale), read by the cluster's other blocks
+    __shared__ __align__(16) unsigned char tessera_cluster_slot[16];
 {%- endif %}
 {%- if let Some(bytes) = dynamic_shared %}
     // {{ bytes }} B of shared buffers, over the 47 KiB they may take statically (48 KiB less

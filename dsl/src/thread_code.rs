@@ -368,6 +368,17 @@ pub enum Intrinsic {
     ClusterSum,
     /// `cluster_max(v)`: the maximum over every thread of the block's cluster.
     ClusterMax,
+    /// `cluster_softmax_scale(m, s)`: a thread whose values x have `s` = Σ exp(x − m) gets
+    /// exp(m − M) / S, M the maximum of the cluster's threads' `m` and S = Σ s·exp(m − M) over
+    /// them — the factor that turns its exp(x − m) into the softmax of all the cluster's values.
+    /// The (maximum, sum) pairs cross the cluster in one exchange, where `cluster_max` then
+    /// `cluster_sum` take two; every thread of the cluster calls it.
+    ///
+    /// ```ignore
+    /// for j in 0..ITEMS { v[j] = exp(v[j] - m); s += v[j]; }
+    /// let scale = cluster_softmax_scale(m, s);   // y[j] = v[j] · scale
+    /// ```
+    ClusterSoftmaxScale,
     /// `cluster_rank()`: the block's rank in its cluster, 0 .. the cluster's blocks − 1.
     ClusterRank,
     /// `__shfl_up_sync(0xffffffff, v, delta)`: lane l gets lane l − delta's value (lanes below
@@ -394,7 +405,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 31] = [
+    pub const ALL: [Intrinsic; 32] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
@@ -415,6 +426,7 @@ impl Intrinsic {
         Self::BlockMax,
         Self::ClusterSum,
         Self::ClusterMax,
+        Self::ClusterSoftmaxScale,
         Self::ClusterRank,
         Self::ShflUp,
         Self::ShflDown,
@@ -451,6 +463,7 @@ impl Intrinsic {
             Self::BlockMax => "block_max",
             Self::ClusterSum => "cluster_sum",
             Self::ClusterMax => "cluster_max",
+            Self::ClusterSoftmaxScale => "cluster_softmax_scale",
             Self::ClusterRank => "cluster_rank",
             Self::ShflUp => "shfl_up",
             Self::ShflDown => "shfl_down",
@@ -496,7 +509,14 @@ impl Intrinsic {
             | Self::Abs
             | Self::Splat => 1,
             Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax | Self::ClusterSum | Self::ClusterMax => 1,
-            Self::Min | Self::Max | Self::Cdiv | Self::ShflUp | Self::ShflDown | Self::ShflXor | Self::Dot => 2,
+            Self::Min
+            | Self::Max
+            | Self::Cdiv
+            | Self::ShflUp
+            | Self::ShflDown
+            | Self::ShflXor
+            | Self::Dot
+            | Self::ClusterSoftmaxScale => 2,
             Self::Fma => 3,
         }
     }
@@ -515,7 +535,7 @@ impl Intrinsic {
     /// Whether every thread of every block of the cluster must call it together (it waits at
     /// the cluster's barrier).
     pub fn is_cluster_collective(self) -> bool {
-        matches!(self, Self::ClusterSum | Self::ClusterMax)
+        matches!(self, Self::ClusterSum | Self::ClusterMax | Self::ClusterSoftmaxScale)
     }
 
     /// Whether it needs the kernel to run in clusters (`cluster = ..`).
@@ -1253,6 +1273,16 @@ impl TypeEnv {
                     return Err(error("`abs` of a u32 is the value itself".into()));
                 }
                 Ok(ty)
+            }
+            ClusterSoftmaxScale => {
+                let (m, s) = self.pair(&args[0], &args[1], wanted)?;
+                if m != s || !matches!(m, ThreadType::F32 | ThreadType::F64) {
+                    return Err(error(format!(
+                        "`cluster_softmax_scale` takes a maximum and a sum of one type, f32 or f64; these are {m} and {s}"
+                    ))
+                    .with_hint("keep the statistics in f32: `cluster_softmax_scale(m as f32, s as f32)`"));
+                }
+                Ok(m)
             }
             Min | Max => {
                 let (l, r) = self.pair(&args[0], &args[1], wanted)?;

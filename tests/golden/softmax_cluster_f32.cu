@@ -2,10 +2,14 @@
 // Edit the Rust function, not this file.
 // Softmax of rows of up to 65536 columns in one kernel, each row read once and written once:
 // a cluster of 8 blocks per row (sm_90's thread-block clusters), block `chunk` holding columns
-// `chunk · 8192 ..` in registers. The row's maximum and sum come from `cluster_max` and
-// `cluster_sum`: each block reduces its own columns, then reads the other blocks' results from
-// their shared memory. A few long rows fill the GPU (16 rows of 65536: 128 blocks), where the
-// chunked kernels need two launches and read the row twice.
+// `chunk · 8192 ..` in registers. Each thread exponentiates its values against its own
+// maximum as soon as they are loaded; `cluster_softmax_scale` then combines the threads'
+// (maximum, sum) pairs — each block's, then the blocks' read from one another's shared memory
+// in one exchange — into the factor that rescales them, so that after the exchange a value
+// takes one multiplication (on an H200 at 16 × 65536: 57% → 72% of the device copy against the
+// maximum, then the exps, then the sum, in two exchanges; `benchmarks/lab/rows/cluster.cu`).
+// A few long rows fill the GPU (16 rows of 65536: 128 blocks), where the chunked kernels need
+// two launches and read the row twice.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
 // stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
@@ -156,60 +160,50 @@ __device__ __forceinline__ unsigned int tessera_cluster_read(const unsigned int*
 }
 #endif  // TESSERA_SIM_H
 
-// cluster_sum(v): every thread of the cluster gets the sum over all its blocks' threads: each
-// block's sum (block_sum), then the blocks' sums read from one another's shared memory and
-// added in rank order, so every block adds the same numbers in the same order
-// (`slot`: the kernel's tessera_cluster_slot, 8 bytes of shared memory)
+// cluster_softmax_scale(m, s): a thread whose values x have s = Σ exp(x − m) gets exp(m − M) / S,
+// M the maximum of every m in the cluster and S = Σ s·exp(m − M) over its threads: what turns
+// the thread's exp(x − m) into the softmax of all the cluster's values. Each block's (maximum,
+// sum) pair, then the pairs read from one another's shared memory and combined in rank order:
+// one exchange, where cluster_max then cluster_sum take two. A thread with no values (m = −∞,
+// s = 0) adds nothing.
+__device__ __forceinline__ float tessera_exp_of(float v) { return expf(v); }
+__device__ __forceinline__ double tessera_exp_of(double v) { return exp(v); }
 template <typename T>
-__device__ __forceinline__ T tessera_cluster_sum(T v, int tid, int threads, void* slot)
+__device__ __forceinline__ T tessera_rescaled(T s, T m, T maximum)
 {
-    T* block_total = static_cast<T*>(slot);
-    v = tessera_block_sum(v, tid, threads);
+    return m == maximum ? s : s * tessera_exp_of(m - maximum);
+}
+template <typename T>
+__device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, void* slot)
+{
+    T* pair = static_cast<T*>(slot);
+    const T block_maximum = tessera_block_max(m, tid, threads);
+    const T block_total = tessera_block_sum(tessera_rescaled(s, m, block_maximum), tid, threads);
     if (tid == 0) {
-        *block_total = v;
+        pair[0] = block_maximum;
+        pair[1] = block_total;
     }
     tessera_cluster_sync();
-    // every block's sum is read before any is added, so the reads are in flight together
-    // (a cluster has at most 8 blocks; the absent ones add 0)
+    // every block's pair is read before any is combined (the reads in flight together)
     const int blocks = tessera_cluster_blocks();
-    T part[8];
+    T maxima[8], totals[8];
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
-        part[rank] = rank < blocks ? tessera_cluster_read(block_total, rank) : T(0);
+        maxima[rank] = rank < blocks ? tessera_cluster_read(pair, rank) : block_maximum;
+        totals[rank] = rank < blocks ? tessera_cluster_read(pair + 1, rank) : T(0);
+    }
+    T maximum = maxima[0];
+#pragma unroll
+    for (int rank = 1; rank < 8; ++rank) {
+        maximum = max(maximum, maxima[rank]);
     }
     T total = T(0);
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
-        total += part[rank];
+        total += tessera_rescaled(totals[rank], maxima[rank], maximum);
     }
     tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
-    return total;
-}
-
-// cluster_max(v): every thread of the cluster gets the maximum over all its blocks' threads
-template <typename T>
-__device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, void* slot)
-{
-    T* block_maximum = static_cast<T*>(slot);
-    v = tessera_block_max(v, tid, threads);
-    if (tid == 0) {
-        *block_maximum = v;
-    }
-    tessera_cluster_sync();
-    // every block's maximum is read before any is compared (the reads in flight together)
-    const int blocks = tessera_cluster_blocks();
-    T part[8];
-#pragma unroll
-    for (int rank = 0; rank < 8; ++rank) {
-        part[rank] = rank < blocks ? tessera_cluster_read(block_maximum, rank) : v;
-    }
-    T maximum = part[0];
-#pragma unroll
-    for (int rank = 1; rank < 8; ++rank) {
-        maximum = max(maximum, part[rank]);
-    }
-    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
-    return maximum;
+    return tessera_rescaled(T(1), m, maximum) / total;
 }
 
 // x_ld, y_ld: the leading dimensions of x and y, elements from one row to the next (the column count when dense)
@@ -223,8 +217,9 @@ softmax_cluster_f32(const float* __restrict__ x, float* __restrict__ y, const in
     const int tid = threadIdx.x;
     tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
     tessera_launch_dependents();    // the next grid may launch once every block of this one is here
-    // cluster_sum / cluster_max: each block's result, read by the cluster's other blocks
-    __shared__ __align__(8) unsigned char tessera_cluster_slot[8];
+    // cluster_sum / cluster_max / cluster_softmax_scale: each block's result (a pair for the
+    // softmax scale), read by the cluster's other blocks
+    __shared__ __align__(16) unsigned char tessera_cluster_slot[16];
 
     // let (chunk, row) = grid(BLOCKS, R);
     const int chunk = blockIdx.x;
@@ -255,15 +250,18 @@ softmax_cluster_f32(const float* __restrict__ x, float* __restrict__ y, const in
             }
         }
     }
-    const float row_max = tessera_cluster_max(m, tid, THREADS, tessera_cluster_slot);
     float s = 0.0f;
     // for j in 0..ITEMS { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        v[j] = expf(v[j] - row_max);
+        if (m > -__int_as_float(0x7f800000)) {
+            v[j] = expf(v[j] - m);
+        } else {
+            v[j] = 0.0f;
+        }
         s += v[j];
     }
-    const float scale = 1.0f / tessera_cluster_sum(s, tid, THREADS, tessera_cluster_slot);
+    const float scale = tessera_cluster_softmax_scale(m, s, tid, THREADS, tessera_cluster_slot);
     // for j in 0..ITEMS / VECTOR { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS / VECTOR; ++j) {

@@ -129,6 +129,145 @@ __global__ void __launch_bounds__(THREADS) softmax_cluster(const float* __restri
         yv[j * THREADS + t] = make_float4(v[4 * j] * scale, v[4 * j + 1] * scale, v[4 * j + 2] * scale, v[4 * j + 3] * scale);
 }
 
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+
+// (max, sum of exp(x − max)) pairs combined: one exp
+__device__ __forceinline__ float2 combine(float2 a, float2 b) {
+    return a.x >= b.x ? make_float2(a.x, a.y + b.y * expf(b.x - a.x)) : make_float2(b.x, b.y + a.y * expf(a.x - b.x));
+}
+
+// One exchange, the exps taken before it and the cluster's exit barrier split around the stores:
+// MODE 4: each loaded float4 exponentiated against its own maximum as it arrives (the chunk's
+//   maximum kept), the thread's pair from its chunks', the block's from a butterfly of pairs;
+//   after the exchange one exp a chunk rescales its four values.
+// MODE 5: the thread's maximum, its values exponentiated against it; the block's maximum and
+//   sum by two block reductions (what tessera's block_max / block_sum give); one exchange of
+//   the blocks' pairs; one exp a thread rescales.
+// MODE 6: MODE 5 with the exit barrier whole (cluster.sync() after the exchange).
+template <int THREADS, int ITEMS, int MODE>
+__global__ void __launch_bounds__(THREADS) softmax_one_exchange(const float* __restrict__ x, float* __restrict__ y, int C) {
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ float scratch[32];
+    __shared__ float2 pair_scratch[32];
+    __shared__ float2 slot;
+    constexpr int CHUNKS = ITEMS / 4;
+    const int blocks = cluster.num_blocks();
+    const int rank = cluster.block_rank();
+    const int row = blockIdx.y;
+    const int t = threadIdx.x;
+    const float4* xv = reinterpret_cast<const float4*>(x + (size_t)row * C) + rank * (THREADS * ITEMS / 4);
+    float4* yv = reinterpret_cast<float4*>(y + (size_t)row * C) + rank * (THREADS * ITEMS / 4);
+    float4 v[CHUNKS];
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) v[j] = xv[j * THREADS + t];
+    float2 block_pair;
+    float chunk_max[CHUNKS];
+    float thread_max = -INFINITY;
+    if (MODE == 4) {
+        float2 mine = make_float2(-INFINITY, 0.0f);
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) {
+            const float m = fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w));
+            chunk_max[j] = m;
+            v[j] = make_float4(expf(v[j].x - m), expf(v[j].y - m), expf(v[j].z - m), expf(v[j].w - m));
+            mine = combine(mine, make_float2(m, (v[j].x + v[j].y) + (v[j].z + v[j].w)));
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2)
+            mine = combine(mine, make_float2(__shfl_xor_sync(0xffffffff, mine.x, o), __shfl_xor_sync(0xffffffff, mine.y, o)));
+        if (t % 32 == 0) pair_scratch[t / 32] = mine;
+        __syncthreads();
+        float2 p = t % 32 < THREADS / 32 ? pair_scratch[t % 32] : make_float2(-INFINITY, 0.0f);
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2)
+            p = combine(p, make_float2(__shfl_xor_sync(0xffffffff, p.x, o), __shfl_xor_sync(0xffffffff, p.y, o)));
+        block_pair = p;
+    } else {
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) thread_max = fmaxf(thread_max, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
+        float s = 0.0f;
+        if (MODE != 8) {
+#pragma unroll
+            for (int j = 0; j < CHUNKS; ++j) {
+                v[j] = make_float4(expf(v[j].x - thread_max), expf(v[j].y - thread_max), expf(v[j].z - thread_max), expf(v[j].w - thread_max));
+                s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+            }
+        }
+        if (MODE < 7) {
+            const float m = block_max<THREADS>(thread_max, scratch);
+            s = block_sum<THREADS>(s * expf(thread_max - m), scratch);
+            block_pair = make_float2(m, s);
+        } else {
+            block_pair = make_float2(thread_max, s);  // the thread's own pair
+        }
+    }
+    if (MODE >= 7) {
+        // what tessera's cluster_max / cluster_sum would do with a slot each and no barrier
+        // after their reads: exps first, then two exchanges of one value each, one barrier
+        // each, and a last one before the blocks leave
+        __shared__ float max_slot, sum_slot;
+        const float m = block_max<THREADS>(thread_max, scratch);
+        if (t == 0) max_slot = m;
+        cluster.sync();
+        float parts[8];
+#pragma unroll
+        for (int r = 0; r < 8; ++r) parts[r] = r < blocks ? *cluster.map_shared_rank(&max_slot, r) : m;
+        float row_max = parts[0];
+#pragma unroll
+        for (int r = 1; r < 8; ++r) row_max = fmaxf(row_max, parts[r]);
+        if (MODE == 8) {
+            // MODE 8: the exps after the maximum, as tessera's kernel takes them today
+            float own = 0.0f;
+#pragma unroll
+            for (int j = 0; j < CHUNKS; ++j) {
+                v[j] = make_float4(expf(v[j].x - row_max), expf(v[j].y - row_max), expf(v[j].z - row_max), expf(v[j].w - row_max));
+                own += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+            }
+            block_pair.y = own;
+            thread_max = row_max;
+        }
+        const float shifted = block_sum<THREADS>(block_pair.y * expf(thread_max - row_max), scratch);
+        if (t == 0) sum_slot = shifted;
+        cluster.sync();
+#pragma unroll
+        for (int r = 0; r < 8; ++r) parts[r] = r < blocks ? *cluster.map_shared_rank(&sum_slot, r) : 0.0f;
+        float total = 0.0f;
+#pragma unroll
+        for (int r = 0; r < 8; ++r) total += parts[r];
+        const float scale = expf(thread_max - row_max) / total;
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) yv[j * THREADS + t] = make_float4(v[j].x * scale, v[j].y * scale, v[j].z * scale, v[j].w * scale);
+        cluster.sync();
+        return;
+    }
+    if (t == 0) slot = block_pair;
+    cluster.sync();
+    float2 pairs[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r) pairs[r] = r < blocks ? *cluster.map_shared_rank(&slot, r) : make_float2(-INFINITY, 0.0f);
+    if (MODE == 6) cluster.sync(); else cluster_arrive();
+    float row_max = -INFINITY;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) row_max = fmaxf(row_max, pairs[r].x);
+    float total = 0.0f;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) total += pairs[r].y * expf(pairs[r].x - row_max);
+    const float inverse = 1.0f / total;
+    if (MODE == 4) {
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) {
+            const float scale = expf(chunk_max[j] - row_max) * inverse;
+            yv[j * THREADS + t] = make_float4(v[j].x * scale, v[j].y * scale, v[j].z * scale, v[j].w * scale);
+        }
+    } else {
+        const float scale = expf(thread_max - row_max) * inverse;
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) yv[j * THREADS + t] = make_float4(v[j].x * scale, v[j].y * scale, v[j].z * scale, v[j].w * scale);
+    }
+    if (MODE != 6) cluster_wait();
+}
+
 __global__ void read_all(const float4* p, size_t n, float* sink) {
     float s = 0.0f;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -164,9 +303,9 @@ float median_us(F op, int reps) {
     return t[t.size() / 2];
 }
 
-template <int THREADS, int ITEMS, int MODE>
+template <int THREADS, int ITEMS, int MODE, bool ONE_EXCHANGE = false>
 void run(const char* name, int clusters_blocks, const float* x, float* y, int R, int C, const std::vector<float>& hx, float copy_us, int reps) {
-    auto kernel = softmax_cluster<THREADS, ITEMS, MODE>;
+    auto kernel = ONE_EXCHANGE ? softmax_one_exchange<THREADS, ITEMS, MODE> : softmax_cluster<THREADS, ITEMS, MODE>;
     if (clusters_blocks > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(clusters_blocks, R, 1);
@@ -239,6 +378,15 @@ int main(int argc, char** argv) {
     run<256, 32, 0>("8 x 256 x 32, max then sum (as tessera)", 8, x, y, R, C, hx, copy, reps);
     run<256, 32, 1>("8 x 256 x 32, one (max, sum) exchange", 8, x, y, R, C, hx, copy, reps);
     run<256, 32, 2>("8 x 256 x 32, one exchange, thread pairs", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 4, true>("8 x 256 x 32, exps first by float4, pair butterfly", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 5, true>("8 x 256 x 32, exps first, block max + block sum", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 6, true>("  the same, exit barrier not split", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 7, true>("8 x 256 x 32, exps first, cluster max, cluster sum", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 8, true>("8 x 256 x 32, cluster max, exps, cluster sum", 8, x, y, R, C, hx, copy, reps);
+    run<512, 16, 4, true>("8 x 512 x 16, exps first by float4, pair butterfly", 8, x, y, R, C, hx, copy, reps);
+    run<512, 16, 5, true>("8 x 512 x 16, exps first, block max + block sum", 8, x, y, R, C, hx, copy, reps);
+    run<512, 16, 7, true>("8 x 512 x 16, exps first, cluster max, cluster sum", 8, x, y, R, C, hx, copy, reps);
+    run<128, 64, 4, true>("8 x 128 x 64, exps first by float4, pair butterfly", 8, x, y, R, C, hx, copy, reps);
     run<512, 16, 1>("8 x 512 x 16, one exchange", 8, x, y, R, C, hx, copy, reps);
     run<1024, 8, 1>("8 x 1024 x 8, one exchange", 8, x, y, R, C, hx, copy, reps);
     run<256, 16, 1>("16 x 256 x 16, one exchange (non-portable)", 16, x, y, R, C, hx, copy, reps);
