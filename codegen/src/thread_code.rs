@@ -219,39 +219,50 @@ const CLUSTER_SOFTMAX_SCALE: &str =
 // s = 0) adds nothing.
 __device__ __forceinline__ float tessera_exp_of(float v) { return expf(v); }
 __device__ __forceinline__ double tessera_exp_of(double v) { return exp(v); }
+// s·exp(m − maximum); 1·s where m is the maximum (also where both are −∞, whose difference is
+// NaN) — chosen in the exponent, so that the exps take no branch and issue together
 template <typename T>
 __device__ __forceinline__ T tessera_rescaled(T s, T m, T maximum)
 {
-    return m == maximum ? s : s * tessera_exp_of(m - maximum);
+    return s * tessera_exp_of(m == maximum ? T(0) : m - maximum);
 }
+// (maximum, sum) in one access of 8 or 16 bytes
+template <typename T> struct tessera_pair_of;
+template <> struct tessera_pair_of<float> { using type = float2; };
+template <> struct tessera_pair_of<double> { using type = double2; };
 template <typename T>
 __device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, void* slot)
 {
-    T* pair = static_cast<T*>(slot);
+    using Pair = typename tessera_pair_of<T>::type;
+    Pair* pair = static_cast<Pair*>(slot);
     const T block_maximum = tessera_block_max(m, tid, threads);
     const T block_total = tessera_block_sum(tessera_rescaled(s, m, block_maximum), tid, threads);
     if (tid == 0) {
-        pair[0] = block_maximum;
-        pair[1] = block_total;
+        pair->x = block_maximum;
+        pair->y = block_total;
     }
     tessera_cluster_sync();
     // every block's pair is read before any is combined (the reads in flight together)
     const int blocks = tessera_cluster_blocks();
-    T maxima[8], totals[8];
+    Pair pairs[8];
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
-        maxima[rank] = rank < blocks ? tessera_cluster_read(pair, rank) : block_maximum;
-        totals[rank] = rank < blocks ? tessera_cluster_read(pair + 1, rank) : T(0);
+        if (rank < blocks) {
+            pairs[rank] = tessera_cluster_read(pair, rank);
+        } else {
+            pairs[rank].x = block_maximum;
+            pairs[rank].y = T(0);
+        }
     }
-    T maximum = maxima[0];
+    T maximum = pairs[0].x;
 #pragma unroll
     for (int rank = 1; rank < 8; ++rank) {
-        maximum = max(maximum, maxima[rank]);
+        maximum = max(maximum, pairs[rank].x);
     }
     T total = T(0);
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
-        total += tessera_rescaled(totals[rank], maxima[rank], maximum);
+        total += tessera_rescaled(pairs[rank].y, pairs[rank].x, maximum);
     }
     tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return tessera_rescaled(T(1), m, maximum) / total;

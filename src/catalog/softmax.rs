@@ -283,48 +283,74 @@ pub fn softmax_cluster_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
     // the grid's x is the cluster: BLOCKS blocks per row, whatever the row's length
     let (chunk, row) = grid(BLOCKS, R);
     let first = chunk * (THREADS * ITEMS / VECTOR);
+    // every load issued before any value is used (one block an SM has no other warps to hide
+    // a wait): no test per vector where all the block's columns are in the row, and the maximum
+    // taken after the loads — inside their loop, each vector was waited for before the next
     let mut v = [-f32::INFINITY; ITEMS];
-    let mut m = -f32::INFINITY;
-    for j in 0..ITEMS / VECTOR {
-        let i = first + j * THREADS + thread_index();
-        if (i + 1) * VECTOR <= C {
-            let w = x.vector([row, i]);
+    if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C {
+        for j in 0..ITEMS / VECTOR {
+            let w = x.vector([row, first + j * THREADS + thread_index()]);
             for k in 0..VECTOR {
                 v[j * VECTOR + k] = w[k];
-                m = max(m, w[k]);
             }
-        } else {
-            for k in 0..VECTOR {
-                if i * VECTOR + k < C {
-                    v[j * VECTOR + k] = x[[row, i * VECTOR + k]];
-                    m = max(m, v[j * VECTOR + k]);
+        }
+    } else {
+        for j in 0..ITEMS / VECTOR {
+            let i = first + j * THREADS + thread_index();
+            if (i + 1) * VECTOR <= C {
+                let w = x.vector([row, i]);
+                for k in 0..VECTOR {
+                    v[j * VECTOR + k] = w[k];
+                }
+            } else {
+                for k in 0..VECTOR {
+                    if i * VECTOR + k < C {
+                        v[j * VECTOR + k] = x[[row, i * VECTOR + k]];
+                    }
                 }
             }
         }
     }
-    // a thread whose values are all −∞ (or past the row's end) holds zeros, its sum 0
-    let mut s = 0.0f32;
+    let mut m = -f32::INFINITY;
     for j in 0..ITEMS {
-        if m > -f32::INFINITY {
+        m = max(m, v[j]);
+    }
+    // a thread whose values are all −∞ (or past the row's end) holds zeros, its sum 0 (the test
+    // outside the loops: inside, each exp is a branch of its own and the 32 run one by one)
+    let mut s = 0.0f32;
+    if m > -f32::INFINITY {
+        for j in 0..ITEMS {
             v[j] = exp(v[j] - m);
-        } else {
+            s += v[j];
+        }
+    } else {
+        for j in 0..ITEMS {
             v[j] = 0.0;
         }
-        s += v[j];
     }
     let scale = cluster_softmax_scale(m, s);
-    for j in 0..ITEMS / VECTOR {
-        let i = first + j * THREADS + thread_index();
-        if (i + 1) * VECTOR <= C {
+    if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C {
+        for j in 0..ITEMS / VECTOR {
             let mut w = vector(0.0f32);
             for k in 0..VECTOR {
                 w[k] = v[j * VECTOR + k] * scale;
             }
-            y.vector([row, i]) = w;
-        } else {
-            for k in 0..VECTOR {
-                if i * VECTOR + k < C {
-                    y[[row, i * VECTOR + k]] = v[j * VECTOR + k] * scale;
+            y.vector([row, first + j * THREADS + thread_index()]) = w;
+        }
+    } else {
+        for j in 0..ITEMS / VECTOR {
+            let i = first + j * THREADS + thread_index();
+            if (i + 1) * VECTOR <= C {
+                let mut w = vector(0.0f32);
+                for k in 0..VECTOR {
+                    w[k] = v[j * VECTOR + k] * scale;
+                }
+                y.vector([row, i]) = w;
+            } else {
+                for k in 0..VECTOR {
+                    if i * VECTOR + k < C {
+                        y[[row, i * VECTOR + k]] = v[j * VECTOR + k] * scale;
+                    }
                 }
             }
         }

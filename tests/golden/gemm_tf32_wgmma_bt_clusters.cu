@@ -444,6 +444,20 @@ __device__ __forceinline__ int tessera_cluster_read(const int* local, int rank)
     return value;
 }
 
+__device__ __forceinline__ float2 tessera_cluster_read(const float2* local, int rank)
+{
+    float2 value;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];"
+                 : "=f"(value.x), "=f"(value.y) : "r"(tessera_cluster_address(local, rank)) : "memory");
+    return value;
+}
+__device__ __forceinline__ double2 tessera_cluster_read(const double2* local, int rank)
+{
+    double2 value;
+    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];"
+                 : "=d"(value.x), "=d"(value.y) : "r"(tessera_cluster_address(local, rank)) : "memory");
+    return value;
+}
 __device__ __forceinline__ unsigned int tessera_cluster_read(const unsigned int* local, int rank)
 {
     unsigned int value;

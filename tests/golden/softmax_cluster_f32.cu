@@ -152,6 +152,20 @@ __device__ __forceinline__ int tessera_cluster_read(const int* local, int rank)
     return value;
 }
 
+__device__ __forceinline__ float2 tessera_cluster_read(const float2* local, int rank)
+{
+    float2 value;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];"
+                 : "=f"(value.x), "=f"(value.y) : "r"(tessera_cluster_address(local, rank)) : "memory");
+    return value;
+}
+__device__ __forceinline__ double2 tessera_cluster_read(const double2* local, int rank)
+{
+    double2 value;
+    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];"
+                 : "=d"(value.x), "=d"(value.y) : "r"(tessera_cluster_address(local, rank)) : "memory");
+    return value;
+}
 __device__ __forceinline__ unsigned int tessera_cluster_read(const unsigned int* local, int rank)
 {
     unsigned int value;
@@ -168,39 +182,50 @@ __device__ __forceinline__ unsigned int tessera_cluster_read(const unsigned int*
 // s = 0) adds nothing.
 __device__ __forceinline__ float tessera_exp_of(float v) { return expf(v); }
 __device__ __forceinline__ double tessera_exp_of(double v) { return exp(v); }
+// s·exp(m − maximum); 1·s where m is the maximum (also where both are −∞, whose difference is
+// NaN) — chosen in the exponent, so that the exps take no branch and issue together
 template <typename T>
 __device__ __forceinline__ T tessera_rescaled(T s, T m, T maximum)
 {
-    return m == maximum ? s : s * tessera_exp_of(m - maximum);
+    return s * tessera_exp_of(m == maximum ? T(0) : m - maximum);
 }
+// (maximum, sum) in one access of 8 or 16 bytes
+template <typename T> struct tessera_pair_of;
+template <> struct tessera_pair_of<float> { using type = float2; };
+template <> struct tessera_pair_of<double> { using type = double2; };
 template <typename T>
 __device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, void* slot)
 {
-    T* pair = static_cast<T*>(slot);
+    using Pair = typename tessera_pair_of<T>::type;
+    Pair* pair = static_cast<Pair*>(slot);
     const T block_maximum = tessera_block_max(m, tid, threads);
     const T block_total = tessera_block_sum(tessera_rescaled(s, m, block_maximum), tid, threads);
     if (tid == 0) {
-        pair[0] = block_maximum;
-        pair[1] = block_total;
+        pair->x = block_maximum;
+        pair->y = block_total;
     }
     tessera_cluster_sync();
     // every block's pair is read before any is combined (the reads in flight together)
     const int blocks = tessera_cluster_blocks();
-    T maxima[8], totals[8];
+    Pair pairs[8];
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
-        maxima[rank] = rank < blocks ? tessera_cluster_read(pair, rank) : block_maximum;
-        totals[rank] = rank < blocks ? tessera_cluster_read(pair + 1, rank) : T(0);
+        if (rank < blocks) {
+            pairs[rank] = tessera_cluster_read(pair, rank);
+        } else {
+            pairs[rank].x = block_maximum;
+            pairs[rank].y = T(0);
+        }
     }
-    T maximum = maxima[0];
+    T maximum = pairs[0].x;
 #pragma unroll
     for (int rank = 1; rank < 8; ++rank) {
-        maximum = max(maximum, maxima[rank]);
+        maximum = max(maximum, pairs[rank].x);
     }
     T total = T(0);
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
-        total += tessera_rescaled(totals[rank], maxima[rank], maximum);
+        total += tessera_rescaled(pairs[rank].y, pairs[rank].x, maximum);
     }
     tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return tessera_rescaled(T(1), m, maximum) / total;
@@ -228,56 +253,85 @@ softmax_cluster_f32(const float* __restrict__ x, float* __restrict__ y, const in
     float v[ITEMS];  // [-f32::INFINITY; ITEMS]: registers, as loops over it unroll
     #pragma unroll
     for (int tessera_i = 0; tessera_i < ITEMS; ++tessera_i) { v[tessera_i] = -__int_as_float(0x7f800000); }
-    float m = -__int_as_float(0x7f800000);
-    // for j in 0..ITEMS / VECTOR { .. }
-    #pragma unroll
-    for (int j = 0; j < ITEMS / VECTOR; ++j) {
-        const int i = first + j * THREADS + tid;
-        if ((i + 1) * VECTOR <= C) {
-            const float4 w = reinterpret_cast<const float4*>(x + row * x_ld)[i];
+    // if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C { .. } else { .. }
+    if ((first + THREADS * ITEMS / VECTOR) * VECTOR <= C) {
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            const float4 w = reinterpret_cast<const float4*>(x + row * x_ld)[first + j * THREADS + tid];
             #pragma unroll
             for (int k = 0; k < VECTOR; ++k) {
                 v[j * VECTOR + k] = reinterpret_cast<const float*>(&w)[k];
-                m = fmaxf(m, reinterpret_cast<const float*>(&w)[k]);
             }
-        } else {
-            #pragma unroll
-            for (int k = 0; k < VECTOR; ++k) {
-                if (i * VECTOR + k < C) {
-                    v[j * VECTOR + k] = x[row * x_ld + (i * VECTOR + k)];
-                    m = fmaxf(m, v[j * VECTOR + k]);
+        }
+    } else {
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            const int i = first + j * THREADS + tid;
+            if ((i + 1) * VECTOR <= C) {
+                const float4 w = reinterpret_cast<const float4*>(x + row * x_ld)[i];
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    v[j * VECTOR + k] = reinterpret_cast<const float*>(&w)[k];
+                }
+            } else {
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    if (i * VECTOR + k < C) {
+                        v[j * VECTOR + k] = x[row * x_ld + (i * VECTOR + k)];
+                    }
                 }
             }
         }
     }
-    float s = 0.0f;
+    float m = -__int_as_float(0x7f800000);
     // for j in 0..ITEMS { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        if (m > -__int_as_float(0x7f800000)) {
+        m = fmaxf(m, v[j]);
+    }
+    float s = 0.0f;
+    // if m > -f32::INFINITY { .. } else { .. }
+    if (m > -__int_as_float(0x7f800000)) {
+        #pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
             v[j] = expf(v[j] - m);
-        } else {
+            s += v[j];
+        }
+    } else {
+        #pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
             v[j] = 0.0f;
         }
-        s += v[j];
     }
     const float scale = tessera_cluster_softmax_scale(m, s, tid, THREADS, tessera_cluster_slot);
-    // for j in 0..ITEMS / VECTOR { .. }
-    #pragma unroll
-    for (int j = 0; j < ITEMS / VECTOR; ++j) {
-        const int i = first + j * THREADS + tid;
-        if ((i + 1) * VECTOR <= C) {
+    // if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C { .. } else { .. }
+    if ((first + THREADS * ITEMS / VECTOR) * VECTOR <= C) {
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
             float4 w = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             #pragma unroll
             for (int k = 0; k < VECTOR; ++k) {
                 reinterpret_cast<float*>(&w)[k] = v[j * VECTOR + k] * scale;
             }
-            reinterpret_cast<float4*>(y + row * y_ld)[i] = w;
-        } else {
-            #pragma unroll
-            for (int k = 0; k < VECTOR; ++k) {
-                if (i * VECTOR + k < C) {
-                    y[row * y_ld + (i * VECTOR + k)] = v[j * VECTOR + k] * scale;
+            reinterpret_cast<float4*>(y + row * y_ld)[first + j * THREADS + tid] = w;
+        }
+    } else {
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            const int i = first + j * THREADS + tid;
+            if ((i + 1) * VECTOR <= C) {
+                float4 w = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    reinterpret_cast<float*>(&w)[k] = v[j * VECTOR + k] * scale;
+                }
+                reinterpret_cast<float4*>(y + row * y_ld)[i] = w;
+            } else {
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    if (i * VECTOR + k < C) {
+                        y[row * y_ld + (i * VECTOR + k)] = v[j * VECTOR + k] * scale;
+                    }
                 }
             }
         }
