@@ -29,8 +29,8 @@ struct KernelSource<'a> {
     /// `cluster = ..`: the blocks of a cluster along x, y, z (`__cluster_dims__`).
     cluster: Option<[u32; 3]>,
     /// Whether the thread code reduces across the cluster (`cluster_sum`, `cluster_max`,
-    /// `cluster_softmax_scale`): their
-    /// shared slot is declared in the kernel, where the simulator keeps one per block.
+    /// `cluster_softmax_scale`): their exchange's slots and mbarriers are declared in the kernel,
+    /// where the simulator keeps them per block.
     cluster_slot: bool,
     /// The kernel waits for the grid before it (a programmatic dependent launch).
     waits_for_prior_grid: bool,

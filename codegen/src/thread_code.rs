@@ -35,15 +35,32 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 ThreadExprKind::Call { function: Intrinsic::WarpMax, .. } => used.push(WARP_MAX),
                 ThreadExprKind::Call { function: Intrinsic::BlockSum, .. } => used.extend([WARP_SUM, BLOCK_SUM]),
                 ThreadExprKind::Call { function: Intrinsic::BlockMax, .. } => used.extend([WARP_MAX, BLOCK_MAX]),
-                ThreadExprKind::Call { function: Intrinsic::ClusterSum, .. } => {
-                    used.extend([WARP_SUM, BLOCK_SUM, CLUSTER, CLUSTER_SUM])
-                }
-                ThreadExprKind::Call { function: Intrinsic::ClusterMax, .. } => {
-                    used.extend([WARP_MAX, BLOCK_MAX, CLUSTER, CLUSTER_MAX])
-                }
-                ThreadExprKind::Call { function: Intrinsic::ClusterSoftmaxScale, .. } => {
-                    used.extend([WARP_SUM, WARP_MAX, BLOCK_SUM, BLOCK_MAX, CLUSTER, CLUSTER_SOFTMAX_SCALE])
-                }
+                ThreadExprKind::Call { function: Intrinsic::ClusterSum, .. } => used.extend([
+                    WARP_SUM,
+                    BLOCK_SUM,
+                    CLUSTER,
+                    CLUSTER_EXCHANGE_PRIMITIVES,
+                    CLUSTER_EXCHANGE,
+                    CLUSTER_SUM,
+                ]),
+                ThreadExprKind::Call { function: Intrinsic::ClusterMax, .. } => used.extend([
+                    WARP_MAX,
+                    BLOCK_MAX,
+                    CLUSTER,
+                    CLUSTER_EXCHANGE_PRIMITIVES,
+                    CLUSTER_EXCHANGE,
+                    CLUSTER_MAX,
+                ]),
+                ThreadExprKind::Call { function: Intrinsic::ClusterSoftmaxScale, .. } => used.extend([
+                    WARP_SUM,
+                    WARP_MAX,
+                    BLOCK_SUM,
+                    BLOCK_MAX,
+                    CLUSTER,
+                    CLUSTER_EXCHANGE_PRIMITIVES,
+                    CLUSTER_EXCHANGE,
+                    CLUSTER_SOFTMAX_SCALE,
+                ]),
                 ThreadExprKind::Call { function: Intrinsic::ClusterRank, .. } => used.push(CLUSTER),
                 ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
                 // one-element accesses at VECTOR 1 need no helper
@@ -69,6 +86,8 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         BLOCK_SUM,
         BLOCK_MAX,
         CLUSTER,
+        CLUSTER_EXCHANGE_PRIMITIVES,
+        CLUSTER_EXCHANGE,
         CLUSTER_SUM,
         CLUSTER_MAX,
         CLUSTER_SOFTMAX_SCALE,
@@ -153,60 +172,76 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
 
 const CLUSTER: &str = include_str!("../templates/cluster_helpers.cu").trim_ascii_end();
 
-const CLUSTER_SUM: &str =
-    "// cluster_sum(v): every thread of the cluster gets the sum over all its blocks' threads: each
-// block's sum (block_sum), then the blocks' sums read from one another's shared memory and
-// added in rank order, so every block adds the same numbers in the same order
-// (`slot`: the kernel's tessera_cluster_slot, 8 bytes of shared memory)
-template <typename T>
-__device__ __forceinline__ T tessera_cluster_sum(T v, int tid, int threads, void* slot)
+/// What a cluster reduction takes beside its value: the kernel's exchange slots, mbarriers and count
+/// (declared in kernel.cu).
+const CLUSTER_STATE: &str = "tessera_cluster_slots, tessera_cluster_full, tessera_cluster_exchanges";
+
+const CLUSTER_EXCHANGE_PRIMITIVES: &str = include_str!("../templates/cluster_exchange_helpers.cu").trim_ascii_end();
+
+const CLUSTER_EXCHANGE: &str =
+    "// The cluster's blocks exchange one value each (V: a number, or a (maximum, sum) pair): thread
+// r pushes this block's `value` into block r's slot for this block's rank, counted on block r's
+// mbarrier; then every thread waits on its own block's mbarrier and takes the values from its own
+// shared memory, in rank order (`absent` for ranks past the cluster's blocks). The kernel's two
+// sets of slots (16 bytes each) and mbarriers are used in turn: a block pushes into a set again
+// only after every block has pushed into the other, which each does after reading this one (the
+// block reduction before each exchange has a barrier between). The first exchange waits for the
+// cluster barrier the kernel arrived at as it started, once its mbarriers were initialised.
+template <typename V>
+__device__ __forceinline__ void tessera_cluster_exchange(V value, V absent, V (&values)[8], int tid, int threads,
+                                                         unsigned char* slots, tessera_mbarrier* full, int& exchanges)
 {
-    T* block_total = static_cast<T*>(slot);
-    v = tessera_block_sum(v, tid, threads);
-    if (tid == 0) {
-        *block_total = v;
-    }
-    tessera_cluster_sync();
-    // every block's sum is read before any is added, so the reads are in flight together
-    // (a cluster has at most 8 blocks; the absent ones add 0)
     const int blocks = tessera_cluster_blocks();
-    T part[8];
+    const int set = exchanges % 2;
+    unsigned char* own = slots + set * 8 * 16;
+    if (exchanges == 0) {
+        tessera_cluster_wait();
+    }
+    if (tid == 0) {
+        tessera_cluster_exchange_expect(&full[set], blocks * static_cast<unsigned>(sizeof(V)));
+    }
+    for (int rank = tid; rank < blocks; rank += threads) {
+        tessera_cluster_push(reinterpret_cast<V*>(own + tessera_cluster_rank() * 16), value, &full[set], rank);
+    }
+    tessera_cluster_exchange_wait(&full[set], (exchanges / 2) % 2);
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
-        part[rank] = rank < blocks ? tessera_cluster_read(block_total, rank) : T(0);
+        values[rank] = rank < blocks ? *reinterpret_cast<const V*>(own + rank * 16) : absent;
     }
+    ++exchanges;
+}";
+
+const CLUSTER_SUM: &str =
+    "// cluster_sum(v): every thread of the cluster gets the sum over all its blocks' threads: each
+// block's sum (block_sum), exchanged, added in rank order, so every block adds the same numbers
+// in the same order
+template <typename T>
+__device__ __forceinline__ T tessera_cluster_sum(T v, int tid, int threads, unsigned char* slots,
+                                                 tessera_mbarrier* full, int& exchanges)
+{
+    T part[8];
+    tessera_cluster_exchange(tessera_block_sum(v, tid, threads), T(0), part, tid, threads, slots, full, exchanges);
     T total = T(0);
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
         total += part[rank];
     }
-    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return total;
 }";
 
 const CLUSTER_MAX: &str = "// cluster_max(v): every thread of the cluster gets the maximum over all its blocks' threads
 template <typename T>
-__device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, void* slot)
+__device__ __forceinline__ T tessera_cluster_max(T v, int tid, int threads, unsigned char* slots,
+                                                 tessera_mbarrier* full, int& exchanges)
 {
-    T* block_maximum = static_cast<T*>(slot);
-    v = tessera_block_max(v, tid, threads);
-    if (tid == 0) {
-        *block_maximum = v;
-    }
-    tessera_cluster_sync();
-    // every block's maximum is read before any is compared (the reads in flight together)
-    const int blocks = tessera_cluster_blocks();
+    const T block_maximum = tessera_block_max(v, tid, threads);
     T part[8];
-#pragma unroll
-    for (int rank = 0; rank < 8; ++rank) {
-        part[rank] = rank < blocks ? tessera_cluster_read(block_maximum, rank) : v;
-    }
+    tessera_cluster_exchange(block_maximum, block_maximum, part, tid, threads, slots, full, exchanges);
     T maximum = part[0];
 #pragma unroll
     for (int rank = 1; rank < 8; ++rank) {
         maximum = max(maximum, part[rank]);
     }
-    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return maximum;
 }";
 
@@ -214,9 +249,8 @@ const CLUSTER_SOFTMAX_SCALE: &str =
     "// cluster_softmax_scale(m, s): a thread whose values x have s = Σ exp(x − m) gets exp(m − M) / S,
 // M the maximum of every m in the cluster and S = Σ s·exp(m − M) over its threads: what turns
 // the thread's exp(x − m) into the softmax of all the cluster's values. Each block's (maximum,
-// sum) pair, then the pairs read from one another's shared memory and combined in rank order:
-// one exchange, where cluster_max then cluster_sum take two. A thread with no values (m = −∞,
-// s = 0) adds nothing.
+// sum) pair, exchanged in one access and combined in rank order: one exchange, where cluster_max
+// then cluster_sum take two. A thread with no values (m = −∞, s = 0) adds nothing.
 __device__ __forceinline__ float tessera_exp_of(float v) { return expf(v); }
 __device__ __forceinline__ double tessera_exp_of(double v) { return exp(v); }
 // s·exp(m − maximum); 1·s where m is the maximum (also where both are −∞, whose difference is
@@ -226,34 +260,20 @@ __device__ __forceinline__ T tessera_rescaled(T s, T m, T maximum)
 {
     return s * tessera_exp_of(m == maximum ? T(0) : m - maximum);
 }
-// (maximum, sum) in one access of 8 or 16 bytes
 template <typename T> struct tessera_pair_of;
 template <> struct tessera_pair_of<float> { using type = float2; };
 template <> struct tessera_pair_of<double> { using type = double2; };
 template <typename T>
-__device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, void* slot)
+__device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, unsigned char* slots,
+                                                           tessera_mbarrier* full, int& exchanges)
 {
     using Pair = typename tessera_pair_of<T>::type;
-    Pair* pair = static_cast<Pair*>(slot);
-    const T block_maximum = tessera_block_max(m, tid, threads);
-    const T block_total = tessera_block_sum(tessera_rescaled(s, m, block_maximum), tid, threads);
-    if (tid == 0) {
-        pair->x = block_maximum;
-        pair->y = block_total;
-    }
-    tessera_cluster_sync();
-    // every block's pair is read before any is combined (the reads in flight together)
-    const int blocks = tessera_cluster_blocks();
-    Pair pairs[8];
-#pragma unroll
-    for (int rank = 0; rank < 8; ++rank) {
-        if (rank < blocks) {
-            pairs[rank] = tessera_cluster_read(pair, rank);
-        } else {
-            pairs[rank].x = block_maximum;
-            pairs[rank].y = T(0);
-        }
-    }
+    Pair block_pair, absent, pairs[8];
+    block_pair.x = tessera_block_max(m, tid, threads);
+    block_pair.y = tessera_block_sum(tessera_rescaled(s, m, block_pair.x), tid, threads);
+    absent.x = block_pair.x;
+    absent.y = T(0);
+    tessera_cluster_exchange(block_pair, absent, pairs, tid, threads, slots, full, exchanges);
     T maximum = pairs[0].x;
 #pragma unroll
     for (int rank = 1; rank < 8; ++rank) {
@@ -264,7 +284,6 @@ __device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, in
     for (int rank = 0; rank < 8; ++rank) {
         total += tessera_rescaled(pairs[rank].y, pairs[rank].x, maximum);
     }
-    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return tessera_rescaled(T(1), m, maximum) / total;
 }";
 
@@ -931,14 +950,14 @@ impl Printer<'_> {
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::ClusterSum => {
-                format!("tessera_cluster_sum({}, tid, THREADS, tessera_cluster_slot)", arg(0, Some(ty))?)
+                format!("tessera_cluster_sum({}, tid, THREADS, {CLUSTER_STATE})", arg(0, Some(ty))?)
             }
             Intrinsic::ClusterMax => {
-                format!("tessera_cluster_max({}, tid, THREADS, tessera_cluster_slot)", arg(0, Some(ty))?)
+                format!("tessera_cluster_max({}, tid, THREADS, {CLUSTER_STATE})", arg(0, Some(ty))?)
             }
             Intrinsic::ClusterSoftmaxScale => {
                 format!(
-                    "tessera_cluster_softmax_scale({}, {}, tid, THREADS, tessera_cluster_slot)",
+                    "tessera_cluster_softmax_scale({}, {}, tid, THREADS, {CLUSTER_STATE})",
                     arg(0, Some(ty))?,
                     arg(1, Some(ty))?
                 )

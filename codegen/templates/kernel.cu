@@ -29,9 +29,16 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
     tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 {%- endif %}
 {%- if cluster_slot %}
-    // cluster_sum / cluster_max / cluster_softmax_scale: each block's result (a pair for the
-    // softmax scale), read by the cluster's other blocks
-    __shared__ __align__(16) unsigned char tessera_cluster_slot[16];
+    // cluster_sum / cluster_max / cluster_softmax_scale: every block pushes its result (a pair
+    // for the softmax scale) into a 16-byte slot of each block's, counted on that block's
+    // mbarrier — two sets of 8 slots and two mbarriers, used in turn
+    __shared__ __align__(16) unsigned char tessera_cluster_slots[2 * 8 * 16];
+    __shared__ __align__(8) tessera_mbarrier tessera_cluster_full[2];
+    int tessera_cluster_exchanges = 0;
+    if (tid == 0) {
+        tessera_cluster_exchange_init(tessera_cluster_full);
+    }
+    tessera_cluster_arrive();  // the first exchange waits: then every block's mbarriers are initialised
 {%- endif %}
 {%- if let Some(bytes) = dynamic_shared %}
     // {{ bytes }} B of shared buffers, over the 47 KiB they may take statically (48 KiB less

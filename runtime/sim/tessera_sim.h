@@ -2373,6 +2373,31 @@ inline T tessera_cluster_read(const T* local, int rank) {
     return value;
 }
 
+// The cluster reductions' exchange (codegen's cluster_exchange_helpers.cu): st.async pushes into
+// another block's shared memory — the copy it left when its turn ended — counted on its mbarrier
+// there, which a block that waits for it stalls on until the pushing blocks have had their turns.
+// The cluster barrier's two halves: the arrival as the kernel starts changes nothing here, the
+// wait is the whole barrier (every block's mbarriers are initialised by then on the GPU too).
+inline void tessera_cluster_exchange_init(tessera_mbarrier* full) {
+    tessera_mbarrier_init(&full[0], 1);
+    tessera_mbarrier_init(&full[1], 1);
+}
+inline void tessera_cluster_arrive() {}
+inline void tessera_cluster_wait() { tessera_cluster_sync(); }
+inline void tessera_cluster_exchange_expect(tessera_mbarrier* bar, unsigned bytes) {
+    tessera_mbarrier_expect_bytes(bar, bytes);
+}
+inline void tessera_cluster_exchange_wait(tessera_mbarrier* bar, int parity) { tessera_mbarrier_wait(bar, parity); }
+template <class T>
+inline void tessera_cluster_push(T* slot, T value, tessera_mbarrier* bar, int rank) {
+    uint8_t* there = tessera_sim::in_rank(slot, static_cast<uint32_t>(rank), sizeof(T), "a cluster push");
+    memcpy(there, &value, sizeof(T));
+    tessera_mbarrier* counted = reinterpret_cast<tessera_mbarrier*>(
+        tessera_sim::in_rank(bar, static_cast<uint32_t>(rank), sizeof(tessera_mbarrier), "a cluster push's mbarrier"));
+    counted->transaction_bytes -= static_cast<int64_t>(sizeof(T));
+    tessera_mbarrier_complete_if_done(counted);
+}
+
 template <class T>
 inline unsigned int __match_any_sync(unsigned int mask, T value) {
     tessera_sim::warp_exchange(mask, tessera_sim::to_bits(value));

@@ -272,10 +272,11 @@ pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
 /// a cluster of 8 blocks per row (sm_90's thread-block clusters), block `chunk` holding columns
 /// `chunk · 8192 ..` in registers. Each thread exponentiates its values against its own
 /// maximum as soon as they are loaded; `cluster_softmax_scale` then combines the threads'
-/// (maximum, sum) pairs — each block's, then the blocks' read from one another's shared memory
-/// in one exchange — into the factor that rescales them, so that after the exchange a value
-/// takes one multiplication (on an H200 at 16 × 65536: 57% → 72% of the device copy against the
-/// maximum, then the exps, then the sum, in two exchanges; `benchmarks/lab/rows/cluster.cu`).
+/// (maximum, sum) pairs — each block's, pushed into every block of the cluster in one exchange —
+/// into the factor that rescales them, so that after the exchange a value takes one
+/// multiplication (on an H200 at 16 × 65536 56% of the device copy became 68–70% with the
+/// pairs read from each block's shared memory, against the maximum, then the exps, then the sum
+/// in two exchanges; `benchmarks/lab/rows/cluster.cu`, BENCHMARKS.md).
 /// A few long rows fill the GPU (16 rows of 65536: 128 blocks), where the chunked kernels need
 /// two launches and read the row twice.
 #[tile_kernel(threads = 256, vector = 4, cluster = 8, target = sm_90, fixed(ITEMS = 32, BLOCKS = 8))]

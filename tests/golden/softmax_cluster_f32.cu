@@ -4,10 +4,11 @@
 // a cluster of 8 blocks per row (sm_90's thread-block clusters), block `chunk` holding columns
 // `chunk · 8192 ..` in registers. Each thread exponentiates its values against its own
 // maximum as soon as they are loaded; `cluster_softmax_scale` then combines the threads'
-// (maximum, sum) pairs — each block's, then the blocks' read from one another's shared memory
-// in one exchange — into the factor that rescales them, so that after the exchange a value
-// takes one multiplication (on an H200 at 16 × 65536: 57% → 72% of the device copy against the
-// maximum, then the exps, then the sum, in two exchanges; `benchmarks/lab/rows/cluster.cu`).
+// (maximum, sum) pairs — each block's, pushed into every block of the cluster in one exchange —
+// into the factor that rescales them, so that after the exchange a value takes one
+// multiplication (on an H200 at 16 × 65536 56% of the device copy became 68–70% with the
+// pairs read from each block's shared memory, against the maximum, then the exps, then the sum
+// in two exchanges; `benchmarks/lab/rows/cluster.cu`, BENCHMARKS.md).
 // A few long rows fill the GPU (16 rows of 65536: 128 blocks), where the chunked kernels need
 // two launches and read the row twice.
 
@@ -174,12 +175,135 @@ __device__ __forceinline__ unsigned int tessera_cluster_read(const unsigned int*
 }
 #endif  // TESSERA_SIM_H
 
+// A cluster's blocks exchange one value each (cluster_sum, cluster_max, cluster_softmax_scale):
+// each block pushes its value into a slot of every block's shared memory with st.async, whose
+// bytes count on that block's mbarrier, and then waits on its own mbarrier and reads the values
+// from its own shared memory — no cluster barrier after the exchange (a block leaves once every
+// push into it has landed). The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+using tessera_mbarrier = unsigned long long;
+
+__device__ __forceinline__ unsigned tessera_cta_address(const void* shared)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(shared));
+}
+
+// the kernel's two exchange mbarriers (used in turn), one arrival each: the thread that raises
+// the bytes the phase waits for
+__device__ __forceinline__ void tessera_cluster_exchange_init(tessera_mbarrier* full)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tessera_cta_address(&full[0])));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tessera_cta_address(&full[1])));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// the cluster barrier in two halves: the kernel arrives as it starts, the first exchange waits
+// (then every block's mbarriers are initialised), so the wait is off the loads' path
+__device__ __forceinline__ void tessera_cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void tessera_cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+// arrives on this block's `bar`, whose phase then waits for `bytes` of pushes
+__device__ __forceinline__ void tessera_cluster_exchange_expect(tessera_mbarrier* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 :: "r"(tessera_cta_address(bar)), "r"(bytes) : "memory");
+}
+
+// waits until the phase of parity `parity` of this block's `bar` has completed
+__device__ __forceinline__ void tessera_cluster_exchange_wait(tessera_mbarrier* bar, int parity)
+{
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "tessera_exchange_%=:\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        " @!done bra tessera_exchange_%=;\n}\n" :: "r"(tessera_cta_address(bar)), "r"(parity) : "memory");
+}
+
+// st.async: `value` at `slot`'s place in the shared memory of the cluster's block `rank`, its
+// bytes counted on the mbarrier at `bar`'s place there
+__device__ __forceinline__ void tessera_cluster_push(float* slot, float value, tessera_mbarrier* bar, int rank)
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];\n"
+                 :: "r"(tessera_cluster_address(slot, rank)), "f"(value), "r"(tessera_cluster_address(bar, rank))
+                 : "memory");
+}
+__device__ __forceinline__ void tessera_cluster_push(double* slot, double value, tessera_mbarrier* bar, int rank)
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f64 [%0], %1, [%2];\n"
+                 :: "r"(tessera_cluster_address(slot, rank)), "d"(value), "r"(tessera_cluster_address(bar, rank))
+                 : "memory");
+}
+__device__ __forceinline__ void tessera_cluster_push(int* slot, int value, tessera_mbarrier* bar, int rank)
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.s32 [%0], %1, [%2];\n"
+                 :: "r"(tessera_cluster_address(slot, rank)), "r"(value), "r"(tessera_cluster_address(bar, rank))
+                 : "memory");
+}
+__device__ __forceinline__ void tessera_cluster_push(unsigned* slot, unsigned value, tessera_mbarrier* bar, int rank)
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];\n"
+                 :: "r"(tessera_cluster_address(slot, rank)), "r"(value), "r"(tessera_cluster_address(bar, rank))
+                 : "memory");
+}
+__device__ __forceinline__ void tessera_cluster_push(float2* slot, float2 value, tessera_mbarrier* bar, int rank)
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];\n"
+                 :: "r"(tessera_cluster_address(slot, rank)), "f"(value.x), "f"(value.y),
+                    "r"(tessera_cluster_address(bar, rank))
+                 : "memory");
+}
+__device__ __forceinline__ void tessera_cluster_push(double2* slot, double2 value, tessera_mbarrier* bar, int rank)
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];\n"
+                 :: "r"(tessera_cluster_address(slot, rank)), "d"(value.x), "d"(value.y),
+                    "r"(tessera_cluster_address(bar, rank))
+                 : "memory");
+}
+#endif  // TESSERA_SIM_H
+
+// The cluster's blocks exchange one value each (V: a number, or a (maximum, sum) pair): thread
+// r pushes this block's `value` into block r's slot for this block's rank, counted on block r's
+// mbarrier; then every thread waits on its own block's mbarrier and takes the values from its own
+// shared memory, in rank order (`absent` for ranks past the cluster's blocks). The kernel's two
+// sets of slots (16 bytes each) and mbarriers are used in turn: a block pushes into a set again
+// only after every block has pushed into the other, which each does after reading this one (the
+// block reduction before each exchange has a barrier between). The first exchange waits for the
+// cluster barrier the kernel arrived at as it started, once its mbarriers were initialised.
+template <typename V>
+__device__ __forceinline__ void tessera_cluster_exchange(V value, V absent, V (&values)[8], int tid, int threads,
+                                                         unsigned char* slots, tessera_mbarrier* full, int& exchanges)
+{
+    const int blocks = tessera_cluster_blocks();
+    const int set = exchanges % 2;
+    unsigned char* own = slots + set * 8 * 16;
+    if (exchanges == 0) {
+        tessera_cluster_wait();
+    }
+    if (tid == 0) {
+        tessera_cluster_exchange_expect(&full[set], blocks * static_cast<unsigned>(sizeof(V)));
+    }
+    for (int rank = tid; rank < blocks; rank += threads) {
+        tessera_cluster_push(reinterpret_cast<V*>(own + tessera_cluster_rank() * 16), value, &full[set], rank);
+    }
+    tessera_cluster_exchange_wait(&full[set], (exchanges / 2) % 2);
+#pragma unroll
+    for (int rank = 0; rank < 8; ++rank) {
+        values[rank] = rank < blocks ? *reinterpret_cast<const V*>(own + rank * 16) : absent;
+    }
+    ++exchanges;
+}
+
 // cluster_softmax_scale(m, s): a thread whose values x have s = Σ exp(x − m) gets exp(m − M) / S,
 // M the maximum of every m in the cluster and S = Σ s·exp(m − M) over its threads: what turns
 // the thread's exp(x − m) into the softmax of all the cluster's values. Each block's (maximum,
-// sum) pair, then the pairs read from one another's shared memory and combined in rank order:
-// one exchange, where cluster_max then cluster_sum take two. A thread with no values (m = −∞,
-// s = 0) adds nothing.
+// sum) pair, exchanged in one access and combined in rank order: one exchange, where cluster_max
+// then cluster_sum take two. A thread with no values (m = −∞, s = 0) adds nothing.
 __device__ __forceinline__ float tessera_exp_of(float v) { return expf(v); }
 __device__ __forceinline__ double tessera_exp_of(double v) { return exp(v); }
 // s·exp(m − maximum); 1·s where m is the maximum (also where both are −∞, whose difference is
@@ -189,34 +313,20 @@ __device__ __forceinline__ T tessera_rescaled(T s, T m, T maximum)
 {
     return s * tessera_exp_of(m == maximum ? T(0) : m - maximum);
 }
-// (maximum, sum) in one access of 8 or 16 bytes
 template <typename T> struct tessera_pair_of;
 template <> struct tessera_pair_of<float> { using type = float2; };
 template <> struct tessera_pair_of<double> { using type = double2; };
 template <typename T>
-__device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, void* slot)
+__device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, int threads, unsigned char* slots,
+                                                           tessera_mbarrier* full, int& exchanges)
 {
     using Pair = typename tessera_pair_of<T>::type;
-    Pair* pair = static_cast<Pair*>(slot);
-    const T block_maximum = tessera_block_max(m, tid, threads);
-    const T block_total = tessera_block_sum(tessera_rescaled(s, m, block_maximum), tid, threads);
-    if (tid == 0) {
-        pair->x = block_maximum;
-        pair->y = block_total;
-    }
-    tessera_cluster_sync();
-    // every block's pair is read before any is combined (the reads in flight together)
-    const int blocks = tessera_cluster_blocks();
-    Pair pairs[8];
-#pragma unroll
-    for (int rank = 0; rank < 8; ++rank) {
-        if (rank < blocks) {
-            pairs[rank] = tessera_cluster_read(pair, rank);
-        } else {
-            pairs[rank].x = block_maximum;
-            pairs[rank].y = T(0);
-        }
-    }
+    Pair block_pair, absent, pairs[8];
+    block_pair.x = tessera_block_max(m, tid, threads);
+    block_pair.y = tessera_block_sum(tessera_rescaled(s, m, block_pair.x), tid, threads);
+    absent.x = block_pair.x;
+    absent.y = T(0);
+    tessera_cluster_exchange(block_pair, absent, pairs, tid, threads, slots, full, exchanges);
     T maximum = pairs[0].x;
 #pragma unroll
     for (int rank = 1; rank < 8; ++rank) {
@@ -227,7 +337,6 @@ __device__ __forceinline__ T tessera_cluster_softmax_scale(T m, T s, int tid, in
     for (int rank = 0; rank < 8; ++rank) {
         total += tessera_rescaled(pairs[rank].y, pairs[rank].x, maximum);
     }
-    tessera_cluster_sync();  // no block may leave, or overwrite its slot, while another reads it
     return tessera_rescaled(T(1), m, maximum) / total;
 }
 
@@ -242,9 +351,16 @@ softmax_cluster_f32(const float* __restrict__ x, float* __restrict__ y, const in
     const int tid = threadIdx.x;
     tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
     tessera_launch_dependents();    // the next grid may launch once every block of this one is here
-    // cluster_sum / cluster_max / cluster_softmax_scale: each block's result (a pair for the
-    // softmax scale), read by the cluster's other blocks
-    __shared__ __align__(16) unsigned char tessera_cluster_slot[16];
+    // cluster_sum / cluster_max / cluster_softmax_scale: every block pushes its result (a pair
+    // for the softmax scale) into a 16-byte slot of each block's, counted on that block's
+    // mbarrier — two sets of 8 slots and two mbarriers, used in turn
+    __shared__ __align__(16) unsigned char tessera_cluster_slots[2 * 8 * 16];
+    __shared__ __align__(8) tessera_mbarrier tessera_cluster_full[2];
+    int tessera_cluster_exchanges = 0;
+    if (tid == 0) {
+        tessera_cluster_exchange_init(tessera_cluster_full);
+    }
+    tessera_cluster_arrive();  // the first exchange waits: then every block's mbarriers are initialised
 
     // let (chunk, row) = grid(BLOCKS, R);
     const int chunk = blockIdx.x;
@@ -303,7 +419,7 @@ softmax_cluster_f32(const float* __restrict__ x, float* __restrict__ y, const in
             v[j] = 0.0f;
         }
     }
-    const float scale = tessera_cluster_softmax_scale(m, s, tid, THREADS, tessera_cluster_slot);
+    const float scale = tessera_cluster_softmax_scale(m, s, tid, THREADS, tessera_cluster_slots, tessera_cluster_full, tessera_cluster_exchanges);
     // if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C { .. } else { .. }
     if ((first + THREADS * ITEMS / VECTOR) * VECTOR <= C) {
         #pragma unroll

@@ -33,4 +33,24 @@ pub fn cluster_sum_without_cluster(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>
     }
 }
 
+// a cluster reduction beside producers (whose pipeline synchronises the cluster itself: the
+// reductions' exchange splits a cluster barrier around the kernel's start, which would interleave)
+#[tile_kernel(threads = 256, vector = 8, target = sm_90a, cluster = (2, 1), consts(BM = 64, BN = 128, BK = 64, WN = 128))]
+pub fn cluster_sum_beside_producers(a: Global<bf16, (M, K)>, b: Global<bf16, (K, N)>, c: GlobalMut<f32, (M, N)>) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(128).panels();
+    let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128).panels();
+    let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 128, copies = tma, consumers = 2) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s, &b_s, &mut acc);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN]));
+    let tiles = cluster_sum(1.0f32);
+    if thread_index() == 0 {
+        c[[by * BM, bx * BN]] = tiles;
+    }
+}
+
 fn main() {}

@@ -14,6 +14,7 @@
 
 namespace cg = cooperative_groups;
 #include "emitted_cluster.cuh"  // tessera show softmax_cluster_f32, and one-change variants
+#include "emitted_cluster_pairs.cuh"  // the same kernel on cluster_softmax_scale
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
 
@@ -268,6 +269,79 @@ __global__ void __launch_bounds__(THREADS) softmax_one_exchange(const float* __r
     if (MODE != 6) cluster_wait();
 }
 
+// MODE 9/10: the pairs pushed instead of read. Each block's mbarrier expects 8 pairs (64 bytes);
+// once every block has initialised its own (a cluster barrier whose arrive comes at the start
+// and whose wait comes after the block's reductions, off the critical path), thread r < 8 of
+// each block stores the block's pair into rank r's slot [own rank] with st.async, which counts
+// its bytes on rank r's mbarrier; each block then waits on its own mbarrier and reads its own
+// shared memory — no barrier after the exchange (a block leaves once all pushes into it have
+// landed). MODE 10: as 9, the pushes by one thread.
+__device__ __forceinline__ uint32_t cta_address(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ uint32_t rank_address(const void* p, int rank) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(cta_address(p)), "r"(rank));
+    return remote;
+}
+template <int THREADS, int ITEMS, int MODE>
+__global__ void __launch_bounds__(THREADS) softmax_pushed(const float* __restrict__ x, float* __restrict__ y, int C) {
+    __shared__ float scratch[32];
+    __shared__ __align__(8) float2 pairs[8];
+    __shared__ __align__(8) unsigned long long bar;
+    constexpr int CHUNKS = ITEMS / 4;
+    unsigned int rank_u, blocks_u;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank_u));
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(blocks_u));
+    const int rank = rank_u, blocks = blocks_u;
+    const int row = blockIdx.y;
+    const int t = threadIdx.x;
+    if (t == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(cta_address(&bar)));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(cta_address(&bar)), "r"(blocks * 8) : "memory");
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    const float4* xv = reinterpret_cast<const float4*>(x + (size_t)row * C) + rank * (THREADS * ITEMS / 4);
+    float4* yv = reinterpret_cast<float4*>(y + (size_t)row * C) + rank * (THREADS * ITEMS / 4);
+    float4 v[CHUNKS];
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) v[j] = xv[j * THREADS + t];
+    float thread_max = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) thread_max = fmaxf(thread_max, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+        v[j] = make_float4(expf(v[j].x - thread_max), expf(v[j].y - thread_max), expf(v[j].z - thread_max), expf(v[j].w - thread_max));
+        s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+    }
+    const float m = block_max<THREADS>(thread_max, scratch);
+    s = block_sum<THREADS>(s * expf(thread_max - m), scratch);
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // every block's mbarrier initialised
+    if (MODE == 9 ? t < blocks : t == 0) {
+        for (int r = (MODE == 9 ? t : 0); r < (MODE == 9 ? t + 1 : blocks); ++r) {
+            const uint32_t slot = rank_address(&pairs[rank], r), remote_bar = rank_address(&bar, r);
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+                         ::"r"(slot), "f"(m), "f"(s), "r"(remote_bar) : "memory");
+        }
+    }
+    asm volatile(
+        "{\n .reg .pred done;\n wait:\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+        " @!done bra wait;\n}" ::"r"(cta_address(&bar)) : "memory");
+    float2 p[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r) p[r] = r < blocks ? pairs[r] : make_float2(-INFINITY, 0.0f);
+    float row_max = -INFINITY;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) row_max = fmaxf(row_max, p[r].x);
+    float total = 0.0f;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) total += p[r].y * expf(p[r].x - row_max);
+    const float scale = expf(thread_max - row_max) / total;
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) yv[j * THREADS + t] = make_float4(v[j].x * scale, v[j].y * scale, v[j].z * scale, v[j].w * scale);
+}
+
 __global__ void read_all(const float4* p, size_t n, float* sink) {
     float s = 0.0f;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -303,9 +377,10 @@ float median_us(F op, int reps) {
     return t[t.size() / 2];
 }
 
-template <int THREADS, int ITEMS, int MODE, bool ONE_EXCHANGE = false>
+template <int THREADS, int ITEMS, int MODE, bool ONE_EXCHANGE = false, bool PUSHED = false>
 void run(const char* name, int clusters_blocks, const float* x, float* y, int R, int C, const std::vector<float>& hx, float copy_us, int reps) {
-    auto kernel = ONE_EXCHANGE ? softmax_one_exchange<THREADS, ITEMS, MODE> : softmax_cluster<THREADS, ITEMS, MODE>;
+    auto kernel = PUSHED ? softmax_pushed<THREADS, ITEMS, MODE>
+                         : ONE_EXCHANGE ? softmax_one_exchange<THREADS, ITEMS, MODE> : softmax_cluster<THREADS, ITEMS, MODE>;
     if (clusters_blocks > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(clusters_blocks, R, 1);
@@ -372,6 +447,7 @@ int main(int argc, char** argv) {
     float copy = median_us([&] { CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice)); }, reps);
     printf("%s: %d x %d, copy %.2f us\n", prop.name, R, C, copy);
     run_emitted("tessera's softmax_cluster_f32", softmax_cluster_f32, x, y, R, C, hx, copy, reps);
+    run_emitted("tessera's softmax_cluster_f32 on cluster_softmax_scale", softmax_cluster_pairs, x, y, R, C, hx, copy, reps);
     run_emitted("  ranks read before combined", cluster_batched, x, y, R, C, hx, copy, reps);
     run_emitted("  ranks read before combined, __expf", cluster_batched_fast_exp, x, y, R, C, hx, copy, reps);
     run<256, 32, 3>("8 x 256 x 32, no reductions (a floor)", 8, x, y, R, C, hx, copy, reps);
@@ -382,6 +458,8 @@ int main(int argc, char** argv) {
     run<256, 32, 5, true>("8 x 256 x 32, exps first, block max + block sum", 8, x, y, R, C, hx, copy, reps);
     run<256, 32, 6, true>("  the same, exit barrier not split", 8, x, y, R, C, hx, copy, reps);
     run<256, 32, 7, true>("8 x 256 x 32, exps first, cluster max, cluster sum", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 9, false, true>("8 x 256 x 32, exps first, pairs pushed (8 threads)", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 10, false, true>("8 x 256 x 32, exps first, pairs pushed (1 thread)", 8, x, y, R, C, hx, copy, reps);
     run<256, 32, 8, true>("8 x 256 x 32, cluster max, exps, cluster sum", 8, x, y, R, C, hx, copy, reps);
     run<512, 16, 4, true>("8 x 512 x 16, exps first by float4, pair butterfly", 8, x, y, R, C, hx, copy, reps);
     run<512, 16, 5, true>("8 x 512 x 16, exps first, block max + block sum", 8, x, y, R, C, hx, copy, reps);
