@@ -2337,42 +2337,6 @@ inline int tessera_cluster_rank() { return static_cast<int>(tessera_sim::m().clu
 inline int tessera_cluster_blocks() { return static_cast<int>(tessera_sim::m().cluster_blocks); }
 inline void tessera_cluster_sync() { tessera_sim::cluster_barrier(); }
 
-// The value at `local` (shared memory of the running block) in the shared memory of the block
-// of rank `rank`: the running block's own, or the copy another block left when its turn ended.
-template <class T>
-inline T tessera_cluster_read(const T* local, int rank) {
-    tessera_sim::Machine& s = tessera_sim::m();
-    char message[200];
-    if (rank < 0 || static_cast<uint32_t>(rank) >= s.cluster_blocks) {
-        snprintf(message, sizeof message, "a read of rank %d's shared memory in a cluster of %u blocks", rank,
-                 s.cluster_blocks);
-        tessera_sim::stop_thread(tessera_sim::kTrap, message);
-    }
-    auto [section, bytes] = tessera_sim::shared_section();
-    uintptr_t at = reinterpret_cast<uintptr_t>(local), start = reinterpret_cast<uintptr_t>(section);
-    if (at < start || at + sizeof(T) > start + bytes) {
-        snprintf(message, sizeof message, "a cluster read at %#lx, outside shared memory",
-                 static_cast<unsigned long>(at));
-        tessera_sim::stop_thread(tessera_sim::kTrap, message);
-    }
-    if (static_cast<uint32_t>(rank) == s.cluster_rank) return *local;
-    const tessera_sim::SavedBlock& other = s.saved[rank];
-    if (!other.started) {
-        snprintf(message, sizeof message,
-                 "a read of rank %d's shared memory before that block started: a cluster barrier first", rank);
-        tessera_sim::stop_thread(tessera_sim::kTrap, message);
-    }
-    if (other.done) {
-        snprintf(message, sizeof message,
-                 "a read of rank %d's shared memory after that block finished: a cluster barrier before it "
-                 "exits keeps it", rank);
-        tessera_sim::stop_thread(tessera_sim::kTrap, message);
-    }
-    T value;
-    memcpy(&value, other.shared.data() + (at - start), sizeof(T));
-    return value;
-}
-
 // The cluster reductions' exchange (codegen's cluster_exchange_helpers.cu): st.async pushes into
 // another block's shared memory — the copy it left when its turn ended — counted on its mbarrier
 // there, which a block that waits for it stalls on until the pushing blocks have had their turns.

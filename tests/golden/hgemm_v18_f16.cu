@@ -449,48 +449,6 @@ __device__ __forceinline__ unsigned int tessera_cluster_address(const void* loca
     return remote;
 }
 
-// the value at `local` in block `rank`'s shared memory
-__device__ __forceinline__ float tessera_cluster_read(const float* local, int rank)
-{
-    float value;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(value) : "r"(tessera_cluster_address(local, rank)) : "memory");
-    return value;
-}
-
-__device__ __forceinline__ double tessera_cluster_read(const double* local, int rank)
-{
-    double value;
-    asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(value) : "r"(tessera_cluster_address(local, rank)) : "memory");
-    return value;
-}
-
-__device__ __forceinline__ int tessera_cluster_read(const int* local, int rank)
-{
-    int value;
-    asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(value) : "r"(tessera_cluster_address(local, rank)) : "memory");
-    return value;
-}
-
-__device__ __forceinline__ float2 tessera_cluster_read(const float2* local, int rank)
-{
-    float2 value;
-    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];"
-                 : "=f"(value.x), "=f"(value.y) : "r"(tessera_cluster_address(local, rank)) : "memory");
-    return value;
-}
-__device__ __forceinline__ double2 tessera_cluster_read(const double2* local, int rank)
-{
-    double2 value;
-    asm volatile("ld.shared::cluster.v2.f64 {%0, %1}, [%2];"
-                 : "=d"(value.x), "=d"(value.y) : "r"(tessera_cluster_address(local, rank)) : "memory");
-    return value;
-}
-__device__ __forceinline__ unsigned int tessera_cluster_read(const unsigned int* local, int rank)
-{
-    unsigned int value;
-    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(value) : "r"(tessera_cluster_address(local, rank)) : "memory");
-    return value;
-}
 #endif  // TESSERA_SIM_H
 
 // wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × 256 tile of B, both read
