@@ -15,6 +15,7 @@ use tessera::Backend;
 on_both_backends!(
     every_block_of_a_cluster_gets_the_cluster_sum_maximum_and_its_rank,
     cluster_softmax_scale_gives_the_softmax_over_the_cluster_in_f32_and_f64,
+    five_reductions_in_a_row_reuse_the_exchange_slots_in_turn,
     a_two_dimensional_cluster_numbers_its_blocks_x_first,
     a_grid_that_is_not_whole_clusters_is_refused,
     blocks_side_by_side_multicast_a_to_two_consumer_groups_each,
@@ -83,6 +84,27 @@ macro_rules! cluster_softmax {
 }
 cluster_softmax!(cluster_softmax_f32, f32);
 cluster_softmax!(cluster_softmax_f64, f64);
+
+/// Five cluster sums in a row (the exchange's two sets of slots and mbarriers each used again,
+/// in both parities), then a maximum: round k adds x[i] · (k + 1) + the previous round's sum.
+#[tile_kernel(threads = 64, vector = 1, cluster = 4, target = sm_90, consts(TILE = 64))]
+fn cluster_rounds(x: Global<f32, (N,)>, rounds: GlobalMut<f32, (N,)>, maxima: GlobalMut<f32, (N,)>) {
+    let (bx,) = grid(cdiv(N, TILE));
+    let i = bx * TILE + thread_index();
+    let mut v = 0.0f32;
+    if i < N {
+        v = x[i];
+    }
+    let mut carried = 0.0f32;
+    for k in 0..5 {
+        carried = cluster_sum(v * (k + 1) as f32 + carried / 256.0f32);
+    }
+    let largest = cluster_max(v + carried);
+    if i < N {
+        rounds[i] = carried;
+        maxima[i] = largest;
+    }
+}
 
 /// A 2 × 2 cluster over a grid of column tiles × rows: the sum over the cluster's 2 rows of 2 tiles.
 #[tile_kernel(threads = 32, vector = 1, cluster = (2, 2), target = sm_90, consts(TILE = 32))]
@@ -208,6 +230,31 @@ fn cluster_softmax_scale_gives_the_softmax_over_the_cluster_in_f32_and_f64(backe
     // the values are a softmax: each cluster's sum to 1 (the −∞ block and values give 0)
     assert!(want.chunks(512).all(|c| (c.iter().sum::<f64>() - 1.0).abs() < 1e-12));
     assert!(want[512 + 256..512 + 384].iter().all(|&v| v == 0.0));
+}
+
+fn five_reductions_in_a_row_reuse_the_exchange_slots_in_turn(backend: &Backend) {
+    // 3 clusters of 4 blocks of 64, the last block partly past the end
+    let n = 12 * 64 - 17;
+    let host = integers(n);
+    let x = backend.upload(&host, [n]).unwrap();
+    let (mut rounds, mut maxima) = (backend.zeros::<f32>([n]).unwrap(), backend.zeros::<f32>([n]).unwrap());
+    cluster_rounds::launch(backend, &x, &mut rounds, &mut maxima).unwrap();
+    let (rounds, maxima) = (backend.download(&rounds).unwrap(), backend.download(&maxima).unwrap());
+    for i in 0..n {
+        let cluster = &host[i / 256 * 256..((i / 256 + 1) * 256).min(n)];
+        let threads = 256.0f64; // every thread of the cluster adds the carried sum, those past the end too
+        let total: f64 = cluster.iter().map(|&v| f64::from(v)).sum();
+        let mut carried = 0.0f64;
+        for k in 0..5 {
+            carried = total * f64::from(k + 1) + threads * carried / 256.0;
+        }
+        let largest = cluster.iter().map(|&v| f64::from(v)).fold(f64::NEG_INFINITY, f64::max) + carried;
+        // integers and halvings of them: every partial sum is exact in f32
+        assert_eq!(f64::from(rounds[i]), carried, "the fifth sum at {i}");
+        let past_end = cluster.len() < 256;
+        let want_max = if past_end { largest.max(carried) } else { largest };
+        assert_eq!(f64::from(maxima[i]), want_max, "the maximum at {i}");
+    }
 }
 
 fn a_two_dimensional_cluster_numbers_its_blocks_x_first(backend: &Backend) {
