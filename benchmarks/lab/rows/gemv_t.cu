@@ -15,9 +15,9 @@
 
 // block (bx, by): columns bx·32·CG .., rows of slice by; lane l of warp w adds columns
 // c0 + l + 32·g (g < CG) of rows r0 + w·U + u, U rows a trip; loads clamped, products guarded;
-// the warps' sums added in warp order into partials[by, c0 ..]
-template <int CG, int U, int WARPS>
-__device__ __forceinline__ void slice_partials(const float* __restrict__ a, const float* __restrict__ x, float* partials, int M, int N, int S) {
+// the warps' sums added in warp order, column c's total handed to store(c, total)
+template <int CG, int U, int WARPS, typename Store>
+__device__ __forceinline__ void slice_totals(const float* __restrict__ a, const float* __restrict__ x, int M, int N, int S, Store store) {
     __shared__ float partial[WARPS][32 * CG];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int c0 = blockIdx.x * 32 * CG;
@@ -48,8 +48,17 @@ __device__ __forceinline__ void slice_partials(const float* __restrict__ a, cons
         float t = 0.0f;
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) t += partial[w][c];
-        if (c0 + c < N) partials[(size_t)blockIdx.y * N + c0 + c] = t;
+        store(c, t);
     }
+}
+
+// slice_totals' totals into partials[by, c0 ..]
+template <int CG, int U, int WARPS>
+__device__ __forceinline__ void slice_partials(const float* __restrict__ a, const float* __restrict__ x, float* partials, int M, int N, int S) {
+    const int c0 = blockIdx.x * 32 * CG;
+    slice_totals<CG, U, WARPS>(a, x, M, N, S, [&](int c, float t) {
+        if (c0 + c < N) partials[(size_t)blockIdx.y * N + c0 + c] = t;
+    });
 }
 
 // pass 1; with TRIGGER the finish kernel may launch as soon as every block has started
@@ -93,6 +102,53 @@ __global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_single(const float* _
                 y[c0 + c] = t;
             }
         }
+    }
+}
+
+// One launch in clusters of the 8 slices of a column band (cluster dims (1, 8)): each block's
+// column totals reach rank 0's shared memory (totals[rank][c]), which adds them in slice order
+// and writes y. BARRIER: stores into rank 0's shared memory (st.shared::cluster), then a cluster
+// barrier. PUSH: st.async, counted on rank 0's mbarrier, the cluster barrier that makes it safe
+// to push into arrived at as the kernel starts and waited for before the pushes; only rank 0
+// waits for the data, the others leave at once.
+template <int CG, int U, int WARPS, int MINB, bool PUSH>
+__global__ void __launch_bounds__(WARPS * 32, MINB) gemv_t_cluster(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ y, int M, int N) {
+    __shared__ __align__(16) float totals[8][32 * CG];
+    __shared__ __align__(8) unsigned long long bar;
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    const unsigned bar_address = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
+    if (PUSH) {
+        if (threadIdx.x == 0) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_address));
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+            if (rank == 0)
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_address), "r"(7 * 32 * CG * 4) : "memory");
+        }
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+    }
+    slice_totals<CG, U, WARPS>(a, x, M, N, 8, [&](int c, float t) { totals[rank][c] = t; });
+    if (PUSH) asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+    for (int c = threadIdx.x; c < 32 * CG && rank != 0; c += WARPS * 32) {
+        unsigned remote, remote_bar;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(&totals[rank][c]))));
+        if (PUSH) {
+            asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote_bar) : "r"(bar_address));
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];" ::"r"(remote), "f"(totals[rank][c]), "r"(remote_bar) : "memory");
+        } else {
+            asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(totals[rank][c]) : "memory");
+        }
+    }
+    if (!PUSH) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    if (rank != 0) return;
+    if (PUSH)
+        asm volatile("{\n .reg .pred done;\n wait:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n @!done bra wait;\n}" ::"r"(bar_address) : "memory");
+    const int c0 = blockIdx.x * 32 * CG;
+    for (int c = threadIdx.x; c < 32 * CG; c += WARPS * 32) {
+        float t = 0.0f;
+#pragma unroll
+        for (int r = 0; r < 8; ++r) t += totals[r][c];
+        if (c0 + c < N) y[c0 + c] = t;
     }
 }
 
@@ -232,6 +288,21 @@ int main(int argc, char** argv) {
             printf("  two passes CG 2, S 8: plain launches %7.2f us %6.1f%%, dependent launch %7.2f us %6.1f%%%s\n", plain,
                    100.0 * 4.0 * (n + M + N) / plain / 1e3 / copy_gbs, pdl, 100.0 * 4.0 * (n + M + N) / pdl / 1e3 / copy_gbs, worst < 1e-2 ? "" : "  WRONG");
         }
+        auto clustered = [&](const char* name, auto kernel) {
+            cudaLaunchConfig_t config = {};
+            config.gridDim = dim3((N + 63) / 64, 8);
+            config.blockDim = dim3(512);
+            cudaLaunchAttribute attribute[1];
+            attribute[0].id = cudaLaunchAttributeClusterDimension;
+            attribute[0].val.clusterDim.x = 1;
+            attribute[0].val.clusterDim.y = 8;
+            attribute[0].val.clusterDim.z = 1;
+            config.attrs = attribute;
+            config.numAttrs = 1;
+            single(name, 8, [&] { CK(cudaLaunchKernelEx(&config, kernel, (const float*)a, (const float*)x, y, M, N)); });
+        };
+        clustered("one launch in clusters of 8 slices, stores + barrier", gemv_t_cluster<2, 8, 16, 2, false>);
+        clustered("one launch in clusters of 8 slices, pushes", gemv_t_cluster<2, 8, 16, 2, true>);
         V1(1, 8, 16, 2, 8);
         V1(2, 8, 16, 2, 8);
         V1(2, 8, 16, 2, 16);
