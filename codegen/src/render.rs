@@ -183,7 +183,8 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     if async_copies {
         helpers.push(ASYNC_COPY_HELPERS.trim_end());
     }
-    if kernel.producer_threads() > 0 {
+    // a cluster reduction's exchange counts the pushes into each block on its mbarriers
+    if kernel.producer_threads() > 0 || crate::thread_code::reduces_across_cluster(kernel) {
         helpers.push(MBARRIER_HELPERS.trim_end());
     }
     if kernel.copies_by_tma() {

@@ -35,32 +35,21 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 ThreadExprKind::Call { function: Intrinsic::WarpMax, .. } => used.push(WARP_MAX),
                 ThreadExprKind::Call { function: Intrinsic::BlockSum, .. } => used.extend([WARP_SUM, BLOCK_SUM]),
                 ThreadExprKind::Call { function: Intrinsic::BlockMax, .. } => used.extend([WARP_MAX, BLOCK_MAX]),
-                ThreadExprKind::Call { function: Intrinsic::ClusterSum, .. } => used.extend([
-                    WARP_SUM,
-                    BLOCK_SUM,
-                    CLUSTER,
-                    CLUSTER_EXCHANGE_PRIMITIVES,
-                    CLUSTER_EXCHANGE,
-                    CLUSTER_SUM,
-                ]),
-                ThreadExprKind::Call { function: Intrinsic::ClusterMax, .. } => used.extend([
-                    WARP_MAX,
-                    BLOCK_MAX,
-                    CLUSTER,
-                    CLUSTER_EXCHANGE_PRIMITIVES,
-                    CLUSTER_EXCHANGE,
-                    CLUSTER_MAX,
-                ]),
-                ThreadExprKind::Call { function: Intrinsic::ClusterSoftmaxScale, .. } => used.extend([
-                    WARP_SUM,
-                    WARP_MAX,
-                    BLOCK_SUM,
-                    BLOCK_MAX,
-                    CLUSTER,
-                    CLUSTER_EXCHANGE_PRIMITIVES,
-                    CLUSTER_EXCHANGE,
-                    CLUSTER_SOFTMAX_SCALE,
-                ]),
+                ThreadExprKind::Call { function: Intrinsic::ClusterSum, .. } => {
+                    used.extend(CLUSTER_REDUCTION.into_iter().chain([WARP_SUM, BLOCK_SUM, CLUSTER_SUM]))
+                }
+                ThreadExprKind::Call { function: Intrinsic::ClusterMax, .. } => {
+                    used.extend(CLUSTER_REDUCTION.into_iter().chain([WARP_MAX, BLOCK_MAX, CLUSTER_MAX]))
+                }
+                ThreadExprKind::Call { function: Intrinsic::ClusterSoftmaxScale, .. } => {
+                    used.extend(CLUSTER_REDUCTION.into_iter().chain([
+                        WARP_SUM,
+                        WARP_MAX,
+                        BLOCK_SUM,
+                        BLOCK_MAX,
+                        CLUSTER_SOFTMAX_SCALE,
+                    ]))
+                }
                 ThreadExprKind::Call { function: Intrinsic::ClusterRank, .. } => used.push(CLUSTER),
                 ThreadExprKind::VectorSum(_) => used.push(VECTOR_SUM),
                 // one-element accesses at VECTOR 1 need no helper
@@ -172,6 +161,10 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
 
 const CLUSTER: &str = include_str!("../templates/cluster_helpers.cu").trim_ascii_end();
 
+/// The helpers every cluster reduction's exchange takes (mbarrier_helpers.cu comes with them:
+/// [`reduces_across_cluster`]).
+const CLUSTER_REDUCTION: [&str; 3] = [CLUSTER, CLUSTER_EXCHANGE_PRIMITIVES, CLUSTER_EXCHANGE];
+
 /// What a cluster reduction takes beside its value: the kernel's exchange slots, mbarriers and count
 /// (declared in kernel.cu).
 const CLUSTER_STATE: &str = "tessera_cluster_slots, tessera_cluster_full, tessera_cluster_exchanges";
@@ -198,12 +191,12 @@ __device__ __forceinline__ void tessera_cluster_exchange(V value, V absent, V (&
         tessera_cluster_wait();
     }
     if (tid == 0) {
-        tessera_cluster_exchange_expect(&full[set], blocks * static_cast<unsigned>(sizeof(V)));
+        tessera_mbarrier_expect_bytes(&full[set], blocks * static_cast<unsigned>(sizeof(V)));
     }
     for (int rank = tid; rank < blocks; rank += threads) {
         tessera_cluster_push(reinterpret_cast<V*>(own + tessera_cluster_rank() * 16), value, &full[set], rank);
     }
-    tessera_cluster_exchange_wait(&full[set], (exchanges / 2) % 2);
+    tessera_mbarrier_wait(&full[set], (exchanges / 2) % 2);
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
         values[rank] = rank < blocks ? *reinterpret_cast<const V*>(own + rank * 16) : absent;

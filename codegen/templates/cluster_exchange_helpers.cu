@@ -2,24 +2,9 @@
 // each block pushes its value into a slot of every block's shared memory with st.async, whose
 // bytes count on that block's mbarrier, and then waits on its own mbarrier and reads the values
 // from its own shared memory — no cluster barrier after the exchange (a block leaves once every
-// push into it has landed). The simulator defines the same functions in tessera_sim.h.
+// push into it has landed). The mbarriers are mbarrier_helpers.cu's; the simulator defines the
+// same functions in tessera_sim.h.
 #ifndef TESSERA_SIM_H
-using tessera_mbarrier = unsigned long long;
-
-__device__ __forceinline__ unsigned tessera_cta_address(const void* shared)
-{
-    return static_cast<unsigned>(__cvta_generic_to_shared(shared));
-}
-
-// the kernel's two exchange mbarriers (used in turn), one arrival each: the thread that raises
-// the bytes the phase waits for
-__device__ __forceinline__ void tessera_cluster_exchange_init(tessera_mbarrier* full)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tessera_cta_address(&full[0])));
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tessera_cta_address(&full[1])));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
 // the cluster barrier in two halves: the kernel arrives as it starts, the first exchange waits
 // (then every block's mbarriers are initialised), so the wait is off the loads' path
 __device__ __forceinline__ void tessera_cluster_arrive()
@@ -29,23 +14,6 @@ __device__ __forceinline__ void tessera_cluster_arrive()
 __device__ __forceinline__ void tessera_cluster_wait()
 {
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-}
-
-// arrives on this block's `bar`, whose phase then waits for `bytes` of pushes
-__device__ __forceinline__ void tessera_cluster_exchange_expect(tessera_mbarrier* bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-                 :: "r"(tessera_cta_address(bar)), "r"(bytes) : "memory");
-}
-
-// waits until the phase of parity `parity` of this block's `bar` has completed
-__device__ __forceinline__ void tessera_cluster_exchange_wait(tessera_mbarrier* bar, int parity)
-{
-    asm volatile(
-        "{\n .reg .pred done;\n"
-        "tessera_exchange_%=:\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        " @!done bra tessera_exchange_%=;\n}\n" :: "r"(tessera_cta_address(bar)), "r"(parity) : "memory");
 }
 
 // st.async: `value` at `slot`'s place in the shared memory of the cluster's block `rank`, its

@@ -12,6 +12,6 @@ __device__ __forceinline__ void tessera_mbarrier_arrive_in(tessera_mbarrier* bar
         "mapa.shared::cluster.u32 remote, %0, %1;\n"
         "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
         "}\n"
-        :: "r"(tessera_shared_address(bar)), "r"(rank) : "memory");
+        :: "r"(tessera_mbarrier_address(bar)), "r"(rank) : "memory");
 }
 #endif  // TESSERA_SIM_H

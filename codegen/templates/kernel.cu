@@ -36,7 +36,9 @@ extern "C" __global__ void __launch_bounds__({{ launch_threads }}{% if let Some(
     __shared__ __align__(8) tessera_mbarrier tessera_cluster_full[2];
     int tessera_cluster_exchanges = 0;
     if (tid == 0) {
-        tessera_cluster_exchange_init(tessera_cluster_full);
+        tessera_mbarrier_init(&tessera_cluster_full[0], 1);  // one arrival: the bytes expected
+        tessera_mbarrier_init(&tessera_cluster_full[1], 1);
+        tessera_mbarrier_init_fence();
     }
     tessera_cluster_arrive();  // the first exchange waits: then every block's mbarriers are initialised
 {%- endif %}

@@ -14,14 +14,6 @@ __device__ __forceinline__ void tessera_tma_prefetch(const tessera_tensor_map* m
     asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
 
-// arrives on `bar` and raises the bytes its phase waits for by `bytes`: the phase completes once
-// every expected arrival is in and that many bytes of TMA copies have landed
-__device__ __forceinline__ void tessera_mbarrier_expect_bytes(tessera_mbarrier* bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-                 :: "r"(tessera_shared_address(bar)), "r"(bytes) : "memory");
-}
-
 // copies the box whose first element is column `col`, row `row` of the map's tensor to `shared`
 // (128-byte aligned; 1024 for the 128-byte swizzle's 8-row atoms), counting its bytes on `bar`
 __device__ __forceinline__ void tessera_tma_load(void* shared, const tessera_tensor_map* map, int col, int row,

@@ -2342,16 +2342,8 @@ inline void tessera_cluster_sync() { tessera_sim::cluster_barrier(); }
 // there, which a block that waits for it stalls on until the pushing blocks have had their turns.
 // The cluster barrier's two halves: the arrival as the kernel starts changes nothing here, the
 // wait is the whole barrier (every block's mbarriers are initialised by then on the GPU too).
-inline void tessera_cluster_exchange_init(tessera_mbarrier* full) {
-    tessera_mbarrier_init(&full[0], 1);
-    tessera_mbarrier_init(&full[1], 1);
-}
 inline void tessera_cluster_arrive() {}
 inline void tessera_cluster_wait() { tessera_cluster_sync(); }
-inline void tessera_cluster_exchange_expect(tessera_mbarrier* bar, unsigned bytes) {
-    tessera_mbarrier_expect_bytes(bar, bytes);
-}
-inline void tessera_cluster_exchange_wait(tessera_mbarrier* bar, int parity) { tessera_mbarrier_wait(bar, parity); }
 template <class T>
 inline void tessera_cluster_push(T* slot, T value, tessera_mbarrier* bar, int rank) {
     uint8_t* there = tessera_sim::in_rank(slot, static_cast<uint32_t>(rank), sizeof(T), "a cluster push");

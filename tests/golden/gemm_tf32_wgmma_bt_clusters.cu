@@ -190,16 +190,23 @@ __device__ __forceinline__ void tessera_async_wait()
 }
 #endif  // TESSERA_SIM_H
 
-// A warp-specialised pipeline (sm_90a): producer threads copy, compute threads wait on
-// mbarriers — one per stage says it is full, one says it is free again. Each mbarrier counts
-// arrivals; a phase completes when all expected have arrived, and waiters ask for a phase by its
-// parity. The simulator defines the same functions in tessera_sim.h.
+// mbarriers (sm_90): in a warp-specialised pipeline producer threads copy and compute threads
+// wait — one mbarrier per stage says it is full, one says it is free again; a cluster
+// reduction's blocks count one another's pushes on them. Each mbarrier counts arrivals (and
+// bytes still to land); a phase completes when all expected have arrived, and waiters ask for a
+// phase by its parity. The simulator defines the same functions in tessera_sim.h.
 #ifndef TESSERA_SIM_H
 using tessera_mbarrier = unsigned long long;
 
+// an mbarrier's shared-memory address as the instructions take it: 32 bits
+__device__ __forceinline__ unsigned tessera_mbarrier_address(const tessera_mbarrier* bar)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(bar));
+}
+
 __device__ __forceinline__ void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals)
 {
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" :: "r"(tessera_shared_address(bar)), "r"(arrivals));
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" :: "r"(tessera_mbarrier_address(bar)), "r"(arrivals));
 }
 
 // the initialised mbarriers are visible to the async proxy (cp.async's arrivals) too
@@ -210,7 +217,16 @@ __device__ __forceinline__ void tessera_mbarrier_init_fence()
 
 __device__ __forceinline__ void tessera_mbarrier_arrive(tessera_mbarrier* bar)
 {
-    asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" :: "r"(tessera_shared_address(bar)) : "memory");
+    asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" :: "r"(tessera_mbarrier_address(bar)) : "memory");
+}
+
+// arrives on `bar` and raises the bytes its phase waits for by `bytes`: the phase completes once
+// every expected arrival is in and that many bytes (of TMA copies, or of a cluster's pushes)
+// have landed
+__device__ __forceinline__ void tessera_mbarrier_expect_bytes(tessera_mbarrier* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 :: "r"(tessera_mbarrier_address(bar)), "r"(bytes) : "memory");
 }
 
 // waits until the phase of parity `parity` has completed
@@ -220,13 +236,13 @@ __device__ __forceinline__ void tessera_mbarrier_wait(tessera_mbarrier* bar, int
         "{\n .reg .pred done;\n"
         "tessera_wait_%=:\n"
         " mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
-        " @!done bra tessera_wait_%=;\n}\n" :: "r"(tessera_shared_address(bar)), "r"(parity) : "memory");
+        " @!done bra tessera_wait_%=;\n}\n" :: "r"(tessera_mbarrier_address(bar)), "r"(parity) : "memory");
 }
 
 // arrives on `bar` once every cp.async this thread has issued so far has landed
 __device__ __forceinline__ void tessera_async_arrive_on(tessera_mbarrier* bar)
 {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" :: "r"(tessera_shared_address(bar)) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" :: "r"(tessera_mbarrier_address(bar)) : "memory");
 }
 
 // a warpgroup gives registers back (producers) or takes them (compute threads): setmaxnreg, an
@@ -263,14 +279,6 @@ struct __align__(64) tessera_tensor_map {
 __device__ __forceinline__ void tessera_tma_prefetch(const tessera_tensor_map* map)
 {
     asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<unsigned long long>(map)) : "memory");
-}
-
-// arrives on `bar` and raises the bytes its phase waits for by `bytes`: the phase completes once
-// every expected arrival is in and that many bytes of TMA copies have landed
-__device__ __forceinline__ void tessera_mbarrier_expect_bytes(tessera_mbarrier* bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-                 :: "r"(tessera_shared_address(bar)), "r"(bytes) : "memory");
 }
 
 // copies the box whose first element is column `col`, row `row` of the map's tensor to `shared`
@@ -328,7 +336,7 @@ __device__ __forceinline__ void tessera_mbarrier_arrive_in(tessera_mbarrier* bar
         "mapa.shared::cluster.u32 remote, %0, %1;\n"
         "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
         "}\n"
-        :: "r"(tessera_shared_address(bar)), "r"(rank) : "memory");
+        :: "r"(tessera_mbarrier_address(bar)), "r"(rank) : "memory");
 }
 #endif  // TESSERA_SIM_H
 

@@ -33,6 +33,81 @@ __device__ __forceinline__ void tessera_launch_dependents()
 }
 #endif  // TESSERA_SIM_H
 
+// mbarriers (sm_90): in a warp-specialised pipeline producer threads copy and compute threads
+// wait — one mbarrier per stage says it is full, one says it is free again; a cluster
+// reduction's blocks count one another's pushes on them. Each mbarrier counts arrivals (and
+// bytes still to land); a phase completes when all expected have arrived, and waiters ask for a
+// phase by its parity. The simulator defines the same functions in tessera_sim.h.
+#ifndef TESSERA_SIM_H
+using tessera_mbarrier = unsigned long long;
+
+// an mbarrier's shared-memory address as the instructions take it: 32 bits
+__device__ __forceinline__ unsigned tessera_mbarrier_address(const tessera_mbarrier* bar)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(bar));
+}
+
+__device__ __forceinline__ void tessera_mbarrier_init(tessera_mbarrier* bar, int arrivals)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" :: "r"(tessera_mbarrier_address(bar)), "r"(arrivals));
+}
+
+// the initialised mbarriers are visible to the async proxy (cp.async's arrivals) too
+__device__ __forceinline__ void tessera_mbarrier_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void tessera_mbarrier_arrive(tessera_mbarrier* bar)
+{
+    asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" :: "r"(tessera_mbarrier_address(bar)) : "memory");
+}
+
+// arrives on `bar` and raises the bytes its phase waits for by `bytes`: the phase completes once
+// every expected arrival is in and that many bytes (of TMA copies, or of a cluster's pushes)
+// have landed
+__device__ __forceinline__ void tessera_mbarrier_expect_bytes(tessera_mbarrier* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 :: "r"(tessera_mbarrier_address(bar)), "r"(bytes) : "memory");
+}
+
+// waits until the phase of parity `parity` has completed
+__device__ __forceinline__ void tessera_mbarrier_wait(tessera_mbarrier* bar, int parity)
+{
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "tessera_wait_%=:\n"
+        " mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
+        " @!done bra tessera_wait_%=;\n}\n" :: "r"(tessera_mbarrier_address(bar)), "r"(parity) : "memory");
+}
+
+// arrives on `bar` once every cp.async this thread has issued so far has landed
+__device__ __forceinline__ void tessera_async_arrive_on(tessera_mbarrier* bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" :: "r"(tessera_mbarrier_address(bar)) : "memory");
+}
+
+// a warpgroup gives registers back (producers) or takes them (compute threads): setmaxnreg, an
+// sm_90a instruction (tessera compiles such sources for sm_90a); compiled for another target the
+// kernel still runs, with the launch's even share of registers
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_down()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+
+template <int REGISTERS>
+__device__ __forceinline__ void tessera_registers_up()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGISTERS));
+#endif
+}
+#endif  // TESSERA_SIM_H
+
 // warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
 // all lanes add the same pairs in the same order, so they agree to the bit)
 template <typename T>
@@ -137,24 +212,9 @@ __device__ __forceinline__ unsigned int tessera_cluster_address(const void* loca
 // each block pushes its value into a slot of every block's shared memory with st.async, whose
 // bytes count on that block's mbarrier, and then waits on its own mbarrier and reads the values
 // from its own shared memory — no cluster barrier after the exchange (a block leaves once every
-// push into it has landed). The simulator defines the same functions in tessera_sim.h.
+// push into it has landed). The mbarriers are mbarrier_helpers.cu's; the simulator defines the
+// same functions in tessera_sim.h.
 #ifndef TESSERA_SIM_H
-using tessera_mbarrier = unsigned long long;
-
-__device__ __forceinline__ unsigned tessera_cta_address(const void* shared)
-{
-    return static_cast<unsigned>(__cvta_generic_to_shared(shared));
-}
-
-// the kernel's two exchange mbarriers (used in turn), one arrival each: the thread that raises
-// the bytes the phase waits for
-__device__ __forceinline__ void tessera_cluster_exchange_init(tessera_mbarrier* full)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tessera_cta_address(&full[0])));
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tessera_cta_address(&full[1])));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
 // the cluster barrier in two halves: the kernel arrives as it starts, the first exchange waits
 // (then every block's mbarriers are initialised), so the wait is off the loads' path
 __device__ __forceinline__ void tessera_cluster_arrive()
@@ -164,23 +224,6 @@ __device__ __forceinline__ void tessera_cluster_arrive()
 __device__ __forceinline__ void tessera_cluster_wait()
 {
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-}
-
-// arrives on this block's `bar`, whose phase then waits for `bytes` of pushes
-__device__ __forceinline__ void tessera_cluster_exchange_expect(tessera_mbarrier* bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-                 :: "r"(tessera_cta_address(bar)), "r"(bytes) : "memory");
-}
-
-// waits until the phase of parity `parity` of this block's `bar` has completed
-__device__ __forceinline__ void tessera_cluster_exchange_wait(tessera_mbarrier* bar, int parity)
-{
-    asm volatile(
-        "{\n .reg .pred done;\n"
-        "tessera_exchange_%=:\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        " @!done bra tessera_exchange_%=;\n}\n" :: "r"(tessera_cta_address(bar)), "r"(parity) : "memory");
 }
 
 // st.async: `value` at `slot`'s place in the shared memory of the cluster's block `rank`, its
@@ -244,12 +287,12 @@ __device__ __forceinline__ void tessera_cluster_exchange(V value, V absent, V (&
         tessera_cluster_wait();
     }
     if (tid == 0) {
-        tessera_cluster_exchange_expect(&full[set], blocks * static_cast<unsigned>(sizeof(V)));
+        tessera_mbarrier_expect_bytes(&full[set], blocks * static_cast<unsigned>(sizeof(V)));
     }
     for (int rank = tid; rank < blocks; rank += threads) {
         tessera_cluster_push(reinterpret_cast<V*>(own + tessera_cluster_rank() * 16), value, &full[set], rank);
     }
-    tessera_cluster_exchange_wait(&full[set], (exchanges / 2) % 2);
+    tessera_mbarrier_wait(&full[set], (exchanges / 2) % 2);
 #pragma unroll
     for (int rank = 0; rank < 8; ++rank) {
         values[rank] = rank < blocks ? *reinterpret_cast<const V*>(own + rank * 16) : absent;
@@ -316,7 +359,9 @@ softmax_cluster_f32(const float* __restrict__ x, float* __restrict__ y, const in
     __shared__ __align__(8) tessera_mbarrier tessera_cluster_full[2];
     int tessera_cluster_exchanges = 0;
     if (tid == 0) {
-        tessera_cluster_exchange_init(tessera_cluster_full);
+        tessera_mbarrier_init(&tessera_cluster_full[0], 1);  // one arrival: the bytes expected
+        tessera_mbarrier_init(&tessera_cluster_full[1], 1);
+        tessera_mbarrier_init_fence();
     }
     tessera_cluster_arrive();  // the first exchange waits: then every block's mbarriers are initialised
 

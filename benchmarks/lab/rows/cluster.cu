@@ -139,6 +139,26 @@ __device__ __forceinline__ float2 combine(float2 a, float2 b) {
 }
 
 // One exchange, the exps taken before it and the cluster's exit barrier split around the stores:
+// the maximum of a thread's vectors
+template <int CHUNKS>
+__device__ __forceinline__ float thread_maximum(const float4 (&v)[CHUNKS]) {
+    float m = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) m = fmaxf(m, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
+    return m;
+}
+// v ← exp(v − m) element by element; returns their sum
+template <int CHUNKS>
+__device__ __forceinline__ float exponentiate(float4 (&v)[CHUNKS], float m) {
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+        v[j] = make_float4(expf(v[j].x - m), expf(v[j].y - m), expf(v[j].z - m), expf(v[j].w - m));
+        s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+    }
+    return s;
+}
+
 // MODE 4: each loaded float4 exponentiated against its own maximum as it arrives (the chunk's
 //   maximum kept), the thread's pair from its chunks', the block's from a butterfly of pairs;
 //   after the exchange one exp a chunk rescales its four values.
@@ -185,16 +205,8 @@ __global__ void __launch_bounds__(THREADS) softmax_one_exchange(const float* __r
             p = combine(p, make_float2(__shfl_xor_sync(0xffffffff, p.x, o), __shfl_xor_sync(0xffffffff, p.y, o)));
         block_pair = p;
     } else {
-#pragma unroll
-        for (int j = 0; j < CHUNKS; ++j) thread_max = fmaxf(thread_max, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
-        float s = 0.0f;
-        if (MODE != 8) {
-#pragma unroll
-            for (int j = 0; j < CHUNKS; ++j) {
-                v[j] = make_float4(expf(v[j].x - thread_max), expf(v[j].y - thread_max), expf(v[j].z - thread_max), expf(v[j].w - thread_max));
-                s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
-            }
-        }
+        thread_max = thread_maximum(v);
+        float s = MODE != 8 ? exponentiate(v, thread_max) : 0.0f;
         if (MODE < 7) {
             const float m = block_max<THREADS>(thread_max, scratch);
             s = block_sum<THREADS>(s * expf(thread_max - m), scratch);
@@ -305,15 +317,8 @@ __global__ void __launch_bounds__(THREADS) softmax_pushed(const float* __restric
     float4 v[CHUNKS];
 #pragma unroll
     for (int j = 0; j < CHUNKS; ++j) v[j] = xv[j * THREADS + t];
-    float thread_max = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < CHUNKS; ++j) thread_max = fmaxf(thread_max, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
-    float s = 0.0f;
-#pragma unroll
-    for (int j = 0; j < CHUNKS; ++j) {
-        v[j] = make_float4(expf(v[j].x - thread_max), expf(v[j].y - thread_max), expf(v[j].z - thread_max), expf(v[j].w - thread_max));
-        s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
-    }
+    const float thread_max = thread_maximum(v);
+    float s = exponentiate(v, thread_max);
     const float m = block_max<THREADS>(thread_max, scratch);
     s = block_sum<THREADS>(s * expf(thread_max - m), scratch);
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // every block's mbarrier initialised

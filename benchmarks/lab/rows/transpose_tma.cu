@@ -15,10 +15,11 @@
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); exit(1); } } while (0)
 #define CU(x) do { CUresult e = (x); if (e != CUDA_SUCCESS) { const char* s; cuGetErrorString(e, &s); printf("CU %s at %s:%d\n", s, __FILE__, __LINE__); exit(1); } } while (0)
 
-// tessera's transpose_vector_64 (the lab's rect_tile<64, 64>): the baseline
-__global__ void __launch_bounds__(256) vector64_down(const float* __restrict__ x, float* __restrict__ y, int R, int C) {
+// tessera's transpose_vector_64 (the lab's rect_tile<64, 64>), the tile at x's rows by .., columns
+// bx ..: 16-byte loads of x's rows, their elements down a column of the padded tile, 16-byte
+// stores of y's rows
+__device__ __forceinline__ void vector64_tile(const float* __restrict__ x, float* __restrict__ y, int R, int C, int by, int bx) {
     __shared__ float t[64][65];
-    const int by = blockIdx.x * 64, bx = blockIdx.y * 64;
     const int q = threadIdx.x % 16, p = threadIdx.x / 16;
     float4 v[4];
 #pragma unroll
@@ -40,34 +41,19 @@ __global__ void __launch_bounds__(256) vector64_down(const float* __restrict__ x
     }
 }
 
+// the baseline: blocks walking down x's rows (blockIdx.x along them)
+__global__ void __launch_bounds__(256) vector64_down(const float* __restrict__ x, float* __restrict__ y, int R, int C) {
+    vector64_tile(x, y, R, C, blockIdx.x * 64, blockIdx.y * 64);
+}
+
 // vector64_down on a one-dimensional grid in bands of G tile columns: consecutive blocks take
 // the G tiles side by side in one band of x's rows, then the band's next 64 rows, so the blocks
 // in flight read runs of G·256 bytes of x's rows and write runs of about as many of y's rows
 // (walking down, G = 1: 256-byte reads, y's rows written end to end)
 template <int G>
 __global__ void __launch_bounds__(256) vector64_bands(const float* __restrict__ x, float* __restrict__ y, int R, int C) {
-    __shared__ float t[64][65];
-    const int tiles_down = R / 64, t_index = blockIdx.x, band = t_index / (G * tiles_down), in_band = t_index % (G * tiles_down);
-    const int by = (in_band / G) * 64, bx = (band * G + in_band % G) * 64;
-    const int q = threadIdx.x % 16, p = threadIdx.x / 16;
-    float4 v[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) v[k] = __ldg(reinterpret_cast<const float4*>(x + (size_t)(by + p + 16 * k) * C + bx) + q);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        const int r = p + 16 * k;
-        t[4 * q][r] = v[k].x;
-        t[4 * q + 1][r] = v[k].y;
-        t[4 * q + 2][r] = v[k].z;
-        t[4 * q + 3][r] = v[k].w;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        const int c = p + 16 * k;
-        const float4 w = make_float4(t[c][4 * q], t[c][4 * q + 1], t[c][4 * q + 2], t[c][4 * q + 3]);
-        reinterpret_cast<float4*>(y + (size_t)(bx + c) * R + by)[q] = w;
-    }
+    const int tiles_down = R / 64, band = blockIdx.x / (G * tiles_down), in_band = blockIdx.x % (G * tiles_down);
+    vector64_tile(x, y, R, C, (in_band / G) * 64, (band * G + in_band % G) * 64);
 }
 
 __device__ __forceinline__ uint32_t smem(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
@@ -99,6 +85,31 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, int column, in
 // 16-byte chunk `chunk` of row `row` in a box of 128-byte rows written with the 128-byte swizzle
 __device__ __forceinline__ int swizzled(int row, int chunk) { return row * 128 + ((chunk ^ (row % 8)) * 16); }
 
+// This thread's part of a 64 × 64 tile of x that arrived as two 64-row × 32-column boxes: chunk
+// `chunk` of rows row0 .. row0 + 3 of box `box`, transposed in registers — w[j] holds x's rows
+// row0 .. row0 + 3 of its column 32·box + 4·chunk + j (a vector of y's row)
+struct TilePart {
+    int box, chunk, row0;
+    __device__ TilePart() : box(threadIdx.x / 128), chunk(threadIdx.x % 8), row0(16 * (threadIdx.x / 32 % 4) + 4 * (threadIdx.x % 32 / 8)) {}
+    __device__ void transposed(const unsigned char* x_tile, float4 (&w)[4]) const {
+        float4 v[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[i] = *reinterpret_cast<const float4*>(x_tile + box * 8192 + swizzled(row0 + i, chunk));
+        w[0] = make_float4(v[0].x, v[1].x, v[2].x, v[3].x);
+        w[1] = make_float4(v[0].y, v[1].y, v[2].y, v[3].y);
+        w[2] = make_float4(v[0].z, v[1].z, v[2].z, v[3].z);
+        w[3] = make_float4(v[0].w, v[1].w, v[2].w, v[3].w);
+    }
+    // into y's tile: 64 rows (x's columns) × 64 columns (x's rows) as two swizzled 32-column boxes
+    __device__ void into_y_tile(unsigned char* y_tile, const float4 (&w)[4]) const {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int y_row = 32 * box + 4 * chunk + j, y_box = row0 / 32, y_chunk = (row0 % 32) / 4;
+            *reinterpret_cast<float4*>(y_tile + y_box * 8192 + swizzled(y_row, y_chunk)) = w[j];
+        }
+    }
+};
+
 // A 64 × 64 tile of x arrives as two 64-row × 32-column boxes (128-byte swizzle); warp w reads
 // rows 16·(w % 4) .. of box w / 4: lane l the 16-byte chunk l % 8 of 4 consecutive rows
 // (conflict-free: 8 lanes, one row, 8 chunks), transposes the 4 × 4 in registers and stores 4
@@ -121,25 +132,15 @@ __global__ void __launch_bounds__(256) tma_tile(const __grid_constant__ CUtensor
     }
     __syncthreads();
     mbarrier_wait(&bar, 0);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int box = warp / 4, chunk = lane % 8, row0 = 16 * (warp % 4) + 4 * (lane / 8);
-    float4 v[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) v[i] = *reinterpret_cast<const float4*>(x_tile + box * 8192 + swizzled(row0 + i, chunk));
-    // x's columns 32·box + 4·chunk + j are y's rows; x's rows row0 .. row0 + 3 its columns
-    const float4 w[4] = {make_float4(v[0].x, v[1].x, v[2].x, v[3].x), make_float4(v[0].y, v[1].y, v[2].y, v[3].y),
-                         make_float4(v[0].z, v[1].z, v[2].z, v[3].z), make_float4(v[0].w, v[1].w, v[2].w, v[3].w)};
+    const TilePart part;
+    float4 w[4];
+    part.transposed(x_tile, w);
     if (!TMA_STORE) {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-            reinterpret_cast<float4*>(y + (size_t)(bx + 32 * box + 4 * chunk + j) * R + by + row0)[0] = w[j];
+            reinterpret_cast<float4*>(y + (size_t)(bx + 32 * part.box + 4 * part.chunk + j) * R + by + part.row0)[0] = w[j];
     } else {
-        // y's tile: 64 rows (x's columns) × 64 columns (x's rows) as two 32-column boxes
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int y_row = 32 * box + 4 * chunk + j, y_box = row0 / 32, y_chunk = (row0 % 32) / 4;
-            *reinterpret_cast<float4*>(y_tile + y_box * 8192 + swizzled(y_row, y_chunk)) = w[j];
-        }
+        part.into_y_tile(y_tile, w);
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         __syncthreads();
         if (threadIdx.x == 0) {
@@ -176,19 +177,14 @@ __global__ void __launch_bounds__(256) tma_persistent(const __grid_constant__ CU
         }
     }
     __syncthreads();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int box = warp / 4, chunk = lane % 8, row0 = 16 * (warp % 4) + 4 * (lane / 8);
+    const TilePart part;
     int n = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++n) {
         const int stage = n % STAGES, phase = (n / STAGES) % 2;
         const int by = (tile % tiles_down) * 64, bx = (tile / tiles_down) * 64;
         mbarrier_wait(&full[stage], phase);
-        unsigned char* x_tile = x_ring + stage * 16384;
-        float4 v[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) v[i] = *reinterpret_cast<const float4*>(x_tile + box * 8192 + swizzled(row0 + i, chunk));
-        const float4 w[4] = {make_float4(v[0].x, v[1].x, v[2].x, v[3].x), make_float4(v[0].y, v[1].y, v[2].y, v[3].y),
-                             make_float4(v[0].z, v[1].z, v[2].z, v[3].z), make_float4(v[0].w, v[1].w, v[2].w, v[3].w)};
+        float4 w[4];
+        part.transposed(x_ring + stage * 16384, w);
         // the y tile of two tiles ago must have been read out by its TMA store
         if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
         __syncthreads();  // also: every thread has read x_tile, so its stage may be refilled
@@ -197,11 +193,7 @@ __global__ void __launch_bounds__(256) tma_persistent(const __grid_constant__ CU
             if (next < tiles) issue(next, stage);
         }
         unsigned char* y_tile = y_ring + (n % 2) * 16384;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int y_row = 32 * box + 4 * chunk + j, y_box = row0 / 32, y_chunk = (row0 % 32) / 4;
-            *reinterpret_cast<float4*>(y_tile + y_box * 8192 + swizzled(y_row, y_chunk)) = w[j];
-        }
+        part.into_y_tile(y_tile, w);
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         __syncthreads();
         if (threadIdx.x == 0) {
