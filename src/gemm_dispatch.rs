@@ -2,7 +2,8 @@
 //! element types and the device from measured records — the rows `tessera bench sgemm hgemm
 //! --csv` wrote on each GPU, shipped in `benchmarks/gemm-table/`, or the user's own through
 //! `TESSERA_GEMM_TABLE=path.csv` — and launches it (with its `tessera tune` configuration
-//! where one is cached). The kernel it took is `Launched::kernel`.
+//! where one is cached). The kernel it took is `Launched::kernel`. [`gemm_bias_gelu`] does the
+//! same for C = GELU(α·A·B + bias), between the fused epilogues on the SGEMMs it suits.
 //!
 //! ```
 //! use tessera::gemm_dispatch::GemmTable;
@@ -15,7 +16,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::{hgemm, matrix_copy, sgemm};
+use crate::catalog::{epilogue, hgemm, matrix_copy, sgemm};
 use crate::dsl::ElementType;
 use crate::runtime::{DeviceRef, Element};
 use crate::{Argument, Device, Error, Input, KernelDefinition, Launched, Output};
@@ -146,7 +147,28 @@ impl GemmTable {
     /// TMA kernels fall back to cp.async), since that changes which kernel wins. M does not
     /// touch alignment.
     pub fn choose(&self, input: ElementType, m: usize, n: usize, k: usize) -> Option<&'static KernelDefinition> {
-        let candidates: Vec<&GemmRecord> = self.records.iter().filter(|r| runs_on(r.kernel, input)).collect();
+        self.choose_among(input, m, n, k, |kernel| runs_on(kernel, input))
+    }
+
+    /// [`choose`](GemmTable::choose) among the kernels `candidate` accepts: the one measured
+    /// fastest at the nearest shape where any of them was measured.
+    ///
+    /// ```
+    /// use tessera::gemm_dispatch::GemmTable;
+    /// let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").unwrap();
+    /// let f32 = tessera::dsl::ElementType::F32;
+    /// let kernel = h200.choose_among(f32, 1024, 1024, 1024, |k| k == "sgemm_v12" || k == "sgemm_v13").unwrap();
+    /// assert_eq!(kernel.name(), "sgemm_v12"); // stream-K: 32 tiles of 128 × 256 leave most SMs idle
+    /// ```
+    pub fn choose_among(
+        &self,
+        input: ElementType,
+        m: usize,
+        n: usize,
+        k: usize,
+        candidate: impl Fn(&str) -> bool,
+    ) -> Option<&'static KernelDefinition> {
+        let candidates: Vec<&GemmRecord> = self.records.iter().filter(|r| candidate(r.kernel)).collect();
         let vector = 16 / input.size_bytes().max(1) as usize;
         let aligned = |[_, n, k]: [usize; 3]| n % vector == 0 && k % vector == 0;
         let distance = |shape: [usize; 3]| {
@@ -378,6 +400,77 @@ pub fn choose(
     a_shape: &[usize],
     b_shape: &[usize],
 ) -> Result<&'static KernelDefinition, GemmError> {
+    choose_once(device, "gemm", input, a_shape, b_shape, |table, [m, n, k]| table.choose(input, m, n, k))
+}
+
+/// The fused bias + GELU kernels and the plain SGEMM each is built on: [`gemm_bias_gelu`]
+/// takes the one whose plain kernel the table measures faster at the shape.
+const BIAS_GELU: [(&str, &KernelDefinition); 2] =
+    [("sgemm_v12", &epilogue::sgemm_bias_gelu_stream_k::KERNEL), ("sgemm_v13", &epilogue::sgemm_bias_gelu::KERNEL)];
+
+/// The kernel [`gemm_bias_gelu`] takes on `device` for A (`a_shape`) · B (`b_shape`).
+pub fn choose_bias_gelu(
+    device: &impl Device,
+    a_shape: &[usize],
+    b_shape: &[usize],
+) -> Result<&'static KernelDefinition, GemmError> {
+    choose_once(device, "bias_gelu", ElementType::F32, a_shape, b_shape, |table, [m, n, k]| {
+        let plain =
+            table.choose_among(ElementType::F32, m, n, k, |kernel| BIAS_GELU.iter().any(|(p, _)| *p == kernel))?;
+        BIAS_GELU.iter().find(|(p, _)| *p == plain.name()).map(|(_, fused)| *fused)
+    })
+}
+
+/// C = GELU(α·A·B + bias), the bias one value per column, in one kernel: the fused epilogue
+/// ([`epilogue`]) on the SGEMM that suits the shape — on V12's stream-K where 128 × 256 tiles
+/// leave SMs idle (1024³), on V13 where they fill the GPU — as measured by the GEMM table (see
+/// [`gemm`](crate::gemm)). `Launched::kernel` names the kernel taken.
+///
+/// ```
+/// use tessera::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let a = backend.upload(&vec![1.0f32; 64 * 32], [64, 32])?;
+/// let b = backend.upload(&vec![0.5f32; 32 * 48], [32, 48])?;
+/// let bias = backend.upload(&vec![-16.0f32; 48], [48])?;
+/// let mut c = backend.zeros::<f32>([64, 48])?;
+/// let launched = tessera::gemm_bias_gelu(&backend, &a, &b, &bias, &mut c, 1.0)?;
+/// assert!(launched.kernel.starts_with("sgemm_bias_gelu"));
+/// assert_eq!(backend.download(&c)?[0], 0.0); // GELU(16 − 16)
+/// # Ok(()) }
+/// ```
+pub fn gemm_bias_gelu(
+    device: &impl Device,
+    a: &impl Input<f32>,
+    b: &impl Input<f32>,
+    bias: &impl Input<f32>,
+    c: &mut impl Output<f32>,
+    alpha: f32,
+) -> Result<Launched, GemmError> {
+    let kernel = choose_bias_gelu(device, a.shape(), b.shape())?;
+    Ok(kernel.launch(
+        device,
+        &mut [
+            Argument::input("a", a),
+            Argument::input("b", b),
+            Argument::input("bias", bias),
+            Argument::output("c", c),
+            Argument::scalar("alpha", alpha),
+        ],
+    )?)
+}
+
+/// `pick`'s kernel from the table of `device` for A (`a_shape`) · B (`b_shape`), remembered
+/// per device, entry point (`what`), type and shape: a choice is a scan of the table's rows
+/// (tens of µs of host time), which a launch of a 9 µs GEMM cannot afford every call.
+fn choose_once(
+    device: &impl Device,
+    what: &'static str,
+    input: ElementType,
+    a_shape: &[usize],
+    b_shape: &[usize],
+    pick: impl FnOnce(&GemmTable, [usize; 3]) -> Option<&'static KernelDefinition>,
+) -> Result<&'static KernelDefinition, GemmError> {
     let (&[m, k], &[_, n]) = (a_shape, b_shape) else {
         return Err(GemmError::NotMatrices { a: a_shape.to_vec(), b: b_shape.to_vec() });
     };
@@ -385,16 +478,14 @@ pub fn choose(
         DeviceRef::Gpu(gpu) => gpu.name(),
         DeviceRef::Simulator(_) => "H200",
     };
-    // a choice is a scan of the table's rows (tens of µs of host time): made once per device,
-    // type and shape, as a launch of a 9 µs GEMM cannot afford it every call
-    type Choices = HashMap<String, HashMap<(ElementType, [usize; 3]), &'static KernelDefinition>>;
+    type Choices = HashMap<String, HashMap<(&'static str, ElementType, [usize; 3]), &'static KernelDefinition>>;
     static CHOSEN: Mutex<Option<Choices>> = Mutex::new(None);
-    let key = (input, [m, n, k]);
+    let key = (what, input, [m, n, k]);
     if let Some(kernel) = CHOSEN.lock().ok().and_then(|chosen| chosen.as_ref()?.get(name)?.get(&key).copied()) {
         return Ok(kernel);
     }
     let table = GemmTable::for_device(name)?;
-    let kernel = table.choose(input, m, n, k).ok_or_else(|| GemmError::NoKernel {
+    let kernel = pick(&table, [m, n, k]).ok_or_else(|| GemmError::NoKernel {
         input,
         device: name.to_string(),
         table: table.gpu.clone(),

@@ -75,9 +75,10 @@ fn arguments_select_families_sizes_and_the_output_format() {
     );
     assert!(all.flush_l2 && all.output == Output::Table);
     assert_eq!(parse(&["--sizes", "N=8", "--sizes", "N=16", "--csv"]).unwrap().sizes.unwrap().len(), 2);
-    // --kernels narrows the families to theirs when none is named
+    // --kernels narrows the families to theirs when none is named (V12 is the epilogue
+    // family's plain stream-K GEMM too)
     let two = parse(&["--kernels", "hgemm_v15_bf16,sgemm_v12"]).unwrap();
-    assert_eq!(two.families, vec![Family::Sgemm, Family::Hgemm]);
+    assert_eq!(two.families, vec![Family::Sgemm, Family::Hgemm, Family::Epilogue]);
     assert_eq!(two.kernels, Some(vec!["hgemm_v15_bf16".to_string(), "sgemm_v12".to_string()]));
     assert_eq!(parse(&["hgemm", "--kernels", "sgemm_v12"]).unwrap().families, vec![Family::Hgemm]);
     assert_eq!(all.kernels, None);

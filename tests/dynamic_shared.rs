@@ -136,6 +136,7 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
             "gemm_tf32_wgmma_bt_64x128",
             "gemm_tf32_wgmma_bt_clusters",
             "sgemm_bias_gelu",
+            "sgemm_bias_gelu_stream_k",
             "sgemm_bias_relu_residual",
             "hgemm_bias_silu_bf16",
             "attention_forward_bf16_d64",

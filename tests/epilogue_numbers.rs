@@ -1,18 +1,22 @@
 //! Fused GEMM epilogues (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`) against f64
-//! references: bias + GELU on SGEMM V13, bias + ReLU + residual with α and β on V11, bias +
+//! references: bias + GELU on SGEMM V13 and on V12's stream-K (and through
+//! `tessera::gemm_bias_gelu`, which picks one), bias + ReLU + residual with α and β on V11, bias +
 //! SiLU rounded to bf16 on the tensor-core HGEMM V6, and the unfused second kernel
 //! `bias_gelu_f32` — tails in M, N and K, on the CPU simulation and, ignored without one, on
 //! a GPU (`cargo test --release --test epilogue_numbers -- --include-ignored`).
 
 mod common;
 
-use common::{gemm_reference, random_floats, POISON};
-use tessera::catalog::epilogue::{bias_gelu_f32, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_relu_residual};
+use common::{gemm_reference, random_floats, simulator_with_resident_blocks, POISON};
+use tessera::catalog::epilogue::{
+    bias_gelu_f32, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
+};
 use tessera::half::bf16;
 use tessera::Backend;
 
 on_both_backends!(
     bias_and_gelu_fused_into_sgemm_match_an_f64_reference,
+    gemm_bias_gelu_launches_the_kernel_it_chose_and_matches_the_reference,
     bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference,
     bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference,
     the_separate_bias_gelu_kernel_matches_an_f64_reference,
@@ -81,19 +85,73 @@ fn assert_close(what: &str, got: &[f32], want: &[f64], relative: f64) {
     }
 }
 
+/// A, B, bias and the f64 GELU(α·A·B + bias) of an M×N×K problem.
+struct BiasGelu {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    bias: Vec<f32>,
+    want: Vec<f64>,
+}
+
+fn bias_gelu_problem((m, n, k): (usize, usize, usize), alpha: f32) -> BiasGelu {
+    let (a, b, bias) = (random_floats(m * k, m as u64), random_floats(k * n, n as u64), random_floats(n, 7));
+    let product = gemm_reference(&a, &b, &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
+    let want = product.iter().enumerate().map(|(i, p)| gelu(p + f64::from(bias[i % n]))).collect();
+    BiasGelu { a, b, bias, want }
+}
+
 fn bias_and_gelu_fused_into_sgemm_match_an_f64_reference(backend: &Backend) {
-    for (m, n, k) in shapes(backend) {
-        let (host_a, host_b, host_bias) =
-            (random_floats(m * k, m as u64), random_floats(k * n, n as u64), random_floats(n, 7));
+    // 2 × 2 tiles of 12 k-tiles at 129 × 257 × 384: stream-K splits them between blocks, so the
+    // GELU runs after the shares are added
+    let mut shapes = shapes(backend);
+    shapes.push((129, 257, 384));
+    for (m, n, k) in shapes {
         let alpha = 1.25f32;
-        let product = gemm_reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
-        let want: Vec<f64> = product.iter().enumerate().map(|(i, p)| gelu(p + f64::from(host_bias[i % n]))).collect();
-        let a = backend.upload(&host_a, [m, k]).unwrap();
-        let b = backend.upload(&host_b, [k, n]).unwrap();
-        let bias = backend.upload(&host_bias, [n]).unwrap();
+        let problem = bias_gelu_problem((m, n, k), alpha);
+        let a = backend.upload(&problem.a, [m, k]).unwrap();
+        let b = backend.upload(&problem.b, [k, n]).unwrap();
+        let bias = backend.upload(&problem.bias, [n]).unwrap();
         let mut c = backend.filled([m, n], f32::from_bits(POISON)).unwrap();
         sgemm_bias_gelu::launch(backend, &a, &b, &bias, &mut c, alpha).unwrap();
-        assert_close(&format!("sgemm_bias_gelu {m}×{n}×{k}"), &backend.download(&c).unwrap(), &want, 1e-5);
+        assert_close(&format!("sgemm_bias_gelu {m}×{n}×{k}"), &backend.download(&c).unwrap(), &problem.want, 1e-5);
+        // stream-K's grid is the resident blocks: 3 on the simulation, so that 4 tiles are split
+        let three_blocks;
+        let stream_k_backend = if backend.is_simulated() {
+            three_blocks = simulator_with_resident_blocks(3, 0x6e1);
+            &three_blocks
+        } else {
+            backend
+        };
+        let (a, b, bias) = (
+            stream_k_backend.upload(&problem.a, [m, k]).unwrap(),
+            stream_k_backend.upload(&problem.b, [k, n]).unwrap(),
+            stream_k_backend.upload(&problem.bias, [n]).unwrap(),
+        );
+        let mut c = stream_k_backend.filled([m, n], f32::from_bits(POISON)).unwrap();
+        let launched = sgemm_bias_gelu_stream_k::launch(stream_k_backend, &a, &b, &bias, &mut c, alpha).unwrap();
+        let what = format!("sgemm_bias_gelu_stream_k {m}×{n}×{k}");
+        assert_close(&what, &stream_k_backend.download(&c).unwrap(), &problem.want, 1e-5);
+        if (m, n, k) == (129, 257, 384) {
+            assert_ne!(4 % launched.grid[0], 0, "{what}: {} blocks share 4 tiles whole, none split", launched.grid[0]);
+        }
+    }
+}
+
+fn gemm_bias_gelu_launches_the_kernel_it_chose_and_matches_the_reference(backend: &Backend) {
+    let mut shapes = vec![(64, 48, 32), (129, 257, 384)];
+    if !backend.is_simulated() {
+        shapes.extend([(1024, 1024, 1024), (4096, 4096, 512)]);
+    }
+    for (m, n, k) in shapes {
+        let problem = bias_gelu_problem((m, n, k), 0.5);
+        let a = backend.upload(&problem.a, [m, k]).unwrap();
+        let b = backend.upload(&problem.b, [k, n]).unwrap();
+        let bias = backend.upload(&problem.bias, [n]).unwrap();
+        let mut c = backend.filled([m, n], f32::from_bits(POISON)).unwrap();
+        let launched = tessera::gemm_bias_gelu(backend, &a, &b, &bias, &mut c, 0.5).unwrap();
+        let chosen = tessera::gemm_dispatch::choose_bias_gelu(backend, &[m, k], &[k, n]).unwrap();
+        assert_eq!(launched.kernel, chosen.name(), "{m}×{n}×{k}");
+        assert_close(&format!("{} {m}×{n}×{k}", launched.kernel), &backend.download(&c).unwrap(), &problem.want, 1e-5);
     }
 }
 

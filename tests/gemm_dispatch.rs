@@ -73,6 +73,24 @@ fn an_unmeasured_shape_takes_the_nearest_measured_shape_aligned_alike() {
 }
 
 #[test]
+fn the_fused_bias_gelu_follows_the_plain_kernel_measured_faster_stream_k_where_tiles_leave_sms_idle() {
+    let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").expect("the H200 table ships");
+    let plain = |m, n, k| {
+        h200.choose_among(ElementType::F32, m, n, k, |kernel| kernel == "sgemm_v12" || kernel == "sgemm_v13")
+            .map(|kernel| kernel.name())
+    };
+    // 1024³: 32 tiles of 128 × 256 for 132 SMs — stream-K; 4096³: 512 tiles — V13
+    assert_eq!(plain(1024, 1024, 1024), Some("sgemm_v12"));
+    assert_eq!(plain(4096, 4096, 4096), Some("sgemm_v13"));
+    let backend = common::simulator();
+    let fused = |m: usize, n: usize, k: usize| {
+        tessera::gemm_dispatch::choose_bias_gelu(&backend, &[m, k], &[k, n]).map(|kernel| kernel.name()).unwrap()
+    };
+    assert_eq!(fused(1024, 1024, 1024), "sgemm_bias_gelu_stream_k");
+    assert_eq!(fused(4096, 4096, 4096), "sgemm_bias_gelu");
+}
+
+#[test]
 fn a_malformed_record_is_an_error_naming_its_line() {
     let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\nsgemm,sgemm_v6,\"M=64,N=64\",1,1,1,40\n";
     let error = GemmTable::from_bench_csv("mine.csv", csv).unwrap_err().to_string();

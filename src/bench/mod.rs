@@ -161,7 +161,9 @@ impl Family {
             Family::Attention => attention::ALL.to_vec(),
             Family::Epilogue => {
                 vec![
+                    &sgemm::sgemm_v12::KERNEL,
                     &sgemm::sgemm_v13::KERNEL,
+                    &epilogue::sgemm_bias_gelu_stream_k::KERNEL,
                     &epilogue::sgemm_bias_gelu::KERNEL,
                     &epilogue::sgemm_bias_relu_residual::KERNEL,
                 ]
@@ -481,6 +483,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
         // gemv::gemv_t, every pass it takes, at an Aᵀ·x shape
         Family::Gemv => usize::from(is_transposed_gemv_shape(shape)),
+        // tessera::gemm_bias_gelu, the fused kernel it picks for the shape
+        Family::Epilogue => 1,
         _ => 0,
     };
     let tf32_entry_rows = |kernels: &[&'static KernelDefinition]| usize::from(kernels.iter().any(|k| is_tf32_wgmma(k)));
@@ -622,6 +626,30 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 family.work("gemv_t_f32", &shape),
                 &timing,
                 (baseline.name(), copy_gb_per_s),
+                &launched,
+            ));
+        }
+        if family == Family::Epilogue {
+            // what a user's C = GELU(α·A·B + bias) runs: the fused kernel the GEMM table picks
+            progress(Progress { done, of, step: &format!("tessera::gemm_bias_gelu at {label}") });
+            done += 1;
+            let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
+            let (flops, bytes) = family.work("sgemm_bias_gelu", &shape);
+            let (base, timing, launched) = time_gemm_bias_gelu_entry_point(
+                gpu,
+                options,
+                [value("M"), value("N"), value("K")],
+                &mut flush,
+                &mut baseline,
+            )?;
+            let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
+            rows.push(entry_point_row(
+                family,
+                format!("tessera::gemm_bias_gelu ({})", launched.kernel),
+                &label,
+                (flops, bytes),
+                &timing,
+                (baseline.name(), baseline_tflops),
                 &launched,
             ));
         }
@@ -821,11 +849,16 @@ fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
             }
             None => crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0),
         };
-        launched.map_err(|error| match error {
-            crate::gemm_dispatch::GemmError::Launch(error) => error,
-            other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
-        })
+        launched.map_err(gemm_error)
     })
+}
+
+/// A GEMM entry point's error as the bench's: a launch's as it is, a table's or a shape's in words.
+fn gemm_error(error: crate::gemm_dispatch::GemmError) -> Error {
+    match error {
+        crate::gemm_dispatch::GemmError::Launch(error) => error,
+        other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
+    }
 }
 
 /// Whether `kernel` is one of the TF32 wgmma kernels (on Bᵀ or on B as stored), beside which the
@@ -872,6 +905,24 @@ fn time_gemv_t_entry_point(
     let x = gpu.upload(&values(m), [m])?;
     let mut y = gpu.zeros::<f32>([n])?;
     time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
+}
+
+/// `tessera::gemm_bias_gelu` timed beside `baseline`: (baseline, the entry point, its launch).
+fn time_gemm_bias_gelu_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [m, n, k]: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * k), [m, k])?;
+    let b = gpu.upload(&values(k * n), [k, n])?;
+    let bias = gpu.upload(&values(n), [n])?;
+    let mut c = gpu.zeros::<f32>([m, n])?;
+    time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || {
+        crate::gemm_bias_gelu(gpu, &a, &b, &bias, &mut c, 1.0).map_err(gemm_error)
+    })
 }
 
 /// Times `entry_point` (all of its launches inside the timed region) in alternation with

@@ -27,6 +27,30 @@ pub fn sgemm_bias_gelu(
     copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, _, col| gelu(alpha * v + bias[col]));
 }
 
+/// [`sgemm_bias_gelu`] on SGEMM V12 (cp.async, stream-K: the resident blocks share the tiles'
+/// k loops): where a grid of 128 × 256 tiles does not fill the GPU (1024³: 32 tiles for 132
+/// SMs) the GELU is applied once a tile's shares are added up. `gemm_bias_gelu` takes whichever
+/// of the two the GEMM table measures faster at the shape.
+#[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
+pub fn sgemm_bias_gelu_stream_k(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (K, N)>,
+    bias: Global<f32, (N,)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).stream_k();
+    let a_s = shared::<f32>([BK, BM]).pad(4);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, _, col| gelu(alpha * v + bias[col]));
+}
+
 /// C = ReLU(A·B + bias) + residual, then α and β as in every GEMM (C = α·that + β·C): SGEMM
 /// V11 (128×256 tiles, cp.async) with a row-major residual read at each value's place.
 #[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
@@ -91,8 +115,9 @@ pub fn bias_gelu_f32(bias: Global<f32, (N,)>, c: GlobalMut<f32, (M, N)>) {
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 4] = [
+pub const ALL: [&crate::KernelDefinition; 5] = [
     &sgemm_bias_gelu::KERNEL,
+    &sgemm_bias_gelu_stream_k::KERNEL,
     &sgemm_bias_relu_residual::KERNEL,
     &hgemm_bias_silu_bf16::KERNEL,
     &bias_gelu_f32::KERNEL,

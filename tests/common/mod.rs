@@ -253,6 +253,7 @@ macro_rules! with_every_catalog_kernel {
             gemv::gemv_t_partials_f32,
             gemv::gemv_t_finish_f32,
             epilogue::sgemm_bias_gelu,
+            epilogue::sgemm_bias_gelu_stream_k,
             epilogue::sgemm_bias_relu_residual,
             epilogue::hgemm_bias_silu_bf16,
             epilogue::bias_gelu_f32,
