@@ -3,7 +3,7 @@
 //! --csv` wrote on each GPU, shipped in `benchmarks/gemm-table/`, or the user's own through
 //! `TESSERA_GEMM_TABLE=path.csv` — and launches it (with its `tessera tune` configuration
 //! where one is cached). The kernel it took is `Launched::kernel`. [`gemm_bias_gelu`] does the
-//! same for C = GELU(α·A·B + bias), between the fused epilogues on the SGEMMs it suits.
+//! same for C = GELU(α·A·B + bias): fused into V13, or the GEMM and a second kernel.
 //!
 //! ```
 //! use tessera::gemm_dispatch::GemmTable;
@@ -403,28 +403,65 @@ pub fn choose(
     choose_once(device, "gemm", input, a_shape, b_shape, |table, [m, n, k]| table.choose(input, m, n, k))
 }
 
-/// The fused bias + GELU kernels and the plain SGEMM each is built on: [`gemm_bias_gelu`]
-/// takes the one whose plain kernel the table measures faster at the shape.
-const BIAS_GELU: [(&str, &KernelDefinition); 2] =
-    [("sgemm_v12", &epilogue::sgemm_bias_gelu_stream_k::KERNEL), ("sgemm_v13", &epilogue::sgemm_bias_gelu::KERNEL)];
-
-/// The kernel [`gemm_bias_gelu`] takes on `device` for A (`a_shape`) · B (`b_shape`).
-pub fn choose_bias_gelu(
-    device: &impl Device,
-    a_shape: &[usize],
-    b_shape: &[usize],
-) -> Result<&'static KernelDefinition, GemmError> {
-    choose_once(device, "bias_gelu", ElementType::F32, a_shape, b_shape, |table, [m, n, k]| {
-        let plain =
-            table.choose_among(ElementType::F32, m, n, k, |kernel| BIAS_GELU.iter().any(|(p, _)| *p == kernel))?;
-        BIAS_GELU.iter().find(|(p, _)| *p == plain.name()).map(|(_, fused)| *fused)
-    })
+/// How [`gemm_bias_gelu`] computes C = GELU(α·A·B + bias) at a shape.
+#[derive(Clone, Copy)]
+pub enum BiasGeluPlan {
+    /// One kernel: the bias and the GELU applied to the accumulators as they are stored
+    /// (`sgemm_bias_gelu`, on V13), where V13's tiles fill the GPU.
+    Fused(&'static KernelDefinition),
+    /// The GEMM [`gemm`](crate::gemm) takes, then `bias_gelu_f32` over C: where the table's
+    /// GEMM is V12's stream-K, whose split tiles leave a fused GELU to the one block that
+    /// finishes each (on an H200 that loses to the second kernel by 2% at 4097³ and 28% at 1024³).
+    Separate(&'static KernelDefinition),
 }
 
-/// C = GELU(α·A·B + bias), the bias one value per column, in one kernel: the fused epilogue
-/// ([`epilogue`]) on the SGEMM that suits the shape — on V12's stream-K where 128 × 256 tiles
-/// leave SMs idle (1024³), on V13 where they fill the GPU — as measured by the GEMM table (see
-/// [`gemm`](crate::gemm)). `Launched::kernel` names the kernel taken.
+impl std::fmt::Debug for BiasGeluPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl BiasGeluPlan {
+    /// What runs, as the bench names it: `sgemm_bias_gelu`, or `sgemm_v12 + bias_gelu_f32`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Fused(kernel) => kernel.name().to_string(),
+            Self::Separate(gemm) => format!("{} + {}", gemm.name(), epilogue::bias_gelu_f32::NAME),
+        }
+    }
+}
+
+/// What [`gemm_bias_gelu`] runs on `device` for A (`a_shape`) · B (`b_shape`): fused on V13
+/// where the table measures V13 faster than V12's stream-K at the nearest shape, else the
+/// table's GEMM and `bias_gelu_f32` after it.
+///
+/// ```
+/// use tessera::gemm_dispatch::{choose_bias_gelu, BiasGeluPlan};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = tessera::Backend::detect() else { return Ok(()) };
+/// let plan = choose_bias_gelu(&backend, &[4096, 4096], &[4096, 4096])?;
+/// assert!(matches!(plan, BiasGeluPlan::Fused(kernel) if kernel.name() == "sgemm_bias_gelu"));
+/// # Ok(()) }
+/// ```
+pub fn choose_bias_gelu(device: &impl Device, a_shape: &[usize], b_shape: &[usize]) -> Result<BiasGeluPlan, GemmError> {
+    let fused = &epilogue::sgemm_bias_gelu::KERNEL;
+    let kernel = choose_once(device, "bias_gelu", ElementType::F32, a_shape, b_shape, |table, [m, n, k]| {
+        let plain = table.choose_among(ElementType::F32, m, n, k, |kernel| {
+            kernel == sgemm::sgemm_v12::NAME || kernel == sgemm::sgemm_v13::NAME
+        })?;
+        if plain.name() == sgemm::sgemm_v13::NAME {
+            Some(fused)
+        } else {
+            table.choose(ElementType::F32, m, n, k)
+        }
+    })?;
+    Ok(if kernel.name() == fused.name() { BiasGeluPlan::Fused(kernel) } else { BiasGeluPlan::Separate(kernel) })
+}
+
+/// C = GELU(α·A·B + bias), the bias one value per column: the fused epilogue ([`epilogue`])
+/// on V13 where its tiles fill the GPU, else the GEMM [`gemm`](crate::gemm) takes and
+/// `bias_gelu_f32` after it — as [`choose_bias_gelu`] decides from the GEMM table. The
+/// [`Launched`] is the GEMM's (the fused kernel's, or the plain GEMM's).
 ///
 /// ```
 /// use tessera::prelude::*;
@@ -435,7 +472,7 @@ pub fn choose_bias_gelu(
 /// let bias = backend.upload(&vec![-16.0f32; 48], [48])?;
 /// let mut c = backend.zeros::<f32>([64, 48])?;
 /// let launched = tessera::gemm_bias_gelu(&backend, &a, &b, &bias, &mut c, 1.0)?;
-/// assert!(launched.kernel.starts_with("sgemm_bias_gelu"));
+/// assert!(launched.kernel.starts_with("sgemm_"));
 /// assert_eq!(backend.download(&c)?[0], 0.0); // GELU(16 − 16)
 /// # Ok(()) }
 /// ```
@@ -447,17 +484,24 @@ pub fn gemm_bias_gelu(
     c: &mut impl Output<f32>,
     alpha: f32,
 ) -> Result<Launched, GemmError> {
-    let kernel = choose_bias_gelu(device, a.shape(), b.shape())?;
-    Ok(kernel.launch(
-        device,
-        &mut [
-            Argument::input("a", a),
-            Argument::input("b", b),
-            Argument::input("bias", bias),
-            Argument::output("c", c),
-            Argument::scalar("alpha", alpha),
-        ],
-    )?)
+    match choose_bias_gelu(device, a.shape(), b.shape())? {
+        BiasGeluPlan::Fused(kernel) => Ok(kernel.launch(
+            device,
+            &mut [
+                Argument::input("a", a),
+                Argument::input("b", b),
+                Argument::input("bias", bias),
+                Argument::output("c", c),
+                Argument::scalar("alpha", alpha),
+            ],
+        )?),
+        BiasGeluPlan::Separate(gemm) => {
+            let launched = crate::catalog::launch_gemm(gemm, device, a, b, c, alpha, 0.0)?;
+            epilogue::bias_gelu_f32::KERNEL
+                .launch(device, &mut [Argument::input("bias", bias), Argument::output("c", c)])?;
+            Ok(launched)
+        }
+    }
 }
 
 /// `pick`'s kernel from the table of `device` for A (`a_shape`) · B (`b_shape`), remembered

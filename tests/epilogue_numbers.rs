@@ -1,6 +1,6 @@
 //! Fused GEMM epilogues (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`) against f64
 //! references: bias + GELU on SGEMM V13 and on V12's stream-K (and through
-//! `tessera::gemm_bias_gelu`, which picks one), bias + ReLU + residual with α and β on V11, bias +
+//! `tessera::gemm_bias_gelu`, fused or as two kernels), bias + ReLU + residual with α and β on V11, bias +
 //! SiLU rounded to bf16 on the tensor-core HGEMM V6, and the unfused second kernel
 //! `bias_gelu_f32` — tails in M, N and K, on the CPU simulation and, ignored without one, on
 //! a GPU (`cargo test --release --test epilogue_numbers -- --include-ignored`).
@@ -11,12 +11,13 @@ use common::{gemm_reference, random_floats, simulator_with_resident_blocks, POIS
 use tessera::catalog::epilogue::{
     bias_gelu_f32, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
 };
+use tessera::gemm_dispatch::BiasGeluPlan;
 use tessera::half::bf16;
 use tessera::Backend;
 
 on_both_backends!(
     bias_and_gelu_fused_into_sgemm_match_an_f64_reference,
-    gemm_bias_gelu_launches_the_kernel_it_chose_and_matches_the_reference,
+    gemm_bias_gelu_runs_the_plan_it_chose_and_matches_the_reference,
     bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference,
     bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference,
     the_separate_bias_gelu_kernel_matches_an_f64_reference,
@@ -137,11 +138,14 @@ fn bias_and_gelu_fused_into_sgemm_match_an_f64_reference(backend: &Backend) {
     }
 }
 
-fn gemm_bias_gelu_launches_the_kernel_it_chose_and_matches_the_reference(backend: &Backend) {
-    let mut shapes = vec![(64, 48, 32), (129, 257, 384)];
+fn gemm_bias_gelu_runs_the_plan_it_chose_and_matches_the_reference(backend: &Backend) {
+    // the H200 table's choices: V12 + bias_gelu_f32 at 1024³, fused into V13 at 4096³ (the
+    // simulation takes the H200's), the small shapes whichever is nearest
+    let mut shapes = vec![(64, 48, 32), (129, 257, 384), (1024, 1024, 64)];
     if !backend.is_simulated() {
-        shapes.extend([(1024, 1024, 1024), (4096, 4096, 512)]);
+        shapes.extend([(1024, 1024, 1024), (4096, 4096, 512), (4097, 4097, 4097)]);
     }
+    let mut plans = Vec::new();
     for (m, n, k) in shapes {
         let problem = bias_gelu_problem((m, n, k), 0.5);
         let a = backend.upload(&problem.a, [m, k]).unwrap();
@@ -149,10 +153,15 @@ fn gemm_bias_gelu_launches_the_kernel_it_chose_and_matches_the_reference(backend
         let bias = backend.upload(&problem.bias, [n]).unwrap();
         let mut c = backend.filled([m, n], f32::from_bits(POISON)).unwrap();
         let launched = tessera::gemm_bias_gelu(backend, &a, &b, &bias, &mut c, 0.5).unwrap();
-        let chosen = tessera::gemm_dispatch::choose_bias_gelu(backend, &[m, k], &[k, n]).unwrap();
-        assert_eq!(launched.kernel, chosen.name(), "{m}×{n}×{k}");
-        assert_close(&format!("{} {m}×{n}×{k}", launched.kernel), &backend.download(&c).unwrap(), &problem.want, 1e-5);
+        let plan = tessera::gemm_dispatch::choose_bias_gelu(backend, &[m, k], &[k, n]).unwrap();
+        let gemm = match plan {
+            BiasGeluPlan::Fused(kernel) | BiasGeluPlan::Separate(kernel) => kernel.name(),
+        };
+        assert_eq!(launched.kernel, gemm, "{m}×{n}×{k}: the launch is the plan's GEMM");
+        assert_close(&format!("{} {m}×{n}×{k}", plan.describe()), &backend.download(&c).unwrap(), &problem.want, 1e-5);
+        plans.push(plan.describe());
     }
+    assert!(plans.iter().any(|p| p.contains(" + bias_gelu_f32")), "both plans run: {plans:?}");
 }
 
 fn bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference(backend: &Backend) {

@@ -73,7 +73,7 @@ fn an_unmeasured_shape_takes_the_nearest_measured_shape_aligned_alike() {
 }
 
 #[test]
-fn the_fused_bias_gelu_follows_the_plain_kernel_measured_faster_stream_k_where_tiles_leave_sms_idle() {
+fn bias_gelu_is_fused_into_v13_where_it_beats_stream_k_and_runs_as_two_kernels_elsewhere() {
     let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").expect("the H200 table ships");
     let plain = |m, n, k| {
         h200.choose_among(ElementType::F32, m, n, k, |kernel| kernel == "sgemm_v12" || kernel == "sgemm_v13")
@@ -83,11 +83,13 @@ fn the_fused_bias_gelu_follows_the_plain_kernel_measured_faster_stream_k_where_t
     assert_eq!(plain(1024, 1024, 1024), Some("sgemm_v12"));
     assert_eq!(plain(4096, 4096, 4096), Some("sgemm_v13"));
     let backend = common::simulator();
-    let fused = |m: usize, n: usize, k: usize| {
-        tessera::gemm_dispatch::choose_bias_gelu(&backend, &[m, k], &[k, n]).map(|kernel| kernel.name()).unwrap()
+    let plan = |m: usize, n: usize, k: usize| {
+        tessera::gemm_dispatch::choose_bias_gelu(&backend, &[m, k], &[k, n]).unwrap().describe()
     };
-    assert_eq!(fused(1024, 1024, 1024), "sgemm_bias_gelu_stream_k");
-    assert_eq!(fused(4096, 4096, 4096), "sgemm_bias_gelu");
+    assert_eq!(plan(1024, 1024, 1024), "sgemm_v12 + bias_gelu_f32");
+    assert_eq!(plan(4097, 4097, 4097), "sgemm_v12 + bias_gelu_f32");
+    assert_eq!(plan(4096, 4096, 4096), "sgemm_bias_gelu");
+    assert_eq!(plan(8192, 8192, 256), "sgemm_bias_gelu");
 }
 
 #[test]

@@ -630,22 +630,20 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             ));
         }
         if family == Family::Epilogue {
-            // what a user's C = GELU(α·A·B + bias) runs: the fused kernel the GEMM table picks
+            // what a user's C = GELU(α·A·B + bias) runs: fused into V13, or a GEMM and bias_gelu_f32
             progress(Progress { done, of, step: &format!("tessera::gemm_bias_gelu at {label}") });
             done += 1;
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (flops, bytes) = family.work("sgemm_bias_gelu", &shape);
-            let (base, timing, launched) = time_gemm_bias_gelu_entry_point(
-                gpu,
-                options,
-                [value("M"), value("N"), value("K")],
-                &mut flush,
-                &mut baseline,
-            )?;
+            let dims = [value("M"), value("N"), value("K")];
+            let plan = crate::gemm_dispatch::choose_bias_gelu(gpu, &[dims[0], dims[2]], &[dims[2], dims[1]])
+                .map_err(gemm_error)?;
+            let (base, timing, launched) =
+                time_gemm_bias_gelu_entry_point(gpu, options, dims, &mut flush, &mut baseline)?;
             let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
             rows.push(entry_point_row(
                 family,
-                format!("tessera::gemm_bias_gelu ({})", launched.kernel),
+                format!("tessera::gemm_bias_gelu ({})", plan.describe()),
                 &label,
                 (flops, bytes),
                 &timing,
