@@ -112,6 +112,28 @@ fn tensor_core_split_tiles_match_an_f64_reference(gpu: &Backend) {
     }
 }
 
+/// The workspace's counters are zeroed only where the kernel that used them last did not leave
+/// them zero: a causal attention forward takes its tiles from a counter (`.dynamic()`), which
+/// ends at the tile count, and a stream-K GEMM after it on the same GPU must still find its
+/// counters zero — so must one after another stream-K GEMM of another tile size.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_k_after_a_dynamic_grid_and_another_stream_k_kernel_finds_its_counters_zero() {
+    let gpu = common::gpu();
+    check(&gpu, (1000, 1000, 1000), 70);
+    let one = bf16::from_f32(0.5);
+    let (batch, heads, seq, head_dim) = (1, 8, 2048, 64);
+    let q = gpu.upload(&vec![one; batch * heads * seq * head_dim], [batch, heads, seq, head_dim]).unwrap();
+    let mut o = gpu.zeros::<bf16>([batch, heads, seq, head_dim]).unwrap();
+    let mut lse = gpu.zeros::<f32>([batch, heads, seq]).unwrap();
+    let launched = tessera::catalog::attention::forward(&gpu, &q, &q, &q, &mut o, &mut lse, true).unwrap();
+    check(&gpu, (1000, 1000, 1000), 71);
+    check_tensor_core(&gpu, (1000, 1000, 1000), 72);
+    check(&gpu, (4097, 4095, 1023), 73);
+    // the counter came from the attention kernel's dynamic grid (on Hopper)
+    assert!(launched.kernel.starts_with("attention_forward"), "{}", launched.kernel);
+}
+
 /// With 2 resident blocks, 6 tiles are two full rounds of one tile per block, then two tiles
 /// split between the two blocks; with 3 and 6 the tiles divide evenly (one per block); with 4
 /// and 5, every tile is split. Each mix matches the reference.

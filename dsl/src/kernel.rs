@@ -71,7 +71,10 @@ pub struct StreamKBody<'a> {
 ///     origin: Origin::default(), config: Config::default(),
 /// };
 /// // one counter, no partial tiles (so no `tessera_partials` parameter)
-/// assert_eq!(kernel.workspace(132), Some(Workspace { element: ElementType::I32, partials: 0, counters: 1 }));
+/// assert_eq!(
+///     kernel.workspace(132),
+///     Some(Workspace { element: ElementType::I32, partials: 0, counters: 1, counters_left_zero: false })
+/// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workspace {
@@ -81,6 +84,10 @@ pub struct Workspace {
     pub partials: usize,
     /// Tile counters (`int`, the `tessera_tile_counters` parameter), zero before every launch.
     pub counters: usize,
+    /// Whether the kernel leaves its counters zero as it ends — stream-K's: the block that
+    /// finishes a split tile resets its counter — so that they need zeroing only where a
+    /// kernel that does not (a dynamic grid's ends at the tile count) used them last.
+    pub counters_left_zero: bool,
 }
 
 impl Kernel {
@@ -408,13 +415,23 @@ impl Kernel {
     /// tile counter.
     pub fn workspace(&self, blocks: u32) -> Option<Workspace> {
         if self.grid().is_some_and(|g| g.dynamic) {
-            return Some(Workspace { element: crate::ElementType::I32, partials: 0, counters: 1 });
+            return Some(Workspace {
+                element: crate::ElementType::I32,
+                partials: 0,
+                counters: 1,
+                counters_left_zero: false,
+            });
         }
         let fragment = self.stream_k_body()?.fragment;
         let layout = crate::FragmentLayout::of(fragment, self)?;
         let tile = usize::try_from(layout.rows * layout.cols).ok()?;
         let blocks = blocks.max(1) as usize;
-        Some(Workspace { element: fragment.element, partials: 2 * blocks * tile, counters: 2 * blocks })
+        Some(Workspace {
+            element: fragment.element,
+            partials: 2 * blocks * tile,
+            counters: 2 * blocks,
+            counters_left_zero: true,
+        })
     }
 
     /// The copies a pipeline with producers issues once a tile: those of global tiles into

@@ -1,8 +1,13 @@
 //! The scratch memory a kernel gets after its own arguments ([`Workspace`]): a `.stream_k()`
 //! kernel's shares of the tiles its blocks split and one counter per such tile, a `.dynamic()`
-//! grid's tile counter. One buffer per GPU, grown as launches need more; the counters are
-//! zeroed on the stream before every launch (stream-K leaves them zero, but a launch that
-//! failed part-way might not have; a dynamic grid's counter ends at the tile count).
+//! grid's tile counter. One buffer per GPU, grown as launches need more: the counters first,
+//! in an area that only grows, then the partial tiles — so no kernel's counters ever lie where
+//! another kernel's partials were written. The counters are zero when allocated; stream-K
+//! leaves them zero (the block that finishes a split tile resets its counter), a dynamic
+//! grid's ends at the tile count — so they are zeroed on the stream before a launch only where
+//! such a kernel used them last or the area grew, not before every stream-K launch (a memset
+//! in the stream costs a small GEMM about a microsecond). A launch that stopped part-way
+//! leaves the context unusable, so it cannot leave stale counts behind.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,13 +16,21 @@ use tessera_dsl::Workspace;
 
 use crate::Error;
 
-/// Alignment of the counters after the partial tiles.
+/// Alignment of the partial tiles after the counters.
 const ALIGN: usize = 256;
 
 /// A device buffer reused by every launch on one GPU that needs a workspace.
 #[derive(Default)]
 pub(crate) struct WorkspaceBuffer {
-    buffer: Mutex<Option<CudaSlice<u8>>>,
+    state: Mutex<Buffer>,
+}
+
+/// The buffer, the bytes its counter area takes, and whether those counters may be non-zero.
+#[derive(Default)]
+struct Buffer {
+    memory: Option<CudaSlice<u8>>,
+    counter_bytes: usize,
+    counters_dirty: bool,
 }
 
 /// Where one launch's partial tiles and counters are.
@@ -27,30 +40,42 @@ pub(crate) struct WorkspaceAddresses {
     pub(crate) counters: u64,
 }
 
-/// Bytes of the partial tiles, rounded up so the counters after them stay aligned.
-fn partial_bytes(need: &Workspace) -> usize {
-    (need.partials * need.element.size_bytes() as usize).div_ceil(ALIGN) * ALIGN
+/// Bytes of `need`'s counters, rounded up so the partial tiles after them stay aligned.
+fn counter_bytes(need: &Workspace) -> usize {
+    (need.counters * std::mem::size_of::<i32>()).div_ceil(ALIGN) * ALIGN
 }
 
 impl WorkspaceBuffer {
-    /// Room for `need` (allocated or grown on `stream`), its counters zeroed on `stream`.
+    /// Room for `need` (allocated or grown on `stream`), its counters zero when the kernel
+    /// starts: zeroed on `stream` where the kernel that used them last did not leave them so.
     pub(crate) fn prepare(&self, stream: &Arc<CudaStream>, need: &Workspace) -> Result<WorkspaceAddresses, Error> {
-        let partials = partial_bytes(need);
-        let counters = need.counters * std::mem::size_of::<i32>();
         let mut guard = self
-            .buffer
+            .state
             .lock()
             .map_err(|_| Error::Workspace { message: "the workspace lock was poisoned by a panic".into() })?;
-        if guard.as_ref().is_none_or(|b| b.len() < partials + counters) {
-            // grow by half again, so a sequence of larger shapes does not reallocate each time
-            let bytes = (partials + counters).max(guard.as_ref().map_or(0, |b| b.len() * 3 / 2));
-            *guard = Some(stream.alloc_zeros::<u8>(bytes).map_err(Error::driver("allocating the stream-K workspace"))?);
+        let state = &mut *guard;
+        if counter_bytes(need) > state.counter_bytes {
+            // the counter area grows into what partial tiles held: zero it
+            state.counter_bytes = counter_bytes(need);
+            state.counters_dirty = true;
         }
-        let buffer = guard.as_mut().ok_or_else(|| Error::Workspace { message: "no workspace buffer".into() })?;
-        let mut tail = buffer.slice_mut(partials..partials + counters);
-        stream.memset_zeros(&mut tail).map_err(Error::driver("zeroing the stream-K tile counters"))?;
-        let (base, _sync) = buffer.device_ptr(stream);
-        Ok(WorkspaceAddresses { partials: base, counters: base + partials as u64 })
+        let partial_bytes = need.partials * need.element.size_bytes() as usize;
+        let bytes = state.counter_bytes + partial_bytes;
+        if state.memory.as_ref().is_none_or(|m| m.len() < bytes) {
+            // grow by half again, so a sequence of larger shapes does not reallocate each time
+            let grown = bytes.max(state.memory.as_ref().map_or(0, |m| m.len() * 3 / 2));
+            state.memory =
+                Some(stream.alloc_zeros::<u8>(grown).map_err(Error::driver("allocating the stream-K workspace"))?);
+            state.counters_dirty = false;
+        }
+        let memory = state.memory.as_mut().ok_or_else(|| Error::Workspace { message: "no workspace buffer".into() })?;
+        if state.counters_dirty || !need.counters_left_zero {
+            let mut counters = memory.slice_mut(0..state.counter_bytes);
+            stream.memset_zeros(&mut counters).map_err(Error::driver("zeroing the workspace's tile counters"))?;
+        }
+        state.counters_dirty = !need.counters_left_zero;
+        let (base, _sync) = memory.device_ptr(stream);
+        Ok(WorkspaceAddresses { partials: base + state.counter_bytes as u64, counters: base })
     }
 }
 
@@ -60,10 +85,10 @@ mod tests {
     use tessera_dsl::ElementType;
 
     #[test]
-    fn the_counters_start_aligned_after_the_partial_tiles() {
-        let need = Workspace { element: ElementType::F32, partials: 2 * 132 * 128 * 256 + 3, counters: 264 };
-        let bytes = partial_bytes(&need);
-        assert!(bytes >= need.partials * 4);
+    fn the_counters_take_whole_aligned_lines_before_the_partial_tiles() {
+        let need = Workspace { element: ElementType::F32, partials: 3, counters: 265, counters_left_zero: true };
+        let bytes = counter_bytes(&need);
+        assert!(bytes >= 265 * 4);
         assert_eq!(bytes % ALIGN, 0);
     }
 }
