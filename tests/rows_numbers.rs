@@ -19,6 +19,7 @@ on_both_backends!(
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
     gemv_matches_an_f64_reference,
     gemv_t_matches_an_f64_reference,
+    gemv_t_in_one_launch_adds_the_slices_as_the_finishing_pass_does,
 );
 
 /// (rows, columns) for the softmax: every kernel, each side of its limit.
@@ -336,6 +337,38 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         for (j, g) in got.iter().enumerate() {
             let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
             assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
+        }
+    }
+}
+
+/// `gemv_t_split_f32`: the last block of each column band (`last_block_of`) adds the band's
+/// slices in slice order — the same bits as `gemv_t_partials_f32` then `gemv_t_finish_f32`, in
+/// every block order the simulation runs and in a second launch (the counters left zero) —
+/// with 1 to 32 slices.
+fn gemv_t_in_one_launch_adds_the_slices_as_the_finishing_pass_does(backend: &Backend) {
+    let mut cases = vec![(1300, 65, 3), (2049, 31, 5), (257, 129, 1), (64, 100, 32), (1000, 200, 7)];
+    if !backend.is_simulated() {
+        cases.extend([(4097, 4095, 8), (8192, 8192, 4)]);
+    }
+    for (m, n, slices) in cases {
+        let (host_a, host_x) = (random_floats(m * n, (5 * m + n) as u64), random_floats(m, 11));
+        let a = backend.upload(&host_a, [m, n]).unwrap();
+        let x = backend.upload(&host_x, [m]).unwrap();
+        let mut partials = backend.filled([slices, n], f32::from_bits(POISON)).unwrap();
+        let mut two_passes = backend.filled([n], f32::from_bits(POISON)).unwrap();
+        gemv::gemv_t_partials_f32::launch(backend, &a, &x, &mut partials).unwrap();
+        gemv::gemv_t_finish_f32::launch(backend, &partials, &mut two_passes).unwrap();
+        let want_bits = backend.download(&two_passes).unwrap();
+        for launch in 0..2 {
+            let mut partials = backend.filled([slices, n], f32::from_bits(POISON)).unwrap();
+            let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
+            gemv::gemv_t_split_f32::launch(backend, &a, &x, &mut partials, &mut y).unwrap();
+            let got = backend.download(&y).unwrap();
+            assert_eq!(got, want_bits, "{m}×{n}, {slices} slices, launch {launch}: not the two passes' sums");
+            for (j, g) in got.iter().enumerate() {
+                let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
+                assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
+            }
         }
     }
 }

@@ -288,9 +288,10 @@ fn parameter_declarations(kernel: &Kernel) -> Vec<String> {
         .collect();
     params.extend(kernel.shape_symbols().into_iter().map(|symbol| format!("const int {symbol}")));
     params.extend(kernel.leading_dimensions().into_iter().map(|(_, ld)| format!("const int {ld}")));
-    if let Some(workspace) = kernel.workspace(1) {
+    if let Some(workspace) = kernel.workspace([1, 1, 1]) {
         // stream-K: the shares of split tiles, and how many k-tiles of each have arrived; a
-        // dynamic grid: the count of tiles taken
+        // dynamic grid: the count of tiles taken; `last_block_of`: the blocks of each group
+        // that have arrived
         if workspace.partials > 0 {
             params.push(format!("{}* __restrict__ tessera_partials", workspace.element.cuda_name()));
         }

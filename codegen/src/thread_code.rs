@@ -35,6 +35,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 ThreadExprKind::Call { function: Intrinsic::WarpMax, .. } => used.push(WARP_MAX),
                 ThreadExprKind::Call { function: Intrinsic::BlockSum, .. } => used.extend([WARP_SUM, BLOCK_SUM]),
                 ThreadExprKind::Call { function: Intrinsic::BlockMax, .. } => used.extend([WARP_MAX, BLOCK_MAX]),
+                ThreadExprKind::Call { function: Intrinsic::LastBlockOf, .. } => used.push(LAST_BLOCK_OF),
                 ThreadExprKind::Call { function: Intrinsic::ClusterSum, .. } => {
                     used.extend(CLUSTER_REDUCTION.into_iter().chain([WARP_SUM, BLOCK_SUM, CLUSTER_SUM]))
                 }
@@ -74,6 +75,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         WARP_MAX,
         BLOCK_SUM,
         BLOCK_MAX,
+        LAST_BLOCK_OF,
         CLUSTER,
         CLUSTER_EXCHANGE_PRIMITIVES,
         CLUSTER_EXCHANGE,
@@ -117,6 +119,29 @@ __device__ __forceinline__ T tessera_warp_max(T v)
         v = max(v, __shfl_xor_sync(0xffffffff, v, mask));
     }
     return v;
+}";
+
+const LAST_BLOCK_OF: &str = "// last_block_of(group, blocks): true in every thread of the block that is the last of the
+// `blocks` blocks calling it with `group` to get here; that block then sees the others' writes.
+// Each block makes its writes visible device-wide, then counts itself on the group's counter
+// (the workspace's, zero as the launch starts); the last one resets it for the next launch,
+// and a barrier tells the whole block. The whole block calls it (two barriers).
+__device__ __forceinline__ bool tessera_last_block_of(int group, int blocks, int* counters, int tid)
+{
+    __threadfence();  // this thread's writes before the block's count
+    __syncthreads();
+    int last = 0;
+    if (tid == 0) {
+        last = atomicAdd(&counters[group], 1) == blocks - 1;
+        if (last) {
+            counters[group] = 0;
+        }
+    }
+    if (!__syncthreads_or(last)) {
+        return false;
+    }
+    __threadfence();  // the others' writes after their counts
+    return true;
 }";
 
 const BLOCK_SUM: &str = "// block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
@@ -942,6 +967,11 @@ impl Printer<'_> {
             Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
+            Intrinsic::LastBlockOf => format!(
+                "tessera_last_block_of({}, {}, tessera_tile_counters, tid)",
+                arg(0, Some(ThreadType::I32))?,
+                arg(1, Some(ThreadType::I32))?
+            ),
             Intrinsic::ClusterSum => {
                 format!("tessera_cluster_sum({}, tid, THREADS, {CLUSTER_STATE})", arg(0, Some(ty))?)
             }

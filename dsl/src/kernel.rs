@@ -55,10 +55,11 @@ pub struct StreamKBody<'a> {
     pub fragment: &'a crate::Fragment,
 }
 
-/// What a kernel needs besides its arguments, for a grid of `blocks`, from the launch: a
+/// What a kernel needs besides its arguments, for a grid of `grid` blocks, from the launch: a
 /// `.stream_k()` kernel room for two partial tiles per block (the share that starts a tile and
 /// the one that continues one) and one counter per tile the blocks may split (fewer than two
-/// per block); a `.dynamic()` grid the one counter its blocks take tiles from (no partials).
+/// per block); a `.dynamic()` grid the one counter its blocks take tiles from (no partials); a
+/// kernel that calls `last_block_of` a counter per block (a group has one block at least).
 ///
 /// ```
 /// use tessera_dsl::*;
@@ -72,7 +73,7 @@ pub struct StreamKBody<'a> {
 /// };
 /// // one counter, no partial tiles (so no `tessera_partials` parameter)
 /// assert_eq!(
-///     kernel.workspace(132),
+///     kernel.workspace([132, 1, 1]),
 ///     Some(Workspace { element: ElementType::I32, partials: 0, counters: 1, counters_left_zero: false })
 /// );
 /// ```
@@ -413,7 +414,7 @@ impl Kernel {
     /// The workspace a kernel launched on `blocks` blocks needs (`None` for most): a
     /// `.stream_k()` kernel's sized by the fragment its epilogue stores, a `.dynamic()` grid's
     /// tile counter.
-    pub fn workspace(&self, blocks: u32) -> Option<Workspace> {
+    pub fn workspace(&self, grid: [u32; 3]) -> Option<Workspace> {
         if self.grid().is_some_and(|g| g.dynamic) {
             return Some(Workspace {
                 element: crate::ElementType::I32,
@@ -422,10 +423,20 @@ impl Kernel {
                 counters_left_zero: false,
             });
         }
+        if self.thread_calls().iter().any(|(function, _)| *function == crate::Intrinsic::LastBlockOf) {
+            // a counter for each group `last_block_of` counts: at most one a block
+            let blocks = grid.iter().map(|&b| b.max(1) as usize).product();
+            return Some(Workspace {
+                element: crate::ElementType::I32,
+                partials: 0,
+                counters: blocks,
+                counters_left_zero: true,
+            });
+        }
         let fragment = self.stream_k_body()?.fragment;
         let layout = crate::FragmentLayout::of(fragment, self)?;
         let tile = usize::try_from(layout.rows * layout.cols).ok()?;
-        let blocks = blocks.max(1) as usize;
+        let blocks = grid[0].max(1) as usize;
         Some(Workspace {
             element: fragment.element,
             partials: 2 * blocks * tile,

@@ -363,6 +363,19 @@ pub enum Intrinsic {
     BlockSum,
     /// The maximum over every thread of the block, in every thread.
     BlockMax,
+    /// `last_block_of(group, blocks)`: true in every thread of the block that is the last of
+    /// the `blocks` blocks calling it with `group` (0 ≤ group < the grid's blocks) to get
+    /// there, false in the others' — and that block then sees every write the others made
+    /// before their call. A split reduction in one launch: each block writes its partial, the
+    /// last of a group adds them (in a fixed order, so the result does not depend on which block
+    /// is last). The counters live in the kernel's workspace and are left zero. The whole block
+    /// calls it.
+    ///
+    /// ```ignore
+    /// partials[[by, col]] = t;
+    /// if last_block_of(bx, S) { y[col] = partials[[0, col]] + partials[[1, col]]; }
+    /// ```
+    LastBlockOf,
     /// `cluster_sum(v)`: the sum over every thread of the block's cluster (`cluster = ..`),
     /// the blocks' sums added in rank order; every thread of the cluster calls it.
     ClusterSum,
@@ -405,7 +418,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 32] = [
+    pub const ALL: [Intrinsic; 33] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
@@ -424,6 +437,7 @@ impl Intrinsic {
         Self::WarpMax,
         Self::BlockSum,
         Self::BlockMax,
+        Self::LastBlockOf,
         Self::ClusterSum,
         Self::ClusterMax,
         Self::ClusterSoftmaxScale,
@@ -461,6 +475,7 @@ impl Intrinsic {
             Self::WarpMax => "warp_max",
             Self::BlockSum => "block_sum",
             Self::BlockMax => "block_max",
+            Self::LastBlockOf => "last_block_of",
             Self::ClusterSum => "cluster_sum",
             Self::ClusterMax => "cluster_max",
             Self::ClusterSoftmaxScale => "cluster_softmax_scale",
@@ -516,7 +531,8 @@ impl Intrinsic {
             | Self::ShflDown
             | Self::ShflXor
             | Self::Dot
-            | Self::ClusterSoftmaxScale => 2,
+            | Self::ClusterSoftmaxScale
+            | Self::LastBlockOf => 2,
             Self::Fma => 3,
         }
     }
@@ -529,7 +545,7 @@ impl Intrinsic {
 
     /// Whether every thread of the block must call it together (it waits at `__syncthreads`).
     pub fn is_block_collective(self) -> bool {
-        matches!(self, Self::BlockSum | Self::BlockMax) || self.is_cluster_collective()
+        matches!(self, Self::BlockSum | Self::BlockMax | Self::LastBlockOf) || self.is_cluster_collective()
     }
 
     /// Whether every thread of every block of the cluster must call it together (it waits at
@@ -1273,6 +1289,16 @@ impl TypeEnv {
                     return Err(error("`abs` of a u32 is the value itself".into()));
                 }
                 Ok(ty)
+            }
+            LastBlockOf => {
+                let (group, blocks) = self.pair(&args[0], &args[1], Some(ThreadType::I32))?;
+                if group != ThreadType::I32 || blocks != ThreadType::I32 {
+                    return Err(error(format!(
+                        "`last_block_of` takes a group and its count of blocks, two i32; these are {group} and {blocks}"
+                    ))
+                    .with_hint("e.g. `last_block_of(bx, S)`: the S blocks of column band bx"));
+                }
+                Ok(ThreadType::Bool)
             }
             ClusterSoftmaxScale => {
                 let (m, s) = self.pair(&args[0], &args[1], wanted)?;

@@ -277,8 +277,9 @@ impl KernelDefinition {
             });
         }
         parameters.extend(trailing.iter().map(address));
-        // the workspace: stream-K's partial tiles, then the tile counters (a dynamic grid's one)
-        let need = kernel.workspace(plan.grid[0]);
+        // the workspace: stream-K's partial tiles, then the tile counters (a dynamic grid's one,
+        // `last_block_of`'s one a block)
+        let need = kernel.workspace(plan.grid);
         let workspace = match &need {
             Some(need) => Some(gpu.workspace(need)?),
             None => None,
@@ -364,7 +365,7 @@ impl KernelDefinition {
             stack_bytes: sim.stack_bytes(),
             cluster: kernel.launch_cluster().unwrap_or([1, 1, 1]),
         };
-        match kernel.workspace(plan.grid[0]) {
+        match kernel.workspace(plan.grid) {
             // the workspace: host tensors after the shape symbols, checked like any other (red
             // zones, writes outside them)
             Some(need) => match need.element {

@@ -159,6 +159,74 @@ pub fn gemv_t_partials_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partial
     }
 }
 
+/// y = Aᵀ·x with the rows split into slices, in one launch: [`gemv_t_partials_f32`]'s blocks,
+/// each writing its slice's column sums into `partials[by, ..]`, and the last block of each
+/// band of 64 columns to finish (`last_block_of`) adds the band's S partials in slice order
+/// into y — the same sums, in the same order, as [`gemv_t_finish_f32`] after it, without the
+/// second launch. On an H200 the block's fence, count and read of the partials cost what the
+/// finishing pass's dependent launch does (23.4 µs against 23.1 µs at 4097 × 4095, 67.1 against
+/// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] keeps the two passes.
+#[tile_kernel(
+    threads = 512,
+    vector = 1,
+    min_blocks = 2,
+    consts(WARPS = 16, UNROLL = 8, GROUPS = 2),
+    require(WARPS * 32 == THREADS)
+)]
+pub fn gemv_t_split_f32(
+    a: Global<f32, (M, N)>,
+    x: Global<f32, (M,)>,
+    partials: GlobalMut<f32, (S, N)>,
+    y: GlobalMut<f32, (N,)>,
+) {
+    let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);
+    let partial = shared::<f32>([WARPS, 32 * GROUPS]);
+    let first_col = bx * 32 * GROUPS;
+    let slice = (M + S - 1) / S;
+    let end = min((by + 1) * slice, M);
+    let mut s = [0.0f32; GROUPS];
+    for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
+        let mut v = [0.0f32; UNROLL * GROUPS];
+        let mut w = [0.0f32; UNROLL];
+        for u in 0..UNROLL {
+            let r = min(r0 + u, M - 1);
+            w[u] = x[r];
+            for g in 0..GROUPS {
+                v[u * GROUPS + g] = a[[r, min(first_col + g * 32 + lane(), N - 1)]];
+            }
+        }
+        for u in 0..UNROLL {
+            if r0 + u < end {
+                for g in 0..GROUPS {
+                    s[g] += v[u * GROUPS + g] * w[u];
+                }
+            }
+        }
+    }
+    for g in 0..GROUPS {
+        partial[[warp_index(), g * 32 + lane()]] = s[g];
+    }
+    let col = first_col + thread_index();
+    if thread_index() < 32 * GROUPS {
+        let mut t = 0.0f32;
+        for w in 0..WARPS {
+            t += partial[[w, thread_index()]];
+        }
+        if col < N {
+            partials[[by, col]] = t;
+        }
+    }
+    if last_block_of(bx, S) {
+        if thread_index() < 32 * GROUPS && col < N {
+            let mut total = 0.0f32;
+            for r in 0..S {
+                total += partials[[r, col]];
+            }
+            y[col] = total;
+        }
+    }
+}
+
 /// Pass 2: y[c] = the S partials of column c added in order (the result does not depend on
 /// which block finished first).
 #[tile_kernel(threads = 256, vector = 1, consts(COLUMNS = 256))]
@@ -242,5 +310,10 @@ pub fn gemv_t(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 4] =
-    [&gemv_f32::KERNEL, &gemv_t_f32::KERNEL, &gemv_t_partials_f32::KERNEL, &gemv_t_finish_f32::KERNEL];
+pub const ALL: [&crate::KernelDefinition; 5] = [
+    &gemv_f32::KERNEL,
+    &gemv_t_f32::KERNEL,
+    &gemv_t_partials_f32::KERNEL,
+    &gemv_t_finish_f32::KERNEL,
+    &gemv_t_split_f32::KERNEL,
+];

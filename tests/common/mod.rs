@@ -252,6 +252,7 @@ macro_rules! with_every_catalog_kernel {
             gemv::gemv_t_f32,
             gemv::gemv_t_partials_f32,
             gemv::gemv_t_finish_f32,
+            gemv::gemv_t_split_f32,
             epilogue::sgemm_bias_gelu,
             epilogue::sgemm_bias_gelu_stream_k,
             epilogue::sgemm_bias_relu_residual,
