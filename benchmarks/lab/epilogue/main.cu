@@ -1,7 +1,9 @@
 // Epilogue lab: SGEMM V13 plain, and with the fused bias + GELU epilogue as tessera emits it
-// and in variants, timed in alternation (L2 flushed before each repetition), to find what the
-// fused epilogue costs over the plain store.
-//   nvcc -O3 -arch=sm_90a -std=c++17 main.cu plain.cu emitted.cu no_gelu.cu own_erf.cu lockstep.cu unswitched_rows.cu hoisted.cu -o epilogue && ./epilogue
+// and in variants (variants.py writes them from tests/golden), timed in alternation (L2 flushed
+// before each repetition), to find what the fused epilogue costs over the plain store.
+//   python3 variants.py /tmp/eplab
+//   for f in main.cu /tmp/eplab/*.cu; do nvcc -O3 -arch=sm_90a -std=c++17 -I. -c $f -o /tmp/eplab/$(basename $f .cu).o; done
+//   nvcc -arch=sm_90a /tmp/eplab/*.o -o /tmp/epilogue && /tmp/epilogue 3
 #include <cstdio>
 #include <cmath>
 #include <vector>

@@ -1,9 +1,11 @@
 // Norm lab: LayerNorm / RMSNorm on rows that are not 16-byte aligned (4097 columns), as tessera
 // emits them (weight and bias read by element on the rows whose first vector is not where the
-// weight's are) and with the weight's and bias' vectors built from two aligned 16-byte chunks
-// (lab_vector_from), timed in alternation beside the device copy of x, L2 flushed.
-//   nvcc -O3 -arch=sm_90a -std=c++17 main.cu *_short_*.cu -o norm && ./norm
-// (layer_norm bf16 pair: the mean and variance from one block reduction of (Σ d, Σ d²), d = x − x[row, 0])
+// weight's are) and in variants (variants.py writes them from tests/golden): the weight's and
+// bias' vectors built from two aligned 16-byte chunks (lab_vector_from), and LayerNorm's mean and
+// variance from one pair reduction; timed in alternation beside the device copy of x, L2 flushed.
+//   python3 variants.py /tmp/norm-lab
+//   for f in main.cu /tmp/norm-lab/*.cu; do nvcc -O3 -arch=sm_90a -std=c++17 -I. -c $f -o /tmp/norm-lab/$(basename $f .cu).o; done
+//   nvcc -arch=sm_90a /tmp/norm-lab/*.o -o /tmp/norm && /tmp/norm
 #include <cstdio>
 #include <vector>
 #include <algorithm>
