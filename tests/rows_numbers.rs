@@ -328,7 +328,7 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
         let launched = gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
         let split = gemv::row_slices(m, n) > 1;
-        let want_kernel = if split { "gemv_t_finish_f32" } else { "gemv_t_f32" };
+        let want_kernel = if split { "gemv_t_finish_f32" } else { "gemv_t_band_f32" };
         assert_eq!(launched.kernel, want_kernel, "{m}×{n}");
         if [(1300, 65), (2049, 31)].contains(&(m, n)) {
             assert!(split, "{m}×{n}: the shapes that exercise the row split must take it");
@@ -337,6 +337,28 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         for (j, g) in got.iter().enumerate() {
             let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
             assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
+        }
+        // the unsplit kernels, whichever gemv_t takes here
+        for kernel in [&gemv::gemv_t_band_f32::KERNEL, &gemv::gemv_t_f32::KERNEL] {
+            let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
+            kernel
+                .launch(
+                    backend,
+                    &mut [
+                        tessera::Argument::input("a", &a),
+                        tessera::Argument::input("x", &x),
+                        tessera::Argument::output("y", &mut y),
+                    ],
+                )
+                .unwrap();
+            for (j, g) in backend.download(&y).unwrap().iter().enumerate() {
+                let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
+                assert!(
+                    (f64::from(*g) - want).abs() <= slack + 1e-30,
+                    "{} {m}×{n}: y[{j}] = {g}, want {want}",
+                    kernel.name()
+                );
+            }
         }
     }
 }

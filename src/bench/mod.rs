@@ -235,9 +235,10 @@ impl Family {
                 shape(&[("M", 4097), ("K", 4095)]),
                 shape(&[("M", 8192), ("N", 8192)]),
                 shape(&[("M", 4097), ("N", 4095)]),
-                // the row-split Aᵀ·x as gemv_t runs it at 4097 × 4095: pass 1, then pass 2
-                shape(&[("M", 4097), ("N", 4095), ("S", gemv::row_slices(4097, 4095) as i64)]),
-                shape(&[("S", gemv::row_slices(4097, 4095) as i64), ("N", 4095)]),
+                // fewer bands of 32 columns than SMs: gemv_t splits the rows, pass 1 then pass 2
+                shape(&[("M", 8192), ("N", 3000)]),
+                shape(&[("M", 8192), ("N", 3000), ("S", gemv::row_slices(8192, 3000) as i64)]),
+                shape(&[("S", gemv::row_slices(8192, 3000) as i64), ("N", 3000)]),
             ],
         }
     }

@@ -3,12 +3,14 @@
 //! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS`
 //!   elements a trip (16-byte loads, all in flight before any is used) into as many
 //!   independent partial sums, then `warp_sum` adds the lanes up.
-//! - [`gemv_t_f32`], y = Aᵀ·x: a block per 32 columns, lane l on column l; the block's 16
-//!   warps take interleaved runs of `UNROLL` rows, and warp 0 adds their 16 partial sums from
-//!   shared memory — in a fixed order, so the result does not depend on timing. With fewer
-//!   than 256 such blocks (N under 8192 columns) [`gemv_t`] also splits the rows into slices
+//! - [`gemv_t_band_f32`], y = Aᵀ·x: a block of 1024 threads per band of 32 columns, lane l on
+//!   column l; the block's 32 warps take interleaved runs of `UNROLL` rows, and warp 0 adds
+//!   their partial sums from shared memory — in a fixed order, so the result does not depend on
+//!   timing ([`gemv_t_f32`] is the same with 512 threads, two blocks an SM). With fewer bands
+//!   than SMs (N under 4065 columns) [`gemv_t`] splits the rows into slices instead
 //!   ([`gemv_t_partials_f32`], 64 columns a block, then [`gemv_t_finish_f32`], launched as its
-//!   dependent, adds the slices in order).
+//!   dependent, adds the slices in order; [`gemv_t_split_f32`] does both in one launch with
+//!   `last_block_of`).
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -103,8 +105,47 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
     }
 }
 
+/// y = Aᵀ·x in one launch, a block of 1024 threads per band of 32 columns (every row of the band:
+/// no partials, no second pass), each warp 32 rows a trip with its loads all in flight before
+/// any is used; [`gemv_t`] takes it wherever the bands number one an SM or more. On an H200
+/// (`tessera bench gemv`, BENCHMARKS.md) 82.7% of the device copy at 4097 × 4095 where the
+/// row-split passes reach 76.5%, 98.2% at 8192² where [`gemv_t_f32`] reaches 95.2%.
+#[tile_kernel(threads = 1024, vector = 1, consts(WARPS = 32, UNROLL = 32), require(WARPS * 32 == THREADS))]
+pub fn gemv_t_band_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
+    let (bx,) = grid(cdiv(N, 32));
+    let partial = shared::<f32>([WARPS, 32]);
+    let col = bx * 32 + lane();
+    let column = min(col, N - 1);
+    let mut s = 0.0f32;
+    // loads clamped into A, products guarded
+    for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) {
+        let mut v = [0.0f32; UNROLL];
+        let mut w = [0.0f32; UNROLL];
+        for u in 0..UNROLL {
+            let r = min(r0 + u, M - 1);
+            w[u] = x[r];
+            v[u] = a[[r, column]];
+        }
+        for u in 0..UNROLL {
+            if r0 + u < M {
+                s += v[u] * w[u];
+            }
+        }
+    }
+    partial[[warp_index(), lane()]] = s;
+    if warp_index() == 0 {
+        let mut t = 0.0f32;
+        for w in 0..WARPS {
+            t += partial[[w, lane()]];
+        }
+        if col < N {
+            y[col] = t;
+        }
+    }
+}
+
 /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
-/// blocks to fill the GPU: block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·64 .. into
+/// blocks to fill the GPU (fewer bands than SMs): block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·64 .. into
 /// `partials[by, ..]` (S = the rows of `partials`). Lane l of each warp takes columns l and
 /// l + 32 of the block's 64, so a warp reads 256 contiguous bytes of each of its rows (two
 /// 128-byte runs side by side: 85% of the device copy at 4097 × 4095 on an H100 where one run
@@ -165,7 +206,7 @@ pub fn gemv_t_partials_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partial
 /// into y — the same sums, in the same order, as [`gemv_t_finish_f32`] after it, without the
 /// second launch. On an H200 the block's fence, count and read of the partials cost what the
 /// finishing pass's dependent launch does (23.4 µs against 23.1 µs at 4097 × 4095, 67.1 against
-/// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] keeps the two passes.
+/// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] does not take it.
 #[tile_kernel(
     threads = 512,
     vector = 1,
@@ -260,24 +301,25 @@ pub fn gemv(
 /// 512 threads each): 8 slices at 4097 × 4095, which measured 85% of the device copy against
 /// 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
 const FILLING_BLOCKS: usize = 512;
-/// Blocks of 32 columns from which the rows are not split: on an H200 the split measured 135 µs
-/// against 124 µs unsplit at 8192² (256 column blocks), and 50 µs against 65 µs at
-/// 4097 × 4095 (128 column blocks, 8 slices).
-const UNSPLIT_COLUMN_BLOCKS: usize = 256;
+/// Bands of 32 columns from which the rows are not split — about one an SM — and
+/// [`gemv_t_band_f32`] runs alone: on an H200 at 4097 × 4095 (128 bands) it took 21.7 µs where
+/// the row-split passes took 23.0 µs; at 8192 × 3000 (94 bands) 33.7 µs against 31.2 µs.
+const UNSPLIT_COLUMN_BANDS: usize = 128;
 
 /// The slices [`gemv_t`] splits the rows of a `rows × cols` A into: 1 (no split) where
-/// [`gemv_t_f32`]'s blocks of 32 columns fill the GPU, else enough for
-/// [`gemv_t_partials_f32`]'s blocks of 64 columns to fill it, at most 32 and at least 512 rows
-/// each.
+/// [`gemv_t_band_f32`]'s bands of 32 columns number one an SM or more, else enough for
+/// [`gemv_t_partials_f32`]'s blocks of 64 columns to fill the GPU, at most 32 and at least
+/// 512 rows each.
 ///
 /// ```
 /// use tessera::catalog::gemv::row_slices;
 /// assert_eq!(row_slices(8192, 8192), 1);
-/// assert_eq!(row_slices(4097, 4095), 8);
+/// assert_eq!(row_slices(4097, 4095), 1);
+/// assert_eq!(row_slices(8192, 3000), 10);
 /// assert_eq!(row_slices(2049, 31), 5);
 /// ```
 pub fn row_slices(rows: usize, cols: usize) -> usize {
-    if cols.div_ceil(32) >= UNSPLIT_COLUMN_BLOCKS {
+    if cols.div_ceil(32) >= UNSPLIT_COLUMN_BANDS {
         1
     } else {
         let column_blocks = cols.div_ceil(64).max(1);
@@ -285,9 +327,9 @@ pub fn row_slices(rows: usize, cols: usize) -> usize {
     }
 }
 
-/// y = Aᵀ·x without transposing A: [`gemv_t_f32`] where its blocks of 32 columns fill the
-/// GPU, else the rows split into slices ([`gemv_t_partials_f32`] into a workspace, then
-/// [`gemv_t_finish_f32`]); returns the last launch.
+/// y = Aᵀ·x without transposing A: [`gemv_t_band_f32`] where its bands of 32 columns number
+/// one an SM or more, else the rows split into slices ([`gemv_t_partials_f32`] into a
+/// workspace, then [`gemv_t_finish_f32`]); returns the last launch.
 pub fn gemv_t(
     device: &impl crate::Device,
     a: &impl Input<f32>,
@@ -296,11 +338,11 @@ pub fn gemv_t(
 ) -> Result<crate::Launched, Error> {
     let (rows, cols) = match a.shape() {
         &[rows, cols] => (rows, cols),
-        _ => return gemv_t_f32::launch(device, a, x, y),
+        _ => return gemv_t_band_f32::launch(device, a, x, y),
     };
     let slices = row_slices(rows, cols);
     if slices == 1 {
-        return gemv_t_f32::launch(device, a, x, y);
+        return gemv_t_band_f32::launch(device, a, x, y);
     }
     // every slice's partial sums written by pass 1 before pass 2 reads them: no zeroing (a
     // memset between the passes would also stand between pass 2 and its dependent launch)
@@ -310,9 +352,10 @@ pub fn gemv_t(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 5] = [
+pub const ALL: [&crate::KernelDefinition; 6] = [
     &gemv_f32::KERNEL,
     &gemv_t_f32::KERNEL,
+    &gemv_t_band_f32::KERNEL,
     &gemv_t_partials_f32::KERNEL,
     &gemv_t_finish_f32::KERNEL,
     &gemv_t_split_f32::KERNEL,

@@ -6,7 +6,7 @@
 // into y — the same sums, in the same order, as [`gemv_t_finish_f32`] after it, without the
 // second launch. On an H200 the block's fence, count and read of the partials cost what the
 // finishing pass's dependent launch does (23.4 µs against 23.1 µs at 4097 × 4095, 67.1 against
-// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] keeps the two passes.
+// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] does not take it.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
 // stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
