@@ -3,11 +3,12 @@
 //! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS`
 //!   elements a trip (16-byte loads, all in flight before any is used) into as many
 //!   independent partial sums, then `warp_sum` adds the lanes up.
-//! - [`gemv_t_band_f32`], y = Aᵀ·x: a block of 1024 threads per band of 32 columns, lane l on
-//!   column l; the block's 32 warps take interleaved runs of `UNROLL` rows, and warp 0 adds
+//! - [`gemv_t_f32`] and [`gemv_t_band_f32`], y = Aᵀ·x: a block per band of 32 columns, lane l
+//!   on column l; the block's warps take interleaved runs of `UNROLL` rows, and warp 0 adds
 //!   their partial sums from shared memory — in a fixed order, so the result does not depend on
-//!   timing ([`gemv_t_f32`] is the same with 512 threads, two blocks an SM). With fewer bands
-//!   than SMs (N under 4065 columns) [`gemv_t`] splits the rows into slices instead
+//!   timing (512 threads two blocks an SM for 256 bands and more, 1024 threads for one to two
+//!   bands an SM). With fewer bands than SMs (N under 4065 columns) [`gemv_t`] splits the rows
+//!   into slices instead
 //!   ([`gemv_t_partials_f32`], 64 columns a block, then [`gemv_t_finish_f32`], launched as its
 //!   dependent, adds the slices in order; [`gemv_t_split_f32`] does both in one launch with
 //!   `last_block_of`).
@@ -107,9 +108,10 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
 
 /// y = Aᵀ·x in one launch, a block of 1024 threads per band of 32 columns (every row of the band:
 /// no partials, no second pass), each warp 32 rows a trip with its loads all in flight before
-/// any is used; [`gemv_t`] takes it wherever the bands number one an SM or more. On an H200
-/// (`tessera bench gemv`, BENCHMARKS.md) 82.7% of the device copy at 4097 × 4095 where the
-/// row-split passes reach 76.5%, 98.2% at 8192² where [`gemv_t_f32`] reaches 95.2%.
+/// any is used; [`gemv_t`] takes it where the bands number one to two an SM. On an H200
+/// (`tessera bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128 bands)
+/// where the row-split passes reach 76%; at 8192² (256 bands, two blocks on most SMs) it
+/// measured 64 to 73 µs from run to run where [`gemv_t_f32`] holds 66–68 µs.
 #[tile_kernel(threads = 1024, vector = 1, consts(WARPS = 32, UNROLL = 32), require(WARPS * 32 == THREADS))]
 pub fn gemv_t_band_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
     let (bx,) = grid(cdiv(N, 32));
@@ -302,9 +304,12 @@ pub fn gemv(
 /// 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
 const FILLING_BLOCKS: usize = 512;
 /// Bands of 32 columns from which the rows are not split — about one an SM — and
-/// [`gemv_t_band_f32`] runs alone: on an H200 at 4097 × 4095 (128 bands) it took 21.7 µs where
-/// the row-split passes took 23.0 µs; at 8192 × 3000 (94 bands) 33.7 µs against 31.2 µs.
+/// [`gemv_t_band_f32`] runs alone: on an H200 at 4097 × 4095 (128 bands) it took 21.7–22.4 µs
+/// where the row-split passes took 23.0 µs; at 8192 × 3000 (94 bands) 33.7 µs against 31.2 µs.
 const UNSPLIT_COLUMN_BANDS: usize = 128;
+/// Bands of 32 columns from which [`gemv_t_f32`]'s blocks of 512 threads, two an SM, take them:
+/// at 8192² (256 bands) it held 66–68 µs where [`gemv_t_band_f32`] varied from 64 to 73 µs.
+const SMALL_BLOCK_BANDS: usize = 256;
 
 /// The slices [`gemv_t`] splits the rows of a `rows × cols` A into: 1 (no split) where
 /// [`gemv_t_band_f32`]'s bands of 32 columns number one an SM or more, else enough for
@@ -327,9 +332,10 @@ pub fn row_slices(rows: usize, cols: usize) -> usize {
     }
 }
 
-/// y = Aᵀ·x without transposing A: [`gemv_t_band_f32`] where its bands of 32 columns number
-/// one an SM or more, else the rows split into slices ([`gemv_t_partials_f32`] into a
-/// workspace, then [`gemv_t_finish_f32`]); returns the last launch.
+/// y = Aᵀ·x without transposing A: [`gemv_t_f32`] from 256 bands of 32 columns,
+/// [`gemv_t_band_f32`] from 128 (one an SM), else the rows split into slices
+/// ([`gemv_t_partials_f32`] into a workspace, then [`gemv_t_finish_f32`]); returns the last
+/// launch.
 pub fn gemv_t(
     device: &impl crate::Device,
     a: &impl Input<f32>,
@@ -338,8 +344,11 @@ pub fn gemv_t(
 ) -> Result<crate::Launched, Error> {
     let (rows, cols) = match a.shape() {
         &[rows, cols] => (rows, cols),
-        _ => return gemv_t_band_f32::launch(device, a, x, y),
+        _ => return gemv_t_f32::launch(device, a, x, y),
     };
+    if cols.div_ceil(32) >= SMALL_BLOCK_BANDS {
+        return gemv_t_f32::launch(device, a, x, y);
+    }
     let slices = row_slices(rows, cols);
     if slices == 1 {
         return gemv_t_band_f32::launch(device, a, x, y);

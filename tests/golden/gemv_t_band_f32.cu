@@ -2,9 +2,10 @@
 // Edit the Rust function, not this file.
 // y = Aᵀ·x in one launch, a block of 1024 threads per band of 32 columns (every row of the band:
 // no partials, no second pass), each warp 32 rows a trip with its loads all in flight before
-// any is used; [`gemv_t`] takes it wherever the bands number one an SM or more. On an H200
-// (`tessera bench gemv`, BENCHMARKS.md) 82.7% of the device copy at 4097 × 4095 where the
-// row-split passes reach 76.5%, 98.2% at 8192² where [`gemv_t_f32`] reaches 95.2%.
+// any is used; [`gemv_t`] takes it where the bands number one to two an SM. On an H200
+// (`tessera bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128 bands)
+// where the row-split passes reach 76%; at 8192² (256 bands, two blocks on most SMs) it
+// measured 64 to 73 µs from run to run where [`gemv_t_f32`] holds 66–68 µs.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
 // stream is still finishing: griddepcontrol.wait returns once that grid has completed and its

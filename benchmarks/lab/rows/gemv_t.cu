@@ -311,6 +311,12 @@ int main(int argc, char** argv) {
         V1(2, 8, 8, 4, 8);
         V1(2, 16, 16, 2, 8);
         CK(cudaFree(done));
+        // unsplit (S = 1: pass 1 is the whole answer), one block a band of columns
+        V(1, 16, 16, 2, 1);
+        V(1, 16, 32, 1, 1);
+        V(1, 8, 32, 1, 1);
+        V(1, 32, 32, 1, 1);
+        V(2, 16, 32, 1, 1);
         V(1, 8, 16, 2, 8);
         V(2, 8, 16, 2, 8);
         V(2, 8, 16, 2, 16);
