@@ -411,9 +411,9 @@ impl Kernel {
         })
     }
 
-    /// The workspace a kernel launched on `blocks` blocks needs (`None` for most): a
-    /// `.stream_k()` kernel's sized by the fragment its epilogue stores, a `.dynamic()` grid's
-    /// tile counter.
+    /// The workspace a kernel launched on a grid of `grid` blocks needs (`None` for most): a
+    /// `.stream_k()` kernel's sized by the fragment its epilogue stores and its x blocks, a
+    /// `.dynamic()` grid's tile counter, `last_block_of`'s counter a block.
     pub fn workspace(&self, grid: [u32; 3]) -> Option<Workspace> {
         if self.grid().is_some_and(|g| g.dynamic) {
             return Some(Workspace {

@@ -40,6 +40,10 @@ __device__ __forceinline__ bool tessera_last_block_of(int group, int blocks, int
     __syncthreads();
     int last = 0;
     if (tid == 0) {
+        // the workspace holds a counter per block of the grid: a group past them is a bug
+        if (group < 0 || group >= static_cast<int>(gridDim.x * gridDim.y * gridDim.z)) {
+            __trap();
+        }
         last = atomicAdd(&counters[group], 1) == blocks - 1;
         if (last) {
             counters[group] = 0;
