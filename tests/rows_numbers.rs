@@ -328,10 +328,11 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
         let launched = gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
         let split = gemv::row_slices(m, n) > 1;
-        let want_kernel = match (split, n.div_ceil(32) >= 256) {
-            (true, _) => "gemv_t_finish_f32",
-            (false, true) => "gemv_t_f32",
-            (false, false) => "gemv_t_band_f32",
+        let want_kernel = match (split, n.div_ceil(32) >= 256, n.div_ceil(64) <= 132) {
+            (true, _, _) => "gemv_t_finish_f32",
+            (false, true, true) => "gemv_t_band_pairs_f32",
+            (false, true, false) => "gemv_t_f32",
+            (false, false, _) => "gemv_t_band_f32",
         };
         assert_eq!(launched.kernel, want_kernel, "{m}×{n}");
         if [(1300, 65), (2049, 31)].contains(&(m, n)) {
@@ -343,7 +344,8 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
             assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
         }
         // the unsplit kernels, whichever gemv_t takes here
-        for kernel in [&gemv::gemv_t_band_f32::KERNEL, &gemv::gemv_t_f32::KERNEL] {
+        for kernel in [&gemv::gemv_t_band_f32::KERNEL, &gemv::gemv_t_band_pairs_f32::KERNEL, &gemv::gemv_t_f32::KERNEL]
+        {
             let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
             kernel
                 .launch(

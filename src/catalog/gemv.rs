@@ -6,8 +6,8 @@
 //! - [`gemv_t_f32`] and [`gemv_t_band_f32`], y = Aᵀ·x: a block per band of 32 columns, lane l
 //!   on column l; the block's warps take interleaved runs of `UNROLL` rows, and warp 0 adds
 //!   their partial sums from shared memory — in a fixed order, so the result does not depend on
-//!   timing (512 threads two blocks an SM for 256 bands and more, 1024 threads for one to two
-//!   bands an SM). With fewer bands than SMs (N under 4065 columns) [`gemv_t`] splits the rows
+//!   timing (1024 threads for one to two bands an SM, and [`gemv_t_band_pairs_f32`] for one band
+//!   of 64 columns an SM; 512 threads, two blocks an SM, beyond). With fewer bands than SMs (N under 4065 columns) [`gemv_t`] splits the rows
 //!   into slices instead
 //!   ([`gemv_t_partials_f32`], 64 columns a block, then [`gemv_t_finish_f32`], launched as its
 //!   dependent, adds the slices in order; [`gemv_t_split_f32`] does both in one launch with
@@ -106,45 +106,73 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
     }
 }
 
-/// y = Aᵀ·x in one launch, a block of 1024 threads per band of 32 columns (every row of the band:
-/// no partials, no second pass), each warp 32 rows a trip with its loads all in flight before
-/// any is used; [`gemv_t`] takes it where the bands number one to two an SM. On an H200
-/// (`tessera bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128 bands)
-/// where the row-split passes reach 76%; at 8192² (256 bands, two blocks on most SMs) it
-/// measured 64 to 73 µs from run to run where [`gemv_t_f32`] holds 66–68 µs.
-#[tile_kernel(threads = 1024, vector = 1, consts(WARPS = 32, UNROLL = 32), require(WARPS * 32 == THREADS))]
-pub fn gemv_t_band_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
-    let (bx,) = grid(cdiv(N, 32));
-    let partial = shared::<f32>([WARPS, 32]);
-    let col = bx * 32 + lane();
-    let column = min(col, N - 1);
-    let mut s = 0.0f32;
-    // loads clamped into A, products guarded
-    for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) {
-        let mut v = [0.0f32; UNROLL];
-        let mut w = [0.0f32; UNROLL];
-        for u in 0..UNROLL {
-            let r = min(r0 + u, M - 1);
-            w[u] = x[r];
-            v[u] = a[[r, column]];
-        }
-        for u in 0..UNROLL {
-            if r0 + u < M {
-                s += v[u] * w[u];
+// The one-launch Aᵀ·x kernels of 1024 threads a band (every row of the band: no partials, no
+// second pass), each warp UNROLL rows a trip with its loads all in flight before any is used,
+// lane l on columns l, l + 32, .. of the band's 32 · GROUPS. Stamped by a macro_rules! of its
+// own: GROUPS and UNROLL are the only differences.
+macro_rules! gemv_t_band {
+    ($(#[$doc:meta])* $name:ident, unroll = $unroll:tt, groups = $groups:tt) => {
+        $(#[$doc])*
+        #[tile_kernel(
+            threads = 1024,
+            vector = 1,
+            consts(WARPS = 32, UNROLL = $unroll, GROUPS = $groups),
+            require(WARPS * 32 == THREADS)
+        )]
+        pub fn $name(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
+            let (bx,) = grid(cdiv(N, 32 * GROUPS));
+            let partial = shared::<f32>([WARPS, 32 * GROUPS]);
+            let first_col = bx * 32 * GROUPS;
+            let mut s = [0.0f32; GROUPS];
+            // loads clamped into A, products guarded
+            for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) {
+                let mut v = [0.0f32; UNROLL * GROUPS];
+                let mut w = [0.0f32; UNROLL];
+                for u in 0..UNROLL {
+                    let r = min(r0 + u, M - 1);
+                    w[u] = x[r];
+                    for g in 0..GROUPS {
+                        v[u * GROUPS + g] = a[[r, min(first_col + g * 32 + lane(), N - 1)]];
+                    }
+                }
+                for u in 0..UNROLL {
+                    if r0 + u < M {
+                        for g in 0..GROUPS {
+                            s[g] += v[u * GROUPS + g] * w[u];
+                        }
+                    }
+                }
+            }
+            for g in 0..GROUPS {
+                partial[[warp_index(), g * 32 + lane()]] = s[g];
+            }
+            if thread_index() < 32 * GROUPS {
+                let mut t = 0.0f32;
+                for w in 0..WARPS {
+                    t += partial[[w, thread_index()]];
+                }
+                if first_col + thread_index() < N {
+                    y[first_col + thread_index()] = t;
+                }
             }
         }
-    }
-    partial[[warp_index(), lane()]] = s;
-    if warp_index() == 0 {
-        let mut t = 0.0f32;
-        for w in 0..WARPS {
-            t += partial[[w, lane()]];
-        }
-        if col < N {
-            y[col] = t;
-        }
-    }
+    };
 }
+gemv_t_band!(
+    /// y = Aᵀ·x in one launch, a block of 1024 threads per band of 32 columns, 32 rows a warp a
+    /// trip; [`gemv_t`] takes it where the bands number one to two an SM. On an H200 (`tessera
+    /// bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128 bands) where the
+    /// row-split passes reach 76%; at 8192² (256 bands, two blocks on most SMs) it measured 64 to
+    /// 73 µs from run to run.
+    gemv_t_band_f32, unroll = 32, groups = 1
+);
+gemv_t_band!(
+    /// [`gemv_t_band_f32`] with bands of 64 columns (a lane on two, 32 apart), 16 rows a trip:
+    /// where those bands number at most one an SM the grid is one even wave — at 8192² (128
+    /// bands) 64.7 µs, 97.5% of the device copy, in two H200 runs, where [`gemv_t_f32`] holds
+    /// 66–68 µs.
+    gemv_t_band_pairs_f32, unroll = 16, groups = 2
+);
 
 /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
 /// blocks to fill the GPU (fewer bands than SMs): block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·64 .. into
@@ -307,9 +335,12 @@ const FILLING_BLOCKS: usize = 512;
 /// [`gemv_t_band_f32`] runs alone: on an H200 at 4097 × 4095 (128 bands) it took 21.7–22.4 µs
 /// where the row-split passes took 23.0 µs; at 8192 × 3000 (94 bands) 33.7 µs against 31.2 µs.
 const UNSPLIT_COLUMN_BANDS: usize = 128;
-/// Bands of 32 columns from which [`gemv_t_f32`]'s blocks of 512 threads, two an SM, take them:
-/// at 8192² (256 bands) it held 66–68 µs where [`gemv_t_band_f32`] varied from 64 to 73 µs.
+/// Bands of 32 columns from which [`gemv_t_band_f32`]'s blocks stop fitting the GPU in one
+/// wave (two an SM at most): at 8192² (256 bands) it varied from 64 to 73 µs.
 const SMALL_BLOCK_BANDS: usize = 256;
+/// Bands of 64 columns [`gemv_t_band_pairs_f32`] takes in one wave, one block an SM: the SMs
+/// of an H100 or H200.
+const PAIR_BANDS: usize = 132;
 
 /// The slices [`gemv_t`] splits the rows of a `rows × cols` A into: 1 (no split) where
 /// [`gemv_t_band_f32`]'s bands of 32 columns number one an SM or more, else enough for
@@ -332,10 +363,10 @@ pub fn row_slices(rows: usize, cols: usize) -> usize {
     }
 }
 
-/// y = Aᵀ·x without transposing A: [`gemv_t_f32`] from 256 bands of 32 columns,
-/// [`gemv_t_band_f32`] from 128 (one an SM), else the rows split into slices
-/// ([`gemv_t_partials_f32`] into a workspace, then [`gemv_t_finish_f32`]); returns the last
-/// launch.
+/// y = Aᵀ·x without transposing A: from 256 bands of 32 columns [`gemv_t_band_pairs_f32`]
+/// while its bands of 64 fit one an SM, then [`gemv_t_f32`]; [`gemv_t_band_f32`] from 128 bands
+/// (one an SM); below, the rows split into slices ([`gemv_t_partials_f32`] into a workspace,
+/// then [`gemv_t_finish_f32`]). Returns the last launch.
 pub fn gemv_t(
     device: &impl crate::Device,
     a: &impl Input<f32>,
@@ -347,7 +378,11 @@ pub fn gemv_t(
         _ => return gemv_t_f32::launch(device, a, x, y),
     };
     if cols.div_ceil(32) >= SMALL_BLOCK_BANDS {
-        return gemv_t_f32::launch(device, a, x, y);
+        return if cols.div_ceil(64) <= PAIR_BANDS {
+            gemv_t_band_pairs_f32::launch(device, a, x, y)
+        } else {
+            gemv_t_f32::launch(device, a, x, y)
+        };
     }
     let slices = row_slices(rows, cols);
     if slices == 1 {
@@ -361,10 +396,11 @@ pub fn gemv_t(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 6] = [
+pub const ALL: [&crate::KernelDefinition; 7] = [
     &gemv_f32::KERNEL,
     &gemv_t_f32::KERNEL,
     &gemv_t_band_f32::KERNEL,
+    &gemv_t_band_pairs_f32::KERNEL,
     &gemv_t_partials_f32::KERNEL,
     &gemv_t_finish_f32::KERNEL,
     &gemv_t_split_f32::KERNEL,

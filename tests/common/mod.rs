@@ -251,6 +251,7 @@ macro_rules! with_every_catalog_kernel {
             gemv::gemv_f32,
             gemv::gemv_t_f32,
             gemv::gemv_t_band_f32,
+            gemv::gemv_t_band_pairs_f32,
             gemv::gemv_t_partials_f32,
             gemv::gemv_t_finish_f32,
             gemv::gemv_t_split_f32,
