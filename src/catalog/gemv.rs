@@ -3,15 +3,14 @@
 //! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS`
 //!   elements a trip (16-byte loads, all in flight before any is used) into as many
 //!   independent partial sums, then `warp_sum` adds the lanes up.
-//! - [`gemv_t_f32`] and [`gemv_t_band_f32`], y = Aᵀ·x: a block per band of 32 columns, lane l
-//!   on column l; the block's warps take interleaved runs of `UNROLL` rows, and warp 0 adds
-//!   their partial sums from shared memory — in a fixed order, so the result does not depend on
-//!   timing (1024 threads for one to two bands an SM, and [`gemv_t_band_pairs_f32`] for one band
-//!   of 64 columns an SM; 512 threads, two blocks an SM, beyond). With fewer bands than SMs (N under 4065 columns) [`gemv_t`] splits the rows
-//!   into slices instead
-//!   ([`gemv_t_partials_f32`], 64 columns a block, then [`gemv_t_finish_f32`], launched as its
-//!   dependent, adds the slices in order; [`gemv_t_split_f32`] does both in one launch with
-//!   `last_block_of`).
+//! - [`gemv_t_f32`], [`gemv_t_band_f32`] and [`gemv_t_band_pairs_f32`], y = Aᵀ·x: a block per
+//!   band of 32 (or 64) columns, lane l on column l (and l + 32); the block's warps take
+//!   interleaved runs of `UNROLL` rows, and their sums are added from shared memory in warp
+//!   order, so the result does not depend on timing — 1024 threads a block for one to two bands
+//!   an SM, 512 threads two blocks an SM beyond. With fewer bands than SMs (N under 4065
+//!   columns) [`gemv_t`] splits the rows into slices instead ([`gemv_t_partials_f32`], 64
+//!   columns a block, then [`gemv_t_finish_f32`], launched as its dependent, adds the slices in
+//!   order; [`gemv_t_split_f32`] does both in one launch with `last_block_of`).
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -106,26 +105,34 @@ pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32
     }
 }
 
-// The one-launch Aᵀ·x kernels of 1024 threads a band (every row of the band: no partials, no
-// second pass), each warp UNROLL rows a trip with its loads all in flight before any is used,
-// lane l on columns l, l + 32, .. of the band's 32 · GROUPS. Stamped by a macro_rules! of its
-// own: GROUPS and UNROLL are the only differences.
-macro_rules! gemv_t_band {
-    ($(#[$doc:meta])* $name:ident, unroll = $unroll:tt, groups = $groups:tt) => {
+// Aᵀ·x by bands of 32 · GROUPS columns: lane l of each warp takes columns l, l + 32, .. of its
+// block's band, the warps take interleaved runs of UNROLL rows of the block's rows `begin ..
+// end` (a lane's UNROLL · GROUPS loads all in flight before any is used), and the warps' sums
+// are added in warp order, so the totals do not depend on timing. The kernels differ in the
+// rows a block takes (all, or a slice of S), where the totals go (y, or a slice's partial
+// row) and what follows (the last block of a band adding the slices): a macro_rules! of its
+// own stamps them.
+macro_rules! gemv_t_column_sums {
+    (
+        $(#[$doc:meta])*
+        $name:ident,
+        config = [$($config:tt)*],
+        params = [$($params:tt)*],
+        grid = [$($grid:tt)*],
+        rows = [$($rows:tt)*],
+        store = [$($store:tt)*],
+        then = [$($then:tt)*]
+    ) => {
         $(#[$doc])*
-        #[tile_kernel(
-            threads = 1024,
-            vector = 1,
-            consts(WARPS = 32, UNROLL = $unroll, GROUPS = $groups),
-            require(WARPS * 32 == THREADS)
-        )]
-        pub fn $name(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
-            let (bx,) = grid(cdiv(N, 32 * GROUPS));
+        #[tile_kernel($($config)*, require(WARPS * 32 == THREADS))]
+        pub fn $name($($params)*) {
+            $($grid)*
             let partial = shared::<f32>([WARPS, 32 * GROUPS]);
             let first_col = bx * 32 * GROUPS;
+            $($rows)*
             let mut s = [0.0f32; GROUPS];
             // loads clamped into A, products guarded
-            for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) {
+            for r0 in (begin + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
                 let mut v = [0.0f32; UNROLL * GROUPS];
                 let mut w = [0.0f32; UNROLL];
                 for u in 0..UNROLL {
@@ -136,7 +143,7 @@ macro_rules! gemv_t_band {
                     }
                 }
                 for u in 0..UNROLL {
-                    if r0 + u < M {
+                    if r0 + u < end {
                         for g in 0..GROUPS {
                             s[g] += v[u * GROUPS + g] * w[u];
                         }
@@ -146,157 +153,96 @@ macro_rules! gemv_t_band {
             for g in 0..GROUPS {
                 partial[[warp_index(), g * 32 + lane()]] = s[g];
             }
+            let col = first_col + thread_index();
             if thread_index() < 32 * GROUPS {
                 let mut t = 0.0f32;
                 for w in 0..WARPS {
                     t += partial[[w, thread_index()]];
                 }
-                if first_col + thread_index() < N {
-                    y[first_col + thread_index()] = t;
+                if col < N {
+                    $($store)*
                 }
             }
+            $($then)*
         }
     };
 }
-gemv_t_band!(
+
+gemv_t_column_sums!(
     /// y = Aᵀ·x in one launch, a block of 1024 threads per band of 32 columns, 32 rows a warp a
     /// trip; [`gemv_t`] takes it where the bands number one to two an SM. On an H200 (`tessera
     /// bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128 bands) where the
     /// row-split passes reach 76%; at 8192² (256 bands, two blocks on most SMs) it measured 64 to
     /// 73 µs from run to run.
-    gemv_t_band_f32, unroll = 32, groups = 1
+    gemv_t_band_f32,
+    config = [threads = 1024, vector = 1, consts(WARPS = 32, UNROLL = 32, GROUPS = 1)],
+    params = [a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>],
+    grid = [let (bx,) = grid(cdiv(N, 32 * GROUPS));],
+    rows = [let begin = 0; let end = M;],
+    store = [y[col] = t;],
+    then = []
 );
-gemv_t_band!(
+gemv_t_column_sums!(
     /// [`gemv_t_band_f32`] with bands of 64 columns (a lane on two, 32 apart), 16 rows a trip:
     /// where those bands number at most one an SM the grid is one even wave — at 8192² (128
     /// bands) 64.7 µs, 97.5% of the device copy, in two H200 runs, where [`gemv_t_f32`] holds
     /// 66–68 µs.
-    gemv_t_band_pairs_f32, unroll = 16, groups = 2
+    gemv_t_band_pairs_f32,
+    config = [threads = 1024, vector = 1, consts(WARPS = 32, UNROLL = 16, GROUPS = 2)],
+    params = [a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>],
+    grid = [let (bx,) = grid(cdiv(N, 32 * GROUPS));],
+    rows = [let begin = 0; let end = M;],
+    store = [y[col] = t;],
+    then = []
 );
-
-/// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
-/// blocks to fill the GPU (fewer bands than SMs): block (bx, by) adds rows by·⌈M/S⌉ .. of columns bx·64 .. into
-/// `partials[by, ..]` (S = the rows of `partials`). Lane l of each warp takes columns l and
-/// l + 32 of the block's 64, so a warp reads 256 contiguous bytes of each of its rows (two
-/// 128-byte runs side by side: 85% of the device copy at 4097 × 4095 on an H100 where one run
-/// of 128 bytes gave 82%, `benchmarks/lab/rows/gemv_t.cu`); its 16 warps take interleaved runs
-/// of 8 rows, their loads all in flight before any is used, and the warps' partial sums are
-/// added in warp order. Two blocks an SM.
-#[tile_kernel(
-    threads = 512,
-    vector = 1,
-    min_blocks = 2,
-    consts(WARPS = 16, UNROLL = 8, GROUPS = 2),
-    require(WARPS * 32 == THREADS)
-)]
-pub fn gemv_t_partials_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partials: GlobalMut<f32, (S, N)>) {
-    let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);
-    let partial = shared::<f32>([WARPS, 32 * GROUPS]);
-    let first_col = bx * 32 * GROUPS;
-    let slice = (M + S - 1) / S;
-    let end = min((by + 1) * slice, M);
-    let mut s = [0.0f32; GROUPS];
-    // loads clamped into A (straight-line: a lane's UNROLL · GROUPS loads all in flight),
-    // products guarded
-    for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
-        let mut v = [0.0f32; UNROLL * GROUPS];
-        let mut w = [0.0f32; UNROLL];
-        for u in 0..UNROLL {
-            let r = min(r0 + u, M - 1);
-            w[u] = x[r];
-            for g in 0..GROUPS {
-                v[u * GROUPS + g] = a[[r, min(first_col + g * 32 + lane(), N - 1)]];
-            }
-        }
-        for u in 0..UNROLL {
-            if r0 + u < end {
-                for g in 0..GROUPS {
-                    s[g] += v[u * GROUPS + g] * w[u];
+gemv_t_column_sums!(
+    /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
+    /// blocks to fill the GPU (fewer bands than SMs): block (bx, by) adds rows by·⌈M/S⌉ .. of
+    /// columns bx·64 .. into `partials[by, ..]` (S = the rows of `partials`). Lane l of each
+    /// warp takes columns l and l + 32 of the block's 64, so a warp reads 256 contiguous bytes of
+    /// each of its rows (two 128-byte runs side by side: 85% of the device copy at 4097 × 4095 on
+    /// an H100 where one run of 128 bytes gave 82%, `benchmarks/lab/rows/gemv_t.cu`); its 16 warps
+    /// take interleaved runs of 8 rows, their loads all in flight before any is used, and the
+    /// warps' partial sums are added in warp order. Two blocks an SM.
+    gemv_t_partials_f32,
+    config = [threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 8, GROUPS = 2)],
+    params = [a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partials: GlobalMut<f32, (S, N)>],
+    grid = [let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);],
+    rows = [let slice = (M + S - 1) / S; let begin = by * slice; let end = min(begin + slice, M);],
+    store = [partials[[by, col]] = t;],
+    then = []
+);
+gemv_t_column_sums!(
+    /// y = Aᵀ·x with the rows split into slices, in one launch: [`gemv_t_partials_f32`]'s blocks,
+    /// each writing its slice's column sums into `partials[by, ..]`, and the last block of each
+    /// band of 64 columns to finish (`last_block_of`) adds the band's S partials in slice order
+    /// into y — the same sums, in the same order, as [`gemv_t_finish_f32`] after it, without the
+    /// second launch. On an H200 the block's fence, count and read of the partials cost what the
+    /// finishing pass's dependent launch does (23.4 µs against 23.1 µs at 4097 × 4095, 67.1 against
+    /// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] does not take it.
+    gemv_t_split_f32,
+    config = [threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 8, GROUPS = 2)],
+    params = [
+        a: Global<f32, (M, N)>,
+        x: Global<f32, (M,)>,
+        partials: GlobalMut<f32, (S, N)>,
+        y: GlobalMut<f32, (N,)>
+    ],
+    grid = [let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);],
+    rows = [let slice = (M + S - 1) / S; let begin = by * slice; let end = min(begin + slice, M);],
+    store = [partials[[by, col]] = t;],
+    then = [
+        if last_block_of(bx, S) {
+            if thread_index() < 32 * GROUPS && col < N {
+                let mut total = 0.0f32;
+                for r in 0..S {
+                    total += partials[[r, col]];
                 }
+                y[col] = total;
             }
         }
-    }
-    for g in 0..GROUPS {
-        partial[[warp_index(), g * 32 + lane()]] = s[g];
-    }
-    if thread_index() < 32 * GROUPS {
-        let mut t = 0.0f32;
-        for w in 0..WARPS {
-            t += partial[[w, thread_index()]];
-        }
-        if first_col + thread_index() < N {
-            partials[[by, first_col + thread_index()]] = t;
-        }
-    }
-}
-
-/// y = Aᵀ·x with the rows split into slices, in one launch: [`gemv_t_partials_f32`]'s blocks,
-/// each writing its slice's column sums into `partials[by, ..]`, and the last block of each
-/// band of 64 columns to finish (`last_block_of`) adds the band's S partials in slice order
-/// into y — the same sums, in the same order, as [`gemv_t_finish_f32`] after it, without the
-/// second launch. On an H200 the block's fence, count and read of the partials cost what the
-/// finishing pass's dependent launch does (23.4 µs against 23.1 µs at 4097 × 4095, 67.1 against
-/// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] does not take it.
-#[tile_kernel(
-    threads = 512,
-    vector = 1,
-    min_blocks = 2,
-    consts(WARPS = 16, UNROLL = 8, GROUPS = 2),
-    require(WARPS * 32 == THREADS)
-)]
-pub fn gemv_t_split_f32(
-    a: Global<f32, (M, N)>,
-    x: Global<f32, (M,)>,
-    partials: GlobalMut<f32, (S, N)>,
-    y: GlobalMut<f32, (N,)>,
-) {
-    let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);
-    let partial = shared::<f32>([WARPS, 32 * GROUPS]);
-    let first_col = bx * 32 * GROUPS;
-    let slice = (M + S - 1) / S;
-    let end = min((by + 1) * slice, M);
-    let mut s = [0.0f32; GROUPS];
-    for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
-        let mut v = [0.0f32; UNROLL * GROUPS];
-        let mut w = [0.0f32; UNROLL];
-        for u in 0..UNROLL {
-            let r = min(r0 + u, M - 1);
-            w[u] = x[r];
-            for g in 0..GROUPS {
-                v[u * GROUPS + g] = a[[r, min(first_col + g * 32 + lane(), N - 1)]];
-            }
-        }
-        for u in 0..UNROLL {
-            if r0 + u < end {
-                for g in 0..GROUPS {
-                    s[g] += v[u * GROUPS + g] * w[u];
-                }
-            }
-        }
-    }
-    for g in 0..GROUPS {
-        partial[[warp_index(), g * 32 + lane()]] = s[g];
-    }
-    let col = first_col + thread_index();
-    if thread_index() < 32 * GROUPS {
-        let mut t = 0.0f32;
-        for w in 0..WARPS {
-            t += partial[[w, thread_index()]];
-        }
-        if col < N {
-            partials[[by, col]] = t;
-        }
-    }
-    if last_block_of(bx, S) {
-        if thread_index() < 32 * GROUPS && col < N {
-            let mut total = 0.0f32;
-            for r in 0..S {
-                total += partials[[r, col]];
-            }
-            y[col] = total;
-        }
-    }
-}
+    ]
+);
 
 /// Pass 2: y[c] = the S partials of column c added in order (the result does not depend on
 /// which block finished first).

@@ -46,11 +46,13 @@ gemv_t_band_f32(const float* __restrict__ a, const float* __restrict__ x, float*
     // let partial = shared::<f32>([WARPS, 32 * GROUPS]);
     __shared__ __align__(16) float partial[WARPS][32 * GROUPS];
     const int first_col = bx * 32 * GROUPS;
+    const int begin = 0;
+    const int end = M;
     float s[GROUPS];  // [0.0f32; GROUPS]: registers, as loops over it unroll
     #pragma unroll
     for (int tessera_i = 0; tessera_i < GROUPS; ++tessera_i) { s[tessera_i] = 0.0f; }
-    // for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) { .. }
-    for (int r0 = tid / 32 * UNROLL; r0 < M; r0 += WARPS * UNROLL) {
+    // for r0 in (begin + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) { .. }
+    for (int r0 = begin + tid / 32 * UNROLL; r0 < end; r0 += WARPS * UNROLL) {
         float v[32];  // [0.0f32; UNROLL * GROUPS]: registers, as loops over it unroll
         #pragma unroll
         for (int tessera_i = 0; tessera_i < 32; ++tessera_i) { v[tessera_i] = 0.0f; }
@@ -68,7 +70,7 @@ gemv_t_band_f32(const float* __restrict__ a, const float* __restrict__ x, float*
         }
         #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
-            if (r0 + u < M) {
+            if (r0 + u < end) {
                 #pragma unroll
                 for (int g = 0; g < GROUPS; ++g) {
                     s[g] += v[u * GROUPS + g] * w[u];
@@ -81,6 +83,7 @@ gemv_t_band_f32(const float* __restrict__ a, const float* __restrict__ x, float*
     for (int g = 0; g < GROUPS; ++g) {
         partial[tid / 32][g * 32 + tid % 32] = s[g];
     }
+    const int col = first_col + tid;
     __syncthreads();  // partial: written above, read below
     // if thread_index() < 32 * GROUPS { .. }
     if (tid < 32 * GROUPS) {
@@ -89,8 +92,8 @@ gemv_t_band_f32(const float* __restrict__ a, const float* __restrict__ x, float*
         for (int w = 0; w < WARPS; ++w) {
             t += partial[w][tid];
         }
-        if (first_col + tid < N) {
-            y[first_col + tid] = t;
+        if (col < N) {
+            y[col] = t;
         }
     }
 }

@@ -77,12 +77,13 @@ gemv_t_split_f32(const float* __restrict__ a, const float* __restrict__ x, float
     __shared__ __align__(16) float partial[WARPS][32 * GROUPS];
     const int first_col = bx * 32 * GROUPS;
     const int slice = (M + S - 1) / S;
-    const int end = min((by + 1) * slice, M);
+    const int begin = by * slice;
+    const int end = min(begin + slice, M);
     float s[GROUPS];  // [0.0f32; GROUPS]: registers, as loops over it unroll
     #pragma unroll
     for (int tessera_i = 0; tessera_i < GROUPS; ++tessera_i) { s[tessera_i] = 0.0f; }
-    // for r0 in (by * slice + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) { .. }
-    for (int r0 = by * slice + tid / 32 * UNROLL; r0 < end; r0 += WARPS * UNROLL) {
+    // for r0 in (begin + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) { .. }
+    for (int r0 = begin + tid / 32 * UNROLL; r0 < end; r0 += WARPS * UNROLL) {
         float v[16];  // [0.0f32; UNROLL * GROUPS]: registers, as loops over it unroll
         #pragma unroll
         for (int tessera_i = 0; tessera_i < 16; ++tessera_i) { v[tessera_i] = 0.0f; }
