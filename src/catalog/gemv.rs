@@ -186,9 +186,9 @@ gemv_t_column_sums!(
     /// [`gemv_t_band_f32`] with bands of 64 columns (a lane on two, 32 apart), 16 rows a trip:
     /// where those bands number at most one an SM the grid is one even wave — at 8192² (128
     /// bands) 64.7 µs, 97.5% of the device copy, in two H200 runs, where [`gemv_t_f32`] holds
-    /// 66–68 µs.
+    /// 66–68 µs. sm_90: its 64 registers a thread (1024 threads' share) spill on sm_80.
     gemv_t_band_pairs_f32,
-    config = [threads = 1024, vector = 1, consts(WARPS = 32, UNROLL = 16, GROUPS = 2)],
+    config = [threads = 1024, vector = 1, target = sm_90, consts(WARPS = 32, UNROLL = 16, GROUPS = 2)],
     params = [a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>],
     grid = [let (bx,) = grid(cdiv(N, 32 * GROUPS));],
     rows = [let begin = 0; let end = M;],
@@ -310,7 +310,7 @@ pub fn row_slices(rows: usize, cols: usize) -> usize {
 }
 
 /// y = Aᵀ·x without transposing A: from 256 bands of 32 columns [`gemv_t_band_pairs_f32`]
-/// while its bands of 64 fit one an SM, then [`gemv_t_f32`]; [`gemv_t_band_f32`] from 128 bands
+/// while its bands of 64 fit one an SM (on sm_90), then [`gemv_t_f32`]; [`gemv_t_band_f32`] from 128 bands
 /// (one an SM); below, the rows split into slices ([`gemv_t_partials_f32`] into a workspace,
 /// then [`gemv_t_finish_f32`]). Returns the last launch.
 pub fn gemv_t(
@@ -323,8 +323,13 @@ pub fn gemv_t(
         &[rows, cols] => (rows, cols),
         _ => return gemv_t_f32::launch(device, a, x, y),
     };
+    // the pairs kernel is sm_90's (its registers spill on sm_80); the simulation runs it
+    let hopper = match device.device_ref() {
+        crate::runtime::DeviceRef::Gpu(gpu) => gpu.arch() >= crate::Arch::SM_90,
+        crate::runtime::DeviceRef::Simulator(_) => true,
+    };
     if cols.div_ceil(32) >= SMALL_BLOCK_BANDS {
-        return if cols.div_ceil(64) <= PAIR_BANDS {
+        return if hopper && cols.div_ceil(64) <= PAIR_BANDS {
             gemv_t_band_pairs_f32::launch(device, a, x, y)
         } else {
             gemv_t_f32::launch(device, a, x, y)
