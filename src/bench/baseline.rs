@@ -1,0 +1,196 @@
+//! What a family's kernels are timed beside: the device copy of the same bytes, cuBLAS (FP32, BF16,
+//! F16, TF32), or cuBLAS followed by the separate epilogue kernel.
+
+use super::*;
+
+/// What a family's kernels are measured against, its tensors allocated once per shape and
+/// filled like the kernels' own ([`measurement_value`]).
+pub(super) enum Baseline<'g> {
+    /// `cuMemcpyDtoDAsync` of the same number of floats.
+    Copy { gpu: &'g Gpu, from: DeviceTensor<f32>, to: DeviceTensor<f32> },
+    /// cuBLAS SGEMM (pedantic FP32) of the same M, N, K.
+    Sgemm { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
+    /// cuBLAS SGEMM, then `bias_gelu_f32` on its C: what a fused epilogue saves.
+    SgemmThenBiasGelu {
+        gpu: &'g Gpu,
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<f32>,
+        b: DeviceTensor<f32>,
+        bias: DeviceTensor<f32>,
+        c: DeviceTensor<f32>,
+    },
+    /// cuBLAS `cublasGemmEx`, BF16 inputs, f32 compute and output.
+    GemmBf16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::bf16>,
+        b: DeviceTensor<half::bf16>,
+        c: DeviceTensor<f32>,
+    },
+    /// cuBLAS SGEMM with TF32 tensor-core math (`CUBLAS_COMPUTE_32F_FAST_TF32`).
+    GemmTf32 { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
+    /// cuBLAS `cublasGemmEx`, F16 inputs, f32 compute and output.
+    GemmF16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::f16>,
+        b: DeviceTensor<half::f16>,
+        c: DeviceTensor<f32>,
+    },
+    /// cuBLAS `cublasGemmEx`, BF16 inputs and output, f32 compute (torch's `a @ b`).
+    GemmBf16ToBf16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::bf16>,
+        b: DeviceTensor<half::bf16>,
+        c: DeviceTensor<half::bf16>,
+    },
+    /// cuBLAS `cublasGemmEx`, F16 inputs and output, f32 compute.
+    GemmF16ToF16 {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::f16>,
+        b: DeviceTensor<half::f16>,
+        c: DeviceTensor<half::f16>,
+    },
+}
+
+/// The element type of a kernel's first tensor parameter (an HGEMM's A).
+pub(super) fn input_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
+    kernel
+        .ir()
+        .ok()
+        .and_then(|ir| ir.params.iter().find_map(|p| p.tensor().map(|t| t.element)))
+        .unwrap_or(crate::dsl::ElementType::BF16)
+}
+
+/// The element type of a kernel's last tensor parameter (an HGEMM's C): f32, or the inputs'
+/// 16-bit type.
+pub(super) fn output_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
+    kernel
+        .ir()
+        .ok()
+        .and_then(|ir| ir.params.iter().rev().find_map(|p| p.tensor().map(|t| t.element)))
+        .unwrap_or(crate::dsl::ElementType::F32)
+}
+
+impl<'g> Baseline<'g> {
+    pub(super) fn new(
+        gpu: &'g Gpu,
+        family: Family,
+        shape: &[(String, i64)],
+        input: Option<crate::dsl::ElementType>,
+        output: crate::dsl::ElementType,
+    ) -> Result<Self, Error> {
+        let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
+        let filled = |dims: &[usize]| -> Result<DeviceTensor<f32>, Error> {
+            let len = dims.iter().product::<usize>();
+            gpu.upload(&(0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>(), dims)
+        };
+        match family {
+            Family::Copy
+            | Family::Transpose
+            | Family::Reduce
+            | Family::Map
+            | Family::Stencil
+            | Family::Softmax
+            | Family::Norm
+            | Family::Gemv => {
+                let elements = family.copied_elements(shape);
+                Ok(Baseline::Copy { gpu, from: filled(&[elements])?, to: gpu.zeros([elements])? })
+            }
+            Family::Sgemm => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                Ok(Baseline::Sgemm {
+                    blas: gpu.cublas()?,
+                    a: filled(&[m, k])?,
+                    b: filled(&[k, n])?,
+                    c: gpu.zeros([m, n])?,
+                })
+            }
+            Family::Epilogue => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                Ok(Baseline::SgemmThenBiasGelu {
+                    gpu,
+                    blas: gpu.cublas()?,
+                    a: filled(&[m, k])?,
+                    b: filled(&[k, n])?,
+                    bias: filled(&[n])?,
+                    c: gpu.zeros([m, n])?,
+                })
+            }
+            // the anchor: cuBLAS BF16 at 4096³, the same GEMM torch's attention figures sit beside
+            Family::Attention => {
+                let anchor = ATTENTION_ANCHOR.map(|(n, v)| (n.to_string(), v));
+                Baseline::new(gpu, Family::Hgemm, &anchor, Some(crate::dsl::ElementType::BF16), output)
+            }
+            Family::Hgemm => {
+                let (m, n, k) = (value("M"), value("N"), value("K"));
+                let values = |len: usize| (0..len).map(measurement_value);
+                // A and B of the 16-bit baselines, from the values the kernels get
+                let bf16 = |rows: usize, cols: usize| {
+                    gpu.upload(&values(rows * cols).map(half::bf16::from_f64).collect::<Vec<_>>(), [rows, cols])
+                };
+                let f16 = |rows: usize, cols: usize| {
+                    gpu.upload(&values(rows * cols).map(half::f16::from_f64).collect::<Vec<_>>(), [rows, cols])
+                };
+                let same_type_output = input == Some(output);
+                Ok(match input {
+                    Some(crate::dsl::ElementType::BF16) if same_type_output => Baseline::GemmBf16ToBf16 {
+                        blas: gpu.cublas()?,
+                        a: bf16(m, k)?,
+                        b: bf16(k, n)?,
+                        c: gpu.zeros([m, n])?,
+                    },
+                    Some(crate::dsl::ElementType::F16) if same_type_output => Baseline::GemmF16ToF16 {
+                        blas: gpu.cublas()?,
+                        a: f16(m, k)?,
+                        b: f16(k, n)?,
+                        c: gpu.zeros([m, n])?,
+                    },
+                    Some(crate::dsl::ElementType::F32) => Baseline::GemmTf32 {
+                        blas: gpu.cublas()?,
+                        a: filled(&[m, k])?,
+                        b: filled(&[k, n])?,
+                        c: gpu.zeros([m, n])?,
+                    },
+                    Some(crate::dsl::ElementType::F16) => {
+                        Baseline::GemmF16 { blas: gpu.cublas()?, a: f16(m, k)?, b: f16(k, n)?, c: gpu.zeros([m, n])? }
+                    }
+                    _ => Baseline::GemmBf16 {
+                        blas: gpu.cublas()?,
+                        a: bf16(m, k)?,
+                        b: bf16(k, n)?,
+                        c: gpu.zeros([m, n])?,
+                    },
+                })
+            }
+        }
+    }
+
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Baseline::Copy { .. } => "device copy",
+            Baseline::Sgemm { .. } => "cuBLAS",
+            Baseline::SgemmThenBiasGelu { .. } => "cuBLAS + bias_gelu_f32",
+            Baseline::GemmBf16 { .. } => "cuBLAS bf16",
+            Baseline::GemmF16 { .. } => "cuBLAS f16",
+            Baseline::GemmTf32 { .. } => "cuBLAS tf32",
+            Baseline::GemmBf16ToBf16 { .. } => "cuBLAS bf16 (bf16 out)",
+            Baseline::GemmF16ToF16 { .. } => "cuBLAS f16 (f16 out)",
+        }
+    }
+
+    /// Queues one run.
+    pub(super) fn run(&mut self) -> Result<(), Error> {
+        match self {
+            Baseline::Copy { gpu, from, to } => gpu.copy(&*from, to),
+            Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, 0.0, c),
+            Baseline::SgemmThenBiasGelu { gpu, blas, a, b, bias, c } => {
+                blas.sgemm(1.0, &*a, &*b, 0.0, c)?;
+                epilogue::bias_gelu_f32::launch(*gpu, &*bias, c).map(|_| ())
+            }
+            Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmTf32 { blas, a, b, c } => blas.sgemm_tf32(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmBf16ToBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmF16ToF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+        }
+    }
+}

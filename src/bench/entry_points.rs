@@ -1,0 +1,227 @@
+//! The entry points `tessera bench` times as a whole, every launch they make inside the timed
+//! region: `tessera::gemm`, `gemm_bias_gelu`, `gemv::gemv_t`, `attention::backward`.
+
+use super::*;
+
+/// The input types whose `tessera::gemm` the hgemm family times beside the kernels.
+pub(super) const ENTRY_POINT_INPUTS: [crate::dsl::ElementType; 2] =
+    [crate::dsl::ElementType::BF16, crate::dsl::ElementType::F16];
+
+/// [`time_gemm_entry_point`] on F16 inputs where `input` says so, else BF16.
+pub(super) fn time_gemm(
+    input: crate::dsl::ElementType,
+    kernel: Option<&'static KernelDefinition>,
+    gpu: &Gpu,
+    options: &BenchOptions,
+    dims: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    match input {
+        crate::dsl::ElementType::F16 => {
+            time_gemm_entry_point(kernel, gpu, half::f16::from_f64, options, dims, flush, baseline)
+        }
+        _ => time_gemm_entry_point(kernel, gpu, half::bf16::from_f64, options, dims, flush, baseline),
+    }
+}
+
+/// Times [`crate::gemm`] — the kernel it picks and, for rows that are not 16-byte aligned,
+/// its copies into aligned buffers and back, all inside the timed region — in alternation
+/// with `baseline`: (baseline, gemm, the GEMM's launch). With `kernel`, that kernel through
+/// [`crate::gemm_dispatch::gemm_through_aligned_copies_with`] instead.
+pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
+    kernel: Option<&'static KernelDefinition>,
+    gpu: &Gpu,
+    convert: fn(f64) -> T,
+    options: &BenchOptions,
+    [m, n, k]: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * k), [m, k])?;
+    let b = gpu.upload(&values(k * n), [k, n])?;
+    let mut c = gpu.zeros::<f32>([m, n])?;
+    time_entry_point(gpu, options, flush, baseline, "gemm", || {
+        let launched = match kernel {
+            Some(kernel) => {
+                crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, 0.0)
+            }
+            None => crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0),
+        };
+        launched.map_err(gemm_error)
+    })
+}
+
+/// A GEMM entry point's error as the bench's: a launch's as it is, a table's or a shape's in words.
+pub(super) fn gemm_error(error: crate::gemm_dispatch::GemmError) -> Error {
+    match error {
+        crate::gemm_dispatch::GemmError::Launch(error) => error,
+        other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
+    }
+}
+
+/// Whether `kernel` is one of the TF32 wgmma kernels (on Bᵀ or on B as stored), beside which the
+/// hgemm bench times [`hgemm::gemm_tf32_wgmma`].
+pub(super) fn is_tf32_wgmma(kernel: &KernelDefinition) -> bool {
+    hgemm::ALL_TF32_TRANSPOSED_B.iter().chain(&hgemm::ALL_TF32_WGMMA_KN).any(|k| k.name() == kernel.name())
+}
+
+/// Times [`hgemm::gemm_tf32_wgmma`] on B stored [K, N] (multiplied as it is, or transposed into a
+/// scratch copy first, the copy inside the timed region), in alternation with `baseline`.
+pub(super) fn time_tf32_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [m, n, k]: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * k), [m, k])?;
+    let b = gpu.upload(&values(k * n), [k, n])?;
+    let mut c = gpu.zeros::<f32>([m, n])?;
+    time_entry_point(gpu, options, flush, baseline, "gemm_tf32_wgmma", || {
+        hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, 0.0)
+    })
+}
+
+/// Whether `shape` is one of y = Aᵀ·x (M and N, no slices given).
+pub(super) fn is_transposed_gemv_shape(shape: &[(String, i64)]) -> bool {
+    let has = |name: &str| shape.iter().any(|(n, _)| n == name);
+    has("M") && has("N") && !has("S")
+}
+
+/// `gemv::gemv_t` (both passes where it splits the rows) timed beside `baseline`: (baseline,
+/// gemv_t, its last launch).
+pub(super) fn time_gemv_t_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [m, n]: [usize; 2],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * n), [m, n])?;
+    let x = gpu.upload(&values(m), [m])?;
+    let mut y = gpu.zeros::<f32>([n])?;
+    time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
+}
+
+/// `tessera::gemm_bias_gelu` timed beside `baseline`: (baseline, the entry point, its launch).
+pub(super) fn time_gemm_bias_gelu_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [m, n, k]: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
+    let a = gpu.upload(&values(m * k), [m, k])?;
+    let b = gpu.upload(&values(k * n), [k, n])?;
+    let bias = gpu.upload(&values(n), [n])?;
+    let mut c = gpu.zeros::<f32>([m, n])?;
+    time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || {
+        crate::gemm_bias_gelu(gpu, &a, &b, &bias, &mut c, 1.0).map_err(gemm_error)
+    })
+}
+
+/// Times `entry_point` (all of its launches inside the timed region) in alternation with
+/// `baseline`: (baseline, entry point, its last launch). `name` names it where no repetition ran.
+pub(super) fn time_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+    name: &str,
+    mut entry_point: impl FnMut() -> Result<crate::Launched, Error>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let mut last = None;
+    let (base, timing) = gpu.time_paired(
+        options.warmup,
+        options.repetitions,
+        flush,
+        || baseline.run(),
+        || {
+            last = Some(entry_point()?);
+            Ok(())
+        },
+    )?;
+    let launched = last.ok_or_else(|| Error::Ir { kernel: name.into(), message: "no repetition ran".into() })?;
+    Ok((base, timing, launched))
+}
+
+/// The row of an entry point timed as a whole (`tessera::gemm`, `attention::backward`,
+/// `gemv::gemv_t`): `work` is its (flops, bytes), `baseline` the name and value of what it was
+/// timed beside — TFLOP/s, or GB/s for a memory-bound one (no flops counted).
+pub(super) fn entry_point_row(
+    family: Family,
+    kernel: String,
+    shape: &str,
+    (flops, bytes): (f64, f64),
+    timing: &crate::runtime::Timing,
+    (baseline, baseline_value): (&str, f64),
+    launched: &crate::Launched,
+) -> BenchRow {
+    let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
+    let value = scale / (timing.median_ms * 1e-3);
+    BenchRow {
+        family: family.name().into(),
+        kernel,
+        shape: shape.into(),
+        median_ms: timing.median_ms,
+        min_ms: timing.min_ms,
+        max_ms: timing.max_ms,
+        value,
+        unit: unit.into(),
+        baseline: baseline.into(),
+        baseline_value,
+        percent_of_baseline: 100.0 * value / baseline_value,
+        intensity: flops / bytes,
+        roofline: 0.0,
+        percent_of_roofline: 0.0,
+        vector: launched.vector.get(),
+        tuned: launched.tuned,
+    }
+}
+
+/// The tensor cores `attention::backward` rows are timed on at an attention shape: what
+/// `attention::backward` runs on `gpu`, and on Hopper mma.sync's beside it, each where its
+/// backward has kernels for the shape's head dim (the forward goes further).
+pub(super) fn backward_tensor_cores(gpu: &Gpu, shape: &[(String, i64)]) -> Vec<attention::TensorCores> {
+    let head_dim = shape.iter().find(|(n, _)| n == "HD").map_or(0, |(_, v)| (*v).max(0) as usize);
+    let cores = match attention::TensorCores::of(gpu) {
+        attention::TensorCores::MmaSync => vec![attention::TensorCores::MmaSync],
+        cores => vec![cores, attention::TensorCores::MmaSync],
+    };
+    cores.into_iter().filter(|&on| attention::backward_kernels_for::<half::bf16>(on, head_dim, false).is_ok()).collect()
+}
+
+/// Times [`attention::backward_on`] `cores` (its launches: Δ, dK and dV — apart at head dim
+/// 256 — and dQ) on BF16 tensors of `[batch, heads, kv_heads, seq_q, seq_kv, head_dim]`, O and
+/// the log-sum-exp from one forward pass first, in alternation with `baseline`: (baseline, backward, the last
+/// launch).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn time_attention_backward(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [batch, heads, kv_heads, seq_q, seq_kv, head_dim]: [usize; 6],
+    causal: bool,
+    cores: attention::TensorCores,
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let tensor = |dims: [usize; 4], offset: usize| {
+        let len = dims.iter().product::<usize>();
+        let values = (0..len).map(|i| half::bf16::from_f64(measurement_value(i + offset))).collect::<Vec<_>>();
+        gpu.upload(&values, dims)
+    };
+    let (q_dims, kv_dims) = ([batch, heads, seq_q, head_dim], [batch, kv_heads, seq_kv, head_dim]);
+    let (q, k, v, dout) = (tensor(q_dims, 0)?, tensor(kv_dims, 1)?, tensor(kv_dims, 2)?, tensor(q_dims, 3)?);
+    let mut o = gpu.zeros::<half::bf16>(q_dims)?;
+    let mut lse = gpu.zeros::<f32>([batch, heads, seq_q])?;
+    attention::forward(gpu, &q, &k, &v, &mut o, &mut lse, causal)?;
+    let (mut dq, mut dk, mut dv) = (gpu.zeros(q_dims)?, gpu.zeros(kv_dims)?, gpu.zeros(kv_dims)?);
+    time_entry_point(gpu, options, flush, baseline, "attention::backward", || {
+        attention::backward_on(gpu, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal)
+    })
+}
