@@ -79,10 +79,7 @@ impl<'g> Baseline<'g> {
         output: crate::dsl::ElementType,
     ) -> Result<Self, Error> {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
-        let filled = |dims: &[usize]| -> Result<DeviceTensor<f32>, Error> {
-            let len = dims.iter().product::<usize>();
-            gpu.upload(&(0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>(), dims)
-        };
+        let filled = |dims: &[usize]| measurement_tensor(gpu, dims);
         match family {
             Family::Copy
             | Family::Transpose

@@ -76,9 +76,8 @@ pub(super) fn time_tf32_entry_point(
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
-    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
-    let a = gpu.upload(&values(m * k), [m, k])?;
-    let b = gpu.upload(&values(k * n), [k, n])?;
+    let a = measurement_tensor(gpu, &[m, k])?;
+    let b = measurement_tensor(gpu, &[k, n])?;
     let mut c = gpu.zeros::<f32>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm_tf32_wgmma", || {
         hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, 0.0)
@@ -100,9 +99,8 @@ pub(super) fn time_gemv_t_entry_point(
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
-    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
-    let a = gpu.upload(&values(m * n), [m, n])?;
-    let x = gpu.upload(&values(m), [m])?;
+    let a = measurement_tensor(gpu, &[m, n])?;
+    let x = measurement_tensor(gpu, &[m])?;
     let mut y = gpu.zeros::<f32>([n])?;
     time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
 }
@@ -115,10 +113,9 @@ pub(super) fn time_gemm_bias_gelu_entry_point(
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
-    let values = |len: usize| (0..len).map(|i| measurement_value(i) as f32).collect::<Vec<_>>();
-    let a = gpu.upload(&values(m * k), [m, k])?;
-    let b = gpu.upload(&values(k * n), [k, n])?;
-    let bias = gpu.upload(&values(n), [n])?;
+    let a = measurement_tensor(gpu, &[m, k])?;
+    let b = measurement_tensor(gpu, &[k, n])?;
+    let bias = measurement_tensor(gpu, &[n])?;
     let mut c = gpu.zeros::<f32>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || {
         crate::gemm_bias_gelu(gpu, &a, &b, &bias, &mut c, 1.0).map_err(gemm_error)

@@ -23,6 +23,11 @@ use crate::catalog::{attention, copy, epilogue, gemv, hgemm, map, norm, reduce, 
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
+/// A tensor of `dims` filled with the values every kernel is measured on ([`measurement_value`]).
+fn measurement_tensor(gpu: &Gpu, dims: &[usize]) -> Result<DeviceTensor<f32>, Error> {
+    gpu.upload(&(0..dims.iter().product::<usize>()).map(|i| measurement_value(i) as f32).collect::<Vec<_>>(), dims)
+}
+
 /// What to run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BenchOptions {

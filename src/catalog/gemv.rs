@@ -323,13 +323,9 @@ pub fn gemv_t(
         &[rows, cols] => (rows, cols),
         _ => return gemv_t_f32::launch(device, a, x, y),
     };
-    // the pairs kernel is sm_90's (its registers spill on sm_80); the simulation runs it
-    let hopper = match device.device_ref() {
-        crate::runtime::DeviceRef::Gpu(gpu) => gpu.arch() >= crate::Arch::SM_90,
-        crate::runtime::DeviceRef::Simulator(_) => true,
-    };
     if cols.div_ceil(32) >= SMALL_BLOCK_BANDS {
-        return if hopper && cols.div_ceil(64) <= PAIR_BANDS {
+        // the pairs kernel is sm_90's (its registers spill on sm_80)
+        return if super::runs_sm_90(device) && cols.div_ceil(64) <= PAIR_BANDS {
             gemv_t_band_pairs_f32::launch(device, a, x, y)
         } else {
             gemv_t_f32::launch(device, a, x, y)

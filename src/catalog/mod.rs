@@ -40,6 +40,15 @@ pub(crate) fn launch_gemm<TIn: crate::runtime::Element, TOut: crate::runtime::El
     )
 }
 
+/// Whether `device` runs sm_90 kernels (clusters, setmaxnreg, wgmma): a GPU of compute
+/// capability 9.0 or later, or the simulation, which defines them all.
+pub(crate) fn runs_sm_90(device: &impl crate::Device) -> bool {
+    match device.device_ref() {
+        crate::runtime::DeviceRef::Gpu(gpu) => gpu.arch() >= crate::Arch::SM_90,
+        crate::runtime::DeviceRef::Simulator(_) => true,
+    }
+}
+
 /// Every catalog kernel, for the CLI, the examples and the tests.
 pub fn all() -> Vec<&'static crate::KernelDefinition> {
     copy::ALL

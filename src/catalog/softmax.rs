@@ -491,11 +491,7 @@ pub fn softmax(
 /// # }
 /// ```
 pub fn kernel_for(device: &impl crate::Device, columns: usize) -> &'static crate::KernelDefinition {
-    let clusters = match device.device_ref() {
-        crate::runtime::DeviceRef::Gpu(gpu) => gpu.arch() >= crate::Arch::SM_90,
-        crate::runtime::DeviceRef::Simulator(_) => true,
-    };
-    kernel_for_columns(columns, clusters)
+    kernel_for_columns(columns, super::runs_sm_90(device))
 }
 
 /// The kernel for rows of `columns` elements on a device that runs thread-block clusters
