@@ -7,6 +7,8 @@
 //!   row), every element written (the output starts poisoned);
 //! * one red-black sweep against a CPU sweep doing the same f32 operations in the same order:
 //!   bit for bit, on the chessboard and with the colours stored apart (split, swept, merged);
+//! * `gauss_seidel_colour` on dense colour matrices whose rows are not 16-byte aligned (single
+//!   floats) equal, bit for bit, to the same colour on `RedBlack`'s padded rows (vectors);
 //! * the colours stored apart: split and merged back exactly, and the residual norm of the
 //!   split grid equal to the chessboard's;
 //! * `solve_poisson` against a CPU red-black solver in f64 stopped at the same relative
@@ -26,6 +28,7 @@ on_both_backends!(
     the_register_laplacian_matches_an_f64_reference_at_tail_shapes,
     one_red_black_sweep_equals_a_cpu_sweep_bit_for_bit,
     a_sweep_on_the_colours_stored_apart_equals_a_cpu_sweep_bit_for_bit,
+    a_colour_on_unpadded_rows_gives_the_padded_layouts_bits,
     splitting_the_colours_and_merging_them_back_is_exact,
     the_split_residual_norm_equals_the_chessboard_one,
     solve_poisson_with_f_one_matches_an_f64_red_black_solver,
@@ -134,6 +137,36 @@ fn a_sweep_on_the_colours_stored_apart_equals_a_cpu_sweep_bit_for_bit(backend: &
     }
 }
 
+/// `RedBlack` pads its colour rows to 16 bytes, so its sweeps move vectors; the kernel on dense
+/// colours of an odd row length (every row starting on another 4-byte boundary) moves single
+/// floats. Both must give the same bits.
+fn a_colour_on_unpadded_rows_gives_the_padded_layouts_bits(backend: &Backend) {
+    for (rows, cols) in [(37usize, 53usize), (9, 2102), (12, 2050)] {
+        let half = cols.div_ceil(2);
+        assert_ne!(half % 4, 0, "{rows} × {cols}: the dense rows must not be 16-byte multiples");
+        let host_f = random_floats(rows * cols, 31 + rows as u64);
+        let host_u = random_floats(rows * cols, 37 + cols as u64);
+        let f = RedBlack::split(backend, &backend.upload(&host_f, [rows, cols]).unwrap()).unwrap();
+        let mut u = RedBlack::split(backend, &backend.upload(&host_u, [rows, cols]).unwrap()).unwrap();
+        let dense = |view: tessera::TensorView<'_, f32>| {
+            backend.upload(&backend.download(&view).unwrap(), [rows, half]).unwrap()
+        };
+        let (f_red, black) = (dense(f.red().unwrap()), dense(u.black().unwrap()));
+        let mut red = dense(u.red().unwrap());
+        stencil::gauss_seidel_colour::launch(backend, &f_red, &black, &mut red, 0.01, 0, cols as i32).unwrap();
+        stencil::sweep_colour(backend, &f, &mut u, 0.01, 0).unwrap();
+        let (got, want) = (backend.download(&red).unwrap(), backend.download(&u.red().unwrap()).unwrap());
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                g.to_bits() == w.to_bits(),
+                "{rows} × {cols}, red ({}, {}): dense {g}, padded {w}",
+                i / half,
+                i % half
+            );
+        }
+    }
+}
+
 /// Every point of a swept grid (`cols` columns) has the CPU sweep's bits.
 fn assert_same_bits(got: &[f32], want: &[f32], cols: usize, what: &str) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -147,8 +180,10 @@ fn splitting_the_colours_and_merging_them_back_is_exact(backend: &Backend) {
         let u = backend.upload(&host, [rows, cols]).unwrap();
         let colours = RedBlack::split(backend, &u).unwrap();
         let half = cols.div_ceil(2);
-        assert_eq!(colours.red.dims(), &[rows, half]);
-        let (red, black) = (backend.download(&colours.red).unwrap(), backend.download(&colours.black).unwrap());
+        assert_eq!(colours.red().unwrap().dims(), &[rows, half]);
+        assert_eq!(colours.pitch() % 4, 0, "{rows} × {cols}: colour rows start 16-byte aligned");
+        let (red, black) =
+            (backend.download(&colours.red().unwrap()).unwrap(), backend.download(&colours.black().unwrap()).unwrap());
         for r in 0..rows {
             for j in 0..half {
                 let (red_column, black_column) = (2 * j + r % 2, 2 * j + 1 - r % 2);

@@ -1,5 +1,6 @@
 //! The entry points `tessera bench` times as a whole, every launch they make inside the timed
-//! region: `tessera::gemm`, `gemm_bias_gelu`, `gemv::gemv_t`, `attention::backward`.
+//! region: `tessera::gemm`, `gemm_bias_gelu`, `gemv::gemv_t`, `attention::backward`,
+//! `stencil::sweep_colour`.
 
 use super::*;
 
@@ -103,6 +104,28 @@ pub(super) fn time_gemv_t_entry_point(
     let x = measurement_tensor(gpu, &[m])?;
     let mut y = gpu.zeros::<f32>([n])?;
     time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
+}
+
+/// Whether `shape` is one of the colours stored apart (R and H: R × H points a colour).
+pub(super) fn is_colour_shape(shape: &[(String, i64)]) -> bool {
+    let has = |name: &str| shape.iter().any(|(n, _)| n == name);
+    has("R") && has("H")
+}
+
+/// `stencil::sweep_colour` (the red points) on a [`RedBlack`](stencil::RedBlack) grid of
+/// `rows × 2·colour_columns` points — its rows padded to 16 bytes, as `solve_poisson` sweeps
+/// them — timed beside `baseline`.
+pub(super) fn time_sweep_colour_entry_point(
+    gpu: &Gpu,
+    options: &BenchOptions,
+    [rows, colour_columns]: [usize; 2],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+    let grid = measurement_tensor(gpu, &[rows, 2 * colour_columns])?;
+    let f = stencil::RedBlack::split(gpu, &grid)?;
+    let mut u = stencil::RedBlack::split(gpu, &grid)?;
+    time_entry_point(gpu, options, flush, baseline, "sweep_colour", || stencil::sweep_colour(gpu, &f, &mut u, 1e-8, 0))
 }
 
 /// `tessera::gemm_bias_gelu` timed beside `baseline`: (baseline, the entry point, its launch).

@@ -22,7 +22,7 @@
 
 use crate::catalog::reduce::{sum_finish_f32, PARTIALS};
 use crate::prelude::*;
-use crate::Input;
+use crate::{Device, Input, TensorView, TensorViewMut};
 
 /// out = Δu, the 5-point Laplacian (no 1/h² factor) through a halo tile; edge points copy u.
 ///
@@ -483,7 +483,10 @@ pub fn laplacian(device: &Backend, u: &DeviceTensor<f32>) -> Result<DeviceTensor
 ///
 /// One colour of a Gauss-Seidel sweep then reads and writes contiguous memory
 /// ([`gauss_seidel_colour`]), where the chessboard layout moves whole 32-byte sectors of which
-/// it uses half.
+/// it uses half. Each colour's rows lie [`pitch`](Self::pitch) elements apart — ⌈cols / 2⌉
+/// rounded up to 16 bytes — so that every row starts aligned and the sweep moves 16-byte
+/// vectors whatever the grid's width (with 4097 points a colour row, unpadded rows would start
+/// on every 4-byte boundary and the sweep would move single floats).
 ///
 /// ```no_run
 /// use tessera::catalog::stencil::RedBlack;
@@ -491,41 +494,81 @@ pub fn laplacian(device: &Backend, u: &DeviceTensor<f32>) -> Result<DeviceTensor
 /// let device = Backend::detect()?; // GPU 0, else the CPU simulation
 /// let u = device.upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3])?;
 /// let colours = RedBlack::split(&device, &u)?;
-/// assert_eq!(device.download(&colours.red)?, [1.0, 3.0, 5.0, 0.0]); // (0,0) (0,2) | (1,1)
+/// assert_eq!(device.download(&colours.red()?)?, [1.0, 3.0, 5.0, 0.0]); // (0,0) (0,2) | (1,1)
+/// assert_eq!(colours.pitch(), 4); // 2 points a colour row, padded to 16 bytes
 /// assert_eq!(device.download(&colours.merge(&device)?)?, device.download(&u)?);
 /// # Ok::<(), tessera::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct RedBlack {
-    /// The points with r + c even, `rows × ⌈cols / 2⌉`.
-    pub red: DeviceTensor<f32>,
-    /// The points with r + c odd, `rows × ⌈cols / 2⌉`.
-    pub black: DeviceTensor<f32>,
-    /// The grid's column count.
-    pub cols: usize,
+    /// The points with r + c even, `rows × pitch` (the columns past ⌈cols / 2⌉ zero).
+    red: DeviceTensor<f32>,
+    /// The points with r + c odd, laid out as `red`.
+    black: DeviceTensor<f32>,
+    rows: usize,
+    cols: usize,
 }
 
 impl RedBlack {
     /// Both colours of the grid `u`, on `device` ([`split_red_black`]).
-    pub fn split(device: &Backend, u: &impl Input<f32>) -> Result<Self, Error> {
+    pub fn split(device: &impl Device, u: &impl Input<f32>) -> Result<Self, Error> {
         let (rows, cols) = grid_dims(u.shape())?;
-        let mut red = device.zeros::<f32>([rows, cols.div_ceil(2)])?;
-        let mut black = device.zeros::<f32>([rows, cols.div_ceil(2)])?;
+        let mut colours = Self::zeros(device, rows, cols)?;
+        let (mut red, mut black) = colours.colours_mut()?;
         split_red_black::launch(device, u, &mut red, &mut black)?;
-        Ok(Self { red, black, cols })
+        Ok(colours)
     }
 
     /// Both colours zero: the grid u = 0 of `rows × cols` points.
-    pub fn zeros(device: &Backend, rows: usize, cols: usize) -> Result<Self, Error> {
-        let colour = [rows, cols.div_ceil(2)];
-        Ok(Self { red: device.zeros::<f32>(colour)?, black: device.zeros::<f32>(colour)?, cols })
+    pub fn zeros(device: &impl Device, rows: usize, cols: usize) -> Result<Self, Error> {
+        let (storage, device) = ([rows, Self::pitch_for(cols)], device.device_ref());
+        Ok(Self { red: device.zeros::<f32>(storage)?, black: device.zeros::<f32>(storage)?, rows, cols })
     }
 
     /// The grid as one `rows × cols` tensor again ([`merge_red_black`]).
-    pub fn merge(&self, device: &Backend) -> Result<DeviceTensor<f32>, Error> {
-        let mut u = device.zeros::<f32>([self.red.dims()[0], self.cols])?;
-        merge_red_black::launch(device, &self.red, &self.black, &mut u)?;
+    pub fn merge(&self, device: &impl Device) -> Result<DeviceTensor<f32>, Error> {
+        let mut u = device.device_ref().zeros::<f32>([self.rows, self.cols])?;
+        merge_red_black::launch(device, &self.red()?, &self.black()?, &mut u)?;
         Ok(u)
+    }
+
+    /// The grid's rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The grid's columns (a colour holds ⌈cols / 2⌉ points a row).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Elements from the start of one colour row to the next: ⌈cols / 2⌉ rounded up to a
+    /// multiple of 4 floats (16 bytes).
+    pub fn pitch(&self) -> usize {
+        Self::pitch_for(self.cols)
+    }
+
+    fn pitch_for(cols: usize) -> usize {
+        cols.div_ceil(2).next_multiple_of(4)
+    }
+
+    /// The red points ((r + c) even), `rows × ⌈cols / 2⌉`, rows [`pitch`](Self::pitch) apart.
+    pub fn red(&self) -> Result<TensorView<'_, f32>, Error> {
+        self.red.view_with_leading_dimension(0, [self.rows, self.cols.div_ceil(2)], self.pitch())
+    }
+
+    /// The black points ((r + c) odd), laid out as [`red`](Self::red).
+    pub fn black(&self) -> Result<TensorView<'_, f32>, Error> {
+        self.black.view_with_leading_dimension(0, [self.rows, self.cols.div_ceil(2)], self.pitch())
+    }
+
+    /// Both colours, writable: (red, black).
+    pub fn colours_mut(&mut self) -> Result<(TensorViewMut<'_, f32>, TensorViewMut<'_, f32>), Error> {
+        let (dims, pitch) = ([self.rows, self.cols.div_ceil(2)], self.pitch());
+        Ok((
+            self.red.view_with_leading_dimension_mut(0, dims, pitch)?,
+            self.black.view_with_leading_dimension_mut(0, dims, pitch)?,
+        ))
     }
 }
 
@@ -542,12 +585,40 @@ fn column_count(u: &RedBlack) -> Result<i32, Error> {
     i32::try_from(u.cols).map_err(|_| Error::ScalarOutOfRange { what: "the grid's column count", value: u.cols })
 }
 
-/// One red-black sweep on colours stored apart: the red points, then the black ones
-/// ([`gauss_seidel_colour`]); the same bits as [`red_black_sweep`] on the chessboard.
-pub fn red_black_sweep_split(device: &Backend, f: &RedBlack, u: &mut RedBlack, h2: f32) -> Result<(), Error> {
+/// One colour of a Gauss-Seidel sweep on colours stored apart (`colour` 0 red, 1 black): the
+/// points of that colour of `u` from the other colour's and `f`'s ([`gauss_seidel_colour`]).
+///
+/// ```no_run
+/// use tessera::catalog::stencil::{self, RedBlack};
+/// use tessera::Backend;
+/// let device = Backend::detect()?;
+/// let f = RedBlack::zeros(&device, 8191, 8194)?;
+/// let mut u = RedBlack::zeros(&device, 8191, 8194)?;
+/// stencil::sweep_colour(&device, &f, &mut u, 1e-8, 0)?; // the red points
+/// # Ok::<(), tessera::Error>(())
+/// ```
+pub fn sweep_colour(
+    device: &impl Device,
+    f: &RedBlack,
+    u: &mut RedBlack,
+    h2: f32,
+    colour: i32,
+) -> Result<Launched, Error> {
     let cols = column_count(u)?;
-    gauss_seidel_colour::launch(device, &f.red, &u.black, &mut u.red, h2, 0, cols)?;
-    gauss_seidel_colour::launch(device, &f.black, &u.red, &mut u.black, h2, 1, cols)?;
+    let f_colour = if colour == 0 { f.red()? } else { f.black()? };
+    let (mut red, mut black) = u.colours_mut()?;
+    if colour == 0 {
+        gauss_seidel_colour::launch(device, &f_colour, &black, &mut red, h2, 0, cols)
+    } else {
+        gauss_seidel_colour::launch(device, &f_colour, &red, &mut black, h2, 1, cols)
+    }
+}
+
+/// One red-black sweep on colours stored apart: the red points, then the black ones
+/// ([`sweep_colour`]); the same bits as [`red_black_sweep`] on the chessboard.
+pub fn red_black_sweep_split(device: &Backend, f: &RedBlack, u: &mut RedBlack, h2: f32) -> Result<(), Error> {
+    sweep_colour(device, f, u, h2, 0)?;
+    sweep_colour(device, f, u, h2, 1)?;
     Ok(())
 }
 
@@ -572,7 +643,7 @@ pub fn residual_norm(device: &Backend, f: &impl Input<f32>, u: &impl Input<f32>,
 pub fn residual_norm_split(device: &Backend, f: &RedBlack, u: &RedBlack, h2: f32) -> Result<f32, Error> {
     let (mut partials, mut total) = (device.zeros::<f32>([PARTIALS])?, device.zeros::<f32>([1])?);
     let cols = column_count(u)?;
-    residual_split_partials::launch(device, &f.red, &f.black, &u.red, &u.black, &mut partials, h2, cols)?;
+    residual_split_partials::launch(device, &f.red()?, &f.black()?, &u.red()?, &u.black()?, &mut partials, h2, cols)?;
     sum_finish_f32::launch_dependent(device, &partials, &mut total)?;
     Ok(device.download(&total)?[0].sqrt())
 }
