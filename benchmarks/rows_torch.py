@@ -29,7 +29,7 @@ for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536)]:
     y = torch.empty_like(x)
     copy = copy_gbs(rows * cols)
     row("softmax", f"{rows}x{cols}", median_ms(lambda: torch.softmax(x, dim=1, out=y)), 8 * rows * cols, copy)
-for rows, cols in [(8192, 8192), (4096, 4097)]:
+for rows, cols in [(8192, 8192), (4096, 4097), (4096, 4096)]:
     x = torch.randn(rows, cols, device="cuda")
     w, b = torch.randn(cols, device="cuda"), torch.randn(cols, device="cuda")
     copy = copy_gbs(rows * cols)

@@ -106,10 +106,12 @@ pub(super) fn time_gemv_t_entry_point(
     time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
 }
 
-/// Whether `shape` is one of the colours stored apart (R and H: R × H points a colour).
+/// Whether `shape` is a sweep's shape of the colours stored apart: R and H (R × H points a
+/// colour) and nothing else (split and merge also name C, the residual P).
 pub(super) fn is_colour_shape(shape: &[(String, i64)]) -> bool {
-    let has = |name: &str| shape.iter().any(|(n, _)| n == name);
-    has("R") && has("H")
+    let mut names: Vec<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    names == ["H", "R"]
 }
 
 /// `stencil::sweep_colour` (the red points) on a [`RedBlack`](stencil::RedBlack) grid of
