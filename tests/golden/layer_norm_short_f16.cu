@@ -170,9 +170,10 @@ layer_norm_short_f16(const __half* __restrict__ x, const __half* __restrict__ we
         }
     }
     const float inverse_deviation = 1.0f / sqrtf(tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C) + eps);
+    const float shift = -mean * inverse_deviation;
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {
-        y[row * y_ld + extra_column] = __float2half_rn((extra - mean) * inverse_deviation * static_cast<float>(weight[extra_column]) + static_cast<float>(bias[extra_column]));
+        y[row * y_ld + extra_column] = __float2half_rn(fmaf(extra, inverse_deviation, shift) * static_cast<float>(weight[extra_column]) + static_cast<float>(bias[extra_column]));
     }
     // if y.align_offset([row, 0]) == head && weight.align_offset(head) == 0 && bias.align_offset(head) == 0 { .. } else { .. }
     if (tessera_align_offset<16>(y + row * y_ld) == head && tessera_align_offset<16>(weight + head) == 0 && tessera_align_offset<16>(bias + head) == 0) {
@@ -186,7 +187,7 @@ layer_norm_short_f16(const __half* __restrict__ x, const __half* __restrict__ we
                 tessera_f16x8 out = tessera_f16x8{{__float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f)}};
                 #pragma unroll
                 for (int k = 0; k < VECTOR; ++k) {
-                    reinterpret_cast<__half*>(&out)[k] = __float2half_rn((v[j * VECTOR + k] - mean) * inverse_deviation * static_cast<float>(reinterpret_cast<const __half*>(&wv)[k]) + static_cast<float>(reinterpret_cast<const __half*>(&bv)[k]));
+                    reinterpret_cast<__half*>(&out)[k] = __float2half_rn(fmaf(v[j * VECTOR + k], inverse_deviation, shift) * static_cast<float>(reinterpret_cast<const __half*>(&wv)[k]) + static_cast<float>(reinterpret_cast<const __half*>(&bv)[k]));
                 }
                 tessera_vector_at<tessera_f16x8>(y + row * y_ld + c) = out;
             }
@@ -201,7 +202,7 @@ layer_norm_short_f16(const __half* __restrict__ x, const __half* __restrict__ we
                     tessera_f16x8 out = tessera_f16x8{{__float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f)}};
                     #pragma unroll
                     for (int k = 0; k < VECTOR; ++k) {
-                        reinterpret_cast<__half*>(&out)[k] = __float2half_rn((v[j * VECTOR + k] - mean) * inverse_deviation * static_cast<float>(weight[c + k]) + static_cast<float>(bias[c + k]));
+                        reinterpret_cast<__half*>(&out)[k] = __float2half_rn(fmaf(v[j * VECTOR + k], inverse_deviation, shift) * static_cast<float>(weight[c + k]) + static_cast<float>(bias[c + k]));
                     }
                     tessera_vector_at<tessera_f16x8>(y + row * y_ld + c) = out;
                 }
@@ -214,7 +215,7 @@ layer_norm_short_f16(const __half* __restrict__ x, const __half* __restrict__ we
                     #pragma unroll
                     for (int k = 0; k < VECTOR; ++k) {
                         const int c = head + i * VECTOR + k;
-                        y[row * y_ld + c] = __float2half_rn((v[j * VECTOR + k] - mean) * inverse_deviation * static_cast<float>(weight[c]) + static_cast<float>(bias[c]));
+                        y[row * y_ld + c] = __float2half_rn(fmaf(v[j * VECTOR + k], inverse_deviation, shift) * static_cast<float>(weight[c]) + static_cast<float>(bias[c]));
                     }
                 }
             }

@@ -146,9 +146,10 @@ layer_norm_short_f32(const float* __restrict__ x, const float* __restrict__ weig
         }
     }
     const float inverse_deviation = 1.0f / sqrtf(tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C) + eps);
+    const float shift = -mean * inverse_deviation;
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {
-        y[row * y_ld + extra_column] = (extra - mean) * inverse_deviation * weight[extra_column] + bias[extra_column];
+        y[row * y_ld + extra_column] = fmaf(extra, inverse_deviation, shift) * weight[extra_column] + bias[extra_column];
     }
     // if y.align_offset([row, 0]) == head && weight.align_offset(head) == 0 && bias.align_offset(head) == 0 { .. } else { .. }
     if (tessera_align_offset<16>(y + row * y_ld) == head && tessera_align_offset<16>(weight + head) == 0 && tessera_align_offset<16>(bias + head) == 0) {
@@ -162,7 +163,7 @@ layer_norm_short_f32(const float* __restrict__ x, const float* __restrict__ weig
                 float4 out = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                 #pragma unroll
                 for (int k = 0; k < VECTOR; ++k) {
-                    reinterpret_cast<float*>(&out)[k] = (v[j * VECTOR + k] - mean) * inverse_deviation * reinterpret_cast<const float*>(&wv)[k] + reinterpret_cast<const float*>(&bv)[k];
+                    reinterpret_cast<float*>(&out)[k] = fmaf(v[j * VECTOR + k], inverse_deviation, shift) * reinterpret_cast<const float*>(&wv)[k] + reinterpret_cast<const float*>(&bv)[k];
                 }
                 tessera_vector_at<float4>(y + row * y_ld + c) = out;
             }
@@ -177,7 +178,7 @@ layer_norm_short_f32(const float* __restrict__ x, const float* __restrict__ weig
                     float4 out = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                     #pragma unroll
                     for (int k = 0; k < VECTOR; ++k) {
-                        reinterpret_cast<float*>(&out)[k] = (v[j * VECTOR + k] - mean) * inverse_deviation * weight[c + k] + bias[c + k];
+                        reinterpret_cast<float*>(&out)[k] = fmaf(v[j * VECTOR + k], inverse_deviation, shift) * weight[c + k] + bias[c + k];
                     }
                     tessera_vector_at<float4>(y + row * y_ld + c) = out;
                 }
@@ -190,7 +191,7 @@ layer_norm_short_f32(const float* __restrict__ x, const float* __restrict__ weig
                     #pragma unroll
                     for (int k = 0; k < VECTOR; ++k) {
                         const int c = head + i * VECTOR + k;
-                        y[row * y_ld + c] = (v[j * VECTOR + k] - mean) * inverse_deviation * weight[c] + bias[c];
+                        y[row * y_ld + c] = fmaf(v[j * VECTOR + k], inverse_deviation, shift) * weight[c] + bias[c];
                     }
                 }
             }

@@ -71,11 +71,22 @@ def vectors_from_chunks(s, bias, shuffled=False):
     return s[:j] + loads + body + s[k:]
 
 
-def shaped(kernel, threads, items, raw=False, stream=False, chunks=False, shuffled=False):
+def fused(s):
+    """LayerNorm's (x − mean)·inverse_deviation·w + b as fma(fma(x, inverse_deviation, shift), w, b),
+    shift = −mean·inverse_deviation: two FMAs an element where it takes FADD, FMUL, FFMA."""
+    line = s.index("    const float inverse_deviation =")
+    end = s.index("\n", line) + 1
+    s = s[:end] + "    const float lab_shift = -mean * inverse_deviation;\n" + s[end:]
+    old = "(v[j * VECTOR + k] - mean) * inverse_deviation * "
+    assert old in s
+    return s.replace(old, "fmaf(v[j * VECTOR + k], inverse_deviation, lab_shift) * ")
+
+
+def shaped(kernel, threads, items, raw=False, stream=False, chunks=False, shuffled=False, fma=False):
     s = golden(kernel)
     old_threads = int(s.split("constexpr int THREADS = ")[1].split(";")[0])
     old_items = int(s.split("constexpr int ITEMS = ")[1].split(";")[0])
-    name = f"{kernel}_{threads}x{items}" + ("_raw" if raw else "") + ("_stream" if stream else "") + ("_chunks" if chunks else "") + ("_shuffled" if shuffled else "")
+    name = f"{kernel}_{threads}x{items}" + ("_raw" if raw else "") + ("_stream" if stream else "") + ("_chunks" if chunks else "") + ("_shuffled" if shuffled else "") + ("_fma" if fma else "")
     s = replace_once(s, kernel + "(", name + "(")
     s = s.replace(f"__launch_bounds__({old_threads})", f"__launch_bounds__({threads})")
     s = replace_once(s, f"constexpr int THREADS = {old_threads};", f"constexpr int THREADS = {threads};")
@@ -89,6 +100,8 @@ def shaped(kernel, threads, items, raw=False, stream=False, chunks=False, shuffl
         s = head + load + rest.replace("v[j * VECTOR + k]", "static_cast<float>(v[j * VECTOR + k])")
     if stream:
         s = streaming(s)
+    if fma:
+        s = fused(s)
     if chunks or shuffled:
         s = vectors_from_chunks(s, bias=kernel.startswith("layer"), shuffled=shuffled)
     return name, s
@@ -98,6 +111,16 @@ def shaped(kernel, threads, items, raw=False, stream=False, chunks=False, shuffl
 # emitted shape, the reference the others' outputs are compared with
 SHAPES = [
     ("layer_norm_bf16", True, 256, 32, False),
+    ("layer_norm_bf16", True, 256, 32, False, False, False, False, True),
+    ("layer_norm_bf16", True, 256, 32, False, False, True, False, True),
+    ("layer_norm_short_bf16", True, 128, 40, False),
+    ("layer_norm_short_bf16", True, 128, 40, False, False, False, False, True),
+    ("layer_norm_short_bf16", True, 128, 40, False, False, True, False, True),
+    ("rms_norm_bf16", False, 256, 32, False),
+    ("rms_norm_short_bf16", False, 256, 24, False),
+]
+
+CHUNK_SHAPES = [    ("layer_norm_bf16", True, 256, 32, False),
     ("layer_norm_bf16", True, 256, 32, False, False, True),
     ("layer_norm_bf16", True, 256, 32, False, False, False, True),
     ("layer_norm_short_bf16", True, 128, 40, False, False, False, True),
