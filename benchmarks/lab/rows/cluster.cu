@@ -347,6 +347,73 @@ __global__ void __launch_bounds__(THREADS) softmax_pushed(const float* __restric
     for (int j = 0; j < CHUNKS; ++j) yv[j * THREADS + t] = make_float4(v[j].x * scale, v[j].y * scale, v[j].z * scale, v[j].w * scale);
 }
 
+// MODE 11: no block reduction at all — each warp's (maximum, sum) pair, from warp butterflies,
+// pushed by lanes 0 .. blocks − 1 into every block's shared memory (st.async, counted on that
+// block's mbarrier: blocks × WARPS pairs); each warp then waits on its own block's mbarrier and
+// combines all the cluster's warp pairs with two more butterflies. No __syncthreads anywhere.
+// MODE 12: the warp pairs and no exchange (each warp scales by its own pair: wrong results, the
+// time of everything but the exchange).
+template <int THREADS, int ITEMS, int MODE>
+__global__ void __launch_bounds__(THREADS) softmax_warp_pushed(const float* __restrict__ x, float* __restrict__ y, int C) {
+    constexpr int WARPS = THREADS / 32;
+    constexpr int CHUNKS = ITEMS / 4;
+    constexpr int PER_LANE = (8 * WARPS + 31) / 32;
+    __shared__ __align__(8) float2 pairs[8 * WARPS];
+    __shared__ __align__(8) unsigned long long bar;
+    unsigned int rank_u, blocks_u;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank_u));
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(blocks_u));
+    const int rank = rank_u, blocks = blocks_u;
+    const int row = blockIdx.y;
+    const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    if (t == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(cta_address(&bar)));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(cta_address(&bar)), "r"(blocks * WARPS * 8) : "memory");
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    const float4* xv = reinterpret_cast<const float4*>(x + (size_t)row * C) + rank * (THREADS * ITEMS / 4);
+    float4* yv = reinterpret_cast<float4*>(y + (size_t)row * C) + rank * (THREADS * ITEMS / 4);
+    float4 v[CHUNKS];
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) v[j] = xv[j * THREADS + t];
+    const float thread_max = thread_maximum(v);
+    const float s = exponentiate(v, thread_max);
+    const float wm = warp_max(thread_max);
+    const float ws = warp_sum(s * expf(thread_max - wm));
+    float scale;
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // every block's mbarrier initialised
+    if (MODE == 12) {
+        scale = expf(thread_max - wm) / ws;
+    } else {
+        if (lane < blocks) {
+            const uint32_t slot = rank_address(&pairs[rank * WARPS + warp], lane), remote_bar = rank_address(&bar, lane);
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+                         ::"r"(slot), "f"(wm), "f"(ws), "r"(remote_bar) : "memory");
+        }
+        asm volatile(
+            "{\n .reg .pred done;\n wait:\n"
+            " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+            " @!done bra wait;\n}" ::"r"(cta_address(&bar)) : "memory");
+        float2 p[PER_LANE];
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+            const int k = i * 32 + lane;
+            p[i] = k < blocks * WARPS ? pairs[k] : make_float2(-INFINITY, 0.0f);
+        }
+        float m = p[0].x;
+#pragma unroll
+        for (int i = 1; i < PER_LANE; ++i) m = fmaxf(m, p[i].x);
+        const float row_max = warp_max(m);
+        float part = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) part += p[i].y * expf(p[i].x - row_max);
+        scale = expf(thread_max - row_max) / warp_sum(part);
+    }
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) yv[j * THREADS + t] = make_float4(v[j].x * scale, v[j].y * scale, v[j].z * scale, v[j].w * scale);
+}
+
 __global__ void read_all(const float4* p, size_t n, float* sink) {
     float s = 0.0f;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -384,7 +451,8 @@ float median_us(F op, int reps) {
 
 template <int THREADS, int ITEMS, int MODE, bool ONE_EXCHANGE = false, bool PUSHED = false>
 void run(const char* name, int clusters_blocks, const float* x, float* y, int R, int C, const std::vector<float>& hx, float copy_us, int reps) {
-    auto kernel = PUSHED ? softmax_pushed<THREADS, ITEMS, MODE>
+    auto kernel = MODE >= 11 ? softmax_warp_pushed<THREADS, ITEMS, MODE>
+                  : PUSHED ? softmax_pushed<THREADS, ITEMS, MODE>
                          : ONE_EXCHANGE ? softmax_one_exchange<THREADS, ITEMS, MODE> : softmax_cluster<THREADS, ITEMS, MODE>;
     if (clusters_blocks > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t config = {};
@@ -411,7 +479,7 @@ void run(const char* name, int clusters_blocks, const float* x, float* y, int R,
         for (int c = 0; c < C; ++c) worst = std::max(worst, std::fabs(std::exp((double)hx[(size_t)r * C + c] - m) / s - hy[(size_t)r * C + c]) * C);
     }
     float us = median_us(launch, reps);
-    printf("  %-44s %7.2f us %6.1f%% of copy%s\n", name, us, 100.0 * copy_us / us, MODE == 3 || worst < 1e-3 ? "" : "  WRONG");
+    printf("  %-44s %7.2f us %6.1f%% of copy%s\n", name, us, 100.0 * copy_us / us, MODE == 3 || MODE == 12 || worst < 1e-3 ? "" : "  WRONG");
 }
 
 template <typename K>
@@ -466,6 +534,10 @@ int main(int argc, char** argv) {
     run<256, 32, 9, false, true>("8 x 256 x 32, exps first, pairs pushed (8 threads)", 8, x, y, R, C, hx, copy, reps);
     run<256, 32, 10, false, true>("8 x 256 x 32, exps first, pairs pushed (1 thread)", 8, x, y, R, C, hx, copy, reps);
     run<256, 32, 8, true>("8 x 256 x 32, cluster max, exps, cluster sum", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 11>("8 x 256 x 32, warp pairs pushed, no block barrier", 8, x, y, R, C, hx, copy, reps);
+    run<512, 16, 11>("8 x 512 x 16, warp pairs pushed, no block barrier", 8, x, y, R, C, hx, copy, reps);
+    run<1024, 8, 11>("8 x 1024 x 8, warp pairs pushed, no block barrier", 8, x, y, R, C, hx, copy, reps);
+    run<256, 32, 12>("8 x 256 x 32, warp pairs, no exchange (timing only)", 8, x, y, R, C, hx, copy, reps);
     run<512, 16, 4, true>("8 x 512 x 16, exps first by float4, pair butterfly", 8, x, y, R, C, hx, copy, reps);
     run<512, 16, 5, true>("8 x 512 x 16, exps first, block max + block sum", 8, x, y, R, C, hx, copy, reps);
     run<512, 16, 7, true>("8 x 512 x 16, exps first, cluster max, cluster sum", 8, x, y, R, C, hx, copy, reps);
