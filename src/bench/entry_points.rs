@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// An entry point's timing: (its baseline's, its own, its last launch).
+pub(super) type Timed = (crate::runtime::Timing, crate::runtime::Timing, crate::Launched);
+
 /// The input types whose `tessera::gemm` the hgemm family times beside the kernels.
 pub(super) const ENTRY_POINT_INPUTS: [crate::dsl::ElementType; 2] =
     [crate::dsl::ElementType::BF16, crate::dsl::ElementType::F16];
@@ -17,7 +20,7 @@ pub(super) fn time_gemm(
     dims: [usize; 3],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     match input {
         crate::dsl::ElementType::F16 => {
             time_gemm_entry_point(kernel, gpu, half::f16::from_f64, options, dims, flush, baseline)
@@ -38,7 +41,7 @@ pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
     [m, n, k]: [usize; 3],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<_>>();
     let a = gpu.upload(&values(m * k), [m, k])?;
     let b = gpu.upload(&values(k * n), [k, n])?;
@@ -76,7 +79,7 @@ pub(super) fn time_tf32_entry_point(
     [m, n, k]: [usize; 3],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     let a = measurement_tensor(gpu, &[m, k])?;
     let b = measurement_tensor(gpu, &[k, n])?;
     let mut c = gpu.zeros::<f32>([m, n])?;
@@ -85,45 +88,71 @@ pub(super) fn time_tf32_entry_point(
     })
 }
 
-/// Whether `shape` is one of y = Aᵀ·x (M and N, no slices given).
-pub(super) fn is_transposed_gemv_shape(shape: &[(String, i64)]) -> bool {
-    let has = |name: &str| shape.iter().any(|(n, _)| n == name);
-    has("M") && has("N") && !has("S")
+/// A memory-bound entry point the bench times as a whole beside the device copy: its row's
+/// name, the kernel whose traffic it moves, the two dims of the shape it runs at, and its timer.
+pub(super) struct BandwidthEntryPoint {
+    pub name: &'static str,
+    pub work_of: &'static str,
+    pub dims: [usize; 2],
+    pub time: fn(
+        &Gpu,
+        &BenchOptions,
+        [usize; 2],
+        &mut dyn FnMut() -> Result<(), Error>,
+        &mut Baseline<'_>,
+    ) -> Result<Timed, Error>,
 }
 
-/// `gemv::gemv_t` (both passes where it splits the rows) timed beside `baseline`: (baseline,
-/// gemv_t, its last launch).
-pub(super) fn time_gemv_t_entry_point(
+/// The memory-bound entry point `family` times at `shape`, if any: `gemv::gemv_t` at an Aᵀ·x
+/// shape (M and N, no slices given), `stencil::sweep_colour` at a sweep's (R and H alone; the
+/// split also names C, the residual P).
+pub(super) fn bandwidth_entry_point(family: Family, shape: &[(String, i64)]) -> Option<BandwidthEntryPoint> {
+    let mut names: Vec<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
+    match (family, names.as_slice()) {
+        (Family::Gemv, ["M", "N"]) => Some(BandwidthEntryPoint {
+            // what a user's Aᵀ·x runs: the row-split passes where gemv_t takes them, timed together
+            name: "gemv::gemv_t (every pass)",
+            work_of: "gemv_t_f32",
+            dims: [value("M"), value("N")],
+            time: time_gemv_t_entry_point,
+        }),
+        (Family::Stencil, ["H", "R"]) => Some(BandwidthEntryPoint {
+            // what solve_poisson sweeps: a colour of a RedBlack grid, its rows padded to 16 bytes
+            name: "stencil::sweep_colour (RedBlack, padded rows)",
+            work_of: "gauss_seidel_colour",
+            dims: [value("R"), value("H")],
+            time: time_sweep_colour_entry_point,
+        }),
+        _ => None,
+    }
+}
+
+/// `gemv::gemv_t` (both passes where it splits the rows) timed beside `baseline`.
+fn time_gemv_t_entry_point(
     gpu: &Gpu,
     options: &BenchOptions,
     [m, n]: [usize; 2],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     let a = measurement_tensor(gpu, &[m, n])?;
     let x = measurement_tensor(gpu, &[m])?;
     let mut y = gpu.zeros::<f32>([n])?;
     time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
 }
 
-/// Whether `shape` is a sweep's shape of the colours stored apart: R and H (R × H points a
-/// colour) and nothing else (split and merge also name C, the residual P).
-pub(super) fn is_colour_shape(shape: &[(String, i64)]) -> bool {
-    let mut names: Vec<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
-    names.sort_unstable();
-    names == ["H", "R"]
-}
-
 /// `stencil::sweep_colour` (the red points) on a [`RedBlack`](stencil::RedBlack) grid of
 /// `rows × 2·colour_columns` points — its rows padded to 16 bytes, as `solve_poisson` sweeps
 /// them — timed beside `baseline`.
-pub(super) fn time_sweep_colour_entry_point(
+fn time_sweep_colour_entry_point(
     gpu: &Gpu,
     options: &BenchOptions,
     [rows, colour_columns]: [usize; 2],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     let grid = measurement_tensor(gpu, &[rows, 2 * colour_columns])?;
     let f = stencil::RedBlack::split(gpu, &grid)?;
     let mut u = stencil::RedBlack::split(gpu, &grid)?;
@@ -137,7 +166,7 @@ pub(super) fn time_gemm_bias_gelu_entry_point(
     [m, n, k]: [usize; 3],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     let a = measurement_tensor(gpu, &[m, k])?;
     let b = measurement_tensor(gpu, &[k, n])?;
     let bias = measurement_tensor(gpu, &[n])?;
@@ -156,7 +185,7 @@ pub(super) fn time_entry_point(
     baseline: &mut Baseline<'_>,
     name: &str,
     mut entry_point: impl FnMut() -> Result<crate::Launched, Error>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     let mut last = None;
     let (base, timing) = gpu.time_paired(
         options.warmup,
@@ -231,7 +260,7 @@ pub(super) fn time_attention_backward(
     cores: attention::TensorCores,
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-) -> Result<(crate::runtime::Timing, crate::runtime::Timing, crate::Launched), Error> {
+) -> Result<Timed, Error> {
     let tensor = |dims: [usize; 4], offset: usize| {
         let len = dims.iter().product::<usize>();
         let values = (0..len).map(|i| half::bf16::from_f64(measurement_value(i + offset))).collect::<Vec<_>>();

@@ -162,12 +162,11 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         Family::Hgemm => ENTRY_POINT_INPUTS.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
         Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
-        // gemv::gemv_t, every pass it takes, at an Aᵀ·x shape
-        Family::Gemv => usize::from(is_transposed_gemv_shape(shape)),
+        // gemv::gemv_t, every pass it takes, at an Aᵀ·x shape; stencil::sweep_colour on
+        // RedBlack's padded rows at a colour shape
+        Family::Gemv | Family::Stencil => usize::from(bandwidth_entry_point(family, shape).is_some()),
         // tessera::gemm_bias_gelu, the fused kernel it picks for the shape
         Family::Epilogue => 1,
-        // stencil::sweep_colour on RedBlack's padded rows, at a colour shape
-        Family::Stencil => usize::from(is_colour_shape(shape)),
         _ => 0,
     };
     let tf32_entry_rows = |kernels: &[&'static KernelDefinition]| usize::from(kernels.iter().any(|k| is_tf32_wgmma(k)));
@@ -293,39 +292,16 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 &launched,
             ));
         }
-        if family == Family::Gemv && is_transposed_gemv_shape(&shape) {
-            // what a user's Aᵀ·x runs: the row-split passes where gemv_t takes them, timed together
-            let name = "gemv::gemv_t (every pass)";
-            progress(Progress { done, of, step: &format!("{name} at {label}") });
+        if let Some(entry) = bandwidth_entry_point(family, &shape) {
+            progress(Progress { done, of, step: &format!("{} at {label}", entry.name) });
             done += 1;
-            let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
-            let (base, timing, launched) =
-                time_gemv_t_entry_point(gpu, options, [value("M"), value("N")], &mut flush, &mut baseline)?;
+            let (base, timing, launched) = (entry.time)(gpu, options, entry.dims, &mut flush, &mut baseline)?;
             let copy_gb_per_s = baseline_bytes / 1e9 / (base.median_ms * 1e-3);
             rows.push(entry_point_row(
                 family,
-                name.into(),
+                entry.name.into(),
                 &label,
-                family.work("gemv_t_f32", &shape),
-                &timing,
-                (baseline.name(), copy_gb_per_s),
-                &launched,
-            ));
-        }
-        if family == Family::Stencil && is_colour_shape(&shape) {
-            // what solve_poisson sweeps: a colour of a RedBlack grid, its rows padded to 16 bytes
-            let name = "stencil::sweep_colour (RedBlack, padded rows)";
-            progress(Progress { done, of, step: &format!("{name} at {label}") });
-            done += 1;
-            let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
-            let (base, timing, launched) =
-                time_sweep_colour_entry_point(gpu, options, [value("R"), value("H")], &mut flush, &mut baseline)?;
-            let copy_gb_per_s = baseline_bytes / 1e9 / (base.median_ms * 1e-3);
-            rows.push(entry_point_row(
-                family,
-                name.into(),
-                &label,
-                family.work("gauss_seidel_colour", &shape),
+                family.work(entry.work_of, &shape),
                 &timing,
                 (baseline.name(), copy_gb_per_s),
                 &launched,

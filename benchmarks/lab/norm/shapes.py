@@ -1,26 +1,17 @@
 """The norm lab's block shapes: tessera's 16-bit LayerNorm and RMSNorm kernels as emitted (read from
-tests/golden) and reshaped — other threads × ITEMS per block (more, smaller blocks an SM keep
-more of the rows' bytes in flight), and `_raw` forms that keep the row in registers as the loaded
-16-bit elements, converted where used. Writes the sources and `shapes.inc` (the launch table
-shapes.cu includes) into OUT_DIR.
+tests/golden), reshaped — other threads × ITEMS per block (more, smaller blocks an SM keep
+more of the rows' bytes in flight) — and changed one way each: `_raw` keeps the row in registers
+as the loaded 16-bit elements, `_stream` reads x around L1 and stores y evict-first, `_chunks`
+and `_shuffled` build the weight's and bias' vectors from aligned 16-byte chunks where the
+emitted kernel reads them by element (vector_from.cuh). Writes the sources and `shapes.inc`
+(the launch table shapes.cu includes) into OUT_DIR.
 
     python3 shapes.py /tmp/norm-shapes
 """
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN = os.path.join(HERE, "..", "..", "..", "tests", "golden")
-
-
-def golden(name):
-    with open(os.path.join(GOLDEN, name + ".cu")) as f:
-        return f.read()
-
-
-def replace_once(text, old, new):
-    assert text.count(old) >= 1, f"the emitted code changed: no `{old[:60]}..`"
-    return text.replace(old, new, 1)
+from variants import golden, replace_once  # the emitted kernels, read from tests/golden
 
 
 STREAMING = r'''
@@ -71,22 +62,14 @@ def vectors_from_chunks(s, bias, shuffled=False):
     return s[:j] + loads + body + s[k:]
 
 
-def fused(s):
-    """LayerNorm's (x − mean)·inverse_deviation·w + b as fma(fma(x, inverse_deviation, shift), w, b),
-    shift = −mean·inverse_deviation: two FMAs an element where it takes FADD, FMUL, FFMA."""
-    line = s.index("    const float inverse_deviation =")
-    end = s.index("\n", line) + 1
-    s = s[:end] + "    const float lab_shift = -mean * inverse_deviation;\n" + s[end:]
-    old = "(v[j * VECTOR + k] - mean) * inverse_deviation * "
-    assert old in s
-    return s.replace(old, "fmaf(v[j * VECTOR + k], inverse_deviation, lab_shift) * ")
-
-
-def shaped(kernel, threads, items, raw=False, stream=False, chunks=False, shuffled=False, fma=False):
+def shaped(kernel, threads, items, changes=()):
+    """The emitted `kernel` at threads × items, with `changes` (any of "raw", "stream", "chunks",
+    "shuffled") made to it; its name says them."""
+    raw, stream, chunks, shuffled = ("raw" in changes, "stream" in changes, "chunks" in changes, "shuffled" in changes)
     s = golden(kernel)
     old_threads = int(s.split("constexpr int THREADS = ")[1].split(";")[0])
     old_items = int(s.split("constexpr int ITEMS = ")[1].split(";")[0])
-    name = f"{kernel}_{threads}x{items}" + ("_raw" if raw else "") + ("_stream" if stream else "") + ("_chunks" if chunks else "") + ("_shuffled" if shuffled else "") + ("_fma" if fma else "")
+    name = f"{kernel}_{threads}x{items}" + "".join("_" + change for change in changes)
     s = replace_once(s, kernel + "(", name + "(")
     s = s.replace(f"__launch_bounds__({old_threads})", f"__launch_bounds__({threads})")
     s = replace_once(s, f"constexpr int THREADS = {old_threads};", f"constexpr int THREADS = {threads};")
@@ -100,66 +83,32 @@ def shaped(kernel, threads, items, raw=False, stream=False, chunks=False, shuffl
         s = head + load + rest.replace("v[j * VECTOR + k]", "static_cast<float>(v[j * VECTOR + k])")
     if stream:
         s = streaming(s)
-    if fma:
-        s = fused(s)
     if chunks or shuffled:
         s = vectors_from_chunks(s, bias=kernel.startswith("layer"), shuffled=shuffled)
     return name, s
 
 
-# (kernel, is LayerNorm, threads, items, raw[, stream, chunks]); the first of each norm is the
-# emitted shape, the reference the others' outputs are compared with
+# (kernel, is LayerNorm, threads, items, changes); the first of each norm is its emitted shape, the
+# reference the others' outputs are compared with. The session of 2026-11-27 also ran: 256 × 24
+# raw, 128 × 40 (raw), 64 × 80 for the short LayerNorm; 128 × 64 and 512 × 16 for the 8192-column
+# norms; "stream" on both 8192-column norms; LayerNorm's fma form (emitted since 1007c79).
 SHAPES = [
-    ("layer_norm_bf16", True, 256, 32, False),
-    ("layer_norm_bf16", True, 256, 32, False, False, False, False, True),
-    ("layer_norm_bf16", True, 256, 32, False, False, True, False, True),
-    ("layer_norm_short_bf16", True, 128, 40, False),
-    ("layer_norm_short_bf16", True, 128, 40, False, False, False, False, True),
-    ("layer_norm_short_bf16", True, 128, 40, False, False, True, False, True),
-    ("rms_norm_bf16", False, 256, 32, False),
-    ("rms_norm_short_bf16", False, 256, 24, False),
-]
-
-CHUNK_SHAPES = [    ("layer_norm_bf16", True, 256, 32, False),
-    ("layer_norm_bf16", True, 256, 32, False, False, True),
-    ("layer_norm_bf16", True, 256, 32, False, False, False, True),
-    ("layer_norm_short_bf16", True, 128, 40, False, False, False, True),
-    ("rms_norm_bf16", False, 256, 32, False),
-    ("rms_norm_bf16", False, 256, 32, False, False, True),
-    ("rms_norm_bf16", False, 256, 32, False, False, False, True),
-    ("rms_norm_short_bf16", False, 128, 40, False, False, False, True),
-]
-
-STREAMED_SHAPES = [
-    ("layer_norm_bf16", True, 256, 32, False),
-    ("layer_norm_bf16", True, 256, 32, False, True),
-    ("layer_norm_bf16", True, 256, 32, False, False, True),
-    ("layer_norm_bf16", True, 256, 32, False, True, True),
-    ("rms_norm_bf16", False, 256, 32, False),
-    ("rms_norm_bf16", False, 256, 32, False, True),
-]
-
-EARLIER_SHAPES = [
-    ("layer_norm_short_bf16", True, 256, 24, False),
-    ("layer_norm_short_bf16", True, 256, 24, True),
-    ("layer_norm_short_bf16", True, 128, 40, False),
-    ("layer_norm_short_bf16", True, 128, 40, True),
-    ("layer_norm_short_bf16", True, 64, 80, False),
-    ("rms_norm_short_bf16", False, 256, 24, False),
-    ("rms_norm_short_bf16", False, 128, 40, False),
-    ("layer_norm_bf16", True, 256, 32, False),
-    ("layer_norm_bf16", True, 128, 64, False),
-    ("layer_norm_bf16", True, 512, 16, False),
-    ("rms_norm_bf16", False, 256, 32, False),
-    ("rms_norm_bf16", False, 128, 64, False),
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 256, 32, ("chunks",)),
+    ("layer_norm_bf16", True, 256, 32, ("shuffled",)),
+    ("layer_norm_short_bf16", True, 128, 40, ()),
+    ("layer_norm_short_bf16", True, 128, 40, ("chunks",)),
+    ("rms_norm_bf16", False, 256, 32, ()),
+    ("rms_norm_bf16", False, 256, 32, ("chunks",)),
+    ("rms_norm_short_bf16", False, 256, 24, ()),
 ]
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/norm-shapes"
     os.makedirs(out, exist_ok=True)
     table = []
-    for kernel, layer, threads, items, *how in SHAPES:
-        name, source = shaped(kernel, threads, items, *how)
+    for kernel, layer, threads, items, changes in SHAPES:
+        name, source = shaped(kernel, threads, items, changes)
         with open(os.path.join(out, name + ".cu"), "w") as f:
             f.write(source)
         table.append((name, layer, threads, items))
