@@ -154,7 +154,7 @@ fn a_colour_on_unpadded_rows_gives_the_padded_layouts_bits(backend: &Backend) {
         let (f_red, black) = (dense(f.red().unwrap()), dense(u.black().unwrap()));
         let mut red = dense(u.red().unwrap());
         stencil::gauss_seidel_colour::launch(backend, &f_red, &black, &mut red, 0.01, 0, cols as i32).unwrap();
-        stencil::sweep_colour(backend, &f, &mut u, 0.01, 0).unwrap();
+        stencil::sweep_colour(backend, &f, &mut u, 0.01, stencil::Colour::Red).unwrap();
         let (got, want) = (backend.download(&red).unwrap(), backend.download(&u.red().unwrap()).unwrap());
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!(

@@ -156,7 +156,9 @@ fn time_sweep_colour_entry_point(
     let grid = measurement_tensor(gpu, &[rows, 2 * colour_columns])?;
     let f = stencil::RedBlack::split(gpu, &grid)?;
     let mut u = stencil::RedBlack::split(gpu, &grid)?;
-    time_entry_point(gpu, options, flush, baseline, "sweep_colour", || stencil::sweep_colour(gpu, &f, &mut u, 1e-8, 0))
+    time_entry_point(gpu, options, flush, baseline, "sweep_colour", || {
+        stencil::sweep_colour(gpu, &f, &mut u, 1e-8, stencil::Colour::Red)
+    })
 }
 
 /// `tessera::gemm_bias_gelu` timed beside `baseline`: (baseline, the entry point, its launch).

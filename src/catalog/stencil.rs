@@ -585,16 +585,35 @@ fn column_count(u: &RedBlack) -> Result<i32, Error> {
     i32::try_from(u.cols).map_err(|_| Error::ScalarOutOfRange { what: "the grid's column count", value: u.cols })
 }
 
-/// One colour of a Gauss-Seidel sweep on colours stored apart (`colour` 0 red, 1 black): the
-/// points of that colour of `u` from the other colour's and `f`'s ([`gauss_seidel_colour`]).
+/// The two colours of a red-black grid: red points have r + c even, black ones odd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Colour {
+    /// The points with r + c even.
+    Red,
+    /// The points with r + c odd.
+    Black,
+}
+
+impl Colour {
+    /// The kernels' `colour` scalar: 0 red, 1 black.
+    pub fn index(self) -> i32 {
+        match self {
+            Colour::Red => 0,
+            Colour::Black => 1,
+        }
+    }
+}
+
+/// One colour of a Gauss-Seidel sweep on colours stored apart: the points of that colour of `u`
+/// from the other colour's and `f`'s ([`gauss_seidel_colour`]).
 ///
 /// ```no_run
-/// use tessera::catalog::stencil::{self, RedBlack};
+/// use tessera::catalog::stencil::{self, Colour, RedBlack};
 /// use tessera::Backend;
 /// let device = Backend::detect()?;
 /// let f = RedBlack::zeros(&device, 8191, 8194)?;
 /// let mut u = RedBlack::zeros(&device, 8191, 8194)?;
-/// stencil::sweep_colour(&device, &f, &mut u, 1e-8, 0)?; // the red points
+/// stencil::sweep_colour(&device, &f, &mut u, 1e-8, Colour::Red)?;
 /// # Ok::<(), tessera::Error>(())
 /// ```
 pub fn sweep_colour(
@@ -602,23 +621,21 @@ pub fn sweep_colour(
     f: &RedBlack,
     u: &mut RedBlack,
     h2: f32,
-    colour: i32,
+    colour: Colour,
 ) -> Result<Launched, Error> {
     let cols = column_count(u)?;
-    let f_colour = if colour == 0 { f.red()? } else { f.black()? };
     let (mut red, mut black) = u.colours_mut()?;
-    if colour == 0 {
-        gauss_seidel_colour::launch(device, &f_colour, &black, &mut red, h2, 0, cols)
-    } else {
-        gauss_seidel_colour::launch(device, &f_colour, &red, &mut black, h2, 1, cols)
+    match colour {
+        Colour::Red => gauss_seidel_colour::launch(device, &f.red()?, &black, &mut red, h2, colour.index(), cols),
+        Colour::Black => gauss_seidel_colour::launch(device, &f.black()?, &red, &mut black, h2, colour.index(), cols),
     }
 }
 
 /// One red-black sweep on colours stored apart: the red points, then the black ones
 /// ([`sweep_colour`]); the same bits as [`red_black_sweep`] on the chessboard.
 pub fn red_black_sweep_split(device: &Backend, f: &RedBlack, u: &mut RedBlack, h2: f32) -> Result<(), Error> {
-    sweep_colour(device, f, u, h2, 0)?;
-    sweep_colour(device, f, u, h2, 1)?;
+    sweep_colour(device, f, u, h2, Colour::Red)?;
+    sweep_colour(device, f, u, h2, Colour::Black)?;
     Ok(())
 }
 
