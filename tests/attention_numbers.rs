@@ -144,7 +144,7 @@ fn check<T: AttentionElement>(
     let launched = attention::forward_on(backend, cores, &q, &k, &v, &mut o, &mut lse, p.causal).unwrap();
     assert_eq!(launched.kernel, attention::kernel_for::<T>(cores, p.head_dim, p.causal).unwrap().name(), "{p:?}");
     // the TMA kernels copy by TMA exactly where the rows are 16-byte aligned (16-bit elements)
-    assert_eq!(launched.tma, cores == TensorCores::WgmmaTma && p.head_dim % 8 == 0, "{cores:?} {p:?}");
+    assert_eq!(launched.tma, cores == TensorCores::WgmmaTma && p.head_dim.is_multiple_of(8), "{cores:?} {p:?}");
     let got_o = backend.download(&o).unwrap();
     let got_lse = backend.download(&lse).unwrap();
     // a NaN (the poison of an element never written) counts as infinitely far off
@@ -276,7 +276,7 @@ fn the_roofline_counts_a_causal_kernels_key_tiles_as_their_mean_over_the_blocks(
         .map(|(n, v)| (n.to_string(), *v))
         .collect();
     let gpu = GpuSpec::default_for(&Target::SM_90);
-    let flops = |kernel: &tessera::KernelDefinition| roofline(&kernel.ir().unwrap(), &shape, &gpu).unwrap().flops;
+    let flops = |kernel: &tessera::KernelDefinition| roofline(kernel.ir().unwrap(), &shape, &gpu).unwrap().flops;
     let full = flops(&attention::attention_forward_bf16_d128::KERNEL);
     let causal = flops(&attention::attention_forward_bf16_d128_causal::KERNEL);
     // the causal kernel's 64 query tiles of 64 rows see 2, 4, .. 128 key tiles of 32:

@@ -118,13 +118,7 @@ fn tf32_rounded(value: f32) -> f32 {
 
 /// f32 data in, the kernel rounds it to TF32: the reference multiplies the TF32-rounded values.
 fn the_tf32_kernel_matches_an_f64_reference_from_tf32_rounded_inputs(gpu: &Backend) {
-    check_family(
-        gpu,
-        &[&hgemm::gemm_tf32::KERNEL],
-        |v| v,
-        tf32_rounded,
-        |kernel, gpu, a, b, c, alpha, beta| hgemm::launch_tf32(kernel, gpu, a, b, c, alpha, beta),
-    );
+    check_family(gpu, &[&hgemm::gemm_tf32::KERNEL], |v| v, tf32_rounded, hgemm::launch_tf32);
 }
 
 /// The TF32 wgmma kernels on Bᵀ stored [N, K] and on B stored [K, N] (Cᵀ = Bᵀ·Aᵀ), launched

@@ -658,7 +658,7 @@ fn conversion_inputs() -> Vec<f32> {
     // and values in f16's range, where most bits survive
     x.extend((0..4000).map(|_| {
         f32::from_bits(0x3300_0000 + rng.next_u32() % (0x4780_0000 - 0x3300_0000))
-            * if rng.next_u32() % 2 == 0 { 1.0 } else { -1.0 }
+            * if rng.next_u32().is_multiple_of(2) { 1.0 } else { -1.0 }
     }));
     x
 }

@@ -24,14 +24,7 @@ fn simulator_with(blocks: u32) -> Backend {
 
 /// `sgemm_v12` at (m, n, k) against f64, twice with the same bits.
 fn check(gpu: &Backend, shape: (usize, usize, usize), seed: u64) {
-    check_with(
-        gpu,
-        shape,
-        seed,
-        |v| v,
-        |v| v,
-        |gpu, a, b, c, alpha, beta| sgemm_v12::launch(gpu, a, b, c, alpha, beta),
-    );
+    check_with(gpu, shape, seed, |v| v, |v| v, sgemm_v12::launch);
 }
 
 /// `hgemm_stream_k_bf16` at (m, n, k) against f64 from the same bf16-rounded inputs, twice

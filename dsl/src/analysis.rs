@@ -508,7 +508,7 @@ fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
                 }
             }
         }
-        let total: usize = instructions.iter().map(|i| sectors(i)).sum();
+        let total: usize = instructions.iter().map(sectors).sum();
         return AccessReport {
             statement,
             operand: plan.dst.tensor.clone(),
@@ -543,7 +543,7 @@ fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
                 }
             }
         }
-        let total: usize = instructions.iter().map(|i| sectors(i)).sum();
+        let total: usize = instructions.iter().map(sectors).sum();
         return AccessReport {
             statement,
             operand: plan.dst.tensor.clone(),
@@ -577,7 +577,7 @@ fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
             }
         }
     }
-    let total: usize = instructions.iter().map(|i| sectors(i)).sum();
+    let total: usize = instructions.iter().map(sectors).sum();
     let average = total as f64 / instructions.len().max(1) as f64;
     let ideal = (WARP * plan.vector * element_bytes) as f64 / 32.0;
     AccessReport {

@@ -111,10 +111,10 @@ impl TensorMap {
     /// assert!(TensorMap { box_rows: 8, ..b }.shared_by(2).is_err());
     /// ```
     pub fn shared_by(self, blocks: u32) -> Result<TensorMap, String> {
-        if blocks <= 1 || self.boxes % blocks == 0 {
+        if blocks <= 1 || self.boxes.is_multiple_of(blocks) {
             return Ok(self);
         }
-        if self.box_rows % (8 * blocks) != 0 {
+        if !self.box_rows.is_multiple_of(8 * blocks) {
             return Err(format!(
                 "its {} box(es) of {} × {} divide neither by panels nor in slices of whole 8-row swizzle atoms among the {blocks} blocks of a cluster",
                 self.boxes, self.box_rows, self.box_cols

@@ -62,7 +62,7 @@ impl TensorMapKey {
             }
         };
         let row_bytes = *leading_dimension as u64 * u64::from(element.size_bytes());
-        if address % 16 != 0 || row_bytes % 16 != 0 {
+        if address % 16 != 0 || !row_bytes.is_multiple_of(16) {
             return Err(failed(format!(
                 "TMA reads from a 16-byte aligned address with rows a multiple of 16 bytes apart; the tensor starts at {address:#x} with rows {row_bytes} bytes apart"
             )));

@@ -79,7 +79,7 @@ pub fn check_thread_statement(
             };
             let length = env.array_length(len);
             match &length {
-                Ok(n) if (1..=MAX_REGISTER_ARRAY).contains(&n) => {}
+                Ok(n) if (1..=MAX_REGISTER_ARRAY).contains(n) => {}
                 Ok(n) => out.push(
                     Diagnostic::new(
                         len.origin,
