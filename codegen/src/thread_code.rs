@@ -59,6 +59,9 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
                 {
                     used.push(VECTOR_AT)
                 }
+                ThreadExprKind::VectorLoad { start: VectorStart::AnyElement, .. } if kernel.config.vector.get() > 1 => {
+                    used.push(VECTOR_FROM)
+                }
                 ThreadExprKind::Call { function: Intrinsic::Dot, .. } => used.push(DOT),
                 ThreadExprKind::Call { function: Intrinsic::Gelu, .. } => used.push(GELU),
                 ThreadExprKind::Call { function: Intrinsic::Exp2Ftz, .. } => used.push(EXP2_FTZ),
@@ -84,6 +87,7 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         CLUSTER_SOFTMAX_SCALE,
         VECTOR_SUM,
         VECTOR_AT,
+        VECTOR_FROM,
         DOT,
         GELU,
         EXP2_FTZ,
@@ -323,6 +327,8 @@ __device__ __forceinline__ unsigned int tessera_sum(uint2 v) { return v.x + v.y;
 __device__ __forceinline__ unsigned int tessera_sum(uint4 v) { return v.x + v.y + v.z + v.w; }";
 
 const VECTOR_AT: &str = include_str!("../templates/vector_at_helpers.cu").trim_ascii_end();
+
+const VECTOR_FROM: &str = include_str!("../templates/vector_from_helpers.cu").trim_ascii_end();
 
 const DOT: &str = "// dot(a, b): the products of two vector accesses' elements, added left to right
 __device__ __forceinline__ float tessera_dot(float a, float b) { return a * b; }
@@ -722,6 +728,32 @@ impl Printer<'_> {
                 } else {
                     let vector_type = self.c_type(ty, expr.origin)?;
                     (format!("tessera_vector_at<{vector_type}>({at})"), PRIMARY)
+                }
+            }
+            ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::AnyElement } => {
+                let at = self.element_address(tensor, row.as_deref(), index, env)?;
+                if self.kernel.config.vector.get() == 1 {
+                    (format!("*({at})"), PRIMARY)
+                } else {
+                    let vector_type = self.c_type(ty, expr.origin)?;
+                    // the row's first element and the end of its columns bound the chunks
+                    let first = match row {
+                        Some(row) => format!(
+                            "{tensor} + {} * {}",
+                            self.precedence(row, env, Some(ThreadType::I32)).map(|r| wrap(r, 12))?,
+                            tessera_dsl::leading_dimension_name(tensor)
+                        ),
+                        None => tensor.clone(),
+                    };
+                    let columns = self
+                        .kernel
+                        .param(tensor)
+                        .and_then(|p| p.tensor())
+                        .and_then(|t| t.contiguous_symbol())
+                        .ok_or_else(|| {
+                            self.fail(expr.origin, "`.vector_from(..)` of something that is not a tensor parameter")
+                        })?;
+                    (format!("tessera_vector_from<{vector_type}>({at}, {first}, {first} + {columns})"), PRIMARY)
                 }
             }
             ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::Vector } => {

@@ -350,7 +350,7 @@ impl Warp<'_> {
         // the first element: a vector index counts VECTOR elements, `vector_at` one
         let step = match start {
             VectorStart::Vector => vector,
-            VectorStart::Element => 1,
+            VectorStart::Element | VectorStart::AnyElement => 1,
         };
         let Some(element) = self.tensor_element(tensor) else { return };
         let offsets: Vec<Option<i64>> = (0..mask.len())

@@ -360,8 +360,9 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
             };
             match (name.as_str(), method.args.len(), receiver_name) {
                 // `x.vector(i)`, or `x.vector([r, i])` for row r of a 2-D tensor; `x.vector_at(..)`
-                // the same from an element; `x.align_offset(..)` where vectors may start
-                (method_name @ ("vector" | "vector_at" | "align_offset"), 1, Some(tensor)) => {
+                // the same from an aligned element, `x.vector_from(..)` from any;
+                // `x.align_offset(..)` where vectors may start
+                (method_name @ ("vector" | "vector_at" | "vector_from" | "align_offset"), 1, Some(tensor)) => {
                     let (row, index) = match &method.args[0] {
                         RustExpr::Array(array) if array.elems.len() == 2 => {
                             (Some(Box::new(expr(&array.elems[0], spans)?)), Box::new(expr(&array.elems[1], spans)?))
@@ -370,6 +371,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                             let wanted = match method_name {
                                 "vector" => "`.vector([r, i])` takes a row and a vector index",
                                 "vector_at" => "`.vector_at([r, c])` takes a row and a column",
+                                "vector_from" => "`.vector_from([r, c])` takes a row and a column",
                                 _ => "`.align_offset([r, c])` takes a row and a column",
                             };
                             return Err(error(array.span(), wanted));
@@ -379,6 +381,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                     match method_name {
                         "vector" => ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::Vector },
                         "vector_at" => ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::Element },
+                        "vector_from" => ThreadExprKind::VectorLoad { tensor, row, index, start: VectorStart::AnyElement },
                         _ => ThreadExprKind::AlignOffset { tensor, row, column: index },
                     }
                 }
@@ -404,7 +407,7 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 _ => {
                     return Err(error(
                         method.method.span(),
-                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` / `.vector([r, i])` (VECTOR elements at once), `.vector_at(..)` and `.align_offset(..)` (vectors from an aligned element) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, fragments `.row(i)`, `.col(j)`, `.row_max(i)` and `.row_sum(i)`, numbers `.sqrt()`, `.exp()`, `.exp2()`, `.log()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
+                        format!("unsupported method `.{name}(..)` in thread code: tensors have `.vector(i)` / `.vector([r, i])` (VECTOR elements at once), `.vector_at(..)` and `.align_offset(..)` (vectors from an aligned element), `.vector_from(..)` (a vector from any element) and `.leading_dimension()` (2-D), vectors `.sum()` and `.dot(w)`, fragments `.row(i)`, `.col(j)`, `.row_max(i)` and `.row_sum(i)`, numbers `.sqrt()`, `.exp()`, `.exp2()`, `.log()`, `.tanh()`, `.abs()`, `.min(b)`, `.max(b)`"),
                     ))
                 }
             }

@@ -25,7 +25,18 @@ pub const MAX_COLUMNS: usize = 16 * 1024;
 // of an f32 renders as nothing).
 
 macro_rules! layer_norm {
+    // where the weight's and bias' vectors do not start where the row's do: read by element
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
+        layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items,
+            shifted = [], w = [weight[c + k]], b = [bias[c + k]]);
+    };
+    // .. or as vectors from the aligned chunks that hold them (`vector_from`)
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt, weights = vector_from) => {
+        layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items,
+            shifted = [let wv = weight.vector_from(c); let bv = bias.vector_from(c);], w = [wv[k]], b = [bv[k]]);
+    };
+    (@kernel $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt,
+        shifted = [$($shifted:tt)*], w = [$($w:tt)*], b = [$($b:tt)*]) => {
         $(#[$doc])*
         #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
         pub fn $name(
@@ -107,14 +118,15 @@ macro_rules! layer_norm {
                     }
                 }
             } else if y.align_offset([row, 0]) == head {
-                // y's row starts as x's does, weight and bias elsewhere: they are read by element
+                // y's row starts as x's does, weight and bias elsewhere
                 for j in 0..ITEMS / VECTOR {
                     let i = j * THREADS + thread_index();
                     if i < vectors {
                         let c = head + i * VECTOR;
+                        $($shifted)*
                         let mut out = vector(0.0 as $t);
                         for k in 0..VECTOR {
-                            out[k] = (fma(v[j * VECTOR + k], inverse_deviation, shift) * (weight[c + k] as f32) + bias[c + k] as f32) as $t;
+                            out[k] = (fma(v[j * VECTOR + k], inverse_deviation, shift) * ($($w)* as f32) + $($b)* as f32) as $t;
                         }
                         y.vector_at([row, c]) = out;
                     }
@@ -155,7 +167,10 @@ layer_norm!(
     /// vectors of 8). A row of 16-bit data is half the bytes of an f32 one for the same
     /// reductions, so more, smaller blocks an SM keep more rows in flight: 8 blocks of 128
     /// hold 64 KB of rows where 5 of 256 (24 elements) held 40 KB — on an H200 at 4096 × 4096
-    /// 78% of the device copy became 86%, at 4096 × 4097 62% became 66% (BENCHMARKS.md).
+    /// 78% of the device copy became 86%, at 4096 × 4097 62% became 66% (BENCHMARKS.md). The
+    /// weight and bias are read by element on rows whose vectors do not start where theirs do:
+    /// `vector_from` (as [`layer_norm_bf16`]) gained 4 points there but took 72 registers, 7
+    /// blocks an SM, and lost 2–3 on aligned rows.
     layer_norm_short_bf16, bf16, vector = 8, threads = 128, items = 40
 );
 layer_norm!(
@@ -163,16 +178,22 @@ layer_norm!(
     layer_norm_short_f16, f16, vector = 8, threads = 128, items = 40
 );
 layer_norm!(
-    /// [`layer_norm_f32`] on bf16 x, weight, bias and y (f32 statistics).
-    layer_norm_bf16, bf16, vector = 8, threads = 256, items = 32
+    /// [`layer_norm_f32`] on bf16 x, weight, bias and y (f32 statistics). On the rows whose
+    /// vectors do not start where the weight's do (7 in 8 at 8191 columns) the weight and bias
+    /// come as vectors from their aligned chunks (`vector_from`): read by element, a warp's
+    /// 2-byte loads 16 bytes apart bound the kernel on L1 (ncu on an H200: L1/TEX 86%, DRAM 41%;
+    /// 68% of the device copy at 8192 × 8191, 77% from chunks in the lab).
+    layer_norm_bf16, bf16, vector = 8, threads = 256, items = 32, weights = vector_from
 );
 layer_norm!(
-    /// [`layer_norm_wide_f32`] on bf16 data.
+    /// [`layer_norm_wide_f32`] on bf16 data (the weight and bias by element where their vectors
+    /// do not start where the row's do: from chunks, as [`layer_norm_bf16`], this kernel's 64
+    /// registers a thread spill on sm_80).
     layer_norm_wide_bf16, bf16, vector = 8, threads = 512, items = 32
 );
 layer_norm!(
     /// [`layer_norm_f32`] on f16 x, weight, bias and y (f32 statistics).
-    layer_norm_f16, f16, vector = 8, threads = 256, items = 32
+    layer_norm_f16, f16, vector = 8, threads = 256, items = 32, weights = vector_from
 );
 layer_norm!(
     /// [`layer_norm_wide_f32`] on f16 data.

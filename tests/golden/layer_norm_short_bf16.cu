@@ -4,7 +4,10 @@
 // vectors of 8). A row of 16-bit data is half the bytes of an f32 one for the same
 // reductions, so more, smaller blocks an SM keep more rows in flight: 8 blocks of 128
 // hold 64 KB of rows where 5 of 256 (24 elements) held 40 KB — on an H200 at 4096 × 4096
-// 78% of the device copy became 86%, at 4096 × 4097 62% became 66% (BENCHMARKS.md).
+// 78% of the device copy became 86%, at 4096 × 4097 62% became 66% (BENCHMARKS.md). The
+// weight and bias are read by element on rows whose vectors do not start where theirs do:
+// `vector_from` (as [`layer_norm_bf16`]) gained 4 points there but took 72 registers, 7
+// blocks an SM, and lost 2–3 on aligned rows.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
 // stream is still finishing: griddepcontrol.wait returns once that grid has completed and its

@@ -133,6 +133,10 @@ pub fn check_thread_statement(
                         format!("`atomic_add` adds to an element of a writable tensor or shared buffer: `atomic_add(&y[i], v)`; `{name}` is not one"),
                     )),
                 },
+                ThreadExprKind::VectorLoad { tensor, start: VectorStart::AnyElement, .. } if !atomic => out.push(
+                    Diagnostic::new(place.origin, format!("`{tensor}.vector_from(..)` loads; it cannot be stored to"))
+                        .with_hint(format!("store whole vectors with `{tensor}.vector_at(..)` from an aligned element (`{tensor}.align_offset(..)` finds it), the rest element by element")),
+                ),
                 ThreadExprKind::VectorLoad { tensor, .. } if !atomic => {
                     if let Some(Binding::Tensor { writable: false, .. }) = env.get(tensor) {
                         out.push(read_only(place.origin, tensor));

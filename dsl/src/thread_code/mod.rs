@@ -149,8 +149,9 @@ pub enum ThreadExprKind {
         args: Vec<ThreadExpr>,
     },
     /// `x.vector(i)`: elements `i * VECTOR ..` of a 1-D tensor in one access; `x.vector([r, i])`:
-    /// those of row `r` of a 2-D tensor; `x.vector_at([r, c])`: elements `c ..` of row `r`
-    /// (see [`VectorStart`]). As the place of an assignment, one vector store.
+    /// those of row `r` of a 2-D tensor; `x.vector_at([r, c])`: elements `c ..` of row `r`;
+    /// `x.vector_from([r, c])` the same from any element (see [`VectorStart`]). As the place
+    /// of an assignment (not `vector_from`), one vector store.
     VectorLoad {
         tensor: String,
         row: Option<Box<ThreadExpr>>,
@@ -181,11 +182,12 @@ pub enum ThreadExprKind {
     },
 }
 
-/// Where a vector access starts: at a vector index, or at an element.
+/// Where a vector access starts: at a vector index, at an aligned element, or at any element.
 ///
 /// ```
 /// use tessera_dsl::VectorStart;
 /// assert_eq!(VectorStart::Element.method(), "vector_at");
+/// assert_eq!(VectorStart::AnyElement.method(), "vector_from");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VectorStart {
@@ -196,6 +198,11 @@ pub enum VectorStart {
     /// (from `x.align_offset([r, 0])` on, in steps of VECTOR); a misaligned one faults on the
     /// GPU and stops the simulation. Rows need not start aligned.
     Element,
+    /// `x.vector_from([r, c])`: elements c .. of row r, from any element — the aligned
+    /// 16-byte chunks that hold them loaded and shifted into place (element by element where a
+    /// chunk would reach outside the row, or for vectors of other than 16 bytes). A load only:
+    /// for a weight or bias whose vectors do not start where a row's do.
+    AnyElement,
 }
 
 impl VectorStart {
@@ -204,6 +211,7 @@ impl VectorStart {
         match self {
             Self::Vector => "vector",
             Self::Element => "vector_at",
+            Self::AnyElement => "vector_from",
         }
     }
 }

@@ -401,7 +401,9 @@ impl TypeEnv {
                     }
                     (Some(Binding::Tensor { shape, .. }), _) if shape.len() == 2 => Err(error(match start {
                         VectorStart::Vector => format!("`{tensor}` is 2-D: `{tensor}.vector([r, i])` is elements i·VECTOR .. of row r"),
-                        VectorStart::Element => format!("`{tensor}` is 2-D: `{tensor}.vector_at([r, c])` is elements c .. of row r"),
+                        VectorStart::Element | VectorStart::AnyElement => {
+                            format!("`{tensor}` is 2-D: `{tensor}.{method}([r, c])` is elements c .. of row r")
+                        }
                     })),
                     (Some(Binding::Tensor { shape, .. }), _) if shape.len() > 2 => Err(error(format!(
                         "`{tensor}` has rank {}: `.{method}(..)` loads from a 1-D or 2-D tensor; index its elements with `{tensor}[[..]]`",
@@ -409,7 +411,9 @@ impl TypeEnv {
                     ))),
                     (Some(Binding::Tensor { .. }), Some(_)) => Err(error(match start {
                         VectorStart::Vector => format!("`{tensor}` is 1-D: `{tensor}.vector(i)` is elements i·VECTOR .."),
-                        VectorStart::Element => format!("`{tensor}` is 1-D: `{tensor}.vector_at(c)` is elements c .."),
+                        VectorStart::Element | VectorStart::AnyElement => {
+                            format!("`{tensor}` is 1-D: `{tensor}.{method}(c)` is elements c ..")
+                        }
                     })),
                     _ => Err(error(format!("`.{method}(..)` loads from a tensor parameter; `{tensor}` is not one"))),
                 }
