@@ -737,14 +737,7 @@ impl Printer<'_> {
                 } else {
                     let vector_type = self.c_type(ty, expr.origin)?;
                     // the row's first element and the end of its columns bound the chunks
-                    let first = match row {
-                        Some(row) => format!(
-                            "{tensor} + {} * {}",
-                            self.precedence(row, env, Some(ThreadType::I32)).map(|r| wrap(r, 12))?,
-                            tessera_dsl::leading_dimension_name(tensor)
-                        ),
-                        None => tensor.clone(),
-                    };
+                    let first = self.row_start(tensor, row.as_deref(), env)?;
                     let columns = self
                         .kernel
                         .param(tensor)
@@ -760,14 +753,7 @@ impl Printer<'_> {
                 let index = self.expr(index, env, Some(ThreadType::I32))?;
                 // row r of a 2-D tensor starts at tensor + r · ld (a multiple of VECTOR: the launch
                 // narrows VECTOR where it is not)
-                let start = match row {
-                    Some(row) => format!(
-                        "{tensor} + {} * {}",
-                        self.precedence(row, env, Some(ThreadType::I32)).map(|r| wrap(r, 12))?,
-                        tessera_dsl::leading_dimension_name(tensor)
-                    ),
-                    None => tensor.clone(),
-                };
+                let start = self.row_start(tensor, row.as_deref(), env)?;
                 if self.kernel.config.vector.get() == 1 {
                     match row {
                         Some(_) => (format!("({start})[{index}]"), PRIMARY),
@@ -793,6 +779,18 @@ impl Printer<'_> {
         })
     }
 
+    /// The address of row `row`'s first element, `tensor + row * ld` (`tensor` when 1-D).
+    fn row_start(&self, tensor: &str, row: Option<&ThreadExpr>, env: &TypeEnv) -> Result<String, RenderError> {
+        Ok(match row {
+            Some(row) => {
+                let (text, p) = self.precedence(row, env, Some(ThreadType::I32))?;
+                let row = if p < 12 { format!("({text})") } else { text };
+                format!("{tensor} + {row} * {}", tessera_dsl::leading_dimension_name(tensor))
+            }
+            None => tensor.to_string(),
+        })
+    }
+
     /// The address of element `column` of row `row` of `tensor` (of `tensor[column]` when 1-D).
     fn element_address(
         &self,
@@ -808,14 +806,7 @@ impl Printer<'_> {
             ThreadExprKind::Int { value: 0, .. } if row.is_some() => String::new(),
             _ => format!(" + {}", self.precedence(column, env, Some(ThreadType::I32)).map(|c| wrap(c, 10))?),
         };
-        Ok(match row {
-            Some(row) => format!(
-                "{tensor} + {} * {}{column}",
-                self.precedence(row, env, Some(ThreadType::I32)).map(|r| wrap(r, 12))?,
-                tessera_dsl::leading_dimension_name(tensor)
-            ),
-            None => format!("{tensor}{column}"),
-        })
+        Ok(format!("{}{column}", self.row_start(tensor, row, env)?))
     }
 
     /// The element type of tensor parameter `tensor`.
