@@ -93,14 +93,10 @@ def shaped(kernel, threads, items, changes=()):
 # raw, 128 × 40 (raw), 64 × 80 for the short LayerNorm; 128 × 64 and 512 × 16 for the 8192-column
 # norms; "stream" on both 8192-column norms; LayerNorm's fma form (emitted since 1007c79).
 SHAPES = [
-    ("layer_norm_bf16", True, 256, 32, ()),
-    ("layer_norm_bf16", True, 256, 32, ("chunks",)),
-    ("layer_norm_bf16", True, 256, 32, ("shuffled",)),
     ("layer_norm_short_bf16", True, 128, 40, ()),
     ("layer_norm_short_bf16", True, 128, 40, ("chunks",)),
-    ("rms_norm_bf16", False, 256, 32, ()),
-    ("rms_norm_bf16", False, 256, 32, ("chunks",)),
     ("rms_norm_short_bf16", False, 256, 24, ()),
+    ("rms_norm_short_bf16", False, 256, 24, ("chunks",)),
 ]
 
 if __name__ == "__main__":
