@@ -1,4 +1,4 @@
-//! One GEMM entry point: [`gemm`](crate::gemm) picks the catalog kernel for the shape, the
+//! One GEMM entry point: [`gemm`] picks the catalog kernel for the shape, the
 //! element types and the device from measured records — the rows `tessera bench sgemm hgemm
 //! --csv` wrote on each GPU, shipped in `benchmarks/gemm-table/`, or the user's own through
 //! `TESSERA_GEMM_TABLE=path.csv` — and launches it (with its `tessera tune` configuration
@@ -43,7 +43,7 @@ const SHIPPED: [(&str, &str); 2] = [
     ("H100", include_str!("../benchmarks/gemm-table/h100.csv")),
 ];
 
-/// Why [`gemm`](crate::gemm) could not run.
+/// Why [`gemm`] could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum GemmError {
     #[error("gemm multiplies matrices: A is {a:?}, B is {b:?}")]
@@ -116,7 +116,7 @@ impl GemmTable {
     /// The table for a device called `name`: `TESSERA_GEMM_TABLE` if set, else the shipped
     /// table whose GPU the name contains, else the H200's (the kernels differ little between
     /// Hopper parts; the launch re-checks that the device runs the kernel's target).
-    /// Read once per process and device name (a call to [`gemm`](crate::gemm) costs
+    /// Read once per process and device name (a call to [`gemm`] costs
     /// microseconds, not a parse).
     pub fn for_device(name: &str) -> Result<Arc<GemmTable>, GemmTableError> {
         static TABLES: Mutex<Vec<(String, Arc<GemmTable>)>> = Mutex::new(Vec::new());
@@ -196,7 +196,7 @@ fn runs_on(kernel: &str, input: ElementType) -> bool {
     }
 }
 
-/// Element types [`gemm`](crate::gemm) multiplies: f32 (FP32), bf16 and f16 (tensor cores,
+/// Element types [`gemm`] multiplies: f32 (FP32), bf16 and f16 (tensor cores,
 /// f32 accumulation); C is f32.
 pub trait GemmInput: Element {}
 impl GemmInput for f32 {}
@@ -234,7 +234,7 @@ pub fn gemm<T: GemmInput>(
     Ok(crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, beta)?)
 }
 
-/// Work (M·N·K) from which [`gemm`](crate::gemm) moves 16-bit operands whose rows are not
+/// Work (M·N·K) from which [`gemm`] moves 16-bit operands whose rows are not
 /// 16-byte aligned into aligned copies: a tensor-core kernel on such rows narrows its accesses
 /// to single elements and loses four fifths of its speed, while the copies cost three passes
 /// over the matrices — under a tenth of the GEMM's time from here on, more than they save
@@ -244,7 +244,7 @@ pub const ALIGNED_COPY_WORK: usize = 1 << 27;
 /// Bytes the aligned copies' rows are padded to: a 128-byte cache line.
 const ROW_ALIGNMENT_BYTES: usize = 128;
 
-/// Whether [`gemm`](crate::gemm) takes the aligned copies for these operands: at least
+/// Whether [`gemm`] takes the aligned copies for these operands: at least
 /// [`ALIGNED_COPY_WORK`] multiply-adds, and a row or address of A or B not on 16 bytes — or of
 /// C, when the kernel the table picks copies with cp.async (a TMA kernel narrows only its
 /// stores for C).
@@ -273,7 +273,7 @@ fn copies_to_aligned_rows<T: GemmInput>(
 /// (padded to whole cache lines), each a [`matrix_copy`] kernel, and the GEMM the table picks
 /// for the padded shape run on them at full width. A TMA kernel writes C in place whatever its
 /// rows; for a cp.async kernel an unaligned C goes through an aligned copy too (in when β ≠ 0,
-/// out after). This is what [`gemm`](crate::gemm) does for unaligned rows from
+/// out after). This is what [`gemm`] does for unaligned rows from
 /// [`ALIGNED_COPY_WORK`] on; call it directly to take the copies at any size. The
 /// [`Launched`] is the GEMM's.
 ///
@@ -393,7 +393,7 @@ fn copy_matrix<T: GemmInput>(device: &impl Device, x: &impl Input<T>, y: &mut im
     Ok(())
 }
 
-/// The kernel [`gemm`](crate::gemm) takes on `device` for A (`a_shape`) · B (`b_shape`).
+/// The kernel [`gemm`] takes on `device` for A (`a_shape`) · B (`b_shape`).
 pub fn choose(
     device: &impl Device,
     input: ElementType,
@@ -409,7 +409,7 @@ pub enum BiasGeluPlan {
     /// One kernel: the bias and the GELU applied to the accumulators as they are stored
     /// (`sgemm_bias_gelu`, on V13), where V13's tiles fill the GPU.
     Fused(&'static KernelDefinition),
-    /// The GEMM [`gemm`](crate::gemm) takes, then `bias_gelu_f32` over C: where the table's
+    /// The GEMM [`gemm`] takes, then `bias_gelu_f32` over C: where the table's
     /// GEMM is V12's stream-K, whose split tiles leave a fused GELU to the one block that
     /// finishes each (on an H200 the fused stream-K kernel takes 85 µs at 1024³ where the two
     /// kernels take 66 µs, and is level with them within a run's spread at 4095³ and 4097³).
@@ -460,7 +460,7 @@ pub fn choose_bias_gelu(device: &impl Device, a_shape: &[usize], b_shape: &[usiz
 }
 
 /// C = GELU(α·A·B + bias), the bias one value per column: the fused epilogue ([`epilogue`])
-/// on V13 where its tiles fill the GPU, else the GEMM [`gemm`](crate::gemm) takes and
+/// on V13 where its tiles fill the GPU, else the GEMM [`gemm`] takes and
 /// `bias_gelu_f32` after it — as [`choose_bias_gelu`] decides from the GEMM table. The
 /// [`Launched`] is the GEMM's (the fused kernel's, or the plain GEMM's).
 ///

@@ -60,7 +60,7 @@ mod sealed {
     impl Sealed for half::bf16 {}
 }
 
-/// An element type [`Cublas::gemm_ex`] takes for A and B: [`f16`] or [`bf16`].
+/// An element type [`Cublas::gemm_ex`] takes for A and B: [`f16`](half::f16) or [`bf16`](half::bf16).
 pub trait GemmExInput: Element + sealed::Sealed {
     #[doc(hidden)]
     const DATA_TYPE: sys::cudaDataType;
@@ -214,7 +214,7 @@ impl Cublas {
         )
     }
 
-    /// C = α·A·B + β·C for row-major A (M×K) and B (K×N) of [`f16`] or [`bf16`], and C (M×N) of
+    /// C = α·A·B + β·C for row-major A (M×K) and B (K×N) of [`f16`](half::f16) or [`bf16`](half::bf16), and C (M×N) of
     /// `f32` or the inputs' type, through `cublasGemmEx` with FP32 accumulation
     /// (`CUBLAS_COMPUTE_32F`, `CUBLAS_GEMM_DEFAULT`) and default math, so on tensor cores;
     /// α and β are f32. Shapes and leading dimensions as in [`sgemm`](Self::sgemm). With a

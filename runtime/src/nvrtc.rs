@@ -47,7 +47,7 @@ pub fn options(arch: Arch, source: &str) -> Vec<String> {
 const SM_90A_FEATURES: &str = "__CUDA_ARCH_FEAT_SM90_ALL";
 
 /// Everything a cubin of `source` is compiled with: [`options`], then `--include-path=<dir>`
-/// for the CUDA headers' folder when one is found ([`headers`](crate::headers) says where it
+/// for the CUDA headers' folder when one is found ([`headers`] says where it
 /// looks). A source that includes `<cuda_fp16.h>` or `<cuda_bf16.h>` with no folder found is
 /// [`Error::CudaHeadersMissing`], naming the folders searched; NVRTC is not run.
 pub fn compile_options(source: &str, kernel: &str, arch: Arch) -> Result<Vec<String>, Error> {

@@ -244,7 +244,7 @@ gemv_t_column_sums!(
     ]
 );
 
-/// Pass 2: y[c] = the S partials of column c added in order (the result does not depend on
+/// Pass 2: `y[c]` = the S partials of column c added in order (the result does not depend on
 /// which block finished first).
 #[tile_kernel(threads = 256, vector = 1, consts(COLUMNS = 256))]
 pub fn gemv_t_finish_f32(partials: Global<f32, (S, N)>, y: GlobalMut<f32, (N,)>) {

@@ -684,7 +684,7 @@ pub fn gemm_tf32_wgmma_kn_64x128(
 /// 128-byte lines, and an A whose rows are not 16-byte aligned is copied so too — otherwise the
 /// kernel would copy it element by element at a third of its speed. A caller whose B is
 /// already stored [N, K] (a linear layer's weights) launches [`gemm_tf32_wgmma_bt`] directly
-/// with [`launch_tf32`]. The [`Launched`](crate::Launched) is the GEMM's.
+/// with [`launch_tf32`]. The [`Launched`] is the GEMM's.
 ///
 /// ```
 /// use tessera::prelude::*;

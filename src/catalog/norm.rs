@@ -10,7 +10,7 @@
 //! move in 16-byte accesses.
 //!
 //! The variance is the mean of the squared deviations from the mean, computed from the
-//! registers after the mean is known (two reductions, no cancellation of E[x²] − E[x]²).
+//! registers after the mean is known (two reductions, no cancellation of `E[x²] − E[x]²`).
 //! 16-bit rows are converted to f32 as they are loaded and rounded once as they are stored
 //! (what `torch.nn.LayerNorm` does on bf16 tensors).
 

@@ -26,7 +26,7 @@ use crate::{Device, Input, TensorView, TensorViewMut};
 
 /// out = Δu, the 5-point Laplacian (no 1/h² factor) through a halo tile; edge points copy u.
 ///
-/// At interior points u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u[r,c]. Points on the
+/// At interior points `u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u[r,c]`. Points on the
 /// domain's edge have no four neighbours; they copy u (so `out` is fully written and the
 /// boundary is visible in it).
 ///
@@ -184,7 +184,7 @@ pub fn laplacian_5pt_rows(u: Global<f32, (R, C)>, out: GlobalMut<f32, (R, C)>) {
 /// One colour of a red-black Gauss-Seidel sweep for −Δu = f (`colour` 0 red, 1 black).
 ///
 /// Every interior point with (r + c) % 2 == `colour` becomes
-/// (h²·f[r,c] + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1]) / 4; the outer ring of u is the
+/// `(h²·f[r,c] + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1]) / 4`; the outer ring of u is the
 /// Dirichlet boundary and never changes. Red then black is one sweep.
 ///
 /// This is how Gauss-Seidel, sequential by nature (each update reads the points updated

@@ -3,7 +3,7 @@
 // One colour of a red-black Gauss-Seidel sweep for −Δu = f (`colour` 0 red, 1 black).
 //
 // Every interior point with (r + c) % 2 == `colour` becomes
-// (h²·f[r,c] + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1]) / 4; the outer ring of u is the
+// `(h²·f[r,c] + u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1]) / 4`; the outer ring of u is the
 // Dirichlet boundary and never changes. Red then black is one sweep.
 //
 // This is how Gauss-Seidel, sequential by nature (each update reads the points updated

@@ -2,7 +2,7 @@
 // Edit the Rust function, not this file.
 // out = Δu, the 5-point Laplacian (no 1/h² factor) through a halo tile; edge points copy u.
 //
-// At interior points u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u[r,c]. Points on the
+// At interior points `u[r−1,c] + u[r+1,c] + u[r,c−1] + u[r,c+1] − 4·u[r,c]`. Points on the
 // domain's edge have no four neighbours; they copy u (so `out` is fully written and the
 // boundary is visible in it).
 //
