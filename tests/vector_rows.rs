@@ -62,6 +62,20 @@ fn vectors_from_every_element(x: Global<f32, (N,)>, y: GlobalMut<f32, (M,)>) {
     }
 }
 
+/// The same with vectors of 2 floats (8 bytes): `vector_from` reads them element by element.
+#[tile_kernel(threads = 64, vector = 2)]
+fn pairs_from_every_element(x: Global<f32, (N,)>, y: GlobalMut<f32, (M,)>) {
+    let (_b,) = grid(1);
+    for c in (thread_index()..N).step_by(THREADS) {
+        if c + VECTOR <= N {
+            let w = x.vector_from(c);
+            for k in 0..VECTOR {
+                y[c * VECTOR + k] = w[k];
+            }
+        }
+    }
+}
+
 on_both_backends!(rows_move_in_vectors_with_element_tails, vector_from_reads_the_vector_at_every_element);
 
 fn rows_move_in_vectors_with_element_tails(backend: &Backend) {
@@ -93,7 +107,8 @@ fn rows_move_in_vectors_with_element_tails(backend: &Backend) {
 
 /// Rows of 37 and 41 columns (each row starting on another 2-byte boundary), and views whose
 /// rows start 1 or 3 columns into their parent (the first chunk before the row: read element by
-/// element), every column of every row; 1-D f32 at lengths 4 to 70 and 1 element in.
+/// element), every column of every row; 1-D f32 at lengths 4 to 70 and 1 element in, in vectors
+/// of 4 and of 2 (8 bytes: read element by element).
 fn vector_from_reads_the_vector_at_every_element(backend: &Backend) {
     use tessera::half::bf16;
     for (rows, cols, ld, from) in [(3, 37, 37, 0), (4, 41, 41, 0), (3, 30, 37, 1), (2, 33, 40, 3), (2, 8, 9, 1)] {
@@ -135,6 +150,14 @@ fn vector_from_reads_the_vector_at_every_element(backend: &Backend) {
         for c in 0..=len - 4 {
             for k in 0..4 {
                 assert_eq!(got[c * 4 + k], host[from + c + k], "{len} from {from}: vector from {c}, element {k}");
+            }
+        }
+        let mut pairs = backend.filled([len * 2], f32::from_bits(POISON)).unwrap();
+        pairs_from_every_element::launch(backend, &x, &mut pairs).unwrap();
+        let got = backend.download(&pairs).unwrap();
+        for c in 0..=len - 2 {
+            for k in 0..2 {
+                assert_eq!(got[c * 2 + k], host[from + c + k], "{len} from {from}: pair from {c}, element {k}");
             }
         }
     }
