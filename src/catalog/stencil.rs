@@ -586,6 +586,11 @@ fn column_count(u: &RedBlack) -> Result<i32, Error> {
 }
 
 /// The two colours of a red-black grid: red points have r + c even, black ones odd.
+///
+/// ```
+/// use tessera::catalog::stencil::Colour;
+/// assert_eq!((Colour::Red.index(), Colour::Black.index()), (0, 1)); // the kernels' `colour`
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Colour {
     /// The points with r + c even.
