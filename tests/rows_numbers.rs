@@ -290,6 +290,14 @@ fn dot(a: impl Iterator<Item = f32>, b: impl Iterator<Item = f32>) -> (f64, f64)
     (sum, magnitude * f64::from(f32::EPSILON) * (n as f64).sqrt().max(4.0))
 }
 
+/// Every y[j] of y = Aᵀ·x (A of m × n, row-major) within `dot`'s slack of the f64 sum.
+fn assert_transposed_gemv(got: &[f32], host_a: &[f32], host_x: &[f32], (m, n): (usize, usize), what: &str) {
+    for (j, g) in got.iter().enumerate() {
+        let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
+        assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{what} {m}×{n}: y[{j}] = {g}, want {want}");
+    }
+}
+
 fn gemv_matches_an_f64_reference(backend: &Backend) {
     for (m, k) in gemv_shapes(backend) {
         let (host_a, host_x) = (random_floats(m * k, (m + k) as u64), random_floats(k, 5));
@@ -338,11 +346,7 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         if [(1300, 65), (2049, 31)].contains(&(m, n)) {
             assert!(split, "{m}×{n}: the shapes that exercise the row split must take it");
         }
-        let got = backend.download(&y).unwrap();
-        for (j, g) in got.iter().enumerate() {
-            let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
-            assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
-        }
+        assert_transposed_gemv(&backend.download(&y).unwrap(), &host_a, &host_x, (m, n), "gemv_t");
         // the unsplit kernels, whichever gemv_t takes here
         for kernel in [&gemv::gemv_t_band_f32::KERNEL, &gemv::gemv_t_band_pairs_f32::KERNEL, &gemv::gemv_t_f32::KERNEL]
         {
@@ -357,14 +361,7 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
                     ],
                 )
                 .unwrap();
-            for (j, g) in backend.download(&y).unwrap().iter().enumerate() {
-                let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
-                assert!(
-                    (f64::from(*g) - want).abs() <= slack + 1e-30,
-                    "{} {m}×{n}: y[{j}] = {g}, want {want}",
-                    kernel.name()
-                );
-            }
+            assert_transposed_gemv(&backend.download(&y).unwrap(), &host_a, &host_x, (m, n), kernel.name());
         }
     }
 }
@@ -393,10 +390,7 @@ fn gemv_t_in_one_launch_adds_the_slices_as_the_finishing_pass_does(backend: &Bac
             gemv::gemv_t_split_f32::launch(backend, &a, &x, &mut partials, &mut y).unwrap();
             let got = backend.download(&y).unwrap();
             assert_eq!(got, want_bits, "{m}×{n}, {slices} slices, launch {launch}: not the two passes' sums");
-            for (j, g) in got.iter().enumerate() {
-                let (want, slack) = dot((0..m).map(|r| host_a[r * n + j]), host_x.iter().copied());
-                assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{n}: y[{j}] = {g}, want {want}");
-            }
+            assert_transposed_gemv(&got, &host_a, &host_x, (m, n), "gemv_t_split_f32");
         }
     }
 }

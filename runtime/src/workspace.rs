@@ -1,13 +1,14 @@
 //! The scratch memory a kernel gets after its own arguments ([`Workspace`]): a `.stream_k()`
 //! kernel's shares of the tiles its blocks split and one counter per such tile, a `.dynamic()`
-//! grid's tile counter. One buffer per GPU, grown as launches need more: the counters first,
-//! in an area that only grows, then the partial tiles — so no kernel's counters ever lie where
-//! another kernel's partials were written. The counters are zero when allocated; stream-K
-//! leaves them zero (the block that finishes a split tile resets its counter), a dynamic
-//! grid's ends at the tile count — so they are zeroed on the stream before a launch only where
-//! such a kernel used them last or the area grew, not before every stream-K launch (a memset
-//! in the stream costs a small GEMM about a microsecond). A launch that stopped part-way
-//! leaves the context unusable, so it cannot leave stale counts behind.
+//! grid's tile counter, `last_block_of`'s counter a block. One buffer per GPU, grown as
+//! launches need more: the counters first, in an area that only grows, then the partial tiles
+//! — so no kernel's counters ever lie where another kernel's partials were written. The
+//! counters are zero when allocated; stream-K and `last_block_of` leave them zero (the block
+//! that finishes a split tile, or the last of a group, resets its counter), a dynamic grid's
+//! ends at the tile count — so they are zeroed on the stream before a launch only where such a
+//! kernel used them last or the area grew, not before every stream-K launch (a memset in the
+//! stream costs a small GEMM about a microsecond). A launch that stopped part-way leaves the
+//! context unusable, so it cannot leave stale counts behind.
 
 use std::sync::{Arc, Mutex};
 

@@ -310,8 +310,8 @@ pub fn row_slices(rows: usize, cols: usize) -> usize {
 }
 
 /// y = Aᵀ·x without transposing A: from 256 bands of 32 columns [`gemv_t_band_pairs_f32`]
-/// while its bands of 64 fit one an SM (on sm_90), then [`gemv_t_f32`]; [`gemv_t_band_f32`] from 128 bands
-/// (one an SM); below, the rows split into slices ([`gemv_t_partials_f32`] into a workspace,
+/// while its bands of 64 fit one an SM (on sm_90), then [`gemv_t_f32`]; [`gemv_t_band_f32`]
+/// from 128 bands (one an SM); below, the rows split into slices ([`gemv_t_partials_f32`] into a workspace,
 /// then [`gemv_t_finish_f32`]). Returns the last launch.
 pub fn gemv_t(
     device: &impl crate::Device,
