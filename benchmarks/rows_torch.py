@@ -29,6 +29,8 @@ for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536)]:
     y = torch.empty_like(x)
     copy = copy_gbs(rows * cols)
     row("softmax", f"{rows}x{cols}", median_ms(lambda: torch.softmax(x, dim=1, out=y)), 8 * rows * cols, copy)
+    xh, yh = x.bfloat16(), y.bfloat16()
+    row("softmax bf16", f"{rows}x{cols}", median_ms(lambda: torch.softmax(xh, dim=1, out=yh)), 4 * rows * cols, copy)
 for rows, cols in [(8192, 8192), (4096, 4097), (4096, 4096)]:
     x = torch.randn(rows, cols, device="cuda")
     w, b = torch.randn(cols, device="cuda"), torch.randn(cols, device="cuda")

@@ -13,6 +13,8 @@ on_both_backends!(
     softmax_rows_sum_to_one_and_match_an_f64_reference,
     softmax_takes_the_kernel_for_the_row_length,
     aligned_softmax_keeps_vectors_on_rows_that_start_anywhere,
+    bf16_and_f16_softmax_match_an_f64_reference_from_the_rounded_inputs,
+    sixteen_bit_softmax_keeps_vectors_of_8_on_rows_that_start_anywhere,
     layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight,
     layer_norm_matches_an_f64_reference,
     rms_norm_matches_an_f64_reference,
@@ -46,9 +48,20 @@ fn softmax_rows_sum_to_one_and_match_an_f64_reference(backend: &Backend) {
         let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
         let launched = softmax::softmax(backend, &x, &mut y).unwrap();
         // the kernel the row length calls for (the long rows' second pass for the chunked ones)
-        assert_eq!(launched.kernel, softmax::kernel_for(backend, cols).name(), "{rows}×{cols}");
+        assert_eq!(launched.kernel, softmax::kernel_for::<f32>(backend, cols).name(), "{rows}×{cols}");
         let got = backend.download(&y).unwrap();
-        assert_softmax_rows(&host, &got, rows, cols, cols, 0, cols, 0, &format!("{rows}×{cols}"));
+        assert_softmax_rows(
+            &widened(&host),
+            &widened(&got),
+            F32,
+            rows,
+            cols,
+            cols,
+            0,
+            cols,
+            0,
+            &format!("{rows}×{cols}"),
+        );
     }
 }
 
@@ -71,9 +84,14 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         (65536, long),
         (65537, "softmax_chunk_write_f32"),
     ] {
-        assert_eq!(softmax::kernel_for(backend, cols).name(), kernel, "{cols} columns");
+        assert_eq!(softmax::kernel_for::<f32>(backend, cols).name(), kernel, "{cols} columns");
+        // the same steps for 16-bit rows
+        let bf16 = kernel.replace("_f32", "_bf16");
+        assert_eq!(softmax::kernel_for::<tessera::half::bf16>(backend, cols).name(), bf16, "{cols} columns");
+        let f16 = kernel.replace("_f32", "_f16");
+        assert_eq!(softmax::kernel_for::<tessera::half::f16>(backend, cols).name(), f16, "{cols} columns");
     }
-    assert_eq!(softmax::kernel_for_columns(40000, false).name(), "softmax_chunk_write_f32");
+    assert_eq!(softmax::kernel_for_columns::<f32>(40000, false).name(), "softmax_chunk_write_f32");
     // a row of a wider matrix: the leading dimension is not the column count
     let (rows, cols, ld) = (5, 100, 103);
     let host = logits(rows * ld, 7);
@@ -93,13 +111,27 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
     }
 }
 
+/// How a softmax's y is stored: f32, or rounded once to bf16 or f16.
+#[derive(Clone, Copy)]
+struct Storage {
+    /// The relative error of the rounding to the stored type (0 for f32).
+    rounding: f64,
+    /// The absolute error near zero (f16's subnormals: half their spacing).
+    floor: f64,
+}
+
+const F32: Storage = Storage { rounding: 0.0, floor: 0.0 };
+const BF16: Storage = Storage { rounding: 1.0 / 256.0, floor: 0.0 };
+const F16: Storage = Storage { rounding: 1.0 / 2048.0, floor: 1.0 / 33_554_432.0 };
+
 /// The softmax of every row of `x` (`rows` × `cols` at leading dimension `ld`, from column
 /// `x_first` of its rows) against f64, as `got` holds it (leading dimension `y_ld`, from
-/// column `y_first`).
+/// column `y_first`), both as the values the kernel read and wrote.
 #[allow(clippy::too_many_arguments)]
 fn assert_softmax_rows(
-    host: &[f32],
-    got: &[f32],
+    host: &[f64],
+    got: &[f64],
+    storage: Storage,
     rows: usize,
     cols: usize,
     ld: usize,
@@ -110,16 +142,21 @@ fn assert_softmax_rows(
 ) {
     for r in 0..rows {
         let row = &host[r * ld + x_first..r * ld + x_first + cols];
-        let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
-        let sum: f64 = row.iter().map(|&v| (f64::from(v) - max).exp()).sum();
+        let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+        let sum: f64 = row.iter().map(|&v| (v - max).exp()).sum();
         for c in 0..cols {
-            let want = (f64::from(row[c]) - max).exp() / sum;
-            let g = f64::from(got[r * y_ld + y_first + c]);
-            // expf's few ulps and a sum of `cols` f32 terms
-            let slack = 1e-6 * want + 4e-7 * want * (cols as f64).sqrt() + 1e-12;
+            let want = (row[c] - max).exp() / sum;
+            let g = got[r * y_ld + y_first + c];
+            // expf's few ulps and a sum of `cols` f32 terms, then one rounding to the stored type
+            let slack =
+                1e-6 * want + 4e-7 * want * (cols as f64).sqrt() + 1e-12 + storage.rounding * want + storage.floor;
             assert!((g - want).abs() <= slack, "{what}: y[{r}][{c}] = {g}, want {want}");
         }
     }
+}
+
+fn widened(values: &[f32]) -> Vec<f64> {
+    values.iter().map(|&v| f64::from(v)).collect()
 }
 
 fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) {
@@ -154,7 +191,7 @@ fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) 
             // no row is read or written narrower than 16 bytes for being misaligned
             assert_eq!(launched.vector.get(), 4, "{what}");
             let got = backend.download(&y_parent).unwrap();
-            assert_softmax_rows(&host, &got, rows, cols, ld, x_first, y_ld, y_first, &what);
+            assert_softmax_rows(&widened(&host), &widened(&got), F32, rows, cols, ld, x_first, y_ld, y_first, &what);
             // the columns outside the view are untouched
             for r in 0..rows {
                 for c in (0..y_first).chain(y_first + cols..y_ld) {
@@ -163,6 +200,84 @@ fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) 
             }
         }
     }
+}
+
+fn bf16_and_f16_softmax_match_an_f64_reference_from_the_rounded_inputs(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: softmax::SoftmaxElement>(
+        backend: &Backend,
+        to: impl Fn(f32) -> T,
+        back: impl Fn(T) -> f64,
+        storage: Storage,
+        name: &str,
+    ) {
+        for (rows, cols) in softmax_shapes(backend) {
+            let host: Vec<T> = logits(rows * cols, (rows * 31 + cols) as u64).into_iter().map(&to).collect();
+            let x = backend.upload(&host, [rows, cols]).unwrap();
+            // NaN where the kernel writes nothing: an element left unwritten fails the comparison
+            let mut y = backend.filled([rows, cols], to(f32::NAN)).unwrap();
+            let launched = softmax::softmax(backend, &x, &mut y).unwrap();
+            assert_eq!(launched.kernel, softmax::kernel_for::<T>(backend, cols).name(), "{name} {rows}×{cols}");
+            assert!(launched.kernel.ends_with(name), "{name} {rows}×{cols}: {}", launched.kernel);
+            let got: Vec<f64> = backend.download(&y).unwrap().into_iter().map(&back).collect();
+            let host: Vec<f64> = host.into_iter().map(&back).collect();
+            let what = format!("{name} {rows}×{cols}");
+            assert_softmax_rows(&host, &got, storage, rows, cols, cols, 0, cols, 0, &what);
+        }
+    }
+    check(backend, bf16::from_f32, |v: bf16| f64::from(v.to_f32()), BF16, "bf16");
+    check(backend, f16::from_f32, |v: f16| f64::from(v.to_f32()), F16, "f16");
+}
+
+fn sixteen_bit_softmax_keeps_vectors_of_8_on_rows_that_start_anywhere(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: softmax::SoftmaxElement>(
+        backend: &Backend,
+        to: impl Fn(f32) -> T,
+        back: impl Fn(T) -> f64,
+        storage: Storage,
+    ) {
+        // (rows, columns, x's leading dimension, x's first column, y's leading dimension, y's
+        // first column): rows whose first aligned column cycles 0..7 (4097), views starting 1
+        // and 5 elements in, rows shorter than a vector, a y whose rows start elsewhere than x's
+        let cases = [
+            (9, 4097, 4097, 0, 4097, 0),
+            (5, 5120, 5125, 1, 5125, 1),
+            (4, 16, 23, 5, 22, 5),
+            (4, 3, 7, 2, 7, 2),
+            (5, 1030, 1031, 0, 1033, 2),
+        ];
+        let kernels = T::KERNELS;
+        for kernel in [kernels.short, kernels.aligned, kernels.long, kernels.wide] {
+            for (rows, cols, ld, x_first, y_ld, y_first) in cases {
+                let what = format!(
+                    "{} on {rows}×{cols} (x ld {ld} from {x_first}, y ld {y_ld} from {y_first})",
+                    kernel.name()
+                );
+                let host: Vec<T> = logits(rows * ld, (rows * 17 + cols) as u64).into_iter().map(&to).collect();
+                let parent = backend.upload(&host, [rows, ld]).unwrap();
+                let x = parent.submatrix(0..rows, x_first..x_first + cols).unwrap();
+                let mut y_parent = backend.filled([rows, y_ld], to(f32::NAN)).unwrap();
+                let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
+                let launched = kernel
+                    .launch(backend, &mut [tessera::Argument::input("x", &x), tessera::Argument::output("y", &mut y)])
+                    .unwrap();
+                // no row is read or written narrower than 16 bytes for being misaligned
+                assert_eq!(launched.vector.get(), 8, "{what}");
+                let got: Vec<f64> = backend.download(&y_parent).unwrap().into_iter().map(&back).collect();
+                let host: Vec<f64> = host.into_iter().map(&back).collect();
+                assert_softmax_rows(&host, &got, storage, rows, cols, ld, x_first, y_ld, y_first, &what);
+                // the columns outside the view are untouched
+                for r in 0..rows {
+                    for c in (0..y_first).chain(y_first + cols..y_ld) {
+                        assert!(got[r * y_ld + c].is_nan(), "{what}: y[{r}][{c}] written");
+                    }
+                }
+            }
+        }
+    }
+    check(backend, bf16::from_f32, |v: bf16| f64::from(v.to_f32()), BF16);
+    check(backend, f16::from_f32, |v: f16| f64::from(v.to_f32()), F16);
 }
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {

@@ -82,11 +82,17 @@ impl Family {
                     1025..=8192 if kernel.name() == softmax::softmax_block_f32::NAME => true,
                     8193..=32768 if kernel.name() == softmax::softmax_block_wide_f32::NAME => true,
                     8193..=16384 if kernel.name() == softmax::softmax_aligned_wide_f32::NAME => true,
-                    0..=32768 => softmax::kernel_for_columns(columns, false).name() == kernel.name(),
+                    // f32, bf16 and f16 rows alike
+                    0..=32768 => [
+                        softmax::kernel_for_columns::<f32>(columns, false),
+                        softmax::kernel_for_columns::<half::bf16>(columns, false),
+                        softmax::kernel_for_columns::<half::f16>(columns, false),
+                    ]
+                    .iter()
+                    .any(|k| k.name() == kernel.name()),
                     _ => {
                         kernel.name().starts_with("softmax_chunk")
-                            || (columns <= softmax::CLUSTER_COLUMNS
-                                && kernel.name() == softmax::softmax_cluster_f32::NAME)
+                            || (columns <= softmax::CLUSTER_COLUMNS && kernel.name().starts_with("softmax_cluster_"))
                     }
                 }
             }
@@ -298,12 +304,16 @@ impl Family {
             // x read once, y written once; the norms also read their weight (and bias) rows
             // (the chunked softmax: pass 1 reads x, pass 2 reads x and writes y, each with the
             // chunks' statistics)
+            // (2 bytes an element for the bf16 and f16 kernels, f32 statistics)
             Family::Softmax => {
+                let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };
                 let statistics = 8.0 * value("R") * value("S");
-                match kernel {
-                    "softmax_chunk_stats_f32" => (0.0, 4.0 * value("R") * value("C") + statistics),
-                    "softmax_chunk_write_f32" => (0.0, 8.0 * value("R") * value("C") + statistics),
-                    _ => (0.0, 8.0 * value("R") * value("C")),
+                if kernel.starts_with("softmax_chunk_stats") {
+                    (0.0, size * value("R") * value("C") + statistics)
+                } else if kernel.starts_with("softmax_chunk_write") {
+                    (0.0, 2.0 * size * value("R") * value("C") + statistics)
+                } else {
+                    (0.0, 2.0 * size * value("R") * value("C"))
                 }
             }
             // (2 bytes an element for the bf16 and f16 kernels)

@@ -19,6 +19,11 @@
 //! [`softmax_looped_f32`] (one block per row, the row read twice) is the one-kernel
 //! alternative for long rows; with few rows it leaves most SMs idle.
 //!
+//! bf16 and f16 rows take the same steps (`softmax_aligned_bf16`, `softmax_cluster_f16`, ..;
+//! [`SoftmaxElement`]): each element converted to f32 as it is loaded, the maximum, exps and
+//! sum in f32, y rounded once as it is stored; vectors of 8 (16 bytes), and 24 elements a
+//! thread in the short block.
+//!
 //! Consecutive threads hold consecutive columns (element j of thread t is column
 //! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4), so every load and
 //! store of a warp is one contiguous run, and any column count and leading dimension works
@@ -32,14 +37,15 @@
 use crate::prelude::*;
 use crate::{Input, Output};
 
-// The warp-per-row and the block-per-row kernels are each stamped at two row lengths by a
-// macro_rules! of their own: `ITEMS` (and the block's threads) are the only differences.
+// The warp-per-row and the block-per-row kernels are each stamped at several row lengths and
+// element types by a macro_rules! of their own: `ITEMS`, the block's threads, the element type
+// and its vector are the only differences (`as f32` of an f32 renders as nothing).
 
 macro_rules! softmax_warp_per_row {
-    ($(#[$doc:meta])* $name:ident, items = $items:tt) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, items = $items:tt) => {
         $(#[$doc])*
         #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8), fixed(ITEMS = $items), require(WARP_ROWS * 32 == THREADS))]
-        pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+        pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
             let (bx,) = grid(cdiv(R, WARP_ROWS));
             let row = bx * WARP_ROWS + warp_index();
             if row < R {
@@ -48,7 +54,7 @@ macro_rules! softmax_warp_per_row {
                 for j in 0..ITEMS {
                     let c = j * 32 + lane();
                     if c < C {
-                        v[j] = x[[row, c]];
+                        v[j] = x[[row, c]] as f32;
                         m = max(m, v[j]);
                     }
                 }
@@ -62,7 +68,7 @@ macro_rules! softmax_warp_per_row {
                 for j in 0..ITEMS {
                     let c = j * 32 + lane();
                     if c < C {
-                        y[[row, c]] = v[j] * scale;
+                        y[[row, c]] = (v[j] * scale) as $t;
                     }
                 }
             }
@@ -71,11 +77,27 @@ macro_rules! softmax_warp_per_row {
 }
 softmax_warp_per_row!(
     /// Softmax of rows of up to 128 columns: a warp per row, 8 rows per block.
-    softmax_warp_f32, items = 4
+    softmax_warp_f32, f32, items = 4
 );
 softmax_warp_per_row!(
     /// Softmax of rows of up to 1024 columns: a warp per row, 8 rows per block.
-    softmax_warp_wide_f32, items = 32
+    softmax_warp_wide_f32, f32, items = 32
+);
+softmax_warp_per_row!(
+    /// [`softmax_warp_f32`] on bf16 rows (f32 arithmetic, y rounded once).
+    softmax_warp_bf16, bf16, items = 4
+);
+softmax_warp_per_row!(
+    /// [`softmax_warp_wide_f32`] on bf16 rows.
+    softmax_warp_wide_bf16, bf16, items = 32
+);
+softmax_warp_per_row!(
+    /// [`softmax_warp_f32`] on f16 rows.
+    softmax_warp_f16, f16, items = 4
+);
+softmax_warp_per_row!(
+    /// [`softmax_warp_wide_f32`] on f16 rows.
+    softmax_warp_wide_f16, f16, items = 32
 );
 
 macro_rules! softmax_block_per_row {
@@ -146,10 +168,10 @@ softmax_block_per_row!(
 // multiple of VECTOR (4097 columns) still move in 16-byte vectors, where the kernels above
 // narrow to single floats. Stamped at four row lengths (5120, 8192, 16384, 32768 columns).
 macro_rules! softmax_block_per_aligned_row {
-    ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 4, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
-        pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
+        pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
             let (row,) = grid(R);
             // the row's columns before its first 16-byte boundary (head), its whole vectors from
             // there, and the columns after the last one (tail): threads 0.. take the head's
@@ -166,7 +188,7 @@ macro_rules! softmax_block_per_aligned_row {
             }
             let mut extra = -f32::INFINITY;
             if extra_column >= 0 {
-                extra = x[[row, extra_column]];
+                extra = x[[row, extra_column]] as f32;
             }
             let mut v = [-f32::INFINITY; ITEMS];
             let mut m = extra;
@@ -176,8 +198,8 @@ macro_rules! softmax_block_per_aligned_row {
                 if i < vectors {
                     let w = x.vector_at([row, head + i * VECTOR]);
                     for k in 0..VECTOR {
-                        v[j * VECTOR + k] = w[k];
-                        m = max(m, w[k]);
+                        v[j * VECTOR + k] = w[k] as f32;
+                        m = max(m, v[j * VECTOR + k]);
                     }
                 }
             }
@@ -191,16 +213,16 @@ macro_rules! softmax_block_per_aligned_row {
             s += extra;
             let scale = 1.0f32 / block_sum(s);
             if extra_column >= 0 {
-                y[[row, extra_column]] = extra * scale;
+                y[[row, extra_column]] = (extra * scale) as $t;
             }
             if y.align_offset([row, 0]) == head {
                 // y's row starts as x's does (the same alignment and leading dimension)
                 for j in 0..ITEMS / VECTOR {
                     let i = j * THREADS + thread_index();
                     if i < vectors {
-                        let mut w = vector(0.0f32);
+                        let mut w = vector(0.0 as $t);
                         for k in 0..VECTOR {
-                            w[k] = v[j * VECTOR + k] * scale;
+                            w[k] = (v[j * VECTOR + k] * scale) as $t;
                         }
                         y.vector_at([row, head + i * VECTOR]) = w;
                     }
@@ -210,7 +232,7 @@ macro_rules! softmax_block_per_aligned_row {
                     let i = j * THREADS + thread_index();
                     if i < vectors {
                         for k in 0..VECTOR {
-                            y[[row, head + i * VECTOR + k]] = v[j * VECTOR + k] * scale;
+                            y[[row, head + i * VECTOR + k]] = (v[j * VECTOR + k] * scale) as $t;
                         }
                     }
                 }
@@ -222,24 +244,57 @@ softmax_block_per_aligned_row!(
     /// Softmax of rows of up to 5120 columns, a block of 256 threads per row, 20 elements each,
     /// in 16-byte vectors from each row's first aligned column: rows of 4097 fill 80% of the
     /// registers where [`softmax_block_f32`] fills half, and keep vectors where it narrows.
-    softmax_aligned_short_f32, threads = 256, items = 20
+    softmax_aligned_short_f32, f32, vector = 4, threads = 256, items = 20
 );
 softmax_block_per_aligned_row!(
     /// Softmax of rows of up to 8192 columns in 16-byte vectors from each row's first aligned
     /// column, whatever the leading dimension: a block of 512 threads per row, 16 elements
     /// each — 32 registers, so four blocks (every warp slot) per SM, where 256 × 32 takes 48
     /// and five (98.1–98.3% of the device copy at 8192² on an H200, against 96.9–97.2%).
-    softmax_aligned_f32, threads = 512, items = 16
+    softmax_aligned_f32, f32, vector = 4, threads = 512, items = 16
 );
 softmax_block_per_aligned_row!(
     /// Softmax of rows of up to 16384 columns: 512 threads × 32 elements, two blocks an SM
     /// (the norms' wide tier went from 77% to 94% of the device copy at 16384 columns this way).
-    softmax_aligned_long_f32, threads = 512, items = 32
+    softmax_aligned_long_f32, f32, vector = 4, threads = 512, items = 32
 );
 softmax_block_per_aligned_row!(
     /// Softmax of rows of up to 32768 columns like [`softmax_block_wide_f32`], in 16-byte
     /// vectors from each row's first aligned column.
-    softmax_aligned_wide_f32, threads = 1024, items = 32
+    softmax_aligned_wide_f32, f32, vector = 4, threads = 1024, items = 32
+);
+// 16-bit rows: the same blocks (24 elements a thread in the short one, whole vectors of 8)
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_short_f32`] on bf16 rows, 24 elements a thread (three vectors of 8).
+    softmax_aligned_short_bf16, bf16, vector = 8, threads = 256, items = 24
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_f32`] on bf16 rows.
+    softmax_aligned_bf16, bf16, vector = 8, threads = 512, items = 16
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_long_f32`] on bf16 rows.
+    softmax_aligned_long_bf16, bf16, vector = 8, threads = 512, items = 32
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_wide_f32`] on bf16 rows.
+    softmax_aligned_wide_bf16, bf16, vector = 8, threads = 1024, items = 32
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_short_f32`] on f16 rows, 24 elements a thread.
+    softmax_aligned_short_f16, f16, vector = 8, threads = 256, items = 24
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_f32`] on f16 rows.
+    softmax_aligned_f16, f16, vector = 8, threads = 512, items = 16
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_long_f32`] on f16 rows.
+    softmax_aligned_long_f16, f16, vector = 8, threads = 512, items = 32
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_wide_f32`] on f16 rows.
+    softmax_aligned_wide_f16, f16, vector = 8, threads = 1024, items = 32
 );
 
 /// Softmax of rows of any length in one kernel: a block per row reads it twice — once for the maximum
@@ -268,95 +323,112 @@ pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
     }
 }
 
-/// Softmax of rows of up to 65536 columns in one kernel, each row read once and written once:
-/// a cluster of 8 blocks per row (sm_90's thread-block clusters), block `chunk` holding columns
-/// `chunk · 8192 ..` in registers. Each thread exponentiates its values against its own
-/// maximum as soon as they are loaded; `cluster_softmax_scale` then combines the threads'
-/// (maximum, sum) pairs — each block's, pushed into every block of the cluster in one exchange —
-/// into the factor that rescales them, so that after the exchange a value takes one
-/// multiplication (on an H200 at 16 × 65536 56% of the device copy became 68–70% with the
-/// pairs read from each block's shared memory, against the maximum, then the exps, then the sum
-/// in two exchanges; `benchmarks/lab/rows/cluster.cu`, BENCHMARKS.md).
-/// A few long rows fill the GPU (16 rows of 65536: 128 blocks), where the chunked kernels need
-/// two launches and read the row twice.
-#[tile_kernel(threads = 256, vector = 4, cluster = 8, target = sm_90, fixed(ITEMS = 32, BLOCKS = 8))]
-pub fn softmax_cluster_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
-    // the grid's x is the cluster: BLOCKS blocks per row, whatever the row's length
-    let (chunk, row) = grid(BLOCKS, R);
-    let first = chunk * (THREADS * ITEMS / VECTOR);
-    // every load issued before any value is used (one block an SM has no other warps to hide
-    // a wait): no test per vector where all the block's columns are in the row, and the maximum
-    // taken after the loads — inside their loop, each vector was waited for before the next
-    let mut v = [-f32::INFINITY; ITEMS];
-    if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C {
-        for j in 0..ITEMS / VECTOR {
-            let w = x.vector([row, first + j * THREADS + thread_index()]);
-            for k in 0..VECTOR {
-                v[j * VECTOR + k] = w[k];
-            }
-        }
-    } else {
-        for j in 0..ITEMS / VECTOR {
-            let i = first + j * THREADS + thread_index();
-            if (i + 1) * VECTOR <= C {
-                let w = x.vector([row, i]);
-                for k in 0..VECTOR {
-                    v[j * VECTOR + k] = w[k];
+macro_rules! softmax_cluster {
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = $vector, cluster = 8, target = sm_90, fixed(ITEMS = 32, BLOCKS = 8))]
+        pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
+            // the grid's x is the cluster: BLOCKS blocks per row, whatever the row's length
+            let (chunk, row) = grid(BLOCKS, R);
+            let first = chunk * (THREADS * ITEMS / VECTOR);
+            // every load issued before any value is used (one block an SM has no other warps to hide
+            // a wait): no test per vector where all the block's columns are in the row, and the maximum
+            // taken after the loads — inside their loop, each vector was waited for before the next
+            let mut v = [-f32::INFINITY; ITEMS];
+            if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C {
+                for j in 0..ITEMS / VECTOR {
+                    let w = x.vector([row, first + j * THREADS + thread_index()]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k] as f32;
+                    }
                 }
             } else {
-                for k in 0..VECTOR {
-                    if i * VECTOR + k < C {
-                        v[j * VECTOR + k] = x[[row, i * VECTOR + k]];
+                for j in 0..ITEMS / VECTOR {
+                    let i = first + j * THREADS + thread_index();
+                    if (i + 1) * VECTOR <= C {
+                        let w = x.vector([row, i]);
+                        for k in 0..VECTOR {
+                            v[j * VECTOR + k] = w[k] as f32;
+                        }
+                    } else {
+                        for k in 0..VECTOR {
+                            if i * VECTOR + k < C {
+                                v[j * VECTOR + k] = x[[row, i * VECTOR + k]] as f32;
+                            }
+                        }
+                    }
+                }
+            }
+            let mut m = -f32::INFINITY;
+            for j in 0..ITEMS {
+                m = max(m, v[j]);
+            }
+            // a thread whose values are all −∞ (or past the row's end) holds zeros, its sum 0 (the test
+            // outside the loops: inside, each exp is a branch of its own and the 32 run one by one)
+            let mut s = 0.0f32;
+            if m > -f32::INFINITY {
+                for j in 0..ITEMS {
+                    v[j] = exp(v[j] - m);
+                    s += v[j];
+                }
+            } else {
+                for j in 0..ITEMS {
+                    v[j] = 0.0;
+                }
+            }
+            let scale = cluster_softmax_scale(m, s);
+            if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C {
+                for j in 0..ITEMS / VECTOR {
+                    let mut w = vector(0.0 as $t);
+                    for k in 0..VECTOR {
+                        w[k] = (v[j * VECTOR + k] * scale) as $t;
+                    }
+                    y.vector([row, first + j * THREADS + thread_index()]) = w;
+                }
+            } else {
+                for j in 0..ITEMS / VECTOR {
+                    let i = first + j * THREADS + thread_index();
+                    if (i + 1) * VECTOR <= C {
+                        let mut w = vector(0.0 as $t);
+                        for k in 0..VECTOR {
+                            w[k] = (v[j * VECTOR + k] * scale) as $t;
+                        }
+                        y.vector([row, i]) = w;
+                    } else {
+                        for k in 0..VECTOR {
+                            if i * VECTOR + k < C {
+                                y[[row, i * VECTOR + k]] = (v[j * VECTOR + k] * scale) as $t;
+                            }
+                        }
                     }
                 }
             }
         }
-    }
-    let mut m = -f32::INFINITY;
-    for j in 0..ITEMS {
-        m = max(m, v[j]);
-    }
-    // a thread whose values are all −∞ (or past the row's end) holds zeros, its sum 0 (the test
-    // outside the loops: inside, each exp is a branch of its own and the 32 run one by one)
-    let mut s = 0.0f32;
-    if m > -f32::INFINITY {
-        for j in 0..ITEMS {
-            v[j] = exp(v[j] - m);
-            s += v[j];
-        }
-    } else {
-        for j in 0..ITEMS {
-            v[j] = 0.0;
-        }
-    }
-    let scale = cluster_softmax_scale(m, s);
-    if (first + THREADS * ITEMS / VECTOR) * VECTOR <= C {
-        for j in 0..ITEMS / VECTOR {
-            let mut w = vector(0.0f32);
-            for k in 0..VECTOR {
-                w[k] = v[j * VECTOR + k] * scale;
-            }
-            y.vector([row, first + j * THREADS + thread_index()]) = w;
-        }
-    } else {
-        for j in 0..ITEMS / VECTOR {
-            let i = first + j * THREADS + thread_index();
-            if (i + 1) * VECTOR <= C {
-                let mut w = vector(0.0f32);
-                for k in 0..VECTOR {
-                    w[k] = v[j * VECTOR + k] * scale;
-                }
-                y.vector([row, i]) = w;
-            } else {
-                for k in 0..VECTOR {
-                    if i * VECTOR + k < C {
-                        y[[row, i * VECTOR + k]] = v[j * VECTOR + k] * scale;
-                    }
-                }
-            }
-        }
-    }
+    };
 }
+softmax_cluster!(
+    /// Softmax of rows of up to 65536 columns in one kernel, each row read once and written once:
+    /// a cluster of 8 blocks per row (sm_90's thread-block clusters), block `chunk` holding columns
+    /// `chunk · 8192 ..` in registers. Each thread exponentiates its values against its own
+    /// maximum as soon as they are loaded; `cluster_softmax_scale` then combines the threads'
+    /// (maximum, sum) pairs — each block's, pushed into every block of the cluster in one exchange —
+    /// into the factor that rescales them, so that after the exchange a value takes one
+    /// multiplication (on an H200 at 16 × 65536 56% of the device copy became 68–70% with the
+    /// pairs read from each block's shared memory, against the maximum, then the exps, then the sum
+    /// in two exchanges; `benchmarks/lab/rows/cluster.cu`, BENCHMARKS.md).
+    /// A few long rows fill the GPU (16 rows of 65536: 128 blocks), where the chunked kernels need
+    /// two launches and read the row twice.
+    softmax_cluster_f32, f32, vector = 4
+);
+softmax_cluster!(
+    /// [`softmax_cluster_f32`] on bf16 rows (f32 arithmetic, y rounded once): four vectors of 8 a
+    /// thread.
+    softmax_cluster_bf16, bf16, vector = 8
+);
+softmax_cluster!(
+    /// [`softmax_cluster_f32`] on f16 rows.
+    softmax_cluster_f16, f16, vector = 8
+);
 
 /// The longest row [`softmax_aligned_short_f32`] holds: its THREADS × ITEMS.
 pub const SHORT_COLUMNS: usize =
@@ -370,154 +442,283 @@ pub const CLUSTER_COLUMNS: usize =
 /// `CHUNK`, which the two must agree on).
 pub const CHUNK: usize = softmax_chunk_stats_f32::CHUNK as usize;
 const _: () = assert!(softmax_chunk_stats_f32::CHUNK == softmax_chunk_write_f32::CHUNK);
+// the 16-bit kernels hold at least the rows the f32 ones do at each step of `kernel_for_columns`
+const _: () = {
+    assert!(softmax_aligned_short_bf16::THREADS.0 as i64 * softmax_aligned_short_bf16::ITEMS >= SHORT_COLUMNS as i64);
+    assert!(softmax_aligned_short_f16::THREADS.0 as i64 * softmax_aligned_short_f16::ITEMS >= SHORT_COLUMNS as i64);
+    assert!(
+        softmax_cluster_bf16::BLOCKS * softmax_cluster_bf16::THREADS.0 as i64 * softmax_cluster_bf16::ITEMS
+            == CLUSTER_COLUMNS as i64
+    );
+    assert!(
+        softmax_cluster_f16::BLOCKS * softmax_cluster_f16::THREADS.0 as i64 * softmax_cluster_f16::ITEMS
+            == CLUSTER_COLUMNS as i64
+    );
+    assert!(softmax_chunk_stats_bf16::CHUNK == CHUNK as i64 && softmax_chunk_write_bf16::CHUNK == CHUNK as i64);
+    assert!(softmax_chunk_stats_f16::CHUNK == CHUNK as i64 && softmax_chunk_write_f16::CHUNK == CHUNK as i64);
+};
 
-/// Pass 1 of the softmax of long rows, split over blocks so that a few rows still fill the
-/// GPU: block (chunk, row) holds `CHUNK` columns of the row in registers and writes their
-/// maximum and the sum of exp(x − that maximum) to `maxima` and `sums` (S = the chunks per row).
-#[tile_kernel(threads = 256, vector = 4, fixed(ITEMS = 32, CHUNK = 8192))]
-pub fn softmax_chunk_stats_f32(x: Global<f32, (R, C)>, maxima: GlobalMut<f32, (R, S)>, sums: GlobalMut<f32, (R, S)>) {
-    let (chunk, row) = grid(S, R);
-    let first = chunk * (CHUNK / VECTOR);
-    let mut v = [-f32::INFINITY; ITEMS];
-    let mut m = -f32::INFINITY;
-    for j in 0..ITEMS / VECTOR {
-        let i = first + j * THREADS + thread_index();
-        if (i + 1) * VECTOR <= C {
-            let w = x.vector([row, i]);
-            for k in 0..VECTOR {
-                v[j * VECTOR + k] = w[k];
-                m = max(m, w[k]);
+macro_rules! softmax_chunked {
+    ($(#[$stats_doc:meta])* $stats:ident, $(#[$write_doc:meta])* $write:ident, $t:ident, vector = $vector:tt) => {
+        $(#[$stats_doc])*
+        #[tile_kernel(threads = 256, vector = $vector, fixed(ITEMS = 32, CHUNK = 8192))]
+        pub fn $stats(x: Global<$t, (R, C)>, maxima: GlobalMut<f32, (R, S)>, sums: GlobalMut<f32, (R, S)>) {
+            let (chunk, row) = grid(S, R);
+            let first = chunk * (CHUNK / VECTOR);
+            let mut v = [-f32::INFINITY; ITEMS];
+            let mut m = -f32::INFINITY;
+            for j in 0..ITEMS / VECTOR {
+                let i = first + j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let w = x.vector([row, i]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k] as f32;
+                        m = max(m, v[j * VECTOR + k]);
+                    }
+                } else {
+                    for k in 0..VECTOR {
+                        if i * VECTOR + k < C {
+                            v[j * VECTOR + k] = x[[row, i * VECTOR + k]] as f32;
+                            m = max(m, v[j * VECTOR + k]);
+                        }
+                    }
+                }
             }
-        } else {
-            for k in 0..VECTOR {
-                if i * VECTOR + k < C {
-                    v[j * VECTOR + k] = x[[row, i * VECTOR + k]];
-                    m = max(m, v[j * VECTOR + k]);
+            let chunk_max = block_max(m);
+            let mut s = 0.0f32;
+            for j in 0..ITEMS {
+                s += exp(v[j] - chunk_max);
+            }
+            let chunk_sum = block_sum(s);
+            if thread_index() == 0 {
+                maxima[[row, chunk]] = chunk_max;
+                sums[[row, chunk]] = chunk_sum;
+            }
+        }
+
+        $(#[$write_doc])*
+        #[tile_kernel(threads = 256, vector = $vector, fixed(ITEMS = 32, CHUNK = 8192))]
+        pub fn $write(
+            x: Global<$t, (R, C)>,
+            maxima: Global<f32, (R, S)>,
+            sums: Global<f32, (R, S)>,
+            y: GlobalMut<$t, (R, C)>,
+        ) {
+            let (chunk, row) = grid(S, R);
+            let mut row_max = -f32::INFINITY;
+            for j in 0..S {
+                row_max = max(row_max, maxima[[row, j]]);
+            }
+            let mut total = 0.0f32;
+            for j in 0..S {
+                total += sums[[row, j]] * exp(maxima[[row, j]] - row_max);
+            }
+            let scale = 1.0f32 / total;
+            let first = chunk * (CHUNK / VECTOR);
+            for j in 0..ITEMS / VECTOR {
+                let i = first + j * THREADS + thread_index();
+                if (i + 1) * VECTOR <= C {
+                    let w = x.vector([row, i]);
+                    let mut out = vector(0.0 as $t);
+                    for k in 0..VECTOR {
+                        out[k] = (exp(w[k] as f32 - row_max) * scale) as $t;
+                    }
+                    y.vector([row, i]) = out;
+                } else {
+                    for k in 0..VECTOR {
+                        let c = i * VECTOR + k;
+                        if c < C {
+                            y[[row, c]] = (exp(x[[row, c]] as f32 - row_max) * scale) as $t;
+                        }
+                    }
                 }
             }
         }
-    }
-    let chunk_max = block_max(m);
-    let mut s = 0.0f32;
-    for j in 0..ITEMS {
-        s += exp(v[j] - chunk_max);
-    }
-    let chunk_sum = block_sum(s);
-    if thread_index() == 0 {
-        maxima[[row, chunk]] = chunk_max;
-        sums[[row, chunk]] = chunk_sum;
-    }
+    };
+}
+softmax_chunked!(
+    /// Pass 1 of the softmax of long rows, split over blocks so that a few rows still fill the
+    /// GPU: block (chunk, row) holds `CHUNK` columns of the row in registers and writes their
+    /// maximum and the sum of exp(x − that maximum) to `maxima` and `sums` (S = the chunks per row).
+    softmax_chunk_stats_f32,
+    /// Pass 2: every block combines its row's `S` maxima and sums (in chunk order, so every block
+    /// of a row computes the same scale), reads its chunk of x again and writes y.
+    softmax_chunk_write_f32,
+    f32, vector = 4
+);
+softmax_chunked!(
+    /// [`softmax_chunk_stats_f32`] on bf16 rows.
+    softmax_chunk_stats_bf16,
+    /// [`softmax_chunk_write_f32`] on bf16 rows.
+    softmax_chunk_write_bf16,
+    bf16, vector = 8
+);
+softmax_chunked!(
+    /// [`softmax_chunk_stats_f32`] on f16 rows.
+    softmax_chunk_stats_f16,
+    /// [`softmax_chunk_write_f32`] on f16 rows.
+    softmax_chunk_write_f16,
+    f16, vector = 8
+);
+
+/// The kernels [`softmax`] takes for one element type, by row length (the table above).
+#[derive(Clone, Copy)]
+pub struct SoftmaxKernels {
+    /// A warp per row, to 128 columns.
+    pub warp: &'static crate::KernelDefinition,
+    /// A warp per row, to 1024 columns.
+    pub warp_wide: &'static crate::KernelDefinition,
+    /// A block of 256 per row, to [`SHORT_COLUMNS`].
+    pub short: &'static crate::KernelDefinition,
+    /// A block of 512 per row, to 8192 columns.
+    pub aligned: &'static crate::KernelDefinition,
+    /// 512 × 32, to 16384 columns.
+    pub long: &'static crate::KernelDefinition,
+    /// 1024 × 32, to 32768 columns.
+    pub wide: &'static crate::KernelDefinition,
+    /// A cluster of 8 blocks per row (sm_90), to [`CLUSTER_COLUMNS`].
+    pub cluster: &'static crate::KernelDefinition,
+    /// Longer rows (or no clusters): each chunk's statistics, ..
+    pub chunk_stats: &'static crate::KernelDefinition,
+    /// .. then the chunks written.
+    pub chunk_write: &'static crate::KernelDefinition,
 }
 
-/// Pass 2: every block combines its row's `S` maxima and sums (in chunk order, so every block
-/// of a row computes the same scale), reads its chunk of x again and writes y.
-#[tile_kernel(threads = 256, vector = 4, fixed(ITEMS = 32, CHUNK = 8192))]
-pub fn softmax_chunk_write_f32(
-    x: Global<f32, (R, C)>,
-    maxima: Global<f32, (R, S)>,
-    sums: Global<f32, (R, S)>,
-    y: GlobalMut<f32, (R, C)>,
-) {
-    let (chunk, row) = grid(S, R);
-    let mut row_max = -f32::INFINITY;
-    for j in 0..S {
-        row_max = max(row_max, maxima[[row, j]]);
-    }
-    let mut total = 0.0f32;
-    for j in 0..S {
-        total += sums[[row, j]] * exp(maxima[[row, j]] - row_max);
-    }
-    let scale = 1.0f32 / total;
-    let first = chunk * (CHUNK / VECTOR);
-    for j in 0..ITEMS / VECTOR {
-        let i = first + j * THREADS + thread_index();
-        if (i + 1) * VECTOR <= C {
-            let w = x.vector([row, i]);
-            let mut out = vector(0.0f32);
-            for k in 0..VECTOR {
-                out[k] = exp(w[k] - row_max) * scale;
-            }
-            y.vector([row, i]) = out;
-        } else {
-            for k in 0..VECTOR {
-                let c = i * VECTOR + k;
-                if c < C {
-                    y[[row, c]] = exp(x[[row, c]] - row_max) * scale;
-                }
-            }
-        }
-    }
+/// Element types the softmax takes: f32, bf16 and f16. 16-bit rows are converted to f32 as
+/// they are loaded, and y rounded once as it is stored (the maximum, the exps and the sum in
+/// f32, as `torch.softmax` does on bf16 tensors).
+pub trait SoftmaxElement: crate::runtime::Element {
+    /// This type's kernels.
+    const KERNELS: SoftmaxKernels;
 }
 
-/// The softmax of every row of `x` (rows × columns) into `y`, with the kernel for the row
-/// length (see the table above); returns what was launched.
+impl SoftmaxElement for f32 {
+    const KERNELS: SoftmaxKernels = SoftmaxKernels {
+        warp: &softmax_warp_f32::KERNEL,
+        warp_wide: &softmax_warp_wide_f32::KERNEL,
+        short: &softmax_aligned_short_f32::KERNEL,
+        aligned: &softmax_aligned_f32::KERNEL,
+        long: &softmax_aligned_long_f32::KERNEL,
+        wide: &softmax_aligned_wide_f32::KERNEL,
+        cluster: &softmax_cluster_f32::KERNEL,
+        chunk_stats: &softmax_chunk_stats_f32::KERNEL,
+        chunk_write: &softmax_chunk_write_f32::KERNEL,
+    };
+}
+
+impl SoftmaxElement for bf16 {
+    const KERNELS: SoftmaxKernels = SoftmaxKernels {
+        warp: &softmax_warp_bf16::KERNEL,
+        warp_wide: &softmax_warp_wide_bf16::KERNEL,
+        short: &softmax_aligned_short_bf16::KERNEL,
+        aligned: &softmax_aligned_bf16::KERNEL,
+        long: &softmax_aligned_long_bf16::KERNEL,
+        wide: &softmax_aligned_wide_bf16::KERNEL,
+        cluster: &softmax_cluster_bf16::KERNEL,
+        chunk_stats: &softmax_chunk_stats_bf16::KERNEL,
+        chunk_write: &softmax_chunk_write_bf16::KERNEL,
+    };
+}
+
+impl SoftmaxElement for f16 {
+    const KERNELS: SoftmaxKernels = SoftmaxKernels {
+        warp: &softmax_warp_f16::KERNEL,
+        warp_wide: &softmax_warp_wide_f16::KERNEL,
+        short: &softmax_aligned_short_f16::KERNEL,
+        aligned: &softmax_aligned_f16::KERNEL,
+        long: &softmax_aligned_long_f16::KERNEL,
+        wide: &softmax_aligned_wide_f16::KERNEL,
+        cluster: &softmax_cluster_f16::KERNEL,
+        chunk_stats: &softmax_chunk_stats_f16::KERNEL,
+        chunk_write: &softmax_chunk_write_f16::KERNEL,
+    };
+}
+
+/// The softmax of every row of `x` (rows × columns) into `y`, f32, bf16 or f16, with the
+/// kernel for the row length (see the table above); returns what was launched.
 ///
 /// ```ignore
 /// let x = backend.upload(&logits, [rows, cols])?;
 /// let mut y = backend.zeros::<f32>([rows, cols])?;
 /// tessera::catalog::softmax::softmax(&backend, &x, &mut y)?;
 /// ```
-pub fn softmax(
+pub fn softmax<T: SoftmaxElement>(
     device: &impl crate::Device,
-    x: &impl Input<f32>,
-    y: &mut impl Output<f32>,
+    x: &impl Input<T>,
+    y: &mut impl Output<T>,
 ) -> Result<crate::Launched, Error> {
     let (rows, columns) = match x.shape() {
         &[rows, columns] => (rows, columns),
         _ => (0, 0),
     };
-    let kernel = kernel_for(device, columns);
-    if kernel.name() != softmax_chunk_write_f32::NAME {
+    let kernel = kernel_for::<T>(device, columns);
+    if kernel.name() != T::KERNELS.chunk_write.name() {
         return kernel.launch(device, &mut [crate::Argument::input("x", x), crate::Argument::output("y", y)]);
     }
     // long rows: the chunks' statistics into a workspace, then the rows written chunk by chunk
     let chunks = columns.div_ceil(CHUNK);
     let workspace = device.device_ref();
-    let (mut maxima, mut sums) = (workspace.zeros([rows, chunks])?, workspace.zeros([rows, chunks])?);
-    softmax_chunk_stats_f32::launch(device, x, &mut maxima, &mut sums)?;
-    softmax_chunk_write_f32::launch(device, x, &maxima, &sums, y)
+    let (mut maxima, mut sums) = (workspace.zeros::<f32>([rows, chunks])?, workspace.zeros::<f32>([rows, chunks])?);
+    T::KERNELS.chunk_stats.launch(
+        device,
+        &mut [
+            crate::Argument::input("x", x),
+            crate::Argument::output("maxima", &mut maxima),
+            crate::Argument::output("sums", &mut sums),
+        ],
+    )?;
+    kernel.launch(
+        device,
+        &mut [
+            crate::Argument::input("x", x),
+            crate::Argument::input("maxima", &maxima),
+            crate::Argument::input("sums", &sums),
+            crate::Argument::output("y", y),
+        ],
+    )
 }
 
-/// The kernel [`softmax`] takes on `device` for rows of `columns` elements: the cluster
+/// The kernel [`softmax`] takes on `device` for rows of `columns` elements of `T`: the cluster
 /// kernel needs sm_90 (the simulation runs it as an H100 would).
 ///
 /// ```
 /// use tessera::catalog::softmax;
 /// # fn main() -> Result<(), tessera::Error> {
 /// let simulator = tessera::Simulator::new()?;
-/// assert_eq!(softmax::kernel_for(&simulator, 4096).name(), "softmax_aligned_short_f32");
-/// assert_eq!(softmax::kernel_for(&simulator, 65536).name(), "softmax_cluster_f32");
+/// assert_eq!(softmax::kernel_for::<f32>(&simulator, 4096).name(), "softmax_aligned_short_f32");
+/// assert_eq!(softmax::kernel_for::<half::bf16>(&simulator, 65536).name(), "softmax_cluster_bf16");
 /// # Ok(())
 /// # }
 /// ```
-pub fn kernel_for(device: &impl crate::Device, columns: usize) -> &'static crate::KernelDefinition {
-    kernel_for_columns(columns, super::runs_sm_90(device))
+pub fn kernel_for<T: SoftmaxElement>(device: &impl crate::Device, columns: usize) -> &'static crate::KernelDefinition {
+    kernel_for_columns::<T>(columns, super::runs_sm_90(device))
 }
 
-/// The kernel for rows of `columns` elements on a device that runs thread-block clusters
-/// (`clusters`: sm_90 and newer) or not.
+/// The kernel for rows of `columns` elements of `T` on a device that runs thread-block
+/// clusters (`clusters`: sm_90 and newer) or not.
 ///
 /// ```
 /// use tessera::catalog::softmax::kernel_for_columns;
-/// assert_eq!(kernel_for_columns(65536, true).name(), "softmax_cluster_f32");
-/// assert_eq!(kernel_for_columns(65536, false).name(), "softmax_chunk_write_f32");
+/// assert_eq!(kernel_for_columns::<f32>(65536, true).name(), "softmax_cluster_f32");
+/// assert_eq!(kernel_for_columns::<half::f16>(65536, false).name(), "softmax_chunk_write_f16");
 /// ```
-pub fn kernel_for_columns(columns: usize, clusters: bool) -> &'static crate::KernelDefinition {
+pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> &'static crate::KernelDefinition {
+    let kernels = T::KERNELS;
     match columns {
-        0..=128 => &softmax_warp_f32::KERNEL,
-        129..=1024 => &softmax_warp_wide_f32::KERNEL,
-        1025..=SHORT_COLUMNS => &softmax_aligned_short_f32::KERNEL,
-        1025..=8192 => &softmax_aligned_f32::KERNEL,
-        8193..=16384 => &softmax_aligned_long_f32::KERNEL,
-        16385..=32768 => &softmax_aligned_wide_f32::KERNEL,
-        _ if clusters && columns <= CLUSTER_COLUMNS => &softmax_cluster_f32::KERNEL,
-        // pass 2 of two: softmax_chunk_stats_f32 runs first
-        _ => &softmax_chunk_write_f32::KERNEL,
+        0..=128 => kernels.warp,
+        129..=1024 => kernels.warp_wide,
+        1025..=SHORT_COLUMNS => kernels.short,
+        1025..=8192 => kernels.aligned,
+        8193..=16384 => kernels.long,
+        16385..=32768 => kernels.wide,
+        _ if clusters && columns <= CLUSTER_COLUMNS => kernels.cluster,
+        // pass 2 of two: the chunks' statistics run first
+        _ => kernels.chunk_write,
     }
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 12] = [
+pub const ALL: [&crate::KernelDefinition; 30] = [
     &softmax_warp_f32::KERNEL,
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
@@ -530,4 +731,22 @@ pub const ALL: [&crate::KernelDefinition; 12] = [
     &softmax_cluster_f32::KERNEL,
     &softmax_chunk_stats_f32::KERNEL,
     &softmax_chunk_write_f32::KERNEL,
+    &softmax_warp_bf16::KERNEL,
+    &softmax_warp_wide_bf16::KERNEL,
+    &softmax_aligned_short_bf16::KERNEL,
+    &softmax_aligned_bf16::KERNEL,
+    &softmax_aligned_long_bf16::KERNEL,
+    &softmax_aligned_wide_bf16::KERNEL,
+    &softmax_cluster_bf16::KERNEL,
+    &softmax_chunk_stats_bf16::KERNEL,
+    &softmax_chunk_write_bf16::KERNEL,
+    &softmax_warp_f16::KERNEL,
+    &softmax_warp_wide_f16::KERNEL,
+    &softmax_aligned_short_f16::KERNEL,
+    &softmax_aligned_f16::KERNEL,
+    &softmax_aligned_long_f16::KERNEL,
+    &softmax_aligned_wide_f16::KERNEL,
+    &softmax_cluster_f16::KERNEL,
+    &softmax_chunk_stats_f16::KERNEL,
+    &softmax_chunk_write_f16::KERNEL,
 ];

@@ -154,7 +154,7 @@ softmax_aligned_wide_f32(const float* __restrict__ x, float* __restrict__ y, con
             #pragma unroll
             for (int k = 0; k < VECTOR; ++k) {
                 v[j * VECTOR + k] = reinterpret_cast<const float*>(&w)[k];
-                m = fmaxf(m, reinterpret_cast<const float*>(&w)[k]);
+                m = fmaxf(m, v[j * VECTOR + k]);
             }
         }
     }

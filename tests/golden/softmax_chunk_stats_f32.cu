@@ -117,7 +117,7 @@ softmax_chunk_stats_f32(const float* __restrict__ x, float* __restrict__ maxima,
             #pragma unroll
             for (int k = 0; k < VECTOR; ++k) {
                 v[j * VECTOR + k] = reinterpret_cast<const float*>(&w)[k];
-                m = fmaxf(m, reinterpret_cast<const float*>(&w)[k]);
+                m = fmaxf(m, v[j * VECTOR + k]);
             }
         } else {
             #pragma unroll
