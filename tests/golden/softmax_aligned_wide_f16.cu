@@ -134,6 +134,17 @@ __device__ __forceinline__ const V& tessera_vector_at(const T* p)
 }
 #endif  // TESSERA_SIM_H
 
+// exp2_ftz(x): 2^x with results below 2^-126 flushed to zero — one MUFU.EX2, where exp2f's
+// ex2.approx.f32 adds the instructions that keep subnormal results (the simulator defines the same)
+#ifndef TESSERA_SIM_H
+__device__ __forceinline__ float tessera_exp2_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+#endif  // TESSERA_SIM_H
+
 // x_ld, y_ld: the leading dimensions of x and y, elements from one row to the next (the column count when dense)
 extern "C" __global__ void __launch_bounds__(1024)
 softmax_aligned_wide_f16(const __half* __restrict__ x, __half* __restrict__ y, const int R, const int C, const int x_ld, const int y_ld)
@@ -163,34 +174,47 @@ softmax_aligned_wide_f16(const __half* __restrict__ x, __half* __restrict__ y, c
     float extra = -__int_as_float(0x7f800000);
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {
-        extra = static_cast<float>(x[row * x_ld + extra_column]);
+        extra = static_cast<float>(x[row * x_ld + extra_column]) * 1.4426950408889634f;
     }
     float v[ITEMS];  // [-f32::INFINITY; ITEMS]: registers, as loops over it unroll
     #pragma unroll
     for (int tessera_i = 0; tessera_i < ITEMS; ++tessera_i) { v[tessera_i] = -__int_as_float(0x7f800000); }
-    float m = extra;
-    // for j in 0..ITEMS / VECTOR { .. }
-    #pragma unroll
-    for (int j = 0; j < ITEMS / VECTOR; ++j) {
-        const int i = j * THREADS + tid;
-        if (i < vectors) {
+    // if vectors > 0 { .. }
+    if (vectors > 0) {
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            const int i = min(j * THREADS + tid, vectors - 1);
             const tessera_f16x8 w = tessera_vector_at<tessera_f16x8>(x + row * x_ld + (head + i * VECTOR));
             #pragma unroll
             for (int k = 0; k < VECTOR; ++k) {
-                v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<const __half*>(&w)[k]);
-                m = fmaxf(m, v[j * VECTOR + k]);
+                v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<const __half*>(&w)[k]) * 1.4426950408889634f;
             }
         }
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            if (j * THREADS + tid >= vectors) {
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    v[j * VECTOR + k] = -__int_as_float(0x7f800000);
+                }
+            }
+        }
+    }
+    float m = extra;
+    // for j in 0..ITEMS { .. }
+    #pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        m = fmaxf(m, v[j]);
     }
     const float row_max = tessera_block_max(m, tid, THREADS);
     float s = 0.0f;
     // for j in 0..ITEMS { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        v[j] = expf(v[j] - row_max);
+        v[j] = tessera_exp2_ftz(v[j] - row_max);
         s += v[j];
     }
-    extra = expf(extra - row_max);
+    extra = tessera_exp2_ftz(extra - row_max);
     s += extra;
     const float scale = 1.0f / tessera_block_sum(s, tid, THREADS);
     // if extra_column >= 0 { .. }
