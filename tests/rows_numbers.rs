@@ -14,7 +14,7 @@ on_both_backends!(
     softmax_takes_the_kernel_for_the_row_length,
     aligned_softmax_keeps_vectors_on_rows_that_start_anywhere,
     bf16_and_f16_softmax_match_an_f64_reference_from_the_rounded_inputs,
-    sixteen_bit_softmax_keeps_vectors_of_8_on_rows_that_start_anywhere,
+    sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere,
     layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight,
     layer_norm_matches_an_f64_reference,
     rms_norm_matches_an_f64_reference,
@@ -229,7 +229,7 @@ fn bf16_and_f16_softmax_match_an_f64_reference_from_the_rounded_inputs(backend: 
     check(backend, f16::from_f32, |v: f16| f64::from(v.to_f32()), F16, "f16");
 }
 
-fn sixteen_bit_softmax_keeps_vectors_of_8_on_rows_that_start_anywhere(backend: &Backend) {
+fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &Backend) {
     use tessera::half::{bf16, f16};
     fn check<T: softmax::SoftmaxElement>(
         backend: &Backend,
@@ -247,9 +247,21 @@ fn sixteen_bit_softmax_keeps_vectors_of_8_on_rows_that_start_anywhere(backend: &
             (4, 3, 7, 2, 7, 2),
             (5, 1030, 1031, 0, 1033, 2),
         ];
+        // the warps' kernels count vectors of 4 from each row's start: views of rows whose leading
+        // dimension is a multiple of 4 and whose length is not (the columns after the last
+        // vector one a lane), and more rows than fill a block
+        let warp_cases = [(37, 126, 128, 0, 132, 4), (3, 2, 4, 0, 4, 0)];
+        let wide_warp_cases = [(5, 1001, 1004, 0, 1004, 0), (9, 129, 132, 0, 132, 0)];
         let kernels = T::KERNELS;
-        for kernel in [kernels.short, kernels.aligned, kernels.long, kernels.wide] {
-            for (rows, cols, ld, x_first, y_ld, y_first) in cases {
+        for (kernel, cases, vector) in [
+            (kernels.short, &cases[..], 8),
+            (kernels.aligned, &cases[..], 8),
+            (kernels.long, &cases[..], 8),
+            (kernels.wide, &cases[..], 8),
+            (kernels.warp, &warp_cases[..], 4),
+            (kernels.warp_wide, &wide_warp_cases[..], 4),
+        ] {
+            for &(rows, cols, ld, x_first, y_ld, y_first) in cases {
                 let what = format!(
                     "{} on {rows}×{cols} (x ld {ld} from {x_first}, y ld {y_ld} from {y_first})",
                     kernel.name()
@@ -262,8 +274,8 @@ fn sixteen_bit_softmax_keeps_vectors_of_8_on_rows_that_start_anywhere(backend: &
                 let launched = kernel
                     .launch(backend, &mut [tessera::Argument::input("x", &x), tessera::Argument::output("y", &mut y)])
                     .unwrap();
-                // no row is read or written narrower than 16 bytes for being misaligned
-                assert_eq!(launched.vector.get(), 8, "{what}");
+                // no row is read or written narrower than its vectors for being misaligned
+                assert_eq!(launched.vector.get(), vector, "{what}");
                 let got: Vec<f64> = backend.download(&y_parent).unwrap().into_iter().map(&back).collect();
                 let host: Vec<f64> = host.into_iter().map(&back).collect();
                 assert_softmax_rows(&host, &got, storage, rows, cols, ld, x_first, y_ld, y_first, &what);

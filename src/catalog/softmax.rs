@@ -88,82 +88,101 @@ softmax_warp_per_row!(
     softmax_warp_wide_f32, items = 32
 );
 
-// A warp per row of 16-bit data, each lane on vectors of 4 (8 bytes: a warp's access is 256
-// contiguous bytes, where 2-byte elements would make it 64), counted from the row's start
-// (the launch narrows them to single elements where the leading dimension is not a multiple
-// of 4). The values in log2 units (x·log2 e) so that an exp is one `ex2.approx.ftz`: 16-bit
-// rows move half the bytes of f32 ones for the same arithmetic.
-macro_rules! softmax_warp_per_row_vectors {
-    ($(#[$doc:meta])* $name:ident, $t:ident, items = $items:tt) => {
+// A warp per row of 16-bit data, `ROWS_PER_WARP` rows a warp one after the other, each lane on vectors of
+// 4 (8 bytes: a warp's access is 256 contiguous bytes, where 2-byte elements would make it 64)
+// counted from the row's start (the launch narrows them to single elements where the leading
+// dimension is not a multiple of 4), the columns after a row's last whole vector one a lane.
+// Every row's loads are issued before any value is used: a vector past the row's last (and a row
+// past the last) loads that one again and counts as −∞ — a short 16-bit row is few bytes, and a
+// warp must keep several in flight. The values in log2 units (x·log2 e), so that an exp is one
+// `ex2.approx.ftz`.
+macro_rules! softmax_warp_rows {
+    ($(#[$doc:meta])* $name:ident, $t:ident, rows = $rows:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8), fixed(ITEMS = $items), require(WARP_ROWS * 32 == THREADS))]
+        #[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8), fixed(ROWS_PER_WARP = $rows, ITEMS = $items), require(WARP_ROWS * 32 == THREADS))]
         pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
-            let (bx,) = grid(cdiv(R, WARP_ROWS));
-            let row = bx * WARP_ROWS + warp_index();
-            if row < R {
-                let mut v = [-f32::INFINITY; ITEMS];
-                let mut m = -f32::INFINITY;
-                // this lane's j-th vector is the row's vector j·32 + lane
-                for j in 0..ITEMS / VECTOR {
-                    let i = j * 32 + lane();
-                    if (i + 1) * VECTOR <= C {
-                        let w = x.vector([row, i]);
+            let (bx,) = grid(cdiv(R, WARP_ROWS * ROWS_PER_WARP));
+            let first = (bx * WARP_ROWS + warp_index()) * ROWS_PER_WARP;
+            let vectors = C / VECTOR;
+            let tail_column = vectors * VECTOR + lane();
+            let mut v = [-f32::INFINITY; ROWS_PER_WARP * ITEMS];
+            let mut extra = [-f32::INFINITY; ROWS_PER_WARP];
+            for r in 0..ROWS_PER_WARP {
+                let row = min(first + r, R - 1);
+                if vectors > 0 {
+                    // this lane's j-th vector of the row is vector j·32 + lane
+                    for j in 0..ITEMS / VECTOR {
+                        let w = x.vector([row, min(j * 32 + lane(), vectors - 1)]);
                         for k in 0..VECTOR {
-                            v[j * VECTOR + k] = w[k] as f32 * 1.4426950408889634f32;
-                            m = max(m, v[j * VECTOR + k]);
-                        }
-                    } else {
-                        for k in 0..VECTOR {
-                            if i * VECTOR + k < C {
-                                v[j * VECTOR + k] = x[[row, i * VECTOR + k]] as f32 * 1.4426950408889634f32;
-                                m = max(m, v[j * VECTOR + k]);
-                            }
+                            v[r * ITEMS + j * VECTOR + k] = w[k] as f32 * 1.4426950408889634f32;
                         }
                     }
                 }
-                let row_max = warp_max(m);
-                let mut s = 0.0f32;
-                for j in 0..ITEMS {
-                    v[j] = exp2_ftz(v[j] - row_max);
-                    s += v[j];
+                if tail_column < C {
+                    extra[r] = x[[row, tail_column]] as f32 * 1.4426950408889634f32;
                 }
-                let scale = 1.0f32 / warp_sum(s);
+            }
+            for r in 0..ROWS_PER_WARP {
                 for j in 0..ITEMS / VECTOR {
-                    let i = j * 32 + lane();
-                    if (i + 1) * VECTOR <= C {
-                        let mut w = vector(0.0 as $t);
+                    if j * 32 + lane() >= vectors {
                         for k in 0..VECTOR {
-                            w[k] = (v[j * VECTOR + k] * scale) as $t;
+                            v[r * ITEMS + j * VECTOR + k] = -f32::INFINITY;
                         }
-                        y.vector([row, i]) = w;
-                    } else {
-                        for k in 0..VECTOR {
-                            if i * VECTOR + k < C {
-                                y[[row, i * VECTOR + k]] = (v[j * VECTOR + k] * scale) as $t;
+                    }
+                }
+            }
+            for r in 0..ROWS_PER_WARP {
+                let row = first + r;
+                // the same row for every lane: the warp's reductions stay whole
+                if row < R {
+                    let mut m = extra[r];
+                    for j in 0..ITEMS {
+                        m = max(m, v[r * ITEMS + j]);
+                    }
+                    let row_max = warp_max(m);
+                    let mut s = 0.0f32;
+                    for j in 0..ITEMS {
+                        v[r * ITEMS + j] = exp2_ftz(v[r * ITEMS + j] - row_max);
+                        s += v[r * ITEMS + j];
+                    }
+                    extra[r] = exp2_ftz(extra[r] - row_max);
+                    s += extra[r];
+                    let scale = 1.0f32 / warp_sum(s);
+                    for j in 0..ITEMS / VECTOR {
+                        let i = j * 32 + lane();
+                        if i < vectors {
+                            let mut w = vector(0.0 as $t);
+                            for k in 0..VECTOR {
+                                w[k] = (v[r * ITEMS + j * VECTOR + k] * scale) as $t;
                             }
+                            y.vector([row, i]) = w;
                         }
+                    }
+                    if tail_column < C {
+                        y[[row, tail_column]] = (extra[r] * scale) as $t;
                     }
                 }
             }
         }
     };
 }
-softmax_warp_per_row_vectors!(
-    /// [`softmax_warp_f32`] on bf16 rows (f32 arithmetic, y rounded once): a lane on a vector
-    /// of 4.
-    softmax_warp_bf16, bf16, items = 4
+softmax_warp_rows!(
+    /// [`softmax_warp_f32`] on bf16 rows (f32 arithmetic, y rounded once): 2 rows a warp, a
+    /// vector of 4 a lane in each (on an H200 at 32768 × 128 1, 2 and 4 rows a warp gave 61,
+    /// 63–64 and 58% of the device copy; at 65536 × 100 53, 57 and 55%).
+    softmax_warp_bf16, bf16, rows = 2, items = 4
 );
-softmax_warp_per_row_vectors!(
-    /// [`softmax_warp_wide_f32`] on bf16 rows: a lane on 8 vectors of 4.
-    softmax_warp_wide_bf16, bf16, items = 32
+softmax_warp_rows!(
+    /// [`softmax_warp_wide_f32`] on bf16 rows: a row a warp, 8 vectors of 4 a lane.
+    softmax_warp_wide_bf16, bf16, rows = 1, items = 32
 );
-softmax_warp_per_row_vectors!(
-    /// [`softmax_warp_f32`] on f16 rows.
-    softmax_warp_f16, f16, items = 4
+softmax_warp_rows!(
+    /// [`softmax_warp_bf16`] on f16 rows.
+    softmax_warp_f16, f16, rows = 2, items = 4
 );
-softmax_warp_per_row_vectors!(
-    /// [`softmax_warp_wide_f32`] on f16 rows.
-    softmax_warp_wide_f16, f16, items = 32
+softmax_warp_rows!(
+    /// [`softmax_warp_wide_bf16`] on f16 rows.
+    softmax_warp_wide_f16, f16, rows = 1, items = 32
 );
 
 macro_rules! softmax_block_per_row {
