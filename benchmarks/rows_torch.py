@@ -47,6 +47,8 @@ for m, k in [(8192, 8192), (4097, 4095)]:
     traffic = 4 * (m * k + m + k)
     row("gemv (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(a, x)), traffic, copy)
     row("gemv_t (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(a.t(), xt)), traffic, copy)
+    ah, xh = a.bfloat16(), x.bfloat16()
+    row("gemv bf16 (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah, xh)), traffic // 2, copy)
 for n in [1 << 24, 1 << 28]:
     x = torch.rand(n, device="cuda")
     total = torch.empty((), device="cuda")

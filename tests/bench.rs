@@ -131,11 +131,15 @@ fn the_work_of_each_family_counts_bytes_and_flops() {
     assert_eq!(Family::Norm.work("layer_norm_f32", &shape(&[("R", 10), ("C", 20)])), (0.0, 1760.0));
     assert_eq!(Family::Norm.work("rms_norm_f32", &shape(&[("R", 10), ("C", 20)])), (0.0, 1680.0));
     assert_eq!(Family::Gemv.work("gemv_f32", &shape(&[("M", 10), ("K", 20)])), (0.0, 920.0));
+    // 16-bit rows move half the bytes; the softmax's chunk statistics stay f32
+    assert_eq!(Family::Softmax.work("softmax_aligned_bf16", &shape(&[("R", 10), ("C", 20)])), (0.0, 800.0));
+    assert_eq!(Family::Gemv.work("gemv_f16", &shape(&[("M", 10), ("K", 20)])), (0.0, 460.0));
     // the two-pass kernels: the chunked softmax's statistics (R × S maxima and sums) and the
     // row-split Aᵀ·x's S partial rows, written by pass 1 and read by pass 2
     let long_rows = shape(&[("R", 2), ("C", 100), ("S", 4)]);
     assert_eq!(Family::Softmax.work("softmax_chunk_stats_f32", &long_rows), (0.0, 800.0 + 64.0));
     assert_eq!(Family::Softmax.work("softmax_chunk_write_f32", &long_rows), (0.0, 1600.0 + 64.0));
+    assert_eq!(Family::Softmax.work("softmax_chunk_write_bf16", &long_rows), (0.0, 800.0 + 64.0));
     let split = shape(&[("M", 10), ("N", 20), ("S", 4)]);
     assert_eq!(Family::Gemv.work("gemv_t_partials_f32", &split), (0.0, 4.0 * (200.0 + 10.0 + 20.0 + 80.0)));
     assert_eq!(Family::Gemv.work("gemv_t_finish_f32", &split), (0.0, 4.0 * (80.0 + 20.0)));

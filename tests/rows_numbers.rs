@@ -20,6 +20,7 @@ on_both_backends!(
     rms_norm_matches_an_f64_reference,
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
     gemv_matches_an_f64_reference,
+    bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs,
     gemv_t_matches_an_f64_reference,
     gemv_t_in_one_launch_adds_the_slices_as_the_finishing_pass_does,
 );
@@ -114,7 +115,8 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
 /// How a softmax's y is stored: f32, or rounded once to bf16 or f16.
 #[derive(Clone, Copy)]
 struct Storage {
-    /// The relative error of the rounding to the stored type (0 for f32).
+    /// A bound on the relative error of the rounding to the stored type: one ulp, twice what
+    /// rounding to nearest can make (0 for f32).
     rounding: f64,
     /// The absolute error near zero (f16's subnormals: half their spacing).
     floor: f64,
@@ -453,6 +455,44 @@ fn gemv_matches_an_f64_reference(backend: &Backend) {
         let (want, slack) = dot(host_a[i * ld + 1..i * ld + 1 + k].iter().copied(), host_x[3..].iter().copied());
         assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "views: y[{i}] = {g}, want {want}");
     }
+}
+
+fn bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: gemv::GemvElement>(
+        backend: &Backend,
+        to: impl Fn(f32) -> T,
+        back: impl Fn(T) -> f32,
+        rounding: f64,
+        name: &str,
+    ) {
+        // the shapes of the f32 test, and A and x as views whose rows start at every offset
+        // from a 16-byte boundary (columns 1.. of rows of 1003, x from element 3)
+        let mut cases: Vec<(usize, usize, usize, usize, usize)> =
+            gemv_shapes(backend).into_iter().map(|(m, k)| (m, k, k, 0, 0)).collect();
+        cases.push((9, 1000, 1003, 1, 3));
+        for (m, k, ld, a_first, x_first) in cases {
+            let host_a: Vec<T> = random_floats(m * ld, (m + k) as u64).into_iter().map(&to).collect();
+            let host_x: Vec<T> = random_floats(k + x_first, 5).into_iter().map(&to).collect();
+            let parent = backend.upload(&host_a, [m, ld]).unwrap();
+            let a = parent.submatrix(0..m, a_first..a_first + k).unwrap();
+            let x_parent = backend.upload(&host_x, [1, k + x_first]).unwrap();
+            let x = x_parent.submatrix(0..1, x_first..x_first + k).unwrap().reshape([k]).unwrap();
+            let mut y = backend.filled([m], to(f32::NAN)).unwrap();
+            let launched = gemv::gemv(backend, &a, &x, &mut y).unwrap();
+            assert_eq!(launched.kernel, format!("gemv_{name}"));
+            let got = backend.download(&y).unwrap();
+            for (i, g) in got.into_iter().map(&back).enumerate() {
+                let row = host_a[i * ld + a_first..i * ld + a_first + k].iter().map(|&v| back(v));
+                let (want, slack) = dot(row, host_x[x_first..].iter().map(|&v| back(v)));
+                // f32 sums of the rounded inputs, then one rounding of y
+                let slack = slack + rounding * want.abs() + 1e-30;
+                assert!((f64::from(g) - want).abs() <= slack, "{name} {m}×{k} (ld {ld}): y[{i}] = {g}, want {want}");
+            }
+        }
+    }
+    check(backend, bf16::from_f32, bf16::to_f32, 1.0 / 256.0, "bf16");
+    check(backend, f16::from_f32, f16::to_f32, 1.0 / 2048.0, "f16");
 }
 
 fn gemv_t_matches_an_f64_reference(backend: &Backend) {

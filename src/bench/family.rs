@@ -335,11 +335,13 @@ impl Family {
             }
             // A once, x, y once
             // (pass 1 of the row-split Aᵀ·x also writes S partial rows; pass 2 reads them)
+            // (2 bytes an element for gemv_bf16 and gemv_f16)
             Family::Gemv => match kernel {
                 "gemv_t_finish_f32" => (0.0, 4.0 * (value("S") * value("N") + value("N"))),
                 _ => {
+                    let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };
                     let (m, other) = (value("M"), value("K").max(value("N")));
-                    (0.0, 4.0 * (m * other + m + other + value("S") * other))
+                    (0.0, size * (m * other + m + other) + 4.0 * value("S") * other)
                 }
             },
         }

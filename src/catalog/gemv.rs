@@ -2,7 +2,8 @@
 //!
 //! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS`
 //!   elements a trip (16-byte loads, all in flight before any is used) into as many
-//!   independent partial sums, then `warp_sum` adds the lanes up.
+//!   independent partial sums, then `warp_sum` adds the lanes up. [`gemv_bf16`] and
+//!   [`gemv_f16`] do the same on 16-bit data ([`GemvElement`]); y = Aᵀ·x is f32 only.
 //! - [`gemv_t_f32`], [`gemv_t_band_f32`] and [`gemv_t_band_pairs_f32`], y = Aᵀ·x: a block per
 //!   band of 32 (or 64) columns, lane l on column l (and l + 32); the block's warps take
 //!   interleaved runs of `UNROLL` rows, and their sums are added from shared memory in warp
@@ -15,60 +16,84 @@
 use crate::prelude::*;
 use crate::{Input, Output};
 
-/// y = A·x for A of M × K: a warp per row, each lane reading 16-byte vectors of the row and
-/// of x (`a.vector([row, i])`: columns 4i .. 4i + 3), so a load instruction moves four
-/// elements; rows whose leading dimension is not a multiple of 4 take single elements (the
-/// launch narrows `VECTOR` to 1). A lane loads its ELEMENTS elements of a trip (ELEMENTS /
-/// VECTOR loads, indices clamped into the row) before it multiplies any of them: the loads are
-/// straight-line code, all in flight at once, and only the products are guarded. The columns
-/// past the last whole vector come after, one element a lane. ELEMENTS = 32 and two blocks an
-/// SM are `tessera tune`'s winner at 8192 × 8192 on an H100 (5% over 16 and no hint).
-#[tile_kernel(
-    threads = 256,
-    vector = 4,
-    min_blocks = 2,
-    consts(WARP_ROWS = 8, ELEMENTS = 32),
-    require(WARP_ROWS * 32 == THREADS, ELEMENTS % 4 == 0)
-)]
-pub fn gemv_f32(a: Global<f32, (M, K)>, x: Global<f32, (K,)>, y: GlobalMut<f32, (M,)>) {
-    let (bx,) = grid(cdiv(M, WARP_ROWS));
-    let row = bx * WARP_ROWS + warp_index();
-    if row < M {
-        let mut s = [0.0f32; ELEMENTS];
-        let vectors = K / VECTOR;
-        for i0 in (0..vectors).step_by(32 * (ELEMENTS / VECTOR)) {
-            let mut w = [0.0f32; ELEMENTS];
-            let mut v = [0.0f32; ELEMENTS];
-            for u in 0..ELEMENTS / VECTOR {
-                let i = min(i0 + u * 32 + lane(), vectors - 1);
-                let row_vector = a.vector([row, i]);
-                let x_vector = x.vector(i);
-                for e in 0..VECTOR {
-                    w[u * VECTOR + e] = row_vector[e];
-                    v[u * VECTOR + e] = x_vector[e];
-                }
-            }
-            for u in 0..ELEMENTS / VECTOR {
-                if i0 + u * 32 + lane() < vectors {
-                    for e in 0..VECTOR {
-                        s[u * VECTOR + e] += w[u * VECTOR + e] * v[u * VECTOR + e];
+// y = A·x is stamped for f32 and 16-bit data by a macro_rules!: the element type, its vector,
+// the elements a lane loads a trip and the blocks an SM are the only differences (16-bit
+// elements converted to f32 as they are loaded, f32 sums, y rounded once; `as f32` of an f32
+// renders as nothing).
+macro_rules! gemv {
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, elements = $elements:tt, min_blocks = $min_blocks:tt) => {
+        $(#[$doc])*
+        #[tile_kernel(
+            threads = 256,
+            vector = $vector,
+            min_blocks = $min_blocks,
+            consts(WARP_ROWS = 8, ELEMENTS = $elements),
+            require(WARP_ROWS * 32 == THREADS, ELEMENTS % VECTOR == 0)
+        )]
+        pub fn $name(a: Global<$t, (M, K)>, x: Global<$t, (K,)>, y: GlobalMut<$t, (M,)>) {
+            let (bx,) = grid(cdiv(M, WARP_ROWS));
+            let row = bx * WARP_ROWS + warp_index();
+            if row < M {
+                let mut s = [0.0f32; ELEMENTS];
+                let vectors = K / VECTOR;
+                for i0 in (0..vectors).step_by(32 * (ELEMENTS / VECTOR)) {
+                    let mut w = [0.0f32; ELEMENTS];
+                    let mut v = [0.0f32; ELEMENTS];
+                    for u in 0..ELEMENTS / VECTOR {
+                        let i = min(i0 + u * 32 + lane(), vectors - 1);
+                        let row_vector = a.vector([row, i]);
+                        let x_vector = x.vector(i);
+                        for e in 0..VECTOR {
+                            w[u * VECTOR + e] = row_vector[e] as f32;
+                            v[u * VECTOR + e] = x_vector[e] as f32;
+                        }
+                    }
+                    for u in 0..ELEMENTS / VECTOR {
+                        if i0 + u * 32 + lane() < vectors {
+                            for e in 0..VECTOR {
+                                s[u * VECTOR + e] += w[u * VECTOR + e] * v[u * VECTOR + e];
+                            }
+                        }
                     }
                 }
+                for c in (vectors * VECTOR + lane()..K).step_by(32) {
+                    s[0] += a[[row, c]] as f32 * x[c] as f32;
+                }
+                let mut total = 0.0f32;
+                for e in 0..ELEMENTS {
+                    total += s[e];
+                }
+                let row_total = warp_sum(total);
+                if lane() == 0 {
+                    y[row] = row_total as $t;
+                }
             }
         }
-        for c in (vectors * VECTOR + lane()..K).step_by(32) {
-            s[0] += a[[row, c]] * x[c];
-        }
-        let mut total = 0.0f32;
-        for e in 0..ELEMENTS {
-            total += s[e];
-        }
-        let row_total = warp_sum(total);
-        if lane() == 0 {
-            y[row] = row_total;
-        }
-    }
+    };
 }
+gemv!(
+    /// y = A·x for A of M × K: a warp per row, each lane reading 16-byte vectors of the row and
+    /// of x (`a.vector([row, i])`: columns 4i .. 4i + 3), so a load instruction moves four
+    /// elements; rows whose leading dimension is not a multiple of 4 take single elements (the
+    /// launch narrows `VECTOR` to 1). A lane loads its ELEMENTS elements of a trip (ELEMENTS /
+    /// VECTOR loads, indices clamped into the row) before it multiplies any of them: the loads are
+    /// straight-line code, all in flight at once, and only the products are guarded. The columns
+    /// past the last whole vector come after, one element a lane. ELEMENTS = 32 and two blocks an
+    /// SM are `tessera tune`'s winner at 8192 × 8192 on an H100 (5% over 16 and no hint).
+    gemv_f32, f32, vector = 4, elements = 32, min_blocks = 2
+);
+gemv!(
+    /// [`gemv_f32`] on bf16 A, x and y (f32 sums, y rounded once: what `torch.mv` does on bf16
+    /// tensors): vectors of 8, trips of 16 elements a lane, four blocks an SM (on an H200 89% of
+    /// the device copy at 8192² and 4096 × 14336, 83% at 14336 × 4096, where trips of 32 and
+    /// two blocks gave 86, 88 and 81%; torch 88% at 8192²). Rows whose leading dimension is
+    /// not a multiple of 8 take single elements (51% at 4097 × 4095; torch 43%).
+    gemv_bf16, bf16, vector = 8, elements = 16, min_blocks = 4
+);
+gemv!(
+    /// [`gemv_bf16`] on f16 data.
+    gemv_f16, f16, vector = 8, elements = 16, min_blocks = 4
+);
 
 /// y = Aᵀ·x for A of M × N: a block per 32 columns (two blocks an SM: `tessera tune`'s winner
 /// at 8192 × 8192 on an H100, 11% over one).
@@ -259,18 +284,39 @@ pub fn gemv_t_finish_f32(partials: Global<f32, (S, N)>, y: GlobalMut<f32, (N,)>)
     }
 }
 
-/// y = A·x ([`gemv_f32`]).
+/// Element types y = A·x takes: f32, bf16 and f16 (f32 sums for all).
+pub trait GemvElement: crate::runtime::Element {
+    /// This type's [`gemv`] kernel.
+    const KERNEL: &'static crate::KernelDefinition;
+}
+
+impl GemvElement for f32 {
+    const KERNEL: &'static crate::KernelDefinition = &gemv_f32::KERNEL;
+}
+
+impl GemvElement for bf16 {
+    const KERNEL: &'static crate::KernelDefinition = &gemv_bf16::KERNEL;
+}
+
+impl GemvElement for f16 {
+    const KERNEL: &'static crate::KernelDefinition = &gemv_f16::KERNEL;
+}
+
+/// y = A·x ([`gemv_f32`], [`gemv_bf16`], [`gemv_f16`] by element type).
 ///
 /// ```ignore
 /// tessera::catalog::gemv::gemv(&backend, &a, &x, &mut y)?;   // a: [m, k], x: [k], y: [m]
 /// ```
-pub fn gemv(
+pub fn gemv<T: GemvElement>(
     device: &impl crate::Device,
-    a: &impl Input<f32>,
-    x: &impl Input<f32>,
-    y: &mut impl Output<f32>,
+    a: &impl Input<T>,
+    x: &impl Input<T>,
+    y: &mut impl Output<T>,
 ) -> Result<crate::Launched, Error> {
-    gemv_f32::launch(device, a, x, y)
+    T::KERNEL.launch(
+        device,
+        &mut [crate::Argument::input("a", a), crate::Argument::input("x", x), crate::Argument::output("y", y)],
+    )
 }
 
 /// Pass-1 blocks (of 64 columns) that fill an H200 about twice over (132 SMs, two blocks of
@@ -343,8 +389,10 @@ pub fn gemv_t(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 7] = [
+pub const ALL: [&crate::KernelDefinition; 9] = [
     &gemv_f32::KERNEL,
+    &gemv_bf16::KERNEL,
+    &gemv_f16::KERNEL,
     &gemv_t_f32::KERNEL,
     &gemv_t_band_f32::KERNEL,
     &gemv_t_band_pairs_f32::KERNEL,

@@ -23,10 +23,10 @@
 //! [`SoftmaxElement`]): each element converted to f32 as it is loaded, the maximum, exps and
 //! sum in f32, y rounded once as it is stored; vectors of 8 (16 bytes) in the blocks, whose
 //! two shortest tiers are 128 × 40 and 256 × 32 (more rows an SM for half the bytes a row),
-//! and of 4 in the warps'. Their warp and block kernels
-//! hold the values in log2 units (x·log2 e), so that an exp is one `ex2.approx.ftz`
-//! (`exp2_ftz`) where `expf` takes eight instructions: a 16-bit row moves half the bytes of
-//! an f32 one for the same arithmetic, and its error is far below the rounding of y.
+//! and of 4 in the warps', 2 rows a warp. Their warp and block kernels hold the values in log2
+//! units (x·log2 e), so that an exp is one `ex2.approx.ftz` (`exp2_ftz`) where `expf` takes
+//! eight instructions: a 16-bit row moves half the bytes of an f32 one for the same
+//! arithmetic, and the exp's error is far below the rounding of y.
 //!
 //! Consecutive threads hold consecutive columns (element j of thread t is column
 //! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4), so every load and
@@ -88,14 +88,14 @@ softmax_warp_per_row!(
     softmax_warp_wide_f32, items = 32
 );
 
-// A warp per row of 16-bit data, `ROWS_PER_WARP` rows a warp one after the other, each lane on vectors of
-// 4 (8 bytes: a warp's access is 256 contiguous bytes, where 2-byte elements would make it 64)
-// counted from the row's start (the launch narrows them to single elements where the leading
-// dimension is not a multiple of 4), the columns after a row's last whole vector one a lane.
-// Every row's loads are issued before any value is used: a vector past the row's last (and a row
-// past the last) loads that one again and counts as −∞ — a short 16-bit row is few bytes, and a
-// warp must keep several in flight. The values in log2 units (x·log2 e), so that an exp is one
-// `ex2.approx.ftz`.
+// A warp per row of 16-bit data, `ROWS_PER_WARP` rows a warp one after the other, each lane on
+// vectors of 4 (8 bytes: a warp's access is 256 contiguous bytes, where 2-byte elements would
+// make it 64) counted from the row's start (the launch narrows them to single elements where
+// the leading dimension is not a multiple of 4), the columns after a row's last whole vector
+// one a lane. Every row's loads are issued before any value is used: a vector past the row's
+// last (and a row past the last) loads that one again and counts as −∞ — a short 16-bit row is
+// few bytes, and a warp must keep several in flight. The values in log2 units (x·log2 e), so
+// that an exp is one `ex2.approx.ftz`.
 macro_rules! softmax_warp_rows {
     ($(#[$doc:meta])* $name:ident, $t:ident, rows = $rows:tt, items = $items:tt) => {
         $(#[$doc])*

@@ -267,6 +267,8 @@ macro_rules! with_every_catalog_kernel {
             norm::layer_norm_short_f16,
             norm::rms_norm_short_f16,
             gemv::gemv_f32,
+            gemv::gemv_bf16,
+            gemv::gemv_f16,
             gemv::gemv_t_f32,
             gemv::gemv_t_band_f32,
             gemv::gemv_t_band_pairs_f32,
