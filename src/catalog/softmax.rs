@@ -564,6 +564,9 @@ softmax_cluster!(
 pub const SHORT_COLUMNS: usize =
     (softmax_aligned_short_f32::THREADS.0 as i64 * softmax_aligned_short_f32::ITEMS) as usize;
 
+// the first row length past the short tier (a range pattern takes a constant, not a sum)
+const PAST_SHORT_COLUMNS: usize = SHORT_COLUMNS + 1;
+
 /// The longest row [`softmax_cluster_f32`] holds: its cluster's blocks × their threads × ITEMS.
 pub const CLUSTER_COLUMNS: usize =
     (softmax_cluster_f32::BLOCKS * softmax_cluster_f32::THREADS.0 as i64 * softmax_cluster_f32::ITEMS) as usize;
@@ -838,7 +841,7 @@ pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> 
         0..=128 => kernels.warp,
         129..=1024 => kernels.warp_wide,
         1025..=SHORT_COLUMNS => kernels.short,
-        1025..=8192 => kernels.aligned,
+        PAST_SHORT_COLUMNS..=8192 => kernels.aligned,
         8193..=16384 => kernels.long,
         16385..=32768 => kernels.wide,
         _ if clusters && columns <= CLUSTER_COLUMNS => kernels.cluster,
