@@ -440,20 +440,24 @@ fn gemv_matches_an_f64_reference(backend: &Backend) {
             assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "{m}×{k}: y[{i}] = {g}, want {want}");
         }
     }
-    // A from column 1 of rows of 1003 floats and x from element 3: views whose rows start at
-    // every offset from a 16-byte boundary
-    let (m, k, ld) = (9, 1000, 1003);
-    let (host_a, host_x) = (random_floats(m * ld, 31), random_floats(k + 3, 37));
-    let parent = backend.upload(&host_a, [m, ld]).unwrap();
-    let a = parent.submatrix(0..m, 1..1 + k).unwrap();
-    let x_parent = backend.upload(&host_x, [1, k + 3]).unwrap();
-    let x = x_parent.submatrix(0..1, 3..3 + k).unwrap().reshape([k]).unwrap();
-    let mut y = backend.filled([m], f32::from_bits(POISON)).unwrap();
-    gemv::gemv(backend, &a, &x, &mut y).unwrap();
-    let got = backend.download(&y).unwrap();
-    for (i, g) in got.iter().enumerate() {
-        let (want, slack) = dot(host_a[i * ld + 1..i * ld + 1 + k].iter().copied(), host_x[3..].iter().copied());
-        assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "views: y[{i}] = {g}, want {want}");
+    // (m, k, A's leading dimension, A's first column, x's first element): A from column 1 of
+    // rows of 1003 floats and x from element 3, views whose rows start at every offset from a
+    // 16-byte boundary; and rows of whole vectors but for the last 1 column (1001 of 1004),
+    // which the lanes take one element each after the vectors
+    for (m, k, ld, a_first, x_first) in [(9, 1000, 1003, 1, 3), (9, 1001, 1004, 0, 0)] {
+        let (host_a, host_x) = (random_floats(m * ld, 31), random_floats(k + x_first, 37));
+        let parent = backend.upload(&host_a, [m, ld]).unwrap();
+        let a = parent.submatrix(0..m, a_first..a_first + k).unwrap();
+        let x_parent = backend.upload(&host_x, [1, k + x_first]).unwrap();
+        let x = x_parent.submatrix(0..1, x_first..x_first + k).unwrap().reshape([k]).unwrap();
+        let mut y = backend.filled([m], f32::from_bits(POISON)).unwrap();
+        gemv::gemv(backend, &a, &x, &mut y).unwrap();
+        let got = backend.download(&y).unwrap();
+        for (i, g) in got.iter().enumerate() {
+            let row = host_a[i * ld + a_first..i * ld + a_first + k].iter().copied();
+            let (want, slack) = dot(row, host_x[x_first..].iter().copied());
+            assert!((f64::from(*g) - want).abs() <= slack + 1e-30, "views (ld {ld}): y[{i}] = {g}, want {want}");
+        }
     }
 }
 
@@ -466,11 +470,12 @@ fn bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs(backend: &Ba
         rounding: f64,
         name: &str,
     ) {
-        // the shapes of the f32 test, and A and x as views whose rows start at every offset
-        // from a 16-byte boundary (columns 1.. of rows of 1003, x from element 3)
+        // the shapes of the f32 test, A and x as views whose rows start at every offset from a
+        // 16-byte boundary (columns 1.. of rows of 1003, x from element 3), and rows of whole
+        // vectors of 8 but for the last 1 column (1001 of 1008)
         let mut cases: Vec<(usize, usize, usize, usize, usize)> =
             gemv_shapes(backend).into_iter().map(|(m, k)| (m, k, k, 0, 0)).collect();
-        cases.push((9, 1000, 1003, 1, 3));
+        cases.extend([(9, 1000, 1003, 1, 3), (9, 1001, 1008, 0, 0)]);
         for (m, k, ld, a_first, x_first) in cases {
             let host_a: Vec<T> = random_floats(m * ld, (m + k) as u64).into_iter().map(&to).collect();
             let host_x: Vec<T> = random_floats(k + x_first, 5).into_iter().map(&to).collect();

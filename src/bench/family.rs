@@ -306,7 +306,7 @@ impl Family {
             // chunks' statistics)
             // (2 bytes an element for the bf16 and f16 kernels, f32 statistics)
             Family::Softmax => {
-                let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };
+                let size = element_bytes(kernel);
                 let statistics = 8.0 * value("R") * value("S");
                 if kernel.starts_with("softmax_chunk_stats") {
                     (0.0, size * value("R") * value("C") + statistics)
@@ -318,7 +318,7 @@ impl Family {
             }
             // (2 bytes an element for the bf16 and f16 kernels)
             Family::Norm => {
-                let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };
+                let size = element_bytes(kernel);
                 let rows_per_column = if kernel.starts_with("layer_norm") { 2.0 } else { 1.0 };
                 (0.0, size * (2.0 * value("R") * value("C") + rows_per_column * value("C")))
             }
@@ -339,11 +339,20 @@ impl Family {
             Family::Gemv => match kernel {
                 "gemv_t_finish_f32" => (0.0, 4.0 * (value("S") * value("N") + value("N"))),
                 _ => {
-                    let size = if kernel.ends_with("f16") { 2.0 } else { 4.0 };
+                    let size = element_bytes(kernel);
                     let (m, other) = (value("M"), value("K").max(value("N")));
                     (0.0, size * (m * other + m + other) + 4.0 * value("S") * other)
                 }
             },
         }
+    }
+}
+
+/// Bytes an element of a row-wise kernel's data: 2 for the `_bf16` and `_f16` kernels, else 4.
+fn element_bytes(kernel: &str) -> f64 {
+    if kernel.ends_with("f16") {
+        2.0
+    } else {
+        4.0
     }
 }
