@@ -40,7 +40,7 @@ for rows, cols in [(8192, 8192), (4096, 4097), (4096, 4096)]:
     xh, wh, bh = x.bfloat16(), w.bfloat16(), b.bfloat16()
     row("layer_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(xh, (cols,), wh, bh, 1e-5)), 4 * rows * cols + 4 * cols, copy)
     row("rms_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(xh, (cols,), wh, 1e-5)), 4 * rows * cols + 2 * cols, copy)
-for m, k in [(8192, 8192), (4097, 4095)]:
+for m, k in [(8192, 8192), (4097, 4095), (4096, 16384), (8192, 16384), (16384, 8192), (14336, 4096), (4096, 14336), (8192, 3000)]:
     a = torch.randn(m, k, device="cuda")
     x, xt = torch.randn(k, device="cuda"), torch.randn(m, device="cuda")
     copy = copy_gbs(m * k)
@@ -49,6 +49,8 @@ for m, k in [(8192, 8192), (4097, 4095)]:
     row("gemv_t (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(a.t(), xt)), traffic, copy)
     ah, xh = a.bfloat16(), x.bfloat16()
     row("gemv bf16 (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah, xh)), traffic // 2, copy)
+    xth = xt.bfloat16()
+    row("gemv_t bf16 (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah.t(), xth)), traffic // 2, copy)
 for n in [1 << 24, 1 << 28]:
     x = torch.rand(n, device="cuda")
     total = torch.empty((), device="cuda")

@@ -35,7 +35,7 @@ fn every_catalog_kernel_waits_for_the_grid_before_it_first() {
 /// result is read back, each against its f64 reference.
 fn chained_passes_read_what_the_pass_before_wrote(backend: &Backend, chains: usize, dependent: bool) {
     let (m, n) = (4097, 3000);
-    assert!(gemv::row_slices(m, n) > 1, "the shape must take the row split");
+    assert!(gemv::row_slices::<f32>(m, n) > 1, "the shape must take the row split");
     let host_a = common::random_floats(m * n, 5);
     let a = backend.upload(&host_a, [m, n]).unwrap();
     let inputs: Vec<Vec<f32>> = (0..chains).map(|i| common::random_floats(m, 100 + i as u64)).collect();

@@ -22,6 +22,7 @@ on_both_backends!(
     gemv_matches_an_f64_reference,
     bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs,
     gemv_t_matches_an_f64_reference,
+    bf16_and_f16_gemv_t_match_an_f64_reference_from_the_rounded_inputs,
     gemv_t_in_one_launch_adds_the_slices_as_the_finishing_pass_does,
 );
 
@@ -507,8 +508,8 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         let x = backend.upload(&host_x, [m]).unwrap();
         let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
         let launched = gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
-        let split = gemv::row_slices(m, n) > 1;
-        let want_kernel = match (split, n.div_ceil(32) >= 256, n.div_ceil(64) <= 132) {
+        let split = gemv::row_slices::<f32>(m, n) > 1;
+        let want_kernel = match (split, n.div_ceil(32) >= 192, n.div_ceil(64) <= 132) {
             (true, _, _) => "gemv_t_finish_f32",
             (false, true, true) => "gemv_t_band_pairs_f32",
             (false, true, false) => "gemv_t_f32",
@@ -536,6 +537,80 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
             assert_transposed_gemv(&backend.download(&y).unwrap(), &host_a, &host_x, (m, n), kernel.name());
         }
     }
+}
+
+/// y = Aᵀ·x on 16-bit data: every kernel of `T`'s [`gemv::TransposedKernels`] (and the one
+/// `gemv_t` takes, which must be the one `gemv_t_kernel_for` names) against the f64 sums of the
+/// rounded inputs — on dense rows (odd widths narrow the vectors to single elements), on views
+/// whose rows start 2 elements past a 16-byte boundary, and on rows that end inside a vector
+/// (1001 of 1004 columns: the kernels' element-by-element path).
+fn bf16_and_f16_gemv_t_match_an_f64_reference_from_the_rounded_inputs(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: gemv::GemvElement>(
+        backend: &Backend,
+        to: impl Fn(f32) -> T,
+        back: impl Fn(T) -> f32,
+        rounding: f64,
+        name: &str,
+    ) {
+        let mut cases: Vec<(usize, usize, usize, usize)> =
+            gemv_shapes(backend).into_iter().map(|(m, n)| (m, n, n, 0)).collect();
+        cases.extend([(300, 1000, 1004, 2), (300, 1001, 1004, 0), (1300, 130, 132, 0)]);
+        if !backend.is_simulated() {
+            // the double-width bands, and the 512-thread kernel beyond them
+            cases.extend([(4096, 16384, 16384, 0), (1024, 20000, 20000, 0)]);
+        }
+        for (m, n, ld, first) in cases {
+            let host_a: Vec<T> = random_floats(m * ld, (7 * m + n) as u64).into_iter().map(&to).collect();
+            let host_x: Vec<T> = random_floats(m, 13).into_iter().map(&to).collect();
+            let parent = backend.upload(&host_a, [m, ld]).unwrap();
+            let a = parent.submatrix(0..m, first..first + n).unwrap();
+            let x = backend.upload(&host_x, [m]).unwrap();
+            let kernels = T::TRANSPOSED;
+            let slices = gemv::row_slices::<T>(m, n).max(3);
+            let mut outputs = Vec::new();
+            let mut y = backend.filled([n], to(f32::NAN)).unwrap();
+            let launched = gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
+            assert_eq!(launched.kernel, gemv::gemv_t_kernel_for::<T>(backend, m, n).name(), "{m}×{n}");
+            outputs.push(("gemv_t".to_string(), y));
+            for kernel in [kernels.rows, kernels.band, kernels.band_pairs] {
+                let mut y = backend.filled([n], to(f32::NAN)).unwrap();
+                let arguments = &mut [
+                    tessera::Argument::input("a", &a),
+                    tessera::Argument::input("x", &x),
+                    tessera::Argument::output("y", &mut y),
+                ];
+                kernel.launch(backend, arguments).unwrap();
+                outputs.push((kernel.name().to_string(), y));
+            }
+            let mut partials = backend.filled([slices, n], f32::NAN).unwrap();
+            let mut y = backend.filled([n], to(f32::NAN)).unwrap();
+            let arguments = &mut [
+                tessera::Argument::input("a", &a),
+                tessera::Argument::input("x", &x),
+                tessera::Argument::output("partials", &mut partials),
+            ];
+            kernels.partials.launch(backend, arguments).unwrap();
+            let arguments =
+                &mut [tessera::Argument::input("partials", &partials), tessera::Argument::output("y", &mut y)];
+            kernels.finish.launch(backend, arguments).unwrap();
+            outputs.push((format!("{} in {slices} slices", kernels.partials.name()), y));
+            for (what, y) in outputs {
+                for (j, g) in backend.download(&y).unwrap().into_iter().map(&back).enumerate() {
+                    let column = (0..m).map(|r| back(host_a[r * ld + first + j]));
+                    let (want, slack) = dot(column, host_x.iter().map(|&v| back(v)));
+                    // f32 sums of the rounded inputs, then one rounding of y
+                    let slack = slack + rounding * want.abs() + 1e-30;
+                    assert!(
+                        (f64::from(g) - want).abs() <= slack,
+                        "{name} {what} {m}×{n} (ld {ld}): y[{j}] = {g}, want {want}"
+                    );
+                }
+            }
+        }
+    }
+    check(backend, bf16::from_f32, bf16::to_f32, 1.0 / 256.0, "bf16");
+    check(backend, f16::from_f32, f16::to_f32, 1.0 / 2048.0, "f16");
 }
 
 /// `gemv_t_split_f32`: the last block of each column band (`last_block_of`) adds the band's

@@ -103,43 +103,57 @@ pub(super) struct BandwidthEntryPoint {
     ) -> Result<Timed, Error>,
 }
 
-/// The memory-bound entry point `family` times at `shape`, if any: `gemv::gemv_t` at an Aᵀ·x
-/// shape (M and N, no slices given), `stencil::sweep_colour` at a sweep's (R and H alone; the
-/// split also names C, the residual P).
-pub(super) fn bandwidth_entry_point(family: Family, shape: &[(String, i64)]) -> Option<BandwidthEntryPoint> {
+/// The memory-bound entry points `family` times at `shape`: `gemv::gemv_t` on f32 and bf16 at
+/// an Aᵀ·x shape (M and N, no slices given), `stencil::sweep_colour` at a sweep's (R and H
+/// alone; the split also names C, the residual P).
+pub(super) fn bandwidth_entry_points(family: Family, shape: &[(String, i64)]) -> Vec<BandwidthEntryPoint> {
     let mut names: Vec<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
     names.sort_unstable();
     let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
     match (family, names.as_slice()) {
-        (Family::Gemv, ["M", "N"]) => Some(BandwidthEntryPoint {
-            // what a user's Aᵀ·x runs: the row-split passes where gemv_t takes them, timed together
-            name: "gemv::gemv_t (every pass)",
-            work_of: "gemv_t_f32",
-            dims: [value("M"), value("N")],
-            time: time_gemv_t_entry_point,
-        }),
-        (Family::Stencil, ["H", "R"]) => Some(BandwidthEntryPoint {
+        // what a user's Aᵀ·x runs: the row-split passes where gemv_t takes them, timed together
+        (Family::Gemv, ["M", "N"]) => vec![
+            BandwidthEntryPoint {
+                name: "gemv::gemv_t (every pass)",
+                work_of: "gemv_t_f32",
+                dims: [value("M"), value("N")],
+                time: |gpu, options, dims, flush, baseline| {
+                    time_gemv_t_entry_point(gpu, |v| v as f32, options, dims, flush, baseline)
+                },
+            },
+            BandwidthEntryPoint {
+                name: "gemv::gemv_t bf16 (every pass)",
+                work_of: "gemv_t_bf16",
+                dims: [value("M"), value("N")],
+                time: |gpu, options, dims, flush, baseline| {
+                    time_gemv_t_entry_point(gpu, half::bf16::from_f64, options, dims, flush, baseline)
+                },
+            },
+        ],
+        (Family::Stencil, ["H", "R"]) => vec![BandwidthEntryPoint {
             // what solve_poisson sweeps: a colour of a RedBlack grid, its rows padded to 16 bytes
             name: "stencil::sweep_colour (RedBlack, padded rows)",
             work_of: "gauss_seidel_colour",
             dims: [value("R"), value("H")],
             time: time_sweep_colour_entry_point,
-        }),
-        _ => None,
+        }],
+        _ => Vec::new(),
     }
 }
 
-/// `gemv::gemv_t` (both passes where it splits the rows) timed beside `baseline`.
-fn time_gemv_t_entry_point(
+/// `gemv::gemv_t` on `T` (both passes where it splits the rows) timed beside `baseline`.
+fn time_gemv_t_entry_point<T: gemv::GemvElement>(
     gpu: &Gpu,
+    convert: fn(f64) -> T,
     options: &BenchOptions,
     [m, n]: [usize; 2],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
-    let a = measurement_tensor(gpu, &[m, n])?;
-    let x = measurement_tensor(gpu, &[m])?;
-    let mut y = gpu.zeros::<f32>([n])?;
+    let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<T>>();
+    let a = gpu.upload(&values(m * n), [m, n])?;
+    let x = gpu.upload(&values(m), [m])?;
+    let mut y = gpu.zeros::<T>([n])?;
     time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
 }
 

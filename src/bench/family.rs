@@ -231,8 +231,8 @@ impl Family {
                 shape(&[("M", 4097), ("N", 4095)]),
                 // fewer bands of 32 columns than SMs: gemv_t splits the rows, pass 1 then pass 2
                 shape(&[("M", 8192), ("N", 3000)]),
-                shape(&[("M", 8192), ("N", 3000), ("S", gemv::row_slices(8192, 3000) as i64)]),
-                shape(&[("S", gemv::row_slices(8192, 3000) as i64), ("N", 3000)]),
+                shape(&[("M", 8192), ("N", 3000), ("S", gemv::row_slices::<f32>(8192, 3000) as i64)]),
+                shape(&[("S", gemv::row_slices::<f32>(8192, 3000) as i64), ("N", 3000)]),
             ],
         }
     }
@@ -335,9 +335,11 @@ impl Family {
             }
             // A once, x, y once
             // (pass 1 of the row-split Aᵀ·x also writes S partial rows; pass 2 reads them)
-            // (2 bytes an element for gemv_bf16 and gemv_f16)
+            // (2 bytes an element of A, x and y for the bf16 and f16 kernels; the partials are f32)
             Family::Gemv => match kernel {
-                "gemv_t_finish_f32" => (0.0, 4.0 * (value("S") * value("N") + value("N"))),
+                finish if finish.starts_with("gemv_t_finish") => {
+                    (0.0, 4.0 * value("S") * value("N") + element_bytes(finish) * value("N"))
+                }
                 _ => {
                     let size = element_bytes(kernel);
                     let (m, other) = (value("M"), value("K").max(value("N")));

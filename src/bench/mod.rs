@@ -162,9 +162,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         Family::Hgemm => ENTRY_POINT_INPUTS.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
         Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
-        // gemv::gemv_t, every pass it takes, at an Aᵀ·x shape; stencil::sweep_colour on
+        // gemv::gemv_t on f32 and bf16, every pass it takes, at an Aᵀ·x shape; stencil::sweep_colour on
         // RedBlack's padded rows at a colour shape
-        Family::Gemv | Family::Stencil => usize::from(bandwidth_entry_point(family, shape).is_some()),
+        Family::Gemv | Family::Stencil => bandwidth_entry_points(family, shape).len(),
         // tessera::gemm_bias_gelu, the fused kernel it picks for the shape
         Family::Epilogue => 1,
         _ => 0,
@@ -292,7 +292,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 &launched,
             ));
         }
-        if let Some(entry) = bandwidth_entry_point(family, &shape) {
+        for entry in bandwidth_entry_points(family, &shape) {
             progress(Progress { done, of, step: &format!("{} at {label}", entry.name) });
             done += 1;
             let (base, timing, launched) = (entry.time)(gpu, options, entry.dims, &mut flush, &mut baseline)?;

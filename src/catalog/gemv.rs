@@ -1,20 +1,22 @@
-//! Matrix–vector products, memory-bound: every element of A is read once, coalesced.
+//! Matrix–vector products on f32, bf16 and f16 data ([`GemvElement`]; f32 sums, y rounded
+//! once), memory-bound: every element of A is read once, coalesced.
 //!
-//! - [`gemv_f32`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS`
-//!   elements a trip (16-byte loads, all in flight before any is used) into as many
-//!   independent partial sums, then `warp_sum` adds the lanes up. [`gemv_bf16`] and
-//!   [`gemv_f16`] do the same on 16-bit data ([`GemvElement`]); y = Aᵀ·x is f32 only.
-//! - [`gemv_t_f32`], [`gemv_t_band_f32`] and [`gemv_t_band_pairs_f32`], y = Aᵀ·x: a block per
-//!   band of 32 (or 64) columns, lane l on column l (and l + 32); the block's warps take
-//!   interleaved runs of `UNROLL` rows, and their sums are added from shared memory in warp
-//!   order, so the result does not depend on timing — 1024 threads a block for one to two bands
-//!   an SM, 512 threads two blocks an SM beyond. With fewer bands than SMs (N under 4065
-//!   columns) [`gemv_t`] splits the rows into slices instead ([`gemv_t_partials_f32`], 64
-//!   columns a block, then [`gemv_t_finish_f32`], launched as its dependent, adds the slices in
-//!   order; [`gemv_t_split_f32`] does both in one launch with `last_block_of`).
+//! - [`gemv`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS` elements
+//!   a trip (16-byte loads, all in flight before any is used) into as many independent partial
+//!   sums, then `warp_sum` adds the lanes up ([`gemv_f32`], [`gemv_bf16`], [`gemv_f16`]).
+//! - [`gemv_t`], y = Aᵀ·x without transposing A ([`transposed`]'s kernels): a block per band of
+//!   128 or 256 bytes of each row, the lanes side by side across it (f32 lanes on single
+//!   columns, 16-bit lanes on vectors of 2 or 4); the block's warps take interleaved runs of
+//!   `UNROLL` rows, and their sums are added from shared memory in warp order, so the result
+//!   does not depend on timing. With fewer bands than SMs [`gemv_t`] splits the rows into
+//!   slices instead (the partials kernel, then the finishing one as its dependent, adding the
+//!   slices in order; [`gemv_t_split_f32`] does both in one launch with `last_block_of`).
 
 use crate::prelude::*;
 use crate::{Input, Output};
+
+pub mod transposed;
+pub use transposed::*;
 
 // y = A·x is stamped for f32 and 16-bit data by a macro_rules!: the element type, its vector,
 // the elements a lane loads a trip and the blocks an SM are the only differences (16-bit
@@ -95,211 +97,61 @@ gemv!(
     gemv_f16, f16, vector = 8, elements = 16, min_blocks = 4
 );
 
-/// y = Aᵀ·x for A of M × N: a block per 32 columns (two blocks an SM: `tessera tune`'s winner
-/// at 8192 × 8192 on an H100, 11% over one).
-#[tile_kernel(threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 16), require(WARPS * 32 == THREADS))]
-pub fn gemv_t_f32(a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>) {
-    let (bx,) = grid(cdiv(N, 32));
-    let partial = shared::<f32>([WARPS, 32]);
-    let col = bx * 32 + lane();
-    let mut s = [0.0f32; UNROLL];
-    // loads clamped into A (straight-line: a lane's UNROLL loads all in flight), products guarded
-    let column = min(col, N - 1);
-    for r0 in (warp_index() * UNROLL..M).step_by(WARPS * UNROLL) {
-        for u in 0..UNROLL {
-            let r = min(r0 + u, M - 1);
-            let product = a[[r, column]] * x[r];
-            if r0 + u < M && col < N {
-                s[u] += product;
-            }
-        }
-    }
-    let mut total = 0.0f32;
-    for u in 0..UNROLL {
-        total += s[u];
-    }
-    partial[[warp_index(), lane()]] = total;
-    if warp_index() == 0 {
-        let mut t = 0.0f32;
-        for w in 0..WARPS {
-            t += partial[[w, lane()]];
-        }
-        if col < N {
-            y[col] = t;
-        }
-    }
-}
-
-// Aᵀ·x by bands of 32 · GROUPS columns: lane l of each warp takes columns l, l + 32, .. of its
-// block's band, the warps take interleaved runs of UNROLL rows of the block's rows `begin ..
-// end` (a lane's UNROLL · GROUPS loads all in flight before any is used), and the warps' sums
-// are added in warp order, so the totals do not depend on timing. The kernels differ in the
-// rows a block takes (all, or a slice of S), where the totals go (y, or a slice's partial
-// row) and what follows (the last block of a band adding the slices): a macro_rules! of its
-// own stamps them.
-macro_rules! gemv_t_column_sums {
-    (
-        $(#[$doc:meta])*
-        $name:ident,
-        config = [$($config:tt)*],
-        params = [$($params:tt)*],
-        grid = [$($grid:tt)*],
-        rows = [$($rows:tt)*],
-        store = [$($store:tt)*],
-        then = [$($then:tt)*]
-    ) => {
-        $(#[$doc])*
-        #[tile_kernel($($config)*, require(WARPS * 32 == THREADS))]
-        pub fn $name($($params)*) {
-            $($grid)*
-            let partial = shared::<f32>([WARPS, 32 * GROUPS]);
-            let first_col = bx * 32 * GROUPS;
-            $($rows)*
-            let mut s = [0.0f32; GROUPS];
-            // loads clamped into A, products guarded
-            for r0 in (begin + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
-                let mut v = [0.0f32; UNROLL * GROUPS];
-                let mut w = [0.0f32; UNROLL];
-                for u in 0..UNROLL {
-                    let r = min(r0 + u, M - 1);
-                    w[u] = x[r];
-                    for g in 0..GROUPS {
-                        v[u * GROUPS + g] = a[[r, min(first_col + g * 32 + lane(), N - 1)]];
-                    }
-                }
-                for u in 0..UNROLL {
-                    if r0 + u < end {
-                        for g in 0..GROUPS {
-                            s[g] += v[u * GROUPS + g] * w[u];
-                        }
-                    }
-                }
-            }
-            for g in 0..GROUPS {
-                partial[[warp_index(), g * 32 + lane()]] = s[g];
-            }
-            let col = first_col + thread_index();
-            if thread_index() < 32 * GROUPS {
-                let mut t = 0.0f32;
-                for w in 0..WARPS {
-                    t += partial[[w, thread_index()]];
-                }
-                if col < N {
-                    $($store)*
-                }
-            }
-            $($then)*
-        }
-    };
-}
-
-gemv_t_column_sums!(
-    /// y = Aᵀ·x in one launch, a block of 1024 threads per band of 32 columns, 32 rows a warp a
-    /// trip; [`gemv_t`] takes it where the bands number one to two an SM. On an H200 (`tessera
-    /// bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128 bands) where the
-    /// row-split passes reach 76%; at 8192² (256 bands, two blocks on most SMs) it measured 64 to
-    /// 73 µs from run to run.
-    gemv_t_band_f32,
-    config = [threads = 1024, vector = 1, consts(WARPS = 32, UNROLL = 32, GROUPS = 1)],
-    params = [a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>],
-    grid = [let (bx,) = grid(cdiv(N, 32 * GROUPS));],
-    rows = [let begin = 0; let end = M;],
-    store = [y[col] = t;],
-    then = []
-);
-gemv_t_column_sums!(
-    /// [`gemv_t_band_f32`] with bands of 64 columns (a lane on two, 32 apart), 16 rows a trip:
-    /// where those bands number at most one an SM the grid is one even wave — at 8192² (128
-    /// bands) 64.7 µs, 97.5% of the device copy, in two H200 runs, where [`gemv_t_f32`] holds
-    /// 66–68 µs. sm_90: its 64 registers a thread (1024 threads' share) spill on sm_80.
-    gemv_t_band_pairs_f32,
-    config = [threads = 1024, vector = 1, target = sm_90, consts(WARPS = 32, UNROLL = 16, GROUPS = 2)],
-    params = [a: Global<f32, (M, N)>, x: Global<f32, (M,)>, y: GlobalMut<f32, (N,)>],
-    grid = [let (bx,) = grid(cdiv(N, 32 * GROUPS));],
-    rows = [let begin = 0; let end = M;],
-    store = [y[col] = t;],
-    then = []
-);
-gemv_t_column_sums!(
-    /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too few
-    /// blocks to fill the GPU (fewer bands than SMs): block (bx, by) adds rows by·⌈M/S⌉ .. of
-    /// columns bx·64 .. into `partials[by, ..]` (S = the rows of `partials`). Lane l of each
-    /// warp takes columns l and l + 32 of the block's 64, so a warp reads 256 contiguous bytes of
-    /// each of its rows (two 128-byte runs side by side: 85% of the device copy at 4097 × 4095 on
-    /// an H100 where one run of 128 bytes gave 82%, `benchmarks/lab/rows/gemv_t.cu`); its 16 warps
-    /// take interleaved runs of 8 rows, their loads all in flight before any is used, and the
-    /// warps' partial sums are added in warp order. Two blocks an SM.
-    gemv_t_partials_f32,
-    config = [threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 8, GROUPS = 2)],
-    params = [a: Global<f32, (M, N)>, x: Global<f32, (M,)>, partials: GlobalMut<f32, (S, N)>],
-    grid = [let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);],
-    rows = [let slice = (M + S - 1) / S; let begin = by * slice; let end = min(begin + slice, M);],
-    store = [partials[[by, col]] = t;],
-    then = []
-);
-gemv_t_column_sums!(
-    /// y = Aᵀ·x with the rows split into slices, in one launch: [`gemv_t_partials_f32`]'s blocks,
-    /// each writing its slice's column sums into `partials[by, ..]`, and the last block of each
-    /// band of 64 columns to finish (`last_block_of`) adds the band's S partials in slice order
-    /// into y — the same sums, in the same order, as [`gemv_t_finish_f32`] after it, without the
-    /// second launch. On an H200 the block's fence, count and read of the partials cost what the
-    /// finishing pass's dependent launch does (23.4 µs against 23.1 µs at 4097 × 4095, 67.1 against
-    /// 67.6 µs at 8192² in 4 slices), so [`gemv_t`] does not take it.
-    gemv_t_split_f32,
-    config = [threads = 512, vector = 1, min_blocks = 2, consts(WARPS = 16, UNROLL = 8, GROUPS = 2)],
-    params = [
-        a: Global<f32, (M, N)>,
-        x: Global<f32, (M,)>,
-        partials: GlobalMut<f32, (S, N)>,
-        y: GlobalMut<f32, (N,)>
-    ],
-    grid = [let (bx, by) = grid(cdiv(N, 32 * GROUPS), S);],
-    rows = [let slice = (M + S - 1) / S; let begin = by * slice; let end = min(begin + slice, M);],
-    store = [partials[[by, col]] = t;],
-    then = [
-        if last_block_of(bx, S) {
-            if thread_index() < 32 * GROUPS && col < N {
-                let mut total = 0.0f32;
-                for r in 0..S {
-                    total += partials[[r, col]];
-                }
-                y[col] = total;
-            }
-        }
-    ]
-);
-
-/// Pass 2: `y[c]` = the S partials of column c added in order (the result does not depend on
-/// which block finished first).
-#[tile_kernel(threads = 256, vector = 1, consts(COLUMNS = 256))]
-pub fn gemv_t_finish_f32(partials: Global<f32, (S, N)>, y: GlobalMut<f32, (N,)>) {
-    let (bx,) = grid(cdiv(N, COLUMNS));
-    let col = bx * COLUMNS + thread_index();
-    if col < N {
-        let mut t = 0.0f32;
-        for r in 0..S {
-            t += partials[[r, col]];
-        }
-        y[col] = t;
-    }
-}
-
-/// Element types y = A·x takes: f32, bf16 and f16 (f32 sums for all).
+/// Element types y = A·x and y = Aᵀ·x take: f32, bf16 and f16 (f32 sums for all, y rounded
+/// once).
 pub trait GemvElement: crate::runtime::Element {
     /// This type's [`gemv`] kernel.
     const KERNEL: &'static crate::KernelDefinition;
+    /// This type's [`gemv_t`] kernels.
+    const TRANSPOSED: TransposedKernels;
+}
+
+/// The kernels [`gemv_t`] picks from for one element type, by how many 128-byte bands a row of
+/// A holds (32 f32 columns, 64 of 16 bits).
+pub struct TransposedKernels {
+    /// 512 threads, two blocks an SM, per 128-byte band (many bands, or sm_80).
+    pub rows: &'static crate::KernelDefinition,
+    /// 1024 threads per 128-byte band, for one to two bands an SM.
+    pub band: &'static crate::KernelDefinition,
+    /// 1024 threads per 256-byte band, while those fill one wave (sm_90).
+    pub band_pairs: &'static crate::KernelDefinition,
+    /// Fewer bands than SMs: each slice of rows' column sums into f32 partials ..
+    pub partials: &'static crate::KernelDefinition,
+    /// .. then the slices added in order into y.
+    pub finish: &'static crate::KernelDefinition,
 }
 
 impl GemvElement for f32 {
     const KERNEL: &'static crate::KernelDefinition = &gemv_f32::KERNEL;
+    const TRANSPOSED: TransposedKernels = TransposedKernels {
+        rows: &gemv_t_f32::KERNEL,
+        band: &gemv_t_band_f32::KERNEL,
+        band_pairs: &gemv_t_band_pairs_f32::KERNEL,
+        partials: &gemv_t_partials_f32::KERNEL,
+        finish: &gemv_t_finish_f32::KERNEL,
+    };
 }
 
 impl GemvElement for bf16 {
     const KERNEL: &'static crate::KernelDefinition = &gemv_bf16::KERNEL;
+    const TRANSPOSED: TransposedKernels = TransposedKernels {
+        rows: &gemv_t_bf16::KERNEL,
+        band: &gemv_t_band_bf16::KERNEL,
+        band_pairs: &gemv_t_band_pairs_bf16::KERNEL,
+        partials: &gemv_t_partials_bf16::KERNEL,
+        finish: &gemv_t_finish_bf16::KERNEL,
+    };
 }
 
 impl GemvElement for f16 {
     const KERNEL: &'static crate::KernelDefinition = &gemv_f16::KERNEL;
+    const TRANSPOSED: TransposedKernels = TransposedKernels {
+        rows: &gemv_t_f16::KERNEL,
+        band: &gemv_t_band_f16::KERNEL,
+        band_pairs: &gemv_t_band_pairs_f16::KERNEL,
+        partials: &gemv_t_partials_f16::KERNEL,
+        finish: &gemv_t_finish_f16::KERNEL,
+    };
 }
 
 /// y = A·x ([`gemv_f32`], [`gemv_bf16`], [`gemv_f16`] by element type).
@@ -319,77 +171,131 @@ pub fn gemv<T: GemvElement>(
     )
 }
 
-/// Pass-1 blocks (of 64 columns) that fill an H200 about twice over (132 SMs, two blocks of
-/// 512 threads each): 8 slices at 4097 × 4095, which measured 85% of the device copy against
-/// 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
+/// Pass-1 blocks (of 256 bytes a row) that fill an H200 about twice over (132 SMs, two blocks
+/// of 512 threads each): 8 slices at 4097 × 4095 f32, which measured 85% of the device copy
+/// against 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
 const FILLING_BLOCKS: usize = 512;
-/// Bands of 32 columns from which the rows are not split — about one an SM — and
-/// [`gemv_t_band_f32`] runs alone: on an H200 at 4097 × 4095 (128 bands) it took 21.7–22.4 µs
+/// 128-byte bands from which the rows are not split — about one an SM — and the band kernel
+/// runs alone: on an H200 at 4097 × 4095 f32 (128 bands) [`gemv_t_band_f32`] took 21.7–22.4 µs
 /// where the row-split passes took 23.0 µs; at 8192 × 3000 (94 bands) 33.7 µs against 31.2 µs.
 const UNSPLIT_COLUMN_BANDS: usize = 128;
-/// Bands of 32 columns from which [`gemv_t_band_f32`]'s blocks stop fitting the GPU in one
-/// wave (two an SM at most): at 8192² (256 bands) it varied from 64 to 73 µs.
-const SMALL_BLOCK_BANDS: usize = 256;
-/// Bands of 64 columns [`gemv_t_band_pairs_f32`] takes in one wave, one block an SM: the SMs
-/// of an H100 or H200.
+/// 128-byte bands from which the double-width bands take over from the band kernel: at 224
+/// bands (H200) the bf16 ones ran at 90% of the device copy where [`gemv_t_band_bf16`] ran at
+/// 74% (4096 × 14336), the f32 ones level with [`gemv_t_band_f32`] (4096 × 7168: 90%); at 256,
+/// [`gemv_t_band_f32`] varied from 64 to 73 µs at 8192².
+const SMALL_BLOCK_BANDS: usize = 192;
+/// 256-byte bands the double-width band kernel takes in one wave, one block an SM: the SMs of
+/// an H100 or H200.
 const PAIR_BANDS: usize = 132;
 
-/// The slices [`gemv_t`] splits the rows of a `rows × cols` A into: 1 (no split) where
-/// [`gemv_t_band_f32`]'s bands of 32 columns number one an SM or more, else enough for
-/// [`gemv_t_partials_f32`]'s blocks of 64 columns to fill the GPU, at most 32 and at least
-/// 512 rows each.
+/// The 128-byte bands (`bytes` = 128: 32 f32 or 64 16-bit columns) or 256-byte ones a row of
+/// `cols` elements of `T` spans.
+fn bands<T: GemvElement>(cols: usize, bytes: usize) -> usize {
+    (cols * std::mem::size_of::<T>()).div_ceil(bytes)
+}
+
+/// The slices [`gemv_t`] splits the rows of a `rows × cols` A of `T` into: 1 (no split) where
+/// its 128-byte bands number one an SM or more, else enough for the first pass's blocks of 256
+/// bytes a row to fill the GPU, at most 32 and at least 512 rows each.
 ///
 /// ```
 /// use tessera::catalog::gemv::row_slices;
-/// assert_eq!(row_slices(8192, 8192), 1);
-/// assert_eq!(row_slices(4097, 4095), 1);
-/// assert_eq!(row_slices(8192, 3000), 10);
-/// assert_eq!(row_slices(2049, 31), 5);
+/// use half::bf16;
+/// assert_eq!(row_slices::<f32>(8192, 8192), 1);
+/// assert_eq!(row_slices::<f32>(4097, 4095), 1);
+/// assert_eq!(row_slices::<f32>(8192, 3000), 10);
+/// assert_eq!(row_slices::<f32>(2049, 31), 5);
+/// assert_eq!(row_slices::<bf16>(8192, 6000), 10);
+/// assert_eq!(row_slices::<bf16>(8192, 8192), 1);
 /// ```
-pub fn row_slices(rows: usize, cols: usize) -> usize {
-    if cols.div_ceil(32) >= UNSPLIT_COLUMN_BANDS {
+pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
+    if bands::<T>(cols, 128) >= UNSPLIT_COLUMN_BANDS {
         1
     } else {
-        let column_blocks = cols.div_ceil(64).max(1);
+        let column_blocks = bands::<T>(cols, 256).max(1);
         (FILLING_BLOCKS / column_blocks).clamp(1, 32).min(rows.div_ceil(512).max(1))
     }
 }
 
-/// y = Aᵀ·x without transposing A: from 256 bands of 32 columns [`gemv_t_band_pairs_f32`]
-/// while its bands of 64 fit one an SM (on sm_90), then [`gemv_t_f32`]; [`gemv_t_band_f32`]
-/// from 128 bands (one an SM); below, the rows split into slices ([`gemv_t_partials_f32`] into a workspace,
-/// then [`gemv_t_finish_f32`]). Returns the last launch.
-pub fn gemv_t(
+/// The kernel [`gemv_t`] reports for a `rows × cols` A of `T` on `device` ([`TransposedKernels`]):
+/// from 192 bands of 128 bytes the double-width band kernel while its bands fit one an SM (on
+/// sm_90), then the 512-thread one; the 1024-thread band kernel from 128 bands (one an SM);
+/// below, the finishing pass of the row split ([`row_slices`]).
+///
+/// ```
+/// use tessera::catalog::gemv::gemv_t_kernel_for;
+/// # fn main() -> Result<(), tessera::Error> {
+/// let simulator = tessera::Simulator::new()?;
+/// assert_eq!(gemv_t_kernel_for::<f32>(&simulator, 4097, 4095).name(), "gemv_t_band_f32");
+/// assert_eq!(gemv_t_kernel_for::<half::bf16>(&simulator, 4096, 14336).name(), "gemv_t_band_pairs_bf16");
+/// assert_eq!(gemv_t_kernel_for::<half::bf16>(&simulator, 8192, 3000).name(), "gemv_t_finish_bf16");
+/// # Ok(())
+/// # }
+/// ```
+pub fn gemv_t_kernel_for<T: GemvElement>(
     device: &impl crate::Device,
-    a: &impl Input<f32>,
-    x: &impl Input<f32>,
-    y: &mut impl Output<f32>,
+    rows: usize,
+    cols: usize,
+) -> &'static crate::KernelDefinition {
+    let kernels = T::TRANSPOSED;
+    if bands::<T>(cols, 128) >= SMALL_BLOCK_BANDS {
+        // the double-width kernels are sm_90's (their registers spill on sm_80)
+        if super::runs_sm_90(device) && bands::<T>(cols, 256) <= PAIR_BANDS {
+            kernels.band_pairs
+        } else {
+            kernels.rows
+        }
+    } else if row_slices::<T>(rows, cols) == 1 {
+        kernels.band
+    } else {
+        kernels.finish
+    }
+}
+
+/// y = Aᵀ·x without transposing A: one launch of the kernel [`gemv_t_kernel_for`] names, or
+/// the rows split into slices (the partials kernel into an f32 workspace, then the finishing
+/// one as its dependent). Returns the last launch.
+///
+/// ```ignore
+/// tessera::catalog::gemv::gemv_t(&backend, &a, &x, &mut y)?;   // a: [m, n], x: [m], y: [n]
+/// ```
+pub fn gemv_t<T: GemvElement>(
+    device: &impl crate::Device,
+    a: &impl Input<T>,
+    x: &impl Input<T>,
+    y: &mut impl Output<T>,
 ) -> Result<crate::Launched, Error> {
+    let kernels = T::TRANSPOSED;
     let (rows, cols) = match a.shape() {
         &[rows, cols] => (rows, cols),
-        _ => return gemv_t_f32::launch(device, a, x, y),
+        _ => (1, 1),
     };
-    if cols.div_ceil(32) >= SMALL_BLOCK_BANDS {
-        // the pairs kernel is sm_90's (its registers spill on sm_80)
-        return if super::runs_sm_90(device) && cols.div_ceil(64) <= PAIR_BANDS {
-            gemv_t_band_pairs_f32::launch(device, a, x, y)
-        } else {
-            gemv_t_f32::launch(device, a, x, y)
-        };
-    }
-    let slices = row_slices(rows, cols);
-    if slices == 1 {
-        return gemv_t_band_f32::launch(device, a, x, y);
+    let kernel = gemv_t_kernel_for::<T>(device, rows, cols);
+    if !std::ptr::eq(kernel, kernels.finish) {
+        return kernel.launch(
+            device,
+            &mut [crate::Argument::input("a", a), crate::Argument::input("x", x), crate::Argument::output("y", y)],
+        );
     }
     // every slice's partial sums written by pass 1 before pass 2 reads them: no zeroing (a
     // memset between the passes would also stand between pass 2 and its dependent launch)
+    let slices = row_slices::<T>(rows, cols);
     let mut partials: crate::DeviceTensor<f32> = device.device_ref().scratch([slices, cols])?;
-    gemv_t_partials_f32::launch(device, a, x, &mut partials)?;
-    gemv_t_finish_f32::launch_dependent(device, &partials, y)
+    kernels.partials.launch(
+        device,
+        &mut [
+            crate::Argument::input("a", a),
+            crate::Argument::input("x", x),
+            crate::Argument::output("partials", &mut partials),
+        ],
+    )?;
+    kernels
+        .finish
+        .launch_dependent(device, &mut [crate::Argument::input("partials", &partials), crate::Argument::output("y", y)])
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 9] = [
+pub const ALL: [&crate::KernelDefinition; 19] = [
     &gemv_f32::KERNEL,
     &gemv_bf16::KERNEL,
     &gemv_f16::KERNEL,
@@ -399,4 +305,14 @@ pub const ALL: [&crate::KernelDefinition; 9] = [
     &gemv_t_partials_f32::KERNEL,
     &gemv_t_finish_f32::KERNEL,
     &gemv_t_split_f32::KERNEL,
+    &gemv_t_bf16::KERNEL,
+    &gemv_t_band_bf16::KERNEL,
+    &gemv_t_band_pairs_bf16::KERNEL,
+    &gemv_t_partials_bf16::KERNEL,
+    &gemv_t_finish_bf16::KERNEL,
+    &gemv_t_f16::KERNEL,
+    &gemv_t_band_f16::KERNEL,
+    &gemv_t_band_pairs_f16::KERNEL,
+    &gemv_t_partials_f16::KERNEL,
+    &gemv_t_finish_f16::KERNEL,
 ];
