@@ -150,6 +150,7 @@ macro_rules! gemv_t_kernels {
         wide_vector = $wide_vector:tt,
         wide_columns = $wide_columns:tt,
         unroll = $unroll:tt,
+        band_unroll = $band_unroll:tt,
         one_wave = [$($one_wave:tt)*],
         rows = [$(#[$rows_doc:meta])* $rows_kernel:ident],
         band = [$(#[$band_doc:meta])* $band:ident],
@@ -172,7 +173,7 @@ macro_rules! gemv_t_kernels {
             $(#[$band_doc])*
             $band,
             sums = $sums,
-            config = [threads = 1024, vector = $vector, $($one_wave)* consts(WARPS = 32, UNROLL = 32, COLUMNS = $columns)],
+            config = [threads = 1024, vector = $vector, $($one_wave)* consts(WARPS = 32, UNROLL = $band_unroll, COLUMNS = $columns)],
             params = [a: Global<$t, (M, N)>, x: Global<$t, (M,)>, y: GlobalMut<$t, (N,)>],
             grid = [let (bx,) = grid(cdiv(N, COLUMNS));],
             rows = [let begin = 0; let end = M;],
@@ -225,6 +226,7 @@ gemv_t_kernels!(
     wide_vector = 1,
     wide_columns = 64,
     unroll = 16,
+    band_unroll = 32,
     one_wave = [],
     rows = [
         /// y = Aᵀ·x for A of M × N: a block of 512 threads per band of 32 columns, 16 rows a warp
@@ -274,14 +276,16 @@ gemv_t_kernels!(
     columns = 64,
     wide_vector = 4,
     wide_columns = 128,
-    unroll = 32,
+    // 24 rows a trip: with 32, 64 registers spilled 8 bytes
+    unroll = 24,
+    band_unroll = 24,
     // one block an SM said, so that ptxas keeps every load of a trip in flight (64 registers;
     // unsaid it chose 32 and interleaved the loads with the products)
     one_wave = [min_blocks = 1,],
     rows = [
         /// y = Aᵀ·x on bf16 A, x and y (f32 sums, y rounded once): [`gemv_t_f32`]'s 512
         /// threads, two blocks an SM, on bands of 64 columns, a lane loading two at once (the
-        /// 128 bytes a row an f32 band reads, in half the loads), 32 rows a warp a trip. Rows
+        /// 128 bytes a row an f32 band reads, in half the loads), 24 rows a warp a trip. Rows
         /// whose leading dimension is odd take single elements (the launch narrows `VECTOR`).
         gemv_t_bf16
     ],
@@ -315,7 +319,9 @@ gemv_t_kernels!(
     columns = 64,
     wide_vector = 4,
     wide_columns = 128,
-    unroll = 32,
+    // 24 rows a trip: with 32, 64 registers spilled 8 bytes
+    unroll = 24,
+    band_unroll = 24,
     // one block an SM said, so that ptxas keeps every load of a trip in flight (64 registers;
     // unsaid it chose 32 and interleaved the loads with the products)
     one_wave = [min_blocks = 1,],
