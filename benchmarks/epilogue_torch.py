@@ -1,7 +1,8 @@
 """torch's figures for `tessera bench epilogue`, at the same shapes, measured the same way
 (CUDA events, L2 flushed before each repetition, median of 20 after 3 warm-ups), FP32 without
 TF32: C = GELU(A·B + bias) as torch runs it eagerly (addmm, then gelu: two kernels), and the
-plain A·B beside it (torch's cuBLAS SGEMM, the anchor of the percentages).
+plain A·B beside it (torch's cuBLAS SGEMM, the anchor of the percentages); then the same on
+bf16 tensors (what `F.gelu(F.linear(x, w, b))` runs in a bf16 model), beside bf16 `a @ b`.
 
     python3 benchmarks/epilogue_torch.py
 """
@@ -22,5 +23,16 @@ for m, n, k in shapes:
     tflops = lambda ms: flops / (ms * 1e-3) / 1e12
     print(
         f"M={m},N={n},K={k:<6} mm {tflops(plain):6.2f} TFLOP/s   gelu(addmm) {tflops(fused):6.2f} TFLOP/s "
+        f"({100 * plain / fused:5.1f}% of mm's speed)"
+    )
+for m, n, k in shapes:
+    a, b = torch.randn(m, k, device="cuda").bfloat16(), torch.randn(k, n, device="cuda").bfloat16()
+    bias, c = torch.randn(n, device="cuda").bfloat16(), torch.empty(m, n, device="cuda").bfloat16()
+    flops = 2 * m * n * k
+    plain = median_ms(lambda: torch.mm(a, b, out=c))
+    fused = median_ms(lambda: F.gelu(torch.addmm(bias, a, b)))
+    tflops = lambda ms: flops / (ms * 1e-3) / 1e12
+    print(
+        f"bf16 M={m},N={n},K={k:<6} mm {tflops(plain):6.2f} TFLOP/s   gelu(addmm) {tflops(fused):6.2f} TFLOP/s "
         f"({100 * plain / fused:5.1f}% of mm's speed)"
     )

@@ -124,6 +124,10 @@ fn the_work_of_each_family_counts_bytes_and_flops() {
         Family::Sgemm.work("sgemm_v3", &shape(&[("M", 2), ("N", 3), ("K", 4)])),
         (48.0, 4.0 * (8.0 + 12.0 + 6.0))
     );
+    // a fused epilogue's GEMM reads the bias too; 2 bytes an element on bf16 and f16
+    let gemm = shape(&[("M", 2), ("N", 3), ("K", 4)]);
+    assert_eq!(Family::Epilogue.work("sgemm_bias_gelu", &gemm), (48.0, 4.0 * (8.0 + 12.0 + 6.0 + 3.0)));
+    assert_eq!(Family::Epilogue.work("hgemm_bias_gelu_bf16", &gemm), (48.0, 2.0 * (8.0 + 12.0 + 6.0 + 3.0)));
     assert_eq!(Family::Reduce.work("dot_partials_f32", &shape(&[("N", 1000), ("P", 8)])), (0.0, 8032.0));
     assert_eq!(Family::Map.work("saxpy", &shape(&[("N", 1000)])), (0.0, 12000.0));
     // softmax reads x and writes y; LayerNorm also reads weight and bias; GEMV reads A once
@@ -143,6 +147,9 @@ fn the_work_of_each_family_counts_bytes_and_flops() {
     let split = shape(&[("M", 10), ("N", 20), ("S", 4)]);
     assert_eq!(Family::Gemv.work("gemv_t_partials_f32", &split), (0.0, 4.0 * (200.0 + 10.0 + 20.0 + 80.0)));
     assert_eq!(Family::Gemv.work("gemv_t_finish_f32", &split), (0.0, 4.0 * (80.0 + 20.0)));
+    // 16-bit A, x and y; the partials stay f32
+    assert_eq!(Family::Gemv.work("gemv_t_partials_bf16", &split), (0.0, 2.0 * (200.0 + 10.0 + 20.0) + 4.0 * 80.0));
+    assert_eq!(Family::Gemv.work("gemv_t_finish_f16", &split), (0.0, 4.0 * 80.0 + 2.0 * 20.0));
     let grid = shape(&[("R", 10), ("C", 20)]);
     assert_eq!(Family::Stencil.work("laplacian_5pt", &grid), (0.0, 1600.0));
     // one colour: half of f and of u read, half of u written

@@ -1,18 +1,19 @@
 //! Fused GEMM epilogues (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`) against f64
 //! references: bias + GELU on SGEMM V13 and on V12's stream-K (and through
 //! `tessera::gemm_bias_gelu`, fused or as two kernels), bias + ReLU + residual with α and β on V11, bias +
-//! SiLU rounded to bf16 on the tensor-core HGEMM V6, and the unfused second kernel
-//! `bias_gelu_f32` — tails in M, N and K, on the CPU simulation and, ignored without one, on
+//! SiLU rounded to bf16 on the tensor-core HGEMM V6, bias (+ GELU) on bf16 and f16 data on the
+//! wgmma HGEMM V11, and the unfused second kernels `bias_gelu_f32` / `_bf16` / `_f16` — tails in M, N and K, on the CPU simulation and, ignored without one, on
 //! a GPU (`cargo test --release --test epilogue_numbers -- --include-ignored`).
 
 mod common;
 
 use common::{gemm_reference, random_floats, simulator_with_resident_blocks, POISON};
 use tessera::catalog::epilogue::{
-    bias_gelu_f32, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
+    bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, hgemm_bias_bf16, hgemm_bias_f16, hgemm_bias_gelu_bf16,
+    hgemm_bias_gelu_f16, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
 };
 use tessera::gemm_dispatch::BiasGeluPlan;
-use tessera::half::bf16;
+use tessera::half::{bf16, f16};
 use tessera::Backend;
 
 on_both_backends!(
@@ -21,6 +22,8 @@ on_both_backends!(
     bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference,
     bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference,
     the_separate_bias_gelu_kernel_matches_an_f64_reference,
+    bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f16,
+    the_separate_16_bit_bias_gelu_kernels_match_an_f64_reference,
 );
 
 /// Tails in every dimension; the simulation takes the small ones.
@@ -235,5 +238,132 @@ fn the_separate_bias_gelu_kernel_matches_an_f64_reference(backend: &Backend) {
         let mut c = backend.upload(&host_c, [m, n]).unwrap();
         bias_gelu_f32::launch(backend, &bias, &mut c).unwrap();
         assert_close(&format!("bias_gelu_f32 {m}×{n}"), &backend.download(&c).unwrap(), &want, 1e-6);
+    }
+}
+
+/// `hgemm_bias_bf16` / `_f16` and `hgemm_bias_gelu_bf16` / `_f16` (V11: TMA, wgmma, 16-bit C)
+/// against α·A·B + bias and its GELU in f64 from the rounded inputs: tails in M, N and K, a
+/// whole-tile shape (256 × 256 × 72: the lanes' 16-byte stores after trading columns), and odd
+/// N (rows TMA cannot read: the launch narrows the vector and copies with cp.async).
+fn bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f16(backend: &Backend) {
+    type Kernel<T> = fn(
+        &Backend,
+        &tessera::DeviceTensor<T>,
+        &tessera::DeviceTensor<T>,
+        &tessera::DeviceTensor<T>,
+        &mut tessera::DeviceTensor<T>,
+        f32,
+    ) -> Result<tessera::Launched, tessera::Error>;
+    fn check<T: tessera::runtime::Element>(
+        backend: &Backend,
+        (to, back): (fn(f32) -> T, fn(T) -> f32),
+        rounding: f64,
+        kernels: [(&str, Kernel<T>, fn(f64) -> f64); 2],
+    ) {
+        let alpha = 1.25f32;
+        let mut shapes = shapes(backend);
+        shapes.push((256, 256, 72));
+        for (m, n, k) in shapes {
+            let host_a: Vec<T> = random_floats(m * k, 41 + m as u64).into_iter().map(to).collect();
+            let host_b: Vec<T> = random_floats(k * n, 43 + n as u64).into_iter().map(to).collect();
+            let host_bias: Vec<T> = random_floats(n, 47).into_iter().map(to).collect();
+            let exact = |v: &[T]| v.iter().map(|&h| back(h)).collect::<Vec<_>>();
+            let product =
+                gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
+            let bias_exact = exact(&host_bias);
+            let a = backend.upload(&host_a, [m, k]).unwrap();
+            let b = backend.upload(&host_b, [k, n]).unwrap();
+            let bias = backend.upload(&host_bias, [n]).unwrap();
+            for (name, launch, activation) in kernels {
+                let mut c = backend.filled([m, n], to(f32::NAN)).unwrap();
+                launch(backend, &a, &b, &bias, &mut c, alpha).unwrap();
+                let got: Vec<f32> = backend.download(&c).unwrap().into_iter().map(back).collect();
+                // one 16-bit rounding of the result on top of f32 accumulation
+                for (i, (g, p)) in got.iter().zip(&product).enumerate() {
+                    let w = activation(p + f64::from(bias_exact[i % n]));
+                    let slack = w.abs() * rounding + 1e-5 * (k as f64).sqrt();
+                    assert!((f64::from(*g) - w).abs() <= slack, "{name} {m}×{n}×{k}: element {i} is {g}, want {w}");
+                }
+            }
+        }
+    }
+    let identity: fn(f64) -> f64 = |x| x;
+    check(
+        backend,
+        (bf16::from_f32, bf16::to_f32),
+        2f64.powi(-8),
+        [
+            ("hgemm_bias_bf16", |d, a, b, bias, c, alpha| hgemm_bias_bf16::launch(d, a, b, bias, c, alpha), identity),
+            (
+                "hgemm_bias_gelu_bf16",
+                |d, a, b, bias, c, alpha| hgemm_bias_gelu_bf16::launch(d, a, b, bias, c, alpha),
+                gelu,
+            ),
+        ],
+    );
+    check(
+        backend,
+        (f16::from_f32, f16::to_f32),
+        2f64.powi(-11),
+        [
+            ("hgemm_bias_f16", |d, a, b, bias, c, alpha| hgemm_bias_f16::launch(d, a, b, bias, c, alpha), identity),
+            (
+                "hgemm_bias_gelu_f16",
+                |d, a, b, bias, c, alpha| hgemm_bias_gelu_f16::launch(d, a, b, bias, c, alpha),
+                gelu,
+            ),
+        ],
+    );
+}
+
+/// `bias_gelu_bf16` / `_f16`: GELU(C + bias) in place, widened to f32 and rounded once.
+fn the_separate_16_bit_bias_gelu_kernels_match_an_f64_reference(backend: &Backend) {
+    let mut shapes = vec![(1, 1), (3, 1023), (5, 1025), (2, 3000)];
+    if !backend.is_simulated() {
+        shapes.push((4096, 4096));
+    }
+    for (m, n) in shapes {
+        let (host_c, host_bias) = (random_floats(m * n, 53), random_floats(n, 59));
+        let reference = |c: &[f32], bias: &[f32]| -> Vec<f64> {
+            c.iter().enumerate().map(|(i, v)| gelu(f64::from(*v) + f64::from(bias[i % n]))).collect()
+        };
+        let close = |got: Vec<f32>, want: Vec<f64>, rounding: f64, what: &str| {
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (f64::from(*g) - w).abs() <= w.abs() * rounding + 1e-6,
+                    "{what} {m}×{n}: element {i} is {g}, want {w}"
+                );
+            }
+        };
+        let c16: Vec<bf16> = host_c.iter().copied().map(bf16::from_f32).collect();
+        let b16: Vec<bf16> = host_bias.iter().copied().map(bf16::from_f32).collect();
+        let want = reference(
+            &c16.iter().map(|v| v.to_f32()).collect::<Vec<_>>(),
+            &b16.iter().map(|v| v.to_f32()).collect::<Vec<_>>(),
+        );
+        let bias = backend.upload(&b16, [n]).unwrap();
+        let mut c = backend.upload(&c16, [m, n]).unwrap();
+        bias_gelu_bf16::launch(backend, &bias, &mut c).unwrap();
+        close(
+            backend.download(&c).unwrap().into_iter().map(bf16::to_f32).collect(),
+            want,
+            2f64.powi(-8),
+            "bias_gelu_bf16",
+        );
+        let c16: Vec<f16> = host_c.iter().copied().map(f16::from_f32).collect();
+        let b16: Vec<f16> = host_bias.iter().copied().map(f16::from_f32).collect();
+        let want = reference(
+            &c16.iter().map(|v| v.to_f32()).collect::<Vec<_>>(),
+            &b16.iter().map(|v| v.to_f32()).collect::<Vec<_>>(),
+        );
+        let bias = backend.upload(&b16, [n]).unwrap();
+        let mut c = backend.upload(&c16, [m, n]).unwrap();
+        bias_gelu_f16::launch(backend, &bias, &mut c).unwrap();
+        close(
+            backend.download(&c).unwrap().into_iter().map(f16::to_f32).collect(),
+            want,
+            2f64.powi(-11),
+            "bias_gelu_f16",
+        );
     }
 }

@@ -940,6 +940,8 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Expr> {
             None => return Err(syn::Error::new(path.span(), "expected a plain name")),
         },
         RustExpr::Paren(paren) => return expr(&paren.expr, spans),
+        // an `$e:expr` of a macro_rules! arrives wrapped in invisible delimiters
+        RustExpr::Group(group) => return expr(&group.expr, spans),
         RustExpr::Binary(binary) => {
             let op = match binary.op {
                 BinOp::Add(_) => BinaryOp::Add,

@@ -268,6 +268,8 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 .ok_or_else(|| error(path.span(), "expected a plain name (or `f32::INFINITY`, `f64::INFINITY`)"))?,
         },
         RustExpr::Paren(paren) => return expr(&paren.expr, spans),
+        // an `$e:expr` of a macro_rules! arrives wrapped in invisible delimiters
+        RustExpr::Group(group) => return expr(&group.expr, spans),
         RustExpr::Unary(unary) => {
             let op = match unary.op {
                 UnOp::Neg(_) => UnaryOp::Neg,

@@ -19,6 +19,24 @@ pub(super) enum Baseline<'g> {
         bias: DeviceTensor<f32>,
         c: DeviceTensor<f32>,
     },
+    /// cuBLAS `cublasGemmEx` on BF16 (bf16 out), then `bias_gelu_bf16` on its C.
+    GemmBf16ThenBiasGelu {
+        gpu: &'g Gpu,
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::bf16>,
+        b: DeviceTensor<half::bf16>,
+        bias: DeviceTensor<half::bf16>,
+        c: DeviceTensor<half::bf16>,
+    },
+    /// cuBLAS `cublasGemmEx` on F16 (f16 out), then `bias_gelu_f16` on its C.
+    GemmF16ThenBiasGelu {
+        gpu: &'g Gpu,
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<half::f16>,
+        b: DeviceTensor<half::f16>,
+        bias: DeviceTensor<half::f16>,
+        c: DeviceTensor<half::f16>,
+    },
     /// cuBLAS `cublasGemmEx`, BF16 inputs, f32 compute and output.
     GemmBf16 {
         blas: crate::runtime::Cublas,
@@ -101,15 +119,47 @@ impl<'g> Baseline<'g> {
                     c: gpu.zeros([m, n])?,
                 })
             }
+            // cuBLAS on the kernel's own type, then the separate epilogue kernel
             Family::Epilogue => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
-                Ok(Baseline::SgemmThenBiasGelu {
-                    gpu,
-                    blas: gpu.cublas()?,
-                    a: filled(&[m, k])?,
-                    b: filled(&[k, n])?,
-                    bias: filled(&[n])?,
-                    c: gpu.zeros([m, n])?,
+                let values = |len: usize| (0..len).map(measurement_value);
+                Ok(match input {
+                    Some(crate::dsl::ElementType::BF16) => {
+                        let upload = |dims: &[usize]| {
+                            let host: Vec<_> = values(dims.iter().product()).map(half::bf16::from_f64).collect();
+                            gpu.upload(&host, dims)
+                        };
+                        Baseline::GemmBf16ThenBiasGelu {
+                            gpu,
+                            blas: gpu.cublas()?,
+                            a: upload(&[m, k])?,
+                            b: upload(&[k, n])?,
+                            bias: upload(&[n])?,
+                            c: gpu.zeros([m, n])?,
+                        }
+                    }
+                    Some(crate::dsl::ElementType::F16) => {
+                        let upload = |dims: &[usize]| {
+                            let host: Vec<_> = values(dims.iter().product()).map(half::f16::from_f64).collect();
+                            gpu.upload(&host, dims)
+                        };
+                        Baseline::GemmF16ThenBiasGelu {
+                            gpu,
+                            blas: gpu.cublas()?,
+                            a: upload(&[m, k])?,
+                            b: upload(&[k, n])?,
+                            bias: upload(&[n])?,
+                            c: gpu.zeros([m, n])?,
+                        }
+                    }
+                    _ => Baseline::SgemmThenBiasGelu {
+                        gpu,
+                        blas: gpu.cublas()?,
+                        a: filled(&[m, k])?,
+                        b: filled(&[k, n])?,
+                        bias: filled(&[n])?,
+                        c: gpu.zeros([m, n])?,
+                    },
                 })
             }
             // the anchor: cuBLAS BF16 at 4096³, the same GEMM torch's attention figures sit beside
@@ -166,6 +216,8 @@ impl<'g> Baseline<'g> {
             Baseline::Copy { .. } => "device copy",
             Baseline::Sgemm { .. } => "cuBLAS",
             Baseline::SgemmThenBiasGelu { .. } => "cuBLAS + bias_gelu_f32",
+            Baseline::GemmBf16ThenBiasGelu { .. } => "cuBLAS bf16 + bias_gelu_bf16",
+            Baseline::GemmF16ThenBiasGelu { .. } => "cuBLAS f16 + bias_gelu_f16",
             Baseline::GemmBf16 { .. } => "cuBLAS bf16",
             Baseline::GemmF16 { .. } => "cuBLAS f16",
             Baseline::GemmTf32 { .. } => "cuBLAS tf32",
@@ -182,6 +234,14 @@ impl<'g> Baseline<'g> {
             Baseline::SgemmThenBiasGelu { gpu, blas, a, b, bias, c } => {
                 blas.sgemm(1.0, &*a, &*b, 0.0, c)?;
                 epilogue::bias_gelu_f32::launch(*gpu, &*bias, c).map(|_| ())
+            }
+            Baseline::GemmBf16ThenBiasGelu { gpu, blas, a, b, bias, c } => {
+                blas.gemm_ex(1.0, &*a, &*b, 0.0, c)?;
+                epilogue::bias_gelu_bf16::launch(*gpu, &*bias, c).map(|_| ())
+            }
+            Baseline::GemmF16ThenBiasGelu { gpu, blas, a, b, bias, c } => {
+                blas.gemm_ex(1.0, &*a, &*b, 0.0, c)?;
+                epilogue::bias_gelu_f16::launch(*gpu, &*bias, c).map(|_| ())
             }
             Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),

@@ -26,8 +26,9 @@ pub enum Family {
     Norm,
     /// y = A·x and y = Aᵀ·x.
     Gemv,
-    /// SGEMMs with a fused epilogue (bias + GELU, bias + ReLU + residual) and the plain V13,
-    /// beside cuBLAS SGEMM followed by the separate `bias_gelu_f32` kernel.
+    /// GEMMs with a fused epilogue (bias + GELU, bias + ReLU + residual; f32 on SGEMM V13, bf16
+    /// and f16 on HGEMM V11) and the plain GEMMs, beside cuBLAS on the same types followed by
+    /// the separate `bias_gelu_*` kernel.
     Epilogue,
     /// Fused attention forward (BF16) and `attention::backward`, beside a cuBLAS BF16 GEMM of
     /// 4096³ as the anchor that torch's figures (`benchmarks/attention_torch.py`) are paired with too.
@@ -160,6 +161,12 @@ impl Family {
                     &epilogue::sgemm_bias_gelu_stream_k::KERNEL,
                     &epilogue::sgemm_bias_gelu::KERNEL,
                     &epilogue::sgemm_bias_relu_residual::KERNEL,
+                    &hgemm::hgemm_v11_bf16_to_bf16::KERNEL,
+                    &epilogue::hgemm_bias_bf16::KERNEL,
+                    &epilogue::hgemm_bias_gelu_bf16::KERNEL,
+                    &hgemm::hgemm_v11_f16_to_f16::KERNEL,
+                    &epilogue::hgemm_bias_f16::KERNEL,
+                    &epilogue::hgemm_bias_gelu_f16::KERNEL,
                 ]
             }
         }
@@ -261,11 +268,12 @@ impl Family {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n))
             }
-            // the GEMM's, and the bias (and the residual) read by the epilogue
+            // the GEMM's, and the bias (and the residual) read by the epilogue (2 bytes an
+            // element for the bf16 and f16 kernels)
             Family::Epilogue => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 let residual = if kernel.contains("residual") { m * n } else { 0.0 };
-                (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n + n + residual))
+                (2.0 * m * n * k, element_bytes(kernel) * (m * k + k * n + m * n + n + residual))
             }
             // 16-bit A and B (f32 for the TF32 kernel), an f32 C (16-bit for the `_to_` kernels)
             Family::Hgemm => {

@@ -196,8 +196,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
             progress(Progress { done, of, step: &format!("{} at {label}", kernel.name()) });
             done += 1;
-            if family == Family::Hgemm {
-                // cuBLAS on the kernel's own input type (BF16 or F16)
+            if family == Family::Hgemm || family == Family::Epilogue {
+                // cuBLAS on the kernel's own input type (BF16 or F16; and its epilogue kernel)
                 baseline = Baseline::new(gpu, family, &shape, Some(input_type(kernel)), output_type(kernel))?;
             }
             if family == Family::Hgemm && through_aligned_copies(kernel, &shape) {
@@ -311,6 +311,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             // what a user's C = GELU(α·A·B + bias) runs: fused into V13, or a GEMM and bias_gelu_f32
             progress(Progress { done, of, step: &format!("tessera::gemm_bias_gelu at {label}") });
             done += 1;
+            // beside cuBLAS SGEMM + bias_gelu_f32 (the 16-bit kernels before it had their own)
+            baseline = Baseline::new(gpu, family, &shape, None, crate::dsl::ElementType::F32)?;
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (flops, bytes) = family.work("sgemm_bias_gelu", &shape);
             let dims = [value("M"), value("N"), value("K")];

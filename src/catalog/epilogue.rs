@@ -1,7 +1,9 @@
 //! Fused GEMM epilogues: the element-wise work after a GEMM — a bias per column, an
 //! activation, a residual added — done on the accumulators in registers by the GEMM itself
 //! (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`), instead of a second kernel that reads C
-//! back and writes it again. `bias_gelu_f32` is that second kernel, for the comparison.
+//! back and writes it again: on the SGEMMs (f32), on HGEMM V6 (mma.sync) and on the wgmma
+//! HGEMM V11 (bf16 and f16). `bias_gelu_f32` / `_bf16` / `_f16` are that second kernel, for
+//! the comparison.
 
 use crate::prelude::*;
 
@@ -99,27 +101,116 @@ pub fn hgemm_bias_silu_bf16(
     copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, _, col| silu(v + bias[col]));
 }
 
-/// C = GELU(C + bias) in place, row by row: the second kernel a GEMM without a fused epilogue
-/// needs (cuBLAS + this is the baseline of the fused kernels). Loads are unguarded (clamped to
-/// the last column) so that each thread's loads all issue before the first GELU.
-#[tile_kernel(threads = 256, vector = 1, consts(TILE = 1024))]
-pub fn bias_gelu_f32(bias: Global<f32, (N,)>, c: GlobalMut<f32, (M, N)>) {
-    let (bx, by) = grid(cdiv(N, TILE), M);
-    for k in 0..TILE / THREADS {
-        let col = bx * TILE + k * THREADS + thread_index();
-        let clamped = min(col, N - 1);
-        let value = gelu(c[[by, clamped]] + bias[clamped]);
-        if col < N {
-            c[[by, col]] = value;
+// Epilogues on 16-bit data fused into the fastest wgmma GEMM writing 16-bit C (HGEMM V11: TMA
+// producers, two consumer warpgroups on 128 × 256 tiles, grouped rasterisation, 16-byte
+// stores): the element type and the expression applied to each accumulator `v` of column
+// `col` are the only differences.
+macro_rules! hgemm_epilogue {
+    ($(#[$doc:meta])* $name:ident, $t:ident, |$v:ident, $col:ident| $value:expr) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 256, BK = 64, WN = 256))]
+        pub fn $name(
+            a: Global<$t, (M, K)>,
+            b: Global<$t, (K, N)>,
+            bias: Global<$t, (N,)>,
+            c: GlobalMut<$t, (M, N)>,
+            alpha: f32,
+        ) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 4, producers = 128, copies = tma) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).map(|$v, _, $col| $value);
         }
-    }
+    };
 }
+hgemm_epilogue!(
+    /// C = α·A·B + bias with bf16 A, B, bias and C (f32 accumulators, the bias added in f32, C
+    /// rounded once): HGEMM V11 (`hgemm_v11_bf16_to_bf16`) with the bias added to each
+    /// accumulator before the store — `F.linear(x, w, b)` on bf16 tensors (w stored [K, N]).
+    /// On an H200 98–99% of the plain V11's speed at 4096³.
+    hgemm_bias_bf16,
+    bf16,
+    |v, col| alpha * v + bias[col] as f32
+);
+hgemm_epilogue!(
+    /// [`hgemm_bias_bf16`] on f16 data.
+    hgemm_bias_f16,
+    f16,
+    |v, col| alpha * v + bias[col] as f32
+);
+hgemm_epilogue!(
+    /// C = GELU(α·A·B + bias) with bf16 A, B, bias and C (the GELU of the erf, in f32, C
+    /// rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
+    /// computes in two kernels. The GELU's ~35 instructions a value run while the tensor cores
+    /// wait (on an H200 83% of the plain V11's speed at 4096³, 58% at 2048³; BENCHMARKS.md).
+    hgemm_bias_gelu_bf16,
+    bf16,
+    |v, col| gelu(alpha * v + bias[col] as f32)
+);
+hgemm_epilogue!(
+    /// [`hgemm_bias_gelu_bf16`] on f16 data.
+    hgemm_bias_gelu_f16,
+    f16,
+    |v, col| gelu(alpha * v + bias[col] as f32)
+);
+
+// C = GELU(C + bias) in place, row by row: the second kernel a GEMM without a fused epilogue
+// needs (cuBLAS + it is the baseline of the fused kernels), for f32 and 16-bit C. Loads are
+// unguarded (clamped to the last column) so that each thread's loads all issue before the
+// first GELU; 16-bit values are widened to f32 and rounded once.
+macro_rules! bias_gelu {
+    ($(#[$doc:meta])* $name:ident, $t:ident) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 1, consts(TILE = 1024))]
+        pub fn $name(bias: Global<$t, (N,)>, c: GlobalMut<$t, (M, N)>) {
+            let (bx, by) = grid(cdiv(N, TILE), M);
+            for k in 0..TILE / THREADS {
+                let col = bx * TILE + k * THREADS + thread_index();
+                let clamped = min(col, N - 1);
+                let value = gelu(c[[by, clamped]] as f32 + bias[clamped] as f32);
+                if col < N {
+                    c[[by, col]] = value as $t;
+                }
+            }
+        }
+    };
+}
+bias_gelu!(
+    /// C = GELU(C + bias) in place on an f32 C, row by row: what follows cuBLAS SGEMM in the
+    /// fused SGEMMs' baseline. Loads are unguarded (clamped to the last column) so that each
+    /// thread's loads all issue before the first GELU.
+    bias_gelu_f32,
+    f32
+);
+bias_gelu!(
+    /// [`bias_gelu_f32`] on a bf16 C and bias: what follows cuBLAS's bf16 GEMM in
+    /// [`hgemm_bias_gelu_bf16`]'s baseline.
+    bias_gelu_bf16,
+    bf16
+);
+bias_gelu!(
+    /// [`bias_gelu_bf16`] on f16 data.
+    bias_gelu_f16,
+    f16
+);
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 5] = [
+pub const ALL: [&crate::KernelDefinition; 11] = [
     &sgemm_bias_gelu::KERNEL,
     &sgemm_bias_gelu_stream_k::KERNEL,
     &sgemm_bias_relu_residual::KERNEL,
     &hgemm_bias_silu_bf16::KERNEL,
+    &hgemm_bias_bf16::KERNEL,
+    &hgemm_bias_f16::KERNEL,
+    &hgemm_bias_gelu_bf16::KERNEL,
+    &hgemm_bias_gelu_f16::KERNEL,
     &bias_gelu_f32::KERNEL,
+    &bias_gelu_bf16::KERNEL,
+    &bias_gelu_f16::KERNEL,
 ];

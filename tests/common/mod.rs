@@ -289,7 +289,13 @@ macro_rules! with_every_catalog_kernel {
             epilogue::sgemm_bias_gelu_stream_k,
             epilogue::sgemm_bias_relu_residual,
             epilogue::hgemm_bias_silu_bf16,
+            epilogue::hgemm_bias_bf16,
+            epilogue::hgemm_bias_f16,
+            epilogue::hgemm_bias_gelu_bf16,
+            epilogue::hgemm_bias_gelu_f16,
             epilogue::bias_gelu_f32,
+            epilogue::bias_gelu_bf16,
+            epilogue::bias_gelu_f16,
         ]
     };
 }
