@@ -339,16 +339,10 @@ pub fn gemm_through_aligned_copies_with<T: GemmInput>(
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
-    let (k_ld, n_ld) = (padded_row::<T>(k), padded_row::<T>(n));
-    let on = device.device_ref();
-    // the kernels read only inside the views (edge tiles check each element), so the padding
-    // may hold anything
-    let mut a_aligned = on.scratch::<T>([m * k_ld])?;
-    let mut b_aligned = on.scratch::<T>([k * n_ld])?;
-    copy_matrix(device, a, &mut a_aligned.view_with_leading_dimension_mut(0, [m, k], k_ld)?)?;
-    copy_matrix(device, b, &mut b_aligned.view_with_leading_dimension_mut(0, [k, n], n_ld)?)?;
+    let (a_aligned, b_aligned, [k_ld, n_ld]) = aligned_copies(device, a, b, [m, n, k])?;
     let a_view = a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?;
     let b_view = b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?;
+    let on = device.device_ref();
     // a TMA kernel reads A and B by TMA whatever C's rows are, and stores C as narrowly as its
     // rows need; a cp.async kernel would narrow its copies for C's rows too, so C goes through
     // an aligned copy of its own there
@@ -373,6 +367,24 @@ pub fn gemm_through_aligned_copies_with<T: GemmInput>(
     )?;
     copy_matrix(device, &c_aligned.view_with_leading_dimension(0, [m, n], n_ld)?, c)?;
     Ok(launched)
+}
+
+/// Copies of A (m × k) and B (k × n) whose rows lie a multiple of 128 bytes apart, and those
+/// leading dimensions: the kernels read only inside views of m × k and k × n (edge tiles check
+/// each element), so the padding may hold anything.
+fn aligned_copies<T: GemmInput>(
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    [m, n, k]: [usize; 3],
+) -> Result<(crate::DeviceTensor<T>, crate::DeviceTensor<T>, [usize; 2]), Error> {
+    let (k_ld, n_ld) = (padded_row::<T>(k), padded_row::<T>(n));
+    let on = device.device_ref();
+    let mut a_aligned = on.scratch::<T>([m * k_ld])?;
+    let mut b_aligned = on.scratch::<T>([k * n_ld])?;
+    copy_matrix(device, a, &mut a_aligned.view_with_leading_dimension_mut(0, [m, k], k_ld)?)?;
+    copy_matrix(device, b, &mut b_aligned.view_with_leading_dimension_mut(0, [k, n], n_ld)?)?;
+    Ok((a_aligned, b_aligned, [k_ld, n_ld]))
 }
 
 /// The leading dimension of an aligned copy of rows of `cols` elements: whole 128-byte lines,
@@ -459,10 +471,150 @@ pub fn choose_bias_gelu(device: &impl Device, a_shape: &[usize], b_shape: &[usiz
     Ok(if kernel.name() == fused.name() { BiasGeluPlan::Fused(kernel) } else { BiasGeluPlan::Separate(kernel) })
 }
 
-/// C = GELU(α·A·B + bias), the bias one value per column: the fused epilogue ([`epilogue`])
-/// on V13 where its tiles fill the GPU, else the GEMM [`gemm`] takes and
-/// `bias_gelu_f32` after it — as [`choose_bias_gelu`] decides from the GEMM table. The
-/// [`Launched`] is the GEMM's (the fused kernel's, or the plain GEMM's).
+/// Element types [`gemm_bias_gelu`] takes: f32 (A, B, bias and C f32; FP32 SGEMMs), bf16 and
+/// f16 (A, B, bias and C of that type, f32 accumulation on tensor cores).
+pub trait BiasGeluElement: GemmInput {
+    /// C = GELU(α·A·B + bias) on this type, as [`gemm_bias_gelu`] describes.
+    fn gemm_bias_gelu(
+        device: &impl Device,
+        a: &impl Input<Self>,
+        b: &impl Input<Self>,
+        bias: &impl Input<Self>,
+        c: &mut impl Output<Self>,
+        alpha: f32,
+    ) -> Result<Launched, GemmError>;
+}
+
+impl BiasGeluElement for f32 {
+    fn gemm_bias_gelu(
+        device: &impl Device,
+        a: &impl Input<f32>,
+        b: &impl Input<f32>,
+        bias: &impl Input<f32>,
+        c: &mut impl Output<f32>,
+        alpha: f32,
+    ) -> Result<Launched, GemmError> {
+        match choose_bias_gelu(device, a.shape(), b.shape())? {
+            BiasGeluPlan::Fused(kernel) => Ok(kernel.launch(
+                device,
+                &mut [
+                    Argument::input("a", a),
+                    Argument::input("b", b),
+                    Argument::input("bias", bias),
+                    Argument::output("c", c),
+                    Argument::scalar("alpha", alpha),
+                ],
+            )?),
+            BiasGeluPlan::Separate(gemm) => {
+                let launched = crate::catalog::launch_gemm(gemm, device, a, b, c, alpha, 0.0)?;
+                epilogue::bias_gelu_f32::KERNEL
+                    .launch(device, &mut [Argument::input("bias", bias), Argument::output("c", c)])?;
+                Ok(launched)
+            }
+        }
+    }
+}
+
+impl BiasGeluElement for half::bf16 {
+    fn gemm_bias_gelu(
+        device: &impl Device,
+        a: &impl Input<Self>,
+        b: &impl Input<Self>,
+        bias: &impl Input<Self>,
+        c: &mut impl Output<Self>,
+        alpha: f32,
+    ) -> Result<Launched, GemmError> {
+        gemm_bias_then_gelu(
+            device,
+            [&epilogue::hgemm_bias_bf16::KERNEL, &epilogue::gelu_bf16::KERNEL],
+            a,
+            b,
+            bias,
+            c,
+            alpha,
+        )
+    }
+}
+
+impl BiasGeluElement for half::f16 {
+    fn gemm_bias_gelu(
+        device: &impl Device,
+        a: &impl Input<Self>,
+        b: &impl Input<Self>,
+        bias: &impl Input<Self>,
+        c: &mut impl Output<Self>,
+        alpha: f32,
+    ) -> Result<Launched, GemmError> {
+        gemm_bias_then_gelu(
+            device,
+            [&epilogue::hgemm_bias_f16::KERNEL, &epilogue::gelu_f16::KERNEL],
+            a,
+            b,
+            bias,
+            c,
+            alpha,
+        )
+    }
+}
+
+/// 16-bit C = GELU(α·A·B + bias) in two launches: the wgmma GEMM with the bias fused
+/// (`hgemm_bias_*`, on aligned copies of A and B where their rows are not 16-byte aligned,
+/// from [`ALIGNED_COPY_WORK`] on), then GELU over C in place (`gelu_*`, 16 bytes a thread). On
+/// an H200 this pair runs at 94% of the plain GEMM's speed at 4096³ where the GELU fused into
+/// the GEMM runs at 83% (its ~35 instructions a value on the consumer warpgroups while the
+/// tensor cores wait; BENCHMARKS.md).
+fn gemm_bias_then_gelu<T: GemmInput>(
+    device: &impl Device,
+    [gemm, gelu]: [&'static KernelDefinition; 2],
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    bias: &impl Input<T>,
+    c: &mut impl Output<T>,
+    alpha: f32,
+) -> Result<Launched, GemmError> {
+    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
+        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
+    };
+    let unaligned = !Argument::input("a", a).rows_aligned(16) || !Argument::input("b", b).rows_aligned(16);
+    let launched = if unaligned && m.saturating_mul(n).saturating_mul(k) >= ALIGNED_COPY_WORK {
+        let (a_aligned, b_aligned, [k_ld, n_ld]) = aligned_copies(device, a, b, [m, n, k])?;
+        let a_view = a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?;
+        let b_view = b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?;
+        launch_bias_gemm(gemm, device, &a_view, &b_view, bias, c, alpha)?
+    } else {
+        launch_bias_gemm(gemm, device, a, b, bias, c, alpha)?
+    };
+    gelu.launch(device, &mut [Argument::output("c", c)])?;
+    Ok(launched)
+}
+
+/// A GEMM with the bias fused: (a, b, bias, c, alpha).
+fn launch_bias_gemm<T: GemmInput>(
+    kernel: &'static KernelDefinition,
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    bias: &impl Input<T>,
+    c: &mut impl Output<T>,
+    alpha: f32,
+) -> Result<Launched, Error> {
+    kernel.launch(
+        device,
+        &mut [
+            Argument::input("a", a),
+            Argument::input("b", b),
+            Argument::input("bias", bias),
+            Argument::output("c", c),
+            Argument::scalar("alpha", alpha),
+        ],
+    )
+}
+
+/// C = GELU(α·A·B + bias), the bias one value per column, on f32 or 16-bit data
+/// ([`BiasGeluElement`]). f32: the fused epilogue ([`epilogue`]) on V13 where its tiles fill
+/// the GPU, else the GEMM [`gemm`] takes and `bias_gelu_f32` after it — as
+/// [`choose_bias_gelu`] decides from the GEMM table. bf16 and f16: the wgmma GEMM with the
+/// bias fused (`hgemm_bias_*`), then `gelu_*` over C. The [`Launched`] is the GEMM's.
 ///
 /// ```
 /// use tessera::prelude::*;
@@ -475,34 +627,26 @@ pub fn choose_bias_gelu(device: &impl Device, a_shape: &[usize], b_shape: &[usiz
 /// let launched = tessera::gemm_bias_gelu(&backend, &a, &b, &bias, &mut c, 1.0)?;
 /// assert!(launched.kernel.starts_with("sgemm_"));
 /// assert_eq!(backend.download(&c)?[0], 0.0); // GELU(16 − 16)
+///
+/// // the same on bf16 tensors
+/// let h = |v: f32, n: usize| vec![tessera::half::bf16::from_f32(v); n];
+/// let (a, b) = (backend.upload(&h(1.0, 64 * 32), [64, 32])?, backend.upload(&h(0.5, 32 * 48), [32, 48])?);
+/// let bias = backend.upload(&h(-16.0, 48), [48])?;
+/// let mut c = backend.zeros::<tessera::half::bf16>([64, 48])?;
+/// let launched = tessera::gemm_bias_gelu(&backend, &a, &b, &bias, &mut c, 1.0)?;
+/// assert_eq!(launched.kernel, "hgemm_bias_bf16");
+/// assert_eq!(backend.download(&c)?[0].to_f32(), 0.0);
 /// # Ok(()) }
 /// ```
-pub fn gemm_bias_gelu(
+pub fn gemm_bias_gelu<T: BiasGeluElement>(
     device: &impl Device,
-    a: &impl Input<f32>,
-    b: &impl Input<f32>,
-    bias: &impl Input<f32>,
-    c: &mut impl Output<f32>,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    bias: &impl Input<T>,
+    c: &mut impl Output<T>,
     alpha: f32,
 ) -> Result<Launched, GemmError> {
-    match choose_bias_gelu(device, a.shape(), b.shape())? {
-        BiasGeluPlan::Fused(kernel) => Ok(kernel.launch(
-            device,
-            &mut [
-                Argument::input("a", a),
-                Argument::input("b", b),
-                Argument::input("bias", bias),
-                Argument::output("c", c),
-                Argument::scalar("alpha", alpha),
-            ],
-        )?),
-        BiasGeluPlan::Separate(gemm) => {
-            let launched = crate::catalog::launch_gemm(gemm, device, a, b, c, alpha, 0.0)?;
-            epilogue::bias_gelu_f32::KERNEL
-                .launch(device, &mut [Argument::input("bias", bias), Argument::output("c", c)])?;
-            Ok(launched)
-        }
-    }
+    T::gemm_bias_gelu(device, a, b, bias, c, alpha)
 }
 
 /// `pick`'s kernel from the table of `device` for A (`a_shape`) · B (`b_shape`), remembered

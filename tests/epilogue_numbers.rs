@@ -9,8 +9,9 @@ mod common;
 
 use common::{gemm_reference, random_floats, simulator_with_resident_blocks, POISON};
 use tessera::catalog::epilogue::{
-    bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, hgemm_bias_bf16, hgemm_bias_f16, hgemm_bias_gelu_bf16,
-    hgemm_bias_gelu_f16, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
+    bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, gelu_bf16, gelu_f16, hgemm_bias_bf16, hgemm_bias_f16,
+    hgemm_bias_gelu_bf16, hgemm_bias_gelu_f16, hgemm_bias_silu_bf16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k,
+    sgemm_bias_relu_residual,
 };
 use tessera::gemm_dispatch::BiasGeluPlan;
 use tessera::half::{bf16, f16};
@@ -24,6 +25,8 @@ on_both_backends!(
     the_separate_bias_gelu_kernel_matches_an_f64_reference,
     bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f16,
     the_separate_16_bit_bias_gelu_kernels_match_an_f64_reference,
+    gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu,
+    the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width,
 );
 
 /// Tails in every dimension; the simulation takes the small ones.
@@ -365,5 +368,85 @@ fn the_separate_16_bit_bias_gelu_kernels_match_an_f64_reference(backend: &Backen
             2f64.powi(-11),
             "bias_gelu_f16",
         );
+    }
+}
+
+/// `tessera::gemm_bias_gelu` on bf16 and f16: the wgmma GEMM with the bias fused, C rounded to
+/// 16 bits, then GELU over C — the rounding between the two that `F.gelu(F.linear(..))` makes
+/// in torch. Against GELU of the f64 product rounded as the GEMM rounds it (within one 16-bit
+/// step of the product, through GELU's slope of at most 1.13), at tails and, on the GPU, rows
+/// not 16-byte aligned (4097³: aligned copies of A and B first).
+fn gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu(backend: &Backend) {
+    fn check<T: tessera::gemm_dispatch::BiasGeluElement>(
+        backend: &Backend,
+        (to, back): (fn(f32) -> T, fn(T) -> f32),
+        step: f64,
+        gemm: &str,
+    ) {
+        let mut shapes = vec![(64, 48, 32), (129, 257, 72), (33, 17, 9)];
+        if !backend.is_simulated() {
+            shapes.extend([(2048, 2048, 2048), (4096, 4096, 512), (4097, 4097, 4097)]);
+        }
+        let alpha = 0.75f32;
+        for (m, n, k) in shapes {
+            let host_a: Vec<T> = random_floats(m * k, 61 + m as u64).into_iter().map(to).collect();
+            let host_b: Vec<T> = random_floats(k * n, 67 + n as u64).into_iter().map(to).collect();
+            let host_bias: Vec<T> = random_floats(n, 71).into_iter().map(to).collect();
+            let exact = |v: &[T]| v.iter().map(|&h| back(h)).collect::<Vec<_>>();
+            let product =
+                gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
+            let bias_exact = exact(&host_bias);
+            let a = backend.upload(&host_a, [m, k]).unwrap();
+            let b = backend.upload(&host_b, [k, n]).unwrap();
+            let bias = backend.upload(&host_bias, [n]).unwrap();
+            let mut c = backend.filled([m, n], to(f32::NAN)).unwrap();
+            let launched = tessera::gemm_bias_gelu(backend, &a, &b, &bias, &mut c, alpha).unwrap();
+            assert_eq!(launched.kernel, gemm, "{m}×{n}×{k}");
+            let got: Vec<f32> = backend.download(&c).unwrap().into_iter().map(back).collect();
+            for (i, (g, p)) in got.iter().zip(&product).enumerate() {
+                let x = p + f64::from(bias_exact[i % n]);
+                // the rounded product is within one step of x (f32 sums, then one rounding)
+                let rounded = f64::from(back(to(x as f32)));
+                let w = gelu(rounded);
+                let slack = 1.13 * (x.abs() * step + 1e-5 * (k as f64).sqrt()) + w.abs() * step;
+                assert!((f64::from(*g) - w).abs() <= slack, "{gemm} {m}×{n}×{k}: element {i} is {g}, want {w}");
+            }
+        }
+    }
+    check::<bf16>(backend, (bf16::from_f32, bf16::to_f32), 2f64.powi(-8), "hgemm_bias_bf16");
+    check::<f16>(backend, (f16::from_f32, f16::to_f32), 2f64.powi(-11), "hgemm_bias_f16");
+}
+
+/// `gelu_bf16` / `gelu_f16`: GELU(C) in place, widened to f32 and rounded once, on rows of 16-byte
+/// vectors, rows that end inside a vector (the tail's columns one a thread) and rows whose
+/// leading dimension is odd (the launch narrows the vector).
+fn the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width(backend: &Backend) {
+    let mut cases = vec![(1, 1, 1), (3, 1023, 1024), (5, 1025, 1025), (2, 3000, 3000), (4, 2049, 2056)];
+    if !backend.is_simulated() {
+        cases.push((4096, 4096, 4096));
+    }
+    for (m, n, ld) in cases {
+        let host: Vec<f32> = random_floats(m * ld, 73).into_iter().map(|v| 4.0 * v).collect();
+        let check = |got: Vec<f32>, rounded: &dyn Fn(f32) -> f32, step: f64, what: &str| {
+            for r in 0..m {
+                for col in 0..ld {
+                    let before = f64::from(rounded(host[r * ld + col]));
+                    let want = if col < n { gelu(before) } else { before };
+                    let g = f64::from(got[r * ld + col]);
+                    assert!(
+                        (g - want).abs() <= want.abs() * step + 1e-7,
+                        "{what} {m}×{n} (ld {ld}): [{r}][{col}] is {g}, want {want}"
+                    );
+                }
+            }
+        };
+        let mut parent = backend.upload(&host.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>(), [m, ld]).unwrap();
+        gelu_bf16::launch(backend, &mut parent.submatrix_mut(0..m, 0..n).unwrap()).unwrap();
+        let got = backend.download(&parent).unwrap().into_iter().map(bf16::to_f32).collect();
+        check(got, &|v| bf16::from_f32(v).to_f32(), 2f64.powi(-8), "gelu_bf16");
+        let mut parent = backend.upload(&host.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>(), [m, ld]).unwrap();
+        gelu_f16::launch(backend, &mut parent.submatrix_mut(0..m, 0..n).unwrap()).unwrap();
+        let got = backend.download(&parent).unwrap().into_iter().map(f16::to_f32).collect();
+        check(got, &|v| f16::from_f32(v).to_f32(), 2f64.powi(-11), "gelu_f16");
     }
 }

@@ -176,17 +176,19 @@ fn time_sweep_colour_entry_point(
 }
 
 /// `tessera::gemm_bias_gelu` timed beside `baseline`: (baseline, the entry point, its launch).
-pub(super) fn time_gemm_bias_gelu_entry_point(
+pub(super) fn time_gemm_bias_gelu_entry_point<T: crate::gemm_dispatch::BiasGeluElement>(
     gpu: &Gpu,
+    convert: fn(f64) -> T,
     options: &BenchOptions,
     [m, n, k]: [usize; 3],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
-    let a = measurement_tensor(gpu, &[m, k])?;
-    let b = measurement_tensor(gpu, &[k, n])?;
-    let bias = measurement_tensor(gpu, &[n])?;
-    let mut c = gpu.zeros::<f32>([m, n])?;
+    let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<T>>();
+    let a = gpu.upload(&values(m * k), [m, k])?;
+    let b = gpu.upload(&values(k * n), [k, n])?;
+    let bias = gpu.upload(&values(n), [n])?;
+    let mut c = gpu.zeros::<T>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || {
         crate::gemm_bias_gelu(gpu, &a, &b, &bias, &mut c, 1.0).map_err(gemm_error)
     })

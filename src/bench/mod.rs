@@ -165,8 +165,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         // gemv::gemv_t on f32 and bf16, every pass it takes, at an Aᵀ·x shape; stencil::sweep_colour on
         // RedBlack's padded rows at a colour shape
         Family::Gemv | Family::Stencil => bandwidth_entry_points(family, shape).len(),
-        // tessera::gemm_bias_gelu, the fused kernel it picks for the shape
-        Family::Epilogue => 1,
+        // tessera::gemm_bias_gelu on f32 and on bf16
+        Family::Epilogue => 2,
         _ => 0,
     };
     let tf32_entry_rows = |kernels: &[&'static KernelDefinition]| usize::from(kernels.iter().any(|k| is_tf32_wgmma(k)));
@@ -308,28 +308,49 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             ));
         }
         if family == Family::Epilogue {
-            // what a user's C = GELU(α·A·B + bias) runs: fused into V13, or a GEMM and bias_gelu_f32
-            progress(Progress { done, of, step: &format!("tessera::gemm_bias_gelu at {label}") });
-            done += 1;
-            // beside cuBLAS SGEMM + bias_gelu_f32 (the 16-bit kernels before it had their own)
-            baseline = Baseline::new(gpu, family, &shape, None, crate::dsl::ElementType::F32)?;
+            // what a user's C = GELU(α·A·B + bias) runs: on f32 fused into V13, or a GEMM and
+            // bias_gelu_f32; on bf16 the GEMM with the bias fused, then gelu_bf16
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
-            let (flops, bytes) = family.work("sgemm_bias_gelu", &shape);
             let dims = [value("M"), value("N"), value("K")];
-            let plan = crate::gemm_dispatch::choose_bias_gelu(gpu, &[dims[0], dims[2]], &[dims[2], dims[1]])
-                .map_err(gemm_error)?;
-            let (base, timing, launched) =
-                time_gemm_bias_gelu_entry_point(gpu, options, dims, &mut flush, &mut baseline)?;
-            let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
-            rows.push(entry_point_row(
-                family,
-                format!("tessera::gemm_bias_gelu ({})", plan.describe()),
-                &label,
-                (flops, bytes),
-                &timing,
-                (baseline.name(), baseline_tflops),
-                &launched,
-            ));
+            for input in [crate::dsl::ElementType::F32, crate::dsl::ElementType::BF16] {
+                progress(Progress { done, of, step: &format!("tessera::gemm_bias_gelu ({input}) at {label}") });
+                done += 1;
+                // beside cuBLAS on the same type + its bias_gelu kernel
+                let sixteen_bit = input == crate::dsl::ElementType::BF16;
+                baseline = Baseline::new(gpu, family, &shape, sixteen_bit.then_some(input), input)?;
+                let (flops, bytes) =
+                    family.work(if sixteen_bit { "hgemm_bias_gelu_bf16" } else { "sgemm_bias_gelu" }, &shape);
+                let (name, (base, timing, launched)) = if sixteen_bit {
+                    (
+                        "tessera::gemm_bias_gelu bf16 (hgemm_bias_bf16 + gelu_bf16)".to_string(),
+                        time_gemm_bias_gelu_entry_point(
+                            gpu,
+                            half::bf16::from_f64,
+                            options,
+                            dims,
+                            &mut flush,
+                            &mut baseline,
+                        )?,
+                    )
+                } else {
+                    let plan = crate::gemm_dispatch::choose_bias_gelu(gpu, &[dims[0], dims[2]], &[dims[2], dims[1]])
+                        .map_err(gemm_error)?;
+                    (
+                        format!("tessera::gemm_bias_gelu ({})", plan.describe()),
+                        time_gemm_bias_gelu_entry_point(gpu, |v| v as f32, options, dims, &mut flush, &mut baseline)?,
+                    )
+                };
+                let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
+                rows.push(entry_point_row(
+                    family,
+                    name,
+                    &label,
+                    (flops, bytes),
+                    &timing,
+                    (baseline.name(), baseline_tflops),
+                    &launched,
+                ));
+            }
         }
         if family == Family::Attention {
             let cores = attention::TensorCores::of(gpu);

@@ -200,8 +200,50 @@ bias_gelu!(
     f16
 );
 
+// GELU(C) in place on 16-bit C, 16 bytes a thread: the pass after a GEMM that fused the bias
+// ([`hgemm_bias_bf16`]), which `tessera::gemm_bias_gelu` takes on 16-bit data — a
+// memory-bound pass over C that runs at full occupancy, where the GELU fused into the GEMM
+// runs on the two consumer warpgroups while the tensor cores wait.
+macro_rules! gelu_in_place {
+    ($(#[$doc:meta])* $name:ident, $t:ident) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 8, consts(COLUMNS = 2048), require(COLUMNS % (THREADS * VECTOR) == 0))]
+        pub fn $name(c: GlobalMut<$t, (M, N)>) {
+            let (bx, by) = grid(cdiv(N, COLUMNS), M);
+            let whole = N / VECTOR;
+            // one vector a thread (more where the launch narrows VECTOR for rows not 16-byte aligned)
+            for j in 0..COLUMNS / (THREADS * VECTOR) {
+                let i = bx * (COLUMNS / VECTOR) + j * THREADS + thread_index();
+                if i < whole {
+                    let loaded = c.vector([by, i]);
+                    let mut out = vector(0.0 as $t);
+                    for e in 0..VECTOR {
+                        out[e] = gelu(loaded[e] as f32) as $t;
+                    }
+                    c.vector([by, i]) = out;
+                }
+            }
+            // the columns after the row's last whole vector, one a thread of the first block
+            let tail = whole * VECTOR + thread_index();
+            if bx == 0 && tail < N {
+                c[[by, tail]] = gelu(c[[by, tail]] as f32) as $t;
+            }
+        }
+    };
+}
+gelu_in_place!(
+    /// C = GELU(C) in place on a bf16 C (widened to f32, rounded once), a vector of 8 a thread.
+    gelu_bf16,
+    bf16
+);
+gelu_in_place!(
+    /// [`gelu_bf16`] on an f16 C.
+    gelu_f16,
+    f16
+);
+
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 11] = [
+pub const ALL: [&crate::KernelDefinition; 13] = [
     &sgemm_bias_gelu::KERNEL,
     &sgemm_bias_gelu_stream_k::KERNEL,
     &sgemm_bias_relu_residual::KERNEL,
@@ -213,4 +255,6 @@ pub const ALL: [&crate::KernelDefinition; 11] = [
     &bias_gelu_f32::KERNEL,
     &bias_gelu_bf16::KERNEL,
     &bias_gelu_f16::KERNEL,
+    &gelu_bf16::KERNEL,
+    &gelu_f16::KERNEL,
 ];

@@ -296,6 +296,8 @@ macro_rules! with_every_catalog_kernel {
             epilogue::bias_gelu_f32,
             epilogue::bias_gelu_bf16,
             epilogue::bias_gelu_f16,
+            epilogue::gelu_bf16,
+            epilogue::gelu_f16,
         ]
     };
 }
