@@ -291,6 +291,8 @@ macro_rules! with_every_catalog_kernel {
             epilogue::hgemm_bias_silu_bf16,
             epilogue::hgemm_bias_bf16,
             epilogue::hgemm_bias_f16,
+            epilogue::hgemm_bias_small_tiles_bf16,
+            epilogue::hgemm_bias_small_tiles_f16,
             epilogue::hgemm_bias_gelu_bf16,
             epilogue::hgemm_bias_gelu_f16,
             epilogue::bias_gelu_f32,
