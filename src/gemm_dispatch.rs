@@ -515,49 +515,26 @@ impl BiasGeluElement for f32 {
     }
 }
 
-impl BiasGeluElement for half::bf16 {
-    fn gemm_bias_gelu(
-        device: &impl Device,
-        a: &impl Input<Self>,
-        b: &impl Input<Self>,
-        bias: &impl Input<Self>,
-        c: &mut impl Output<Self>,
-        alpha: f32,
-    ) -> Result<Launched, GemmError> {
-        gemm_bias_then_gelu(
-            device,
-            [&epilogue::hgemm_bias_bf16::KERNEL, &epilogue::hgemm_bias_small_tiles_bf16::KERNEL],
-            &epilogue::gelu_bf16::KERNEL,
-            a,
-            b,
-            bias,
-            c,
-            alpha,
-        )
-    }
+// bf16 and f16: the bias GEMMs on V11's and V20's tiles, then the GELU pass, of that type
+macro_rules! sixteen_bit_bias_gelu {
+    ($t:ty, $large:ident, $small:ident, $gelu:ident) => {
+        impl BiasGeluElement for $t {
+            fn gemm_bias_gelu(
+                device: &impl Device,
+                a: &impl Input<Self>,
+                b: &impl Input<Self>,
+                bias: &impl Input<Self>,
+                c: &mut impl Output<Self>,
+                alpha: f32,
+            ) -> Result<Launched, GemmError> {
+                let gemms = [&epilogue::$large::KERNEL, &epilogue::$small::KERNEL];
+                gemm_bias_then_gelu(device, gemms, &epilogue::$gelu::KERNEL, a, b, bias, c, alpha)
+            }
+        }
+    };
 }
-
-impl BiasGeluElement for half::f16 {
-    fn gemm_bias_gelu(
-        device: &impl Device,
-        a: &impl Input<Self>,
-        b: &impl Input<Self>,
-        bias: &impl Input<Self>,
-        c: &mut impl Output<Self>,
-        alpha: f32,
-    ) -> Result<Launched, GemmError> {
-        gemm_bias_then_gelu(
-            device,
-            [&epilogue::hgemm_bias_f16::KERNEL, &epilogue::hgemm_bias_small_tiles_f16::KERNEL],
-            &epilogue::gelu_f16::KERNEL,
-            a,
-            b,
-            bias,
-            c,
-            alpha,
-        )
-    }
-}
+sixteen_bit_bias_gelu!(half::bf16, hgemm_bias_bf16, hgemm_bias_small_tiles_bf16, gelu_bf16);
+sixteen_bit_bias_gelu!(half::f16, hgemm_bias_f16, hgemm_bias_small_tiles_f16, gelu_f16);
 
 /// 16-bit C = GELU(α·A·B + bias) in two launches: the wgmma GEMM with the bias fused
 /// (`[large, small]`: `hgemm_bias_*` on V11's tiles, or on V20's where the GEMM table has V20

@@ -101,10 +101,10 @@ pub fn hgemm_bias_silu_bf16(
     copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, _, col| silu(v + bias[col]));
 }
 
-// Epilogues on 16-bit data fused into the fastest wgmma GEMM writing 16-bit C (HGEMM V11: TMA
+// Epilogues on 16-bit data fused into the wgmma GEMMs writing 16-bit C (HGEMM V11: TMA
 // producers, two consumer warpgroups on 128 × 256 tiles, grouped rasterisation, 16-byte
-// stores): the element type and the expression applied to each accumulator `v` of column
-// `col` are the only differences.
+// stores; or V20's 64 × 128 tiles for the small shapes): the tiles, the element type and the
+// expression applied to each accumulator `v` of column `col` are the only differences.
 macro_rules! hgemm_epilogue {
     // V11's tiles: 128 × 256, two consumer warpgroups, four stages
     ($(#[$doc:meta])* $name:ident, $t:ident, |$v:ident, $col:ident| $value:expr) => {
@@ -146,7 +146,7 @@ hgemm_epilogue!(
     /// C = α·A·B + bias with bf16 A, B, bias and C (f32 accumulators, the bias added in f32, C
     /// rounded once): HGEMM V11 (`hgemm_v11_bf16_to_bf16`) with the bias added to each
     /// accumulator before the store — `F.linear(x, w, b)` on bf16 tensors (w stored [K, N]).
-    /// On an H200 98–99% of the plain V11's speed at 4096³.
+    /// On an H200 98% of the plain V11's speed at 4096³.
     hgemm_bias_bf16,
     bf16,
     |v, col| alpha * v + bias[col] as f32
@@ -177,7 +177,8 @@ hgemm_epilogue!(
     /// C = GELU(α·A·B + bias) with bf16 A, B, bias and C (the GELU of the erf, in f32, C
     /// rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
     /// computes in two kernels. The GELU's ~35 instructions a value run while the tensor cores
-    /// wait (on an H200 83% of the plain V11's speed at 4096³, 58% at 2048³; BENCHMARKS.md).
+    /// wait (on an H200 83% of the plain V11's speed at 4096³, 52% at 2048³; BENCHMARKS.md):
+    /// `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] and then [`gelu_bf16`] instead.
     hgemm_bias_gelu_bf16,
     bf16,
     |v, col| gelu(alpha * v + bias[col] as f32)

@@ -3,7 +3,8 @@
 // C = GELU(α·A·B + bias) with bf16 A, B, bias and C (the GELU of the erf, in f32, C
 // rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
 // computes in two kernels. The GELU's ~35 instructions a value run while the tensor cores
-// wait (on an H200 83% of the plain V11's speed at 4096³, 58% at 2048³; BENCHMARKS.md).
+// wait (on an H200 83% of the plain V11's speed at 4096³, 52% at 2048³; BENCHMARKS.md):
+// `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] and then [`gelu_bf16`] instead.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
 // stream is still finishing: griddepcontrol.wait returns once that grid has completed and its
