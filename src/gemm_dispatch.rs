@@ -604,7 +604,9 @@ fn launch_bias_gemm<T: GemmInput>(
 /// ([`BiasGeluElement`]). f32: the fused epilogue ([`epilogue`]) on V13 where its tiles fill
 /// the GPU, else the GEMM [`gemm`] takes and `bias_gelu_f32` after it — as
 /// [`choose_bias_gelu`] decides from the GEMM table. bf16 and f16: the wgmma GEMM with the
-/// bias fused (`hgemm_bias_*`), then `gelu_*` over C. The [`Launched`] is the GEMM's.
+/// bias fused (`hgemm_bias_*`, sm_90a: an H100 or H200, whose GEMM tables rank its tiles), C
+/// rounded to 16 bits, then `gelu_*` over C — the rounding torch's `F.gelu(F.linear(..))`
+/// makes between its two kernels. The [`Launched`] is the GEMM's.
 ///
 /// ```
 /// use tessera::prelude::*;

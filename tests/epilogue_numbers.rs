@@ -448,10 +448,11 @@ fn gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu(b
 }
 
 /// `gelu_bf16` / `gelu_f16`: GELU(C) in place, widened to f32 and rounded once, on rows of 16-byte
-/// vectors, rows that end inside a vector (the tail's columns one a thread) and rows whose
-/// leading dimension is odd (the launch narrows the vector).
+/// vectors, rows that end inside a vector (the tail's columns one a thread), rows whose leading
+/// dimension is odd (the launch narrows the vector) and more rows than a grid's y extent.
 fn the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width(backend: &Backend) {
-    let mut cases = vec![(1, 1, 1), (3, 1023, 1024), (5, 1025, 1025), (2, 3000, 3000), (4, 2049, 2056)];
+    // 65537 rows: more than a grid's y extent holds (the rows are on x)
+    let mut cases = vec![(1, 1, 1), (3, 1023, 1024), (5, 1025, 1025), (2, 3000, 3000), (4, 2049, 2056), (65537, 1, 1)];
     if !backend.is_simulated() {
         cases.push((4096, 4096, 4096));
     }

@@ -542,8 +542,9 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
 /// y = Aᵀ·x on 16-bit data: every kernel of `T`'s [`gemv::TransposedKernels`] (and the one
 /// `gemv_t` takes, which must be the one `gemv_t_kernel_for` names) against the f64 sums of the
 /// rounded inputs — on dense rows (odd widths narrow the vectors to single elements), on views
-/// whose rows start 2 elements past a 16-byte boundary, and on rows that end inside a vector
-/// (1001 of 1004 columns: the kernels' element-by-element path).
+/// whose rows start 4 or 12 bytes past a 16-byte boundary (the vectors of 4 narrowed to 2) or
+/// at an odd element (narrowed to 1), and on rows that end inside a vector (1001 of 1004
+/// columns: the kernels' element-by-element path).
 fn bf16_and_f16_gemv_t_match_an_f64_reference_from_the_rounded_inputs(backend: &Backend) {
     use tessera::half::{bf16, f16};
     fn check<T: gemv::GemvElement>(
@@ -555,7 +556,7 @@ fn bf16_and_f16_gemv_t_match_an_f64_reference_from_the_rounded_inputs(backend: &
     ) {
         let mut cases: Vec<(usize, usize, usize, usize)> =
             gemv_shapes(backend).into_iter().map(|(m, n)| (m, n, n, 0)).collect();
-        cases.extend([(300, 1000, 1004, 2), (300, 1001, 1004, 0), (1300, 130, 132, 0)]);
+        cases.extend([(300, 1000, 1004, 2), (300, 1000, 1004, 1), (300, 1001, 1004, 0), (1300, 130, 132, 0)]);
         if !backend.is_simulated() {
             // the double-width bands, and the 512-thread kernel beyond them
             cases.extend([(4096, 16384, 16384, 0), (1024, 20000, 20000, 0)]);

@@ -163,9 +163,11 @@ impl Family {
                     &epilogue::sgemm_bias_relu_residual::KERNEL,
                     &hgemm::hgemm_v11_bf16_to_bf16::KERNEL,
                     &epilogue::hgemm_bias_bf16::KERNEL,
+                    &epilogue::hgemm_bias_small_tiles_bf16::KERNEL,
                     &epilogue::hgemm_bias_gelu_bf16::KERNEL,
                     &hgemm::hgemm_v11_f16_to_f16::KERNEL,
                     &epilogue::hgemm_bias_f16::KERNEL,
+                    &epilogue::hgemm_bias_small_tiles_f16::KERNEL,
                     &epilogue::hgemm_bias_gelu_f16::KERNEL,
                 ]
             }
@@ -240,6 +242,9 @@ impl Family {
                 shape(&[("M", 8192), ("N", 3000)]),
                 shape(&[("M", 8192), ("N", 3000), ("S", gemv::row_slices::<f32>(8192, 3000) as i64)]),
                 shape(&[("S", gemv::row_slices::<f32>(8192, 3000) as i64), ("N", 3000)]),
+                // .. and at the slice count it takes for 16-bit rows (16: bands of 64 columns)
+                shape(&[("M", 8192), ("N", 3000), ("S", gemv::row_slices::<half::bf16>(8192, 3000) as i64)]),
+                shape(&[("S", gemv::row_slices::<half::bf16>(8192, 3000) as i64), ("N", 3000)]),
             ],
         }
     }

@@ -178,7 +178,8 @@ hgemm_epilogue!(
     /// rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
     /// computes in two kernels. The GELU's ~35 instructions a value run while the tensor cores
     /// wait (on an H200 83% of the plain V11's speed at 4096³, 52% at 2048³; BENCHMARKS.md):
-    /// `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] and then [`gelu_bf16`] instead.
+    /// `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] (or [`hgemm_bias_small_tiles_bf16`])
+    /// and then [`gelu_bf16`] instead.
     hgemm_bias_gelu_bf16,
     bf16,
     |v, col| gelu(alpha * v + bias[col] as f32)
@@ -199,13 +200,14 @@ macro_rules! bias_gelu {
         $(#[$doc])*
         #[tile_kernel(threads = 256, vector = 1, consts(TILE = 1024))]
         pub fn $name(bias: Global<$t, (N,)>, c: GlobalMut<$t, (M, N)>) {
-            let (bx, by) = grid(cdiv(N, TILE), M);
+            // rows on x, whose extent has no 65535 limit
+            let (row, chunk) = grid(M, cdiv(N, TILE));
             for k in 0..TILE / THREADS {
-                let col = bx * TILE + k * THREADS + thread_index();
+                let col = chunk * TILE + k * THREADS + thread_index();
                 let clamped = min(col, N - 1);
-                let value = gelu(c[[by, clamped]] as f32 + bias[clamped] as f32);
+                let value = gelu(c[[row, clamped]] as f32 + bias[clamped] as f32);
                 if col < N {
-                    c[[by, col]] = value as $t;
+                    c[[row, col]] = value as $t;
                 }
             }
         }
@@ -231,32 +233,34 @@ bias_gelu!(
 );
 
 // GELU(C) in place on 16-bit C, 16 bytes a thread: the pass after a GEMM that fused the bias
-// ([`hgemm_bias_bf16`]), which `tessera::gemm_bias_gelu` takes on 16-bit data — a
-// memory-bound pass over C that runs at full occupancy, where the GELU fused into the GEMM
-// runs on the two consumer warpgroups while the tensor cores wait.
+// ([`hgemm_bias_bf16`]), which `tessera::gemm_bias_gelu` takes on 16-bit data — a pass over C
+// at full occupancy (its GELUs, not its bytes, bound it: ~24 µs at 4096² on an H200, as
+// torch's), where the GELU fused into the GEMM runs on the two consumer warpgroups while the
+// tensor cores wait.
 macro_rules! gelu_in_place {
     ($(#[$doc:meta])* $name:ident, $t:ident) => {
         $(#[$doc])*
         #[tile_kernel(threads = 256, vector = 8, consts(COLUMNS = 2048), require(COLUMNS % (THREADS * VECTOR) == 0))]
         pub fn $name(c: GlobalMut<$t, (M, N)>) {
-            let (bx, by) = grid(cdiv(N, COLUMNS), M);
+            // rows on x, whose extent has no 65535 limit
+            let (row, chunk) = grid(M, cdiv(N, COLUMNS));
             let whole = N / VECTOR;
             // one vector a thread (more where the launch narrows VECTOR for rows not 16-byte aligned)
             for j in 0..COLUMNS / (THREADS * VECTOR) {
-                let i = bx * (COLUMNS / VECTOR) + j * THREADS + thread_index();
+                let i = chunk * (COLUMNS / VECTOR) + j * THREADS + thread_index();
                 if i < whole {
-                    let loaded = c.vector([by, i]);
+                    let loaded = c.vector([row, i]);
                     let mut out = vector(0.0 as $t);
                     for e in 0..VECTOR {
                         out[e] = gelu(loaded[e] as f32) as $t;
                     }
-                    c.vector([by, i]) = out;
+                    c.vector([row, i]) = out;
                 }
             }
-            // the columns after the row's last whole vector, one a thread of the first block
+            // the columns after the row's last whole vector, one a thread of the row's first block
             let tail = whole * VECTOR + thread_index();
-            if bx == 0 && tail < N {
-                c[[by, tail]] = gelu(c[[by, tail]] as f32) as $t;
+            if chunk == 0 && tail < N {
+                c[[row, tail]] = gelu(c[[row, tail]] as f32) as $t;
             }
         }
     };

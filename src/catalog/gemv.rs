@@ -111,7 +111,7 @@ pub trait GemvElement: crate::runtime::Element {
 pub struct TransposedKernels {
     /// 512 threads, two blocks an SM, per 128-byte band (many bands, or sm_80).
     pub rows: &'static crate::KernelDefinition,
-    /// 1024 threads per 128-byte band, for one to two bands an SM.
+    /// 1024 threads per 128-byte band, for 128 to 191 bands (one to one and a half an SM).
     pub band: &'static crate::KernelDefinition,
     /// 1024 threads per 256-byte band, while those fill one wave (sm_90).
     pub band_pairs: &'static crate::KernelDefinition,

@@ -64,17 +64,17 @@ bias_gelu_bf16(const __nv_bfloat16* __restrict__ bias, __nv_bfloat16* __restrict
     tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
     tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
-    // let (bx, by) = grid(cdiv(N, TILE), M);
-    const int bx = blockIdx.x;
-    const int by = blockIdx.y;
+    // let (row, chunk) = grid(M, cdiv(N, TILE));
+    const int row = blockIdx.x;
+    const int chunk = blockIdx.y;
     // for k in 0..TILE / THREADS { .. }
     #pragma unroll
     for (int k = 0; k < TILE / THREADS; ++k) {
-        const int col = bx * TILE + k * THREADS + tid;
+        const int col = chunk * TILE + k * THREADS + tid;
         const int clamped = min(col, N - 1);
-        const float value = tessera_gelu(static_cast<float>(c[by * c_ld + clamped]) + static_cast<float>(bias[clamped]));
+        const float value = tessera_gelu(static_cast<float>(c[row * c_ld + clamped]) + static_cast<float>(bias[clamped]));
         if (col < N) {
-            c[by * c_ld + col] = __float2bfloat16_rn(value);
+            c[row * c_ld + col] = __float2bfloat16_rn(value);
         }
     }
 }

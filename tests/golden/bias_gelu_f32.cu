@@ -40,17 +40,17 @@ bias_gelu_f32(const float* __restrict__ bias, float* __restrict__ c, const int N
     tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
     tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
-    // let (bx, by) = grid(cdiv(N, TILE), M);
-    const int bx = blockIdx.x;
-    const int by = blockIdx.y;
+    // let (row, chunk) = grid(M, cdiv(N, TILE));
+    const int row = blockIdx.x;
+    const int chunk = blockIdx.y;
     // for k in 0..TILE / THREADS { .. }
     #pragma unroll
     for (int k = 0; k < TILE / THREADS; ++k) {
-        const int col = bx * TILE + k * THREADS + tid;
+        const int col = chunk * TILE + k * THREADS + tid;
         const int clamped = min(col, N - 1);
-        const float value = tessera_gelu(c[by * c_ld + clamped] + bias[clamped]);
+        const float value = tessera_gelu(c[row * c_ld + clamped] + bias[clamped]);
         if (col < N) {
-            c[by * c_ld + col] = value;
+            c[row * c_ld + col] = value;
         }
     }
 }

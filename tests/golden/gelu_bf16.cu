@@ -64,27 +64,27 @@ gelu_bf16(__nv_bfloat16* __restrict__ c, const int M, const int N, const int c_l
     tessera_wait_for_prior_grid();  // launched as a dependent: the grid before it done, its writes seen
     tessera_launch_dependents();    // the next grid may launch once every block of this one is here
 
-    // let (bx, by) = grid(cdiv(N, COLUMNS), M);
-    const int bx = blockIdx.x;
-    const int by = blockIdx.y;
+    // let (row, chunk) = grid(M, cdiv(N, COLUMNS));
+    const int row = blockIdx.x;
+    const int chunk = blockIdx.y;
     const int whole = N / VECTOR;
     // for j in 0..COLUMNS / (THREADS * VECTOR) { .. }
     #pragma unroll
     for (int j = 0; j < COLUMNS / (THREADS * VECTOR); ++j) {
-        const int i = bx * (COLUMNS / VECTOR) + j * THREADS + tid;
+        const int i = chunk * (COLUMNS / VECTOR) + j * THREADS + tid;
         if (i < whole) {
-            const tessera_bf16x8 loaded = reinterpret_cast<tessera_bf16x8*>(c + by * c_ld)[i];
+            const tessera_bf16x8 loaded = reinterpret_cast<tessera_bf16x8*>(c + row * c_ld)[i];
             tessera_bf16x8 out = tessera_bf16x8{{__float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f), __float2bfloat16_rn(0.0f)}};
             #pragma unroll
             for (int e = 0; e < VECTOR; ++e) {
                 reinterpret_cast<__nv_bfloat16*>(&out)[e] = __float2bfloat16_rn(tessera_gelu(static_cast<float>(reinterpret_cast<const __nv_bfloat16*>(&loaded)[e])));
             }
-            reinterpret_cast<tessera_bf16x8*>(c + by * c_ld)[i] = out;
+            reinterpret_cast<tessera_bf16x8*>(c + row * c_ld)[i] = out;
         }
     }
     const int tail = whole * VECTOR + tid;
-    // if bx == 0 && tail < N { .. }
-    if (bx == 0 && tail < N) {
-        c[by * c_ld + tail] = __float2bfloat16_rn(tessera_gelu(static_cast<float>(c[by * c_ld + tail])));
+    // if chunk == 0 && tail < N { .. }
+    if (chunk == 0 && tail < N) {
+        c[row * c_ld + tail] = __float2bfloat16_rn(tessera_gelu(static_cast<float>(c[row * c_ld + tail])));
     }
 }

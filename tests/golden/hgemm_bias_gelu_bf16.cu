@@ -4,7 +4,8 @@
 // rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
 // computes in two kernels. The GELU's ~35 instructions a value run while the tensor cores
 // wait (on an H200 83% of the plain V11's speed at 4096³, 52% at 2048³; BENCHMARKS.md):
-// `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] and then [`gelu_bf16`] instead.
+// `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] (or [`hgemm_bias_small_tiles_bf16`])
+// and then [`gelu_bf16`] instead.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
 // stream is still finishing: griddepcontrol.wait returns once that grid has completed and its

@@ -71,7 +71,8 @@ macro_rules! gemv_t_column_sums {
                     }
                 }
             } else {
-                // a view of odd width in rows that start aligned: by element, the column
+                // a view whose width is not a multiple of VECTOR in rows that start aligned
+                // (dense rows of such widths narrow VECTOR instead): by element, the column
                 // clamped to the row's last
                 for r0 in (begin + warp_index() * UNROLL..end).step_by(WARPS * UNROLL) {
                     let mut v = [0.0f32; UNROLL * (COLUMNS / 32)];
@@ -237,7 +238,7 @@ gemv_t_kernels!(
     ],
     band = [
         /// y = Aᵀ·x, a block of 1024 threads per band of 32 columns, 32 rows a warp a trip;
-        /// [`super::gemv_t`] takes it where the bands number one to two an SM. On an H200
+        /// [`super::gemv_t`] takes it for 128 to 191 bands (one to one and a half an SM). On an H200
         /// (`tessera bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128
         /// bands) where the row-split passes reach 76%; at 8192² (256 bands, two blocks on most
         /// SMs) it measured 64 to 73 µs from run to run.
