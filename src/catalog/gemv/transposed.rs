@@ -292,14 +292,14 @@ gemv_t_kernels!(
     ],
     band = [
         /// [`gemv_t_band_f32`] on bf16 data: 1024 threads per band of 64 columns, pairs of
-        /// columns a lane (on an H200 87% of the device copy at 8192², 93% at 16384 × 8192,
+        /// columns a lane (on an H200 85% of the device copy at 8192², 91–94% at 16384 × 8192,
         /// where single elements on bands of 64 gave 68 and 72%).
         gemv_t_band_bf16
     ],
     pairs = [
         /// [`gemv_t_band_pairs_f32`] on bf16 data: bands of 128 columns, four columns a lane
-        /// (256 bytes a row a warp), 16 rows a trip: 97–98% of the device copy at 8192 × 16384
-        /// on an H200, 91–92% at 4096 × 16384.
+        /// (256 bytes a row a warp), 16 rows a trip: 96–99% of the device copy at 8192 × 16384
+        /// on an H200, 89–93% at 4096 × 16384.
         gemv_t_band_pairs_bf16
     ],
     partials = [
