@@ -111,7 +111,7 @@ pub trait GemvElement: crate::runtime::Element {
 pub struct TransposedKernels {
     /// 512 threads, two blocks an SM, per 128-byte band (many bands, or sm_80).
     pub rows: &'static crate::KernelDefinition,
-    /// 1024 threads per 128-byte band, for 128 to 191 bands (one to one and a half an SM).
+    /// 1024 threads per 128-byte band, from 128 bands (one an SM) to 191 on sm_90, 255 elsewhere.
     pub band: &'static crate::KernelDefinition,
     /// 1024 threads per 256-byte band, while those fill one wave (sm_90).
     pub band_pairs: &'static crate::KernelDefinition,
@@ -179,11 +179,14 @@ const FILLING_BLOCKS: usize = 512;
 /// runs alone: on an H200 at 4097 × 4095 f32 (128 bands) [`gemv_t_band_f32`] took 21.7–22.4 µs
 /// where the row-split passes took 23.0 µs; at 8192 × 3000 (94 bands) 33.7 µs against 31.2 µs.
 const UNSPLIT_COLUMN_BANDS: usize = 128;
-/// 128-byte bands from which the double-width bands take over from the band kernel: at 224
-/// bands (H200) the bf16 ones ran at 90% of the device copy where [`gemv_t_band_bf16`] ran at
-/// 74% (4096 × 14336), the f32 ones level with [`gemv_t_band_f32`] (4096 × 7168: 90%); at 256,
-/// [`gemv_t_band_f32`] varied from 64 to 73 µs at 8192².
-const SMALL_BLOCK_BANDS: usize = 192;
+/// 128-byte bands from which the double-width bands take over from the band kernel (sm_90): at
+/// 224 bands (H200) the bf16 ones ran at 90% of the device copy where [`gemv_t_band_bf16`] ran
+/// at 74% (4096 × 14336), the f32 ones level with [`gemv_t_band_f32`] (4096 × 7168: 90%).
+const PAIR_FROM_BANDS: usize = 192;
+/// 128-byte bands from which the band kernel's blocks stop fitting the GPU in one wave (two an
+/// SM at most), and the 512-thread kernel takes over where the double-width one does not:
+/// [`gemv_t_band_f32`] at 8192² (256 bands) varied from 64 to 73 µs.
+const SMALL_BLOCK_BANDS: usize = 256;
 /// 256-byte bands the double-width band kernel takes in one wave, one block an SM: the SMs of
 /// an H100 or H200.
 const PAIR_BANDS: usize = 132;
@@ -218,9 +221,9 @@ pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
 }
 
 /// The kernel [`gemv_t`] reports for a `rows × cols` A of `T` on `device` ([`TransposedKernels`]):
-/// from 192 bands of 128 bytes the double-width band kernel while its bands fit one an SM (on
-/// sm_90), then the 512-thread one; the 1024-thread band kernel from 128 bands (one an SM);
-/// below, the finishing pass of the row split ([`row_slices`]).
+/// on sm_90 the double-width band kernel from 192 bands of 128 bytes while its bands fit one an
+/// SM; the 512-thread kernel from 256 bands; the 1024-thread band kernel from 128 bands (one an
+/// SM); below, the finishing pass of the row split ([`row_slices`]).
 ///
 /// ```
 /// use tessera::catalog::gemv::gemv_t_kernel_for;
@@ -238,13 +241,12 @@ pub fn gemv_t_kernel_for<T: GemvElement>(
     cols: usize,
 ) -> &'static crate::KernelDefinition {
     let kernels = T::TRANSPOSED;
-    if bands::<T>(cols, 128) >= SMALL_BLOCK_BANDS {
-        // the double-width kernels are sm_90's (their registers spill on sm_80)
-        if super::runs_sm_90(device) && bands::<T>(cols, 256) <= PAIR_BANDS {
-            kernels.band_pairs
-        } else {
-            kernels.rows
-        }
+    let bands_128 = bands::<T>(cols, 128);
+    // the double-width kernels are sm_90's (their registers spill on sm_80)
+    if bands_128 >= PAIR_FROM_BANDS && super::runs_sm_90(device) && bands::<T>(cols, 256) <= PAIR_BANDS {
+        kernels.band_pairs
+    } else if bands_128 >= SMALL_BLOCK_BANDS {
+        kernels.rows
     } else if row_slices::<T>(rows, cols) == 1 {
         kernels.band
     } else {

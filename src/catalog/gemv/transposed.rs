@@ -238,7 +238,7 @@ gemv_t_kernels!(
     ],
     band = [
         /// y = Aᵀ·x, a block of 1024 threads per band of 32 columns, 32 rows a warp a trip;
-        /// [`super::gemv_t`] takes it for 128 to 191 bands (one to one and a half an SM). On an H200
+        /// [`super::gemv_t`] takes it from 128 bands (one an SM) to 191 on sm_90, 255 elsewhere. On an H200
         /// (`tessera bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128
         /// bands) where the row-split passes reach 76%; at 8192² (256 bands, two blocks on most
         /// SMs) it measured 64 to 73 µs from run to run.
