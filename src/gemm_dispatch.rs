@@ -495,16 +495,7 @@ impl BiasGeluElement for f32 {
         alpha: f32,
     ) -> Result<Launched, GemmError> {
         match choose_bias_gelu(device, a.shape(), b.shape())? {
-            BiasGeluPlan::Fused(kernel) => Ok(kernel.launch(
-                device,
-                &mut [
-                    Argument::input("a", a),
-                    Argument::input("b", b),
-                    Argument::input("bias", bias),
-                    Argument::output("c", c),
-                    Argument::scalar("alpha", alpha),
-                ],
-            )?),
+            BiasGeluPlan::Fused(kernel) => Ok(launch_bias_gemm(kernel, device, a, b, bias, c, alpha)?),
             BiasGeluPlan::Separate(gemm) => {
                 let launched = crate::catalog::launch_gemm(gemm, device, a, b, c, alpha, 0.0)?;
                 epilogue::bias_gelu_f32::KERNEL
@@ -578,7 +569,7 @@ fn gemm_bias_then_gelu<T: GemmInput>(
     Ok(launched)
 }
 
-/// A GEMM with the bias fused: (a, b, bias, c, alpha).
+/// A GEMM with the bias (and an activation) fused: (a, b, bias, c, alpha).
 fn launch_bias_gemm<T: GemmInput>(
     kernel: &'static KernelDefinition,
     device: &impl Device,

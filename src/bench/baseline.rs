@@ -122,13 +122,9 @@ impl<'g> Baseline<'g> {
             // cuBLAS on the kernel's own type, then the separate epilogue kernel
             Family::Epilogue => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
-                let values = |len: usize| (0..len).map(measurement_value);
                 Ok(match input {
                     Some(crate::dsl::ElementType::BF16) => {
-                        let upload = |dims: &[usize]| {
-                            let host: Vec<_> = values(dims.iter().product()).map(half::bf16::from_f64).collect();
-                            gpu.upload(&host, dims)
-                        };
+                        let upload = |dims: &[usize]| measurement_tensor_as(gpu, dims, half::bf16::from_f64);
                         Baseline::GemmBf16ThenBiasGelu {
                             gpu,
                             blas: gpu.cublas()?,
@@ -139,10 +135,7 @@ impl<'g> Baseline<'g> {
                         }
                     }
                     Some(crate::dsl::ElementType::F16) => {
-                        let upload = |dims: &[usize]| {
-                            let host: Vec<_> = values(dims.iter().product()).map(half::f16::from_f64).collect();
-                            gpu.upload(&host, dims)
-                        };
+                        let upload = |dims: &[usize]| measurement_tensor_as(gpu, dims, half::f16::from_f64);
                         Baseline::GemmF16ThenBiasGelu {
                             gpu,
                             blas: gpu.cublas()?,
@@ -169,14 +162,9 @@ impl<'g> Baseline<'g> {
             }
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
-                let values = |len: usize| (0..len).map(measurement_value);
                 // A and B of the 16-bit baselines, from the values the kernels get
-                let bf16 = |rows: usize, cols: usize| {
-                    gpu.upload(&values(rows * cols).map(half::bf16::from_f64).collect::<Vec<_>>(), [rows, cols])
-                };
-                let f16 = |rows: usize, cols: usize| {
-                    gpu.upload(&values(rows * cols).map(half::f16::from_f64).collect::<Vec<_>>(), [rows, cols])
-                };
+                let bf16 = |rows: usize, cols: usize| measurement_tensor_as(gpu, &[rows, cols], half::bf16::from_f64);
+                let f16 = |rows: usize, cols: usize| measurement_tensor_as(gpu, &[rows, cols], half::f16::from_f64);
                 let same_type_output = input == Some(output);
                 Ok(match input {
                     Some(crate::dsl::ElementType::BF16) if same_type_output => Baseline::GemmBf16ToBf16 {

@@ -42,9 +42,8 @@ pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
-    let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<_>>();
-    let a = gpu.upload(&values(m * k), [m, k])?;
-    let b = gpu.upload(&values(k * n), [k, n])?;
+    let a = measurement_tensor_as(gpu, &[m, k], convert)?;
+    let b = measurement_tensor_as(gpu, &[k, n], convert)?;
     let mut c = gpu.zeros::<f32>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm", || {
         let launched = match kernel {
@@ -150,9 +149,8 @@ fn time_gemv_t_entry_point<T: gemv::GemvElement>(
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
-    let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<T>>();
-    let a = gpu.upload(&values(m * n), [m, n])?;
-    let x = gpu.upload(&values(m), [m])?;
+    let a = measurement_tensor_as(gpu, &[m, n], convert)?;
+    let x = measurement_tensor_as(gpu, &[m], convert)?;
     let mut y = gpu.zeros::<T>([n])?;
     time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
 }
@@ -184,10 +182,9 @@ pub(super) fn time_gemm_bias_gelu_entry_point<T: crate::gemm_dispatch::BiasGeluE
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
-    let values = |len: usize| (0..len).map(|i| convert(measurement_value(i))).collect::<Vec<T>>();
-    let a = gpu.upload(&values(m * k), [m, k])?;
-    let b = gpu.upload(&values(k * n), [k, n])?;
-    let bias = gpu.upload(&values(n), [n])?;
+    let a = measurement_tensor_as(gpu, &[m, k], convert)?;
+    let b = measurement_tensor_as(gpu, &[k, n], convert)?;
+    let bias = measurement_tensor_as(gpu, &[n], convert)?;
     let mut c = gpu.zeros::<T>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || {
         crate::gemm_bias_gelu(gpu, &a, &b, &bias, &mut c, 1.0).map_err(gemm_error)

@@ -25,7 +25,17 @@ use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
 /// A tensor of `dims` filled with the values every kernel is measured on ([`measurement_value`]).
 fn measurement_tensor(gpu: &Gpu, dims: &[usize]) -> Result<DeviceTensor<f32>, Error> {
-    gpu.upload(&(0..dims.iter().product::<usize>()).map(|i| measurement_value(i) as f32).collect::<Vec<_>>(), dims)
+    measurement_tensor_as(gpu, dims, |v| v as f32)
+}
+
+/// [`measurement_tensor`] of another element type, each value through `convert`
+/// (`half::bf16::from_f64`, ..).
+fn measurement_tensor_as<T: crate::runtime::Element>(
+    gpu: &Gpu,
+    dims: &[usize],
+    convert: fn(f64) -> T,
+) -> Result<DeviceTensor<T>, Error> {
+    gpu.upload(&(0..dims.iter().product::<usize>()).map(|i| convert(measurement_value(i))).collect::<Vec<_>>(), dims)
 }
 
 /// What to run.

@@ -143,6 +143,24 @@ macro_rules! gemv_t_column_sums {
 // one or two bands an SM, 1024 threads on double-width bands), the row-split first pass and
 // the finishing pass, for one element type and its bands.
 macro_rules! gemv_t_kernels {
+    // 16-bit data: lanes on vectors of 2 (bands of 64 columns) and 4 (double-width bands of 128)
+    (sixteen_bit $t:ident, $($kernels:tt)*) => {
+        gemv_t_kernels!(
+            $t,
+            sums = vectors,
+            vector = 2,
+            columns = 64,
+            wide_vector = 4,
+            wide_columns = 128,
+            // 24 rows a trip: with 32, 64 registers spilled 8 bytes
+            unroll = 24,
+            band_unroll = 24,
+            // one block an SM said, so that ptxas keeps every load of a trip in flight (64
+            // registers; unsaid it chose 32 and interleaved the loads with the products)
+            one_wave = [min_blocks = 1,],
+            $($kernels)*
+        );
+    };
     (
         $t:ident,
         sums = $sums:ident,
@@ -271,18 +289,7 @@ gemv_t_kernels!(
 );
 
 gemv_t_kernels!(
-    bf16,
-    sums = vectors,
-    vector = 2,
-    columns = 64,
-    wide_vector = 4,
-    wide_columns = 128,
-    // 24 rows a trip: with 32, 64 registers spilled 8 bytes
-    unroll = 24,
-    band_unroll = 24,
-    // one block an SM said, so that ptxas keeps every load of a trip in flight (64 registers;
-    // unsaid it chose 32 and interleaved the loads with the products)
-    one_wave = [min_blocks = 1,],
+    sixteen_bit bf16,
     rows = [
         /// y = Aᵀ·x on bf16 A, x and y (f32 sums, y rounded once): [`gemv_t_f32`]'s 512
         /// threads, two blocks an SM, on bands of 64 columns, a lane loading two at once (the
@@ -314,18 +321,7 @@ gemv_t_kernels!(
 );
 
 gemv_t_kernels!(
-    f16,
-    sums = vectors,
-    vector = 2,
-    columns = 64,
-    wide_vector = 4,
-    wide_columns = 128,
-    // 24 rows a trip: with 32, 64 registers spilled 8 bytes
-    unroll = 24,
-    band_unroll = 24,
-    // one block an SM said, so that ptxas keeps every load of a trip in flight (64 registers;
-    // unsaid it chose 32 and interleaved the loads with the products)
-    one_wave = [min_blocks = 1,],
+    sixteen_bit f16,
     rows = [
         /// [`gemv_t_bf16`] on f16 data.
         gemv_t_f16
