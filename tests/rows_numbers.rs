@@ -28,8 +28,24 @@ on_both_backends!(
 
 /// (rows, columns) for the softmax: every kernel, each side of its limit.
 fn softmax_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    let mut shapes =
-        vec![(3, 1), (9, 127), (17, 128), (5, 129), (3, 1024), (2, 1025), (2, 4097), (1, 8192), (1, 8193), (1, 16385)];
+    let mut shapes = vec![
+        (3, 1),
+        (37, 64),
+        (11, 65),
+        (9, 127),
+        (17, 128),
+        (5, 129),
+        (7, 256),
+        (3, 257),
+        (3, 512),
+        (2, 513),
+        (3, 1024),
+        (2, 1025),
+        (2, 4097),
+        (1, 8192),
+        (1, 8193),
+        (1, 16385),
+    ];
     if backend.is_simulated() {
         shapes.extend([(1, 32769), (3, 40000), (2, 65536), (1, 65537)]);
     } else {
@@ -92,6 +108,22 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         assert_eq!(softmax::kernel_for::<tessera::half::bf16>(backend, cols).name(), bf16, "{cols} columns");
         let f16 = kernel.replace("_f32", "_f16");
         assert_eq!(softmax::kernel_for::<tessera::half::f16>(backend, cols).name(), f16, "{cols} columns");
+    }
+    // 16-bit rows to 1024 columns in five widths, a group of 8 or 16 lanes per row to 256
+    for (cols, kernel) in [
+        (1, "softmax_warp_64"),
+        (64, "softmax_warp_64"),
+        (65, "softmax_warp"),
+        (128, "softmax_warp"),
+        (129, "softmax_warp_256"),
+        (256, "softmax_warp_256"),
+        (257, "softmax_warp_512"),
+        (512, "softmax_warp_512"),
+        (513, "softmax_warp_wide"),
+        (1024, "softmax_warp_wide"),
+    ] {
+        assert_eq!(softmax::kernel_for::<tessera::half::bf16>(backend, cols).name(), format!("{kernel}_bf16"));
+        assert_eq!(softmax::kernel_for::<tessera::half::f16>(backend, cols).name(), format!("{kernel}_f16"));
     }
     assert_eq!(softmax::kernel_for_columns::<f32>(40000, false).name(), "softmax_chunk_write_f32");
     // a row of a wider matrix: the leading dimension is not the column count
@@ -250,21 +282,30 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
             (4, 3, 7, 2, 7, 2),
             (5, 1030, 1031, 0, 1033, 2),
         ];
-        // the warps' kernels count vectors of 4 from each row's start: views of rows whose leading
-        // dimension is a multiple of 4 and whose length is not (the columns after the last
-        // vector one a lane), and more rows than fill a block
-        let warp_cases = [(37, 126, 128, 0, 132, 4), (3, 2, 4, 0, 4, 0)];
-        let wide_warp_cases = [(5, 1001, 1004, 0, 1004, 0), (9, 129, 132, 0, 132, 0)];
+        // the warps' kernels count vectors of 8 from each row's start: views of rows whose leading
+        // dimension is a multiple of 8 and whose length is not (the columns after the last vector
+        // one a lane), rows shorter than a vector, more rows than fill a block (and than a warp's
+        // groups hold), and rows 8 bytes apart, which the launch narrows to vectors of 4
         let kernels = T::KERNELS;
-        for (kernel, cases, vector) in [
-            (kernels.short, &cases[..], 8),
-            (kernels.aligned, &cases[..], 8),
-            (kernels.long, &cases[..], 8),
-            (kernels.wide, &cases[..], 8),
-            (kernels.warp, &warp_cases[..], 4),
-            (kernels.warp_wide, &wide_warp_cases[..], 4),
-        ] {
-            for &(rows, cols, ld, x_first, y_ld, y_first) in cases {
+        let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> =
+            [(kernels.short, 8), (kernels.aligned, 8), (kernels.long, 8), (kernels.wide, 8)]
+                .into_iter()
+                .map(|(kernel, vector)| {
+                    (kernel, cases.iter().map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, vector)).collect())
+                })
+                .collect();
+        for &(most, kernel) in kernels.warps {
+            runs.push((
+                kernel,
+                vec![
+                    (37, most - 2, most, 0, most + 8, 8, 8),
+                    (3, 2, 8, 0, 8, 0, 8),
+                    (6, most - 3, most + 4, 0, most + 4, 0, 4),
+                ],
+            ));
+        }
+        for (kernel, cases) in runs {
+            for (rows, cols, ld, x_first, y_ld, y_first, vector) in cases {
                 let what = format!(
                     "{} on {rows}×{cols} (x ld {ld} from {x_first}, y ld {y_ld} from {y_first})",
                     kernel.name()
@@ -277,7 +318,7 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
                 let launched = kernel
                     .launch(backend, &mut [tessera::Argument::input("x", &x), tessera::Argument::output("y", &mut y)])
                     .unwrap();
-                // no row is read or written narrower than its vectors for being misaligned
+                // no row is read or written narrower than its rows allow
                 assert_eq!(launched.vector.get(), vector, "{what}");
                 let got: Vec<f64> = backend.download(&y_parent).unwrap().into_iter().map(&back).collect();
                 let host: Vec<f64> = host.into_iter().map(&back).collect();

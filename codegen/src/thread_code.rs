@@ -103,23 +103,25 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
 }
 
 const WARP_SUM: &str = "// warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
-// all lanes add the same pairs in the same order, so they agree to the bit)
-template <typename T>
+// all lanes add the same pairs in the same order, so they agree to the bit); warp_sum(v, LANES)
+// over each aligned group of LANES lanes, masks below LANES keeping the groups apart
+template <int LANES = 32, typename T>
 __device__ __forceinline__ T tessera_warp_sum(T v)
 {
 #pragma unroll
-    for (int mask = 16; mask > 0; mask /= 2) {
+    for (int mask = LANES / 2; mask > 0; mask /= 2) {
         v += __shfl_xor_sync(0xffffffff, v, mask);
     }
     return v;
 }";
 
-const WARP_MAX: &str = "// warp_max(v): every lane gets the maximum over the warp's 32 lanes
-template <typename T>
+const WARP_MAX: &str = "// warp_max(v): every lane gets the maximum over the warp's 32 lanes; warp_max(v, LANES) over
+// each aligned group of LANES lanes
+template <int LANES = 32, typename T>
 __device__ __forceinline__ T tessera_warp_max(T v)
 {
 #pragma unroll
-    for (int mask = 16; mask > 0; mask /= 2) {
+    for (int mask = LANES / 2; mask > 0; mask /= 2) {
         v = max(v, __shfl_xor_sync(0xffffffff, v, mask));
     }
     return v;
@@ -990,8 +992,14 @@ impl Printer<'_> {
                     crate::operand::vector_of(vector_type, &vec![value.as_str(); width])
                 }
             }
-            Intrinsic::WarpSum => format!("tessera_warp_sum({})", arg(0, Some(ty))?),
-            Intrinsic::WarpMax => format!("tessera_warp_max({})", arg(0, Some(ty))?),
+            Intrinsic::WarpSum | Intrinsic::WarpMax => {
+                let helper = if function == Intrinsic::WarpSum { "tessera_warp_sum" } else { "tessera_warp_max" };
+                match args.get(1) {
+                    // the group's lane count is a constant: a template argument, so the butterfly unrolls
+                    Some(_) => format!("{helper}<{}>({})", arg(1, Some(ThreadType::I32))?, arg(0, Some(ty))?),
+                    None => format!("{helper}({})", arg(0, Some(ty))?),
+                }
+            }
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::LastBlockOf => format!(

@@ -346,10 +346,10 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                 )
             })?;
             let args = call.args.iter().map(|a| expr(a, spans)).collect::<syn::Result<Vec<_>>>()?;
-            if args.len() != function.arity() {
+            if !function.arity().contains(&args.len()) {
                 return Err(error(
                     call.span(),
-                    format!("`{name}` takes {} argument(s); {} given", function.arity(), args.len()),
+                    format!("`{name}` takes {} argument(s); {} given", function.arity_in_words(), args.len()),
                 ));
             }
             ThreadExprKind::Call { function, args }
@@ -401,8 +401,9 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
                     for arg in &method.args {
                         args.push(expr(arg, spans)?);
                     }
-                    if args.len() != function.arity() {
-                        return Err(error(method.span(), format!("`.{name}(..)` takes {} argument(s)", function.arity() - 1)));
+                    if !function.arity().contains(&args.len()) {
+                        let arguments = function.arity().start() - 1;
+                        return Err(error(method.span(), format!("`.{name}(..)` takes {arguments} argument(s)")));
                     }
                     ThreadExprKind::Call { function, args }
                 }

@@ -21,12 +21,15 @@
 //!
 //! bf16 and f16 rows take the same steps (`softmax_aligned_bf16`, `softmax_cluster_f16`, ..;
 //! [`SoftmaxElement`]): each element converted to f32 as it is loaded, the maximum, exps and
-//! sum in f32, y rounded once as it is stored; vectors of 8 (16 bytes) in the blocks, whose
-//! two shortest tiers are 128 × 40 and 256 × 32 (more rows an SM for half the bytes a row),
-//! and of 4 in the warps', 2 rows a warp. Their warp and block kernels hold the values in log2
-//! units (x·log2 e), so that an exp is one `ex2.approx.ftz` (`exp2_ftz`) where `expf` takes
-//! eight instructions: a 16-bit row moves half the bytes of an f32 one for the same
-//! arithmetic, and the exp's error is far below the rounding of y.
+//! sum in f32, y rounded once as it is stored; vectors of 8 (16 bytes), the blocks' two
+//! shortest tiers 128 × 40 and 256 × 32 (more rows an SM for half the bytes a row). Rows to
+//! 1024 columns take one of five widths, a group of lanes per row where the row is short —
+//! 8 lanes to 128 columns, 16 to 256 (`warp_max(m, 8)`: 4 rows a warp, each reduced in 3
+//! shuffle rounds), the whole warp to 512 and 1024 ([`SoftmaxKernels::warps`]). Their warp
+//! and block kernels hold the values in log2 units (x·log2 e), so that an exp is one
+//! `ex2.approx.ftz` (`exp2_ftz`) where `expf` takes eight instructions: a 16-bit row moves half
+//! the bytes of an f32 one for the same arithmetic, and the exp's error is far below the
+//! rounding of y.
 //!
 //! Consecutive threads hold consecutive columns (element j of thread t is column
 //! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4), so every load and
@@ -88,101 +91,129 @@ softmax_warp_per_row!(
     softmax_warp_wide_f32, items = 32
 );
 
-// A warp per row of 16-bit data, `ROWS_PER_WARP` rows a warp one after the other, each lane on
-// vectors of 4 (8 bytes: a warp's access is 256 contiguous bytes, where 2-byte elements would
-// make it 64) counted from the row's start (the launch narrows them to single elements where
-// the leading dimension is not a multiple of 4), the columns after a row's last whole vector
-// one a lane. Every row's loads are issued before any value is used: a vector past the row's
-// last (and a row past the last) loads that one again and counts as −∞ — a short 16-bit row is
-// few bytes, and a warp must keep several in flight. The values in log2 units (x·log2 e), so
-// that an exp is one `ex2.approx.ftz`.
+// Rows of 16-bit data by groups of `LANES` lanes: a warp holds 32 / LANES rows side by side,
+// a group each, each lane on vectors counted from the row's start (the launch narrows them
+// where the leading dimension does not hold whole vectors), the columns after a row's last
+// whole vector one a lane. Every load is issued before any value is used: a vector past the
+// row's last (and a row past the last) loads that one again and counts as −∞ — a short
+// 16-bit row is few bytes, and a warp must keep several in flight. The reductions are the
+// groups' (`warp_max(m, LANES)`): a row of 128 in a group of 8 lanes takes 3 shuffle rounds,
+// 4 rows at once, where a warp per row takes 5 for one. The values in log2 units
+// (x·log2 e), so that an exp is one `ex2.approx.ftz`.
 macro_rules! softmax_warp_rows {
-    ($(#[$doc:meta])* $name:ident, $t:ident, rows = $rows:tt, items = $items:tt) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, lanes = $lanes:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 4, consts(WARP_ROWS = 8), fixed(ROWS_PER_WARP = $rows, ITEMS = $items), require(WARP_ROWS * 32 == THREADS))]
+        #[tile_kernel(threads = 256, vector = 8, consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES))]
         pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
-            let (bx,) = grid(cdiv(R, WARP_ROWS * ROWS_PER_WARP));
-            let first = (bx * WARP_ROWS + warp_index()) * ROWS_PER_WARP;
+            let (bx,) = grid(cdiv(R, WARP_ROWS * (32 / LANES)));
+            // the row of this lane's group, and the lane's place in it
+            let row = (bx * WARP_ROWS + warp_index()) * (32 / LANES) + lane() / LANES;
+            let position = lane() % LANES;
             let vectors = C / VECTOR;
-            let tail_column = vectors * VECTOR + lane();
-            let mut v = [-f32::INFINITY; ROWS_PER_WARP * ITEMS];
-            let mut extra = [-f32::INFINITY; ROWS_PER_WARP];
-            for r in 0..ROWS_PER_WARP {
-                let row = min(first + r, R - 1);
-                if vectors > 0 {
-                    // this lane's j-th vector of the row is vector j·32 + lane
-                    for j in 0..ITEMS / VECTOR {
-                        let w = x.vector([row, min(j * 32 + lane(), vectors - 1)]);
+            let tail_column = vectors * VECTOR + position;
+            let mut v = [-f32::INFINITY; ITEMS];
+            let mut extra = -f32::INFINITY;
+            let read_row = min(row, R - 1);
+            if vectors > 0 {
+                // this lane's j-th vector of the row is vector j·LANES + position
+                for j in 0..ITEMS / VECTOR {
+                    let w = x.vector([read_row, min(j * LANES + position, vectors - 1)]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k] as f32 * 1.4426950408889634f32;
+                    }
+                }
+            }
+            if tail_column < C {
+                extra = x[[read_row, tail_column]] as f32 * 1.4426950408889634f32;
+            }
+            for j in 0..ITEMS / VECTOR {
+                if j * LANES + position >= vectors {
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = -f32::INFINITY;
+                    }
+                }
+            }
+            // every group reduces (a row past the last repeats the last), so the warp's shuffles
+            // stay whole; only real rows are stored
+            let mut m = extra;
+            for j in 0..ITEMS {
+                m = max(m, v[j]);
+            }
+            let row_max = warp_max(m, LANES);
+            let mut s = 0.0f32;
+            for j in 0..ITEMS {
+                v[j] = exp2_ftz(v[j] - row_max);
+                s += v[j];
+            }
+            extra = exp2_ftz(extra - row_max);
+            s += extra;
+            let scale = 1.0f32 / warp_sum(s, LANES);
+            if row < R {
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * LANES + position;
+                    if i < vectors {
+                        let mut w = vector(0.0 as $t);
                         for k in 0..VECTOR {
-                            v[r * ITEMS + j * VECTOR + k] = w[k] as f32 * 1.4426950408889634f32;
+                            w[k] = (v[j * VECTOR + k] * scale) as $t;
                         }
+                        y.vector([row, i]) = w;
                     }
                 }
                 if tail_column < C {
-                    extra[r] = x[[row, tail_column]] as f32 * 1.4426950408889634f32;
-                }
-            }
-            for r in 0..ROWS_PER_WARP {
-                for j in 0..ITEMS / VECTOR {
-                    if j * 32 + lane() >= vectors {
-                        for k in 0..VECTOR {
-                            v[r * ITEMS + j * VECTOR + k] = -f32::INFINITY;
-                        }
-                    }
-                }
-            }
-            for r in 0..ROWS_PER_WARP {
-                let row = first + r;
-                // the same row for every lane: the warp's reductions stay whole
-                if row < R {
-                    let mut m = extra[r];
-                    for j in 0..ITEMS {
-                        m = max(m, v[r * ITEMS + j]);
-                    }
-                    let row_max = warp_max(m);
-                    let mut s = 0.0f32;
-                    for j in 0..ITEMS {
-                        v[r * ITEMS + j] = exp2_ftz(v[r * ITEMS + j] - row_max);
-                        s += v[r * ITEMS + j];
-                    }
-                    extra[r] = exp2_ftz(extra[r] - row_max);
-                    s += extra[r];
-                    let scale = 1.0f32 / warp_sum(s);
-                    for j in 0..ITEMS / VECTOR {
-                        let i = j * 32 + lane();
-                        if i < vectors {
-                            let mut w = vector(0.0 as $t);
-                            for k in 0..VECTOR {
-                                w[k] = (v[r * ITEMS + j * VECTOR + k] * scale) as $t;
-                            }
-                            y.vector([row, i]) = w;
-                        }
-                    }
-                    if tail_column < C {
-                        y[[row, tail_column]] = (extra[r] * scale) as $t;
-                    }
+                    y[[row, tail_column]] = (extra * scale) as $t;
                 }
             }
         }
     };
 }
+// 16-bit rows to 1024 columns in five widths: a group of 8 lanes per row to 128 columns
+// (4 rows a warp side by side), 16 to 256, the warp from 257; a vector of 8 (16 bytes) a load.
+// On an H200 (% of the device copy, bf16) against a warp per row on vectors of 4: 131072 × 64
+// 78% (42%), 32768 × 128 75% (64%), 65536 × 100 78% (58%), 32768 × 256 79% (40%), 32768 × 512
+// 91% (70%), 16384 × 1024 91% (90%).
 softmax_warp_rows!(
-    /// [`softmax_warp_f32`] on bf16 rows (f32 arithmetic, y rounded once): 2 rows a warp, a
-    /// vector of 4 a lane in each (on an H200 at 32768 × 128 1, 2 and 4 rows a warp gave 61,
-    /// 63–64 and 58% of the device copy; at 65536 × 100 53, 57 and 55%).
-    softmax_warp_bf16, bf16, rows = 2, items = 4
+    /// Softmax of bf16 rows of up to 64 columns (f32 arithmetic, y rounded once): a group of 8
+    /// lanes per row, 4 rows a warp side by side, a vector of 8 a lane.
+    softmax_warp_64_bf16, bf16, lanes = 8, items = 8
 );
 softmax_warp_rows!(
-    /// [`softmax_warp_wide_f32`] on bf16 rows: a row a warp, 8 vectors of 4 a lane.
-    softmax_warp_wide_bf16, bf16, rows = 1, items = 32
+    /// Softmax of bf16 rows of up to 128 columns: a group of 8 lanes per row, 4 rows a warp,
+    /// two vectors of 8 a lane (on an H200 at 32768 × 128: 75% of the device copy, where a warp
+    /// per row on vectors of 4 gave 64%; 2 and 4 rows a group one after the other, 72 and 67%).
+    softmax_warp_bf16, bf16, lanes = 8, items = 16
+);
+softmax_warp_rows!(
+    /// Softmax of bf16 rows of up to 256 columns: a group of 16 lanes per row, 2 rows a warp,
+    /// two vectors of 8 a lane.
+    softmax_warp_256_bf16, bf16, lanes = 16, items = 16
+);
+softmax_warp_rows!(
+    /// Softmax of bf16 rows of up to 512 columns: a warp per row, two vectors of 8 a lane.
+    softmax_warp_512_bf16, bf16, lanes = 32, items = 16
+);
+softmax_warp_rows!(
+    /// Softmax of bf16 rows of up to 1024 columns: a warp per row, four vectors of 8 a lane.
+    softmax_warp_wide_bf16, bf16, lanes = 32, items = 32
+);
+softmax_warp_rows!(
+    /// [`softmax_warp_64_bf16`] on f16 rows.
+    softmax_warp_64_f16, f16, lanes = 8, items = 8
 );
 softmax_warp_rows!(
     /// [`softmax_warp_bf16`] on f16 rows.
-    softmax_warp_f16, f16, rows = 2, items = 4
+    softmax_warp_f16, f16, lanes = 8, items = 16
+);
+softmax_warp_rows!(
+    /// [`softmax_warp_256_bf16`] on f16 rows.
+    softmax_warp_256_f16, f16, lanes = 16, items = 16
+);
+softmax_warp_rows!(
+    /// [`softmax_warp_512_bf16`] on f16 rows.
+    softmax_warp_512_f16, f16, lanes = 32, items = 16
 );
 softmax_warp_rows!(
     /// [`softmax_warp_wide_bf16`] on f16 rows.
-    softmax_warp_wide_f16, f16, rows = 1, items = 32
+    softmax_warp_wide_f16, f16, lanes = 32, items = 32
 );
 
 macro_rules! softmax_block_per_row {
@@ -697,10 +728,9 @@ softmax_chunked!(
 /// The kernels [`softmax`] takes for one element type, by row length (the table above).
 #[derive(Clone, Copy)]
 pub struct SoftmaxKernels {
-    /// A warp per row, to 128 columns.
-    pub warp: &'static crate::KernelDefinition,
-    /// A warp per row, to 1024 columns.
-    pub warp_wide: &'static crate::KernelDefinition,
+    /// Rows to 1024 columns, a warp or a group of its lanes per row: (the most columns, the
+    /// kernel), by width; a row takes the first that holds it.
+    pub warps: &'static [(usize, &'static crate::KernelDefinition)],
     /// A block of 256 per row, to [`SHORT_COLUMNS`].
     pub short: &'static crate::KernelDefinition,
     /// A block of 512 per row, to 8192 columns.
@@ -727,8 +757,7 @@ pub trait SoftmaxElement: crate::runtime::Element {
 
 impl SoftmaxElement for f32 {
     const KERNELS: SoftmaxKernels = SoftmaxKernels {
-        warp: &softmax_warp_f32::KERNEL,
-        warp_wide: &softmax_warp_wide_f32::KERNEL,
+        warps: &[(128, &softmax_warp_f32::KERNEL), (1024, &softmax_warp_wide_f32::KERNEL)],
         short: &softmax_aligned_short_f32::KERNEL,
         aligned: &softmax_aligned_f32::KERNEL,
         long: &softmax_aligned_long_f32::KERNEL,
@@ -741,8 +770,13 @@ impl SoftmaxElement for f32 {
 
 impl SoftmaxElement for bf16 {
     const KERNELS: SoftmaxKernels = SoftmaxKernels {
-        warp: &softmax_warp_bf16::KERNEL,
-        warp_wide: &softmax_warp_wide_bf16::KERNEL,
+        warps: &[
+            (64, &softmax_warp_64_bf16::KERNEL),
+            (128, &softmax_warp_bf16::KERNEL),
+            (256, &softmax_warp_256_bf16::KERNEL),
+            (512, &softmax_warp_512_bf16::KERNEL),
+            (1024, &softmax_warp_wide_bf16::KERNEL),
+        ],
         short: &softmax_aligned_short_bf16::KERNEL,
         aligned: &softmax_aligned_bf16::KERNEL,
         long: &softmax_aligned_long_bf16::KERNEL,
@@ -755,8 +789,13 @@ impl SoftmaxElement for bf16 {
 
 impl SoftmaxElement for f16 {
     const KERNELS: SoftmaxKernels = SoftmaxKernels {
-        warp: &softmax_warp_f16::KERNEL,
-        warp_wide: &softmax_warp_wide_f16::KERNEL,
+        warps: &[
+            (64, &softmax_warp_64_f16::KERNEL),
+            (128, &softmax_warp_f16::KERNEL),
+            (256, &softmax_warp_256_f16::KERNEL),
+            (512, &softmax_warp_512_f16::KERNEL),
+            (1024, &softmax_warp_wide_f16::KERNEL),
+        ],
         short: &softmax_aligned_short_f16::KERNEL,
         aligned: &softmax_aligned_f16::KERNEL,
         long: &softmax_aligned_long_f16::KERNEL,
@@ -838,8 +877,9 @@ pub fn kernel_for<T: SoftmaxElement>(device: &impl crate::Device, columns: usize
 pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> &'static crate::KernelDefinition {
     let kernels = T::KERNELS;
     match columns {
-        0..=128 => kernels.warp,
-        129..=1024 => kernels.warp_wide,
+        0..=1024 => {
+            kernels.warps.iter().find(|(most, _)| columns <= *most).map_or(kernels.short, |(_, kernel)| *kernel)
+        }
         1025..=SHORT_COLUMNS => kernels.short,
         PAST_SHORT_COLUMNS..=8192 => kernels.aligned,
         8193..=16384 => kernels.long,
@@ -851,7 +891,7 @@ pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> 
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 30] = [
+pub const ALL: [&crate::KernelDefinition; 36] = [
     &softmax_warp_f32::KERNEL,
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
@@ -864,7 +904,10 @@ pub const ALL: [&crate::KernelDefinition; 30] = [
     &softmax_cluster_f32::KERNEL,
     &softmax_chunk_stats_f32::KERNEL,
     &softmax_chunk_write_f32::KERNEL,
+    &softmax_warp_64_bf16::KERNEL,
     &softmax_warp_bf16::KERNEL,
+    &softmax_warp_256_bf16::KERNEL,
+    &softmax_warp_512_bf16::KERNEL,
     &softmax_warp_wide_bf16::KERNEL,
     &softmax_aligned_short_bf16::KERNEL,
     &softmax_aligned_bf16::KERNEL,
@@ -873,7 +916,10 @@ pub const ALL: [&crate::KernelDefinition; 30] = [
     &softmax_cluster_bf16::KERNEL,
     &softmax_chunk_stats_bf16::KERNEL,
     &softmax_chunk_write_bf16::KERNEL,
+    &softmax_warp_64_f16::KERNEL,
     &softmax_warp_f16::KERNEL,
+    &softmax_warp_256_f16::KERNEL,
+    &softmax_warp_512_f16::KERNEL,
     &softmax_warp_wide_f16::KERNEL,
     &softmax_aligned_short_f16::KERNEL,
     &softmax_aligned_f16::KERNEL,

@@ -49,12 +49,13 @@ __device__ __forceinline__ unsigned tessera_pack(__nv_bfloat16 low, __nv_bfloat1
 }
 
 // warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
-// all lanes add the same pairs in the same order, so they agree to the bit)
-template <typename T>
+// all lanes add the same pairs in the same order, so they agree to the bit); warp_sum(v, LANES)
+// over each aligned group of LANES lanes, masks below LANES keeping the groups apart
+template <int LANES = 32, typename T>
 __device__ __forceinline__ T tessera_warp_sum(T v)
 {
 #pragma unroll
-    for (int mask = 16; mask > 0; mask /= 2) {
+    for (int mask = LANES / 2; mask > 0; mask /= 2) {
         v += __shfl_xor_sync(0xffffffff, v, mask);
     }
     return v;

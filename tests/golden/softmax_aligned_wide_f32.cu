@@ -25,23 +25,25 @@ __device__ __forceinline__ void tessera_launch_dependents()
 #endif  // TESSERA_SIM_H
 
 // warp_sum(v): every lane gets the sum over the warp's 32 lanes (a shuffle-xor butterfly:
-// all lanes add the same pairs in the same order, so they agree to the bit)
-template <typename T>
+// all lanes add the same pairs in the same order, so they agree to the bit); warp_sum(v, LANES)
+// over each aligned group of LANES lanes, masks below LANES keeping the groups apart
+template <int LANES = 32, typename T>
 __device__ __forceinline__ T tessera_warp_sum(T v)
 {
 #pragma unroll
-    for (int mask = 16; mask > 0; mask /= 2) {
+    for (int mask = LANES / 2; mask > 0; mask /= 2) {
         v += __shfl_xor_sync(0xffffffff, v, mask);
     }
     return v;
 }
 
-// warp_max(v): every lane gets the maximum over the warp's 32 lanes
-template <typename T>
+// warp_max(v): every lane gets the maximum over the warp's 32 lanes; warp_max(v, LANES) over
+// each aligned group of LANES lanes
+template <int LANES = 32, typename T>
 __device__ __forceinline__ T tessera_warp_max(T v)
 {
 #pragma unroll
-    for (int mask = 16; mask > 0; mask /= 2) {
+    for (int mask = LANES / 2; mask > 0; mask /= 2) {
         v = max(v, __shfl_xor_sync(0xffffffff, v, mask));
     }
     return v;

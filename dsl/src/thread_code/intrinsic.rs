@@ -32,9 +32,16 @@ pub enum Intrinsic {
     /// index alias such as `let tiles = cdiv(SQ, BQ);` is thread code too.
     Cdiv,
     Fma,
-    /// The sum over the 32 lanes of the warp, in every lane (a `__shfl_xor_sync` butterfly).
+    /// The sum over the 32 lanes of the warp, in every lane (a `__shfl_xor_sync` butterfly);
+    /// `warp_sum(v, LANES)` the sum over each aligned group of `LANES` lanes (a constant power
+    /// of two, 2 ..= 32), in every lane of the group — a short row per 8 lanes, 4 rows a warp.
+    ///
+    /// ```ignore
+    /// let group_max = warp_max(m, 8);   // lanes 0..8, 8..16, 16..24, 24..32 apart
+    /// ```
     WarpSum,
-    /// The maximum over the warp, in every lane.
+    /// The maximum over the warp, in every lane; `warp_max(v, LANES)` over each aligned group
+    /// of `LANES` lanes.
     WarpMax,
     /// The sum over every thread of the block, in every thread (warp butterflies, then the
     /// warps' sums through shared memory); the whole block must call it.
@@ -182,8 +189,15 @@ impl Intrinsic {
         Self::ALL.into_iter().find(|i| i.name() == name)
     }
 
-    pub fn arity(self) -> usize {
-        match self {
+    /// How many arguments it takes: `warp_sum` and `warp_max` take a lane count or none.
+    ///
+    /// ```
+    /// use tessera_dsl::Intrinsic;
+    /// assert_eq!(Intrinsic::WarpSum.arity(), 1..=2);
+    /// assert_eq!(Intrinsic::Fma.arity(), 3..=3);
+    /// ```
+    pub fn arity(self) -> std::ops::RangeInclusive<usize> {
+        let fixed = match self {
             Self::ThreadIndex
             | Self::Lane
             | Self::WarpIndex
@@ -201,7 +215,8 @@ impl Intrinsic {
             | Self::Silu
             | Self::Abs
             | Self::Splat => 1,
-            Self::WarpSum | Self::WarpMax | Self::BlockSum | Self::BlockMax | Self::ClusterSum | Self::ClusterMax => 1,
+            Self::WarpSum | Self::WarpMax => return 1..=2,
+            Self::BlockSum | Self::BlockMax | Self::ClusterSum | Self::ClusterMax => 1,
             Self::Min
             | Self::Max
             | Self::Cdiv
@@ -212,6 +227,17 @@ impl Intrinsic {
             | Self::ClusterSoftmaxScale
             | Self::LastBlockOf => 2,
             Self::Fma => 3,
+        };
+        fixed..=fixed
+    }
+
+    /// [`Intrinsic::arity`] in words, for the messages: "1", "1 or 2".
+    pub fn arity_in_words(self) -> String {
+        let arity = self.arity();
+        if arity.start() == arity.end() {
+            arity.start().to_string()
+        } else {
+            format!("{} or {}", arity.start(), arity.end())
         }
     }
 

@@ -555,6 +555,27 @@ mod tests {
     }
 
     #[test]
+    fn a_warp_reduction_over_groups_of_lanes_takes_a_constant_power_of_two() {
+        let env = TypeEnv::default().with_constant("LANES", 8).with_constant("ODD", 12);
+        let mut env = env;
+        env.bind_value("s", ThreadType::F32, false);
+        env.bind_value("n", ThreadType::I32, false);
+        let group = |function, lanes: ThreadExpr| call(function, vec![ThreadExpr::name("s"), lanes]);
+        assert_eq!(env.type_of(&group(Intrinsic::WarpSum, ThreadExpr::name("LANES"))), Ok(ThreadType::F32));
+        assert_eq!(env.type_of(&group(Intrinsic::WarpMax, ThreadExpr::int(32))), Ok(ThreadType::F32));
+        assert_eq!(env.type_of(&call(Intrinsic::WarpSum, vec![ThreadExpr::name("s")])), Ok(ThreadType::F32));
+        let odd = env.type_of(&group(Intrinsic::WarpSum, ThreadExpr::name("ODD"))).unwrap_err();
+        assert!(odd.message.contains("power of two from 2 to 32, not 12"), "{}", odd.message);
+        let wide = env.type_of(&group(Intrinsic::WarpMax, ThreadExpr::int(64))).unwrap_err();
+        assert!(wide.message.contains("not 64"), "{}", wide.message);
+        let varying = env.type_of(&group(Intrinsic::WarpSum, ThreadExpr::name("n"))).unwrap_err();
+        assert!(varying.message.contains("a literal or a constant"), "{}", varying.message);
+        let three =
+            env.type_of(&call(Intrinsic::WarpSum, vec![ThreadExpr::name("s"), ThreadExpr::int(8), ThreadExpr::int(8)]));
+        assert!(three.unwrap_err().message.contains("takes 1 or 2 argument(s); 3 given"));
+    }
+
+    #[test]
     fn slot_positions_are_i32_and_row_reductions_take_the_fragments_type() {
         let env = fragments(64, 64);
         assert_eq!(env.type_of(&slot("s", SlotQuery::Row, ThreadExpr::name("i"))), Ok(ThreadType::I32));

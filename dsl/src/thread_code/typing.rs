@@ -158,6 +158,41 @@ impl TypeEnv {
         })
     }
 
+    /// The lane count of `warp_sum(v, LANES)` / `warp_max(v, LANES)`: a literal or a constant,
+    /// a power of two from 2 to 32 (the groups are aligned runs of lanes a butterfly keeps apart).
+    pub fn lane_count(&self, function: Intrinsic, lanes: &ThreadExpr) -> Result<i64, Diagnostic> {
+        let value = match &lanes.kind {
+            ThreadExprKind::Int { value, .. } => Some(*value),
+            ThreadExprKind::Name(name) => self.constants.get(name).copied(),
+            _ => None,
+        };
+        let name = function.name();
+        match value {
+            Some(count @ 2..=32) if (count as u64).is_power_of_two() => Ok(count),
+            Some(count) => {
+                let upper = (count.clamp(2, 32) as u64).next_power_of_two() as i64;
+                let hint = match upper / 2 {
+                    lower if lower >= 2 && lower != count => {
+                        format!("groups of {lower} or {upper} lanes, `{name}(v, {upper})`; `{name}(v)` reduces over the whole warp")
+                    }
+                    _ => format!("`{name}(v, {upper})`; `{name}(v)` reduces over the whole warp"),
+                };
+                Err(Diagnostic::new(
+                    lanes.origin,
+                    format!("`{name}(v, {count})`: the lanes of a group are a power of two from 2 to 32, not {count}"),
+                )
+                .with_hint(hint))
+            }
+            None => Err(Diagnostic::new(
+                lanes.origin,
+                format!(
+                    "`{name}(v, lanes)` takes its lane count as a literal or a constant (`consts(..)`, `fixed(..)`)"
+                ),
+            )
+            .with_hint(format!("e.g. `{name}(v, 8)`: each aligned group of 8 lanes"))),
+        }
+    }
+
     /// This environment with constant `name` = `value` (for tests and examples).
     pub fn with_constant(mut self, name: &str, value: i64) -> Self {
         self.bind_value(name, ThreadType::I32, false);
@@ -526,13 +561,16 @@ impl TypeEnv {
         wanted: Option<ThreadType>,
     ) -> Result<ThreadType, Diagnostic> {
         let error = |message: String| Diagnostic::new(expr.origin, message);
-        if args.len() != function.arity() {
+        if !function.arity().contains(&args.len()) {
             return Err(error(format!(
                 "`{}` takes {} argument(s); {} given",
                 function.name(),
-                function.arity(),
+                function.arity_in_words(),
                 args.len()
             )));
+        }
+        if let (WarpSum | WarpMax, Some(lanes)) = (function, args.get(1)) {
+            self.lane_count(function, lanes)?;
         }
         use Intrinsic::*;
         match function {
