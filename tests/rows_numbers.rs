@@ -12,7 +12,7 @@ use tessera::Backend;
 on_both_backends!(
     softmax_rows_sum_to_one_and_match_an_f64_reference,
     softmax_takes_the_kernel_for_the_row_length,
-    aligned_softmax_keeps_vectors_on_rows_that_start_anywhere,
+    f32_softmax_keeps_its_vectors_on_rows_that_start_anywhere,
     bf16_and_f16_softmax_match_an_f64_reference_from_the_rounded_inputs,
     sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere,
     layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight,
@@ -109,7 +109,7 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         let f16 = kernel.replace("_f32", "_f16");
         assert_eq!(softmax::kernel_for::<tessera::half::f16>(backend, cols).name(), f16, "{cols} columns");
     }
-    // 16-bit rows to 1024 columns in five widths, a group of 8 or 16 lanes per row to 256
+    // rows to 1024 columns in five widths, a group of 8 or 16 lanes per row to 256
     for (cols, kernel) in [
         (1, "softmax_warp_64"),
         (64, "softmax_warp_64"),
@@ -122,6 +122,7 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         (513, "softmax_warp_wide"),
         (1024, "softmax_warp_wide"),
     ] {
+        assert_eq!(softmax::kernel_for::<f32>(backend, cols).name(), format!("{kernel}_f32"));
         assert_eq!(softmax::kernel_for::<tessera::half::bf16>(backend, cols).name(), format!("{kernel}_bf16"));
         assert_eq!(softmax::kernel_for::<tessera::half::f16>(backend, cols).name(), format!("{kernel}_f16"));
     }
@@ -194,11 +195,11 @@ fn widened(values: &[f32]) -> Vec<f64> {
     values.iter().map(|&v| f64::from(v)).collect()
 }
 
-fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) {
-    // (rows, columns, x's leading dimension, x's first column, y's leading dimension, y's first
-    // column): rows whose first aligned column cycles 0..3 (4097), a view starting one float
-    // in, rows shorter than a vector, and a y whose rows start elsewhere than x's (its stores
-    // go element by element)
+fn f32_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &Backend) {
+    // the aligned kernels: (rows, columns, x's leading dimension, x's first column, y's leading
+    // dimension, y's first column): rows whose first aligned column cycles 0..3 (4097), a view
+    // starting one float in, rows shorter than a vector, and a y whose rows start elsewhere than
+    // x's (its stores go element by element)
     let cases = [
         (6, 4097, 4097, 0, 4097, 0),
         (5, 5120, 5123, 1, 5123, 1),
@@ -206,13 +207,31 @@ fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) 
         (4, 3, 7, 2, 7, 2),
         (5, 1030, 1031, 0, 1033, 2),
     ];
-    for kernel in [
+    let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> = [
         &softmax::softmax_aligned_short_f32::KERNEL,
         &softmax::softmax_aligned_f32::KERNEL,
         &softmax::softmax_aligned_long_f32::KERNEL,
         &softmax::softmax_aligned_wide_f32::KERNEL,
-    ] {
-        for (rows, cols, ld, x_first, y_ld, y_first) in cases {
+    ]
+    .into_iter()
+    .map(|kernel| (kernel, cases.iter().map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, 4)).collect()))
+    .collect();
+    // the warps' kernels count vectors of 4 from each row's start: views of rows whose leading
+    // dimension is a multiple of 4 and whose length is not (the columns after the last vector
+    // one a lane), rows shorter than a vector, more rows than fill a block, and rows 8 bytes
+    // apart, which the launch narrows to vectors of 2
+    for &(most, kernel) in <f32 as softmax::SoftmaxElement>::KERNELS.warps {
+        runs.push((
+            kernel,
+            vec![
+                (37, most - 2, most, 0, most + 4, 4, 4),
+                (3, 2, 4, 0, 4, 0, 4),
+                (6, most - 3, most + 2, 0, most + 2, 0, 2),
+            ],
+        ));
+    }
+    for (kernel, cases) in runs {
+        for (rows, cols, ld, x_first, y_ld, y_first, vector) in cases {
             let what =
                 format!("{} on {rows}×{cols} (x ld {ld} from {x_first}, y ld {y_ld} from {y_first})", kernel.name());
             let host = logits(rows * ld, (rows * 17 + cols) as u64);
@@ -223,8 +242,8 @@ fn aligned_softmax_keeps_vectors_on_rows_that_start_anywhere(backend: &Backend) 
             let launched = kernel
                 .launch(backend, &mut [tessera::Argument::input("x", &x), tessera::Argument::output("y", &mut y)])
                 .unwrap();
-            // no row is read or written narrower than 16 bytes for being misaligned
-            assert_eq!(launched.vector.get(), 4, "{what}");
+            // no row is read or written narrower than its rows allow
+            assert_eq!(launched.vector.get(), vector, "{what}");
             let got = backend.download(&y_parent).unwrap();
             assert_softmax_rows(&widened(&host), &widened(&got), F32, rows, cols, ld, x_first, y_ld, y_first, &what);
             // the columns outside the view are untouched

@@ -1,13 +1,17 @@
 //! Softmax over the rows of a matrix, each row read once and written once: the row sits in
 //! the registers of the threads that share it (`let mut v = [..; ITEMS]`), its maximum and
-//! its sum are reduced across those threads (`warp_max`/`warp_sum` for a warp per row,
-//! `block_max`/`block_sum` for a block per row), and every thread writes its own elements.
+//! its sum are reduced across those threads (`warp_max(m, LANES)`/`warp_sum(s, LANES)` for a
+//! group of lanes or a warp per row, `block_max`/`block_sum` for a block per row), and every
+//! thread writes its own elements.
 //!
 //! Which kernel a row length takes ([`softmax`] chooses):
 //!
 //! | columns         | kernel                 | threads per row | elements per thread |
 //! |-----------------|------------------------|-----------------|---------------------|
-//! | ≤ 128           | [`softmax_warp_f32`]   | 32 (8 rows a block) | 4               |
+//! | ≤ 64            | [`softmax_warp_64_f32`] | 8 (32 rows a block) | 8              |
+//! | ≤ 128           | [`softmax_warp_f32`]   | 8 (32 rows a block) | 16              |
+//! | ≤ 256           | [`softmax_warp_256_f32`] | 16 (16 rows a block) | 16           |
+//! | ≤ 512           | [`softmax_warp_512_f32`] | 32 (8 rows a block) | 16            |
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
 //! | ≤ 5120          | [`softmax_aligned_short_f32`] | 256      | 20 (+ 1 of the row's ends) |
 //! | ≤ 8192          | [`softmax_aligned_f32`] | 512            | 16 (+ 1)            |
@@ -22,10 +26,8 @@
 //! bf16 and f16 rows take the same steps (`softmax_aligned_bf16`, `softmax_cluster_f16`, ..;
 //! [`SoftmaxElement`]): each element converted to f32 as it is loaded, the maximum, exps and
 //! sum in f32, y rounded once as it is stored; vectors of 8 (16 bytes), the blocks' two
-//! shortest tiers 128 × 40 and 256 × 32 (more rows an SM for half the bytes a row). Rows to
-//! 1024 columns take one of five widths, a group of lanes per row where the row is short —
-//! 8 lanes to 128 columns, 16 to 256 (`warp_max(m, 8)`: 4 rows a warp, each reduced in 3
-//! shuffle rounds), the whole warp to 512 and 1024 ([`SoftmaxKernels::warps`]). Their warp
+//! shortest tiers 128 × 40 and 256 × 32 (more rows an SM for half the bytes a row), the
+//! five widths to 1024 columns as f32's ([`SoftmaxKernels::warps`]). Their warp
 //! and block kernels hold the values in log2 units (x·log2 e), so that an exp is one
 //! `ex2.approx.ftz` (`exp2_ftz`) where `expf` takes eight instructions: a 16-bit row moves half
 //! the bytes of an f32 one for the same arithmetic, and the exp's error is far below the
@@ -48,62 +50,30 @@ use crate::{Input, Output};
 // element types by a macro_rules! of their own: `ITEMS`, the block's threads, the element type
 // and its vector are the only differences (`as f32` of an f32 renders as nothing).
 
-macro_rules! softmax_warp_per_row {
-    ($(#[$doc:meta])* $name:ident, items = $items:tt) => {
-        $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 1, consts(WARP_ROWS = 8), fixed(ITEMS = $items), require(WARP_ROWS * 32 == THREADS))]
-        pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
-            let (bx,) = grid(cdiv(R, WARP_ROWS));
-            let row = bx * WARP_ROWS + warp_index();
-            if row < R {
-                let mut v = [-f32::INFINITY; ITEMS];
-                let mut m = -f32::INFINITY;
-                for j in 0..ITEMS {
-                    let c = j * 32 + lane();
-                    if c < C {
-                        v[j] = x[[row, c]];
-                        m = max(m, v[j]);
-                    }
-                }
-                let row_max = warp_max(m);
-                let mut s = 0.0f32;
-                for j in 0..ITEMS {
-                    v[j] = exp(v[j] - row_max);
-                    s += v[j];
-                }
-                let scale = 1.0f32 / warp_sum(s);
-                for j in 0..ITEMS {
-                    let c = j * 32 + lane();
-                    if c < C {
-                        y[[row, c]] = v[j] * scale;
-                    }
-                }
-            }
-        }
-    };
-}
-softmax_warp_per_row!(
-    /// Softmax of rows of up to 128 columns: a warp per row, 8 rows per block.
-    softmax_warp_f32, items = 4
-);
-softmax_warp_per_row!(
-    /// Softmax of rows of up to 1024 columns: a warp per row, 8 rows per block.
-    softmax_warp_wide_f32, items = 32
-);
-
-// Rows of 16-bit data by groups of `LANES` lanes: a warp holds 32 / LANES rows side by side,
+// Rows to 1024 columns by groups of `LANES` lanes: a warp holds 32 / LANES rows side by side,
 // a group each, each lane on vectors counted from the row's start (the launch narrows them
 // where the leading dimension does not hold whole vectors), the columns after a row's last
 // whole vector one a lane. Every load is issued before any value is used: a vector past the
 // row's last (and a row past the last) loads that one again and counts as −∞ — a short
 // 16-bit row is few bytes, and a warp must keep several in flight. The reductions are the
 // groups' (`warp_max(m, LANES)`): a row of 128 in a group of 8 lanes takes 3 shuffle rounds,
-// 4 rows at once, where a warp per row takes 5 for one. The values in log2 units
-// (x·log2 e), so that an exp is one `ex2.approx.ftz`.
+// 4 rows at once, where a warp per row takes 5 for one. 16-bit values in log2 units
+// (x·log2 e), so that an exp is one `ex2.approx.ftz`; f32 ones as they are, through `expf`.
 macro_rules! softmax_warp_rows {
+    // 16-bit: vectors of 8, values in log2 units
     ($(#[$doc:meta])* $name:ident, $t:ident, lanes = $lanes:tt, items = $items:tt) => {
+        softmax_warp_rows!(@kernel $(#[$doc])* $name, $t, lanes = $lanes, items = $items, vector = 8,
+            scale = [* 1.4426950408889634f32], exp = exp2_ftz);
+    };
+    // f32: vectors of 4, `exp` (expf) of the values as they are
+    ($(#[$doc:meta])* $name:ident, f32, lanes = $lanes:tt, items = $items:tt, vector = 4) => {
+        softmax_warp_rows!(@kernel $(#[$doc])* $name, f32, lanes = $lanes, items = $items, vector = 4,
+            scale = [], exp = exp);
+    };
+    (@kernel $(#[$doc:meta])* $name:ident, $t:ident, lanes = $lanes:tt, items = $items:tt, vector = $vector:tt,
+        scale = [$($scale:tt)*], exp = $exp:ident) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 8, consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES))]
+        #[tile_kernel(threads = 256, vector = $vector, consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES))]
         pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
             let (bx,) = grid(cdiv(R, WARP_ROWS * (32 / LANES)));
             // the row of this lane's group, and the lane's place in it
@@ -119,12 +89,12 @@ macro_rules! softmax_warp_rows {
                 for j in 0..ITEMS / VECTOR {
                     let w = x.vector([read_row, min(j * LANES + position, vectors - 1)]);
                     for k in 0..VECTOR {
-                        v[j * VECTOR + k] = w[k] as f32 * 1.4426950408889634f32;
+                        v[j * VECTOR + k] = w[k] as f32 $($scale)*;
                     }
                 }
             }
             if tail_column < C {
-                extra = x[[read_row, tail_column]] as f32 * 1.4426950408889634f32;
+                extra = x[[read_row, tail_column]] as f32 $($scale)*;
             }
             for j in 0..ITEMS / VECTOR {
                 if j * LANES + position >= vectors {
@@ -142,10 +112,10 @@ macro_rules! softmax_warp_rows {
             let row_max = warp_max(m, LANES);
             let mut s = 0.0f32;
             for j in 0..ITEMS {
-                v[j] = exp2_ftz(v[j] - row_max);
+                v[j] = $exp(v[j] - row_max);
                 s += v[j];
             }
-            extra = exp2_ftz(extra - row_max);
+            extra = $exp(extra - row_max);
             s += extra;
             let scale = 1.0f32 / warp_sum(s, LANES);
             if row < R {
@@ -166,11 +136,36 @@ macro_rules! softmax_warp_rows {
         }
     };
 }
-// 16-bit rows to 1024 columns in five widths: a group of 8 lanes per row to 128 columns
-// (4 rows a warp side by side), 16 to 256, the warp from 257; a vector of 8 (16 bytes) a load.
-// On an H200 (% of the device copy, bf16) against a warp per row on vectors of 4: 131072 × 64
-// 78% (42%), 32768 × 128 75% (64%), 65536 × 100 78% (58%), 32768 × 256 79% (40%), 32768 × 512
-// 91% (70%), 16384 × 1024 91% (90%).
+// Rows to 1024 columns in five widths: a group of 8 lanes per row to 128 columns (4 rows a
+// warp side by side), 16 to 256, the warp from 257; vectors of 16 bytes (4 f32, 8 bf16 or f16).
+// On an H200 (% of the device copy) against a warp per row on single floats (f32) or vectors
+// of 4 (16-bit), f32 / bf16: 131072 × 64 98 / 78% (73 / 42%), 32768 × 128 103 / 75% (96 /
+// 64%), 32768 × 256 101 / 79% (50 / 40%), 32768 × 512 100 / 91% (75 / 70%), 16384 × 1024
+// 100 / 91% (82 / 90%).
+softmax_warp_rows!(
+    /// Softmax of rows of up to 64 columns: a group of 8 lanes per row, 4 rows a warp, two
+    /// vectors of 4 a lane.
+    softmax_warp_64_f32, f32, lanes = 8, items = 8, vector = 4
+);
+softmax_warp_rows!(
+    /// Softmax of rows of up to 128 columns: a group of 8 lanes per row, 4 rows a warp, four
+    /// vectors of 4 a lane (on an H200 at 32768 × 128 103% of the device copy; a warp per row
+    /// on single floats 96%, 16 lanes a row 98%).
+    softmax_warp_f32, f32, lanes = 8, items = 16, vector = 4
+);
+softmax_warp_rows!(
+    /// Softmax of rows of up to 256 columns: a group of 16 lanes per row, 2 rows a warp, four
+    /// vectors of 4 a lane.
+    softmax_warp_256_f32, f32, lanes = 16, items = 16, vector = 4
+);
+softmax_warp_rows!(
+    /// Softmax of rows of up to 512 columns: a warp per row, four vectors of 4 a lane.
+    softmax_warp_512_f32, f32, lanes = 32, items = 16, vector = 4
+);
+softmax_warp_rows!(
+    /// Softmax of rows of up to 1024 columns: a warp per row, eight vectors of 4 a lane.
+    softmax_warp_wide_f32, f32, lanes = 32, items = 32, vector = 4
+);
 softmax_warp_rows!(
     /// Softmax of bf16 rows of up to 64 columns (f32 arithmetic, y rounded once): a group of 8
     /// lanes per row, 4 rows a warp side by side, a vector of 8 a lane.
@@ -178,8 +173,8 @@ softmax_warp_rows!(
 );
 softmax_warp_rows!(
     /// Softmax of bf16 rows of up to 128 columns: a group of 8 lanes per row, 4 rows a warp,
-    /// two vectors of 8 a lane (on an H200 at 32768 × 128: 75% of the device copy, where a warp
-    /// per row on vectors of 4 gave 64%; 2 and 4 rows a group one after the other, 72 and 67%).
+    /// two vectors of 8 a lane (on an H200 at 32768 × 128 75% of the device copy; a warp per
+    /// row on vectors of 4 64%, 2 and 4 rows a group one after the other 72 and 67%).
     softmax_warp_bf16, bf16, lanes = 8, items = 16
 );
 softmax_warp_rows!(
@@ -757,7 +752,13 @@ pub trait SoftmaxElement: crate::runtime::Element {
 
 impl SoftmaxElement for f32 {
     const KERNELS: SoftmaxKernels = SoftmaxKernels {
-        warps: &[(128, &softmax_warp_f32::KERNEL), (1024, &softmax_warp_wide_f32::KERNEL)],
+        warps: &[
+            (64, &softmax_warp_64_f32::KERNEL),
+            (128, &softmax_warp_f32::KERNEL),
+            (256, &softmax_warp_256_f32::KERNEL),
+            (512, &softmax_warp_512_f32::KERNEL),
+            (1024, &softmax_warp_wide_f32::KERNEL),
+        ],
         short: &softmax_aligned_short_f32::KERNEL,
         aligned: &softmax_aligned_f32::KERNEL,
         long: &softmax_aligned_long_f32::KERNEL,
@@ -891,8 +892,11 @@ pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> 
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 36] = [
+pub const ALL: [&crate::KernelDefinition; 39] = [
+    &softmax_warp_64_f32::KERNEL,
     &softmax_warp_f32::KERNEL,
+    &softmax_warp_256_f32::KERNEL,
+    &softmax_warp_512_f32::KERNEL,
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
     &softmax_block_wide_f32::KERNEL,
