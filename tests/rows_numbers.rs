@@ -17,6 +17,7 @@ on_both_backends!(
     sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere,
     layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight,
     layer_norm_matches_an_f64_reference,
+    norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows,
     rms_norm_matches_an_f64_reference,
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
     gemv_matches_an_f64_reference,
@@ -356,10 +357,17 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
 }
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    // each kernel's limit, both sides: 5120 (short), 8192, MAX_COLUMNS (wide)
+    // each kernel's limit, both sides: 128, 256, 512, 1024 (lanes), 5120 (short), 8192,
+    // MAX_COLUMNS (wide); 37 rows of 128, more than a block's 32
     let mut shapes = vec![
         (3, 1),
+        (37, 128),
         (5, 129),
+        (7, 256),
+        (3, 257),
+        (3, 512),
+        (2, 513),
+        (3, 1024),
         (2, 1025),
         (2, 4097),
         (1, 5120),
@@ -369,7 +377,7 @@ fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
         (1, norm::MAX_COLUMNS),
     ];
     if !backend.is_simulated() {
-        shapes.extend([(8192, 8192), (4096, 4097)]);
+        shapes.extend([(8192, 8192), (4096, 4097), (32768, 1024), (65536, 768), (131072, 128)]);
     }
     shapes
 }
@@ -435,6 +443,69 @@ fn layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight(backend: &Backe
             let want = layer_norm_reference(&host[r * 1031 + 1..r * 1031 + 1 + cols], &host_w[2..], &host_b[2..]);
             let row = &got[r * 1029 + y_first..r * 1029 + y_first + cols];
             assert_layer_norm_row(row, &want, &format!("y from {y_first}: row {r}"));
+        }
+    }
+}
+
+fn norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows(backend: &Backend) {
+    // (rows, columns, x's leading dimension, weight's first element, y's leading dimension, y's
+    // first column, the vector the launch keeps): the columns after the last vector one a lane,
+    // rows shorter than a vector, views whose y starts 4 floats in, rows 8 bytes apart (vectors
+    // of 2), a weight starting one element in (single floats); at each of the four widths by
+    // lanes (the first four of each norm's kernels)
+    let [layer_norms, rms_norms] = <f32 as norm::NormElement>::KERNELS;
+    for (width, (&layer, &rms)) in layer_norms.iter().zip(&rms_norms).take(4).enumerate() {
+        let most = 128 << width;
+        for (rows, cols, ld, w_first, y_ld, y_first, vector) in [
+            (37, most - 2, most, 0, most + 4, 4, 4),
+            (3, 2, 4, 0, 4, 0, 4),
+            (6, most - 3, most + 2, 0, most + 2, 0, 2),
+            (5, most - 1, most, 1, most, 0, 1),
+        ] {
+            let what = format!("{rows}×{cols} (x ld {ld}, weight from {w_first}, y ld {y_ld} from {y_first})");
+            let host: Vec<f32> = random_floats(rows * ld, 31 + cols as u64).iter().map(|v| 3.0 + v * 2.0).collect();
+            let (host_w, host_b) = (random_floats(cols + w_first, 37), random_floats(cols + w_first, 41));
+            let parent = backend.upload(&host, [rows, ld]).unwrap();
+            let x = parent.submatrix(0..rows, 0..cols).unwrap();
+            let (w_all, b_all) = (
+                backend.upload(&host_w, [1, cols + w_first]).unwrap(),
+                backend.upload(&host_b, [1, cols + w_first]).unwrap(),
+            );
+            let w = w_all.submatrix(0..1, w_first..w_first + cols).unwrap().reshape([cols]).unwrap();
+            let b = b_all.submatrix(0..1, w_first..w_first + cols).unwrap().reshape([cols]).unwrap();
+            for kernel in [layer, rms] {
+                let mut y_parent = backend.filled([rows, y_ld], f32::from_bits(POISON)).unwrap();
+                let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
+                let mut arguments = vec![tessera::Argument::input("x", &x), tessera::Argument::input("weight", &w)];
+                if kernel.name() == layer.name() {
+                    arguments.push(tessera::Argument::input("bias", &b));
+                }
+                arguments.push(tessera::Argument::output("y", &mut y));
+                arguments.push(tessera::Argument::scalar("eps", 1e-5f32));
+                let launched = kernel.launch(backend, &mut arguments).unwrap();
+                let what = format!("{} on {what}", kernel.name());
+                assert_eq!(launched.vector.get(), vector, "{what}");
+                let got = backend.download(&y_parent).unwrap();
+                for r in 0..rows {
+                    let row = &host[r * ld..r * ld + cols];
+                    let want = if kernel.name() == layer.name() {
+                        layer_norm_reference(row, &host_w[w_first..], &host_b[w_first..])
+                    } else {
+                        let inv =
+                            1.0 / (row.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / cols as f64 + 1e-5).sqrt();
+                        row.iter().zip(&host_w[w_first..]).map(|(&v, &w)| f64::from(v) * inv * f64::from(w)).collect()
+                    };
+                    assert_layer_norm_row(
+                        &got[r * y_ld + y_first..r * y_ld + y_first + cols],
+                        &want,
+                        &format!("{what}: row {r}"),
+                    );
+                    // the columns outside the view are untouched
+                    for c in (0..y_first).chain(y_first + cols..y_ld) {
+                        assert_eq!(got[r * y_ld + c].to_bits(), POISON, "{what}: y[{r}][{c}] written");
+                    }
+                }
+            }
         }
     }
 }

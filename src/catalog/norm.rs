@@ -1,10 +1,12 @@
-//! LayerNorm and RMSNorm over the rows of a matrix, f32, bf16 or f16 data and f32 statistics: a block
-//! per row (256 threads to 8192 columns, fewer elements each to 5120 — 128 threads for 16-bit
-//! LayerNorm there —, 512 threads to 16384; see [`Width`]) holds the row in registers (`ITEMS`
-//! elements per thread, consecutive threads on consecutive columns), reduces it with
-//! `block_sum`, and writes the normalised row — x is read once and y written once.
+//! LayerNorm and RMSNorm over the rows of a matrix, f32, bf16 or f16 data and f32 statistics.
+//! Rows to 1024 columns take a group of 8 or 16 lanes or a warp per row (`*_warp_128_*` ..
+//! `*_warp_1024_*`, the statistics by `warp_sum(.., LANES)`), longer ones a block per row (256
+//! threads to 8192 columns, fewer elements each to 5120 — 128 threads for 16-bit LayerNorm
+//! there —, 512 threads to 16384); see [`Width`]. Each holds the row in registers (`ITEMS`
+//! elements per thread, consecutive threads on consecutive columns), reduces it, and writes
+//! the normalised row — x is read once and y written once.
 //!
-//! Each row's vectors start at its first 16-byte-aligned column (`x.align_offset([row, 0])`,
+//! The block kernels start each row's vectors at its first 16-byte-aligned column (`x.align_offset([row, 0])`,
 //! `x.vector_at(..)`), the few columns before it and after the last whole vector one per
 //! thread: rows whose leading dimension is not a multiple of the vector (4097 columns) still
 //! move in 16-byte accesses.
@@ -315,31 +317,289 @@ rms_norm!(
     rms_norm_wide_f16, f16, vector = 8, threads = 512, items = 32
 );
 
+// Rows to 1024 columns by groups of `LANES` lanes, as the softmax's (`softmax_warp_rows!`): a
+// warp holds 32 / LANES rows side by side, a group each, each lane on vectors of 16 bytes counted
+// from the row's start (the launch narrows them where a leading dimension or the weight's start
+// does not hold whole vectors), the columns after the row's last whole vector one a lane; the
+// statistics are the groups' `warp_sum(.., LANES)` — no shared memory, no barrier. Every load is
+// issued before any value is used (a vector past the row's last loads that one again and is not
+// counted; a row past the last repeats the last and is not stored).
+macro_rules! norm_warp_rows {
+    // LayerNorm: the mean, then the squared deviations from it
+    ($(#[$doc:meta])* layer_norm $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
+        norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?],
+            bias = [bias: Global<$t, (C,)>,],
+            statistics = [
+                let mut s = extra;
+                for j in 0..ITEMS / VECTOR {
+                    if j * LANES + position < vectors {
+                        for k in 0..VECTOR {
+                            s += v[j * VECTOR + k];
+                        }
+                    }
+                }
+                let mean = warp_sum(s, LANES) / C as f32;
+                let mut squares = 0.0f32;
+                if tail_column < C {
+                    squares = (extra - mean) * (extra - mean);
+                }
+                for j in 0..ITEMS / VECTOR {
+                    if j * LANES + position < vectors {
+                        for k in 0..VECTOR {
+                            let d = v[j * VECTOR + k] - mean;
+                            squares += d * d;
+                        }
+                    }
+                }
+                let inverse_deviation = 1.0f32 / sqrt(warp_sum(squares, LANES) / C as f32 + eps);
+                // (x − mean)·inverse_deviation as one fma
+                let shift = -mean * inverse_deviation;
+            ],
+            vectors = [let bv = bias.vector(i);],
+            out = [fma(v[j * VECTOR + k], inverse_deviation, shift) * (wv[k] as f32) + bv[k] as f32],
+            tail_out = [fma(extra, inverse_deviation, shift) * (weight[tail_column] as f32) + bias[tail_column] as f32]);
+    };
+    // RMSNorm: the mean of the squares
+    ($(#[$doc:meta])* rms_norm $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
+        norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?],
+            bias = [],
+            statistics = [
+                let mut squares = extra * extra;
+                for j in 0..ITEMS / VECTOR {
+                    if j * LANES + position < vectors {
+                        for k in 0..VECTOR {
+                            squares += v[j * VECTOR + k] * v[j * VECTOR + k];
+                        }
+                    }
+                }
+                let inverse_rms = 1.0f32 / sqrt(warp_sum(squares, LANES) / C as f32 + eps);
+            ],
+            vectors = [],
+            out = [v[j * VECTOR + k] * inverse_rms * (wv[k] as f32)],
+            tail_out = [extra * inverse_rms * (weight[tail_column] as f32)]);
+    };
+    (@kernel $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, [$($min_blocks:tt)*],
+        bias = [$($bias:tt)*], statistics = [$($statistics:tt)*], vectors = [$($bias_vector:tt)*],
+        out = [$($out:tt)*], tail_out = [$($tail_out:tt)*]) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = $vector, $($min_blocks)* consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES))]
+        pub fn $name(x: Global<$t, (R, C)>, weight: Global<$t, (C,)>, $($bias)* y: GlobalMut<$t, (R, C)>, eps: f32) {
+            let (bx,) = grid(cdiv(R, WARP_ROWS * (32 / LANES)));
+            // the row of this lane's group, and the lane's place in it
+            let row = (bx * WARP_ROWS + warp_index()) * (32 / LANES) + lane() / LANES;
+            let position = lane() % LANES;
+            let read_row = min(row, R - 1);
+            let vectors = C / VECTOR;
+            let tail_column = vectors * VECTOR + position;
+            let mut v = [0.0f32; ITEMS];
+            if vectors > 0 {
+                // this lane's j-th vector of the row is vector j·LANES + position
+                for j in 0..ITEMS / VECTOR {
+                    let w = x.vector([read_row, min(j * LANES + position, vectors - 1)]);
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k] as f32;
+                    }
+                }
+            }
+            let mut extra = 0.0f32;
+            if tail_column < C {
+                extra = x[[read_row, tail_column]] as f32;
+            }
+            $($statistics)*
+            if row < R {
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * LANES + position;
+                    if i < vectors {
+                        let wv = weight.vector(i);
+                        $($bias_vector)*
+                        let mut out = vector(0.0 as $t);
+                        for k in 0..VECTOR {
+                            out[k] = ($($out)*) as $t;
+                        }
+                        y.vector([row, i]) = out;
+                    }
+                }
+                if tail_column < C {
+                    y[[row, tail_column]] = ($($tail_out)*) as $t;
+                }
+            }
+        }
+    };
+}
+
+// The 1024-column kernels ask for 4 blocks an SM (64 registers at most): without it ptxas
+// holds the 16-bit RMSNorm at 48 registers and spills 12 bytes.
+norm_warp_rows!(
+    /// [`layer_norm_f32`] for rows of up to 128 columns: a group of 8 lanes per row, 4 rows a
+    /// warp, four vectors of 4 a lane, the statistics by `warp_sum(.., 8)`.
+    layer_norm layer_norm_warp_128_f32, f32, vector = 4, lanes = 8, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_f32`] for rows of up to 256 columns: a group of 16 lanes per row.
+    layer_norm layer_norm_warp_256_f32, f32, vector = 4, lanes = 16, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_f32`] for rows of up to 512 columns: a warp per row, 16 values a lane.
+    layer_norm layer_norm_warp_512_f32, f32, vector = 4, lanes = 32, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_f32`] for rows of up to 1024 columns: a warp per row, 32 values a lane.
+    layer_norm layer_norm_warp_1024_f32, f32, vector = 4, lanes = 32, items = 32, min_blocks = 4
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_128_f32`] on bf16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_128_bf16, bf16, vector = 8, lanes = 8, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_256_f32`] on bf16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_256_bf16, bf16, vector = 8, lanes = 16, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_512_f32`] on bf16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_512_bf16, bf16, vector = 8, lanes = 32, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_1024_f32`] on bf16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_1024_bf16, bf16, vector = 8, lanes = 32, items = 32, min_blocks = 4
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_128_f32`] on f16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_128_f16, f16, vector = 8, lanes = 8, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_256_f32`] on f16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_256_f16, f16, vector = 8, lanes = 16, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_512_f32`] on f16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_512_f16, f16, vector = 8, lanes = 32, items = 16
+);
+norm_warp_rows!(
+    /// [`layer_norm_warp_1024_f32`] on f16 data (f32 statistics), vectors of 8.
+    layer_norm layer_norm_warp_1024_f16, f16, vector = 8, lanes = 32, items = 32, min_blocks = 4
+);
+norm_warp_rows!(
+    /// [`rms_norm_f32`] for rows of up to 128 columns: a group of 8 lanes per row, 4 rows a warp.
+    rms_norm rms_norm_warp_128_f32, f32, vector = 4, lanes = 8, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_f32`] for rows of up to 256 columns: a group of 16 lanes per row.
+    rms_norm rms_norm_warp_256_f32, f32, vector = 4, lanes = 16, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_f32`] for rows of up to 512 columns: a warp per row, 16 values a lane.
+    rms_norm rms_norm_warp_512_f32, f32, vector = 4, lanes = 32, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_f32`] for rows of up to 1024 columns: a warp per row, 32 values a lane.
+    rms_norm rms_norm_warp_1024_f32, f32, vector = 4, lanes = 32, items = 32, min_blocks = 4
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_128_f32`] on bf16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_128_bf16, bf16, vector = 8, lanes = 8, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_256_f32`] on bf16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_256_bf16, bf16, vector = 8, lanes = 16, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_512_f32`] on bf16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_512_bf16, bf16, vector = 8, lanes = 32, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_1024_f32`] on bf16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_1024_bf16, bf16, vector = 8, lanes = 32, items = 32, min_blocks = 4
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_128_f32`] on f16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_128_f16, f16, vector = 8, lanes = 8, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_256_f32`] on f16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_256_f16, f16, vector = 8, lanes = 16, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_512_f32`] on f16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_512_f16, f16, vector = 8, lanes = 32, items = 16
+);
+norm_warp_rows!(
+    /// [`rms_norm_warp_1024_f32`] on f16 data (f32 statistics), vectors of 8.
+    rms_norm rms_norm_warp_1024_f16, f16, vector = 8, lanes = 32, items = 32, min_blocks = 4
+);
+
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).
 pub trait NormElement: crate::runtime::Element {
     /// The LayerNorm kernels of this type, then the RMSNorm ones, each in [`Width`] order
-    /// (to 5120 columns, to 8192, to 16384).
-    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2];
+    /// (to 128 columns, 256, 512, 1024, 5120, 8192, 16384).
+    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2];
 }
 
 impl NormElement for f32 {
-    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2] = [
-        [&layer_norm_short_f32::KERNEL, &layer_norm_f32::KERNEL, &layer_norm_wide_f32::KERNEL],
-        [&rms_norm_short_f32::KERNEL, &rms_norm_f32::KERNEL, &rms_norm_wide_f32::KERNEL],
+    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2] = [
+        [
+            &layer_norm_warp_128_f32::KERNEL,
+            &layer_norm_warp_256_f32::KERNEL,
+            &layer_norm_warp_512_f32::KERNEL,
+            &layer_norm_warp_1024_f32::KERNEL,
+            &layer_norm_short_f32::KERNEL,
+            &layer_norm_f32::KERNEL,
+            &layer_norm_wide_f32::KERNEL,
+        ],
+        [
+            &rms_norm_warp_128_f32::KERNEL,
+            &rms_norm_warp_256_f32::KERNEL,
+            &rms_norm_warp_512_f32::KERNEL,
+            &rms_norm_warp_1024_f32::KERNEL,
+            &rms_norm_short_f32::KERNEL,
+            &rms_norm_f32::KERNEL,
+            &rms_norm_wide_f32::KERNEL,
+        ],
     ];
 }
 
 impl NormElement for bf16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2] = [
-        [&layer_norm_short_bf16::KERNEL, &layer_norm_bf16::KERNEL, &layer_norm_wide_bf16::KERNEL],
-        [&rms_norm_short_bf16::KERNEL, &rms_norm_bf16::KERNEL, &rms_norm_wide_bf16::KERNEL],
+    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2] = [
+        [
+            &layer_norm_warp_128_bf16::KERNEL,
+            &layer_norm_warp_256_bf16::KERNEL,
+            &layer_norm_warp_512_bf16::KERNEL,
+            &layer_norm_warp_1024_bf16::KERNEL,
+            &layer_norm_short_bf16::KERNEL,
+            &layer_norm_bf16::KERNEL,
+            &layer_norm_wide_bf16::KERNEL,
+        ],
+        [
+            &rms_norm_warp_128_bf16::KERNEL,
+            &rms_norm_warp_256_bf16::KERNEL,
+            &rms_norm_warp_512_bf16::KERNEL,
+            &rms_norm_warp_1024_bf16::KERNEL,
+            &rms_norm_short_bf16::KERNEL,
+            &rms_norm_bf16::KERNEL,
+            &rms_norm_wide_bf16::KERNEL,
+        ],
     ];
 }
 
 impl NormElement for f16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 3]; 2] = [
-        [&layer_norm_short_f16::KERNEL, &layer_norm_f16::KERNEL, &layer_norm_wide_f16::KERNEL],
-        [&rms_norm_short_f16::KERNEL, &rms_norm_f16::KERNEL, &rms_norm_wide_f16::KERNEL],
+    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2] = [
+        [
+            &layer_norm_warp_128_f16::KERNEL,
+            &layer_norm_warp_256_f16::KERNEL,
+            &layer_norm_warp_512_f16::KERNEL,
+            &layer_norm_warp_1024_f16::KERNEL,
+            &layer_norm_short_f16::KERNEL,
+            &layer_norm_f16::KERNEL,
+            &layer_norm_wide_f16::KERNEL,
+        ],
+        [
+            &rms_norm_warp_128_f16::KERNEL,
+            &rms_norm_warp_256_f16::KERNEL,
+            &rms_norm_warp_512_f16::KERNEL,
+            &rms_norm_warp_1024_f16::KERNEL,
+            &rms_norm_short_f16::KERNEL,
+            &rms_norm_f16::KERNEL,
+            &rms_norm_wide_f16::KERNEL,
+        ],
     ];
 }
 
@@ -391,16 +651,27 @@ pub fn rms_norm<T: NormElement>(
     )
 }
 
-/// Which kernel holds a row of a norm: 256 threads × 20 elements (24 for 16-bit data), to
-/// 5120 columns; 256 × 32, to 8192; 512 × 32, to 16384.
+/// Which kernel holds a row of a norm: a group of 8 lanes, 16 lanes or a warp per row to 128,
+/// 256, 512 and 1024 columns (`*_warp_128_*` .. `*_warp_1024_*`); a block of 256 threads × 20
+/// elements (128 × 40 for 16-bit LayerNorm, 256 × 24 for 16-bit RMSNorm), to 5120 columns;
+/// 256 × 32, to 8192; 512 × 32, to 16384.
 ///
 /// ```
 /// use tessera::catalog::norm::Width;
+/// assert_eq!(Width::for_columns(768), Some(Width::Warp1024));
 /// assert_eq!(Width::for_columns(4097), Some(Width::Short));
 /// assert_eq!(Width::for_columns(16385), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Width {
+    /// `*_warp_128_*`: a group of 8 lanes per row, 4 rows a warp, to 128 columns.
+    Warp128,
+    /// `*_warp_256_*`: a group of 16 lanes per row, to 256 columns.
+    Warp256,
+    /// `*_warp_512_*`: a warp per row, 16 values a lane, to 512 columns.
+    Warp512,
+    /// `*_warp_1024_*`: a warp per row, 32 values a lane, to 1024 columns.
+    Warp1024,
     /// `*_short_*`: 256 threads (128 for 16-bit LayerNorm), to 5120 columns.
     Short,
     /// `layer_norm_f32`, `rms_norm_bf16`, ..: 256 threads × 32, to 8192 columns.
@@ -413,7 +684,11 @@ impl Width {
     /// The kernel for rows of `columns` elements; `None` past [`MAX_COLUMNS`].
     pub fn for_columns(columns: usize) -> Option<Width> {
         match columns {
-            0..=5120 => Some(Width::Short),
+            0..=128 => Some(Width::Warp128),
+            129..=256 => Some(Width::Warp256),
+            257..=512 => Some(Width::Warp512),
+            513..=1024 => Some(Width::Warp1024),
+            1025..=5120 => Some(Width::Short),
             5121..=8192 => Some(Width::Block),
             8193..=MAX_COLUMNS => Some(Width::Wide),
             _ => None,
@@ -422,12 +697,15 @@ impl Width {
 
     /// The width of the norm kernel named `kernel` (`layer_norm_short_bf16`: `Short`).
     pub fn of(kernel: &str) -> Width {
-        if kernel.contains("_short_") {
-            Width::Short
-        } else if kernel.contains("_wide_") {
-            Width::Wide
-        } else {
-            Width::Block
+        let marked = |mark: &str| kernel.contains(mark);
+        match () {
+            _ if marked("_warp_128_") => Width::Warp128,
+            _ if marked("_warp_256_") => Width::Warp256,
+            _ if marked("_warp_512_") => Width::Warp512,
+            _ if marked("_warp_1024_") => Width::Warp1024,
+            _ if marked("_short_") => Width::Short,
+            _ if marked("_wide_") => Width::Wide,
+            _ => Width::Block,
         }
     }
 }
@@ -438,22 +716,46 @@ fn check_columns(kernel: &str, shape: &[usize]) -> Result<Width, Error> {
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 18] = [
+pub const ALL: [&crate::KernelDefinition; 42] = [
+    &layer_norm_warp_128_f32::KERNEL,
+    &layer_norm_warp_256_f32::KERNEL,
+    &layer_norm_warp_512_f32::KERNEL,
+    &layer_norm_warp_1024_f32::KERNEL,
     &layer_norm_short_f32::KERNEL,
     &layer_norm_f32::KERNEL,
     &layer_norm_wide_f32::KERNEL,
+    &rms_norm_warp_128_f32::KERNEL,
+    &rms_norm_warp_256_f32::KERNEL,
+    &rms_norm_warp_512_f32::KERNEL,
+    &rms_norm_warp_1024_f32::KERNEL,
     &rms_norm_short_f32::KERNEL,
     &rms_norm_f32::KERNEL,
     &rms_norm_wide_f32::KERNEL,
+    &layer_norm_warp_128_bf16::KERNEL,
+    &layer_norm_warp_256_bf16::KERNEL,
+    &layer_norm_warp_512_bf16::KERNEL,
+    &layer_norm_warp_1024_bf16::KERNEL,
     &layer_norm_short_bf16::KERNEL,
     &layer_norm_bf16::KERNEL,
     &layer_norm_wide_bf16::KERNEL,
+    &rms_norm_warp_128_bf16::KERNEL,
+    &rms_norm_warp_256_bf16::KERNEL,
+    &rms_norm_warp_512_bf16::KERNEL,
+    &rms_norm_warp_1024_bf16::KERNEL,
     &rms_norm_short_bf16::KERNEL,
     &rms_norm_bf16::KERNEL,
     &rms_norm_wide_bf16::KERNEL,
+    &layer_norm_warp_128_f16::KERNEL,
+    &layer_norm_warp_256_f16::KERNEL,
+    &layer_norm_warp_512_f16::KERNEL,
+    &layer_norm_warp_1024_f16::KERNEL,
     &layer_norm_short_f16::KERNEL,
     &layer_norm_f16::KERNEL,
     &layer_norm_wide_f16::KERNEL,
+    &rms_norm_warp_128_f16::KERNEL,
+    &rms_norm_warp_256_f16::KERNEL,
+    &rms_norm_warp_512_f16::KERNEL,
+    &rms_norm_warp_1024_f16::KERNEL,
     &rms_norm_short_f16::KERNEL,
     &rms_norm_f16::KERNEL,
     &rms_norm_wide_f16::KERNEL,
