@@ -357,7 +357,7 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
 }
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    // each kernel's limit, both sides: 128, 256, 512, 1024 (lanes), 5120 (short), 8192,
+    // each kernel's limit, both sides: 128, 256, 512, 1024 (lanes), 2048, 5120 (short), 8192,
     // MAX_COLUMNS (wide); 37 rows of 128, more than a block's 32
     let mut shapes = vec![
         (3, 1),
@@ -369,6 +369,8 @@ fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
         (2, 513),
         (3, 1024),
         (2, 1025),
+        (2, 2048),
+        (2, 2049),
         (2, 4097),
         (1, 5120),
         (2, 5121),
@@ -377,7 +379,15 @@ fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
         (1, norm::MAX_COLUMNS),
     ];
     if !backend.is_simulated() {
-        shapes.extend([(8192, 8192), (4096, 4097), (32768, 1024), (65536, 768), (131072, 128)]);
+        shapes.extend([
+            (8192, 8192),
+            (4096, 4097),
+            (32768, 1024),
+            (65536, 768),
+            (131072, 128),
+            (16384, 2048),
+            (32768, 1536),
+        ]);
     }
     shapes
 }
@@ -421,28 +431,31 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
 }
 
 fn layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {
-    // x from column 1 of rows of 1031, weight and bias from element 2, y from column 3 of rows
-    // of 1029: every row takes another of the kernel's store paths (vectors where y's row, the
-    // weight and the bias start as x's row does; else the weights, then y, element by element)
-    let (rows, cols) = (8, 1025);
-    let host: Vec<f32> = random_floats(rows * 1031, 21).iter().map(|v| 3.0 + v * 2.0).collect();
-    let (host_w, host_b) = (random_floats(cols + 2, 23), random_floats(cols + 2, 29));
-    let parent = backend.upload(&host, [rows, 1031]).unwrap();
-    let x = parent.submatrix(0..rows, 1..1 + cols).unwrap();
-    let (w_all, b_all) =
-        (backend.upload(&host_w, [1, cols + 2]).unwrap(), backend.upload(&host_b, [1, cols + 2]).unwrap());
-    let (w, b) = (w_all.submatrix(0..1, 2..2 + cols).unwrap(), b_all.submatrix(0..1, 2..2 + cols).unwrap());
-    let (w, b) = (w.reshape([cols]).unwrap(), b.reshape([cols]).unwrap());
-    for y_first in [1, 3] {
-        let mut y_parent = backend.filled([rows, 1029], f32::from_bits(POISON)).unwrap();
-        let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
-        let launched = norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
-        assert_eq!(launched.vector.get(), 4);
-        let got = backend.download(&y_parent).unwrap();
-        for r in 0..rows {
-            let want = layer_norm_reference(&host[r * 1031 + 1..r * 1031 + 1 + cols], &host_w[2..], &host_b[2..]);
-            let row = &got[r * 1029 + y_first..r * 1029 + y_first + cols];
-            assert_layer_norm_row(row, &want, &format!("y from {y_first}: row {r}"));
+    // x from column 1 of rows of cols + 6, weight and bias from element 2, y from column 3 of
+    // rows of cols + 4: every row takes another of the block kernels' store paths (vectors where
+    // y's row, the weight and the bias start as x's row does; else the weights, then y, element
+    // by element) — at 1025 columns (64 threads a row) and 2049 (256)
+    for cols in [1025, 2049] {
+        let (rows, ld, y_ld) = (8, cols + 6, cols + 4);
+        let host: Vec<f32> = random_floats(rows * ld, 21).iter().map(|v| 3.0 + v * 2.0).collect();
+        let (host_w, host_b) = (random_floats(cols + 2, 23), random_floats(cols + 2, 29));
+        let parent = backend.upload(&host, [rows, ld]).unwrap();
+        let x = parent.submatrix(0..rows, 1..1 + cols).unwrap();
+        let (w_all, b_all) =
+            (backend.upload(&host_w, [1, cols + 2]).unwrap(), backend.upload(&host_b, [1, cols + 2]).unwrap());
+        let (w, b) = (w_all.submatrix(0..1, 2..2 + cols).unwrap(), b_all.submatrix(0..1, 2..2 + cols).unwrap());
+        let (w, b) = (w.reshape([cols]).unwrap(), b.reshape([cols]).unwrap());
+        for y_first in [1, 3] {
+            let mut y_parent = backend.filled([rows, y_ld], f32::from_bits(POISON)).unwrap();
+            let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
+            let launched = norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
+            assert_eq!(launched.vector.get(), 4);
+            let got = backend.download(&y_parent).unwrap();
+            for r in 0..rows {
+                let want = layer_norm_reference(&host[r * ld + 1..r * ld + 1 + cols], &host_w[2..], &host_b[2..]);
+                let row = &got[r * y_ld + y_first..r * y_ld + y_first + cols];
+                assert_layer_norm_row(row, &want, &format!("{cols} columns, y from {y_first}: row {r}"));
+            }
         }
     }
 }

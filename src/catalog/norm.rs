@@ -1,8 +1,8 @@
 //! LayerNorm and RMSNorm over the rows of a matrix, f32, bf16 or f16 data and f32 statistics.
 //! Rows to 1024 columns take a group of 8 or 16 lanes or a warp per row (`*_warp_128_*` ..
-//! `*_warp_1024_*`, the statistics by `warp_sum(.., LANES)`), longer ones a block per row (256
-//! threads to 8192 columns, fewer elements each to 5120 — 128 threads for 16-bit LayerNorm
-//! there —, 512 threads to 16384); see [`Width`]. Each holds the row in registers (`ITEMS`
+//! `*_warp_1024_*`, the statistics by `warp_sum(.., LANES)`), longer ones a block per row (64
+//! threads to 2048 columns, 256 threads to 8192, fewer elements each to 5120 — 128 threads for
+//! 16-bit LayerNorm there —, 512 threads to 16384); see [`Width`]. Each holds the row in registers (`ITEMS`
 //! elements per thread, consecutive threads on consecutive columns), reduces it, and writes
 //! the normalised row — x is read once and y written once.
 //!
@@ -527,20 +527,53 @@ norm_warp_rows!(
     rms_norm rms_norm_warp_1024_f16, f16, vector = 8, lanes = 32, items = 32, min_blocks = 4
 );
 
+// Rows of 1025 to 2048 columns: a block of 64 threads (two warps) per row, 32 values a thread
+// — on an H200 at 16384 × 2048 LayerNorm / RMSNorm f32 98.4 / 98.8% of the device copy, bf16
+// 94.8 / 97.8%, where the 5120-column kernels (256 threads, 128 for 16-bit LayerNorm) gave 86 /
+// 98% and 71 / 68%; blocks of 128 × 16 gave 99 / 100% and 91 / 97%, a warp per row (64 values a
+// lane) 93 / 91% and 81 / 87% (BENCHMARKS.md).
+layer_norm!(
+    /// [`layer_norm_f32`] for rows of up to 2048 columns: a block of 64 threads per row, 32
+    /// elements each.
+    layer_norm_block_2048_f32, f32, vector = 4, threads = 64, items = 32
+);
+layer_norm!(
+    /// [`layer_norm_block_2048_f32`] on bf16 data (f32 statistics).
+    layer_norm_block_2048_bf16, bf16, vector = 8, threads = 64, items = 32
+);
+layer_norm!(
+    /// [`layer_norm_block_2048_f32`] on f16 data (f32 statistics).
+    layer_norm_block_2048_f16, f16, vector = 8, threads = 64, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_f32`] for rows of up to 2048 columns: a block of 64 threads per row, 32
+    /// elements each.
+    rms_norm_block_2048_f32, f32, vector = 4, threads = 64, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_block_2048_f32`] on bf16 data (f32 statistics).
+    rms_norm_block_2048_bf16, bf16, vector = 8, threads = 64, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_block_2048_f32`] on f16 data (f32 statistics).
+    rms_norm_block_2048_f16, f16, vector = 8, threads = 64, items = 32
+);
+
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).
 pub trait NormElement: crate::runtime::Element {
     /// The LayerNorm kernels of this type, then the RMSNorm ones, each in [`Width`] order
-    /// (to 128 columns, 256, 512, 1024, 5120, 8192, 16384).
-    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2];
+    /// (to 128 columns, 256, 512, 1024, 2048, 5120, 8192, 16384).
+    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2];
 }
 
 impl NormElement for f32 {
-    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2] = [
+    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2] = [
         [
             &layer_norm_warp_128_f32::KERNEL,
             &layer_norm_warp_256_f32::KERNEL,
             &layer_norm_warp_512_f32::KERNEL,
             &layer_norm_warp_1024_f32::KERNEL,
+            &layer_norm_block_2048_f32::KERNEL,
             &layer_norm_short_f32::KERNEL,
             &layer_norm_f32::KERNEL,
             &layer_norm_wide_f32::KERNEL,
@@ -550,6 +583,7 @@ impl NormElement for f32 {
             &rms_norm_warp_256_f32::KERNEL,
             &rms_norm_warp_512_f32::KERNEL,
             &rms_norm_warp_1024_f32::KERNEL,
+            &rms_norm_block_2048_f32::KERNEL,
             &rms_norm_short_f32::KERNEL,
             &rms_norm_f32::KERNEL,
             &rms_norm_wide_f32::KERNEL,
@@ -558,12 +592,13 @@ impl NormElement for f32 {
 }
 
 impl NormElement for bf16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2] = [
+    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2] = [
         [
             &layer_norm_warp_128_bf16::KERNEL,
             &layer_norm_warp_256_bf16::KERNEL,
             &layer_norm_warp_512_bf16::KERNEL,
             &layer_norm_warp_1024_bf16::KERNEL,
+            &layer_norm_block_2048_bf16::KERNEL,
             &layer_norm_short_bf16::KERNEL,
             &layer_norm_bf16::KERNEL,
             &layer_norm_wide_bf16::KERNEL,
@@ -573,6 +608,7 @@ impl NormElement for bf16 {
             &rms_norm_warp_256_bf16::KERNEL,
             &rms_norm_warp_512_bf16::KERNEL,
             &rms_norm_warp_1024_bf16::KERNEL,
+            &rms_norm_block_2048_bf16::KERNEL,
             &rms_norm_short_bf16::KERNEL,
             &rms_norm_bf16::KERNEL,
             &rms_norm_wide_bf16::KERNEL,
@@ -581,12 +617,13 @@ impl NormElement for bf16 {
 }
 
 impl NormElement for f16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 7]; 2] = [
+    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2] = [
         [
             &layer_norm_warp_128_f16::KERNEL,
             &layer_norm_warp_256_f16::KERNEL,
             &layer_norm_warp_512_f16::KERNEL,
             &layer_norm_warp_1024_f16::KERNEL,
+            &layer_norm_block_2048_f16::KERNEL,
             &layer_norm_short_f16::KERNEL,
             &layer_norm_f16::KERNEL,
             &layer_norm_wide_f16::KERNEL,
@@ -596,6 +633,7 @@ impl NormElement for f16 {
             &rms_norm_warp_256_f16::KERNEL,
             &rms_norm_warp_512_f16::KERNEL,
             &rms_norm_warp_1024_f16::KERNEL,
+            &rms_norm_block_2048_f16::KERNEL,
             &rms_norm_short_f16::KERNEL,
             &rms_norm_f16::KERNEL,
             &rms_norm_wide_f16::KERNEL,
@@ -652,13 +690,14 @@ pub fn rms_norm<T: NormElement>(
 }
 
 /// Which kernel holds a row of a norm: a group of 8 lanes, 16 lanes or a warp per row to 128,
-/// 256, 512 and 1024 columns (`*_warp_128_*` .. `*_warp_1024_*`); a block of 256 threads × 20
-/// elements (128 × 40 for 16-bit LayerNorm, 256 × 24 for 16-bit RMSNorm), to 5120 columns;
+/// 256, 512 and 1024 columns (`*_warp_128_*` .. `*_warp_1024_*`); a block of 64 threads × 32
+/// elements to 2048 (`*_block_2048_*`); a block of 256 threads × 20 elements (128 × 40 for 16-bit LayerNorm, 256 × 24 for 16-bit RMSNorm), to 5120 columns;
 /// 256 × 32, to 8192; 512 × 32, to 16384.
 ///
 /// ```
 /// use tessera::catalog::norm::Width;
 /// assert_eq!(Width::for_columns(768), Some(Width::Warp1024));
+/// assert_eq!(Width::for_columns(1536), Some(Width::Block2048));
 /// assert_eq!(Width::for_columns(4097), Some(Width::Short));
 /// assert_eq!(Width::for_columns(16385), None);
 /// ```
@@ -672,6 +711,8 @@ pub enum Width {
     Warp512,
     /// `*_warp_1024_*`: a warp per row, 32 values a lane, to 1024 columns.
     Warp1024,
+    /// `*_block_2048_*`: a block of 64 threads per row, 32 values a thread, to 2048 columns.
+    Block2048,
     /// `*_short_*`: 256 threads (128 for 16-bit LayerNorm), to 5120 columns.
     Short,
     /// `layer_norm_f32`, `rms_norm_bf16`, ..: 256 threads × 32, to 8192 columns.
@@ -688,7 +729,8 @@ impl Width {
             129..=256 => Some(Width::Warp256),
             257..=512 => Some(Width::Warp512),
             513..=1024 => Some(Width::Warp1024),
-            1025..=5120 => Some(Width::Short),
+            1025..=2048 => Some(Width::Block2048),
+            2049..=5120 => Some(Width::Short),
             5121..=8192 => Some(Width::Block),
             8193..=MAX_COLUMNS => Some(Width::Wide),
             _ => None,
@@ -703,6 +745,7 @@ impl Width {
             _ if marked("_warp_256_") => Width::Warp256,
             _ if marked("_warp_512_") => Width::Warp512,
             _ if marked("_warp_1024_") => Width::Warp1024,
+            _ if marked("_block_2048_") => Width::Block2048,
             _ if marked("_short_") => Width::Short,
             _ if marked("_wide_") => Width::Wide,
             _ => Width::Block,
@@ -716,11 +759,12 @@ fn check_columns(kernel: &str, shape: &[usize]) -> Result<Width, Error> {
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 42] = [
+pub const ALL: [&crate::KernelDefinition; 48] = [
     &layer_norm_warp_128_f32::KERNEL,
     &layer_norm_warp_256_f32::KERNEL,
     &layer_norm_warp_512_f32::KERNEL,
     &layer_norm_warp_1024_f32::KERNEL,
+    &layer_norm_block_2048_f32::KERNEL,
     &layer_norm_short_f32::KERNEL,
     &layer_norm_f32::KERNEL,
     &layer_norm_wide_f32::KERNEL,
@@ -728,6 +772,7 @@ pub const ALL: [&crate::KernelDefinition; 42] = [
     &rms_norm_warp_256_f32::KERNEL,
     &rms_norm_warp_512_f32::KERNEL,
     &rms_norm_warp_1024_f32::KERNEL,
+    &rms_norm_block_2048_f32::KERNEL,
     &rms_norm_short_f32::KERNEL,
     &rms_norm_f32::KERNEL,
     &rms_norm_wide_f32::KERNEL,
@@ -735,6 +780,7 @@ pub const ALL: [&crate::KernelDefinition; 42] = [
     &layer_norm_warp_256_bf16::KERNEL,
     &layer_norm_warp_512_bf16::KERNEL,
     &layer_norm_warp_1024_bf16::KERNEL,
+    &layer_norm_block_2048_bf16::KERNEL,
     &layer_norm_short_bf16::KERNEL,
     &layer_norm_bf16::KERNEL,
     &layer_norm_wide_bf16::KERNEL,
@@ -742,6 +788,7 @@ pub const ALL: [&crate::KernelDefinition; 42] = [
     &rms_norm_warp_256_bf16::KERNEL,
     &rms_norm_warp_512_bf16::KERNEL,
     &rms_norm_warp_1024_bf16::KERNEL,
+    &rms_norm_block_2048_bf16::KERNEL,
     &rms_norm_short_bf16::KERNEL,
     &rms_norm_bf16::KERNEL,
     &rms_norm_wide_bf16::KERNEL,
@@ -749,6 +796,7 @@ pub const ALL: [&crate::KernelDefinition; 42] = [
     &layer_norm_warp_256_f16::KERNEL,
     &layer_norm_warp_512_f16::KERNEL,
     &layer_norm_warp_1024_f16::KERNEL,
+    &layer_norm_block_2048_f16::KERNEL,
     &layer_norm_short_f16::KERNEL,
     &layer_norm_f16::KERNEL,
     &layer_norm_wide_f16::KERNEL,
@@ -756,6 +804,7 @@ pub const ALL: [&crate::KernelDefinition; 42] = [
     &rms_norm_warp_256_f16::KERNEL,
     &rms_norm_warp_512_f16::KERNEL,
     &rms_norm_warp_1024_f16::KERNEL,
+    &rms_norm_block_2048_f16::KERNEL,
     &rms_norm_short_f16::KERNEL,
     &rms_norm_f16::KERNEL,
     &rms_norm_wide_f16::KERNEL,
