@@ -13,7 +13,8 @@
 //! | ≤ 256           | [`softmax_warp_256_f32`] | 16 (16 rows a block) | 16           |
 //! | ≤ 512           | [`softmax_warp_512_f32`] | 32 (8 rows a block) | 16            |
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
-//! | ≤ 5120          | [`softmax_aligned_short_f32`] | 256      | 20 (+ 1 of the row's ends) |
+//! | ≤ 2048          | [`softmax_aligned_2048_f32`] | 64        | 32 (+ 1 of the row's ends) |
+//! | ≤ 5120          | [`softmax_aligned_short_f32`] | 256      | 20 (+ 1)            |
 //! | ≤ 8192          | [`softmax_aligned_f32`] | 512            | 16 (+ 1)            |
 //! | ≤ 16384         | [`softmax_aligned_long_f32`] | 512       | 32 (+ 1)            |
 //! | ≤ 32768         | [`softmax_aligned_wide_f32`] | 1024      | 32 (+ 1)            |
@@ -392,6 +393,13 @@ macro_rules! softmax_block_per_aligned_row {
     };
 }
 softmax_block_per_aligned_row!(
+    /// Softmax of rows of up to 2048 columns: a block of 64 threads (two warps) per row, 32
+    /// elements each, in 16-byte vectors from each row's first aligned column (as the norms'
+    /// `*_block_2048_*`: on an H200 16-bit LayerNorm at 16384 × 2048 went from 71% of the device
+    /// copy on 128-thread blocks to 95%).
+    softmax_aligned_2048_f32, f32, vector = 4, threads = 64, items = 32
+);
+softmax_block_per_aligned_row!(
     /// Softmax of rows of up to 5120 columns, a block of 256 threads per row, 20 elements each,
     /// in 16-byte vectors from each row's first aligned column: rows of 4097 fill 80% of the
     /// registers where [`softmax_block_f32`] fills half, and keep vectors where it narrows.
@@ -417,6 +425,14 @@ softmax_block_per_aligned_row!(
 // 16-bit rows: half the bytes of an f32 row in as many elements, so smaller blocks with more
 // elements a thread keep as many bytes in flight per SM (more rows at once, each in its own
 // phase); the wide tiers as the f32 ones
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_2048_f32`] on bf16 rows: 64 threads × 32 elements (four vectors of 8).
+    softmax_aligned_2048_bf16, bf16, vector = 8, threads = 64, items = 32
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_2048_f32`] on f16 rows.
+    softmax_aligned_2048_f16, f16, vector = 8, threads = 64, items = 32
+);
 softmax_block_per_aligned_row!(
     /// [`softmax_aligned_short_f32`] on bf16 rows: 128 threads × 40 elements (five vectors of
     /// 8), 9 blocks an SM — on an H200 4096 × 4096 at 89% of the device copy where 256 × 24
@@ -726,7 +742,9 @@ pub struct SoftmaxKernels {
     /// Rows to 1024 columns, a warp or a group of its lanes per row: (the most columns, the
     /// kernel), by width; a row takes the first that holds it.
     pub warps: &'static [(usize, &'static crate::KernelDefinition)],
-    /// A block of 256 per row, to [`SHORT_COLUMNS`].
+    /// A block of 64 per row, to 2048 columns.
+    pub aligned_2048: &'static crate::KernelDefinition,
+    /// A block of 256 per row (128 for 16-bit rows), to [`SHORT_COLUMNS`].
     pub short: &'static crate::KernelDefinition,
     /// A block of 512 per row, to 8192 columns.
     pub aligned: &'static crate::KernelDefinition,
@@ -759,6 +777,7 @@ impl SoftmaxElement for f32 {
             (512, &softmax_warp_512_f32::KERNEL),
             (1024, &softmax_warp_wide_f32::KERNEL),
         ],
+        aligned_2048: &softmax_aligned_2048_f32::KERNEL,
         short: &softmax_aligned_short_f32::KERNEL,
         aligned: &softmax_aligned_f32::KERNEL,
         long: &softmax_aligned_long_f32::KERNEL,
@@ -778,6 +797,7 @@ impl SoftmaxElement for bf16 {
             (512, &softmax_warp_512_bf16::KERNEL),
             (1024, &softmax_warp_wide_bf16::KERNEL),
         ],
+        aligned_2048: &softmax_aligned_2048_bf16::KERNEL,
         short: &softmax_aligned_short_bf16::KERNEL,
         aligned: &softmax_aligned_bf16::KERNEL,
         long: &softmax_aligned_long_bf16::KERNEL,
@@ -797,6 +817,7 @@ impl SoftmaxElement for f16 {
             (512, &softmax_warp_512_f16::KERNEL),
             (1024, &softmax_warp_wide_f16::KERNEL),
         ],
+        aligned_2048: &softmax_aligned_2048_f16::KERNEL,
         short: &softmax_aligned_short_f16::KERNEL,
         aligned: &softmax_aligned_f16::KERNEL,
         long: &softmax_aligned_long_f16::KERNEL,
@@ -881,7 +902,8 @@ pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> 
         0..=1024 => {
             kernels.warps.iter().find(|(most, _)| columns <= *most).map_or(kernels.short, |(_, kernel)| *kernel)
         }
-        1025..=SHORT_COLUMNS => kernels.short,
+        1025..=2048 => kernels.aligned_2048,
+        2049..=SHORT_COLUMNS => kernels.short,
         PAST_SHORT_COLUMNS..=8192 => kernels.aligned,
         8193..=16384 => kernels.long,
         16385..=32768 => kernels.wide,
@@ -892,7 +914,7 @@ pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> 
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 39] = [
+pub const ALL: [&crate::KernelDefinition; 42] = [
     &softmax_warp_64_f32::KERNEL,
     &softmax_warp_f32::KERNEL,
     &softmax_warp_256_f32::KERNEL,
@@ -900,6 +922,7 @@ pub const ALL: [&crate::KernelDefinition; 39] = [
     &softmax_warp_wide_f32::KERNEL,
     &softmax_block_f32::KERNEL,
     &softmax_block_wide_f32::KERNEL,
+    &softmax_aligned_2048_f32::KERNEL,
     &softmax_aligned_short_f32::KERNEL,
     &softmax_aligned_f32::KERNEL,
     &softmax_aligned_long_f32::KERNEL,
@@ -913,6 +936,7 @@ pub const ALL: [&crate::KernelDefinition; 39] = [
     &softmax_warp_256_bf16::KERNEL,
     &softmax_warp_512_bf16::KERNEL,
     &softmax_warp_wide_bf16::KERNEL,
+    &softmax_aligned_2048_bf16::KERNEL,
     &softmax_aligned_short_bf16::KERNEL,
     &softmax_aligned_bf16::KERNEL,
     &softmax_aligned_long_bf16::KERNEL,
@@ -925,6 +949,7 @@ pub const ALL: [&crate::KernelDefinition; 39] = [
     &softmax_warp_256_f16::KERNEL,
     &softmax_warp_512_f16::KERNEL,
     &softmax_warp_wide_f16::KERNEL,
+    &softmax_aligned_2048_f16::KERNEL,
     &softmax_aligned_short_f16::KERNEL,
     &softmax_aligned_f16::KERNEL,
     &softmax_aligned_long_f16::KERNEL,
