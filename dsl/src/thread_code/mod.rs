@@ -556,8 +556,7 @@ mod tests {
 
     #[test]
     fn a_warp_reduction_over_groups_of_lanes_takes_a_constant_power_of_two() {
-        let env = TypeEnv::default().with_constant("LANES", 8).with_constant("ODD", 12);
-        let mut env = env;
+        let mut env = TypeEnv::default().with_constant("LANES", 8).with_constant("ODD", 12);
         env.bind_value("s", ThreadType::F32, false);
         env.bind_value("n", ThreadType::I32, false);
         let group = |function, lanes: ThreadExpr| call(function, vec![ThreadExpr::name("s"), lanes]);
