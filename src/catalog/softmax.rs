@@ -34,10 +34,12 @@
 //! the bytes of an f32 one for the same arithmetic, and the exp's error is far below the
 //! rounding of y.
 //!
-//! Consecutive threads hold consecutive columns (element j of thread t is column
-//! `j·THREADS + t`; in the block-per-row kernels consecutive vectors of 4), so every load and
-//! store of a warp is one contiguous run, and any column count and leading dimension works
-//! (4097 as well as 4096). The `softmax_aligned_*` kernels start each row's vectors at its
+//! Consecutive threads hold consecutive vectors of a row (vector j of thread t is vector
+//! `j·THREADS + t` in the block-per-row kernels, `j·LANES + position` in a group of lanes), so
+//! every load and store of a warp is one contiguous run per row, and any column count and
+//! leading dimension works (4097 as well as 4096). The warps' kernels count vectors from each
+//! row's start (`x.vector([r, i])`), which the launch narrows where the leading dimension is not
+//! a multiple of the vector. The `softmax_aligned_*` kernels start each row's vectors at its
 //! first 16-byte-aligned column (`x.align_offset([row, 0])`, `x.vector_at(..)`), the columns
 //! before it and after the last whole vector one per thread, so rows of 4097 move in 16-byte
 //! vectors; [`softmax_block_f32`] and [`softmax_block_wide_f32`] count vectors from each
