@@ -44,10 +44,13 @@ pub const JSON_SCHEMA: &str = r#"JSON (numbers are plain JSON numbers; bytes in 
                 "compulsory_bytes": num, "peak_flops_per_second": num, "compute_seconds": num,
                 "memory_seconds": num, "issued_memory_seconds": num, "bound_seconds": num,
                 "bound_by": "compute" | "memory", "intensity": num, "issued_intensity": num },
-  "barriers": int,
+  "barriers": int (written, placed between stages, and the block reductions' two each),
   "accesses": [ { "statement": string, "operand": string, "space": "global" | "shared",
                   "direction": "load" | "store", "width_bits": int, "instructions": int,
                   "bank_ways": null | int, "sectors": null | [per_request, ideal] } ],
+  "reductions": [ { "statement": string, "function": "warp_sum" | "block_max" | ..,
+                    "scope": { "lanes": int } | { "block": { "threads": int } } | "cluster",
+                    "shuffle_rounds": int, "barriers": int } ],
   "tma": [ { "statement": string, "tensor": string, "boxes": int, "row_slices": int, "box_rows": int,
              "box_cols": int, "box_bytes": int, "swizzle_bytes": int,
              "multicast": null | int (the blocks of a cluster it is multicast to),
@@ -144,6 +147,8 @@ pub struct CheckReport {
     pub roofline: RooflineReport,
     pub barriers: usize,
     pub accesses: Vec<AccessReport>,
+    /// The reductions thread code calls (`warp_sum(v, 8)`, `block_max(m)`, ..).
+    pub reductions: Vec<tessera_dsl::ReductionReport>,
     /// The copies a TMA pipeline issues as boxes (`copies = tma`).
     pub tma: Vec<tessera_dsl::TmaCopyReport>,
     /// How the blocks of a persistent or stream-K grid take its tiles (`None`: one block a
@@ -227,6 +232,7 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
         },
         barriers: analysis.barriers,
         accesses: analysis.accesses,
+        reductions: analysis.reductions,
         tma: analysis.tma,
         tile_schedule: tile_schedule(kernel),
         nvrtc_log,
@@ -472,6 +478,7 @@ impl std::fmt::Display for CheckReport {
             dynamic_shared: false,
             barriers: 0,
             accesses: self.accesses.clone(),
+            reductions: self.reductions.clone(),
             tma: self.tma.clone(),
             occupancy: vec![],
         };

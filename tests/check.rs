@@ -194,6 +194,7 @@ fn the_json_report_follows_the_schema_in_the_help() {
         "roofline",
         "barriers",
         "accesses",
+        "reductions",
     ] {
         assert!(json.get(key).is_some(), "no `{key}` in {json}");
         assert!(JSON_SCHEMA.contains(&format!("\"{key}\"")), "`{key}` is not documented in the schema");
@@ -371,4 +372,25 @@ fn a_tma_store_is_reported_as_boxes_not_thread_stores() {
     // the two staging buffers of each of the eight compute warps, beside the four stages
     assert_eq!(report.shared_memory.bytes, 4 * 48 * 1024 + 8 * 2 * 2048);
     assert!(report.shared_memory.buffers.iter().any(|slot| slot.buffer == "tessera_store_staging"));
+}
+
+#[test]
+fn reductions_are_reported_with_their_lanes_rounds_and_barriers() {
+    use tessera::catalog::{norm, softmax};
+    use tessera::dsl::ReductionScope;
+    let options = CheckOptions { nvrtc: false, ..fresh(Target::SM_90) };
+    // a row per group of 8 lanes: two butterflies of 3 rounds, no barrier
+    let groups = check(&softmax::softmax_warp_bf16::KERNEL, &options).unwrap();
+    let functions: Vec<_> =
+        groups.reductions.iter().map(|r| (r.function.as_str(), r.scope, r.shuffle_rounds)).collect();
+    assert_eq!(functions, [("warp_max", ReductionScope::Lanes(8), 3), ("warp_sum", ReductionScope::Lanes(8), 3)]);
+    assert_eq!(groups.barriers, 0);
+    assert!(groups.to_string().contains("reduce   warp_max over groups of 8 lanes (4 a warp): 3 shuffle rounds"));
+    // a row per block: two block reductions of 256 threads, two barriers each, counted
+    let block = check(&norm::layer_norm_f32::KERNEL, &options).unwrap();
+    assert!(block.reductions.iter().all(|r| r.scope == ReductionScope::Block { threads: 256 } && r.barriers == 2));
+    assert_eq!((block.reductions.len(), block.barriers), (2, 4));
+    let json: serde_json::Value = serde_json::from_str(&block.to_json()).unwrap();
+    assert_eq!(json["reductions"][0]["scope"], serde_json::json!({ "block": { "threads": 256 } }));
+    assert_eq!(json["reductions"][0]["shuffle_rounds"], 10);
 }

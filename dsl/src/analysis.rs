@@ -6,10 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::reduction_report::reductions;
 use crate::thread_access::{thread_accesses, AccessSite, Instruction};
 use crate::{
     validate, with_barriers, AsyncCopyMapping, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan,
-    Occupancy, Operand, OperandPlan, Statement, Target,
+    Occupancy, Operand, OperandPlan, ReductionReport, Statement, Target,
 };
 
 /// Elements per row assumed for global tensors when counting sectors: any multiple of 32
@@ -24,7 +25,7 @@ const WARP: i64 = 32;
 /// # use tessera_dsl::*;
 /// let report = Report {
 ///     kernel: "k".into(), threads: 256, vector: 4, shared_bytes: 0, dynamic_shared: false, barriers: 0,
-///     accesses: vec![], tma: vec![], occupancy: vec![Occupancy::new(&Target::SM_90, 256, 0, None)],
+///     accesses: vec![], reductions: vec![], tma: vec![], occupancy: vec![Occupancy::new(&Target::SM_90, 256, 0, None)],
 /// };
 /// assert!(report.to_string().starts_with("k: 256 threads, vector 4, 0 B shared memory"));
 /// assert!(report.to_string().contains("sm_90   8 blocks  64 warps (100%)  limited by warps"));
@@ -39,8 +40,12 @@ pub struct Report {
     /// Whether that is over what buffers may declare statically (48 KiB less tessera's own
     /// [`crate::RESERVED_STATIC_BYTES`]), so it is dynamic shared memory.
     pub dynamic_shared: bool,
+    /// `__syncthreads` written in the body or placed between its stages, and those of its block
+    /// reductions (two each).
     pub barriers: usize,
     pub accesses: Vec<AccessReport>,
+    /// The reductions its thread code calls (`warp_sum(v, 8)`, `block_max(m)`, ..).
+    pub reductions: Vec<ReductionReport>,
     /// The copies a TMA pipeline issues as bulk tensor copies (they have no per-thread accesses).
     pub tma: Vec<TmaCopyReport>,
     /// Blocks and warps per SM on each known architecture from threads and shared memory
@@ -215,7 +220,9 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
     }
     accesses.extend(thread_accesses(kernel).iter().map(thread_access));
     let shared = kernel.shared_memory();
-    let barriers = count_barriers(&with_barriers(&kernel.body));
+    let reductions = reductions(kernel);
+    let barriers = count_barriers(&with_barriers(&kernel.body))
+        + reductions.iter().map(|reduction| reduction.barriers as usize).sum::<usize>();
     let threads = kernel.launch_threads();
     let occupancy =
         Target::KNOWN.iter().map(|target| Occupancy::new(target, threads as u32, shared.bytes as u32, None)).collect();
@@ -227,6 +234,7 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
         dynamic_shared: shared.dynamic,
         barriers,
         accesses,
+        reductions,
         tma,
         occupancy,
     })
@@ -692,6 +700,10 @@ impl std::fmt::Display for Report {
                 "    {direction} {space} {:<8} {:>3}-bit × {:<3} {cost}",
                 access.operand, access.width_bits, access.instructions
             )?;
+        }
+        for reduction in &self.reductions {
+            writeln!(f, "  {}", reduction.statement)?;
+            writeln!(f, "    {reduction}")?;
         }
         for copy in &self.tma {
             writeln!(f, "  {}", copy.statement)?;

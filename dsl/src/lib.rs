@@ -32,6 +32,7 @@ mod mma_instruction;
 mod occupancy;
 mod origin;
 mod param;
+mod reduction_report;
 mod roofline;
 mod shared_memory;
 mod statement;
@@ -63,6 +64,7 @@ pub use mma_instruction::{MmaInstruction, Precision};
 pub use occupancy::{Limiter, Occupancy};
 pub use origin::Origin;
 pub use param::{leading_dimension_name, Access, GlobalTensor, Param, ParamKind};
+pub use reduction_report::{ReductionReport, ReductionScope};
 pub use roofline::{roofline, Bound, GpuSpec, Roofline, RooflineError};
 pub use shared_memory::{
     SharedMemoryPlan, SharedSlot, PANEL_ALIGNMENT, RESERVED_STATIC_BYTES, SHARED_ALIGNMENT, TMA_STORE_STAGING,
