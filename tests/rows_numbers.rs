@@ -415,6 +415,13 @@ fn layer_norm_reference(row: &[f32], weight: &[f32], bias: &[f32]) -> Vec<f64> {
     row.iter().zip(weight).zip(bias).map(|((v, w), b)| (v - mean) * inv * f64::from(*w) + f64::from(*b)).collect()
 }
 
+/// RMSNorm of one row in f64, with `weight` from its first element.
+fn rms_norm_reference(row: &[f32], weight: &[f32], eps: f64) -> Vec<f64> {
+    let row: Vec<f64> = row.iter().map(|&v| f64::from(v)).collect();
+    let inv = 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / row.len() as f64 + eps).sqrt();
+    row.iter().zip(weight).map(|(v, w)| v * inv * f64::from(*w)).collect()
+}
+
 fn assert_layer_norm_row(got: &[f32], want: &[f64], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}");
     for (c, (g, want)) in got.iter().map(|&g| f64::from(g)).zip(want).enumerate() {
@@ -518,9 +525,7 @@ fn norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows(back
                     let want = if kernel.name() == layer.name() {
                         layer_norm_reference(row, &host_w[w_first..], &host_b[w_first..])
                     } else {
-                        let inv =
-                            1.0 / (row.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / cols as f64 + 1e-5).sqrt();
-                        row.iter().zip(&host_w[w_first..]).map(|(&v, &w)| f64::from(v) * inv * f64::from(w)).collect()
+                        rms_norm_reference(row, &host_w[w_first..], 1e-5)
                     };
                     assert_layer_norm_row(
                         &got[r * y_ld + y_first..r * y_ld + y_first + cols],
@@ -547,10 +552,8 @@ fn rms_norm_matches_an_f64_reference(backend: &Backend) {
         norm::rms_norm(backend, &x, &w, &mut y, 1e-6).unwrap();
         let got = backend.download(&y).unwrap();
         for r in 0..rows {
-            let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
-            let inv = 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / cols as f64 + 1e-6).sqrt();
-            for c in 0..cols {
-                let want = row[c] * inv * f64::from(host_w[c]);
+            let want = rms_norm_reference(&host[r * cols..(r + 1) * cols], &host_w, 1e-6);
+            for (c, &want) in want.iter().enumerate() {
                 let g = f64::from(got[r * cols + c]);
                 assert!((g - want).abs() <= 2e-5 * (1.0 + want.abs()), "{rows}×{cols}: y[{r}][{c}] = {g}, want {want}");
             }

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::{Intrinsic, Kernel, Statement, ThreadExprKind, ThreadStatement, ThreadStatementKind};
+use crate::{Intrinsic, Kernel, Statement, ThreadExprKind, ThreadStatement, ThreadStatementKind, TypeEnv};
 
 /// One reduction of thread code: `warp_sum(v, 8)`, `block_max(m)`, `cluster_sum(s)`, ..
 ///
@@ -88,17 +88,17 @@ impl std::fmt::Display for ReductionReport {
 /// Every reduction of the kernel's thread code, in the order written.
 pub(crate) fn reductions(kernel: &Kernel) -> Vec<ReductionReport> {
     let threads = kernel.launch_threads() as u32;
-    let scope = kernel.constant_scope();
+    let env = TypeEnv::of_kernel(kernel);
     let mut out = Vec::new();
     for statement in kernel.statements() {
         if let Statement::Thread(thread) = statement {
-            collect(thread, threads, &scope, &mut out);
+            collect(thread, threads, &env, &mut out);
         }
     }
     out
 }
 
-fn collect(statement: &ThreadStatement, threads: u32, scope: &crate::Scope, out: &mut Vec<ReductionReport>) {
+fn collect(statement: &ThreadStatement, threads: u32, env: &TypeEnv, out: &mut Vec<ReductionReport>) {
     // the statement's own expressions; the statements inside an `if` or a loop report themselves
     let (own, inner): (Vec<_>, Vec<&ThreadStatement>) = match &statement.kind {
         ThreadStatementKind::If { condition, then, otherwise } => {
@@ -113,13 +113,10 @@ fn collect(statement: &ThreadStatement, threads: u32, scope: &crate::Scope, out:
         expr.walk(&mut |e| {
             let ThreadExprKind::Call { function, args } = &e.kind else { return };
             let reduction_scope = match function {
+                // a valid kernel's lane count (validation rejected any other): the warp without one
                 Intrinsic::WarpSum | Intrinsic::WarpMax => {
-                    let lanes = match args.get(1).map(|lanes| &lanes.kind) {
-                        Some(ThreadExprKind::Int { value, .. }) => *value,
-                        Some(ThreadExprKind::Name(name)) => scope.get(name).unwrap_or(32),
-                        _ => 32,
-                    };
-                    ReductionScope::Lanes(lanes.clamp(1, 32) as u32)
+                    let lanes = args.get(1).map_or(Ok(32), |lanes| env.lane_count(*function, lanes));
+                    ReductionScope::Lanes(lanes.unwrap_or(32) as u32)
                 }
                 Intrinsic::BlockSum | Intrinsic::BlockMax => ReductionScope::Block { threads },
                 Intrinsic::ClusterSum | Intrinsic::ClusterMax | Intrinsic::ClusterSoftmaxScale => {
@@ -131,6 +128,6 @@ fn collect(statement: &ThreadStatement, threads: u32, scope: &crate::Scope, out:
         });
     }
     for statement in inner {
-        collect(statement, threads, scope, out);
+        collect(statement, threads, env, out);
     }
 }

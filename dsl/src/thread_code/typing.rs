@@ -569,10 +569,10 @@ impl TypeEnv {
                 args.len()
             )));
         }
+        use Intrinsic::*;
         if let (WarpSum | WarpMax, Some(lanes)) = (function, args.get(1)) {
             self.lane_count(function, lanes)?;
         }
-        use Intrinsic::*;
         match function {
             ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount | ClusterRank => Ok(ThreadType::I32),
             Sqrt | Exp | Exp2 | Log | Tanh | Erf | Gelu | Silu => {
