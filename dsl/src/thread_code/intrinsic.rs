@@ -21,7 +21,8 @@ pub enum Intrinsic {
     Tanh,
     /// The error function.
     Erf,
-    /// `x·Φ(x)` with the error function (PyTorch's default GELU, not the tanh approximation).
+    /// `x·Φ(x)` with the error function (PyTorch's default GELU, not the tanh approximation); on
+    /// f32 within a few millionths of it, relatively, down to x = −9.5 (17 instructions, no `erff`).
     Gelu,
     /// `x·σ(x) = x / (1 + e^−x)` (SiLU, swish).
     Silu,
