@@ -21,6 +21,7 @@ on_both_backends!(
     rms_norm_matches_an_f64_reference,
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
     gemv_matches_an_f64_reference,
+    every_narrow_gemv_kernel_matches_an_f64_reference_at_the_edges_of_its_width,
     bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs,
     gemv_t_matches_an_f64_reference,
     bf16_and_f16_gemv_t_match_an_f64_reference_from_the_rounded_inputs,
@@ -623,6 +624,67 @@ fn gemv_matches_an_f64_reference(backend: &Backend) {
     }
 }
 
+/// The group-of-lanes kernels of y = A·x ([`gemv::narrow`]) for f32, bf16 and f16, each launched
+/// directly at the row lengths at the edges of its width — its most columns, one fewer (a tail
+/// inside the last vector), the previous width's most + 1, a vector less one, one column — with
+/// row counts that leave groups past the last row; rows of a view whose leading dimension is
+/// not a whole number of vectors (single elements); and `gemv` naming the kernel
+/// `gemv_kernel_for` does. f64 sums of the (rounded) inputs, y rounded once.
+fn every_narrow_gemv_kernel_matches_an_f64_reference_at_the_edges_of_its_width(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: gemv::GemvElement>(backend: &Backend, to: impl Fn(f32) -> T, back: impl Fn(T) -> f32, rounding: f64) {
+        let rows = if backend.is_simulated() { 37 } else { 100_003 };
+        let mut previous = 0;
+        for &(most, kernel) in T::WIDTHS {
+            let vector = 16 / std::mem::size_of::<T>();
+            for (k, ld, first) in [
+                (most, most, 0),
+                (most - 1, most - 1, 0),
+                (previous + 1, previous + 1, 0),
+                (vector - 1, vector - 1, 0),
+                (1, 1, 0),
+                (most - 2, most + 1, 1),
+            ] {
+                let host_a: Vec<T> = random_floats(rows * ld, (most + k) as u64).into_iter().map(&to).collect();
+                let host_x: Vec<T> = random_floats(k, 11).into_iter().map(&to).collect();
+                let parent = backend.upload(&host_a, [rows, ld]).unwrap();
+                let a = parent.submatrix(0..rows, first..first + k).unwrap();
+                let x = backend.upload(&host_x, [k]).unwrap();
+                let mut y = backend.filled([rows], to(f32::NAN)).unwrap();
+                kernel
+                    .launch(
+                        backend,
+                        &mut [
+                            tessera::Argument::input("a", &a),
+                            tessera::Argument::input("x", &x),
+                            tessera::Argument::output("y", &mut y),
+                        ],
+                    )
+                    .unwrap();
+                let got = backend.download(&y).unwrap();
+                for (i, g) in got.into_iter().map(&back).enumerate() {
+                    let row = host_a[i * ld + first..i * ld + first + k].iter().map(|&v| back(v));
+                    let (want, slack) = dot(row, host_x.iter().map(|&v| back(v)));
+                    let slack = slack + rounding * want.abs() + 1e-30;
+                    let name = kernel.name();
+                    assert!(
+                        (f64::from(g) - want).abs() <= slack,
+                        "{name} {rows}×{k} (ld {ld}): y[{i}] = {g}, want {want}"
+                    );
+                }
+                if first == 0 {
+                    let launched = gemv::gemv(backend, &a, &x, &mut y).unwrap();
+                    assert_eq!(launched.kernel, gemv::gemv_kernel_for::<T>(k).name());
+                }
+            }
+            previous = most;
+        }
+    }
+    check(backend, |v| v, |v| v, 0.0);
+    check(backend, bf16::from_f32, bf16::to_f32, 1.0 / 256.0);
+    check(backend, f16::from_f32, f16::to_f32, 1.0 / 2048.0);
+}
+
 fn bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs(backend: &Backend) {
     use tessera::half::{bf16, f16};
     fn check<T: gemv::GemvElement>(
@@ -647,7 +709,7 @@ fn bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs(backend: &Ba
             let x = x_parent.submatrix(0..1, x_first..x_first + k).unwrap().reshape([k]).unwrap();
             let mut y = backend.filled([m], to(f32::NAN)).unwrap();
             let launched = gemv::gemv(backend, &a, &x, &mut y).unwrap();
-            assert_eq!(launched.kernel, format!("gemv_{name}"));
+            assert_eq!(launched.kernel, gemv::gemv_kernel_for::<T>(k).name());
             let got = backend.download(&y).unwrap();
             for (i, g) in got.into_iter().map(&back).enumerate() {
                 let row = host_a[i * ld + a_first..i * ld + a_first + k].iter().map(|&v| back(v));

@@ -100,6 +100,17 @@ impl Family {
             (Family::Norm, Some(columns)) => {
                 norm::Width::for_columns(columns.max(0) as usize) == Some(norm::Width::of(kernel.name()))
             }
+            // a narrow-row A·x kernel where `gemv::gemv` takes it; the warp per row everywhere
+            (Family::Gemv, _) if gemv_lanes_width(kernel).is_some() => {
+                let columns = value("K").unwrap_or(0).max(0) as usize;
+                [
+                    gemv::gemv_kernel_for::<f32>(columns),
+                    gemv::gemv_kernel_for::<half::bf16>(columns),
+                    gemv::gemv_kernel_for::<half::f16>(columns),
+                ]
+                .iter()
+                .any(|k| k.name() == kernel.name())
+            }
             // the kernels `attention::forward_on` takes for the head dim (BF16, causal and not,
             // mma.sync and wgmma)
             (Family::Attention, _) => {
@@ -131,6 +142,10 @@ impl Family {
                     .and_then(|ir| ir.config.constants.iter().find(|c| c.name == "D").map(|c| c.value.max(0) as usize));
                 width.is_some() && width.copied() == own
             }
+            // a narrow-row A·x kernel only on rows it holds
+            Family::Gemv => gemv_lanes_width(kernel).is_none_or(|most| {
+                shape.iter().find(|(n, _)| n == "K").is_some_and(|(_, k)| (*k).max(0) as usize <= most)
+            }),
             _ => true,
         }
     }
@@ -247,6 +262,10 @@ impl Family {
             Family::Gemv => vec![
                 shape(&[("M", 8192), ("K", 8192)]),
                 shape(&[("M", 4097), ("K", 4095)]),
+                // narrow rows: a group of lanes per row
+                shape(&[("M", 1048576), ("K", 64)]),
+                shape(&[("M", 524288), ("K", 128)]),
+                shape(&[("M", 131072), ("K", 512)]),
                 shape(&[("M", 8192), ("N", 8192)]),
                 shape(&[("M", 4097), ("N", 4095)]),
                 // fewer bands of 32 columns than SMs: gemv_t splits the rows, pass 1 then pass 2
@@ -381,4 +400,13 @@ fn element_bytes(kernel: &str) -> f64 {
     } else {
         4.0
     }
+}
+
+/// The most columns a narrow-row A·x kernel ([`gemv::narrow`]) holds; `None` for any other kernel.
+fn gemv_lanes_width(kernel: &KernelDefinition) -> Option<usize> {
+    [gemv::narrow::F32_WIDTHS, gemv::narrow::BF16_WIDTHS, gemv::narrow::F16_WIDTHS]
+        .iter()
+        .flat_map(|widths| widths.iter())
+        .find(|(_, k)| k.name() == kernel.name())
+        .map(|(most, _)| *most)
 }

@@ -482,4 +482,19 @@ mod tests {
         assert!(!Family::Attention.computes(d128, &shape(512)));
         assert!(Family::Hgemm.computes(&hgemm::gemm_tf32_wgmma_bt::KERNEL, &[("M".into(), 64)]));
     }
+
+    #[test]
+    fn a_narrow_gemv_kernel_runs_where_gemv_takes_it_and_when_named_only_on_rows_it_holds() {
+        let shape = |k: i64| vec![("M".to_string(), 1024), ("K".to_string(), k)];
+        let lanes_64 = &gemv::gemv_lanes_64_f32::KERNEL;
+        assert!(Family::Gemv.measures(lanes_64, &shape(64)));
+        assert!(!Family::Gemv.measures(lanes_64, &shape(32)));
+        assert!(!Family::Gemv.measures(lanes_64, &shape(65)));
+        assert!(Family::Gemv.computes(lanes_64, &shape(32)));
+        assert!(!Family::Gemv.computes(lanes_64, &shape(65)));
+        // the warp per row is measured at every row length, beside them
+        assert!(Family::Gemv.measures(&gemv::gemv_f32::KERNEL, &shape(64)));
+        assert!(Family::Gemv.computes(&gemv::gemv_f32::KERNEL, &shape(8192)));
+        assert!(Family::Gemv.measures(&gemv::gemv_lanes_1024_bf16::KERNEL, &shape(1000)));
+    }
 }

@@ -4,6 +4,8 @@
 //! - [`gemv`], y = A·x: a warp per row (8 rows per block); each lane loads `ELEMENTS` elements
 //!   a trip (16-byte loads, all in flight before any is used) into as many independent partial
 //!   sums, then `warp_sum` adds the lanes up ([`gemv_f32`], [`gemv_bf16`], [`gemv_f16`]).
+//!   Narrow rows (to 512 f32 or 1024 16-bit columns) take a group of lanes per row instead
+//!   ([`narrow`]'s kernels; [`gemv_kernel_for`] names the one).
 //! - [`gemv_t`], y = Aᵀ·x without transposing A ([`transposed`]'s kernels): a block per band of
 //!   128 or 256 bytes of each row, the lanes side by side across it (f32 lanes on single
 //!   columns, 16-bit lanes on vectors of 2 or 4); the block's warps take interleaved runs of
@@ -15,7 +17,9 @@
 use crate::prelude::*;
 use crate::{Input, Output};
 
+pub mod narrow;
 pub mod transposed;
+pub use narrow::*;
 pub use transposed::*;
 
 // y = A·x is stamped for f32 and 16-bit data by a macro_rules!: the element type, its vector,
@@ -100,8 +104,11 @@ gemv!(
 /// Element types y = A·x and y = Aᵀ·x take: f32, bf16 and f16 (f32 sums for all, y rounded
 /// once).
 pub trait GemvElement: crate::runtime::Element {
-    /// This type's [`gemv`] kernel.
+    /// This type's [`gemv`] kernel for rows wider than its narrow kernels take.
     const KERNEL: &'static crate::KernelDefinition;
+    /// This type's narrow-row [`gemv`] kernels ([`narrow`]): (the most columns, the kernel), by
+    /// width; a row takes the first that holds it.
+    const WIDTHS: &'static [(usize, &'static crate::KernelDefinition)];
     /// This type's [`gemv_t`] kernels.
     const TRANSPOSED: TransposedKernels;
 }
@@ -123,6 +130,7 @@ pub struct TransposedKernels {
 
 impl GemvElement for f32 {
     const KERNEL: &'static crate::KernelDefinition = &gemv_f32::KERNEL;
+    const WIDTHS: &'static [(usize, &'static crate::KernelDefinition)] = narrow::F32_WIDTHS;
     const TRANSPOSED: TransposedKernels = TransposedKernels {
         rows: &gemv_t_f32::KERNEL,
         band: &gemv_t_band_f32::KERNEL,
@@ -134,6 +142,7 @@ impl GemvElement for f32 {
 
 impl GemvElement for bf16 {
     const KERNEL: &'static crate::KernelDefinition = &gemv_bf16::KERNEL;
+    const WIDTHS: &'static [(usize, &'static crate::KernelDefinition)] = narrow::BF16_WIDTHS;
     const TRANSPOSED: TransposedKernels = TransposedKernels {
         rows: &gemv_t_bf16::KERNEL,
         band: &gemv_t_band_bf16::KERNEL,
@@ -145,6 +154,7 @@ impl GemvElement for bf16 {
 
 impl GemvElement for f16 {
     const KERNEL: &'static crate::KernelDefinition = &gemv_f16::KERNEL;
+    const WIDTHS: &'static [(usize, &'static crate::KernelDefinition)] = narrow::F16_WIDTHS;
     const TRANSPOSED: TransposedKernels = TransposedKernels {
         rows: &gemv_t_f16::KERNEL,
         band: &gemv_t_band_f16::KERNEL,
@@ -154,7 +164,21 @@ impl GemvElement for f16 {
     };
 }
 
-/// y = A·x ([`gemv_f32`], [`gemv_bf16`], [`gemv_f16`] by element type).
+/// The kernel [`gemv`] takes for rows of `cols` elements of `T`: the narrowest group-of-lanes
+/// kernel that holds the row ([`narrow`]), else the warp per row.
+///
+/// ```
+/// use tessera::catalog::gemv::gemv_kernel_for;
+/// assert_eq!(gemv_kernel_for::<f32>(64).name(), "gemv_lanes_64_f32");
+/// assert_eq!(gemv_kernel_for::<f32>(65).name(), "gemv_lanes_128_f32");
+/// assert_eq!(gemv_kernel_for::<f32>(1024).name(), "gemv_f32");
+/// assert_eq!(gemv_kernel_for::<half::bf16>(1024).name(), "gemv_lanes_1024_bf16");
+/// ```
+pub fn gemv_kernel_for<T: GemvElement>(cols: usize) -> &'static crate::KernelDefinition {
+    T::WIDTHS.iter().find(|(most, _)| cols <= *most).map_or(T::KERNEL, |(_, kernel)| *kernel)
+}
+
+/// y = A·x (the kernel [`gemv_kernel_for`] names for A's row length and element type).
 ///
 /// ```ignore
 /// tessera::catalog::gemv::gemv(&backend, &a, &x, &mut y)?;   // a: [m, k], x: [k], y: [m]
@@ -165,7 +189,8 @@ pub fn gemv<T: GemvElement>(
     x: &impl Input<T>,
     y: &mut impl Output<T>,
 ) -> Result<crate::Launched, Error> {
-    T::KERNEL.launch(
+    let cols = a.shape().last().copied().unwrap_or(0);
+    gemv_kernel_for::<T>(cols).launch(
         device,
         &mut [crate::Argument::input("a", a), crate::Argument::input("x", x), crate::Argument::output("y", y)],
     )
@@ -297,10 +322,25 @@ pub fn gemv_t<T: GemvElement>(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 19] = [
+pub const ALL: [&crate::KernelDefinition; 34] = [
     &gemv_f32::KERNEL,
     &gemv_bf16::KERNEL,
     &gemv_f16::KERNEL,
+    &gemv_lanes_32_f32::KERNEL,
+    &gemv_lanes_64_f32::KERNEL,
+    &gemv_lanes_128_f32::KERNEL,
+    &gemv_lanes_256_f32::KERNEL,
+    &gemv_lanes_512_f32::KERNEL,
+    &gemv_lanes_64_bf16::KERNEL,
+    &gemv_lanes_128_bf16::KERNEL,
+    &gemv_lanes_256_bf16::KERNEL,
+    &gemv_lanes_512_bf16::KERNEL,
+    &gemv_lanes_1024_bf16::KERNEL,
+    &gemv_lanes_64_f16::KERNEL,
+    &gemv_lanes_128_f16::KERNEL,
+    &gemv_lanes_256_f16::KERNEL,
+    &gemv_lanes_512_f16::KERNEL,
+    &gemv_lanes_1024_f16::KERNEL,
     &gemv_t_f32::KERNEL,
     &gemv_t_band_f32::KERNEL,
     &gemv_t_band_pairs_f32::KERNEL,
