@@ -54,7 +54,7 @@ for m, k in [(8192, 8192), (4097, 4095), (4096, 16384), (8192, 16384), (16384, 8
     xth = xt.bfloat16()
     row("gemv_t bf16 (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah.t(), xth)), traffic // 2, copy)
 # narrow rows (a group of lanes per row in tessera): A·x only
-for m, k in [(1048576, 32), (1048576, 64), (524288, 128), (262144, 256), (131072, 512), (65536, 1024)]:
+for m, k in [(1048576, 32), (1048576, 64), (131072, 96), (524288, 128), (262144, 256), (131072, 512), (65536, 1024)]:
     a, x = torch.randn(m, k, device="cuda"), torch.randn(k, device="cuda")
     copy = copy_gbs(m * k)
     traffic = 4 * (m * k + m + k)

@@ -322,7 +322,7 @@ pub fn gemv_t<T: GemvElement>(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 34] = [
+pub const ALL: [&crate::KernelDefinition; 36] = [
     &gemv_f32::KERNEL,
     &gemv_bf16::KERNEL,
     &gemv_f16::KERNEL,
@@ -331,11 +331,13 @@ pub const ALL: [&crate::KernelDefinition; 34] = [
     &gemv_lanes_128_f32::KERNEL,
     &gemv_lanes_256_f32::KERNEL,
     &gemv_lanes_512_f32::KERNEL,
+    &gemv_lanes_32_bf16::KERNEL,
     &gemv_lanes_64_bf16::KERNEL,
     &gemv_lanes_128_bf16::KERNEL,
     &gemv_lanes_256_bf16::KERNEL,
     &gemv_lanes_512_bf16::KERNEL,
     &gemv_lanes_1024_bf16::KERNEL,
+    &gemv_lanes_32_f16::KERNEL,
     &gemv_lanes_64_f16::KERNEL,
     &gemv_lanes_128_f16::KERNEL,
     &gemv_lanes_256_f16::KERNEL,
