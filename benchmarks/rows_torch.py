@@ -53,14 +53,16 @@ for m, k in [(8192, 8192), (4097, 4095), (4096, 16384), (8192, 16384), (16384, 8
     row("gemv bf16 (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah, xh)), traffic // 2, copy)
     xth = xt.bfloat16()
     row("gemv_t bf16 (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah.t(), xth)), traffic // 2, copy)
-# narrow rows (a group of lanes per row in tessera): A·x only
+# narrow rows (a group of lanes per row in tessera)
 for m, k in [(1048576, 32), (1048576, 64), (131072, 96), (524288, 128), (262144, 256), (131072, 512), (65536, 1024)]:
-    a, x = torch.randn(m, k, device="cuda"), torch.randn(k, device="cuda")
+    a, x, xt = torch.randn(m, k, device="cuda"), torch.randn(k, device="cuda"), torch.randn(m, device="cuda")
     copy = copy_gbs(m * k)
     traffic = 4 * (m * k + m + k)
     row("gemv (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(a, x)), traffic, copy)
-    ah, xh = a.bfloat16(), x.bfloat16()
+    row("gemv_t (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(a.t(), xt)), traffic, copy)
+    ah, xh, xth = a.bfloat16(), x.bfloat16(), xt.bfloat16()
     row("gemv bf16 (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah, xh)), traffic // 2, copy)
+    row("gemv_t bf16 (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah.t(), xth)), traffic // 2, copy)
 for n in [1 << 24, 1 << 28]:
     x = torch.rand(n, device="cuda")
     total = torch.empty((), device="cuda")

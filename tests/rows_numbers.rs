@@ -22,6 +22,7 @@ on_both_backends!(
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
     gemv_matches_an_f64_reference,
     every_narrow_gemv_kernel_matches_an_f64_reference_at_the_edges_of_its_width,
+    every_narrow_gemv_t_kernel_matches_an_f64_reference_at_the_edges_of_its_width,
     bf16_and_f16_gemv_match_an_f64_reference_from_the_rounded_inputs,
     gemv_t_matches_an_f64_reference,
     bf16_and_f16_gemv_t_match_an_f64_reference_from_the_rounded_inputs,
@@ -563,8 +564,20 @@ fn rms_norm_matches_an_f64_reference(backend: &Backend) {
 }
 
 fn gemv_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    // 1300 × 65 and 2049 × 31: gemv_t splits the rows into 3 and 5 slices (fewer than 256 column blocks)
-    let mut shapes = vec![(1, 1), (7, 33), (9, 255), (33, 257), (100, 1000), (257, 17), (1300, 65), (2049, 31)];
+    // 1300 × 300 and 2049 × 600: gemv_t splits the rows of bands into slices (fewer than 128
+    // column bands, wider than its narrow-row kernels); 1300 × 65 and 2049 × 31 take those
+    let mut shapes = vec![
+        (1, 1),
+        (7, 33),
+        (9, 255),
+        (33, 257),
+        (100, 1000),
+        (257, 17),
+        (1300, 65),
+        (2049, 31),
+        (1300, 300),
+        (2049, 600),
+    ];
     if !backend.is_simulated() {
         shapes.extend([(8192, 8192), (4097, 4095)]);
     }
@@ -731,16 +744,21 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
         let x = backend.upload(&host_x, [m]).unwrap();
         let mut y = backend.filled([n], f32::from_bits(POISON)).unwrap();
         let launched = gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
+        let narrow = gemv::narrow_transposed_pass::<f32>(n).is_some();
         let split = gemv::row_slices::<f32>(m, n) > 1;
-        let want_kernel = match (split, n.div_ceil(32) >= 192, n.div_ceil(64) <= 132) {
-            (true, _, _) => "gemv_t_finish_f32",
-            (false, true, true) => "gemv_t_band_pairs_f32",
-            (false, true, false) => "gemv_t_f32",
-            (false, false, _) => "gemv_t_band_f32",
+        let want_kernel = match (narrow, split, n.div_ceil(32) >= 192, n.div_ceil(64) <= 132) {
+            (true, _, _, _) => "gemv_t_lanes_finish_f32",
+            (false, true, _, _) => "gemv_t_finish_f32",
+            (false, false, true, true) => "gemv_t_band_pairs_f32",
+            (false, false, true, false) => "gemv_t_f32",
+            (false, false, false, _) => "gemv_t_band_f32",
         };
         assert_eq!(launched.kernel, want_kernel, "{m}×{n}");
-        if [(1300, 65), (2049, 31)].contains(&(m, n)) {
-            assert!(split, "{m}×{n}: the shapes that exercise the row split must take it");
+        if [(1300, 300), (2049, 600)].contains(&(m, n)) {
+            assert!(split && !narrow, "{m}×{n}: the shapes that exercise the row split must take it");
+        }
+        if [(1300, 65), (2049, 31), (257, 17)].contains(&(m, n)) {
+            assert!(narrow, "{m}×{n}: narrow rows are read whole");
         }
         assert_transposed_gemv(&backend.download(&y).unwrap(), &host_a, &host_x, (m, n), "gemv_t");
         // the unsplit kernels, whichever gemv_t takes here
@@ -760,6 +778,88 @@ fn gemv_t_matches_an_f64_reference(backend: &Backend) {
             assert_transposed_gemv(&backend.download(&y).unwrap(), &host_a, &host_x, (m, n), kernel.name());
         }
     }
+}
+
+/// The narrow-row y = Aᵀ·x passes ([`gemv::narrow_transposed`]) for f32, bf16 and f16: each
+/// first pass at the row lengths at the edges of its width (as the A·x test) over 3 slices of
+/// rows that do not divide evenly and one slice, then the finishing pass; and `gemv_t` taking
+/// them (its slices) where `narrow_transposed_pass` names them. f64 sums of the (rounded)
+/// inputs, y rounded once.
+fn every_narrow_gemv_t_kernel_matches_an_f64_reference_at_the_edges_of_its_width(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: gemv::GemvElement>(backend: &Backend, to: impl Fn(f32) -> T, back: impl Fn(T) -> f32, rounding: f64) {
+        let rows = if backend.is_simulated() { 301 } else { 200_003 };
+        let mut previous = 0;
+        for &(most, first_pass) in T::NARROW_TRANSPOSED.widths {
+            let vector = 16 / std::mem::size_of::<T>();
+            for (n, ld, first) in [
+                (most, most, 0),
+                (most - 1, most - 1, 0),
+                (previous + 1, previous + 1, 0),
+                (vector - 1, vector - 1, 0),
+                (1, 1, 0),
+                (most - 2, most + 1, 1),
+            ] {
+                let host_a: Vec<T> = random_floats(rows * ld, (most + n) as u64).into_iter().map(&to).collect();
+                let host_x: Vec<T> = random_floats(rows, 13).into_iter().map(&to).collect();
+                let parent = backend.upload(&host_a, [rows, ld]).unwrap();
+                let a = parent.submatrix(0..rows, first..first + n).unwrap();
+                let x = backend.upload(&host_x, [rows]).unwrap();
+                let check_y = |y: &tessera::DeviceTensor<T>, what: &str| {
+                    let got = backend.download(y).unwrap();
+                    for (j, g) in got.into_iter().map(&back).enumerate() {
+                        let column = (0..rows).map(|r| back(host_a[r * ld + first + j]));
+                        let (want, slack) = dot(column, host_x.iter().map(|&v| back(v)));
+                        let slack = slack + rounding * want.abs() + 1e-30;
+                        assert!(
+                            (f64::from(g) - want).abs() <= slack,
+                            "{what} {rows}×{n} (ld {ld}): y[{j}] = {g}, want {want}"
+                        );
+                    }
+                };
+                for slices in [3, 1] {
+                    let mut partials = backend.filled([slices, n], f32::NAN).unwrap();
+                    first_pass
+                        .launch(
+                            backend,
+                            &mut [
+                                tessera::Argument::input("a", &a),
+                                tessera::Argument::input("x", &x),
+                                tessera::Argument::output("partials", &mut partials),
+                            ],
+                        )
+                        .unwrap();
+                    let mut y = backend.filled([n], to(f32::NAN)).unwrap();
+                    T::NARROW_TRANSPOSED
+                        .finish
+                        .launch(
+                            backend,
+                            &mut [
+                                tessera::Argument::input("partials", &partials),
+                                tessera::Argument::output("y", &mut y),
+                            ],
+                        )
+                        .unwrap();
+                    check_y(&y, &format!("{} over {slices} slices", first_pass.name()));
+                }
+                if first == 0 {
+                    let mut y = backend.filled([n], to(f32::NAN)).unwrap();
+                    let launched = gemv::gemv_t(backend, &a, &x, &mut y).unwrap();
+                    assert_eq!(launched.kernel, gemv::gemv_t_kernel_for::<T>(backend, rows, n).name());
+                    let taken = gemv::narrow_transposed_pass::<T>(n).map(|k| k.name());
+                    assert!(taken.is_some(), "{n} columns are narrow rows");
+                    if n > previous {
+                        assert_eq!(taken, Some(first_pass.name()), "the narrowest width that holds {n} columns");
+                    }
+                    check_y(&y, "gemv_t");
+                }
+            }
+            previous = most;
+        }
+    }
+    check(backend, |v| v, |v| v, 0.0);
+    check(backend, bf16::from_f32, bf16::to_f32, 1.0 / 256.0);
+    check(backend, f16::from_f32, f16::to_f32, 1.0 / 2048.0);
 }
 
 /// y = Aᵀ·x on 16-bit data: every kernel of `T`'s [`gemv::TransposedKernels`] (and the one

@@ -100,7 +100,8 @@ impl Family {
             (Family::Norm, Some(columns)) => {
                 norm::Width::for_columns(columns.max(0) as usize) == Some(norm::Width::of(kernel.name()))
             }
-            // a narrow-row A·x kernel where `gemv::gemv` takes it; the warp per row everywhere
+            // a narrow-row A·x kernel where `gemv::gemv` takes it, a narrow-row Aᵀ·x first pass
+            // where `gemv::gemv_t` does; the warp per row and the bands everywhere
             (Family::Gemv, _) if gemv_lanes_width(kernel).is_some() => {
                 let columns = value("K").unwrap_or(0).max(0) as usize;
                 [
@@ -110,6 +111,16 @@ impl Family {
                 ]
                 .iter()
                 .any(|k| k.name() == kernel.name())
+            }
+            (Family::Gemv, _) if gemv_t_lanes_width(kernel).is_some() => {
+                let columns = value("N").unwrap_or(0).max(0) as usize;
+                [
+                    gemv::narrow_transposed_pass::<f32>(columns),
+                    gemv::narrow_transposed_pass::<half::bf16>(columns),
+                    gemv::narrow_transposed_pass::<half::f16>(columns),
+                ]
+                .iter()
+                .any(|k| k.is_some_and(|k| k.name() == kernel.name()))
             }
             // the kernels `attention::forward_on` takes for the head dim (BF16, causal and not,
             // mma.sync and wgmma)
@@ -142,10 +153,14 @@ impl Family {
                     .and_then(|ir| ir.config.constants.iter().find(|c| c.name == "D").map(|c| c.value.max(0) as usize));
                 width.is_some() && width.copied() == own
             }
-            // a narrow-row A·x kernel only on rows it holds
-            Family::Gemv => gemv_lanes_width(kernel).is_none_or(|most| {
-                shape.iter().find(|(n, _)| n == "K").is_some_and(|(_, k)| (*k).max(0) as usize <= most)
-            }),
+            // a narrow-row kernel only on rows it holds
+            Family::Gemv => {
+                let holds = |symbol: &str, most: usize| {
+                    shape.iter().find(|(n, _)| n == symbol).is_some_and(|(_, v)| (*v).max(0) as usize <= most)
+                };
+                gemv_lanes_width(kernel).is_none_or(|most| holds("K", most))
+                    && gemv_t_lanes_width(kernel).is_none_or(|most| holds("N", most))
+            }
             _ => true,
         }
     }
@@ -266,6 +281,8 @@ impl Family {
                 shape(&[("M", 1048576), ("K", 64)]),
                 shape(&[("M", 524288), ("K", 128)]),
                 shape(&[("M", 131072), ("K", 512)]),
+                shape(&[("M", 1048576), ("N", 64)]),
+                shape(&[("M", 262144), ("N", 256)]),
                 shape(&[("M", 8192), ("N", 8192)]),
                 shape(&[("M", 4097), ("N", 4095)]),
                 // fewer bands of 32 columns than SMs: gemv_t splits the rows, pass 1 then pass 2
@@ -407,6 +424,16 @@ fn gemv_lanes_width(kernel: &KernelDefinition) -> Option<usize> {
     [gemv::narrow::F32_WIDTHS, gemv::narrow::BF16_WIDTHS, gemv::narrow::F16_WIDTHS]
         .iter()
         .flat_map(|widths| widths.iter())
+        .find(|(_, k)| k.name() == kernel.name())
+        .map(|(most, _)| *most)
+}
+
+/// The most columns a narrow-row Aᵀ·x first pass ([`gemv::narrow_transposed`]) holds; `None` for
+/// any other kernel.
+fn gemv_t_lanes_width(kernel: &KernelDefinition) -> Option<usize> {
+    [gemv::F32_NARROW_TRANSPOSED, gemv::BF16_NARROW_TRANSPOSED, gemv::F16_NARROW_TRANSPOSED]
+        .iter()
+        .flat_map(|kernels| kernels.widths.iter())
         .find(|(_, k)| k.name() == kernel.name())
         .map(|(most, _)| *most)
 }

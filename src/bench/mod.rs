@@ -496,5 +496,12 @@ mod tests {
         assert!(Family::Gemv.measures(&gemv::gemv_f32::KERNEL, &shape(64)));
         assert!(Family::Gemv.computes(&gemv::gemv_f32::KERNEL, &shape(8192)));
         assert!(Family::Gemv.measures(&gemv::gemv_lanes_1024_bf16::KERNEL, &shape(1000)));
+        // Aᵀ·x's narrow first passes alike, on N
+        let transposed = |n: i64| vec![("M".to_string(), 1024), ("N".to_string(), n), ("S".to_string(), 4)];
+        let t_64 = &gemv::gemv_t_lanes_64_f32::KERNEL;
+        assert!(Family::Gemv.measures(t_64, &transposed(64)));
+        assert!(!Family::Gemv.measures(t_64, &transposed(65)));
+        assert!(!Family::Gemv.computes(t_64, &transposed(65)));
+        assert!(Family::Gemv.computes(t_64, &transposed(33)));
     }
 }

@@ -18,8 +18,10 @@ use crate::prelude::*;
 use crate::{Input, Output};
 
 pub mod narrow;
+pub mod narrow_transposed;
 pub mod transposed;
 pub use narrow::*;
+pub use narrow_transposed::*;
 pub use transposed::*;
 
 // y = A·x is stamped for f32 and 16-bit data by a macro_rules!: the element type, its vector,
@@ -111,6 +113,8 @@ pub trait GemvElement: crate::runtime::Element {
     const WIDTHS: &'static [(usize, &'static crate::KernelDefinition)];
     /// This type's [`gemv_t`] kernels.
     const TRANSPOSED: TransposedKernels;
+    /// This type's [`gemv_t`] kernels for narrow rows ([`narrow_transposed`]).
+    const NARROW_TRANSPOSED: NarrowTransposed;
 }
 
 /// The kernels [`gemv_t`] picks from for one element type, by how many 128-byte bands a row of
@@ -138,6 +142,7 @@ impl GemvElement for f32 {
         partials: &gemv_t_partials_f32::KERNEL,
         finish: &gemv_t_finish_f32::KERNEL,
     };
+    const NARROW_TRANSPOSED: NarrowTransposed = narrow_transposed::F32_NARROW_TRANSPOSED;
 }
 
 impl GemvElement for bf16 {
@@ -150,6 +155,7 @@ impl GemvElement for bf16 {
         partials: &gemv_t_partials_bf16::KERNEL,
         finish: &gemv_t_finish_bf16::KERNEL,
     };
+    const NARROW_TRANSPOSED: NarrowTransposed = narrow_transposed::BF16_NARROW_TRANSPOSED;
 }
 
 impl GemvElement for f16 {
@@ -162,6 +168,7 @@ impl GemvElement for f16 {
         partials: &gemv_t_partials_f16::KERNEL,
         finish: &gemv_t_finish_f16::KERNEL,
     };
+    const NARROW_TRANSPOSED: NarrowTransposed = narrow_transposed::F16_NARROW_TRANSPOSED;
 }
 
 /// The kernel [`gemv`] takes for rows of `cols` elements of `T`: the narrowest group-of-lanes
@@ -265,6 +272,9 @@ pub fn gemv_t_kernel_for<T: GemvElement>(
     rows: usize,
     cols: usize,
 ) -> &'static crate::KernelDefinition {
+    if narrow_transposed_pass::<T>(cols).is_some() {
+        return T::NARROW_TRANSPOSED.finish;
+    }
     let kernels = T::TRANSPOSED;
     let bands_128 = bands::<T>(cols, 128);
     // the double-width kernels are sm_90's (their registers spill on sm_80)
@@ -279,9 +289,40 @@ pub fn gemv_t_kernel_for<T: GemvElement>(
     }
 }
 
+/// The first pass [`gemv_t`] runs on rows of `cols` elements of `T` read whole, a group of
+/// lanes per row ([`narrow_transposed`]): the narrowest that holds the row, or `None` for rows
+/// wider than its widths, which take bands of columns.
+///
+/// ```
+/// use tessera::catalog::gemv::narrow_transposed_pass;
+/// assert_eq!(narrow_transposed_pass::<f32>(64).map(|k| k.name()), Some("gemv_t_lanes_64_f32"));
+/// assert_eq!(narrow_transposed_pass::<half::bf16>(300).map(|k| k.name()), Some("gemv_t_lanes_512_bf16"));
+/// assert!(narrow_transposed_pass::<f32>(4096).is_none());
+/// ```
+pub fn narrow_transposed_pass<T: GemvElement>(cols: usize) -> Option<&'static crate::KernelDefinition> {
+    T::NARROW_TRANSPOSED.widths.iter().find(|(most, _)| cols <= *most).map(|(_, kernel)| *kernel)
+}
+
+/// The slices of rows [`gemv_t`]'s narrow-row first pass takes: one block each, at least 256
+/// rows a slice, at most [`NARROW_SLICES`].
+///
+/// ```
+/// use tessera::catalog::gemv::narrow_row_slices;
+/// assert_eq!(narrow_row_slices(1_048_576), 512);
+/// assert_eq!(narrow_row_slices(4096), 16);
+/// assert_eq!(narrow_row_slices(1), 1);
+/// ```
+pub fn narrow_row_slices(rows: usize) -> usize {
+    rows.div_ceil(256).clamp(1, NARROW_SLICES)
+}
+
+/// Blocks of 256 threads the narrow-row first pass fills an H100 or H200 with, about four an SM.
+pub const NARROW_SLICES: usize = 512;
+
 /// y = Aᵀ·x without transposing A: one launch of the kernel [`gemv_t_kernel_for`] names, or
 /// the rows split into slices (the partials kernel into an f32 workspace, then the finishing
-/// one as its dependent). Returns the last launch.
+/// one as its dependent) — on narrow rows the rows read whole ([`narrow_transposed_pass`]).
+/// Returns the last launch.
 ///
 /// ```ignore
 /// tessera::catalog::gemv::gemv_t(&backend, &a, &x, &mut y)?;   // a: [m, n], x: [m], y: [n]
@@ -297,6 +338,21 @@ pub fn gemv_t<T: GemvElement>(
         &[rows, cols] => (rows, cols),
         _ => (1, 1),
     };
+    if let Some(first_pass) = narrow_transposed_pass::<T>(cols) {
+        let mut partials: crate::DeviceTensor<f32> = device.device_ref().scratch([narrow_row_slices(rows), cols])?;
+        first_pass.launch(
+            device,
+            &mut [
+                crate::Argument::input("a", a),
+                crate::Argument::input("x", x),
+                crate::Argument::output("partials", &mut partials),
+            ],
+        )?;
+        return T::NARROW_TRANSPOSED.finish.launch_dependent(
+            device,
+            &mut [crate::Argument::input("partials", &partials), crate::Argument::output("y", y)],
+        );
+    }
     let kernel = gemv_t_kernel_for::<T>(device, rows, cols);
     if !std::ptr::eq(kernel, kernels.finish) {
         return kernel.launch(
@@ -322,7 +378,7 @@ pub fn gemv_t<T: GemvElement>(
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 36] = [
+pub const ALL: [&crate::KernelDefinition; 51] = [
     &gemv_f32::KERNEL,
     &gemv_bf16::KERNEL,
     &gemv_f16::KERNEL,
@@ -359,4 +415,19 @@ pub const ALL: [&crate::KernelDefinition; 36] = [
     &gemv_t_band_pairs_f16::KERNEL,
     &gemv_t_partials_f16::KERNEL,
     &gemv_t_finish_f16::KERNEL,
+    &gemv_t_lanes_32_f32::KERNEL,
+    &gemv_t_lanes_64_f32::KERNEL,
+    &gemv_t_lanes_128_f32::KERNEL,
+    &gemv_t_lanes_256_f32::KERNEL,
+    &gemv_t_lanes_64_bf16::KERNEL,
+    &gemv_t_lanes_128_bf16::KERNEL,
+    &gemv_t_lanes_256_bf16::KERNEL,
+    &gemv_t_lanes_512_bf16::KERNEL,
+    &gemv_t_lanes_64_f16::KERNEL,
+    &gemv_t_lanes_128_f16::KERNEL,
+    &gemv_t_lanes_256_f16::KERNEL,
+    &gemv_t_lanes_512_f16::KERNEL,
+    &gemv_t_lanes_finish_f32::KERNEL,
+    &gemv_t_lanes_finish_bf16::KERNEL,
+    &gemv_t_lanes_finish_f16::KERNEL,
 ];
