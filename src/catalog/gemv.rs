@@ -255,13 +255,15 @@ pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
 /// The kernel [`gemv_t`] reports for a `rows × cols` A of `T` on `device` ([`TransposedKernels`]):
 /// on sm_90 the double-width band kernel from 192 bands of 128 bytes while its bands fit one an
 /// SM; the 512-thread kernel from 256 bands; the 1024-thread band kernel from 128 bands (one an
-/// SM); below, the finishing pass of the row split ([`row_slices`]).
+/// SM); below, the finishing pass of the row split ([`row_slices`]); on narrow rows
+/// ([`narrow_transposed_pass`]) the finishing pass of their slices.
 ///
 /// ```
 /// use tessera::catalog::gemv::gemv_t_kernel_for;
 /// # fn main() -> Result<(), tessera::Error> {
 /// let simulator = tessera::Simulator::new()?;
 /// assert_eq!(gemv_t_kernel_for::<f32>(&simulator, 4097, 4095).name(), "gemv_t_band_f32");
+/// assert_eq!(gemv_t_kernel_for::<f32>(&simulator, 1 << 20, 64).name(), "gemv_t_lanes_finish_f32");
 /// assert_eq!(gemv_t_kernel_for::<half::bf16>(&simulator, 4096, 14336).name(), "gemv_t_band_pairs_bf16");
 /// assert_eq!(gemv_t_kernel_for::<half::bf16>(&simulator, 8192, 3000).name(), "gemv_t_finish_bf16");
 /// # Ok(())
@@ -303,17 +305,18 @@ pub fn narrow_transposed_pass<T: GemvElement>(cols: usize) -> Option<&'static cr
     T::NARROW_TRANSPOSED.widths.iter().find(|(most, _)| cols <= *most).map(|(_, kernel)| *kernel)
 }
 
-/// The slices of rows [`gemv_t`]'s narrow-row first pass takes: one block each, at least 256
-/// rows a slice, at most [`NARROW_SLICES`].
+/// The slices of rows [`gemv_t`]'s narrow-row first pass takes: one block each, at least 64
+/// rows a slice, at most [`NARROW_SLICES`] (with 256 rows at least, 16384 rows took 64 blocks
+/// for an H200's 132 SMs).
 ///
 /// ```
 /// use tessera::catalog::gemv::narrow_row_slices;
 /// assert_eq!(narrow_row_slices(1_048_576), 512);
-/// assert_eq!(narrow_row_slices(4096), 16);
+/// assert_eq!(narrow_row_slices(16384), 256);
 /// assert_eq!(narrow_row_slices(1), 1);
 /// ```
 pub fn narrow_row_slices(rows: usize) -> usize {
-    rows.div_ceil(256).clamp(1, NARROW_SLICES)
+    rows.div_ceil(64).clamp(1, NARROW_SLICES)
 }
 
 /// Blocks of 256 threads the narrow-row first pass fills an H100 or H200 with, about four an SM.
@@ -333,38 +336,26 @@ pub fn gemv_t<T: GemvElement>(
     x: &impl Input<T>,
     y: &mut impl Output<T>,
 ) -> Result<crate::Launched, Error> {
-    let kernels = T::TRANSPOSED;
     let (rows, cols) = match a.shape() {
         &[rows, cols] => (rows, cols),
         _ => (1, 1),
     };
-    if let Some(first_pass) = narrow_transposed_pass::<T>(cols) {
-        let mut partials: crate::DeviceTensor<f32> = device.device_ref().scratch([narrow_row_slices(rows), cols])?;
-        first_pass.launch(
-            device,
-            &mut [
-                crate::Argument::input("a", a),
-                crate::Argument::input("x", x),
-                crate::Argument::output("partials", &mut partials),
-            ],
-        )?;
-        return T::NARROW_TRANSPOSED.finish.launch_dependent(
-            device,
-            &mut [crate::Argument::input("partials", &partials), crate::Argument::output("y", y)],
-        );
-    }
+    // the last pass, and for two the first and its slices of rows
     let kernel = gemv_t_kernel_for::<T>(device, rows, cols);
-    if !std::ptr::eq(kernel, kernels.finish) {
-        return kernel.launch(
-            device,
-            &mut [crate::Argument::input("a", a), crate::Argument::input("x", x), crate::Argument::output("y", y)],
-        );
-    }
+    let (first_pass, slices) = match narrow_transposed_pass::<T>(cols) {
+        Some(first_pass) => (first_pass, narrow_row_slices(rows)),
+        None if std::ptr::eq(kernel, T::TRANSPOSED.finish) => (T::TRANSPOSED.partials, row_slices::<T>(rows, cols)),
+        None => {
+            return kernel.launch(
+                device,
+                &mut [crate::Argument::input("a", a), crate::Argument::input("x", x), crate::Argument::output("y", y)],
+            )
+        }
+    };
     // every slice's partial sums written by pass 1 before pass 2 reads them: no zeroing (a
     // memset between the passes would also stand between pass 2 and its dependent launch)
-    let slices = row_slices::<T>(rows, cols);
     let mut partials: crate::DeviceTensor<f32> = device.device_ref().scratch([slices, cols])?;
-    kernels.partials.launch(
+    first_pass.launch(
         device,
         &mut [
             crate::Argument::input("a", a),
@@ -372,8 +363,7 @@ pub fn gemv_t<T: GemvElement>(
             crate::Argument::output("partials", &mut partials),
         ],
     )?;
-    kernels
-        .finish
+    kernel
         .launch_dependent(device, &mut [crate::Argument::input("partials", &partials), crate::Argument::output("y", y)])
 }
 
