@@ -373,7 +373,7 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
 }
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    // each kernel's limit, both sides: 128, 256, 512, 1024 (lanes), 2048, 5120 (short), 8192,
+    // each kernel's limit, both sides: 128, 256, 512, 1024 (lanes), 2048, 3072, 5120 (short), 8192,
     // MAX_COLUMNS (wide); 37 rows of 128, more than a block's 32
     let mut shapes = vec![
         (3, 1),
@@ -387,6 +387,8 @@ fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
         (2, 1025),
         (2, 2048),
         (2, 2049),
+        (2, 3072),
+        (2, 3073),
         (2, 4097),
         (1, 5120),
         (2, 5121),
@@ -457,8 +459,8 @@ fn layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight(backend: &Backe
     // x from column 1 of rows of cols + 6, weight and bias from element 2, y from column 3 of
     // rows of cols + 4: every row takes another of the block kernels' store paths (vectors where
     // y's row, the weight and the bias start as x's row does; else the weights, then y, element
-    // by element) — at 1025 columns (64 threads a row) and 2049 (256)
-    for cols in [1025, 2049] {
+    // by element) — at 1025 columns (64 threads a row), 2049 (96) and 3073 (128)
+    for cols in [1025, 2049, 3073] {
         let (rows, ld, y_ld) = (8, cols + 6, cols + 4);
         let host: Vec<f32> = random_floats(rows * ld, 21).iter().map(|v| 3.0 + v * 2.0).collect();
         let (host_w, host_b) = (random_floats(cols + 2, 23), random_floats(cols + 2, 29));

@@ -563,21 +563,54 @@ rms_norm!(
     rms_norm_block_2048_f16, f16, vector = 8, threads = 64, items = 32
 );
 
+// Rows of 2049 to 3072 columns: a block of 96 threads (three warps) per row, 32 values a
+// thread — on an H200 bf16 LayerNorm / RMSNorm at 16384 × 2560 93.0 / 97.5% of the device copy,
+// at 16384 × 2304 91.8 / 97.9%, at 8192 × 3072 90.8 / 91.9%, where the 5120-column kernels (128
+// × 40, half their threads idle at 2560) gave 80.8 / 88.9%, 76.1 / 85.1% and 84.3 / 91.4%;
+// 128 × 24 and 64 × 48 beside them were level or behind (BENCHMARKS.md).
+layer_norm!(
+    /// [`layer_norm_f32`] for rows of up to 3072 columns: a block of 96 threads per row, 32
+    /// elements each.
+    layer_norm_block_3072_f32, f32, vector = 4, threads = 96, items = 32
+);
+layer_norm!(
+    /// [`layer_norm_block_3072_f32`] on bf16 data (f32 statistics).
+    layer_norm_block_3072_bf16, bf16, vector = 8, threads = 96, items = 32
+);
+layer_norm!(
+    /// [`layer_norm_block_3072_f32`] on f16 data (f32 statistics).
+    layer_norm_block_3072_f16, f16, vector = 8, threads = 96, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_f32`] for rows of up to 3072 columns: a block of 96 threads per row, 32
+    /// elements each.
+    rms_norm_block_3072_f32, f32, vector = 4, threads = 96, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_block_3072_f32`] on bf16 data (f32 statistics).
+    rms_norm_block_3072_bf16, bf16, vector = 8, threads = 96, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_block_3072_f32`] on f16 data (f32 statistics).
+    rms_norm_block_3072_f16, f16, vector = 8, threads = 96, items = 32
+);
+
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).
 pub trait NormElement: crate::runtime::Element {
     /// The LayerNorm kernels of this type, then the RMSNorm ones, each in [`Width`] order
     /// (to 128 columns, 256, 512, 1024, 2048, 5120, 8192, 16384).
-    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2];
+    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2];
 }
 
 impl NormElement for f32 {
-    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2] = [
+    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2] = [
         [
             &layer_norm_warp_128_f32::KERNEL,
             &layer_norm_warp_256_f32::KERNEL,
             &layer_norm_warp_512_f32::KERNEL,
             &layer_norm_warp_1024_f32::KERNEL,
             &layer_norm_block_2048_f32::KERNEL,
+            &layer_norm_block_3072_f32::KERNEL,
             &layer_norm_short_f32::KERNEL,
             &layer_norm_f32::KERNEL,
             &layer_norm_wide_f32::KERNEL,
@@ -588,6 +621,7 @@ impl NormElement for f32 {
             &rms_norm_warp_512_f32::KERNEL,
             &rms_norm_warp_1024_f32::KERNEL,
             &rms_norm_block_2048_f32::KERNEL,
+            &rms_norm_block_3072_f32::KERNEL,
             &rms_norm_short_f32::KERNEL,
             &rms_norm_f32::KERNEL,
             &rms_norm_wide_f32::KERNEL,
@@ -596,13 +630,14 @@ impl NormElement for f32 {
 }
 
 impl NormElement for bf16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2] = [
+    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2] = [
         [
             &layer_norm_warp_128_bf16::KERNEL,
             &layer_norm_warp_256_bf16::KERNEL,
             &layer_norm_warp_512_bf16::KERNEL,
             &layer_norm_warp_1024_bf16::KERNEL,
             &layer_norm_block_2048_bf16::KERNEL,
+            &layer_norm_block_3072_bf16::KERNEL,
             &layer_norm_short_bf16::KERNEL,
             &layer_norm_bf16::KERNEL,
             &layer_norm_wide_bf16::KERNEL,
@@ -613,6 +648,7 @@ impl NormElement for bf16 {
             &rms_norm_warp_512_bf16::KERNEL,
             &rms_norm_warp_1024_bf16::KERNEL,
             &rms_norm_block_2048_bf16::KERNEL,
+            &rms_norm_block_3072_bf16::KERNEL,
             &rms_norm_short_bf16::KERNEL,
             &rms_norm_bf16::KERNEL,
             &rms_norm_wide_bf16::KERNEL,
@@ -621,13 +657,14 @@ impl NormElement for bf16 {
 }
 
 impl NormElement for f16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 8]; 2] = [
+    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2] = [
         [
             &layer_norm_warp_128_f16::KERNEL,
             &layer_norm_warp_256_f16::KERNEL,
             &layer_norm_warp_512_f16::KERNEL,
             &layer_norm_warp_1024_f16::KERNEL,
             &layer_norm_block_2048_f16::KERNEL,
+            &layer_norm_block_3072_f16::KERNEL,
             &layer_norm_short_f16::KERNEL,
             &layer_norm_f16::KERNEL,
             &layer_norm_wide_f16::KERNEL,
@@ -638,6 +675,7 @@ impl NormElement for f16 {
             &rms_norm_warp_512_f16::KERNEL,
             &rms_norm_warp_1024_f16::KERNEL,
             &rms_norm_block_2048_f16::KERNEL,
+            &rms_norm_block_3072_f16::KERNEL,
             &rms_norm_short_f16::KERNEL,
             &rms_norm_f16::KERNEL,
             &rms_norm_wide_f16::KERNEL,
@@ -695,13 +733,15 @@ pub fn rms_norm<T: NormElement>(
 
 /// Which kernel holds a row of a norm: a group of 8 lanes, 16 lanes or a warp per row to 128,
 /// 256, 512 and 1024 columns (`*_warp_128_*` .. `*_warp_1024_*`); a block of 64 threads × 32
-/// elements to 2048 (`*_block_2048_*`); a block of 128 threads × 40 elements (256 × 20 for
-/// f32 RMSNorm), to 5120 columns; 256 × 32, to 8192; 512 × 32, to 16384.
+/// elements to 2048 (`*_block_2048_*`); 96 threads × 32 to 3072 (`*_block_3072_*`); a block
+/// of 128 threads × 40 elements (256 × 20 for f32 RMSNorm), to 5120 columns; 256 × 32, to
+/// 8192; 512 × 32, to 16384.
 ///
 /// ```
 /// use tessera::catalog::norm::Width;
 /// assert_eq!(Width::for_columns(768), Some(Width::Warp1024));
 /// assert_eq!(Width::for_columns(1536), Some(Width::Block2048));
+/// assert_eq!(Width::for_columns(2560), Some(Width::Block3072));
 /// assert_eq!(Width::for_columns(4097), Some(Width::Short));
 /// assert_eq!(Width::for_columns(16385), None);
 /// ```
@@ -717,7 +757,9 @@ pub enum Width {
     Warp1024,
     /// `*_block_2048_*`: a block of 64 threads per row, 32 values a thread, to 2048 columns.
     Block2048,
-    /// `*_short_*`: 128 threads × 40 (256 × 20 for f32 RMSNorm), to 5120 columns.
+    /// `*_block_3072_*`: a block of 96 threads per row, 32 values a thread, to 3072 columns.
+    Block3072,
+    /// `*_short_*`: 128 threads × 40 (256 × 20 for f32 RMSNorm), to 5120 columns (from 3073).
     Short,
     /// `layer_norm_f32`, `rms_norm_bf16`, ..: 256 threads × 32, to 8192 columns.
     Block,
@@ -734,7 +776,8 @@ impl Width {
             257..=512 => Some(Width::Warp512),
             513..=1024 => Some(Width::Warp1024),
             1025..=2048 => Some(Width::Block2048),
-            2049..=5120 => Some(Width::Short),
+            2049..=3072 => Some(Width::Block3072),
+            3073..=5120 => Some(Width::Short),
             5121..=8192 => Some(Width::Block),
             8193..=MAX_COLUMNS => Some(Width::Wide),
             _ => None,
@@ -750,6 +793,7 @@ impl Width {
             _ if marked("_warp_512_") => Width::Warp512,
             _ if marked("_warp_1024_") => Width::Warp1024,
             _ if marked("_block_2048_") => Width::Block2048,
+            _ if marked("_block_3072_") => Width::Block3072,
             _ if marked("_short_") => Width::Short,
             _ if marked("_wide_") => Width::Wide,
             _ => Width::Block,
@@ -763,12 +807,13 @@ fn check_columns(kernel: &str, shape: &[usize]) -> Result<Width, Error> {
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 48] = [
+pub const ALL: [&crate::KernelDefinition; 54] = [
     &layer_norm_warp_128_f32::KERNEL,
     &layer_norm_warp_256_f32::KERNEL,
     &layer_norm_warp_512_f32::KERNEL,
     &layer_norm_warp_1024_f32::KERNEL,
     &layer_norm_block_2048_f32::KERNEL,
+    &layer_norm_block_3072_f32::KERNEL,
     &layer_norm_short_f32::KERNEL,
     &layer_norm_f32::KERNEL,
     &layer_norm_wide_f32::KERNEL,
@@ -777,6 +822,7 @@ pub const ALL: [&crate::KernelDefinition; 48] = [
     &rms_norm_warp_512_f32::KERNEL,
     &rms_norm_warp_1024_f32::KERNEL,
     &rms_norm_block_2048_f32::KERNEL,
+    &rms_norm_block_3072_f32::KERNEL,
     &rms_norm_short_f32::KERNEL,
     &rms_norm_f32::KERNEL,
     &rms_norm_wide_f32::KERNEL,
@@ -785,6 +831,7 @@ pub const ALL: [&crate::KernelDefinition; 48] = [
     &layer_norm_warp_512_bf16::KERNEL,
     &layer_norm_warp_1024_bf16::KERNEL,
     &layer_norm_block_2048_bf16::KERNEL,
+    &layer_norm_block_3072_bf16::KERNEL,
     &layer_norm_short_bf16::KERNEL,
     &layer_norm_bf16::KERNEL,
     &layer_norm_wide_bf16::KERNEL,
@@ -793,6 +840,7 @@ pub const ALL: [&crate::KernelDefinition; 48] = [
     &rms_norm_warp_512_bf16::KERNEL,
     &rms_norm_warp_1024_bf16::KERNEL,
     &rms_norm_block_2048_bf16::KERNEL,
+    &rms_norm_block_3072_bf16::KERNEL,
     &rms_norm_short_bf16::KERNEL,
     &rms_norm_bf16::KERNEL,
     &rms_norm_wide_bf16::KERNEL,
@@ -801,6 +849,7 @@ pub const ALL: [&crate::KernelDefinition; 48] = [
     &layer_norm_warp_512_f16::KERNEL,
     &layer_norm_warp_1024_f16::KERNEL,
     &layer_norm_block_2048_f16::KERNEL,
+    &layer_norm_block_3072_f16::KERNEL,
     &layer_norm_short_f16::KERNEL,
     &layer_norm_f16::KERNEL,
     &layer_norm_wide_f16::KERNEL,
@@ -809,6 +858,7 @@ pub const ALL: [&crate::KernelDefinition; 48] = [
     &rms_norm_warp_512_f16::KERNEL,
     &rms_norm_warp_1024_f16::KERNEL,
     &rms_norm_block_2048_f16::KERNEL,
+    &rms_norm_block_3072_f16::KERNEL,
     &rms_norm_short_f16::KERNEL,
     &rms_norm_f16::KERNEL,
     &rms_norm_wide_f16::KERNEL,
