@@ -250,13 +250,14 @@ impl Family {
                 shape(&[("R", 16), ("C", 65536), ("S", 65536usize.div_ceil(softmax::CHUNK) as i64)]),
             ],
             // the issue's shapes, and a transformer's hidden sizes: 256 (16 lanes a row), 1024 (a
-            // warp), 2048 (a block of 64)
+            // warp), 2048 (a block of 64), 2560 (a block of 96)
             Family::Norm => vec![
                 shape(&[("R", 8192), ("C", 8192)]),
                 shape(&[("R", 4096), ("C", 4097)]),
                 shape(&[("R", 131072), ("C", 256)]),
                 shape(&[("R", 32768), ("C", 1024)]),
                 shape(&[("R", 16384), ("C", 2048)]),
+                shape(&[("R", 16384), ("C", 2560)]),
             ],
             // issue 16's: 16k tokens (batch · seq), 16 heads of 128 or 32 of 64
             Family::Attention => [(16, 128), (32, 64)]
