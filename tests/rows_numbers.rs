@@ -46,6 +46,8 @@ fn softmax_shapes(backend: &Backend) -> Vec<(usize, usize)> {
         (2, 1025),
         (2, 2048),
         (2, 2049),
+        (2, 3072),
+        (2, 3073),
         (2, 4097),
         (1, 8192),
         (1, 8193),
@@ -97,7 +99,9 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         (1024, "softmax_warp_wide_f32"),
         (1025, "softmax_aligned_2048_f32"),
         (2048, "softmax_aligned_2048_f32"),
-        (2049, "softmax_aligned_short_f32"),
+        (2049, "softmax_aligned_3072_f32"),
+        (3072, "softmax_aligned_3072_f32"),
+        (3073, "softmax_aligned_short_f32"),
         (5120, "softmax_aligned_short_f32"),
         (5121, "softmax_aligned_f32"),
         (8192, "softmax_aligned_f32"),
@@ -216,6 +220,7 @@ fn f32_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &Backend) 
     ];
     let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> = [
         &softmax::softmax_aligned_2048_f32::KERNEL,
+        &softmax::softmax_aligned_3072_f32::KERNEL,
         &softmax::softmax_aligned_short_f32::KERNEL,
         &softmax::softmax_aligned_f32::KERNEL,
         &softmax::softmax_aligned_long_f32::KERNEL,
@@ -223,9 +228,13 @@ fn f32_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &Backend) 
     ]
     .into_iter()
     .map(|kernel| {
-        // the cases that fit the kernel's rows (2048 columns for the 64-thread blocks), and a
-        // full row of 2048 from column 1
-        let most = if kernel.name() == softmax::softmax_aligned_2048_f32::NAME { 2048 } else { usize::MAX };
+        // the cases that fit the kernel's rows (2048 columns for the 64-thread blocks, 3072 for
+        // the 96-thread ones), and a full row of 2048 from column 1
+        let most = match kernel.name() {
+            softmax::softmax_aligned_2048_f32::NAME => 2048,
+            softmax::softmax_aligned_3072_f32::NAME => 3072,
+            _ => usize::MAX,
+        };
         let fitting = cases.iter().chain(&[(3, 2048, 2051, 1, 2051, 1)]).filter(|case| case.1 <= most);
         (kernel, fitting.map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, 4)).collect())
     })
@@ -320,16 +329,26 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
         // one a lane), rows shorter than a vector, more rows than fill a block (and than a warp's
         // groups hold), and rows 8 bytes apart, which the launch narrows to vectors of 4
         let kernels = T::KERNELS;
-        let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> =
-            [(kernels.aligned_2048, 8), (kernels.short, 8), (kernels.aligned, 8), (kernels.long, 8), (kernels.wide, 8)]
-                .into_iter()
-                .map(|(kernel, vector)| {
-                    // the cases that fit the kernel's rows, and a full row of 2048 from element 5
-                    let most = if kernel.name() == kernels.aligned_2048.name() { 2048 } else { usize::MAX };
-                    let fitting = cases.iter().chain(&[(3, 2048, 2053, 5, 2053, 5)]).filter(|case| case.1 <= most);
-                    (kernel, fitting.map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, vector)).collect())
-                })
-                .collect();
+        let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> = [
+            (kernels.aligned_2048, 8),
+            (kernels.aligned_3072, 8),
+            (kernels.short, 8),
+            (kernels.aligned, 8),
+            (kernels.long, 8),
+            (kernels.wide, 8),
+        ]
+        .into_iter()
+        .map(|(kernel, vector)| {
+            // the cases that fit the kernel's rows, and a full row of 2048 from element 5
+            let most = match kernel.name() {
+                name if name == kernels.aligned_2048.name() => 2048,
+                name if name == kernels.aligned_3072.name() => 3072,
+                _ => usize::MAX,
+            };
+            let fitting = cases.iter().chain(&[(3, 2048, 2053, 5, 2053, 5)]).filter(|case| case.1 <= most);
+            (kernel, fitting.map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, vector)).collect())
+        })
+        .collect();
         for &(most, kernel) in kernels.warps {
             runs.push((
                 kernel,
