@@ -531,9 +531,9 @@ sixteen_bit_bias_gelu!(half::f16, hgemm_bias_f16, hgemm_bias_small_tiles_f16, ge
 /// (`[large, small]`: `hgemm_bias_*` on V11's tiles, or on V20's where the GEMM table has V20
 /// ahead at the nearest measured shape; on aligned copies of A and B where their rows are not
 /// 16-byte aligned, from [`ALIGNED_COPY_WORK`] on), then GELU over C in place (`gelu`, 16 bytes
-/// a thread). The GELU fused into the GEMM runs its ~35 instructions a value on the two
-/// consumer warpgroups while the tensor cores wait: on an H200 the pair is faster at every
-/// measured shape but 8192³, where the two are level (BENCHMARKS.md).
+/// a thread). The GELU fused into the GEMM runs its 17 instructions a value on the two
+/// consumer warpgroups while the tensor cores wait: on an H200 the pair is faster at 2048³ and
+/// 4096³ and level with the fused kernel at 8192³ and 8192 × 8192 × 256 (BENCHMARKS.md).
 #[allow(clippy::too_many_arguments)] // the two kernels, then the GEMM's own arguments
 fn gemm_bias_then_gelu<T: GemmInput>(
     device: &impl Device,

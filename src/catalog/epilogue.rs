@@ -176,8 +176,8 @@ hgemm_epilogue!(
 hgemm_epilogue!(
     /// C = GELU(α·A·B + bias) with bf16 A, B, bias and C (the GELU of the erf, in f32, C
     /// rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
-    /// computes in two kernels. The GELU's ~35 instructions a value run while the tensor cores
-    /// wait (on an H200 83% of the plain V11's speed at 4096³, 52% at 2048³; BENCHMARKS.md):
+    /// computes in two kernels. The GELU's 17 instructions a value run while the tensor cores
+    /// wait (on an H200 86% of the plain V11's speed at 4096³, 58% at 2048³; BENCHMARKS.md):
     /// `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] (or [`hgemm_bias_small_tiles_bf16`])
     /// and then [`gelu_bf16`] instead.
     hgemm_bias_gelu_bf16,
@@ -234,9 +234,8 @@ bias_gelu!(
 
 // GELU(C) in place on 16-bit C, 16 bytes a thread: the pass after a GEMM that fused the bias
 // ([`hgemm_bias_bf16`]), which `tessera::gemm_bias_gelu` takes on 16-bit data — a pass over C
-// at full occupancy (its GELUs, not its bytes, bound it: ~24 µs at 4096² on an H200, as
-// torch's), where the GELU fused into the GEMM runs on the two consumer warpgroups while the
-// tensor cores wait.
+// at full occupancy (its GELUs, not its bytes, bound it, as torch's), where the GELU fused into
+// the GEMM runs on the two consumer warpgroups while the tensor cores wait.
 macro_rules! gelu_in_place {
     ($(#[$doc:meta])* $name:ident, $t:ident) => {
         $(#[$doc])*
