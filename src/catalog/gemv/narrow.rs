@@ -148,6 +148,12 @@ gemv_lanes!(
 );
 
 /// f32 rows by width: (the most columns, the kernel); a row takes the first that holds it.
+///
+/// ```
+/// use tessera::catalog::gemv::narrow::F32_WIDTHS;
+/// let widest = F32_WIDTHS.last().map(|&(most, kernel)| (most, kernel.name()));
+/// assert_eq!(widest, Some((512, "gemv_lanes_512_f32")));
+/// ```
 pub const F32_WIDTHS: &[(usize, &crate::KernelDefinition)] = &[
     (32, &gemv_lanes_32_f32::KERNEL),
     (64, &gemv_lanes_64_f32::KERNEL),

@@ -189,6 +189,12 @@ gemv_t_lanes_finish!(
 
 /// The narrow-row y = Aᵀ·x kernels of one element type: the first passes by width (the most
 /// columns, the kernel; a row takes the first that holds it) and the finishing pass.
+///
+/// ```
+/// use tessera::catalog::gemv::BF16_NARROW_TRANSPOSED;
+/// assert_eq!(BF16_NARROW_TRANSPOSED.widths.last().map(|&(most, _)| most), Some(512));
+/// assert_eq!(BF16_NARROW_TRANSPOSED.finish.name(), "gemv_t_lanes_finish_bf16");
+/// ```
 pub struct NarrowTransposed {
     /// Pass 1 by width.
     pub widths: &'static [(usize, &'static crate::KernelDefinition)],
