@@ -2,8 +2,8 @@
 // Edit the Rust function, not this file.
 // C = GELU(α·A·B + bias) with bf16 A, B, bias and C (the GELU of the erf, in f32, C
 // rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
-// computes in two kernels. The GELU's ~35 instructions a value run while the tensor cores
-// wait (on an H200 83% of the plain V11's speed at 4096³, 52% at 2048³; BENCHMARKS.md):
+// computes in two kernels. The GELU's 17 instructions a value run while the tensor cores
+// wait (on an H200 86% of the plain V11's speed at 4096³, 58% at 2048³; BENCHMARKS.md):
 // `tessera::gemm_bias_gelu` runs [`hgemm_bias_bf16`] (or [`hgemm_bias_small_tiles_bf16`])
 // and then [`gelu_bf16`] instead.
 
