@@ -658,6 +658,22 @@ fn gemv_matches_an_f64_reference(backend: &Backend) {
     }
 }
 
+/// The row lengths at the edges of a narrow-row width of `T` (rows of `previous + 1 ..= most`
+/// columns), as (columns, leading dimension, first column): its most, one fewer (a tail inside
+/// the last vector), the previous width's most + 1, a vector less one, one column, and a view
+/// from column 1 of rows that are not a whole number of vectors.
+fn width_edges<T>(previous: usize, most: usize) -> [(usize, usize, usize); 6] {
+    let vector = 16 / std::mem::size_of::<T>();
+    [
+        (most, most, 0),
+        (most - 1, most - 1, 0),
+        (previous + 1, previous + 1, 0),
+        (vector - 1, vector - 1, 0),
+        (1, 1, 0),
+        (most - 2, most + 1, 1),
+    ]
+}
+
 /// The group-of-lanes kernels of y = A·x ([`gemv::narrow`]) for f32, bf16 and f16, each launched
 /// directly at the row lengths at the edges of its width — its most columns, one fewer (a tail
 /// inside the last vector), the previous width's most + 1, a vector less one, one column — with
@@ -670,15 +686,7 @@ fn every_narrow_gemv_kernel_matches_an_f64_reference_at_the_edges_of_its_width(b
         let rows = if backend.is_simulated() { 37 } else { 100_003 };
         let mut previous = 0;
         for &(most, kernel) in T::WIDTHS {
-            let vector = 16 / std::mem::size_of::<T>();
-            for (k, ld, first) in [
-                (most, most, 0),
-                (most - 1, most - 1, 0),
-                (previous + 1, previous + 1, 0),
-                (vector - 1, vector - 1, 0),
-                (1, 1, 0),
-                (most - 2, most + 1, 1),
-            ] {
+            for (k, ld, first) in width_edges::<T>(previous, most) {
                 let host_a: Vec<T> = random_floats(rows * ld, (most + k) as u64).into_iter().map(&to).collect();
                 let host_x: Vec<T> = random_floats(k, 11).into_iter().map(&to).collect();
                 let parent = backend.upload(&host_a, [rows, ld]).unwrap();
@@ -812,15 +820,7 @@ fn every_narrow_gemv_t_kernel_matches_an_f64_reference_at_the_edges_of_its_width
         let rows = if backend.is_simulated() { 301 } else { 200_003 };
         let mut previous = 0;
         for &(most, first_pass) in T::NARROW_TRANSPOSED.widths {
-            let vector = 16 / std::mem::size_of::<T>();
-            for (n, ld, first) in [
-                (most, most, 0),
-                (most - 1, most - 1, 0),
-                (previous + 1, previous + 1, 0),
-                (vector - 1, vector - 1, 0),
-                (1, 1, 0),
-                (most - 2, most + 1, 1),
-            ] {
+            for (n, ld, first) in width_edges::<T>(previous, most) {
                 let host_a: Vec<T> = random_floats(rows * ld, (most + n) as u64).into_iter().map(&to).collect();
                 let host_x: Vec<T> = random_floats(rows, 13).into_iter().map(&to).collect();
                 let parent = backend.upload(&host_a, [rows, ld]).unwrap();

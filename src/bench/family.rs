@@ -100,28 +100,12 @@ impl Family {
             (Family::Norm, Some(columns)) => {
                 norm::Width::for_columns(columns.max(0) as usize) == Some(norm::Width::of(kernel.name()))
             }
-            // a narrow-row A·x kernel where `gemv::gemv` takes it, a narrow-row Aᵀ·x first pass
-            // where `gemv::gemv_t` does; the warp per row and the bands everywhere
-            (Family::Gemv, _) if gemv_lanes_width(kernel).is_some() => {
-                let columns = value("K").unwrap_or(0).max(0) as usize;
-                [
-                    gemv::gemv_kernel_for::<f32>(columns),
-                    gemv::gemv_kernel_for::<half::bf16>(columns),
-                    gemv::gemv_kernel_for::<half::f16>(columns),
-                ]
-                .iter()
-                .any(|k| k.name() == kernel.name())
-            }
-            (Family::Gemv, _) if gemv_t_lanes_width(kernel).is_some() => {
-                let columns = value("N").unwrap_or(0).max(0) as usize;
-                [
-                    gemv::narrow_transposed_pass::<f32>(columns),
-                    gemv::narrow_transposed_pass::<half::bf16>(columns),
-                    gemv::narrow_transposed_pass::<half::f16>(columns),
-                ]
-                .iter()
-                .any(|k| k.is_some_and(|k| k.name() == kernel.name()))
-            }
+            // a narrow-row A·x kernel or Aᵀ·x first pass where `gemv::gemv` / `gemv_t` takes it
+            // (the narrowest width that holds the row); the warp per row and the bands everywhere
+            (Family::Gemv, _) => narrow_gemv_width(kernel).is_none_or(|width| {
+                let columns = value(width.symbol).unwrap_or(0).max(0) as usize;
+                width.least <= columns && columns <= width.most
+            }),
             // the kernels `attention::forward_on` takes for the head dim (BF16, causal and not,
             // mma.sync and wgmma)
             (Family::Attention, _) => {
@@ -154,13 +138,9 @@ impl Family {
                 width.is_some() && width.copied() == own
             }
             // a narrow-row kernel only on rows it holds
-            Family::Gemv => {
-                let holds = |symbol: &str, most: usize| {
-                    shape.iter().find(|(n, _)| n == symbol).is_some_and(|(_, v)| (*v).max(0) as usize <= most)
-                };
-                gemv_lanes_width(kernel).is_none_or(|most| holds("K", most))
-                    && gemv_t_lanes_width(kernel).is_none_or(|most| holds("N", most))
-            }
+            Family::Gemv => narrow_gemv_width(kernel).is_none_or(|width| {
+                shape.iter().find(|(n, _)| n == width.symbol).is_some_and(|(_, v)| (*v).max(0) as usize <= width.most)
+            }),
             _ => true,
         }
     }
@@ -420,21 +400,23 @@ fn element_bytes(kernel: &str) -> f64 {
     }
 }
 
-/// The most columns a narrow-row A·x kernel ([`gemv::narrow`]) holds; `None` for any other kernel.
-fn gemv_lanes_width(kernel: &KernelDefinition) -> Option<usize> {
-    [gemv::narrow::F32_WIDTHS, gemv::narrow::BF16_WIDTHS, gemv::narrow::F16_WIDTHS]
-        .iter()
-        .flat_map(|widths| widths.iter())
-        .find(|(_, k)| k.name() == kernel.name())
-        .map(|(most, _)| *most)
+/// The rows a narrow-row GEMV kernel is for: the shape symbol of their length, and the columns
+/// from which its entry point takes it (one past the next narrower width's) to the most it holds.
+struct NarrowWidth {
+    symbol: &'static str,
+    least: usize,
+    most: usize,
 }
 
-/// The most columns a narrow-row Aᵀ·x first pass ([`gemv::narrow_transposed`]) holds; `None` for
-/// any other kernel.
-fn gemv_t_lanes_width(kernel: &KernelDefinition) -> Option<usize> {
-    [gemv::F32_NARROW_TRANSPOSED, gemv::BF16_NARROW_TRANSPOSED, gemv::F16_NARROW_TRANSPOSED]
-        .iter()
-        .flat_map(|kernels| kernels.widths.iter())
-        .find(|(_, k)| k.name() == kernel.name())
-        .map(|(most, _)| *most)
+/// The rows of a narrow-row A·x kernel ([`gemv::narrow`], on `K`) or Aᵀ·x first pass
+/// ([`gemv::narrow_transposed`], on `N`); `None` for any other kernel.
+fn narrow_gemv_width(kernel: &KernelDefinition) -> Option<NarrowWidth> {
+    let row_lengths = [gemv::narrow::F32_WIDTHS, gemv::narrow::BF16_WIDTHS, gemv::narrow::F16_WIDTHS].map(|w| ("K", w));
+    let transposed = [gemv::F32_NARROW_TRANSPOSED, gemv::BF16_NARROW_TRANSPOSED, gemv::F16_NARROW_TRANSPOSED]
+        .map(|kernels| ("N", kernels.widths));
+    row_lengths.into_iter().chain(transposed).find_map(|(symbol, widths)| {
+        let at = widths.iter().position(|(_, k)| k.name() == kernel.name())?;
+        let least = if at == 0 { 0 } else { widths[at - 1].0 + 1 };
+        Some(NarrowWidth { symbol, least, most: widths[at].0 })
+    })
 }

@@ -182,7 +182,7 @@ impl GemvElement for f16 {
 /// assert_eq!(gemv_kernel_for::<half::bf16>(1024).name(), "gemv_lanes_1024_bf16");
 /// ```
 pub fn gemv_kernel_for<T: GemvElement>(cols: usize) -> &'static crate::KernelDefinition {
-    T::WIDTHS.iter().find(|(most, _)| cols <= *most).map_or(T::KERNEL, |(_, kernel)| *kernel)
+    super::narrowest_holding(T::WIDTHS, cols).unwrap_or(T::KERNEL)
 }
 
 /// y = A·x (the kernel [`gemv_kernel_for`] names for A's row length and element type).
@@ -302,7 +302,7 @@ pub fn gemv_t_kernel_for<T: GemvElement>(
 /// assert!(narrow_transposed_pass::<f32>(4096).is_none());
 /// ```
 pub fn narrow_transposed_pass<T: GemvElement>(cols: usize) -> Option<&'static crate::KernelDefinition> {
-    T::NARROW_TRANSPOSED.widths.iter().find(|(most, _)| cols <= *most).map(|(_, kernel)| *kernel)
+    super::narrowest_holding(T::NARROW_TRANSPOSED.widths, cols)
 }
 
 /// The slices of rows [`gemv_t`]'s narrow-row first pass takes: one block each, at least 64

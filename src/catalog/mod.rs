@@ -49,6 +49,15 @@ pub(crate) fn runs_sm_90(device: &impl crate::Device) -> bool {
     }
 }
 
+/// Kernels by width — (the most columns a row may have, the kernel), narrowest first — as the
+/// softmax's and the GEMVs' narrow rows list them: the first that holds a row of `columns`.
+pub(crate) fn narrowest_holding(
+    widths: &[(usize, &'static crate::KernelDefinition)],
+    columns: usize,
+) -> Option<&'static crate::KernelDefinition> {
+    widths.iter().find(|(most, _)| columns <= *most).map(|(_, kernel)| *kernel)
+}
+
 /// Every catalog kernel, for the CLI, the examples and the tests.
 pub fn all() -> Vec<&'static crate::KernelDefinition> {
     copy::ALL

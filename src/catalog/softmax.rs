@@ -923,9 +923,7 @@ pub fn kernel_for<T: SoftmaxElement>(device: &impl crate::Device, columns: usize
 pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> &'static crate::KernelDefinition {
     let kernels = T::KERNELS;
     match columns {
-        0..=1024 => {
-            kernels.warps.iter().find(|(most, _)| columns <= *most).map_or(kernels.short, |(_, kernel)| *kernel)
-        }
+        0..=1024 => super::narrowest_holding(kernels.warps, columns).unwrap_or(kernels.short),
         1025..=2048 => kernels.aligned_2048,
         2049..=3072 => kernels.aligned_3072,
         3073..=SHORT_COLUMNS => kernels.short,
