@@ -228,16 +228,21 @@ impl Checker<'_> {
         // with `consumers = n` each group of compute threads holds a whole tile's fragment
         let groups = i64::from(self.kernel.consumer_groups());
         if layout.threads() * groups != self.kernel.config.threads.count() as i64 {
+            let warpgroups = layout.threads() / 128;
+            let plural = if warpgroups == 1 { "" } else { "s" };
+            let holders = if groups > 1 {
+                format!(
+                    "{warpgroups} warpgroup{plural} of 128 threads in each of the {groups} consumer groups (`consumers = {groups}`: each group holds the whole fragment) = {}",
+                    layout.threads() * groups
+                )
+            } else {
+                format!("{warpgroups} warpgroup{plural} of 128 threads = {}", layout.threads())
+            };
             self.error(
                 self.kernel.config.threads_origin,
                 format!(
-                    "the {}×{} fragment `{}` with {group_rows}×{group_cols} warpgroup tiles needs {} warpgroups of 128 threads = {}, but threads = {}",
-                    layout.rows,
-                    layout.cols,
-                    fragment.name,
-                    layout.threads() / 128,
-                    layout.threads(),
-                    self.kernel.config.threads
+                    "the {}×{} fragment `{}` with {group_rows}×{group_cols} warpgroup tiles needs {holders}, but threads = {}",
+                    layout.rows, layout.cols, fragment.name, self.kernel.config.threads
                 ),
                 Some(format!("use threads = {} or change the warpgroup tile", layout.threads() * groups)),
             );
