@@ -506,8 +506,18 @@ fn gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu(b
 /// vectors, rows that end inside a vector (the tail's columns one a thread), rows whose leading
 /// dimension is odd (the launch narrows the vector) and more rows than a grid's y extent.
 fn the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width(backend: &Backend) {
-    // 65537 rows: more than a grid's y extent holds (the rows are on x)
-    let mut cases = vec![(1, 1, 1), (3, 1023, 1024), (5, 1025, 1025), (2, 3000, 3000), (4, 2049, 2056), (65537, 1, 1)];
+    // 65537 rows: more than a grid's y extent holds (the rows are on x); 8200 and 4097 columns:
+    // rows over several blocks of 4096 columns, whole vectors and (ld 4099) narrowed ones
+    let mut cases = vec![
+        (1, 1, 1),
+        (3, 1023, 1024),
+        (5, 1025, 1025),
+        (2, 3000, 3000),
+        (4, 2049, 2056),
+        (2, 8200, 8200),
+        (2, 4097, 4099),
+        (65537, 1, 1),
+    ];
     if !backend.is_simulated() {
         cases.push((4096, 4096, 4096));
     }

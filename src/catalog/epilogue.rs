@@ -232,28 +232,45 @@ bias_gelu!(
     f16
 );
 
-// GELU(C) in place on 16-bit C, 16 bytes a thread: the pass after a GEMM that fused the bias
-// ([`hgemm_bias_bf16`]), which `tessera::gemm_bias_gelu` takes on 16-bit data — a pass over C
-// at full occupancy (its GELUs, not its bytes, bound it, as torch's), where the GELU fused into
-// the GEMM runs on the two consumer warpgroups while the tensor cores wait.
+// GELU(C) in place on 16-bit C, two 16-byte vectors a thread: the pass after a GEMM that fused
+// the bias ([`hgemm_bias_bf16`]), which `tessera::gemm_bias_gelu` takes on 16-bit data — a pass
+// over C at full occupancy, where the GELU fused into the GEMM runs on the two consumer
+// warpgroups while the tensor cores wait. Both vectors are loaded before the first GELU: with
+// one vector a thread in flight the pass ran at 87–91% of the device copy of its bytes on an
+// H200 (4096², 8192², 16384 × 4096), with two at 96–100% (BENCHMARKS.md, `benchmarks/lab/gelu`).
 macro_rules! gelu_in_place {
     ($(#[$doc:meta])* $name:ident, $t:ident) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 8, consts(COLUMNS = 2048), require(COLUMNS % (THREADS * VECTOR) == 0))]
+        #[tile_kernel(threads = 256, vector = 8, consts(COLUMNS = 4096), require(COLUMNS % (2 * THREADS * VECTOR) == 0))]
         pub fn $name(c: GlobalMut<$t, (M, N)>) {
             // rows on x, whose extent has no 65535 limit
             let (row, chunk) = grid(M, cdiv(N, COLUMNS));
             let whole = N / VECTOR;
-            // one vector a thread (more where the launch narrows VECTOR for rows not 16-byte aligned)
-            for j in 0..COLUMNS / (THREADS * VECTOR) {
-                let i = chunk * (COLUMNS / VECTOR) + j * THREADS + thread_index();
-                if i < whole {
-                    let loaded = c.vector([row, i]);
+            // two vectors a thread (more where the launch narrows VECTOR for rows not 16-byte aligned)
+            for j in 0..COLUMNS / (2 * THREADS * VECTOR) {
+                let first = chunk * (COLUMNS / VECTOR) + j * 2 * THREADS + thread_index();
+                let second = first + THREADS;
+                let mut first_loaded = vector(0.0 as $t);
+                let mut second_loaded = vector(0.0 as $t);
+                if first < whole {
+                    first_loaded = c.vector([row, first]);
+                }
+                if second < whole {
+                    second_loaded = c.vector([row, second]);
+                }
+                if first < whole {
                     let mut out = vector(0.0 as $t);
                     for e in 0..VECTOR {
-                        out[e] = gelu(loaded[e] as f32) as $t;
+                        out[e] = gelu(first_loaded[e] as f32) as $t;
                     }
-                    c.vector([row, i]) = out;
+                    c.vector([row, first]) = out;
+                }
+                if second < whole {
+                    let mut out = vector(0.0 as $t);
+                    for e in 0..VECTOR {
+                        out[e] = gelu(second_loaded[e] as f32) as $t;
+                    }
+                    c.vector([row, second]) = out;
                 }
             }
             // the columns after the row's last whole vector, one a thread of the row's first block
@@ -265,7 +282,7 @@ macro_rules! gelu_in_place {
     };
 }
 gelu_in_place!(
-    /// C = GELU(C) in place on a bf16 C (widened to f32, rounded once), a vector of 8 a thread.
+    /// C = GELU(C) in place on a bf16 C (widened to f32, rounded once), two vectors of 8 a thread.
     gelu_bf16,
     bf16
 );
