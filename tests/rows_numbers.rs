@@ -15,7 +15,7 @@ on_both_backends!(
     f32_softmax_keeps_its_vectors_on_rows_that_start_anywhere,
     bf16_and_f16_softmax_match_an_f64_reference_from_the_rounded_inputs,
     sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere,
-    layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight,
+    norms_write_rows_that_start_elsewhere_than_x_and_weight,
     layer_norm_matches_an_f64_reference,
     norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows,
     rms_norm_matches_an_f64_reference,
@@ -48,6 +48,7 @@ fn softmax_shapes(backend: &Backend) -> Vec<(usize, usize)> {
         (2, 2049),
         (2, 3072),
         (2, 3073),
+        (2, 4096),
         (2, 4097),
         (1, 8192),
         (1, 8193),
@@ -101,7 +102,7 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         (2048, "softmax_aligned_2048_f32"),
         (2049, "softmax_aligned_3072_f32"),
         (3072, "softmax_aligned_3072_f32"),
-        (3073, "softmax_aligned_short_f32"),
+        (4097, "softmax_aligned_short_f32"),
         (5120, "softmax_aligned_short_f32"),
         (5121, "softmax_aligned_f32"),
         (8192, "softmax_aligned_f32"),
@@ -119,6 +120,14 @@ fn softmax_takes_the_kernel_for_the_row_length(backend: &Backend) {
         assert_eq!(softmax::kernel_for::<tessera::half::bf16>(backend, cols).name(), bf16, "{cols} columns");
         let f16 = kernel.replace("_f32", "_f16");
         assert_eq!(softmax::kernel_for::<tessera::half::f16>(backend, cols).name(), f16, "{cols} columns");
+    }
+    // rows of 3073 to 4096 columns: 128 × 32 blocks for 16-bit rows, the 5120-column tier for f32
+    for cols in [3073, 4096] {
+        assert_eq!(softmax::kernel_for::<f32>(backend, cols).name(), "softmax_aligned_short_f32", "{cols} columns");
+        let bf16 = softmax::kernel_for::<tessera::half::bf16>(backend, cols);
+        assert_eq!(bf16.name(), "softmax_aligned_4096_bf16", "{cols} columns");
+        let f16 = softmax::kernel_for::<tessera::half::f16>(backend, cols);
+        assert_eq!(f16.name(), "softmax_aligned_4096_f16", "{cols} columns");
     }
     // rows to 1024 columns in five widths, a group of 8 or 16 lanes per row to 256
     for (cols, kernel) in [
@@ -218,27 +227,16 @@ fn f32_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &Backend) 
         (4, 3, 7, 2, 7, 2),
         (5, 1030, 1031, 0, 1033, 2),
     ];
-    let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> = [
-        &softmax::softmax_aligned_2048_f32::KERNEL,
-        &softmax::softmax_aligned_3072_f32::KERNEL,
-        &softmax::softmax_aligned_short_f32::KERNEL,
-        &softmax::softmax_aligned_f32::KERNEL,
-        &softmax::softmax_aligned_long_f32::KERNEL,
-        &softmax::softmax_aligned_wide_f32::KERNEL,
-    ]
-    .into_iter()
-    .map(|kernel| {
-        // the cases that fit the kernel's rows (2048 columns for the 64-thread blocks, 3072 for
-        // the 96-thread ones), and a full row of 2048 from column 1
-        let most = match kernel.name() {
-            softmax::softmax_aligned_2048_f32::NAME => 2048,
-            softmax::softmax_aligned_3072_f32::NAME => 3072,
-            _ => usize::MAX,
-        };
-        let fitting = cases.iter().chain(&[(3, 2048, 2051, 1, 2051, 1)]).filter(|case| case.1 <= most);
-        (kernel, fitting.map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, 4)).collect())
-    })
-    .collect();
+    let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> =
+        <f32 as softmax::SoftmaxElement>::KERNELS
+            .blocks
+            .iter()
+            .map(|&(most, kernel)| {
+                // the cases that fit the kernel's rows, and a full row of 2048 from column 1
+                let fitting = cases.iter().chain(&[(3, 2048, 2051, 1, 2051, 1)]).filter(|case| case.1 <= most);
+                (kernel, fitting.map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, 4)).collect())
+            })
+            .collect();
     // the warps' kernels count vectors of 4 from each row's start: views of rows whose leading
     // dimension is a multiple of 4 and whose length is not (the columns after the last vector
     // one a lane), rows shorter than a vector, more rows than fill a block, and rows 8 bytes
@@ -329,26 +327,17 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
         // one a lane), rows shorter than a vector, more rows than fill a block (and than a warp's
         // groups hold), and rows 8 bytes apart, which the launch narrows to vectors of 4
         let kernels = T::KERNELS;
-        let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> = [
-            (kernels.aligned_2048, 8),
-            (kernels.aligned_3072, 8),
-            (kernels.short, 8),
-            (kernels.aligned, 8),
-            (kernels.long, 8),
-            (kernels.wide, 8),
-        ]
-        .into_iter()
-        .map(|(kernel, vector)| {
-            // the cases that fit the kernel's rows, and a full row of 2048 from element 5
-            let most = match kernel.name() {
-                name if name == kernels.aligned_2048.name() => 2048,
-                name if name == kernels.aligned_3072.name() => 3072,
-                _ => usize::MAX,
-            };
-            let fitting = cases.iter().chain(&[(3, 2048, 2053, 5, 2053, 5)]).filter(|case| case.1 <= most);
-            (kernel, fitting.map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, vector)).collect())
-        })
-        .collect();
+        let mut runs: Vec<(&tessera::KernelDefinition, Vec<(usize, usize, usize, usize, usize, usize, u32)>)> = kernels
+            .blocks
+            .iter()
+            .map(|&(most, kernel)| {
+                // the cases that fit the kernel's rows, and full rows of 2048 and 4096 from
+                // element 5 (the 4096-column tier's whole row, both its ends by element)
+                let full = [(3, 2048, 2053, 5, 2053, 5), (3, 4096, 4101, 5, 4101, 5)];
+                let fitting = cases.iter().chain(&full).filter(|case| case.1 <= most);
+                (kernel, fitting.map(|&(r, c, ld, xf, yld, yf)| (r, c, ld, xf, yld, yf, 8)).collect())
+            })
+            .collect();
         for &(most, kernel) in kernels.warps {
             runs.push((
                 kernel,
@@ -392,8 +381,8 @@ fn sixteen_bit_softmax_keeps_its_vectors_on_rows_that_start_anywhere(backend: &B
 }
 
 fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
-    // each kernel's limit, both sides: 128, 256, 512, 1024 (lanes), 2048, 3072, 5120 (short), 8192,
-    // MAX_COLUMNS (wide); 37 rows of 128, more than a block's 32
+    // each kernel's limit, both sides: 128, 256, 512, 1024 (lanes), 2048, 3072, 4096 (16-bit),
+    // 5120 (short), 8192, MAX_COLUMNS (wide); 37 rows of 128, more than a block's 32
     let mut shapes = vec![
         (3, 1),
         (37, 128),
@@ -408,6 +397,7 @@ fn norm_shapes(backend: &Backend) -> Vec<(usize, usize)> {
         (2, 2049),
         (2, 3072),
         (2, 3073),
+        (2, 4096),
         (2, 4097),
         (1, 5120),
         (2, 5121),
@@ -460,7 +450,8 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
         let (w, b) = (backend.upload(&host_w, [cols]).unwrap(), backend.upload(&host_b, [cols]).unwrap());
         let mut y = backend.filled([rows, cols], f32::from_bits(POISON)).unwrap();
         let launched = norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
-        assert_eq!(Some(norm::Width::of(launched.kernel)), norm::Width::for_columns(cols), "{rows}×{cols}");
+        let kernel = norm::layer_norm_kernel_for::<f32>(cols).map(|kernel| kernel.name());
+        assert_eq!(Some(launched.kernel), kernel, "{rows}×{cols}");
         let got = backend.download(&y).unwrap();
         for r in 0..rows {
             let want = layer_norm_reference(&host[r * cols..(r + 1) * cols], &host_w, &host_b);
@@ -474,34 +465,72 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
     assert!(matches!(error, tessera::Error::RowTooLong { columns: 16385, max: 16384, .. }), "{error}");
 }
 
-fn layer_norm_writes_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {
-    // x from column 1 of rows of cols + 6, weight and bias from element 2, y from column 3 of
-    // rows of cols + 4: every row takes another of the block kernels' store paths (vectors where
-    // y's row, the weight and the bias start as x's row does; else the weights, then y, element
-    // by element) — at 1025 columns (64 threads a row), 2049 (96) and 3073 (128)
-    for cols in [1025, 2049, 3073] {
-        let (rows, ld, y_ld) = (8, cols + 6, cols + 4);
-        let host: Vec<f32> = random_floats(rows * ld, 21).iter().map(|v| 3.0 + v * 2.0).collect();
-        let (host_w, host_b) = (random_floats(cols + 2, 23), random_floats(cols + 2, 29));
-        let parent = backend.upload(&host, [rows, ld]).unwrap();
-        let x = parent.submatrix(0..rows, 1..1 + cols).unwrap();
-        let (w_all, b_all) =
-            (backend.upload(&host_w, [1, cols + 2]).unwrap(), backend.upload(&host_b, [1, cols + 2]).unwrap());
-        let (w, b) = (w_all.submatrix(0..1, 2..2 + cols).unwrap(), b_all.submatrix(0..1, 2..2 + cols).unwrap());
-        let (w, b) = (w.reshape([cols]).unwrap(), b.reshape([cols]).unwrap());
-        for y_first in [1, 3] {
-            let mut y_parent = backend.filled([rows, y_ld], f32::from_bits(POISON)).unwrap();
-            let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
-            let launched = norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
-            assert_eq!(launched.vector.get(), 4);
-            let got = backend.download(&y_parent).unwrap();
-            for r in 0..rows {
-                let want = layer_norm_reference(&host[r * ld + 1..r * ld + 1 + cols], &host_w[2..], &host_b[2..]);
-                let row = &got[r * y_ld + y_first..r * y_ld + y_first + cols];
-                assert_layer_norm_row(row, &want, &format!("{cols} columns, y from {y_first}: row {r}"));
+fn norms_write_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    // x from column 1 of rows of cols + 6, weight and bias from element 2, y from column 1 or 3
+    // of rows of cols + 4: every row takes another of the block kernels' store paths (vectors
+    // where y's row, the weight and the bias start as x's row does; else the weights, then y,
+    // element by element), LayerNorm and RMSNorm — f32 at 1025 columns (64 threads a row), 2049
+    // (96) and 3073 (128 × 40); bf16 and f16 at 3073 and 4096 (128 × 32), within one rounding
+    fn check<T: norm::NormElement + Copy>(
+        backend: &Backend,
+        columns: &[usize],
+        to: impl Fn(f32) -> T,
+        back: impl Fn(T) -> f32,
+        (vector, relative, absolute): (u32, f64, f64),
+        name: &str,
+    ) {
+        for &cols in columns {
+            let (rows, ld, y_ld) = (8, cols + 6, cols + 4);
+            let host: Vec<T> = random_floats(rows * ld, 21).iter().map(|v| to(3.0 + v * 2.0)).collect();
+            let host_w: Vec<T> = random_floats(cols + 2, 23).into_iter().map(&to).collect();
+            let host_b: Vec<T> = random_floats(cols + 2, 29).into_iter().map(&to).collect();
+            let parent = backend.upload(&host, [rows, ld]).unwrap();
+            let x = parent.submatrix(0..rows, 1..1 + cols).unwrap();
+            let (w_all, b_all) =
+                (backend.upload(&host_w, [1, cols + 2]).unwrap(), backend.upload(&host_b, [1, cols + 2]).unwrap());
+            let (w, b) = (w_all.submatrix(0..1, 2..2 + cols).unwrap(), b_all.submatrix(0..1, 2..2 + cols).unwrap());
+            let (w, b) = (w.reshape([cols]).unwrap(), b.reshape([cols]).unwrap());
+            // the inputs as the kernels read them
+            let widen = |values: &[T]| values.iter().map(|&v| back(v)).collect::<Vec<f32>>();
+            let (host, host_w, host_b) = (widen(&host), widen(&host_w), widen(&host_b));
+            for y_first in [1, 3] {
+                for rms in [false, true] {
+                    // NaN where the kernel writes nothing: an element left unwritten fails the comparison
+                    let mut y_parent = backend.filled([rows, y_ld], to(f32::NAN)).unwrap();
+                    let mut y = y_parent.submatrix_mut(0..rows, y_first..y_first + cols).unwrap();
+                    let (launched, kernel) = if rms {
+                        (norm::rms_norm(backend, &x, &w, &mut y, 1e-5), norm::rms_norm_kernel_for::<T>(cols))
+                    } else {
+                        (norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5), norm::layer_norm_kernel_for::<T>(cols))
+                    };
+                    let launched = launched.unwrap();
+                    let what = format!("{} ({name}) on {cols} columns, y from {y_first}", launched.kernel);
+                    assert_eq!(Some(launched.kernel), kernel.map(|kernel| kernel.name()), "{what}");
+                    assert_eq!(launched.vector.get(), vector, "{what}");
+                    let got = backend.download(&y_parent).unwrap();
+                    for r in 0..rows {
+                        let row = &host[r * ld + 1..r * ld + 1 + cols];
+                        let want = if rms {
+                            rms_norm_reference(row, &host_w[2..], 1e-5)
+                        } else {
+                            layer_norm_reference(row, &host_w[2..], &host_b[2..])
+                        };
+                        for (c, want) in want.iter().enumerate() {
+                            let g = f64::from(back(got[r * y_ld + y_first + c]));
+                            assert!(
+                                (g - want).abs() <= relative * want.abs() + absolute,
+                                "{what}: y[{r}][{c}] = {g}, want {want}"
+                            );
+                        }
+                    }
+                }
             }
         }
     }
+    check(backend, &[1025, 2049, 3073], |v| v, |v| v, (4, 2e-5, 2e-5), "f32");
+    check(backend, &[3073, 4096], bf16::from_f32, bf16::to_f32, (8, 2f64.powi(-8), 1e-4), "bf16");
+    check(backend, &[3073, 4096], f16::from_f32, f16::to_f32, (8, 2f64.powi(-11), 1e-4), "f16");
 }
 
 fn norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows(backend: &Backend) {
@@ -511,8 +540,7 @@ fn norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows(back
     // of 2), a weight starting one element in (single floats); at each of the four widths by
     // lanes (the first four of each norm's kernels)
     let [layer_norms, rms_norms] = <f32 as norm::NormElement>::KERNELS;
-    for (width, (&layer, &rms)) in layer_norms.iter().zip(&rms_norms).take(4).enumerate() {
-        let most = 128 << width;
+    for (&(most, layer), &(_, rms)) in layer_norms.iter().zip(rms_norms).take(4) {
         for (rows, cols, ld, w_first, y_ld, y_first, vector) in [
             (37, most - 2, most, 0, most + 4, 4, 4),
             (3, 2, 4, 0, 4, 0, 4),

@@ -97,8 +97,20 @@ impl Family {
                     }
                 }
             }
+            // f32, bf16 and f16 rows alike, LayerNorm and RMSNorm
             (Family::Norm, Some(columns)) => {
-                norm::Width::for_columns(columns.max(0) as usize) == Some(norm::Width::of(kernel.name()))
+                let columns = columns.max(0) as usize;
+                [
+                    norm::layer_norm_kernel_for::<f32>(columns),
+                    norm::rms_norm_kernel_for::<f32>(columns),
+                    norm::layer_norm_kernel_for::<half::bf16>(columns),
+                    norm::rms_norm_kernel_for::<half::bf16>(columns),
+                    norm::layer_norm_kernel_for::<half::f16>(columns),
+                    norm::rms_norm_kernel_for::<half::f16>(columns),
+                ]
+                .iter()
+                .flatten()
+                .any(|k| k.name() == kernel.name())
             }
             // a narrow-row A·x kernel or Aᵀ·x first pass where `gemv::gemv` / `gemv_t` takes it
             // (the narrowest width that holds the row); the warp per row and the bands everywhere

@@ -504,4 +504,18 @@ mod tests {
         assert!(!Family::Gemv.computes(t_64, &transposed(65)));
         assert!(Family::Gemv.computes(t_64, &transposed(33)));
     }
+
+    #[test]
+    fn a_softmax_or_norm_kernel_is_measured_where_its_element_type_takes_it() {
+        // rows of 3073 to 4096 columns: 128 × 32 blocks for 16-bit rows, the 5120-column tier
+        // for f32 rows
+        let shape = |columns: i64| vec![("R".to_string(), 8192), ("C".to_string(), columns)];
+        assert!(Family::Norm.measures(&norm::layer_norm_block_4096_bf16::KERNEL, &shape(4096)));
+        assert!(!Family::Norm.measures(&norm::layer_norm_block_4096_bf16::KERNEL, &shape(4097)));
+        assert!(Family::Norm.measures(&norm::rms_norm_short_f32::KERNEL, &shape(3073)));
+        assert!(!Family::Norm.measures(&norm::rms_norm_short_f16::KERNEL, &shape(3073)));
+        assert!(Family::Softmax.measures(&softmax::softmax_aligned_4096_f16::KERNEL, &shape(3073)));
+        assert!(Family::Softmax.measures(&softmax::softmax_aligned_short_f32::KERNEL, &shape(4096)));
+        assert!(!Family::Softmax.measures(&softmax::softmax_aligned_short_bf16::KERNEL, &shape(4096)));
+    }
 }

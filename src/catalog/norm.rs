@@ -1,10 +1,10 @@
 //! LayerNorm and RMSNorm over the rows of a matrix, f32, bf16 or f16 data and f32 statistics.
 //! Rows to 1024 columns take a group of 8 or 16 lanes or a warp per row (`*_warp_128_*` ..
 //! `*_warp_1024_*`, the statistics by `warp_sum(.., LANES)`), longer ones a block per row (64
-//! threads to 2048 columns, 128 threads × 40 to 5120, 256 threads to 8192, 512 threads to
-//! 16384); see [`Width`]. Each holds the row in registers (`ITEMS`
-//! elements per thread, consecutive threads on consecutive columns), reduces it, and writes
-//! the normalised row — x is read once and y written once.
+//! threads to 2048 columns, 96 to 3072, for 16-bit rows 128 × 32 to 4096, 128 threads × 40 to
+//! 5120, 256 threads to 8192, 512 threads to 16384); see [`NormElement::KERNELS`]. Each holds
+//! the row in registers (`ITEMS` elements per thread, consecutive threads on consecutive
+//! columns), reduces it, and writes the normalised row — x is read once and y written once.
 //!
 //! The block kernels start each row's vectors at its first 16-byte-aligned column (`x.align_offset([row, 0])`,
 //! `x.vector_at(..)`), the few columns before it and after the last whole vector one per
@@ -22,9 +22,9 @@ use crate::{Input, Output};
 /// The longest row the norms hold in registers: ITEMS × THREADS.
 pub const MAX_COLUMNS: usize = 16 * 1024;
 
-// Each norm is stamped at two row lengths and three element types by a macro_rules! of its
-// own: the block's threads, `ITEMS` and the element type are the only differences (`as f32`
-// of an f32 renders as nothing).
+// Each norm is stamped at several row lengths and element types by a macro_rules! of its own:
+// the block's threads, `ITEMS` and the element type are the only differences (`as f32` of an
+// f32 renders as nothing).
 
 macro_rules! layer_norm {
     // where the weight's and bias' vectors do not start where the row's do: read by element
@@ -595,96 +595,166 @@ rms_norm!(
     rms_norm_block_3072_f16, f16, vector = 8, threads = 96, items = 32
 );
 
+// 16-bit rows of 3073 to 4096 columns: a block of 128 threads per row, 32 values a thread (on
+// sm_90 LayerNorm / RMSNorm 56 / 48 registers a thread, 9 / 10 blocks an SM, where the
+// 5120-column kernels' 128 × 40 take 62 / 63, 8) — on an H200 bf16 LayerNorm at 16384 × 3200 /
+// 16384 × 3584 / 8192 × 3840 / 8192 × 4096 92.0 / 94.3 / 94.1 / 93.2% of the device copy, where
+// 128 × 40 gave 87.2 / 90.8 / 91.4 / 91.5%; RMSNorm level but at 3200 (+2). No f32 kernel: 128
+// × 32 was level within a point with `*_short_f32` there (BENCHMARKS.md).
+layer_norm!(
+    /// [`layer_norm_block_3072_bf16`] for rows of up to 4096 columns: a block of 128 threads per
+    /// row, 32 elements each (four vectors of 8) — on an H200 92–94% of the device copy on rows
+    /// of 3200 to 4096 columns, where [`layer_norm_short_bf16`] gave 87–92%. f32 rows keep
+    /// [`layer_norm_short_f32`], which 128 × 32 only matched.
+    layer_norm_block_4096_bf16, bf16, vector = 8, threads = 128, items = 32
+);
+layer_norm!(
+    /// [`layer_norm_block_4096_bf16`] on f16 data.
+    layer_norm_block_4096_f16, f16, vector = 8, threads = 128, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_block_3072_bf16`] for rows of up to 4096 columns: a block of 128 threads per
+    /// row, 32 elements each (four vectors of 8) — on an H200 level with [`rms_norm_short_bf16`]
+    /// on rows of 3584 to 4096 columns, 2 points of the device copy ahead at 3200. f32 rows keep
+    /// [`rms_norm_short_f32`], which 128 × 32 only matched.
+    rms_norm_block_4096_bf16, bf16, vector = 8, threads = 128, items = 32
+);
+rms_norm!(
+    /// [`rms_norm_block_4096_bf16`] on f16 data.
+    rms_norm_block_4096_f16, f16, vector = 8, threads = 128, items = 32
+);
+
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).
 pub trait NormElement: crate::runtime::Element {
-    /// The LayerNorm kernels of this type, then the RMSNorm ones, each in [`Width`] order
-    /// (to 128 columns, 256, 512, 1024, 2048, 5120, 8192, 16384).
-    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2];
+    /// The LayerNorm kernels of this type, then the RMSNorm ones, each by width — (the most
+    /// columns, the kernel), narrowest first; a row takes the first that holds it: a group of 8
+    /// lanes, 16 lanes or a warp per row to 128, 256, 512 and 1024 columns (`*_warp_128_*` ..
+    /// `*_warp_1024_*`); a block of 64 threads × 32 elements to 2048 (`*_block_2048_*`); 96 × 32
+    /// to 3072 (`*_block_3072_*`); for bf16 and f16, 128 × 32 to 4096 (`*_block_4096_*`); 128 ×
+    /// 40 (256 × 20 for f32 RMSNorm) to 5120 (`*_short_*`); 256 × 32 to 8192; 512 × 32 to
+    /// [`MAX_COLUMNS`] (`*_wide_*`).
+    const KERNELS: [&'static [(usize, &'static crate::KernelDefinition)]; 2];
 }
 
 impl NormElement for f32 {
-    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2] = [
-        [
-            &layer_norm_warp_128_f32::KERNEL,
-            &layer_norm_warp_256_f32::KERNEL,
-            &layer_norm_warp_512_f32::KERNEL,
-            &layer_norm_warp_1024_f32::KERNEL,
-            &layer_norm_block_2048_f32::KERNEL,
-            &layer_norm_block_3072_f32::KERNEL,
-            &layer_norm_short_f32::KERNEL,
-            &layer_norm_f32::KERNEL,
-            &layer_norm_wide_f32::KERNEL,
+    const KERNELS: [&'static [(usize, &'static crate::KernelDefinition)]; 2] = [
+        &[
+            (128, &layer_norm_warp_128_f32::KERNEL),
+            (256, &layer_norm_warp_256_f32::KERNEL),
+            (512, &layer_norm_warp_512_f32::KERNEL),
+            (1024, &layer_norm_warp_1024_f32::KERNEL),
+            (2048, &layer_norm_block_2048_f32::KERNEL),
+            (3072, &layer_norm_block_3072_f32::KERNEL),
+            (5120, &layer_norm_short_f32::KERNEL),
+            (8192, &layer_norm_f32::KERNEL),
+            (MAX_COLUMNS, &layer_norm_wide_f32::KERNEL),
         ],
-        [
-            &rms_norm_warp_128_f32::KERNEL,
-            &rms_norm_warp_256_f32::KERNEL,
-            &rms_norm_warp_512_f32::KERNEL,
-            &rms_norm_warp_1024_f32::KERNEL,
-            &rms_norm_block_2048_f32::KERNEL,
-            &rms_norm_block_3072_f32::KERNEL,
-            &rms_norm_short_f32::KERNEL,
-            &rms_norm_f32::KERNEL,
-            &rms_norm_wide_f32::KERNEL,
+        &[
+            (128, &rms_norm_warp_128_f32::KERNEL),
+            (256, &rms_norm_warp_256_f32::KERNEL),
+            (512, &rms_norm_warp_512_f32::KERNEL),
+            (1024, &rms_norm_warp_1024_f32::KERNEL),
+            (2048, &rms_norm_block_2048_f32::KERNEL),
+            (3072, &rms_norm_block_3072_f32::KERNEL),
+            (5120, &rms_norm_short_f32::KERNEL),
+            (8192, &rms_norm_f32::KERNEL),
+            (MAX_COLUMNS, &rms_norm_wide_f32::KERNEL),
         ],
     ];
 }
 
 impl NormElement for bf16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2] = [
-        [
-            &layer_norm_warp_128_bf16::KERNEL,
-            &layer_norm_warp_256_bf16::KERNEL,
-            &layer_norm_warp_512_bf16::KERNEL,
-            &layer_norm_warp_1024_bf16::KERNEL,
-            &layer_norm_block_2048_bf16::KERNEL,
-            &layer_norm_block_3072_bf16::KERNEL,
-            &layer_norm_short_bf16::KERNEL,
-            &layer_norm_bf16::KERNEL,
-            &layer_norm_wide_bf16::KERNEL,
+    const KERNELS: [&'static [(usize, &'static crate::KernelDefinition)]; 2] = [
+        &[
+            (128, &layer_norm_warp_128_bf16::KERNEL),
+            (256, &layer_norm_warp_256_bf16::KERNEL),
+            (512, &layer_norm_warp_512_bf16::KERNEL),
+            (1024, &layer_norm_warp_1024_bf16::KERNEL),
+            (2048, &layer_norm_block_2048_bf16::KERNEL),
+            (3072, &layer_norm_block_3072_bf16::KERNEL),
+            (4096, &layer_norm_block_4096_bf16::KERNEL),
+            (5120, &layer_norm_short_bf16::KERNEL),
+            (8192, &layer_norm_bf16::KERNEL),
+            (MAX_COLUMNS, &layer_norm_wide_bf16::KERNEL),
         ],
-        [
-            &rms_norm_warp_128_bf16::KERNEL,
-            &rms_norm_warp_256_bf16::KERNEL,
-            &rms_norm_warp_512_bf16::KERNEL,
-            &rms_norm_warp_1024_bf16::KERNEL,
-            &rms_norm_block_2048_bf16::KERNEL,
-            &rms_norm_block_3072_bf16::KERNEL,
-            &rms_norm_short_bf16::KERNEL,
-            &rms_norm_bf16::KERNEL,
-            &rms_norm_wide_bf16::KERNEL,
+        &[
+            (128, &rms_norm_warp_128_bf16::KERNEL),
+            (256, &rms_norm_warp_256_bf16::KERNEL),
+            (512, &rms_norm_warp_512_bf16::KERNEL),
+            (1024, &rms_norm_warp_1024_bf16::KERNEL),
+            (2048, &rms_norm_block_2048_bf16::KERNEL),
+            (3072, &rms_norm_block_3072_bf16::KERNEL),
+            (4096, &rms_norm_block_4096_bf16::KERNEL),
+            (5120, &rms_norm_short_bf16::KERNEL),
+            (8192, &rms_norm_bf16::KERNEL),
+            (MAX_COLUMNS, &rms_norm_wide_bf16::KERNEL),
         ],
     ];
 }
 
 impl NormElement for f16 {
-    const KERNELS: [[&'static crate::KernelDefinition; 9]; 2] = [
-        [
-            &layer_norm_warp_128_f16::KERNEL,
-            &layer_norm_warp_256_f16::KERNEL,
-            &layer_norm_warp_512_f16::KERNEL,
-            &layer_norm_warp_1024_f16::KERNEL,
-            &layer_norm_block_2048_f16::KERNEL,
-            &layer_norm_block_3072_f16::KERNEL,
-            &layer_norm_short_f16::KERNEL,
-            &layer_norm_f16::KERNEL,
-            &layer_norm_wide_f16::KERNEL,
+    const KERNELS: [&'static [(usize, &'static crate::KernelDefinition)]; 2] = [
+        &[
+            (128, &layer_norm_warp_128_f16::KERNEL),
+            (256, &layer_norm_warp_256_f16::KERNEL),
+            (512, &layer_norm_warp_512_f16::KERNEL),
+            (1024, &layer_norm_warp_1024_f16::KERNEL),
+            (2048, &layer_norm_block_2048_f16::KERNEL),
+            (3072, &layer_norm_block_3072_f16::KERNEL),
+            (4096, &layer_norm_block_4096_f16::KERNEL),
+            (5120, &layer_norm_short_f16::KERNEL),
+            (8192, &layer_norm_f16::KERNEL),
+            (MAX_COLUMNS, &layer_norm_wide_f16::KERNEL),
         ],
-        [
-            &rms_norm_warp_128_f16::KERNEL,
-            &rms_norm_warp_256_f16::KERNEL,
-            &rms_norm_warp_512_f16::KERNEL,
-            &rms_norm_warp_1024_f16::KERNEL,
-            &rms_norm_block_2048_f16::KERNEL,
-            &rms_norm_block_3072_f16::KERNEL,
-            &rms_norm_short_f16::KERNEL,
-            &rms_norm_f16::KERNEL,
-            &rms_norm_wide_f16::KERNEL,
+        &[
+            (128, &rms_norm_warp_128_f16::KERNEL),
+            (256, &rms_norm_warp_256_f16::KERNEL),
+            (512, &rms_norm_warp_512_f16::KERNEL),
+            (1024, &rms_norm_warp_1024_f16::KERNEL),
+            (2048, &rms_norm_block_2048_f16::KERNEL),
+            (3072, &rms_norm_block_3072_f16::KERNEL),
+            (4096, &rms_norm_block_4096_f16::KERNEL),
+            (5120, &rms_norm_short_f16::KERNEL),
+            (8192, &rms_norm_f16::KERNEL),
+            (MAX_COLUMNS, &rms_norm_wide_f16::KERNEL),
         ],
     ];
 }
 
+/// The kernel [`layer_norm`] takes for rows of `columns` elements of `T`: the narrowest width
+/// of [`NormElement::KERNELS`] that holds the row; `None` past [`MAX_COLUMNS`].
+///
+/// ```
+/// use tessera::catalog::norm::layer_norm_kernel_for;
+/// let name = |kernel: Option<&tessera::KernelDefinition>| kernel.map(|k| k.name());
+/// assert_eq!(name(layer_norm_kernel_for::<f32>(768)), Some("layer_norm_warp_1024_f32"));
+/// assert_eq!(name(layer_norm_kernel_for::<f32>(2560)), Some("layer_norm_block_3072_f32"));
+/// // 16-bit rows have a width f32 rows lack
+/// assert_eq!(name(layer_norm_kernel_for::<f32>(4096)), Some("layer_norm_short_f32"));
+/// assert_eq!(name(layer_norm_kernel_for::<half::bf16>(4096)), Some("layer_norm_block_4096_bf16"));
+/// assert_eq!(name(layer_norm_kernel_for::<half::bf16>(4097)), Some("layer_norm_short_bf16"));
+/// assert_eq!(name(layer_norm_kernel_for::<f32>(16385)), None);
+/// ```
+pub fn layer_norm_kernel_for<T: NormElement>(columns: usize) -> Option<&'static crate::KernelDefinition> {
+    super::narrowest_holding(T::KERNELS[0], columns)
+}
+
+/// The kernel [`rms_norm`] takes for rows of `columns` elements of `T`, as
+/// [`layer_norm_kernel_for`].
+///
+/// ```
+/// use tessera::catalog::norm::rms_norm_kernel_for;
+/// let name = |kernel: Option<&tessera::KernelDefinition>| kernel.map(|k| k.name());
+/// assert_eq!(name(rms_norm_kernel_for::<f32>(3073)), Some("rms_norm_short_f32"));
+/// assert_eq!(name(rms_norm_kernel_for::<half::f16>(3073)), Some("rms_norm_block_4096_f16"));
+/// ```
+pub fn rms_norm_kernel_for<T: NormElement>(columns: usize) -> Option<&'static crate::KernelDefinition> {
+    super::narrowest_holding(T::KERNELS[1], columns)
+}
+
 /// LayerNorm of every row of `x` into `y` ([`layer_norm_f32`], [`layer_norm_bf16`],
-/// [`layer_norm_f16`] by element type): rows of up to [`MAX_COLUMNS`] columns.
+/// [`layer_norm_f16`] by element type; the kernel [`layer_norm_kernel_for`] names for the row
+/// length): rows of up to [`MAX_COLUMNS`] columns.
 ///
 /// ```ignore
 /// tessera::catalog::norm::layer_norm(&backend, &x, &weight, &bias, &mut y, 1e-5)?;
@@ -697,7 +767,7 @@ pub fn layer_norm<T: NormElement>(
     y: &mut impl Output<T>,
     eps: f32,
 ) -> Result<crate::Launched, Error> {
-    let kernel = T::KERNELS[0][check_columns("layer_norm", x.shape())? as usize];
+    let kernel = kernel_holding("layer_norm", layer_norm_kernel_for::<T>, x.shape())?;
     kernel.launch(
         device,
         &mut [
@@ -711,7 +781,8 @@ pub fn layer_norm<T: NormElement>(
 }
 
 /// RMSNorm of every row of `x` into `y` ([`rms_norm_f32`], [`rms_norm_bf16`],
-/// [`rms_norm_f16`] by element type): rows of up to [`MAX_COLUMNS`].
+/// [`rms_norm_f16`] by element type; the kernel [`rms_norm_kernel_for`] names): rows of up to
+/// [`MAX_COLUMNS`].
 pub fn rms_norm<T: NormElement>(
     device: &impl crate::Device,
     x: &impl Input<T>,
@@ -719,7 +790,7 @@ pub fn rms_norm<T: NormElement>(
     y: &mut impl Output<T>,
     eps: f32,
 ) -> Result<crate::Launched, Error> {
-    let kernel = T::KERNELS[1][check_columns("rms_norm", x.shape())? as usize];
+    let kernel = kernel_holding("rms_norm", rms_norm_kernel_for::<T>, x.shape())?;
     kernel.launch(
         device,
         &mut [
@@ -731,83 +802,19 @@ pub fn rms_norm<T: NormElement>(
     )
 }
 
-/// Which kernel holds a row of a norm: a group of 8 lanes, 16 lanes or a warp per row to 128,
-/// 256, 512 and 1024 columns (`*_warp_128_*` .. `*_warp_1024_*`); a block of 64 threads × 32
-/// elements to 2048 (`*_block_2048_*`); 96 threads × 32 to 3072 (`*_block_3072_*`); a block
-/// of 128 threads × 40 elements (256 × 20 for f32 RMSNorm), to 5120 columns; 256 × 32, to
-/// 8192; 512 × 32, to 16384.
-///
-/// ```
-/// use tessera::catalog::norm::Width;
-/// assert_eq!(Width::for_columns(768), Some(Width::Warp1024));
-/// assert_eq!(Width::for_columns(1536), Some(Width::Block2048));
-/// assert_eq!(Width::for_columns(2560), Some(Width::Block3072));
-/// assert_eq!(Width::for_columns(4097), Some(Width::Short));
-/// assert_eq!(Width::for_columns(16385), None);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Width {
-    /// `*_warp_128_*`: a group of 8 lanes per row, 4 rows a warp, to 128 columns.
-    Warp128,
-    /// `*_warp_256_*`: a group of 16 lanes per row, to 256 columns.
-    Warp256,
-    /// `*_warp_512_*`: a warp per row, 16 values a lane, to 512 columns.
-    Warp512,
-    /// `*_warp_1024_*`: a warp per row, 32 values a lane, to 1024 columns.
-    Warp1024,
-    /// `*_block_2048_*`: a block of 64 threads per row, 32 values a thread, to 2048 columns.
-    Block2048,
-    /// `*_block_3072_*`: a block of 96 threads per row, 32 values a thread, to 3072 columns.
-    Block3072,
-    /// `*_short_*`: 128 threads × 40 (256 × 20 for f32 RMSNorm), to 5120 columns (from 3073).
-    Short,
-    /// `layer_norm_f32`, `rms_norm_bf16`, ..: 256 threads × 32, to 8192 columns.
-    Block,
-    /// `*_wide_*`: 512 threads × 32, to 16384 columns.
-    Wide,
-}
-
-impl Width {
-    /// The kernel for rows of `columns` elements; `None` past [`MAX_COLUMNS`].
-    pub fn for_columns(columns: usize) -> Option<Width> {
-        match columns {
-            0..=128 => Some(Width::Warp128),
-            129..=256 => Some(Width::Warp256),
-            257..=512 => Some(Width::Warp512),
-            513..=1024 => Some(Width::Warp1024),
-            1025..=2048 => Some(Width::Block2048),
-            2049..=3072 => Some(Width::Block3072),
-            3073..=5120 => Some(Width::Short),
-            5121..=8192 => Some(Width::Block),
-            8193..=MAX_COLUMNS => Some(Width::Wide),
-            _ => None,
-        }
-    }
-
-    /// The width of the norm kernel named `kernel` (`layer_norm_short_bf16`: `Short`).
-    pub fn of(kernel: &str) -> Width {
-        let marked = |mark: &str| kernel.contains(mark);
-        match () {
-            _ if marked("_warp_128_") => Width::Warp128,
-            _ if marked("_warp_256_") => Width::Warp256,
-            _ if marked("_warp_512_") => Width::Warp512,
-            _ if marked("_warp_1024_") => Width::Warp1024,
-            _ if marked("_block_2048_") => Width::Block2048,
-            _ if marked("_block_3072_") => Width::Block3072,
-            _ if marked("_short_") => Width::Short,
-            _ if marked("_wide_") => Width::Wide,
-            _ => Width::Block,
-        }
-    }
-}
-
-fn check_columns(kernel: &str, shape: &[usize]) -> Result<Width, Error> {
+/// The kernel `kernel_for` names for the rows of `shape`, or the error that `norm` takes no
+/// rows that long.
+fn kernel_holding(
+    norm: &str,
+    kernel_for: fn(usize) -> Option<&'static crate::KernelDefinition>,
+    shape: &[usize],
+) -> Result<&'static crate::KernelDefinition, Error> {
     let columns = shape.last().copied().unwrap_or(0);
-    Width::for_columns(columns).ok_or_else(|| Error::RowTooLong { kernel: kernel.into(), columns, max: MAX_COLUMNS })
+    kernel_for(columns).ok_or_else(|| Error::RowTooLong { kernel: norm.into(), columns, max: MAX_COLUMNS })
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 54] = [
+pub const ALL: [&crate::KernelDefinition; 58] = [
     &layer_norm_warp_128_f32::KERNEL,
     &layer_norm_warp_256_f32::KERNEL,
     &layer_norm_warp_512_f32::KERNEL,
@@ -832,6 +839,7 @@ pub const ALL: [&crate::KernelDefinition; 54] = [
     &layer_norm_warp_1024_bf16::KERNEL,
     &layer_norm_block_2048_bf16::KERNEL,
     &layer_norm_block_3072_bf16::KERNEL,
+    &layer_norm_block_4096_bf16::KERNEL,
     &layer_norm_short_bf16::KERNEL,
     &layer_norm_bf16::KERNEL,
     &layer_norm_wide_bf16::KERNEL,
@@ -841,6 +849,7 @@ pub const ALL: [&crate::KernelDefinition; 54] = [
     &rms_norm_warp_1024_bf16::KERNEL,
     &rms_norm_block_2048_bf16::KERNEL,
     &rms_norm_block_3072_bf16::KERNEL,
+    &rms_norm_block_4096_bf16::KERNEL,
     &rms_norm_short_bf16::KERNEL,
     &rms_norm_bf16::KERNEL,
     &rms_norm_wide_bf16::KERNEL,
@@ -850,6 +859,7 @@ pub const ALL: [&crate::KernelDefinition; 54] = [
     &layer_norm_warp_1024_f16::KERNEL,
     &layer_norm_block_2048_f16::KERNEL,
     &layer_norm_block_3072_f16::KERNEL,
+    &layer_norm_block_4096_f16::KERNEL,
     &layer_norm_short_f16::KERNEL,
     &layer_norm_f16::KERNEL,
     &layer_norm_wide_f16::KERNEL,
@@ -859,6 +869,7 @@ pub const ALL: [&crate::KernelDefinition; 54] = [
     &rms_norm_warp_1024_f16::KERNEL,
     &rms_norm_block_2048_f16::KERNEL,
     &rms_norm_block_3072_f16::KERNEL,
+    &rms_norm_block_4096_f16::KERNEL,
     &rms_norm_short_f16::KERNEL,
     &rms_norm_f16::KERNEL,
     &rms_norm_wide_f16::KERNEL,

@@ -15,6 +15,7 @@
 //! | ≤ 1024          | [`softmax_warp_wide_f32`] | 32 (8 rows a block) | 32           |
 //! | ≤ 2048          | [`softmax_aligned_2048_f32`] | 64        | 32 (+ 1 of the row's ends) |
 //! | ≤ 3072          | [`softmax_aligned_3072_f32`] | 96        | 32 (+ 1)            |
+//! | ≤ 4096 (bf16, f16) | [`softmax_aligned_4096_bf16`] | 128   | 32 (+ 1)            |
 //! | ≤ 5120          | [`softmax_aligned_short_f32`] | 256      | 20 (+ 1)            |
 //! | ≤ 8192          | [`softmax_aligned_f32`] | 512            | 16 (+ 1)            |
 //! | ≤ 16384         | [`softmax_aligned_long_f32`] | 512       | 32 (+ 1)            |
@@ -27,9 +28,10 @@
 //!
 //! bf16 and f16 rows take the same steps (`softmax_aligned_bf16`, `softmax_cluster_f16`, ..;
 //! [`SoftmaxElement`]): each element converted to f32 as it is loaded, the maximum, exps and
-//! sum in f32, y rounded once as it is stored; vectors of 8 (16 bytes), the blocks' two
-//! shortest tiers 128 × 40 and 256 × 32 (more rows an SM for half the bytes a row), the
-//! five widths to 1024 columns as f32's ([`SoftmaxKernels::warps`]). Their warp
+//! sum in f32, y rounded once as it is stored; vectors of 8 (16 bytes), the blocks' tiers to
+//! 5120 and 8192 columns 128 × 40 and 256 × 32 (more rows an SM for half the bytes a row), a
+//! tier of their own to 4096 columns ([`SoftmaxKernels::blocks`]), the five widths to 1024
+//! columns as f32's ([`SoftmaxKernels::warps`]). Their warp
 //! and block kernels hold the values in log2 units (x·log2 e), so that an exp is one
 //! `ex2.approx.ftz` (`exp2_ftz`) where `expf` takes eight instructions: a 16-bit row moves half
 //! the bytes of an f32 one for the same arithmetic, and the exp's error is far below the
@@ -453,6 +455,20 @@ softmax_block_per_aligned_row!(
     softmax_aligned_3072_f16, f16, vector = 8, threads = 96, items = 32
 );
 softmax_block_per_aligned_row!(
+    /// Softmax of bf16 rows of up to 4096 columns, a block of 128 threads per row, 32 elements
+    /// each (four vectors of 8; 48 registers, 10 blocks an SM on sm_90, where 128 × 40 takes 56
+    /// and 9) — on an H200 at 16384 × 3200 / 16384 × 3584 / 8192 × 3840 / 8192 × 4096 95.7 /
+    /// 97.7 / 99.4 / 98.5% of the device copy, where [`softmax_aligned_short_bf16`] (128 × 40)
+    /// gave 89.5 / 94.8 / 97.0 / 97.6%. f32 rows have no such tier: 128 × 32 was level within a
+    /// point with [`softmax_aligned_short_f32`] there and 1–2 points behind at 3840
+    /// (BENCHMARKS.md).
+    softmax_aligned_4096_bf16, bf16, vector = 8, threads = 128, items = 32
+);
+softmax_block_per_aligned_row!(
+    /// [`softmax_aligned_4096_bf16`] on f16 rows.
+    softmax_aligned_4096_f16, f16, vector = 8, threads = 128, items = 32
+);
+softmax_block_per_aligned_row!(
     /// [`softmax_aligned_short_f32`] on bf16 rows: 128 threads × 40 elements (five vectors of
     /// 8), 9 blocks an SM — on an H200 4096 × 4096 at 89% of the device copy where 256 × 24
     /// (6 blocks) gave 76%, 4096 × 4097 81% against 71%.
@@ -625,9 +641,6 @@ softmax_cluster!(
 pub const SHORT_COLUMNS: usize =
     (softmax_aligned_short_f32::THREADS.0 as i64 * softmax_aligned_short_f32::ITEMS) as usize;
 
-// the first row length past the short tier (a range pattern takes a constant, not a sum)
-const PAST_SHORT_COLUMNS: usize = SHORT_COLUMNS + 1;
-
 /// The longest row [`softmax_cluster_f32`] holds: its cluster's blocks × their threads × ITEMS.
 pub const CLUSTER_COLUMNS: usize =
     (softmax_cluster_f32::BLOCKS * softmax_cluster_f32::THREADS.0 as i64 * softmax_cluster_f32::ITEMS) as usize;
@@ -636,7 +649,7 @@ pub const CLUSTER_COLUMNS: usize =
 /// `CHUNK`, which the two must agree on).
 pub const CHUNK: usize = softmax_chunk_stats_f32::CHUNK as usize;
 const _: () = assert!(softmax_chunk_stats_f32::CHUNK == softmax_chunk_write_f32::CHUNK);
-// the 16-bit kernels hold at least the rows the f32 ones do at each step of `kernel_for_columns`
+// the 16-bit kernels hold at least the rows the f32 ones do where their tables share a limit
 const _: () = {
     assert!(softmax_aligned_short_bf16::THREADS.0 as i64 * softmax_aligned_short_bf16::ITEMS >= SHORT_COLUMNS as i64);
     assert!(softmax_aligned_short_f16::THREADS.0 as i64 * softmax_aligned_short_f16::ITEMS >= SHORT_COLUMNS as i64);
@@ -761,18 +774,12 @@ pub struct SoftmaxKernels {
     /// Rows to 1024 columns, a warp or a group of its lanes per row: (the most columns, the
     /// kernel), by width; a row takes the first that holds it.
     pub warps: &'static [(usize, &'static crate::KernelDefinition)],
-    /// A block of 64 per row, to 2048 columns.
-    pub aligned_2048: &'static crate::KernelDefinition,
-    /// A block of 96 per row, to 3072 columns.
-    pub aligned_3072: &'static crate::KernelDefinition,
-    /// A block of 256 per row (128 for 16-bit rows), to [`SHORT_COLUMNS`].
-    pub short: &'static crate::KernelDefinition,
-    /// A block of 512 per row, to 8192 columns.
-    pub aligned: &'static crate::KernelDefinition,
-    /// 512 × 32, to 16384 columns.
-    pub long: &'static crate::KernelDefinition,
-    /// 1024 × 32, to 32768 columns.
-    pub wide: &'static crate::KernelDefinition,
+    /// Rows of 1025 to 32768 columns, a block per row from each row's first aligned column
+    /// (`softmax_aligned_*`): (the most columns, the kernel), by width; a row takes the first
+    /// that holds it. 64 threads to 2048 columns, 96 to 3072, for 16-bit rows 128 to 4096
+    /// (measured ahead of the next tier there; f32's level or behind), 256 (128 for 16-bit rows)
+    /// to [`SHORT_COLUMNS`], 512 (256) to 8192, 512 × 32 to 16384, 1024 × 32 to 32768.
+    pub blocks: &'static [(usize, &'static crate::KernelDefinition)],
     /// A cluster of 8 blocks per row (sm_90), to [`CLUSTER_COLUMNS`].
     pub cluster: &'static crate::KernelDefinition,
     /// Longer rows (or no clusters): each chunk's statistics, ..
@@ -798,12 +805,14 @@ impl SoftmaxElement for f32 {
             (512, &softmax_warp_512_f32::KERNEL),
             (1024, &softmax_warp_wide_f32::KERNEL),
         ],
-        aligned_2048: &softmax_aligned_2048_f32::KERNEL,
-        aligned_3072: &softmax_aligned_3072_f32::KERNEL,
-        short: &softmax_aligned_short_f32::KERNEL,
-        aligned: &softmax_aligned_f32::KERNEL,
-        long: &softmax_aligned_long_f32::KERNEL,
-        wide: &softmax_aligned_wide_f32::KERNEL,
+        blocks: &[
+            (2048, &softmax_aligned_2048_f32::KERNEL),
+            (3072, &softmax_aligned_3072_f32::KERNEL),
+            (SHORT_COLUMNS, &softmax_aligned_short_f32::KERNEL),
+            (8192, &softmax_aligned_f32::KERNEL),
+            (16384, &softmax_aligned_long_f32::KERNEL),
+            (32768, &softmax_aligned_wide_f32::KERNEL),
+        ],
         cluster: &softmax_cluster_f32::KERNEL,
         chunk_stats: &softmax_chunk_stats_f32::KERNEL,
         chunk_write: &softmax_chunk_write_f32::KERNEL,
@@ -819,12 +828,15 @@ impl SoftmaxElement for bf16 {
             (512, &softmax_warp_512_bf16::KERNEL),
             (1024, &softmax_warp_wide_bf16::KERNEL),
         ],
-        aligned_2048: &softmax_aligned_2048_bf16::KERNEL,
-        aligned_3072: &softmax_aligned_3072_bf16::KERNEL,
-        short: &softmax_aligned_short_bf16::KERNEL,
-        aligned: &softmax_aligned_bf16::KERNEL,
-        long: &softmax_aligned_long_bf16::KERNEL,
-        wide: &softmax_aligned_wide_bf16::KERNEL,
+        blocks: &[
+            (2048, &softmax_aligned_2048_bf16::KERNEL),
+            (3072, &softmax_aligned_3072_bf16::KERNEL),
+            (4096, &softmax_aligned_4096_bf16::KERNEL),
+            (SHORT_COLUMNS, &softmax_aligned_short_bf16::KERNEL),
+            (8192, &softmax_aligned_bf16::KERNEL),
+            (16384, &softmax_aligned_long_bf16::KERNEL),
+            (32768, &softmax_aligned_wide_bf16::KERNEL),
+        ],
         cluster: &softmax_cluster_bf16::KERNEL,
         chunk_stats: &softmax_chunk_stats_bf16::KERNEL,
         chunk_write: &softmax_chunk_write_bf16::KERNEL,
@@ -840,12 +852,15 @@ impl SoftmaxElement for f16 {
             (512, &softmax_warp_512_f16::KERNEL),
             (1024, &softmax_warp_wide_f16::KERNEL),
         ],
-        aligned_2048: &softmax_aligned_2048_f16::KERNEL,
-        aligned_3072: &softmax_aligned_3072_f16::KERNEL,
-        short: &softmax_aligned_short_f16::KERNEL,
-        aligned: &softmax_aligned_f16::KERNEL,
-        long: &softmax_aligned_long_f16::KERNEL,
-        wide: &softmax_aligned_wide_f16::KERNEL,
+        blocks: &[
+            (2048, &softmax_aligned_2048_f16::KERNEL),
+            (3072, &softmax_aligned_3072_f16::KERNEL),
+            (4096, &softmax_aligned_4096_f16::KERNEL),
+            (SHORT_COLUMNS, &softmax_aligned_short_f16::KERNEL),
+            (8192, &softmax_aligned_f16::KERNEL),
+            (16384, &softmax_aligned_long_f16::KERNEL),
+            (32768, &softmax_aligned_wide_f16::KERNEL),
+        ],
         cluster: &softmax_cluster_f16::KERNEL,
         chunk_stats: &softmax_chunk_stats_f16::KERNEL,
         chunk_write: &softmax_chunk_write_f16::KERNEL,
@@ -917,27 +932,26 @@ pub fn kernel_for<T: SoftmaxElement>(device: &impl crate::Device, columns: usize
 ///
 /// ```
 /// use tessera::catalog::softmax::kernel_for_columns;
+/// assert_eq!(kernel_for_columns::<f32>(4096, true).name(), "softmax_aligned_short_f32");
+/// assert_eq!(kernel_for_columns::<half::bf16>(4096, true).name(), "softmax_aligned_4096_bf16");
 /// assert_eq!(kernel_for_columns::<f32>(65536, true).name(), "softmax_cluster_f32");
 /// assert_eq!(kernel_for_columns::<half::f16>(65536, false).name(), "softmax_chunk_write_f16");
 /// ```
 pub fn kernel_for_columns<T: SoftmaxElement>(columns: usize, clusters: bool) -> &'static crate::KernelDefinition {
     let kernels = T::KERNELS;
-    match columns {
-        0..=1024 => super::narrowest_holding(kernels.warps, columns).unwrap_or(kernels.short),
-        1025..=2048 => kernels.aligned_2048,
-        2049..=3072 => kernels.aligned_3072,
-        3073..=SHORT_COLUMNS => kernels.short,
-        PAST_SHORT_COLUMNS..=8192 => kernels.aligned,
-        8193..=16384 => kernels.long,
-        16385..=32768 => kernels.wide,
-        _ if clusters && columns <= CLUSTER_COLUMNS => kernels.cluster,
+    // a warp or a group of lanes per row to 1024 columns, a block per row to 32768
+    let by_width =
+        super::narrowest_holding(kernels.warps, columns).or_else(|| super::narrowest_holding(kernels.blocks, columns));
+    match by_width {
+        Some(kernel) => kernel,
+        None if clusters && columns <= CLUSTER_COLUMNS => kernels.cluster,
         // pass 2 of two: the chunks' statistics run first
-        _ => kernels.chunk_write,
+        None => kernels.chunk_write,
     }
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 45] = [
+pub const ALL: [&crate::KernelDefinition; 47] = [
     &softmax_warp_64_f32::KERNEL,
     &softmax_warp_f32::KERNEL,
     &softmax_warp_256_f32::KERNEL,
@@ -962,6 +976,7 @@ pub const ALL: [&crate::KernelDefinition; 45] = [
     &softmax_warp_wide_bf16::KERNEL,
     &softmax_aligned_2048_bf16::KERNEL,
     &softmax_aligned_3072_bf16::KERNEL,
+    &softmax_aligned_4096_bf16::KERNEL,
     &softmax_aligned_short_bf16::KERNEL,
     &softmax_aligned_bf16::KERNEL,
     &softmax_aligned_long_bf16::KERNEL,
@@ -976,6 +991,7 @@ pub const ALL: [&crate::KernelDefinition; 45] = [
     &softmax_warp_wide_f16::KERNEL,
     &softmax_aligned_2048_f16::KERNEL,
     &softmax_aligned_3072_f16::KERNEL,
+    &softmax_aligned_4096_f16::KERNEL,
     &softmax_aligned_short_f16::KERNEL,
     &softmax_aligned_f16::KERNEL,
     &softmax_aligned_long_f16::KERNEL,
