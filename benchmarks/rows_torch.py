@@ -25,7 +25,7 @@ def row(name, shape, ms, traffic, copy):
 
 print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}")
 # the shapes, then short rows (a group of lanes or a warp per row in tessera)
-for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536), (131072, 64), (32768, 256), (32768, 512), (16384, 1024), (32768, 1536), (16384, 2048), (16384, 2560), (8192, 3072)]:
+for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536), (131072, 64), (32768, 256), (32768, 512), (16384, 1024), (32768, 1536), (16384, 2048), (16384, 2560), (8192, 3072), (16384, 3584), (8192, 4096)]:
     x = torch.randn(rows, cols, device="cuda")
     y = torch.empty_like(x)
     copy = copy_gbs(rows * cols)
@@ -33,7 +33,7 @@ for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536), (13107
     xh, yh = x.bfloat16(), y.bfloat16()
     row("softmax bf16", f"{rows}x{cols}", median_ms(lambda: torch.softmax(xh, dim=1, out=yh)), 4 * rows * cols, copy)
 # the shapes, then short rows (a group of lanes or a warp per row in tessera)
-for rows, cols in [(8192, 8192), (4096, 4097), (4096, 4096), (131072, 128), (131072, 256), (65536, 512), (32768, 768), (32768, 1024), (32768, 1536), (16384, 2048), (16384, 2304), (16384, 2560), (8192, 3072)]:
+for rows, cols in [(8192, 8192), (4096, 4097), (4096, 4096), (131072, 128), (131072, 256), (65536, 512), (32768, 768), (32768, 1024), (32768, 1536), (16384, 2048), (16384, 2304), (16384, 2560), (8192, 3072), (16384, 3584), (8192, 4096)]:
     x = torch.randn(rows, cols, device="cuda")
     w, b = torch.randn(cols, device="cuda"), torch.randn(cols, device="cuda")
     copy = copy_gbs(rows * cols)

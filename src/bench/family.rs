@@ -228,21 +228,22 @@ impl Family {
                 shape(&[("R", 8192), ("C", 8192), ("P", 1024)]),
                 shape(&[("R", 8192), ("H", 4096), ("P", 1024)]),
             ],
-            // the issue's shapes: square, a tail, many short rows, few long ones; and rows of 512
-            // and 2048 (a warp and a block of 64 a row)
+            // the issue's shapes: square, a tail, many short rows, few long ones; and rows of 512,
+            // 2048 and 4096 (a warp, a block of 64, for 16-bit rows 128 × 32 a row)
             Family::Softmax => vec![
                 shape(&[("R", 8192), ("C", 8192)]),
                 shape(&[("R", 4096), ("C", 4097)]),
                 shape(&[("R", 32768), ("C", 128)]),
                 shape(&[("R", 32768), ("C", 512)]),
                 shape(&[("R", 16384), ("C", 2048)]),
+                shape(&[("R", 8192), ("C", 4096)]),
                 // 16 × 65536: the cluster kernel (what `softmax` takes on sm_90), and the chunked
                 // softmax's two passes, 8 chunks a row
                 shape(&[("R", 16), ("C", 65536)]),
                 shape(&[("R", 16), ("C", 65536), ("S", 65536usize.div_ceil(softmax::CHUNK) as i64)]),
             ],
             // the issue's shapes, and a transformer's hidden sizes: 256 (16 lanes a row), 1024 (a
-            // warp), 2048 (a block of 64), 2560 (a block of 96)
+            // warp), 2048 (a block of 64), 2560 (a block of 96), 4096 (16-bit rows: 128 × 32)
             Family::Norm => vec![
                 shape(&[("R", 8192), ("C", 8192)]),
                 shape(&[("R", 4096), ("C", 4097)]),
@@ -250,6 +251,7 @@ impl Family {
                 shape(&[("R", 32768), ("C", 1024)]),
                 shape(&[("R", 16384), ("C", 2048)]),
                 shape(&[("R", 16384), ("C", 2560)]),
+                shape(&[("R", 8192), ("C", 4096)]),
             ],
             // issue 16's: 16k tokens (batch · seq), 16 heads of 128 or 32 of 64
             Family::Attention => [(16, 128), (32, 64)]
