@@ -1,17 +1,18 @@
 //! Fused GEMM epilogues (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`) against f64
 //! references: bias + GELU on SGEMM V13 and on V12's stream-K (and through
 //! `tessera::gemm_bias_gelu`, fused or as two kernels), bias + ReLU + residual with α and β on V11, bias +
-//! SiLU rounded to bf16 on the tensor-core HGEMM V6, bias (+ GELU) on bf16 and f16 data on the
-//! wgmma HGEMM V11, and the unfused second kernels `bias_gelu_f32` / `_bf16` / `_f16` — tails in M, N and K, on the CPU simulation and, ignored without one, on
+//! SiLU rounded to bf16 on the tensor-core HGEMM V6, bias (+ GELU, or + a residual) on bf16 and f16
+//! data on the wgmma HGEMM V11, and the unfused second kernels `bias_gelu_f32` / `_bf16` / `_f16` — tails in M, N and K, on the CPU simulation and, ignored without one, on
 //! a GPU (`cargo test --release --test epilogue_numbers -- --include-ignored`).
 
 mod common;
 
 use common::{gemm_reference, random_floats, simulator_with_resident_blocks, POISON};
 use tessera::catalog::epilogue::{
-    bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, gelu_bf16, gelu_f16, hgemm_bias_bf16, hgemm_bias_f16,
-    hgemm_bias_gelu_bf16, hgemm_bias_gelu_f16, hgemm_bias_silu_bf16, hgemm_bias_small_tiles_bf16,
-    hgemm_bias_small_tiles_f16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
+    bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, bias_residual_bf16, bias_residual_f16, gelu_bf16, gelu_f16,
+    hgemm_bias_bf16, hgemm_bias_f16, hgemm_bias_gelu_bf16, hgemm_bias_gelu_f16, hgemm_bias_residual_bf16,
+    hgemm_bias_residual_f16, hgemm_bias_silu_bf16, hgemm_bias_small_tiles_bf16, hgemm_bias_small_tiles_f16,
+    sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
 };
 use tessera::gemm_dispatch::BiasGeluPlan;
 use tessera::half::{bf16, f16};
@@ -25,6 +26,8 @@ on_both_backends!(
     the_separate_bias_gelu_kernel_matches_an_f64_reference,
     gelu_is_within_a_few_millionths_of_the_f64_gelu_over_its_whole_range,
     bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f16,
+    a_residual_added_in_the_wgmma_gemm_matches_an_f64_reference_on_bf16_and_f16,
+    the_separate_bias_residual_kernels_match_an_f64_reference,
     the_separate_16_bit_bias_gelu_kernels_match_an_f64_reference,
     gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu,
     the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width,
@@ -381,6 +384,136 @@ fn bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f1
                 gelu,
             ),
         ],
+    );
+}
+
+/// `hgemm_bias_residual_bf16` / `_f16` (V11) against α·A·B + bias + residual in f64 from the
+/// rounded inputs: tails in M, N and K, a whole-tile shape (the 16-byte stores), and the
+/// residual as a view into a wider matrix — rows 16-byte aligned (ld N + 8) and not (ld N + 3,
+/// which narrows the launch's vectors) — so that a residual read at C's place, not the
+/// residual's, fails.
+fn a_residual_added_in_the_wgmma_gemm_matches_an_f64_reference_on_bf16_and_f16(backend: &Backend) {
+    type Kernel<T> = fn(
+        &Backend,
+        &tessera::DeviceTensor<T>,
+        &tessera::DeviceTensor<T>,
+        &tessera::DeviceTensor<T>,
+        &tessera::TensorView<'_, T>,
+        &mut tessera::DeviceTensor<T>,
+        f32,
+    ) -> Result<tessera::Launched, tessera::Error>;
+    fn check<T: tessera::runtime::Element>(
+        backend: &Backend,
+        (to, back): (fn(f32) -> T, fn(T) -> f32),
+        rounding: f64,
+        (name, launch): (&str, Kernel<T>),
+    ) {
+        let alpha = 0.75f32;
+        let mut shapes = shapes(backend);
+        shapes.push((256, 256, 72));
+        for (m, n, k) in shapes {
+            let host_a: Vec<T> = random_floats(m * k, 61 + m as u64).into_iter().map(to).collect();
+            let host_b: Vec<T> = random_floats(k * n, 67 + n as u64).into_iter().map(to).collect();
+            let host_bias: Vec<T> = random_floats(n, 71).into_iter().map(to).collect();
+            let exact = |v: &[T]| v.iter().map(|&h| back(h)).collect::<Vec<_>>();
+            let product =
+                gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
+            let bias_exact = exact(&host_bias);
+            let a = backend.upload(&host_a, [m, k]).unwrap();
+            let b = backend.upload(&host_b, [k, n]).unwrap();
+            let bias = backend.upload(&host_bias, [n]).unwrap();
+            for extra in [8, 3] {
+                let ld = n + extra;
+                let host_residual: Vec<T> = random_floats(m * ld, 73 + ld as u64).into_iter().map(to).collect();
+                let residual = backend.upload(&host_residual, [m, ld]).unwrap();
+                let mut c = backend.filled([m, n], to(f32::NAN)).unwrap();
+                launch(backend, &a, &b, &bias, &residual.submatrix(0..m, 0..n).unwrap(), &mut c, alpha).unwrap();
+                let got: Vec<f32> = backend.download(&c).unwrap().into_iter().map(back).collect();
+                // one 16-bit rounding of the result on top of f32 accumulation
+                for (i, (g, p)) in got.iter().zip(&product).enumerate() {
+                    let (row, col) = (i / n, i % n);
+                    let w = p + f64::from(bias_exact[col]) + f64::from(back(host_residual[row * ld + col]));
+                    let slack = w.abs() * rounding + 1e-5 * (k as f64).sqrt();
+                    assert!(
+                        (f64::from(*g) - w).abs() <= slack,
+                        "{name} {m}×{n}×{k}, residual ld {ld}: [{row}][{col}] is {g}, want {w}"
+                    );
+                }
+            }
+        }
+    }
+    check(
+        backend,
+        (bf16::from_f32, bf16::to_f32),
+        2f64.powi(-8),
+        ("hgemm_bias_residual_bf16", |d, a, b, bias, residual, c, alpha| {
+            hgemm_bias_residual_bf16::launch(d, a, b, bias, residual, c, alpha)
+        }),
+    );
+    check(
+        backend,
+        (f16::from_f32, f16::to_f32),
+        2f64.powi(-11),
+        ("hgemm_bias_residual_f16", |d, a, b, bias, residual, c, alpha| {
+            hgemm_bias_residual_f16::launch(d, a, b, bias, residual, c, alpha)
+        }),
+    );
+}
+
+/// `bias_residual_bf16` / `_f16`: C + bias + residual in place, summed in f32 and rounded once;
+/// the residual a view with rows 16-byte aligned (ld N + 8) and not (ld N + 3).
+fn the_separate_bias_residual_kernels_match_an_f64_reference(backend: &Backend) {
+    fn check<T: tessera::runtime::Element>(
+        backend: &Backend,
+        (to, back): (fn(f32) -> T, fn(T) -> f32),
+        rounding: f64,
+        (name, launch): (&str, BiasResidual<T>),
+    ) {
+        let mut shapes = vec![(1, 1), (3, 1023), (5, 1025), (2, 3000), (2, 4100)];
+        if !backend.is_simulated() {
+            shapes.push((4096, 4096));
+        }
+        for (m, n) in shapes {
+            let host_c: Vec<T> = random_floats(m * n, 79).into_iter().map(to).collect();
+            let host_bias: Vec<T> = random_floats(n, 83).into_iter().map(to).collect();
+            let bias = backend.upload(&host_bias, [n]).unwrap();
+            for extra in [8, 3] {
+                let ld = n + extra;
+                let host_residual: Vec<T> = random_floats(m * ld, 89).into_iter().map(to).collect();
+                let residual = backend.upload(&host_residual, [m, ld]).unwrap();
+                let mut c = backend.upload(&host_c, [m, n]).unwrap();
+                launch(backend, &bias, &residual.submatrix(0..m, 0..n).unwrap(), &mut c).unwrap();
+                let got: Vec<f32> = backend.download(&c).unwrap().into_iter().map(back).collect();
+                for (i, g) in got.iter().enumerate() {
+                    let (row, col) = (i / n, i % n);
+                    let w = f64::from(back(host_c[i]))
+                        + f64::from(back(host_bias[col]))
+                        + f64::from(back(host_residual[row * ld + col]));
+                    assert!(
+                        (f64::from(*g) - w).abs() <= w.abs() * rounding + 1e-7,
+                        "{name} {m}×{n}, residual ld {ld}: [{row}][{col}] is {g}, want {w}"
+                    );
+                }
+            }
+        }
+    }
+    type BiasResidual<T> = fn(
+        &Backend,
+        &tessera::DeviceTensor<T>,
+        &tessera::TensorView<'_, T>,
+        &mut tessera::DeviceTensor<T>,
+    ) -> Result<tessera::Launched, tessera::Error>;
+    check(
+        backend,
+        (bf16::from_f32, bf16::to_f32),
+        2f64.powi(-8),
+        ("bias_residual_bf16", |d, bias, residual, c| bias_residual_bf16::launch(d, bias, residual, c)),
+    );
+    check(
+        backend,
+        (f16::from_f32, f16::to_f32),
+        2f64.powi(-11),
+        ("bias_residual_f16", |d, bias, residual, c| bias_residual_f16::launch(d, bias, residual, c)),
     );
 }
 

@@ -19,22 +19,25 @@ pub(super) enum Baseline<'g> {
         bias: DeviceTensor<f32>,
         c: DeviceTensor<f32>,
     },
-    /// cuBLAS `cublasGemmEx` on BF16 (bf16 out), then `bias_gelu_bf16` on its C.
-    GemmBf16ThenBiasGelu {
+    /// cuBLAS `cublasGemmEx` on BF16 (bf16 out), then `bias_gelu_bf16` on its C — or, for a
+    /// kernel that adds a residual, `bias_residual_bf16` with this one.
+    GemmBf16ThenEpilogue {
         gpu: &'g Gpu,
         blas: crate::runtime::Cublas,
         a: DeviceTensor<half::bf16>,
         b: DeviceTensor<half::bf16>,
         bias: DeviceTensor<half::bf16>,
+        residual: Option<DeviceTensor<half::bf16>>,
         c: DeviceTensor<half::bf16>,
     },
-    /// cuBLAS `cublasGemmEx` on F16 (f16 out), then `bias_gelu_f16` on its C.
-    GemmF16ThenBiasGelu {
+    /// [`Baseline::GemmBf16ThenEpilogue`] on F16: `bias_gelu_f16` or `bias_residual_f16` after it.
+    GemmF16ThenEpilogue {
         gpu: &'g Gpu,
         blas: crate::runtime::Cublas,
         a: DeviceTensor<half::f16>,
         b: DeviceTensor<half::f16>,
         bias: DeviceTensor<half::f16>,
+        residual: Option<DeviceTensor<half::f16>>,
         c: DeviceTensor<half::f16>,
     },
     /// cuBLAS `cublasGemmEx`, BF16 inputs, f32 compute and output.
@@ -88,6 +91,12 @@ pub(super) fn output_type(kernel: &KernelDefinition) -> crate::dsl::ElementType 
         .unwrap_or(crate::dsl::ElementType::F32)
 }
 
+/// Whether a kernel adds a residual tensor (a parameter named `residual`): its baseline's second
+/// kernel adds the bias and the residual instead of taking the bias and the GELU.
+pub(super) fn reads_residual(kernel: &KernelDefinition) -> bool {
+    kernel.ir().is_ok_and(|ir| ir.params.iter().any(|p| p.name == "residual"))
+}
+
 impl<'g> Baseline<'g> {
     pub(super) fn new(
         gpu: &'g Gpu,
@@ -95,6 +104,7 @@ impl<'g> Baseline<'g> {
         shape: &[(String, i64)],
         input: Option<crate::dsl::ElementType>,
         output: crate::dsl::ElementType,
+        reads_residual: bool,
     ) -> Result<Self, Error> {
         let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| (*v).max(0) as usize);
         let filled = |dims: &[usize]| measurement_tensor(gpu, dims);
@@ -119,29 +129,32 @@ impl<'g> Baseline<'g> {
                     c: gpu.zeros([m, n])?,
                 })
             }
-            // cuBLAS on the kernel's own type, then the separate epilogue kernel
+            // cuBLAS on the kernel's own type, then the separate epilogue kernel (16-bit kernels
+            // that add a residual: the bias and the residual; the rest: the bias and the GELU)
             Family::Epilogue => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 Ok(match input {
                     Some(crate::dsl::ElementType::BF16) => {
                         let upload = |dims: &[usize]| measurement_tensor_as(gpu, dims, half::bf16::from_f64);
-                        Baseline::GemmBf16ThenBiasGelu {
+                        Baseline::GemmBf16ThenEpilogue {
                             gpu,
                             blas: gpu.cublas()?,
                             a: upload(&[m, k])?,
                             b: upload(&[k, n])?,
                             bias: upload(&[n])?,
+                            residual: if reads_residual { Some(upload(&[m, n])?) } else { None },
                             c: gpu.zeros([m, n])?,
                         }
                     }
                     Some(crate::dsl::ElementType::F16) => {
                         let upload = |dims: &[usize]| measurement_tensor_as(gpu, dims, half::f16::from_f64);
-                        Baseline::GemmF16ThenBiasGelu {
+                        Baseline::GemmF16ThenEpilogue {
                             gpu,
                             blas: gpu.cublas()?,
                             a: upload(&[m, k])?,
                             b: upload(&[k, n])?,
                             bias: upload(&[n])?,
+                            residual: if reads_residual { Some(upload(&[m, n])?) } else { None },
                             c: gpu.zeros([m, n])?,
                         }
                     }
@@ -158,7 +171,7 @@ impl<'g> Baseline<'g> {
             // the anchor: cuBLAS BF16 at 4096³, the same GEMM torch's attention figures sit beside
             Family::Attention => {
                 let anchor = ATTENTION_ANCHOR.map(|(n, v)| (n.to_string(), v));
-                Baseline::new(gpu, Family::Hgemm, &anchor, Some(crate::dsl::ElementType::BF16), output)
+                Baseline::new(gpu, Family::Hgemm, &anchor, Some(crate::dsl::ElementType::BF16), output, false)
             }
             Family::Hgemm => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
@@ -204,8 +217,10 @@ impl<'g> Baseline<'g> {
             Baseline::Copy { .. } => "device copy",
             Baseline::Sgemm { .. } => "cuBLAS",
             Baseline::SgemmThenBiasGelu { .. } => "cuBLAS + bias_gelu_f32",
-            Baseline::GemmBf16ThenBiasGelu { .. } => "cuBLAS bf16 + bias_gelu_bf16",
-            Baseline::GemmF16ThenBiasGelu { .. } => "cuBLAS f16 + bias_gelu_f16",
+            Baseline::GemmBf16ThenEpilogue { residual: None, .. } => "cuBLAS bf16 + bias_gelu_bf16",
+            Baseline::GemmBf16ThenEpilogue { residual: Some(_), .. } => "cuBLAS bf16 + bias_residual_bf16",
+            Baseline::GemmF16ThenEpilogue { residual: None, .. } => "cuBLAS f16 + bias_gelu_f16",
+            Baseline::GemmF16ThenEpilogue { residual: Some(_), .. } => "cuBLAS f16 + bias_residual_f16",
             Baseline::GemmBf16 { .. } => "cuBLAS bf16",
             Baseline::GemmF16 { .. } => "cuBLAS f16",
             Baseline::GemmTf32 { .. } => "cuBLAS tf32",
@@ -223,13 +238,21 @@ impl<'g> Baseline<'g> {
                 blas.sgemm(1.0, &*a, &*b, 0.0, c)?;
                 epilogue::bias_gelu_f32::launch(*gpu, &*bias, c).map(|_| ())
             }
-            Baseline::GemmBf16ThenBiasGelu { gpu, blas, a, b, bias, c } => {
+            Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
                 blas.gemm_ex(1.0, &*a, &*b, 0.0, c)?;
-                epilogue::bias_gelu_bf16::launch(*gpu, &*bias, c).map(|_| ())
+                match residual {
+                    Some(residual) => epilogue::bias_residual_bf16::launch(*gpu, &*bias, &*residual, c),
+                    None => epilogue::bias_gelu_bf16::launch(*gpu, &*bias, c),
+                }
+                .map(|_| ())
             }
-            Baseline::GemmF16ThenBiasGelu { gpu, blas, a, b, bias, c } => {
+            Baseline::GemmF16ThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
                 blas.gemm_ex(1.0, &*a, &*b, 0.0, c)?;
-                epilogue::bias_gelu_f16::launch(*gpu, &*bias, c).map(|_| ())
+                match residual {
+                    Some(residual) => epilogue::bias_residual_f16::launch(*gpu, &*bias, &*residual, c),
+                    None => epilogue::bias_gelu_f16::launch(*gpu, &*bias, c),
+                }
+                .map(|_| ())
             }
             Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
             Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),

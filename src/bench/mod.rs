@@ -189,7 +189,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     let mut bandwidth = None;
     for (family, shape, kernels) in plan {
         let label = shape.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",");
-        let mut baseline = Baseline::new(gpu, family, &shape, None, crate::dsl::ElementType::F32)?;
+        let mut baseline = Baseline::new(gpu, family, &shape, None, crate::dsl::ElementType::F32, false)?;
         // the baseline's own work: the copy moves N (or R × C) floats each way; cuBLAS is the GEMM
         let (baseline_flops, baseline_bytes) = match family {
             Family::Sgemm | Family::Hgemm | Family::Copy | Family::Transpose | Family::Epilogue => {
@@ -208,7 +208,14 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             done += 1;
             if family == Family::Hgemm || family == Family::Epilogue {
                 // cuBLAS on the kernel's own input type (BF16 or F16; and its epilogue kernel)
-                baseline = Baseline::new(gpu, family, &shape, Some(input_type(kernel)), output_type(kernel))?;
+                baseline = Baseline::new(
+                    gpu,
+                    family,
+                    &shape,
+                    Some(input_type(kernel)),
+                    output_type(kernel),
+                    reads_residual(kernel),
+                )?;
             }
             if family == Family::Hgemm && through_aligned_copies(kernel, &shape) {
                 // a TMA kernel on rows TMA cannot read copies element by element: what runs it
@@ -285,8 +292,14 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let name = "hgemm::gemm_tf32_wgmma (B [K, N])";
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
-            baseline =
-                Baseline::new(gpu, family, &shape, Some(crate::dsl::ElementType::F32), crate::dsl::ElementType::F32)?;
+            baseline = Baseline::new(
+                gpu,
+                family,
+                &shape,
+                Some(crate::dsl::ElementType::F32),
+                crate::dsl::ElementType::F32,
+                false,
+            )?;
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (flops, bytes) = family.work("gemm_tf32", &shape);
             let (base, timing, launched) =
@@ -327,7 +340,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 done += 1;
                 // beside cuBLAS on the same type + its bias_gelu kernel
                 let sixteen_bit = input == crate::dsl::ElementType::BF16;
-                baseline = Baseline::new(gpu, family, &shape, sixteen_bit.then_some(input), input)?;
+                baseline = Baseline::new(gpu, family, &shape, sixteen_bit.then_some(input), input, false)?;
                 let (flops, bytes) =
                     family.work(if sixteen_bit { "hgemm_bias_gelu_bf16" } else { "sgemm_bias_gelu" }, &shape);
                 let (name, (base, timing, launched)) = if sixteen_bit {
@@ -396,7 +409,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let name = format!("tessera::gemm ({input})");
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
-            baseline = Baseline::new(gpu, family, &shape, Some(input), crate::dsl::ElementType::F32)?;
+            baseline = Baseline::new(gpu, family, &shape, Some(input), crate::dsl::ElementType::F32, false)?;
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (m, n, k) = (value("M"), value("N"), value("K"));
             let (flops, bytes) = family.work("", &shape);

@@ -2,8 +2,8 @@
 //! activation, a residual added — done on the accumulators in registers by the GEMM itself
 //! (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`), instead of a second kernel that reads C
 //! back and writes it again: on the SGEMMs (f32), on HGEMM V6 (mma.sync) and on the wgmma
-//! HGEMM V11 (bf16 and f16). `bias_gelu_f32` / `_bf16` / `_f16` are that second kernel, for
-//! the comparison.
+//! HGEMM V11 (bf16 and f16). `bias_gelu_f32` / `_bf16` / `_f16` and `bias_residual_bf16` /
+//! `_f16` are that second kernel, for the comparison.
 
 use crate::prelude::*;
 
@@ -103,22 +103,23 @@ pub fn hgemm_bias_silu_bf16(
 
 // Epilogues on 16-bit data fused into the wgmma GEMMs writing 16-bit C (HGEMM V11: TMA
 // producers, two consumer warpgroups on 128 × 256 tiles, grouped rasterisation, 16-byte
-// stores; or V20's 64 × 128 tiles for the small shapes): the tiles, the element type and the
-// expression applied to each accumulator `v` of column `col` are the only differences.
+// stores; or V20's 64 × 128 tiles for the small shapes): the tiles, the element type, the
+// tensors the epilogue reads besides the bias and the expression applied to each accumulator
+// `v` of row `row` and column `col` are the only differences.
 macro_rules! hgemm_epilogue {
     // V11's tiles: 128 × 256, two consumer warpgroups, four stages
-    ($(#[$doc:meta])* $name:ident, $t:ident, |$v:ident, $col:ident| $value:expr) => {
-        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, |$v, $col| $value,
+    ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr) => {
+        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
             config = [threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 256, BK = 64, WN = 256)],
             stages = 4);
     };
     // V20's: 64 × 128, one consumer warpgroup, eight stages (the small shapes)
-    ($(#[$doc:meta])* $name:ident, $t:ident, |$v:ident, $col:ident| $value:expr, tiles = small) => {
-        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, |$v, $col| $value,
+    ($(#[$doc:meta])* $name:ident, $t:ident, |$v:ident, $row:tt, $col:ident| $value:expr, tiles = small) => {
+        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [], |$v, $row, $col| $value,
             config = [threads = 128, vector = 8, min_blocks = 1, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128)],
             stages = 8);
     };
-    (@kernel $(#[$doc:meta])* $name:ident, $t:ident, |$v:ident, $col:ident| $value:expr,
+    (@kernel $(#[$doc:meta])* $name:ident, $t:ident, [$($read:ident),*], |$v:ident, $row:tt, $col:ident| $value:expr,
         config = [$($config:tt)*], stages = $stages:literal) => {
         $(#[$doc])*
         #[tile_kernel($($config)*)]
@@ -126,6 +127,7 @@ macro_rules! hgemm_epilogue {
             a: Global<$t, (M, K)>,
             b: Global<$t, (K, N)>,
             bias: Global<$t, (N,)>,
+            $($read: Global<$t, (M, N)>,)*
             c: GlobalMut<$t, (M, N)>,
             alpha: f32,
         ) {
@@ -138,7 +140,7 @@ macro_rules! hgemm_epilogue {
                 copy(b.tile([k, bx], [BK, BN]), &b_s);
                 mma(&a_s, &b_s, &mut acc);
             }
-            copy(&acc, c.tile([by, bx], [BM, BN])).map(|$v, _, $col| $value);
+            copy(&acc, c.tile([by, bx], [BM, BN])).map(|$v, $row, $col| $value);
         }
     };
 }
@@ -149,13 +151,31 @@ hgemm_epilogue!(
     /// On an H200 98% of the plain V11's speed at 4096³.
     hgemm_bias_bf16,
     bf16,
-    |v, col| alpha * v + bias[col] as f32
+    |v, _, col| alpha * v + bias[col] as f32
 );
 hgemm_epilogue!(
     /// [`hgemm_bias_bf16`] on f16 data.
     hgemm_bias_f16,
     f16,
-    |v, col| alpha * v + bias[col] as f32
+    |v, _, col| alpha * v + bias[col] as f32
+);
+hgemm_epilogue!(
+    /// C = α·A·B + bias + residual with bf16 A, B, bias, residual and C (the sum in f32, C rounded
+    /// once): [`hgemm_bias_bf16`] adding a tensor of C's shape as each value is stored — a
+    /// transformer's projection back into the residual stream, `x + F.linear(h, w, b)`, which
+    /// torch runs as two kernels (the GEMM with its bias, then the add) that write and read the
+    /// product once more.
+    hgemm_bias_residual_bf16,
+    bf16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32
+);
+hgemm_epilogue!(
+    /// [`hgemm_bias_residual_bf16`] on f16 data.
+    hgemm_bias_residual_f16,
+    f16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32
 );
 hgemm_epilogue!(
     /// [`hgemm_bias_bf16`] on HGEMM V20's tiles (64 × 128, one consumer warpgroup, eight
@@ -163,14 +183,14 @@ hgemm_epilogue!(
     /// against 16.9 on an H200).
     hgemm_bias_small_tiles_bf16,
     bf16,
-    |v, col| alpha * v + bias[col] as f32,
+    |v, _, col| alpha * v + bias[col] as f32,
     tiles = small
 );
 hgemm_epilogue!(
     /// [`hgemm_bias_small_tiles_bf16`] on f16 data.
     hgemm_bias_small_tiles_f16,
     f16,
-    |v, col| alpha * v + bias[col] as f32,
+    |v, _, col| alpha * v + bias[col] as f32,
     tiles = small
 );
 hgemm_epilogue!(
@@ -182,13 +202,13 @@ hgemm_epilogue!(
     /// and then [`gelu_bf16`] instead.
     hgemm_bias_gelu_bf16,
     bf16,
-    |v, col| gelu(alpha * v + bias[col] as f32)
+    |v, _, col| gelu(alpha * v + bias[col] as f32)
 );
 hgemm_epilogue!(
     /// [`hgemm_bias_gelu_bf16`] on f16 data.
     hgemm_bias_gelu_f16,
     f16,
-    |v, col| gelu(alpha * v + bias[col] as f32)
+    |v, _, col| gelu(alpha * v + bias[col] as f32)
 );
 
 // C = GELU(C + bias) in place, row by row: the second kernel a GEMM without a fused epilogue
@@ -229,6 +249,51 @@ bias_gelu!(
 bias_gelu!(
     /// [`bias_gelu_bf16`] on f16 data.
     bias_gelu_f16,
+    f16
+);
+
+// C = C + bias + residual in place on 16-bit data, a 16-byte vector of each a thread: what
+// follows a GEMM that wrote C without the bias and the residual (cuBLAS + it is the baseline of
+// [`hgemm_bias_residual_bf16`]); the sum in f32, C rounded once.
+macro_rules! bias_residual {
+    ($(#[$doc:meta])* $name:ident, $t:ident) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 8, consts(COLUMNS = 2048), require(COLUMNS % (THREADS * VECTOR) == 0))]
+        pub fn $name(bias: Global<$t, (N,)>, residual: Global<$t, (M, N)>, c: GlobalMut<$t, (M, N)>) {
+            // rows on x, whose extent has no 65535 limit
+            let (row, chunk) = grid(M, cdiv(N, COLUMNS));
+            let whole = N / VECTOR;
+            // one vector a thread (more where the launch narrows VECTOR for rows not 16-byte aligned)
+            for j in 0..COLUMNS / (THREADS * VECTOR) {
+                let i = chunk * (COLUMNS / VECTOR) + j * THREADS + thread_index();
+                if i < whole {
+                    let product = c.vector([row, i]);
+                    let added = residual.vector([row, i]);
+                    let biases = bias.vector(i);
+                    let mut out = vector(0.0 as $t);
+                    for e in 0..VECTOR {
+                        out[e] = (product[e] as f32 + biases[e] as f32 + added[e] as f32) as $t;
+                    }
+                    c.vector([row, i]) = out;
+                }
+            }
+            // the columns after the row's last whole vector, one a thread of the row's first block
+            let tail = whole * VECTOR + thread_index();
+            if chunk == 0 && tail < N {
+                c[[row, tail]] = (c[[row, tail]] as f32 + bias[tail] as f32 + residual[[row, tail]] as f32) as $t;
+            }
+        }
+    };
+}
+bias_residual!(
+    /// C = C + bias + residual in place on bf16 data (the sum in f32, C rounded once), a vector of
+    /// 8 a thread: what follows cuBLAS's bf16 GEMM in [`hgemm_bias_residual_bf16`]'s baseline.
+    bias_residual_bf16,
+    bf16
+);
+bias_residual!(
+    /// [`bias_residual_bf16`] on f16 data.
+    bias_residual_f16,
     f16
 );
 
@@ -293,13 +358,15 @@ gelu_in_place!(
 );
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 15] = [
+pub const ALL: [&crate::KernelDefinition; 19] = [
     &sgemm_bias_gelu::KERNEL,
     &sgemm_bias_gelu_stream_k::KERNEL,
     &sgemm_bias_relu_residual::KERNEL,
     &hgemm_bias_silu_bf16::KERNEL,
     &hgemm_bias_bf16::KERNEL,
     &hgemm_bias_f16::KERNEL,
+    &hgemm_bias_residual_bf16::KERNEL,
+    &hgemm_bias_residual_f16::KERNEL,
     &hgemm_bias_small_tiles_bf16::KERNEL,
     &hgemm_bias_small_tiles_f16::KERNEL,
     &hgemm_bias_gelu_bf16::KERNEL,
@@ -307,6 +374,8 @@ pub const ALL: [&crate::KernelDefinition; 15] = [
     &bias_gelu_f32::KERNEL,
     &bias_gelu_bf16::KERNEL,
     &bias_gelu_f16::KERNEL,
+    &bias_residual_bf16::KERNEL,
+    &bias_residual_f16::KERNEL,
     &gelu_bf16::KERNEL,
     &gelu_f16::KERNEL,
 ];
