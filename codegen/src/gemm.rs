@@ -416,11 +416,48 @@ fn fragment_load(
 /// The C++ lambda of an epilogue's `.map(|v, row, col| ..)`, declared once before the
 /// stores and called with each value and its place in the destination (then inlined).
 pub(crate) fn element_map_source(kernel: &Kernel, plan: &EpiloguePlan) -> Result<Option<String>, RenderError> {
+    element_map_lambda(kernel, plan, "element_map", &[])
+}
+
+/// The name the lambda of [`element_map_in_place_source`] gives the value of `tensor` at the
+/// value's own place.
+pub(crate) fn in_place_name(tensor: &str) -> String {
+    format!("{tensor}_here")
+}
+
+/// `element_map_here`: the lambda of the map with its reads of `tensors` at each value's own
+/// place ([`tessera_dsl::ElementMap::reads_in_place`]) taken as parameters after (v, row,
+/// col), named by [`in_place_name`] — for an epilogue that loaded them beforehand.
+pub(crate) fn element_map_in_place_source(
+    kernel: &Kernel,
+    plan: &EpiloguePlan,
+    tensors: &[String],
+) -> Result<Option<String>, RenderError> {
+    element_map_lambda(kernel, plan, "element_map_here", tensors)
+}
+
+fn element_map_lambda(
+    kernel: &Kernel,
+    plan: &EpiloguePlan,
+    name: &str,
+    in_place: &[String],
+) -> Result<Option<String>, RenderError> {
     let Some(map) = &plan.map else { return Ok(None) };
     let element = plan.layout.element;
-    let env = tessera_dsl::element_map_env(kernel, map, element);
+    let mut env = tessera_dsl::element_map_env(kernel, map, element);
+    let mut extra = Vec::new();
+    for tensor in in_place {
+        let Some(read) = kernel.param(tensor).and_then(|p| p.tensor()).map(|t| t.element) else { continue };
+        env.bind_value(&in_place_name(tensor), tessera_dsl::ThreadType::Scalar(read), false);
+        extra.push(format!(", const {} {}", read.cuda_name(), in_place_name(tensor)));
+    }
+    let body = if in_place.is_empty() {
+        map.body.clone()
+    } else {
+        map.body_with_reads_in_place_named(in_place, in_place_name)
+    };
     let body =
-        crate::thread_code::expression_source(kernel, &map.body, &env, Some(tessera_dsl::ThreadType::Scalar(element)))?;
+        crate::thread_code::expression_source(kernel, &body, &env, Some(tessera_dsl::ThreadType::Scalar(element)))?;
     let c_type = element.cuda_name();
     // `_` in the closure: an unnamed parameter
     let parameter = |c_type: &str, name: &str| {
@@ -430,13 +467,18 @@ pub(crate) fn element_map_source(kernel: &Kernel, plan: &EpiloguePlan) -> Result
             format!("const {c_type} {name}")
         }
     };
+    let what = if in_place.is_empty() {
+        format!("{map}: each value and its (row, col) in {}", plan.dst.tensor)
+    } else {
+        format!("{map}, the values of {} at (row, col) loaded beforehand", in_place.join(", "))
+    };
     Ok(Some(format!(
-        "// {map}: each value and its (row, col) in {}\n\
-         const auto element_map = [&]({}, {}, {}) -> {c_type} {{ return {body}; }};",
-        plan.dst.tensor,
+        "// {what}\n\
+         const auto {name} = [&]({}, {}, {}{}) -> {c_type} {{ return {body}; }};",
         parameter(c_type, &map.value),
         parameter("int", &map.row),
-        parameter("int", &map.col)
+        parameter("int", &map.col),
+        extra.concat()
     )))
 }
 

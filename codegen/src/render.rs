@@ -201,6 +201,9 @@ fn helpers(kernel: &Kernel) -> Result<Vec<String>, RenderError> {
     }
     if crate::tensor_core::uses_wide_stores(kernel) {
         helpers.push(WIDE_STORE_HELPERS.trim_end());
+        if crate::tensor_core::uses_in_place_reads(kernel) {
+            helpers.push(IN_PLACE_READ_HELPERS.trim_end());
+        }
     }
     helpers.extend(crate::thread_code::helpers(kernel));
     let mut helpers: Vec<String> = helpers.into_iter().map(str::to_owned).collect();
@@ -238,6 +241,7 @@ const TMA_MULTICAST_HELPERS: &str = include_str!("../templates/tma_multicast_hel
 const CLUSTER_MBARRIER_HELPERS: &str = include_str!("../templates/cluster_mbarrier_helpers.cu");
 const TMA_STORE_HELPERS: &str = include_str!("../templates/tma_store_helpers.cu");
 const WIDE_STORE_HELPERS: &str = include_str!("../templates/wide_store_helpers.cu");
+const IN_PLACE_READ_HELPERS: &str = include_str!("../templates/in_place_read_helpers.cu");
 
 /// The attribute as the user would write it: `threads = 256, vector = 4, consts(TILE = 1024)`.
 ///

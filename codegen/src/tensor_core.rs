@@ -155,6 +155,9 @@ struct WideStore {
     /// Chunks of 8 columns a lane's store gathers from.
     chunks: u32,
     pair_type: &'static str,
+    /// Before a group's chunks: the loads of the tensors the map reads at each value's own
+    /// place, 16 bytes a lane and traded back to the accumulators' places (16-bit values).
+    preloads: Vec<String>,
     /// The statements that leave the lane's pair of one chunk in `out`, then its value in `pairs`.
     pair_values: Vec<String>,
     pair: &'static str,
@@ -170,7 +173,12 @@ impl WideStore {
     /// The path for `element` values of `layout`, if it has one: wgmma fragments only (on a
     /// mma.sync warp tile the second path spilled FlashAttention's head-dim-128 kernel, whose
     /// k loop already holds 255 registers), whose warps' columns are whole groups of chunks.
-    fn of(layout: &FragmentLayout, element: ElementType, pair_values: Vec<String>, target: String) -> Option<Self> {
+    fn of(
+        layout: &FragmentLayout,
+        element: ElementType,
+        (preloads, pair_values): (Vec<String>, Vec<String>),
+        target: String,
+    ) -> Option<Self> {
         if !Self::applies(layout, element) {
             return None;
         }
@@ -183,6 +191,7 @@ impl WideStore {
                 vector: 8,
                 chunks: 4,
                 pair_type: "unsigned",
+                preloads,
                 pair_values,
                 pair: "tessera_pair_bits(out)",
                 exchange: "unsigned columns[4];\n                    tessera_quad_transpose(pairs, columns);",
@@ -200,6 +209,7 @@ impl WideStore {
             vector: 4,
             chunks: 2,
             pair_type: "float2",
+            preloads,
             pair_values,
             pair: "out",
             exchange: "const float4 columns = tessera_pair_exchange(pairs);",
@@ -844,7 +854,12 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     }
     pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
     pair_store.push(format!("out{} = {};", component(1), from_float("value1")));
-    let wide_store = WideStore::of(&plan.layout, element, pair_store.clone(), dst.element_at("row", "col"));
+    let wide_values = wide_pair_values(kernel, plan, element, &pair_store)?;
+    let element_map = match (&element_map, crate::gemm::element_map_in_place_source(kernel, plan, &wide_values.2)?) {
+        (Some(map), Some(in_place)) if !wide_values.2.is_empty() => Some(format!("{map}\n{in_place}")),
+        _ => element_map,
+    };
+    let wide_store = WideStore::of(&plan.layout, element, (wide_values.0, wide_values.1), dst.element_at("row", "col"));
     pair_store.push(format!("*reinterpret_cast<{pair_type}*>(&{first}) = out;"));
     let acc = plan.fragment.clone();
     let pairs = WarpEpiloguePairsSource {
@@ -881,6 +896,74 @@ fn destination_element(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) ->
         .and_then(|p| p.tensor())
         .map(|t| t.element)
         .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))
+}
+
+/// The 16-byte path's loads and pair statements: `pair_store` as the pair path has them, unless
+/// the map reads 2-D tensors of the destination's 16-bit type at each value's own place (a
+/// residual added) — then each group of chunks first loads those 16 bytes a lane where the lane
+/// will store, trades them back to the accumulators' places across the row's four lanes
+/// (`tessera_quad_transpose` is its own inverse), and the map takes them as values
+/// (`element_map_here`), where reading each value on its own would read 2 bytes a lane. Also
+/// the tensors so loaded.
+fn wide_pair_values(
+    kernel: &Kernel,
+    plan: &EpiloguePlan,
+    element: ElementType,
+    pair_store: &[String],
+) -> Result<(Vec<String>, Vec<String>, Vec<String>), RenderError> {
+    let tensors = in_place_tensors(kernel, plan, element);
+    if tensors.is_empty() {
+        return Ok((Vec::new(), pair_store.to_vec(), tensors));
+    }
+    let mut env = tessera_dsl::TypeEnv::of_kernel(kernel);
+    env.bind_value("here_row", tessera_dsl::ThreadType::I32, false);
+    env.bind_value("here_col", tessera_dsl::ThreadType::I32, false);
+    let dst = &plan.dst.tensor;
+    let pair_type = crate::operand::pair_type(element);
+    let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
+    let mut preloads = vec![
+        format!(
+            "// {}'s values at this lane's places: 16 bytes a lane where it stores, traded back",
+            tensors.join(", ")
+        ),
+        format!("const int here_row = {dst}_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4;"),
+        format!("const int here_col = {dst}_col0 + warp_col0 + (group * 4 + lane % 4) * 8;"),
+    ];
+    let mut unpacked = Vec::new();
+    let mut arguments = [String::new(), String::new()];
+    for tensor in &tensors {
+        let read = tessera_dsl::ThreadExpr::new(tessera_dsl::ThreadExprKind::Index {
+            base: tensor.clone(),
+            indices: vec![tessera_dsl::ThreadExpr::name("here_row"), tessera_dsl::ThreadExpr::name("here_col")],
+        });
+        let element_text = crate::thread_code::expression_source(kernel, &read, &env, None)?;
+        preloads.push(format!("unsigned {tensor}_pairs[4];"));
+        preloads.push("{".into());
+        preloads.push(format!("    const uint4 words = *reinterpret_cast<const uint4*>(&{element_text});"));
+        preloads.push("    const unsigned loaded[4] = {words.x, words.y, words.z, words.w};".into());
+        preloads.push(format!("    tessera_quad_transpose(loaded, {tensor}_pairs);"));
+        preloads.push("}".into());
+        unpacked.push(format!(
+            "const {pair_type} {tensor}_pair = tessera_pair_of_bits<{pair_type}>({tensor}_pairs[chunk]);"
+        ));
+        for (v, argument) in arguments.iter_mut().enumerate() {
+            argument.push_str(&format!(", {tensor}_pair{}", component(v as u32)));
+        }
+    }
+    // the pair path's first two statements are the map's calls (then α, β and the rounding)
+    let call = |v: usize| {
+        let value = format!(
+            "element_map_here(value{v}, {dst}_row0 + row, {}{})",
+            crate::operand::plus(&format!("{dst}_col0 + col"), v as i64),
+            arguments[v]
+        );
+        match &plan.axpby {
+            Some((alpha, _)) => format!("value{v} = {alpha} * {value};"),
+            None => format!("value{v} = {value};"),
+        }
+    };
+    let pair_values = unpacked.into_iter().chain([call(0), call(1)]).chain(pair_store[2..].iter().cloned()).collect();
+    Ok((preloads, pair_values, tensors))
 }
 
 /// `copy(&acc.t(), c.tile(..))`: a fragment holding the tile transposed (Cᵀ, as a TF32 wgmma on
@@ -921,15 +1004,47 @@ fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     .map_err(template_error("warp_epilogue_transposed.cu"))
 }
 
+/// The tensors the 16-byte path of `plan`'s 16-bit `element` values loads 16 bytes a lane
+/// ([`wide_pair_values`]): those its map reads at each value's own place, 2-D and of the
+/// destination's type.
+fn in_place_tensors(kernel: &Kernel, plan: &EpiloguePlan, element: ElementType) -> Vec<String> {
+    match &plan.map {
+        Some(map) if element.is_half() => map
+            .reads_in_place()
+            .into_iter()
+            .filter(|t| {
+                kernel.param(t).and_then(|p| p.tensor()).is_some_and(|g| g.element == element && g.shape.len() == 2)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The epilogues of the kernel that store through a [`WideStore`], with their destination's
+/// element type.
+fn wide_store_plans(kernel: &Kernel) -> Vec<(EpiloguePlan, ElementType)> {
+    kernel
+        .statements()
+        .iter()
+        .filter_map(|statement| {
+            let tessera_dsl::Statement::Copy(copy) = statement else { return None };
+            let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).ok()?;
+            let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map(|t| t.element)?;
+            (!plan.transposed && WideStore::applies(&plan.layout, element)).then_some((plan, element))
+        })
+        .collect()
+}
+
 /// Whether a `copy(&acc, ..)` of the kernel stores through a [`WideStore`] (its helpers are
 /// then defined).
 pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
-    kernel.statements().iter().any(|statement| {
-        let tessera_dsl::Statement::Copy(copy) = statement else { return false };
-        let Ok(plan) = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()) else { return false };
-        let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map(|t| t.element);
-        !plan.transposed && element.is_some_and(|element| WideStore::applies(&plan.layout, element))
-    })
+    !wide_store_plans(kernel).is_empty()
+}
+
+/// Whether a [`WideStore`] of the kernel loads tensors its map reads in place (the helper that
+/// turns their pairs' bits back into pairs is then defined).
+pub(crate) fn uses_in_place_reads(kernel: &Kernel) -> bool {
+    wide_store_plans(kernel).iter().any(|(plan, element)| !in_place_tensors(kernel, plan, *element).is_empty())
 }
 
 /// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).

@@ -26,6 +26,9 @@
             for (int half = 0; half < 2; ++half) {
                 #pragma unroll
                 for (int group = 0; group < {{ warp_cols }} / {{ wide.chunks * 8 }}; ++group) {
+{%- for line in wide.preloads %}
+                    {{ line }}
+{%- endfor %}
                     {{ wide.pair_type }} pairs[{{ wide.chunks }}];
                     #pragma unroll
                     for (int chunk = 0; chunk < {{ wide.chunks }}; ++chunk) {

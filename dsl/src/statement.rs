@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{ElementType, Expr, Origin, ThreadExpr, ThreadStatement};
+use crate::{ElementType, Expr, Origin, ThreadExpr, ThreadExprKind, ThreadStatement};
 
 /// One statement of a kernel body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -405,6 +405,59 @@ pub struct ElementMap {
 impl std::fmt::Display for ElementMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, ".map(|{}, {}, {}| {})", self.value, self.row, self.col, self.body)
+    }
+}
+
+impl ElementMap {
+    /// The tensors this map reads at each value's own place — `t[[row, col]]` with the
+    /// closure's row and column as they are (a residual added) — in the order of their first
+    /// read: an epilogue that stores a row's values 16 bytes a lane can load them the same way
+    /// instead of reading each value on its own.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementMap, Origin, ThreadExpr, ThreadExprKind, ThreadOp};
+    /// let at = |base: &str, row: &str| ThreadExpr::new(ThreadExprKind::Index {
+    ///     base: base.into(),
+    ///     indices: vec![ThreadExpr::name(row), ThreadExpr::name("col")],
+    /// });
+    /// let sum = |lhs, rhs| ThreadExpr::new(ThreadExprKind::Binary { op: ThreadOp::Add, lhs: Box::new(lhs), rhs: Box::new(rhs) });
+    /// let map = ElementMap {
+    ///     value: "v".into(), row: "row".into(), col: "col".into(),
+    ///     // `u[[0, col]]` is not at the value's place
+    ///     body: sum(sum(ThreadExpr::name("v"), at("residual", "row")), at("u", "0")),
+    ///     origin: Origin::default(),
+    /// };
+    /// assert_eq!(map.reads_in_place(), ["residual"]);
+    /// ```
+    pub fn reads_in_place(&self) -> Vec<String> {
+        let mut tensors = Vec::new();
+        self.body.walk(&mut |e| {
+            if let Some(tensor) = self.read_in_place(e) {
+                if !tensors.iter().any(|t| t == tensor) {
+                    tensors.push(tensor.to_string());
+                }
+            }
+        });
+        tensors
+    }
+
+    /// The body with each read at the value's own place of a tensor in `tensors` replaced by
+    /// the name `named(tensor)`: for an epilogue that loaded those values beforehand.
+    pub fn body_with_reads_in_place_named(&self, tensors: &[String], named: impl Fn(&str) -> String) -> ThreadExpr {
+        self.body.replaced(&|e| {
+            self.read_in_place(e).filter(|t| tensors.iter().any(|x| x == t)).map(|t| ThreadExpr::name(named(t)))
+        })
+    }
+
+    /// The tensor `e` reads at the value's own place, if it is such a read.
+    fn read_in_place<'a>(&self, e: &'a ThreadExpr) -> Option<&'a str> {
+        let is = |index: &ThreadExpr, name: &str| name != "_" && index.kind == ThreadExprKind::Name(name.to_string());
+        match &e.kind {
+            ThreadExprKind::Index { base, indices } if indices.len() == 2 => {
+                (is(&indices[0], &self.row) && is(&indices[1], &self.col)).then_some(base.as_str())
+            }
+            _ => None,
+        }
     }
 }
 

@@ -384,6 +384,17 @@ __device__ __forceinline__ float4 tessera_pair_exchange(const float2 (&pairs)[2]
     return odd ? make_float4(got.x, got.y, kept.x, kept.y) : make_float4(kept.x, kept.y, got.x, got.y);
 }
 
+// An epilogue's map that reads a 16-bit tensor at each value's own place (a residual added):
+// the 16-byte path loads it 16 bytes a lane and trades the pairs back to the accumulators'
+// places (tessera_quad_transpose, its own inverse); each pair's bits become the pair again here.
+template <class Pair>
+__device__ __forceinline__ Pair tessera_pair_of_bits(unsigned bits)
+{
+    Pair pair;
+    memcpy(&pair, &bits, sizeof pair);
+    return pair;
+}
+
 // wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × 256 tile of B, both read
 // by the tensor cores from shared memory through 64-bit matrix descriptors, into 64 × 256 f32
 // accumulators: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8 layout (32 tiles of 16 × 8).
@@ -586,6 +597,8 @@ hgemm_bias_residual_f16(const __half* __restrict__ a, const __half* __restrict__
                 const bool whole_tile = M - c_row0 >= BM && N - c_col0 >= BN;
                 // .map(|v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32): each value and its (row, col) in c
                 const auto element_map = [&](const float v, const int row, const int col) -> float { return alpha * v + static_cast<float>(bias[col]) + static_cast<float>(residual[row * residual_ld + col]); };
+                // .map(|v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32), the values of residual at (row, col) loaded beforehand
+                const auto element_map_here = [&](const float v, const int row, const int col, const __half residual_here) -> float { return alpha * v + static_cast<float>(bias[col]) + static_cast<float>(residual_here); };
                 const int lane = tid % 32;
                 // rows and columns of the tensor from this lane's first value on
                 const int rows_left = M - c_row0 - (warp_row0 + lane / 4);
@@ -599,6 +612,15 @@ hgemm_bias_residual_f16(const __half* __restrict__ a, const __half* __restrict__
                         for (int half = 0; half < 2; ++half) {
                             #pragma unroll
                             for (int group = 0; group < WN / 32; ++group) {
+                                // residual's values at this lane's places: 16 bytes a lane where it stores, traded back
+                                const int here_row = c_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4;
+                                const int here_col = c_col0 + warp_col0 + (group * 4 + lane % 4) * 8;
+                                unsigned residual_pairs[4];
+                                {
+                                    const uint4 words = *reinterpret_cast<const uint4*>(&residual[here_row * residual_ld + here_col]);
+                                    const unsigned loaded[4] = {words.x, words.y, words.z, words.w};
+                                    tessera_quad_transpose(loaded, residual_pairs);
+                                }
                                 unsigned pairs[4];
                                 #pragma unroll
                                 for (int chunk = 0; chunk < 4; ++chunk) {
@@ -607,8 +629,9 @@ hgemm_bias_residual_f16(const __half* __restrict__ a, const __half* __restrict__
                                     const int col = warp_col0 + ni * 8 + lane % 4 * 2;
                                     float value0 = acc[mi][ni][half * 2];
                                     float value1 = acc[mi][ni][half * 2 + 1];
-                                    value0 = element_map(value0, c_row0 + row, c_col0 + col);
-                                    value1 = element_map(value1, c_row0 + row, c_col0 + col + 1);
+                                    const tessera_f16x2 residual_pair = tessera_pair_of_bits<tessera_f16x2>(residual_pairs[chunk]);
+                                    value0 = element_map_here(value0, c_row0 + row, c_col0 + col, residual_pair.v[0]);
+                                    value1 = element_map_here(value1, c_row0 + row, c_col0 + col + 1, residual_pair.v[1]);
                                     tessera_f16x2 out;
                                     out.v[0] = __float2half_rn(value0);
                                     out.v[1] = __float2half_rn(value1);

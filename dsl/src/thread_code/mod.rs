@@ -384,6 +384,58 @@ impl ThreadExpr {
         }
     }
 
+    /// This expression with each sub-expression for which `replace` gives one replaced by it
+    /// (outermost first: a replaced node's own sub-expressions are not visited).
+    ///
+    /// ```
+    /// use tessera_dsl::{ThreadExpr, ThreadExprKind};
+    /// let read = ThreadExpr::new(ThreadExprKind::Index { base: "r".into(), indices: vec![ThreadExpr::name("i")] });
+    /// let named = read.replaced(&|e| matches!(&e.kind, ThreadExprKind::Index { .. }).then(|| ThreadExpr::name("r_i")));
+    /// assert_eq!(named, ThreadExpr::name("r_i"));
+    /// ```
+    pub fn replaced(&self, replace: &impl Fn(&ThreadExpr) -> Option<ThreadExpr>) -> ThreadExpr {
+        if let Some(replacement) = replace(self) {
+            return replacement;
+        }
+        let boxed = |e: &ThreadExpr| Box::new(e.replaced(replace));
+        let kind = match &self.kind {
+            ThreadExprKind::Int { .. }
+            | ThreadExprKind::Float { .. }
+            | ThreadExprKind::Bool(_)
+            | ThreadExprKind::Infinity(_)
+            | ThreadExprKind::Name(_)
+            | ThreadExprKind::LeadingDimension(_) => self.kind.clone(),
+            ThreadExprKind::Index { base, indices } => ThreadExprKind::Index {
+                base: base.clone(),
+                indices: indices.iter().map(|i| i.replaced(replace)).collect(),
+            },
+            ThreadExprKind::Unary { op, operand } => ThreadExprKind::Unary { op: *op, operand: boxed(operand) },
+            ThreadExprKind::Binary { op, lhs, rhs } => {
+                ThreadExprKind::Binary { op: *op, lhs: boxed(lhs), rhs: boxed(rhs) }
+            }
+            ThreadExprKind::Cast { value, to } => ThreadExprKind::Cast { value: boxed(value), to: *to },
+            ThreadExprKind::Call { function, args } => {
+                ThreadExprKind::Call { function: *function, args: args.iter().map(|a| a.replaced(replace)).collect() }
+            }
+            ThreadExprKind::VectorLoad { tensor, row, index, start } => ThreadExprKind::VectorLoad {
+                tensor: tensor.clone(),
+                row: row.as_deref().map(boxed),
+                index: boxed(index),
+                start: *start,
+            },
+            ThreadExprKind::AlignOffset { tensor, row, column } => ThreadExprKind::AlignOffset {
+                tensor: tensor.clone(),
+                row: row.as_deref().map(boxed),
+                column: boxed(column),
+            },
+            ThreadExprKind::VectorSum(value) => ThreadExprKind::VectorSum(boxed(value)),
+            ThreadExprKind::FragmentSlot { fragment, query, slot } => {
+                ThreadExprKind::FragmentSlot { fragment: fragment.clone(), query: *query, slot: boxed(slot) }
+            }
+        };
+        ThreadExpr { kind, origin: self.origin }
+    }
+
     /// The name of the warp collective this node is (`warp_sum`, `s.row_max`, ..), if it is
     /// one: every lane of the warp must evaluate it together.
     pub fn warp_collective(&self) -> Option<String> {
