@@ -3,7 +3,7 @@
 TF32: C = GELU(A·B + bias) as torch runs it eagerly (addmm, then gelu: two kernels), and the
 plain A·B beside it (torch's cuBLAS SGEMM, the anchor of the percentages); then the same on
 bf16 tensors (what `F.gelu(F.linear(x, w, b))` runs in a bf16 model), beside bf16 `a @ b`; and the residual form `torch.addmm(bias, a, b).add_(residual)`
-(`x + F.linear(h, w, b)`: the GEMM with its bias, then the add) on bf16, at the same shapes and
+(`x + F.linear(h, w, b)`: the GEMM with its bias, then the add) on bf16 and f32, at the same shapes and
 at a transformer's projections back into the residual stream (16384 tokens, 4096 wide; K = 4096
 and the MLP's 14336).
 
@@ -40,15 +40,16 @@ for m, n, k in shapes:
         f"({100 * plain / fused:5.1f}% of mm's speed)"
     )
 residual_shapes = shapes + [(16384, 4096, 4096), (16384, 4096, 14336)]
-for m, n, k in residual_shapes:
-    a, b = torch.randn(m, k, device="cuda").bfloat16(), torch.randn(k, n, device="cuda").bfloat16()
-    bias, residual = torch.randn(n, device="cuda").bfloat16(), torch.randn(m, n, device="cuda").bfloat16()
-    c = torch.empty(m, n, device="cuda").bfloat16()
-    flops = 2 * m * n * k
-    plain = median_ms(lambda: torch.mm(a, b, out=c))
-    fused = median_ms(lambda: torch.addmm(bias, a, b).add_(residual))
-    tflops = lambda ms: flops / (ms * 1e-3) / 1e12
-    print(
-        f"bf16 M={m},N={n},K={k:<6} mm {tflops(plain):6.2f} TFLOP/s   addmm + residual {tflops(fused):6.2f} TFLOP/s "
-        f"({100 * plain / fused:5.1f}% of mm's speed)"
-    )
+for dtype, label in ((torch.bfloat16, "bf16"), (torch.float32, "f32")):
+    for m, n, k in residual_shapes:
+        a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+        bias, residual = torch.randn(n, device="cuda", dtype=dtype), torch.randn(m, n, device="cuda", dtype=dtype)
+        c = torch.empty(m, n, device="cuda", dtype=dtype)
+        flops = 2 * m * n * k
+        plain = median_ms(lambda: torch.mm(a, b, out=c))
+        fused = median_ms(lambda: torch.addmm(bias, a, b).add_(residual))
+        tflops = lambda ms: flops / (ms * 1e-3) / 1e12
+        print(
+            f"{label} M={m},N={n},K={k:<6} mm {tflops(plain):6.2f} TFLOP/s   addmm + residual {tflops(fused):6.2f} TFLOP/s "
+            f"({100 * plain / fused:5.1f}% of mm's speed)"
+        )

@@ -3,7 +3,8 @@
 //! --csv` wrote on each GPU, shipped in `benchmarks/gemm-table/`, or the user's own through
 //! `TESSERA_GEMM_TABLE=path.csv` — and launches it (with its `tessera tune` configuration
 //! where one is cached). The kernel it took is `Launched::kernel`. [`gemm_bias_gelu`] does the
-//! same for C = GELU(α·A·B + bias): fused into V13, or the GEMM and a second kernel.
+//! same for C = GELU(α·A·B + bias): fused into V13, or the GEMM and a second kernel;
+//! [`gemm_bias_residual`] for C = α·A·B + bias + residual.
 //!
 //! ```
 //! use tessera::gemm_dispatch::GemmTable;
@@ -458,7 +459,22 @@ impl BiasGeluPlan {
 /// ```
 pub fn choose_bias_gelu(device: &impl Device, a_shape: &[usize], b_shape: &[usize]) -> Result<BiasGeluPlan, GemmError> {
     let fused = &epilogue::sgemm_bias_gelu::KERNEL;
-    let kernel = choose_once(device, "bias_gelu", ElementType::F32, a_shape, b_shape, |table, [m, n, k]| {
+    let kernel = fused_where_v13_leads(device, "bias_gelu", fused, a_shape, b_shape)?;
+    Ok(if kernel.name() == fused.name() { BiasGeluPlan::Fused(kernel) } else { BiasGeluPlan::Separate(kernel) })
+}
+
+/// `fused` (an epilogue on SGEMM V13's tiles) where the table measures V13 faster than V12's
+/// stream-K at the nearest shape, else the GEMM the table takes there (the epilogue then runs
+/// as a second kernel): an f32 epilogue fused into stream-K's split tiles is left to the one
+/// block that finishes each.
+fn fused_where_v13_leads(
+    device: &impl Device,
+    what: &'static str,
+    fused: &'static KernelDefinition,
+    a_shape: &[usize],
+    b_shape: &[usize],
+) -> Result<&'static KernelDefinition, GemmError> {
+    choose_once(device, what, ElementType::F32, a_shape, b_shape, |table, [m, n, k]| {
         let plain = table.choose_among(ElementType::F32, m, n, k, |kernel| {
             kernel == sgemm::sgemm_v12::NAME || kernel == sgemm::sgemm_v13::NAME
         })?;
@@ -467,8 +483,7 @@ pub fn choose_bias_gelu(device: &impl Device, a_shape: &[usize], b_shape: &[usiz
         } else {
             table.choose(ElementType::F32, m, n, k)
         }
-    })?;
-    Ok(if kernel.name() == fused.name() { BiasGeluPlan::Fused(kernel) } else { BiasGeluPlan::Separate(kernel) })
+    })
 }
 
 /// Element types [`gemm_bias_gelu`] takes: f32 (A, B, bias and C f32; FP32 SGEMMs), bf16 and
@@ -495,7 +510,7 @@ impl BiasGeluElement for f32 {
         alpha: f32,
     ) -> Result<Launched, GemmError> {
         match choose_bias_gelu(device, a.shape(), b.shape())? {
-            BiasGeluPlan::Fused(kernel) => Ok(launch_bias_gemm(kernel, device, a, b, bias, c, alpha)?),
+            BiasGeluPlan::Fused(kernel) => Ok(launch_bias_gemm(kernel, device, a, b, bias, None, c, alpha)?),
             BiasGeluPlan::Separate(gemm) => {
                 let launched = crate::catalog::launch_gemm(gemm, device, a, b, c, alpha, 0.0)?;
                 epilogue::bias_gelu_f32::KERNEL
@@ -528,16 +543,14 @@ sixteen_bit_bias_gelu!(half::bf16, hgemm_bias_bf16, hgemm_bias_small_tiles_bf16,
 sixteen_bit_bias_gelu!(half::f16, hgemm_bias_f16, hgemm_bias_small_tiles_f16, gelu_f16);
 
 /// 16-bit C = GELU(α·A·B + bias) in two launches: the wgmma GEMM with the bias fused
-/// (`[large, small]`: `hgemm_bias_*` on V11's tiles, or on V20's where the GEMM table has V20
-/// ahead at the nearest measured shape; on aligned copies of A and B where their rows are not
-/// 16-byte aligned, from [`ALIGNED_COPY_WORK`] on), then GELU over C in place (`gelu`, 16 bytes
-/// a thread). The GELU fused into the GEMM runs its 17 instructions a value on the two
-/// consumer warpgroups while the tensor cores wait: on an H200 the pair is faster at 2048³ and
-/// 4096³ and level with the fused kernel at 8192³ and 8192 × 8192 × 256 (BENCHMARKS.md).
+/// ([`bias_gemm_16_bit`]), then GELU over C in place (`gelu`, 16 bytes a thread). The GELU fused
+/// into the GEMM runs its 17 instructions a value on the two consumer warpgroups while the
+/// tensor cores wait: on an H200 the pair is faster at 2048³ and 4096³ and level with the fused
+/// kernel at 8192³ and 8192 × 8192 × 256 (BENCHMARKS.md).
 #[allow(clippy::too_many_arguments)] // the two kernels, then the GEMM's own arguments
 fn gemm_bias_then_gelu<T: GemmInput>(
     device: &impl Device,
-    [large, small]: [&'static KernelDefinition; 2],
+    kernels: [&'static KernelDefinition; 2],
     gelu: &'static KernelDefinition,
     a: &impl Input<T>,
     b: &impl Input<T>,
@@ -545,10 +558,31 @@ fn gemm_bias_then_gelu<T: GemmInput>(
     c: &mut impl Output<T>,
     alpha: f32,
 ) -> Result<Launched, GemmError> {
+    let launched = bias_gemm_16_bit(device, "bias_then_gelu", kernels, a, b, bias, None, c, alpha)?;
+    gelu.launch(device, &mut [Argument::output("c", c)])?;
+    Ok(launched)
+}
+
+/// A 16-bit wgmma GEMM with its epilogue fused (`[large, small]`: on V11's tiles, or on V20's
+/// where the GEMM table has V20 ahead at the nearest measured shape; on aligned copies of A
+/// and B where their rows are not 16-byte aligned, from [`ALIGNED_COPY_WORK`] on), its
+/// arguments (a, b, bias, the `residual` where it reads one, c, alpha).
+#[allow(clippy::too_many_arguments)] // the kernels, then the GEMM's own arguments
+fn bias_gemm_16_bit<T: GemmInput>(
+    device: &impl Device,
+    what: &'static str,
+    [large, small]: [&'static KernelDefinition; 2],
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    bias: &impl Input<T>,
+    residual: Option<Argument<'_>>,
+    c: &mut impl Output<T>,
+    alpha: f32,
+) -> Result<Launched, GemmError> {
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
-    let gemm = choose_once(device, "bias_then_gelu", T::TYPE, a.shape(), b.shape(), |table, [m, n, k]| {
+    let gemm = choose_once(device, what, T::TYPE, a.shape(), b.shape(), |table, [m, n, k]| {
         let (v11, v20) = match T::TYPE {
             ElementType::F16 => (hgemm::hgemm_v11_f16::NAME, hgemm::hgemm_v20_f16::NAME),
             _ => (hgemm::hgemm_v11_bf16::NAME, hgemm::hgemm_v20_bf16::NAME),
@@ -557,38 +591,33 @@ fn gemm_bias_then_gelu<T: GemmInput>(
         Some(if plain.name() == v20 { small } else { large })
     })?;
     let unaligned = !Argument::input("a", a).rows_aligned(16) || !Argument::input("b", b).rows_aligned(16);
-    let launched = if unaligned && m.saturating_mul(n).saturating_mul(k) >= ALIGNED_COPY_WORK {
+    Ok(if unaligned && m.saturating_mul(n).saturating_mul(k) >= ALIGNED_COPY_WORK {
         let (a_aligned, b_aligned, [k_ld, n_ld]) = aligned_copies(device, a, b, [m, n, k])?;
         let a_view = a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?;
         let b_view = b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?;
-        launch_bias_gemm(gemm, device, &a_view, &b_view, bias, c, alpha)?
+        launch_bias_gemm(gemm, device, &a_view, &b_view, bias, residual, c, alpha)?
     } else {
-        launch_bias_gemm(gemm, device, a, b, bias, c, alpha)?
-    };
-    gelu.launch(device, &mut [Argument::output("c", c)])?;
-    Ok(launched)
+        launch_bias_gemm(gemm, device, a, b, bias, residual, c, alpha)?
+    })
 }
 
-/// A GEMM with the bias (and an activation) fused: (a, b, bias, c, alpha).
+/// A GEMM with the bias (and an activation, or a residual) fused: (a, b, bias, the
+/// `residual` where the kernel reads one, c, alpha).
+#[allow(clippy::too_many_arguments)] // the kernel's own arguments
 fn launch_bias_gemm<T: GemmInput>(
     kernel: &'static KernelDefinition,
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
     bias: &impl Input<T>,
+    residual: Option<Argument<'_>>,
     c: &mut impl Output<T>,
     alpha: f32,
 ) -> Result<Launched, Error> {
-    kernel.launch(
-        device,
-        &mut [
-            Argument::input("a", a),
-            Argument::input("b", b),
-            Argument::input("bias", bias),
-            Argument::output("c", c),
-            Argument::scalar("alpha", alpha),
-        ],
-    )
+    let mut arguments = vec![Argument::input("a", a), Argument::input("b", b), Argument::input("bias", bias)];
+    arguments.extend(residual);
+    arguments.extend([Argument::output("c", c), Argument::scalar("alpha", alpha)]);
+    kernel.launch(device, &mut arguments)
 }
 
 /// C = GELU(α·A·B + bias), the bias one value per column, on f32 or 16-bit data
@@ -630,6 +659,104 @@ pub fn gemm_bias_gelu<T: BiasGeluElement>(
     alpha: f32,
 ) -> Result<Launched, GemmError> {
     T::gemm_bias_gelu(device, a, b, bias, c, alpha)
+}
+
+/// Element types [`gemm_bias_residual`] takes: f32 (FP32 SGEMMs), bf16 and f16 (f32
+/// accumulation on tensor cores, C rounded once) — A, B, bias, residual and C of that type.
+pub trait BiasResidualElement: GemmInput {
+    /// C = α·A·B + bias + residual on this type, as [`gemm_bias_residual`] describes.
+    fn gemm_bias_residual(
+        device: &impl Device,
+        a: &impl Input<Self>,
+        b: &impl Input<Self>,
+        bias: &impl Input<Self>,
+        residual: &impl Input<Self>,
+        c: &mut impl Output<Self>,
+        alpha: f32,
+    ) -> Result<Launched, GemmError>;
+}
+
+impl BiasResidualElement for f32 {
+    fn gemm_bias_residual(
+        device: &impl Device,
+        a: &impl Input<f32>,
+        b: &impl Input<f32>,
+        bias: &impl Input<f32>,
+        residual: &impl Input<f32>,
+        c: &mut impl Output<f32>,
+        alpha: f32,
+    ) -> Result<Launched, GemmError> {
+        let fused = &epilogue::sgemm_bias_residual::KERNEL;
+        let kernel = fused_where_v13_leads(device, "bias_residual", fused, a.shape(), b.shape())?;
+        if kernel.name() == fused.name() {
+            let residual = Some(Argument::input("residual", residual));
+            return Ok(launch_bias_gemm(kernel, device, a, b, bias, residual, c, alpha)?);
+        }
+        let launched = crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, 0.0)?;
+        epilogue::bias_residual_f32::KERNEL.launch(
+            device,
+            &mut [Argument::input("bias", bias), Argument::input("residual", residual), Argument::output("c", c)],
+        )?;
+        Ok(launched)
+    }
+}
+
+// bf16 and f16: the residual fused into the wgmma GEMM on V11's or V20's tiles
+macro_rules! sixteen_bit_bias_residual {
+    ($t:ty, $large:ident, $small:ident) => {
+        impl BiasResidualElement for $t {
+            fn gemm_bias_residual(
+                device: &impl Device,
+                a: &impl Input<Self>,
+                b: &impl Input<Self>,
+                bias: &impl Input<Self>,
+                residual: &impl Input<Self>,
+                c: &mut impl Output<Self>,
+                alpha: f32,
+            ) -> Result<Launched, GemmError> {
+                let kernels = [&epilogue::$large::KERNEL, &epilogue::$small::KERNEL];
+                let residual = Some(Argument::input("residual", residual));
+                bias_gemm_16_bit(device, "bias_residual", kernels, a, b, bias, residual, c, alpha)
+            }
+        }
+    };
+}
+sixteen_bit_bias_residual!(half::bf16, hgemm_bias_residual_bf16, hgemm_bias_residual_small_tiles_bf16);
+sixteen_bit_bias_residual!(half::f16, hgemm_bias_residual_f16, hgemm_bias_residual_small_tiles_f16);
+
+/// C = α·A·B + bias + residual — a transformer's projection back into the residual stream,
+/// `x + F.linear(h, w, b)` — the bias one value per column, the residual of C's shape, on f32
+/// or 16-bit data ([`BiasResidualElement`]); C must not be the residual. f32: fused into SGEMM
+/// V13 where its tiles fill the GPU, else the GEMM [`gemm`] takes and `bias_residual_f32` after
+/// it. bf16 and f16: fused into the wgmma GEMM (`hgemm_bias_residual_*`, sm_90a), on V11's
+/// tiles or V20's as the GEMM table ranks them, on aligned copies of A and B where their rows
+/// are not 16-byte aligned; the sum in f32, C rounded once (on an H200 104–127% of torch's
+/// `addmm` + `add_`, BENCHMARKS.md). The [`Launched`] is the GEMM's.
+///
+/// ```
+/// use tessera::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let h = |v: f32, n: usize| vec![tessera::half::bf16::from_f32(v); n];
+/// let (a, b) = (backend.upload(&h(1.0, 64 * 32), [64, 32])?, backend.upload(&h(0.5, 32 * 48), [32, 48])?);
+/// let bias = backend.upload(&h(-16.0, 48), [48])?;
+/// let residual = backend.upload(&h(3.0, 64 * 48), [64, 48])?;
+/// let mut c = backend.zeros::<tessera::half::bf16>([64, 48])?;
+/// let launched = tessera::gemm_bias_residual(&backend, &a, &b, &bias, &residual, &mut c, 1.0)?;
+/// assert!(launched.kernel.starts_with("hgemm_bias_residual"));
+/// assert_eq!(backend.download(&c)?[0].to_f32(), 3.0); // 16 − 16 + 3
+/// # Ok(()) }
+/// ```
+pub fn gemm_bias_residual<T: BiasResidualElement>(
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    bias: &impl Input<T>,
+    residual: &impl Input<T>,
+    c: &mut impl Output<T>,
+    alpha: f32,
+) -> Result<Launched, GemmError> {
+    T::gemm_bias_residual(device, a, b, bias, residual, c, alpha)
 }
 
 /// `pick`'s kernel from the table of `device` for A (`a_shape`) · B (`b_shape`), remembered

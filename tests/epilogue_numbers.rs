@@ -28,6 +28,7 @@ on_both_backends!(
     bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f16,
     a_residual_added_in_the_wgmma_gemm_matches_an_f64_reference_on_bf16_and_f16,
     the_separate_bias_residual_kernels_match_an_f64_reference,
+    gemm_bias_residual_runs_the_kernels_the_table_takes_and_matches_the_reference,
     the_separate_16_bit_bias_gelu_kernels_match_an_f64_reference,
     gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu,
     the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width,
@@ -514,6 +515,76 @@ fn the_separate_bias_residual_kernels_match_an_f64_reference(backend: &Backend) 
         (f16::from_f32, f16::to_f32),
         2f64.powi(-11),
         ("bias_residual_f16", |d, bias, residual, c| bias_residual_f16::launch(d, bias, residual, c)),
+    );
+}
+
+/// `tessera::gemm_bias_residual` on f32, bf16 and f16 against α·A·B + bias + residual in f64
+/// from the rounded inputs: at tails and, on the GPU, at 1024³ (V20's tiles for 16-bit data,
+/// V12 and the separate add for f32 on an H200's table), 2048³, 4096 × 4096 × 512 and 4097³
+/// (16-bit rows not 16-byte aligned: aligned copies of A and B first), each run by a kernel of
+/// its type's set, and 16-bit data by both tile sizes over the shapes.
+fn gemm_bias_residual_runs_the_kernels_the_table_takes_and_matches_the_reference(backend: &Backend) {
+    fn check<T: tessera::gemm_dispatch::BiasResidualElement>(
+        backend: &Backend,
+        (to, back): (fn(f32) -> T, fn(T) -> f32),
+        rounding: f64,
+        gemms: &[&str],
+    ) {
+        let mut shapes = vec![(64, 48, 32), (129, 257, 72), (33, 17, 9)];
+        if !backend.is_simulated() {
+            shapes.extend([(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 512), (4097, 4097, 4097)]);
+        }
+        let mut launched_gemms = Vec::new();
+        let alpha = 0.75f32;
+        for (m, n, k) in shapes {
+            let host_a: Vec<T> = random_floats(m * k, 97 + m as u64).into_iter().map(to).collect();
+            let host_b: Vec<T> = random_floats(k * n, 101 + n as u64).into_iter().map(to).collect();
+            let host_bias: Vec<T> = random_floats(n, 103).into_iter().map(to).collect();
+            let host_residual: Vec<T> = random_floats(m * n, 107).into_iter().map(to).collect();
+            let exact = |v: &[T]| v.iter().map(|&h| back(h)).collect::<Vec<_>>();
+            let product =
+                gemm_reference(&exact(&host_a), &exact(&host_b), &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
+            let (bias_exact, residual_exact) = (exact(&host_bias), exact(&host_residual));
+            let a = backend.upload(&host_a, [m, k]).unwrap();
+            let b = backend.upload(&host_b, [k, n]).unwrap();
+            let bias = backend.upload(&host_bias, [n]).unwrap();
+            let residual = backend.upload(&host_residual, [m, n]).unwrap();
+            let mut c = backend.filled([m, n], to(f32::NAN)).unwrap();
+            let launched = tessera::gemm_bias_residual(backend, &a, &b, &bias, &residual, &mut c, alpha).unwrap();
+            assert!(gemms.iter().any(|g| launched.kernel.starts_with(g)), "{m}×{n}×{k}: {}", launched.kernel);
+            let got: Vec<f32> = backend.download(&c).unwrap().into_iter().map(back).collect();
+            for (i, (g, p)) in got.iter().zip(&product).enumerate() {
+                let w = p + f64::from(bias_exact[i % n]) + f64::from(residual_exact[i]);
+                let slack = w.abs() * rounding + 1e-5 * (k as f64).sqrt();
+                assert!(
+                    (f64::from(*g) - w).abs() <= slack,
+                    "{} {m}×{n}×{k}: element {i} is {g}, want {w}",
+                    launched.kernel
+                );
+            }
+            launched_gemms.push(launched.kernel);
+        }
+        if T::TYPE.is_half() {
+            // both tile sizes: V20's at 1024³ (and nearest it, the simulation's small shapes), V11's beyond
+            assert!(launched_gemms.iter().any(|g| *g == gemms[1]), "{launched_gemms:?}");
+            if !backend.is_simulated() {
+                assert!(launched_gemms.iter().any(|g| *g == gemms[0]), "{launched_gemms:?}");
+            }
+        }
+    }
+    // f32: fused into V13, or a table GEMM (sgemm_v..) and bias_residual_f32
+    check::<f32>(backend, (|v| v, |v| v), 1e-6, &["sgemm_bias_residual", "sgemm_v"]);
+    check::<bf16>(
+        backend,
+        (bf16::from_f32, bf16::to_f32),
+        2f64.powi(-8),
+        &["hgemm_bias_residual_bf16", "hgemm_bias_residual_small_tiles_bf16"],
+    );
+    check::<f16>(
+        backend,
+        (f16::from_f32, f16::to_f32),
+        2f64.powi(-11),
+        &["hgemm_bias_residual_f16", "hgemm_bias_residual_small_tiles_f16"],
     );
 }
 

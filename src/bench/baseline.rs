@@ -10,13 +10,15 @@ pub(super) enum Baseline<'g> {
     Copy { gpu: &'g Gpu, from: DeviceTensor<f32>, to: DeviceTensor<f32> },
     /// cuBLAS SGEMM (pedantic FP32) of the same M, N, K.
     Sgemm { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
-    /// cuBLAS SGEMM, then `bias_gelu_f32` on its C: what a fused epilogue saves.
-    SgemmThenBiasGelu {
+    /// cuBLAS SGEMM, then `bias_gelu_f32` on its C (`bias_residual_f32` with the residual, for a
+    /// kernel that adds one): what a fused epilogue saves.
+    SgemmThenEpilogue {
         gpu: &'g Gpu,
         blas: crate::runtime::Cublas,
         a: DeviceTensor<f32>,
         b: DeviceTensor<f32>,
         bias: DeviceTensor<f32>,
+        residual: Option<DeviceTensor<f32>>,
         c: DeviceTensor<f32>,
     },
     /// cuBLAS `cublasGemmEx` on BF16 (bf16 out), then `bias_gelu_bf16` on its C — or, for a
@@ -92,7 +94,8 @@ pub(super) fn output_type(kernel: &KernelDefinition) -> crate::dsl::ElementType 
 }
 
 /// Whether a kernel adds a residual tensor (a parameter named `residual`): its baseline's second
-/// kernel adds the bias and the residual instead of taking the bias and the GELU.
+/// kernel adds the bias and the residual instead of taking the bias and the GELU (so
+/// `sgemm_bias_relu_residual`'s baseline has no ReLU: the nearest separate kernel).
 pub(super) fn reads_residual(kernel: &KernelDefinition) -> bool {
     kernel.ir().is_ok_and(|ir| ir.params.iter().any(|p| p.name == "residual"))
 }
@@ -129,8 +132,8 @@ impl<'g> Baseline<'g> {
                     c: gpu.zeros([m, n])?,
                 })
             }
-            // cuBLAS on the kernel's own type, then the separate epilogue kernel (16-bit kernels
-            // that add a residual: the bias and the residual; the rest: the bias and the GELU)
+            // cuBLAS on the kernel's own type, then the separate epilogue kernel (kernels that add
+            // a residual: the bias and the residual; the rest: the bias and the GELU)
             Family::Epilogue => {
                 let (m, n, k) = (value("M"), value("N"), value("K"));
                 Ok(match input {
@@ -158,12 +161,13 @@ impl<'g> Baseline<'g> {
                             c: gpu.zeros([m, n])?,
                         }
                     }
-                    _ => Baseline::SgemmThenBiasGelu {
+                    _ => Baseline::SgemmThenEpilogue {
                         gpu,
                         blas: gpu.cublas()?,
                         a: filled(&[m, k])?,
                         b: filled(&[k, n])?,
                         bias: filled(&[n])?,
+                        residual: if reads_residual { Some(filled(&[m, n])?) } else { None },
                         c: gpu.zeros([m, n])?,
                     },
                 })
@@ -216,7 +220,8 @@ impl<'g> Baseline<'g> {
         match self {
             Baseline::Copy { .. } => "device copy",
             Baseline::Sgemm { .. } => "cuBLAS",
-            Baseline::SgemmThenBiasGelu { .. } => "cuBLAS + bias_gelu_f32",
+            Baseline::SgemmThenEpilogue { residual: None, .. } => "cuBLAS + bias_gelu_f32",
+            Baseline::SgemmThenEpilogue { residual: Some(_), .. } => "cuBLAS + bias_residual_f32",
             Baseline::GemmBf16ThenEpilogue { residual: None, .. } => "cuBLAS bf16 + bias_gelu_bf16",
             Baseline::GemmBf16ThenEpilogue { residual: Some(_), .. } => "cuBLAS bf16 + bias_residual_bf16",
             Baseline::GemmF16ThenEpilogue { residual: None, .. } => "cuBLAS f16 + bias_gelu_f16",
@@ -234,9 +239,13 @@ impl<'g> Baseline<'g> {
         match self {
             Baseline::Copy { gpu, from, to } => gpu.copy(&*from, to),
             Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, 0.0, c),
-            Baseline::SgemmThenBiasGelu { gpu, blas, a, b, bias, c } => {
+            Baseline::SgemmThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
                 blas.sgemm(1.0, &*a, &*b, 0.0, c)?;
-                epilogue::bias_gelu_f32::launch(*gpu, &*bias, c).map(|_| ())
+                match residual {
+                    Some(residual) => epilogue::bias_residual_f32::launch(*gpu, &*bias, &*residual, c),
+                    None => epilogue::bias_gelu_f32::launch(*gpu, &*bias, c),
+                }
+                .map(|_| ())
             }
             Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
                 blas.gemm_ex(1.0, &*a, &*b, 0.0, c)?;

@@ -26,10 +26,10 @@ pub enum Family {
     Norm,
     /// y = A·x and y = Aᵀ·x.
     Gemv,
-    /// GEMMs with a fused epilogue (bias + GELU, bias + ReLU + residual; f32 on SGEMM V13, bf16
-    /// and f16 on HGEMM V11, with bias + residual) and the plain GEMMs, beside cuBLAS on the same
-    /// types followed by the separate `bias_gelu_*` kernel (`bias_residual_*` for the 16-bit
-    /// kernels that add a residual).
+    /// GEMMs with a fused epilogue (bias + GELU, bias + residual, bias + ReLU + residual; f32 on
+    /// SGEMM V13, bf16 and f16 on HGEMM V11) and the plain GEMMs, beside cuBLAS on the same types
+    /// followed by the separate `bias_gelu_*` kernel (`bias_residual_*` for the kernels that add
+    /// a residual).
     Epilogue,
     /// Fused attention forward (BF16) and `attention::backward`, beside a cuBLAS BF16 GEMM of
     /// 4096³ as the anchor that torch's figures (`benchmarks/attention_torch.py`) are paired with too.
@@ -183,17 +183,20 @@ impl Family {
                     &sgemm::sgemm_v13::KERNEL,
                     &epilogue::sgemm_bias_gelu_stream_k::KERNEL,
                     &epilogue::sgemm_bias_gelu::KERNEL,
+                    &epilogue::sgemm_bias_residual::KERNEL,
                     &epilogue::sgemm_bias_relu_residual::KERNEL,
                     &hgemm::hgemm_v11_bf16_to_bf16::KERNEL,
                     &epilogue::hgemm_bias_bf16::KERNEL,
                     &epilogue::hgemm_bias_small_tiles_bf16::KERNEL,
                     &epilogue::hgemm_bias_gelu_bf16::KERNEL,
                     &epilogue::hgemm_bias_residual_bf16::KERNEL,
+                    &epilogue::hgemm_bias_residual_small_tiles_bf16::KERNEL,
                     &hgemm::hgemm_v11_f16_to_f16::KERNEL,
                     &epilogue::hgemm_bias_f16::KERNEL,
                     &epilogue::hgemm_bias_small_tiles_f16::KERNEL,
                     &epilogue::hgemm_bias_gelu_f16::KERNEL,
                     &epilogue::hgemm_bias_residual_f16::KERNEL,
+                    &epilogue::hgemm_bias_residual_small_tiles_f16::KERNEL,
                 ]
             }
         }

@@ -54,6 +54,30 @@ pub fn sgemm_bias_gelu_stream_k(
     copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, _, col| gelu(alpha * v + bias[col]));
 }
 
+/// C = α·A·B + bias + residual on f32 data: [`sgemm_bias_gelu`]'s SGEMM V13 with the residual
+/// read at each value's place instead of the GELU — `x + F.linear(h, w, b)` in f32, one kernel
+/// where torch runs two.
+#[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
+pub fn sgemm_bias_residual(
+    a: Global<f32, (M, K)>,
+    b: Global<f32, (K, N)>,
+    bias: Global<f32, (N,)>,
+    residual: Global<f32, (M, N)>,
+    c: GlobalMut<f32, (M, N)>,
+    alpha: f32,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<f32>([BK, BM]).pad(4);
+    let b_s = shared::<f32>([BK, BN]);
+    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 128) {
+        copy(a.tile([by, k], [BM, BK]), &a_s.t());
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8);
+    }
+    copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, row, col| alpha * v + bias[col] + residual[[row, col]]);
+}
+
 /// C = ReLU(A·B + bias) + residual, then α and β as in every GEMM (C = α·that + β·C): SGEMM
 /// V11 (128×256 tiles, cp.async) with a row-major residual read at each value's place.
 #[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
@@ -114,8 +138,8 @@ macro_rules! hgemm_epilogue {
             stages = 4);
     };
     // V20's: 64 × 128, one consumer warpgroup, eight stages (the small shapes)
-    ($(#[$doc:meta])* $name:ident, $t:ident, |$v:ident, $row:tt, $col:ident| $value:expr, tiles = small) => {
-        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [], |$v, $row, $col| $value,
+    ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr, tiles = small) => {
+        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
             config = [threads = 128, vector = 8, min_blocks = 1, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128)],
             stages = 8);
     };
@@ -176,6 +200,23 @@ hgemm_epilogue!(
     f16,
     reads [residual],
     |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32
+);
+hgemm_epilogue!(
+    /// [`hgemm_bias_residual_bf16`] on HGEMM V20's tiles (64 × 128, one consumer warpgroup,
+    /// eight stages): for the shapes where the GEMM table has V20 ahead of V11.
+    hgemm_bias_residual_small_tiles_bf16,
+    bf16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
+    tiles = small
+);
+hgemm_epilogue!(
+    /// [`hgemm_bias_residual_small_tiles_bf16`] on f16 data.
+    hgemm_bias_residual_small_tiles_f16,
+    f16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
+    tiles = small
 );
 hgemm_epilogue!(
     /// [`hgemm_bias_bf16`] on HGEMM V20's tiles (64 × 128, one consumer warpgroup, eight
@@ -252,13 +293,13 @@ bias_gelu!(
     f16
 );
 
-// C = C + bias + residual in place on 16-bit data, a 16-byte vector of each a thread: what
-// follows a GEMM that wrote C without the bias and the residual (cuBLAS + it is the baseline of
-// [`hgemm_bias_residual_bf16`]); the sum in f32, C rounded once.
+// C = C + bias + residual in place, a 16-byte vector of each a thread: what follows a GEMM that
+// wrote C without the bias and the residual (cuBLAS + it is the baseline of
+// [`hgemm_bias_residual_bf16`]); the sum in f32, a 16-bit C rounded once.
 macro_rules! bias_residual {
-    ($(#[$doc:meta])* $name:ident, $t:ident) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:literal) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = 8, consts(COLUMNS = 2048), require(COLUMNS % (THREADS * VECTOR) == 0))]
+        #[tile_kernel(threads = 256, vector = $vector, consts(COLUMNS = 2048), require(COLUMNS % (THREADS * VECTOR) == 0))]
         pub fn $name(bias: Global<$t, (N,)>, residual: Global<$t, (M, N)>, c: GlobalMut<$t, (M, N)>) {
             // rows on x, whose extent has no 65535 limit
             let (row, chunk) = grid(M, cdiv(N, COLUMNS));
@@ -286,15 +327,24 @@ macro_rules! bias_residual {
     };
 }
 bias_residual!(
+    /// C = C + bias + residual in place on f32 data, a vector of 4 a thread: what follows the
+    /// GEMM where `tessera::gemm_bias_residual` does not fuse it.
+    bias_residual_f32,
+    f32,
+    vector = 4
+);
+bias_residual!(
     /// C = C + bias + residual in place on bf16 data (the sum in f32, C rounded once), a vector of
     /// 8 a thread: what follows cuBLAS's bf16 GEMM in [`hgemm_bias_residual_bf16`]'s baseline.
     bias_residual_bf16,
-    bf16
+    bf16,
+    vector = 8
 );
 bias_residual!(
     /// [`bias_residual_bf16`] on f16 data.
     bias_residual_f16,
-    f16
+    f16,
+    vector = 8
 );
 
 // GELU(C) in place on 16-bit C, two 16-byte vectors a thread: the pass after a GEMM that fused
@@ -358,15 +408,18 @@ gelu_in_place!(
 );
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 19] = [
+pub const ALL: [&crate::KernelDefinition; 23] = [
     &sgemm_bias_gelu::KERNEL,
     &sgemm_bias_gelu_stream_k::KERNEL,
+    &sgemm_bias_residual::KERNEL,
     &sgemm_bias_relu_residual::KERNEL,
     &hgemm_bias_silu_bf16::KERNEL,
     &hgemm_bias_bf16::KERNEL,
     &hgemm_bias_f16::KERNEL,
     &hgemm_bias_residual_bf16::KERNEL,
     &hgemm_bias_residual_f16::KERNEL,
+    &hgemm_bias_residual_small_tiles_bf16::KERNEL,
+    &hgemm_bias_residual_small_tiles_f16::KERNEL,
     &hgemm_bias_small_tiles_bf16::KERNEL,
     &hgemm_bias_small_tiles_f16::KERNEL,
     &hgemm_bias_gelu_bf16::KERNEL,
@@ -374,6 +427,7 @@ pub const ALL: [&crate::KernelDefinition; 19] = [
     &bias_gelu_f32::KERNEL,
     &bias_gelu_bf16::KERNEL,
     &bias_gelu_f16::KERNEL,
+    &bias_residual_f32::KERNEL,
     &bias_residual_bf16::KERNEL,
     &bias_residual_f16::KERNEL,
     &gelu_bf16::KERNEL,
