@@ -854,12 +854,13 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     }
     pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
     pair_store.push(format!("out{} = {};", component(1), from_float("value1")));
-    let wide_values = wide_pair_values(kernel, plan, element, &pair_store)?;
-    let element_map = match (&element_map, crate::gemm::element_map_in_place_source(kernel, plan, &wide_values.2)?) {
-        (Some(map), Some(in_place)) if !wide_values.2.is_empty() => Some(format!("{map}\n{in_place}")),
+    let wide = WidePairValues::of(kernel, plan, element, &pair_store)?;
+    let element_map = match (&element_map, crate::gemm::element_map_in_place_source(kernel, plan, &wide.in_place)?) {
+        (Some(map), Some(in_place)) if !wide.in_place.is_empty() => Some(format!("{map}\n{in_place}")),
         _ => element_map,
     };
-    let wide_store = WideStore::of(&plan.layout, element, (wide_values.0, wide_values.1), dst.element_at("row", "col"));
+    let wide_store =
+        WideStore::of(&plan.layout, element, (wide.preloads, wide.pair_values), dst.element_at("row", "col"));
     pair_store.push(format!("*reinterpret_cast<{pair_type}*>(&{first}) = out;"));
     let acc = plan.fragment.clone();
     let pairs = WarpEpiloguePairsSource {
@@ -903,67 +904,76 @@ fn destination_element(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) ->
 /// residual added) — then each group of chunks first loads those 16 bytes a lane where the lane
 /// will store, trades them back to the accumulators' places across the row's four lanes
 /// (`tessera_quad_transpose` is its own inverse), and the map takes them as values
-/// (`element_map_here`), where reading each value on its own would read 2 bytes a lane. Also
-/// the tensors so loaded.
-fn wide_pair_values(
-    kernel: &Kernel,
-    plan: &EpiloguePlan,
-    element: ElementType,
-    pair_store: &[String],
-) -> Result<(Vec<String>, Vec<String>, Vec<String>), RenderError> {
-    let tensors = in_place_tensors(kernel, plan, element);
-    if tensors.is_empty() {
-        return Ok((Vec::new(), pair_store.to_vec(), tensors));
-    }
-    let mut env = tessera_dsl::TypeEnv::of_kernel(kernel);
-    env.bind_value("here_row", tessera_dsl::ThreadType::I32, false);
-    env.bind_value("here_col", tessera_dsl::ThreadType::I32, false);
-    let dst = &plan.dst.tensor;
-    let pair_type = crate::operand::pair_type(element);
-    let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
-    let mut preloads = vec![
-        format!(
-            "// {}'s values at this lane's places: 16 bytes a lane where it stores, traded back",
-            tensors.join(", ")
-        ),
-        format!("const int here_row = {dst}_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4;"),
-        format!("const int here_col = {dst}_col0 + warp_col0 + (group * 4 + lane % 4) * 8;"),
-    ];
-    let mut unpacked = Vec::new();
-    let mut arguments = [String::new(), String::new()];
-    for tensor in &tensors {
-        let read = tessera_dsl::ThreadExpr::new(tessera_dsl::ThreadExprKind::Index {
-            base: tensor.clone(),
-            indices: vec![tessera_dsl::ThreadExpr::name("here_row"), tessera_dsl::ThreadExpr::name("here_col")],
-        });
-        let element_text = crate::thread_code::expression_source(kernel, &read, &env, None)?;
-        preloads.push(format!("unsigned {tensor}_pairs[4];"));
-        preloads.push("{".into());
-        preloads.push(format!("    const uint4 words = *reinterpret_cast<const uint4*>(&{element_text});"));
-        preloads.push("    const unsigned loaded[4] = {words.x, words.y, words.z, words.w};".into());
-        preloads.push(format!("    tessera_quad_transpose(loaded, {tensor}_pairs);"));
-        preloads.push("}".into());
-        unpacked.push(format!(
-            "const {pair_type} {tensor}_pair = tessera_pair_of_bits<{pair_type}>({tensor}_pairs[chunk]);"
-        ));
-        for (v, argument) in arguments.iter_mut().enumerate() {
-            argument.push_str(&format!(", {tensor}_pair{}", component(v as u32)));
+/// (`element_map_here`), where reading each value on its own would read 2 bytes a lane.
+struct WidePairValues {
+    preloads: Vec<String>,
+    pair_values: Vec<String>,
+    /// The tensors so loaded.
+    in_place: Vec<String>,
+}
+
+impl WidePairValues {
+    fn of(
+        kernel: &Kernel,
+        plan: &EpiloguePlan,
+        element: ElementType,
+        pair_store: &[String],
+    ) -> Result<Self, RenderError> {
+        let tensors = in_place_tensors(kernel, plan, element);
+        if tensors.is_empty() {
+            return Ok(Self { preloads: Vec::new(), pair_values: pair_store.to_vec(), in_place: tensors });
         }
-    }
-    // the pair path's first two statements are the map's calls (then α, β and the rounding)
-    let call = |v: usize| {
-        let value = format!(
-            "element_map_here(value{v}, {dst}_row0 + row, {}{})",
-            crate::operand::plus(&format!("{dst}_col0 + col"), v as i64),
-            arguments[v]
-        );
-        match &plan.axpby {
-            Some((alpha, _)) => format!("value{v} = {alpha} * {value};"),
-            None => format!("value{v} = {value};"),
+        let mut env = tessera_dsl::TypeEnv::of_kernel(kernel);
+        env.bind_value("here_row", tessera_dsl::ThreadType::I32, false);
+        env.bind_value("here_col", tessera_dsl::ThreadType::I32, false);
+        let dst = &plan.dst.tensor;
+        let pair_type = crate::operand::pair_type(element);
+        let component = |i: u32| element.vector_component(tessera_dsl::VectorWidth::W2, i);
+        let mut preloads = vec![
+            format!(
+                "// {}'s values at this lane's places: 16 bytes a lane where it stores, traded back",
+                tensors.join(", ")
+            ),
+            format!("const int here_row = {dst}_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4;"),
+            format!("const int here_col = {dst}_col0 + warp_col0 + (group * 4 + lane % 4) * 8;"),
+        ];
+        let mut unpacked = Vec::new();
+        let mut arguments = [String::new(), String::new()];
+        for tensor in &tensors {
+            let read = tessera_dsl::ThreadExpr::new(tessera_dsl::ThreadExprKind::Index {
+                base: tensor.clone(),
+                indices: vec![tessera_dsl::ThreadExpr::name("here_row"), tessera_dsl::ThreadExpr::name("here_col")],
+            });
+            let element_text = crate::thread_code::expression_source(kernel, &read, &env, None)?;
+            preloads.push(format!("unsigned {tensor}_pairs[4];"));
+            preloads.push("{".into());
+            preloads.push(format!("    const uint4 words = *reinterpret_cast<const uint4*>(&{element_text});"));
+            preloads.push("    const unsigned loaded[4] = {words.x, words.y, words.z, words.w};".into());
+            preloads.push(format!("    tessera_quad_transpose(loaded, {tensor}_pairs);"));
+            preloads.push("}".into());
+            unpacked.push(format!(
+                "const {pair_type} {tensor}_pair = tessera_pair_of_bits<{pair_type}>({tensor}_pairs[chunk]);"
+            ));
+            for (v, argument) in arguments.iter_mut().enumerate() {
+                argument.push_str(&format!(", {tensor}_pair{}", component(v as u32)));
+            }
         }
-    };
-    let pair_values = unpacked.into_iter().chain([call(0), call(1)]).chain(pair_store[2..].iter().cloned()).collect();
-    Ok((preloads, pair_values, tensors))
+        // the pair path's first two statements are the map's calls (then α, β and the rounding)
+        let call = |v: usize| {
+            let value = format!(
+                "element_map_here(value{v}, {dst}_row0 + row, {}{})",
+                crate::operand::plus(&format!("{dst}_col0 + col"), v as i64),
+                arguments[v]
+            );
+            match &plan.axpby {
+                Some((alpha, _)) => format!("value{v} = {alpha} * {value};"),
+                None => format!("value{v} = {value};"),
+            }
+        };
+        let pair_values =
+            unpacked.into_iter().chain([call(0), call(1)]).chain(pair_store[2..].iter().cloned()).collect();
+        Ok(Self { preloads, pair_values, in_place: tensors })
+    }
 }
 
 /// `copy(&acc.t(), c.tile(..))`: a fragment holding the tile transposed (Cᵀ, as a TF32 wgmma on
@@ -1005,7 +1015,7 @@ fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
 }
 
 /// The tensors the 16-byte path of `plan`'s 16-bit `element` values loads 16 bytes a lane
-/// ([`wide_pair_values`]): those its map reads at each value's own place, 2-D and of the
+/// ([`WidePairValues`]): those its map reads at each value's own place, 2-D and of the
 /// destination's type.
 fn in_place_tensors(kernel: &Kernel, plan: &EpiloguePlan, element: ElementType) -> Vec<String> {
     match &plan.map {
