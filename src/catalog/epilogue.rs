@@ -7,27 +7,48 @@
 
 use crate::prelude::*;
 
-/// C = GELU(α·A·B + bias): SGEMM V13 (warp-specialised copies, 128×256 tiles) with the bias
-/// and the activation applied to each accumulator before the store.
-#[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
-pub fn sgemm_bias_gelu(
-    a: Global<f32, (M, K)>,
-    b: Global<f32, (K, N)>,
-    bias: Global<f32, (N,)>,
-    c: GlobalMut<f32, (M, N)>,
-    alpha: f32,
-) {
-    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
-    let a_s = shared::<f32>([BK, BM]).pad(4);
-    let b_s = shared::<f32>([BK, BN]);
-    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
-    for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 128) {
-        copy(a.tile([by, k], [BM, BK]), &a_s.t());
-        copy(b.tile([k, bx], [BK, BN]), &b_s);
-        mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8);
-    }
-    copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, _, col| gelu(alpha * v + bias[col]));
+// Epilogues fused into SGEMM V13 (warp-specialised copies, 128 × 256 tiles): the tensors the
+// expression reads besides the bias, and the expression applied to each accumulator `v` of row
+// `row` and column `col`, are the only differences.
+macro_rules! sgemm_v13_epilogue {
+    ($(#[$doc:meta])* $name:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr) => {
+        $(#[$doc])*
+        #[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
+        pub fn $name(
+            a: Global<f32, (M, K)>,
+            b: Global<f32, (K, N)>,
+            bias: Global<f32, (N,)>,
+            $($($read: Global<f32, (M, N)>,)*)?
+            c: GlobalMut<f32, (M, N)>,
+            alpha: f32,
+        ) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+            let a_s = shared::<f32>([BK, BM]).pad(4);
+            let b_s = shared::<f32>([BK, BN]);
+            let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
+            for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 128) {
+                copy(a.tile([by, k], [BM, BK]), &a_s.t());
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).map(|$v, $row, $col| $value);
+        }
+    };
 }
+sgemm_v13_epilogue!(
+    /// C = GELU(α·A·B + bias): SGEMM V13 (warp-specialised copies, 128×256 tiles) with the bias
+    /// and the activation applied to each accumulator before the store.
+    sgemm_bias_gelu,
+    |v, _, col| gelu(alpha * v + bias[col])
+);
+sgemm_v13_epilogue!(
+    /// C = α·A·B + bias + residual on f32 data: [`sgemm_bias_gelu`]'s SGEMM V13 with the residual
+    /// read at each value's place instead of the GELU — `x + F.linear(h, w, b)` in f32, one kernel
+    /// where torch runs two.
+    sgemm_bias_residual,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] + residual[[row, col]]
+);
 
 /// [`sgemm_bias_gelu`] on SGEMM V12 (cp.async, stream-K: the resident blocks share the tiles'
 /// k loops): the GELU is applied once a tile's shares are added up, by the block that adds
@@ -52,30 +73,6 @@ pub fn sgemm_bias_gelu_stream_k(
         mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8);
     }
     copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, _, col| gelu(alpha * v + bias[col]));
-}
-
-/// C = α·A·B + bias + residual on f32 data: [`sgemm_bias_gelu`]'s SGEMM V13 with the residual
-/// read at each value's place instead of the GELU — `x + F.linear(h, w, b)` in f32, one kernel
-/// where torch runs two.
-#[tile_kernel(threads = 256, vector = 4, target = sm_90, consts(BM = 128, BN = 256, BK = 32, TM = 16, TN = 8))]
-pub fn sgemm_bias_residual(
-    a: Global<f32, (M, K)>,
-    b: Global<f32, (K, N)>,
-    bias: Global<f32, (N,)>,
-    residual: Global<f32, (M, N)>,
-    c: GlobalMut<f32, (M, N)>,
-    alpha: f32,
-) {
-    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
-    let a_s = shared::<f32>([BK, BM]).pad(4);
-    let b_s = shared::<f32>([BK, BN]);
-    let mut acc = fragment::<f32>([BM, BN]).thread_tile([TM, TN]).split([2, 2]).warp_layout([4, 8]);
-    for k in pipeline(0..cdiv(K, BK), stages = 3, producers = 128) {
-        copy(a.tile([by, k], [BM, BK]), &a_s.t());
-        copy(b.tile([k, bx], [BK, BN]), &b_s);
-        mma(&a_s.t(), &b_s, &mut acc).double_buffer_fragments().unroll(8);
-    }
-    copy(&acc, c.tile([by, bx], [BM, BN])).map(|v, row, col| alpha * v + bias[col] + residual[[row, col]]);
 }
 
 /// C = ReLU(A·B + bias) + residual, then α and β as in every GEMM (C = α·that + β·C): SGEMM
