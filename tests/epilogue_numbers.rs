@@ -12,7 +12,7 @@ use tessera::catalog::epilogue::{
     bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, bias_residual_bf16, bias_residual_f16, gelu_bf16, gelu_f16,
     hgemm_bias_bf16, hgemm_bias_f16, hgemm_bias_gelu_bf16, hgemm_bias_gelu_f16, hgemm_bias_residual_bf16,
     hgemm_bias_residual_f16, hgemm_bias_silu_bf16, hgemm_bias_small_tiles_bf16, hgemm_bias_small_tiles_f16,
-    sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual,
+    sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual, sgemm_bias_residual,
 };
 use tessera::gemm_dispatch::BiasGeluPlan;
 use tessera::half::{bf16, f16};
@@ -22,6 +22,7 @@ on_both_backends!(
     bias_and_gelu_fused_into_sgemm_match_an_f64_reference,
     gemm_bias_gelu_runs_the_plan_it_chose_and_matches_the_reference,
     bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference,
+    a_residual_added_in_sgemm_matches_an_f64_reference_on_views,
     bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference,
     the_separate_bias_gelu_kernel_matches_an_f64_reference,
     gelu_is_within_a_few_millionths_of_the_f64_gelu_over_its_whole_range,
@@ -225,6 +226,50 @@ fn bias_relu_and_residual_fused_before_alpha_and_beta_match_an_f64_reference(bac
     }
 }
 
+/// `sgemm_bias_residual` (V13) against α·A·B + bias + residual in f64, the residual a view
+/// into a wider matrix with rows 16-byte aligned (ld a multiple of 4, with whole tiles of a C
+/// whose rows are aligned too: 256 × 512, the float4 stores) and not (ld N + 1: the launch
+/// narrows the vectors).
+fn a_residual_added_in_sgemm_matches_an_f64_reference_on_views(backend: &Backend) {
+    let alpha = 1.5f32;
+    let mut shapes = shapes(backend);
+    shapes.push((256, 512, 24));
+    for (m, n, k) in shapes {
+        let (host_a, host_b, host_bias) =
+            (random_floats(m * k, 7 + m as u64), random_floats(k * n, 9), random_floats(n, 19));
+        let product = gemm_reference(&host_a, &host_b, &vec![0.0; m * n], (m, n, k), f64::from(alpha), 0.0);
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let b = backend.upload(&host_b, [k, n]).unwrap();
+        let bias = backend.upload(&host_bias, [n]).unwrap();
+        for ld in [n.next_multiple_of(4) + 4, n + 1] {
+            let host_residual = random_floats(m * ld, 23 + ld as u64);
+            let residual = backend.upload(&host_residual, [m, ld]).unwrap();
+            let want: Vec<f64> = product
+                .iter()
+                .enumerate()
+                .map(|(i, p)| p + f64::from(host_bias[i % n]) + f64::from(host_residual[i / n * ld + i % n]))
+                .collect();
+            let mut c = backend.filled([m, n], f32::from_bits(POISON)).unwrap();
+            sgemm_bias_residual::launch(
+                backend,
+                &a,
+                &b,
+                &bias,
+                &residual.submatrix(0..m, 0..n).unwrap(),
+                &mut c,
+                alpha,
+            )
+            .unwrap();
+            assert_close(
+                &format!("sgemm_bias_residual {m}×{n}×{k}, residual ld {ld}"),
+                &backend.download(&c).unwrap(),
+                &want,
+                1e-5,
+            );
+        }
+    }
+}
+
 fn bias_and_silu_fused_into_the_bf16_tensor_core_gemm_match_an_f64_reference(backend: &Backend) {
     for (m, n, k) in shapes(backend) {
         let host_a: Vec<bf16> = random_floats(m * k, 21 + m as u64).into_iter().map(bf16::from_f32).collect();
@@ -390,9 +435,9 @@ fn bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f1
 
 /// `hgemm_bias_residual_bf16` / `_f16` (V11) against α·A·B + bias + residual in f64 from the
 /// rounded inputs: tails in M, N and K, a whole-tile shape (the 16-byte stores), and the
-/// residual as a view into a wider matrix — rows 16-byte aligned (ld N + 8) and not (ld N + 3,
-/// which narrows the launch's vectors) — so that a residual read at C's place, not the
-/// residual's, fails.
+/// residual as a view into a wider matrix — rows 16-byte aligned (ld a multiple of 8) and not
+/// (ld N + 3, which narrows the launch's vectors) — so that a residual read at C's place, not
+/// the residual's, fails.
 fn a_residual_added_in_the_wgmma_gemm_matches_an_f64_reference_on_bf16_and_f16(backend: &Backend) {
     type Kernel<T> = fn(
         &Backend,
@@ -423,8 +468,7 @@ fn a_residual_added_in_the_wgmma_gemm_matches_an_f64_reference_on_bf16_and_f16(b
             let a = backend.upload(&host_a, [m, k]).unwrap();
             let b = backend.upload(&host_b, [k, n]).unwrap();
             let bias = backend.upload(&host_bias, [n]).unwrap();
-            for extra in [8, 3] {
-                let ld = n + extra;
+            for ld in [n.next_multiple_of(8) + 8, n + 3] {
                 let host_residual: Vec<T> = random_floats(m * ld, 73 + ld as u64).into_iter().map(to).collect();
                 let residual = backend.upload(&host_residual, [m, ld]).unwrap();
                 let mut c = backend.filled([m, n], to(f32::NAN)).unwrap();
@@ -462,7 +506,7 @@ fn a_residual_added_in_the_wgmma_gemm_matches_an_f64_reference_on_bf16_and_f16(b
 }
 
 /// `bias_residual_bf16` / `_f16`: C + bias + residual in place, summed in f32 and rounded once;
-/// the residual a view with rows 16-byte aligned (ld N + 8) and not (ld N + 3).
+/// the residual a view with rows 16-byte aligned (ld a multiple of 8) and not (ld N + 3).
 fn the_separate_bias_residual_kernels_match_an_f64_reference(backend: &Backend) {
     fn check<T: tessera::runtime::Element>(
         backend: &Backend,
@@ -478,8 +522,7 @@ fn the_separate_bias_residual_kernels_match_an_f64_reference(backend: &Backend) 
             let host_c: Vec<T> = random_floats(m * n, 79).into_iter().map(to).collect();
             let host_bias: Vec<T> = random_floats(n, 83).into_iter().map(to).collect();
             let bias = backend.upload(&host_bias, [n]).unwrap();
-            for extra in [8, 3] {
-                let ld = n + extra;
+            for ld in [n.next_multiple_of(8) + 8, n + 3] {
                 let host_residual: Vec<T> = random_floats(m * ld, 89).into_iter().map(to).collect();
                 let residual = backend.upload(&host_residual, [m, ld]).unwrap();
                 let mut c = backend.upload(&host_c, [m, n]).unwrap();
