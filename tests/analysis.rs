@@ -266,3 +266,31 @@ fn the_lanes_tf32_a_loads_from_128_byte_panels_are_two_way_and_the_transposed_st
     // one value a lane: the eight lanes of one lane % 4 fill a 32-byte sector of a row of C
     assert_eq!((store.width_bits, store.sectors), (32, Some((4.0, 4.0))));
 }
+
+#[test]
+fn a_wgmma_epilogue_reports_its_16_byte_stores_and_the_residual_it_loads_the_same_way() {
+    let global = |report: &tessera::dsl::Report| -> Vec<(String, Direction, u32, i64, Option<(f64, f64)>)> {
+        report
+            .accesses
+            .iter()
+            .filter(|a| a.space == MemorySpace::Global)
+            .map(|a| (a.operand.clone(), a.direction, a.width_bits, a.instructions, a.sectors))
+            .collect()
+    };
+    // V11's bf16 C: each lane's 128 values leave as 16 stores of 8, a row's lanes side by side
+    let bf16_out = report(&hgemm::hgemm_v11_bf16_to_bf16::KERNEL);
+    assert_eq!(global(&bf16_out), [("c".to_string(), Direction::Store, 128, 16, Some((16.0, 16.0)))], "{bf16_out}");
+    // an f32 C: 32 stores of 4
+    let f32_out = report(&hgemm::hgemm_v11_bf16::KERNEL);
+    assert_eq!(global(&f32_out), [("c".to_string(), Direction::Store, 128, 32, Some((16.0, 16.0)))], "{f32_out}");
+    // the residual read at each value's own place is loaded where the lane stores
+    let residual = report(&epilogue::hgemm_bias_residual_bf16::KERNEL);
+    assert_eq!(
+        global(&residual),
+        [
+            ("c".to_string(), Direction::Store, 128, 16, Some((16.0, 16.0))),
+            ("residual".to_string(), Direction::Load, 128, 16, Some((16.0, 16.0)))
+        ],
+        "{residual}"
+    );
+}

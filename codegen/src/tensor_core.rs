@@ -222,13 +222,7 @@ impl WideStore {
 
     /// Whether [`WideStore::of`] has a path for `element` values of `layout`.
     fn applies(layout: &FragmentLayout, element: ElementType) -> bool {
-        let columns = layout.warp_tile.map_or(0, |[_, cols]| cols);
-        let group = match element {
-            ElementType::F16 | ElementType::BF16 => 32,
-            ElementType::F32 => 16,
-            _ => return false,
-        };
-        layout.warpgroup_tile.is_some() && columns % group == 0
+        layout.wide_store_columns(element).is_some()
     }
 }
 
@@ -919,7 +913,7 @@ impl WidePairValues {
         element: ElementType,
         pair_store: &[String],
     ) -> Result<Self, RenderError> {
-        let tensors = in_place_tensors(kernel, plan, element);
+        let tensors = plan.vector_reads_in_place(kernel, element);
         if tensors.is_empty() {
             return Ok(Self { preloads: Vec::new(), pair_values: pair_store.to_vec(), in_place: tensors });
         }
@@ -1014,22 +1008,6 @@ fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     .map_err(template_error("warp_epilogue_transposed.cu"))
 }
 
-/// The tensors the 16-byte path of `plan`'s 16-bit `element` values loads 16 bytes a lane
-/// ([`WidePairValues`]): those its map reads at each value's own place, 2-D and of the
-/// destination's type.
-fn in_place_tensors(kernel: &Kernel, plan: &EpiloguePlan, element: ElementType) -> Vec<String> {
-    match &plan.map {
-        Some(map) if element.is_half() => map
-            .reads_in_place()
-            .into_iter()
-            .filter(|t| {
-                kernel.param(t).and_then(|p| p.tensor()).is_some_and(|g| g.element == element && g.shape.len() == 2)
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// The epilogues of the kernel that store through a [`WideStore`], with their destination's
 /// element type.
 fn wide_store_plans(kernel: &Kernel) -> Vec<(EpiloguePlan, ElementType)> {
@@ -1054,7 +1032,7 @@ pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
 /// Whether a [`WideStore`] of the kernel loads tensors its map reads in place (the helper that
 /// turns their pairs' bits back into pairs is then defined).
 pub(crate) fn uses_in_place_reads(kernel: &Kernel) -> bool {
-    wide_store_plans(kernel).iter().any(|(plan, element)| !in_place_tensors(kernel, plan, *element).is_empty())
+    wide_store_plans(kernel).iter().any(|(plan, element)| !plan.vector_reads_in_place(kernel, *element).is_empty())
 }
 
 /// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).

@@ -9,8 +9,8 @@ use serde::Serialize;
 use crate::reduction_report::reductions;
 use crate::thread_access::{thread_accesses, AccessSite, Instruction};
 use crate::{
-    validate, with_barriers, AsyncCopyMapping, CopyPlan, Diagnostics, EpiloguePlan, FragmentLoad, Kernel, MmaPlan,
-    Occupancy, Operand, OperandPlan, ReductionReport, Statement, Target,
+    validate, with_barriers, AsyncCopyMapping, CopyPlan, Diagnostics, ElementType, EpiloguePlan, FragmentLoad, Kernel,
+    MmaPlan, Occupancy, Operand, OperandPlan, ReductionReport, Statement, Target,
 };
 
 /// Elements per row assumed for global tensors when counting sectors: any multiple of 32
@@ -187,7 +187,7 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
                     continue;
                 }
                 let plan = EpiloguePlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
-                accesses.push(epilogue_access(&plan, copy.to_string()));
+                accesses.extend(epilogue_accesses(kernel, &plan, copy.to_string()));
             }
             Statement::Copy(copy) => {
                 let plan = CopyPlan::new(kernel, copy, &scope).map_err(Diagnostics)?;
@@ -488,13 +488,63 @@ fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
     reports
 }
 
-/// The global stores of an epilogue: each thread writes its tile in vectors along rows (a
-/// tensor-core fragment: two neighbouring columns at a time).
-fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
+/// The global accesses of an epilogue: its stores, and on the 16-byte path of a wgmma
+/// fragment ([`crate::FragmentLayout::wide_store_columns`]) the loads of the tensors its map
+/// reads at each value's own place, which take the stores' pattern.
+fn epilogue_accesses(kernel: &Kernel, plan: &EpiloguePlan, statement: String) -> Vec<AccessReport> {
+    // the destination's element type (a tensor-core fragment's f32 accumulators may be stored
+    // rounded to 16 bits)
+    let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map_or(plan.layout.element, |t| t.element);
+    let wide = (!plan.transposed).then(|| plan.layout.wide_store_columns(element)).flatten();
+    let Some(columns) = wide else { return vec![epilogue_access(plan, element, statement)] };
+    let layout = &plan.layout;
+    let element_bytes = i64::from(element.size_bytes());
+    let [warp_rows, warp_cols] = layout.warp_tile.unwrap_or([16, 8]);
+    let group_columns = if element.is_half() { 32 } else { 16 };
+    let mut instructions: Vec<Instruction> = Vec::new();
+    for warp in 0..layout.threads() / WARP {
+        let (warp_row0, warp_col0) = layout.warp_origin(warp);
+        for mi in 0..warp_rows / 16 {
+            for half in 0..2 {
+                for group in 0..warp_cols / group_columns {
+                    instructions.push(
+                        (0..WARP)
+                            .map(|lane| {
+                                let (row, col) = layout.wide_store_position(element, lane, [mi, half, group]);
+                                let start =
+                                    ((warp_row0 + row) * ASSUMED_ROW_ELEMENTS + warp_col0 + col) * element_bytes;
+                                (start / 4..(start + 16) / 4).collect()
+                            })
+                            .collect(),
+                    );
+                }
+            }
+        }
+    }
+    let total: usize = instructions.iter().map(sectors).sum();
+    let report = |operand: &str, direction| AccessReport {
+        statement: statement.clone(),
+        operand: operand.to_string(),
+        space: MemorySpace::Global,
+        direction,
+        width_bits: 128,
+        instructions: layout.thread_rows * layout.thread_cols / columns,
+        bank_ways: None,
+        sectors: Some((total as f64 / instructions.len().max(1) as f64, (WARP * 16) as f64 / 32.0)),
+    };
+    let mut reports = vec![report(&plan.dst.tensor, Direction::Store)];
+    reports.extend(plan.vector_reads_in_place(kernel, element).iter().map(|read| report(read, Direction::Load)));
+    reports
+}
+
+/// The global stores of an epilogue of `element` values along the pair path: each thread
+/// writes its tile in vectors along rows (a tensor-core fragment: two neighbouring columns at
+/// a time).
+fn epilogue_access(plan: &EpiloguePlan, element: ElementType, statement: String) -> AccessReport {
     let layout = &plan.layout;
     if let (Some([warp_rows, warp_cols]), true) = (layout.warp_tile, plan.transposed) {
         // `&acc.t()`: one value a lane per store, at the transposed place
-        let element_bytes = i64::from(layout.element.size_bytes());
+        let element_bytes = i64::from(element.size_bytes());
         let warps = layout.threads() / WARP;
         let mut instructions: Vec<Instruction> = Vec::new();
         for warp in 0..warps {
@@ -529,7 +579,7 @@ fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
         };
     }
     if let Some([warp_rows, warp_cols]) = layout.warp_tile {
-        let element_bytes = i64::from(layout.element.size_bytes());
+        let element_bytes = i64::from(element.size_bytes());
         let warps = layout.threads() / WARP;
         let mut instructions: Vec<Instruction> = Vec::new();
         for warp in 0..warps {
@@ -563,7 +613,7 @@ fn epilogue_access(plan: &EpiloguePlan, statement: String) -> AccessReport {
             sectors: Some((total as f64 / instructions.len().max(1) as f64, (WARP * 2 * element_bytes) as f64 / 32.0)),
         };
     }
-    let element_bytes = i64::from(layout.element.size_bytes());
+    let element_bytes = i64::from(element.size_bytes());
     let threads = layout.threads();
     let warps = (threads + WARP - 1) / WARP;
     let mut instructions: Vec<Instruction> = Vec::new();

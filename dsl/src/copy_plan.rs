@@ -835,6 +835,22 @@ pub struct EpiloguePlan {
 }
 
 impl EpiloguePlan {
+    /// The tensors this epilogue's map reads at each value's own place that its 16-byte path
+    /// loads as vectors where it stores ([`ElementMap::reads_in_place`]): 2-D, of the
+    /// destination's 16-bit `element` type, on a fragment that has the path.
+    pub fn vector_reads_in_place(&self, kernel: &Kernel, element: ElementType) -> Vec<String> {
+        let Some(map) = &self.map else { return Vec::new() };
+        if !element.is_half() || self.transposed || self.layout.wide_store_columns(element).is_none() {
+            return Vec::new();
+        }
+        map.reads_in_place()
+            .into_iter()
+            .filter(|t| {
+                kernel.param(t).and_then(|p| p.tensor()).is_some_and(|g| g.element == element && g.shape.len() == 2)
+            })
+            .collect()
+    }
+
     pub fn new(kernel: &Kernel, copy: &TileCopy, scope: &Scope) -> Result<Self, Vec<Diagnostic>> {
         let Operand::Fragment(source) = &copy.src else {
             return Err(vec![Diagnostic::new(copy.origin, "an epilogue copies a fragment")]);

@@ -140,6 +140,44 @@ impl FragmentLayout {
         (warp / across * warp_rows, warp % across * warp_cols)
     }
 
+    /// The columns one lane's 16-byte store holds on the 16-byte path of this fragment's
+    /// epilogue into `element` values — 8 16-bit values, or 4 f32 — where the path applies: a
+    /// `.warpgroup_tile(..)` fragment whose warps' columns are whole groups of the lanes'
+    /// 8-column chunks (32 columns of 16-bit values: a row's four lanes trade their pairs of
+    /// four chunks; 16 of f32: neighbouring lanes trade one pair of two). Whole tiles of rows
+    /// 16-byte aligned take it; the rest store pairs.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, FragmentLayout};
+    /// let acc = FragmentLayout { rows: 128, cols: 256, thread_rows: 2, thread_cols: 64, split: [1, 1], warp_layout: None,
+    ///     warp_tile: Some([16, 256]), warpgroup_tile: Some([64, 256]), element: ElementType::F32 };
+    /// assert_eq!(acc.wide_store_columns(ElementType::BF16), Some(8));
+    /// assert_eq!(acc.wide_store_columns(ElementType::F32), Some(4));
+    /// // mma.sync's warp tiles store pairs
+    /// assert_eq!(FragmentLayout { warpgroup_tile: None, ..acc }.wide_store_columns(ElementType::BF16), None);
+    /// ```
+    pub fn wide_store_columns(&self, element: ElementType) -> Option<i64> {
+        let columns = self.warp_tile.map_or(0, |[_, cols]| cols);
+        let (group, stored) = match element {
+            ElementType::F16 | ElementType::BF16 => (32, 8),
+            ElementType::F32 => (16, 4),
+            _ => return None,
+        };
+        (self.warpgroup_tile.is_some() && columns % group == 0).then_some(stored)
+    }
+
+    /// Where `lane` stores on the 16-byte path ([`FragmentLayout::wide_store_columns`]) in its
+    /// warp's tile: the row and first column of m-tile `mi`, half `half` (rows lane / 4 or
+    /// lane / 4 + 8), group of chunks `group`.
+    pub fn wide_store_position(&self, element: ElementType, lane: i64, [mi, half, group]: [i64; 3]) -> (i64, i64) {
+        let row = mi * 16 + half * 8 + lane / 4;
+        if element.is_half() {
+            (row, (group * 4 + lane % 4) * 8)
+        } else {
+            (row, (group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4)
+        }
+    }
+
     /// Where accumulator `[mi, ni, v]` of `lane` (mma tile mi down, ni across, value v of
     /// four) sits in its warp's tile: mma.sync's m16n8 accumulator layout, lane l holding
     /// rows l / 4 and l / 4 + 8, columns 2 · (l % 4) and the next.
