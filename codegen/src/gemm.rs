@@ -421,7 +421,7 @@ pub(crate) fn element_map_source(kernel: &Kernel, plan: &EpiloguePlan) -> Result
 
 /// The name the lambda of [`element_map_in_place_source`] gives the value of `tensor` at the
 /// value's own place.
-pub(crate) fn in_place_name(tensor: &str) -> String {
+fn in_place_name(tensor: &str) -> String {
     format!("{tensor}_here")
 }
 

@@ -144,6 +144,10 @@ struct WarpEpilogueSource {
     pairs: String,
 }
 
+/// The first column of a lane's 16-byte store of 16-bit values in its warp's tile
+/// ([`tessera_dsl::FragmentLayout::wide_store_position`]): chunk `lane % 4` of its group.
+const HALF_WIDE_COLUMN: &str = "(group * 4 + lane % 4) * 8";
+
 /// The 16-byte path of a wgmma epilogue. mma's layout gives a lane two neighbouring columns of
 /// each 8-column chunk: 16-bit pairs are 4 bytes, so a row's four lanes trade the pairs of four
 /// chunks and each stores one chunk's eight columns; f32 pairs are 8 bytes, so neighbouring
@@ -179,7 +183,7 @@ impl WideStore {
         (preloads, pair_values): (Vec<String>, Vec<String>),
         target: String,
     ) -> Option<Self> {
-        if !Self::applies(layout, element) {
+        if layout.wide_store_columns(element).is_none() {
             return None;
         }
         if element.is_half() {
@@ -195,7 +199,7 @@ impl WideStore {
                 pair_values,
                 pair: "tessera_pair_bits(out)",
                 exchange: "unsigned columns[4];\n                    tessera_quad_transpose(pairs, columns);",
-                column: "(group * 4 + lane % 4) * 8",
+                column: HALF_WIDE_COLUMN,
                 store_type: "uint4",
                 stored: "make_uint4(columns[0], columns[1], columns[2], columns[3])",
                 target,
@@ -218,11 +222,6 @@ impl WideStore {
             stored: "columns",
             target,
         })
-    }
-
-    /// Whether [`WideStore::of`] has a path for `element` values of `layout`.
-    fn applies(layout: &FragmentLayout, element: ElementType) -> bool {
-        layout.wide_store_columns(element).is_some()
     }
 }
 
@@ -785,7 +784,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
-    let element = destination_element(kernel, copy, plan)?;
+    let element = plan.stored;
     let to_float = |value: &str| crate::operand::widened(element, value);
     let from_float = |value: &str| crate::operand::narrowed(element, value);
     let first = dst.element(0);
@@ -884,15 +883,6 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     .map_err(template_error("warp_epilogue.cu"))
 }
 
-/// The element type of an epilogue's destination tensor (f32, or the 16-bit type it rounds to).
-fn destination_element(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<ElementType, RenderError> {
-    kernel
-        .param(&plan.dst.tensor)
-        .and_then(|p| p.tensor())
-        .map(|t| t.element)
-        .ok_or_else(|| invalid(kernel, copy.origin, "unknown destination tensor"))
-}
-
 /// The 16-byte path's loads and pair statements: `pair_store` as the pair path has them, unless
 /// the map reads 2-D tensors of the destination's 16-bit type at each value's own place (a
 /// residual added) — then each group of chunks first loads those 16 bytes a lane where the lane
@@ -913,7 +903,7 @@ impl WidePairValues {
         element: ElementType,
         pair_store: &[String],
     ) -> Result<Self, RenderError> {
-        let tensors = plan.vector_reads_in_place(kernel, element);
+        let tensors = plan.vector_reads_in_place(kernel);
         if tensors.is_empty() {
             return Ok(Self { preloads: Vec::new(), pair_values: pair_store.to_vec(), in_place: tensors });
         }
@@ -929,7 +919,7 @@ impl WidePairValues {
                 tensors.join(", ")
             ),
             format!("const int here_row = {dst}_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4;"),
-            format!("const int here_col = {dst}_col0 + warp_col0 + (group * 4 + lane % 4) * 8;"),
+            format!("const int here_col = {dst}_col0 + warp_col0 + {HALF_WIDE_COLUMN};"),
         ];
         let mut unpacked = Vec::new();
         let mut arguments = [String::new(), String::new()];
@@ -977,7 +967,7 @@ fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
-    let element = destination_element(kernel, copy, plan)?;
+    let element = plan.stored;
     let element_map = crate::gemm::element_map_source(kernel, plan)?;
     let acc_value = format!("{}[mi][ni][v]", plan.fragment);
     let value = match element_map {
@@ -1008,17 +998,15 @@ fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     .map_err(template_error("warp_epilogue_transposed.cu"))
 }
 
-/// The epilogues of the kernel that store through a [`WideStore`], with their destination's
-/// element type.
-fn wide_store_plans(kernel: &Kernel) -> Vec<(EpiloguePlan, ElementType)> {
+/// The epilogues of the kernel that store through a [`WideStore`].
+fn wide_store_plans(kernel: &Kernel) -> Vec<EpiloguePlan> {
     kernel
         .statements()
         .iter()
         .filter_map(|statement| {
             let tessera_dsl::Statement::Copy(copy) = statement else { return None };
             let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).ok()?;
-            let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map(|t| t.element)?;
-            (!plan.transposed && WideStore::applies(&plan.layout, element)).then_some((plan, element))
+            (!plan.transposed && plan.layout.wide_store_columns(plan.stored).is_some()).then_some(plan)
         })
         .collect()
 }
@@ -1032,7 +1020,7 @@ pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
 /// Whether a [`WideStore`] of the kernel loads tensors its map reads in place (the helper that
 /// turns their pairs' bits back into pairs is then defined).
 pub(crate) fn uses_in_place_reads(kernel: &Kernel) -> bool {
-    wide_store_plans(kernel).iter().any(|(plan, element)| !plan.vector_reads_in_place(kernel, *element).is_empty())
+    wide_store_plans(kernel).iter().any(|plan| !plan.vector_reads_in_place(kernel).is_empty())
 }
 
 /// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).

@@ -492,9 +492,7 @@ fn ldmatrix_accesses(plan: &MmaPlan, statement: String) -> Vec<AccessReport> {
 /// fragment ([`crate::FragmentLayout::wide_store_columns`]) the loads of the tensors its map
 /// reads at each value's own place, which take the stores' pattern.
 fn epilogue_accesses(kernel: &Kernel, plan: &EpiloguePlan, statement: String) -> Vec<AccessReport> {
-    // the destination's element type (a tensor-core fragment's f32 accumulators may be stored
-    // rounded to 16 bits)
-    let element = kernel.param(&plan.dst.tensor).and_then(|p| p.tensor()).map_or(plan.layout.element, |t| t.element);
+    let element = plan.stored;
     let wide = (!plan.transposed).then(|| plan.layout.wide_store_columns(element)).flatten();
     let Some(columns) = wide else { return vec![epilogue_access(plan, element, statement)] };
     let layout = &plan.layout;
@@ -533,7 +531,7 @@ fn epilogue_accesses(kernel: &Kernel, plan: &EpiloguePlan, statement: String) ->
         sectors: Some((total as f64 / instructions.len().max(1) as f64, (WARP * 16) as f64 / 32.0)),
     };
     let mut reports = vec![report(&plan.dst.tensor, Direction::Store)];
-    reports.extend(plan.vector_reads_in_place(kernel, element).iter().map(|read| report(read, Direction::Load)));
+    reports.extend(plan.vector_reads_in_place(kernel).iter().map(|read| report(read, Direction::Load)));
     reports
 }
 

@@ -826,6 +826,9 @@ pub struct EpiloguePlan {
     pub fragment: String,
     pub layout: FragmentLayout,
     pub dst: GlobalPlan,
+    /// The destination's element type: the fragment's, or the 16-bit type a tensor-core
+    /// fragment's f32 accumulators are rounded to as they are stored.
+    pub stored: ElementType,
     pub vector: i64,
     pub axpby: Option<(String, String)>,
     /// `.map(..)`, type-checked: its body is of the fragment's element type.
@@ -837,9 +840,10 @@ pub struct EpiloguePlan {
 impl EpiloguePlan {
     /// The tensors this epilogue's map reads at each value's own place that its 16-byte path
     /// loads as vectors where it stores ([`ElementMap::reads_in_place`]): 2-D, of the
-    /// destination's 16-bit `element` type, on a fragment that has the path.
-    pub fn vector_reads_in_place(&self, kernel: &Kernel, element: ElementType) -> Vec<String> {
+    /// destination's 16-bit type, on a fragment that has the path.
+    pub fn vector_reads_in_place(&self, kernel: &Kernel) -> Vec<String> {
         let Some(map) = &self.map else { return Vec::new() };
+        let element = self.stored;
         if !element.is_half() || self.transposed || self.layout.wide_store_columns(element).is_none() {
             return Vec::new();
         }
@@ -861,7 +865,7 @@ impl EpiloguePlan {
         let layout = FragmentLayout::with_scope(fragment, scope)
             .ok_or_else(|| vec![Diagnostic::new(fragment.origin, "the fragment's shape is not constant")])?;
         let mut errors = Vec::new();
-        let dst = match operand(kernel, &copy.dst, scope, &mut errors) {
+        let (dst, stored) = match operand(kernel, &copy.dst, scope, &mut errors) {
             Some((OperandPlan::Global(dst), element)) if !dst.transposed && dst.extent.len() == 2 => {
                 // a tensor-core fragment's f32 accumulators may be stored rounded to 16 bits
                 let converts = layout.warp_tile.is_some() && element.is_float() && element != ElementType::F64;
@@ -871,7 +875,7 @@ impl EpiloguePlan {
                         format!("copy from a {} fragment to {element}", layout.element),
                     ));
                 }
-                dst
+                (dst, element)
             }
             Some(_) => {
                 errors.push(Diagnostic::new(
@@ -945,6 +949,7 @@ impl EpiloguePlan {
                 fragment: source.fragment.clone(),
                 layout,
                 dst,
+                stored,
                 vector,
                 axpby: copy.axpby.clone(),
                 transposed: source.transposed,

@@ -2,8 +2,8 @@
 //! activation, a residual added — done on the accumulators in registers by the GEMM itself
 //! (`copy(&acc, c.tile(..)).map(|v, row, col| ..)`), instead of a second kernel that reads C
 //! back and writes it again: on the SGEMMs (f32), on HGEMM V6 (mma.sync) and on the wgmma
-//! HGEMM V11 (bf16 and f16). `bias_gelu_f32` / `_bf16` / `_f16` and `bias_residual_bf16` /
-//! `_f16` are that second kernel, for the comparison.
+//! HGEMM V11 (bf16 and f16). `bias_gelu_*` and `bias_residual_*` (f32, bf16, f16) are that
+//! second kernel, for the comparison.
 
 use crate::prelude::*;
 
