@@ -99,7 +99,7 @@ impl DeferredParts {
         drain.push(format!("if ({var}_tiles > 0) {{"));
         drain.extend(indent(&issue, 1).lines().map(str::to_owned));
         drain.push("}".into());
-        drain.extend(crate::tensor_core::wgmma_drain(std::iter::once(acc.as_str())));
+        drain.extend(crate::tensor_core::wgmma_drain(kernel, std::iter::once(acc.as_str())));
         Ok(Self { declarations, issue, wait: wait.join("\n"), drain })
     }
 }

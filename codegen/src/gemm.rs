@@ -877,7 +877,7 @@ pub(crate) fn async_pipeline_parts(
     }
     let drain = match in_flight {
         0 => Vec::new(),
-        _ => crate::tensor_core::wgmma_drain(mmas.iter().map(|mma| mma.acc.as_str())),
+        _ => crate::tensor_core::wgmma_drain(kernel, mmas.iter().map(|mma| mma.acc.as_str())),
     };
     let loop_declarations = mmas
         .iter()

@@ -62,6 +62,9 @@ struct WgmmaSource {
     a: Option<Descriptor>,
     a_loads: Vec<String>,
     b: Descriptor,
+    /// m64 tiles a warpgroup multiplies (its `.warpgroup_tile([64 · m, N])`): one instruction
+    /// each per k-step, A's descriptor at the tile's rows (`a.start` then reads `mi`).
+    m_tiles: i64,
     /// Commit groups left running: 0 waits for this one, 1 for the one before it.
     in_flight: u32,
     /// `.deferred()` at its own place: only its A registers, packed into the loop's `a_frag`.
@@ -136,6 +139,8 @@ struct WarpEpilogueSource {
     lane_bounds: Option<(String, String)>,
     warp_rows: String,
     warp_cols: String,
+    /// Rows between a warp's m-tiles ([`FragmentLayout::m_tile_spacing`]).
+    m_tile_rows: i64,
     acc: String,
     scale: Vec<String>,
     /// 16-byte stores of values traded between a row's lanes, where they apply.
@@ -230,6 +235,7 @@ impl WideStore {
 struct WarpEpiloguePairsSource<'a> {
     warp_rows: &'a str,
     warp_cols: &'a str,
+    m_tile_rows: i64,
     acc: &'a str,
     scale: &'a [String],
     pair_store: &'a [String],
@@ -245,6 +251,7 @@ struct WarpEpilogueTransposedSource {
     whole_tile: String,
     warp_rows: String,
     warp_cols: String,
+    m_tile_rows: i64,
     /// The lane's value v of tile (mi, ni), through `.map(..)` where there is one.
     value: String,
     /// α's scaling, before β's blend.
@@ -258,7 +265,8 @@ struct WarpEpilogueTransposedSource {
 fn warp_tile_names(fragment: &Fragment, layout: &FragmentLayout) -> (String, String) {
     match (fragment.warp_tile.as_deref(), fragment.warpgroup_tile.as_deref(), layout.warp_tile) {
         (Some([rows, cols]), _, _) => (c_expr(rows), c_expr(cols)),
-        (None, Some([_, cols]), _) => ("16".into(), c_expr(cols)),
+        // warp w holds rows 16w .. of each of the warpgroup tile's m64 tiles
+        (None, Some([_, cols]), Some([rows, _])) => (rows.to_string(), c_expr(cols)),
         (_, _, Some([rows, cols])) => (rows.to_string(), cols.to_string()),
         _ => ("16".into(), "8".into()),
     }
@@ -317,17 +325,34 @@ pub(crate) fn fragment_source(
         Some([group_rows, group_cols]) => {
             let groups_across = layout.cols / group_cols.max(1);
             (
-                vec![
-                    format!(
-                        "warpgroup g (threads 128g ..) holds the {group_rows} × {group_cols} tile at (warpgroup_row0, warp_col0) of a {} × {groups_across} grid",
-                        layout.rows / group_rows.max(1)
-                    ),
-                    format!(
-                        "of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as {} mma.sync-shaped",
-                        warp_cols / 8
-                    ),
-                    "16 × 8 tiles, four values of each in every lane".to_string(),
-                ],
+                if group_rows > 64 {
+                    vec![
+                        format!(
+                            "warpgroup g (threads 128g ..) holds the {group_rows} × {group_cols} tile at (warpgroup_row0, warp_col0) of a {} × {groups_across} grid",
+                            layout.rows / group_rows.max(1)
+                        ),
+                        format!(
+                            "of warpgroups as {} m64 tiles 64 rows apart, each in wgmma's accumulator layout: warp w of the",
+                            group_rows / 64
+                        ),
+                        format!(
+                            "group rows 16w .. of each, as {} mma.sync-shaped 16 × 8 tiles, four values of each in every lane",
+                            warp_cols / 8
+                        ),
+                    ]
+                } else {
+                    vec![
+                        format!(
+                            "warpgroup g (threads 128g ..) holds the {group_rows} × {group_cols} tile at (warpgroup_row0, warp_col0) of a {} × {groups_across} grid",
+                            layout.rows / group_rows.max(1)
+                        ),
+                        format!(
+                            "of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as {} mma.sync-shaped",
+                            warp_cols / 8
+                        ),
+                        "16 × 8 tiles, four values of each in every lane".to_string(),
+                    ]
+                },
                 {
                     let prefix = warp_origin_prefix(kernel, &fragment.name);
                     vec![
@@ -594,8 +619,9 @@ struct Descriptor {
 }
 
 impl Descriptor {
-    /// Operand A (`is_a`, its rows from `warpgroup_row0`) or B (its columns from `warp_col0`).
-    fn of(operand: &OperandText<'_>, plan: &OperandPlan, is_a: bool) -> Option<Self> {
+    /// Operand A (`is_a`, its rows from `warpgroup_row0`, m64 tile `mi`'s 64 · mi further
+    /// where the warpgroup holds several) or B (its columns from `warp_col0`).
+    fn of(operand: &OperandText<'_>, plan: &OperandPlan, is_a: bool, m_tiles: i64) -> Option<Self> {
         let OperandPlan::Shared(shared) = plan else { return None };
         let span = shared.layout.swizzle_bytes?;
         let mode = match span {
@@ -606,7 +632,9 @@ impl Descriptor {
         };
         let k_major = shared.transposed != is_a;
         Some(Self {
-            start: if is_a {
+            start: if is_a && m_tiles > 1 {
+                operand.element_at("warpgroup_row0 + mi * 64", "kk")
+            } else if is_a {
                 operand.element_at("warpgroup_row0", "kk")
             } else {
                 operand.element_at("kk", "warp_col0")
@@ -642,6 +670,7 @@ fn wgmma_source(
     let a = OperandText::new(&plan.a).in_stage(kernel, stage);
     let b = OperandText::new(&plan.b).in_stage(kernel, stage);
     let not_addressable = || invalid(kernel, mma.origin, "a wgmma operand that no descriptor addresses");
+    let m_tiles = plan.layout.warpgroup_m_tiles();
     // A in registers (FlashAttention's P): wgmma's register-A fragment of a warp is
     // mma.sync's m16n8k16 A fragment of its 16 rows, so the packing is the same
     let (a_descriptor, a_loads, a_note) = match &plan.a {
@@ -657,12 +686,12 @@ fn wgmma_source(
             "A MN-major in shared memory, each lane loading its four values of every k-step".to_string(),
         ),
         _ => {
-            let descriptor = Descriptor::of(&a, &plan.a, true).ok_or_else(not_addressable)?;
+            let descriptor = Descriptor::of(&a, &plan.a, true, m_tiles).ok_or_else(not_addressable)?;
             let note = format!("A {} in {}-byte swizzled panels", descriptor.major(), descriptor.span);
             (Some(descriptor), Vec::new(), note)
         }
     };
-    let b_descriptor = Descriptor::of(&b, &plan.b, false).ok_or_else(not_addressable)?;
+    let b_descriptor = Descriptor::of(&b, &plan.b, false, 1).ok_or_else(not_addressable)?;
     let source = WgmmaSource {
         dsl: mma.to_string(),
         instruction: plan.instruction.ptx().unwrap_or_default(),
@@ -675,6 +704,7 @@ fn wgmma_source(
         a: a_descriptor,
         a_loads,
         b: b_descriptor,
+        m_tiles,
         in_flight,
         operands_only: matches!(part, WgmmaPart::Operands),
         issue_only: matches!(part, WgmmaPart::Issue),
@@ -830,7 +860,11 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         let target = dst.element(i64::from(v));
         let guard = match &lane_bounds {
             Some(_) => {
-                format!("mi * 16 + half * 8 < rows_left && ni * 8{} < cols_left", if v == 0 { "" } else { " + 1" })
+                format!(
+                    "mi * {} + half * 8 < rows_left && ni * 8{} < cols_left",
+                    plan.layout.m_tile_spacing(),
+                    if v == 0 { "" } else { " + 1" }
+                )
             }
             None => dst.in_bounds(i64::from(v)).unwrap_or_else(|| "true".into()),
         };
@@ -859,6 +893,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     let pairs = WarpEpiloguePairsSource {
         warp_rows: &warp_rows,
         warp_cols: &warp_cols,
+        m_tile_rows: plan.layout.m_tile_spacing(),
         acc: &acc,
         scale: &scale,
         pair_store: &pair_store,
@@ -876,6 +911,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         wide_store,
         warp_rows,
         warp_cols,
+        m_tile_rows: plan.layout.m_tile_spacing(),
         acc,
         scale,
     }
@@ -918,7 +954,10 @@ impl WidePairValues {
                 "// {}'s values at this lane's places: 16 bytes a lane where it stores, traded back",
                 tensors.join(", ")
             ),
-            format!("const int here_row = {dst}_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4;"),
+            format!(
+                "const int here_row = {dst}_row0 + warp_row0 + mi * {} + half * 8 + lane / 4;",
+                plan.layout.m_tile_spacing()
+            ),
             format!("const int here_col = {dst}_col0 + warp_col0 + {HALF_WIDE_COLUMN};"),
         ];
         let mut unpacked = Vec::new();
@@ -989,6 +1028,7 @@ fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         whole_tile: dst.whole_tile().unwrap_or_else(|| "true".into()),
         warp_rows,
         warp_cols,
+        m_tile_rows: plan.layout.m_tile_spacing(),
         value,
         scale,
         in_bounds: dst.in_bounds_at("row", "col").unwrap_or_else(|| "true".into()),
@@ -1058,11 +1098,17 @@ pub(crate) fn uses_wgmma(kernel: &Kernel) -> bool {
 
 /// After a pipeline that left wgmma groups running: wait for them all, then keep the
 /// compiler from touching the accumulators `accs` before.
-pub(crate) fn wgmma_drain<'a>(accs: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn wgmma_drain<'a>(kernel: &Kernel, accs: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut lines =
         vec!["tessera_wgmma_wait<0>();  // the last k-tiles' wgmma groups, before anything reads the accumulators"
             .to_string()];
-    lines.extend(accs.map(|acc| format!("tessera_wgmma_fence_operands({acc}[0]);")));
+    for acc in accs {
+        let m_tiles = kernel
+            .fragment(acc)
+            .and_then(|fragment| FragmentLayout::of(fragment, kernel))
+            .map_or(1, |layout| layout.warpgroup_m_tiles());
+        lines.extend((0..m_tiles).map(|mi| format!("tessera_wgmma_fence_operands({acc}[{mi}]);")));
+    }
     lines
 }
 

@@ -887,11 +887,14 @@ impl Printer<'_> {
         let text = match (query, layout.warp_tile.is_some()) {
             (SlotQuery::RowMax, _) => return Ok((format!("tessera_row_max({base}, {index})"), u8::MAX)),
             (SlotQuery::RowSum, _) => return Ok((format!("tessera_row_sum({base}, {index})"), u8::MAX)),
-            // rows lane / 4 (+ 8) of each 16-row mma tile
-            (SlotQuery::Row, true) => match value {
-                Some(i) => plus(&warp_row0, i / 2 * 16 + i % 2 * 8, "tid % 32 / 4"),
-                None => format!("{warp_row0} + {index} / 2 * 16 + {index} % 2 * 8 + tid % 32 / 4"),
-            },
+            // rows lane / 4 (+ 8) of each 16-row mma tile, the tiles m_tile_spacing rows apart
+            (SlotQuery::Row, true) => {
+                let spacing = layout.m_tile_spacing();
+                match value {
+                    Some(i) => plus(&warp_row0, i / 2 * spacing + i % 2 * 8, "tid % 32 / 4"),
+                    None => format!("{warp_row0} + {index} / 2 * {spacing} + {index} % 2 * 8 + tid % 32 / 4"),
+                }
+            }
             // columns 2 · (lane % 4) and the next of each 8-column mma tile
             (SlotQuery::Col, true) => match value {
                 Some(j) => plus(&warp_col0, j / 2 * 8 + j % 2, "tid % 32 % 4 * 2"),

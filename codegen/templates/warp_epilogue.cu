@@ -33,7 +33,7 @@
                     #pragma unroll
                     for (int chunk = 0; chunk < {{ wide.chunks }}; ++chunk) {
                         const int ni = group * {{ wide.chunks }} + chunk;
-                        const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                        const int row = warp_row0 + mi * {{ m_tile_rows }} + half * 8 + lane / 4;
                         const int col = warp_col0 + ni * 8 + lane % 4 * 2;
                         float value0 = {{ acc }}[mi][ni][half * 2];
                         float value1 = {{ acc }}[mi][ni][half * 2 + 1];
@@ -46,7 +46,7 @@
                         pairs[chunk] = {{ wide.pair }};
                     }
                     {{ wide.exchange }}
-                    const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+                    const int row = warp_row0 + mi * {{ m_tile_rows }} + half * 8 + lane / 4;
                     const int col = warp_col0 + {{ wide.column }};
                     *reinterpret_cast<{{ wide.store_type }}*>(&{{ wide.target }}) = {{ wide.stored }};
                 }

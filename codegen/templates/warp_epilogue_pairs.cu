@@ -5,7 +5,7 @@ for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
         #pragma unroll
         for (int half = 0; half < 2; ++half) {
             // rows lane / 4 and lane / 4 + 8 of the 16 × 8 tile, columns 2 · (lane % 4) and the next
-            const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
+            const int row = warp_row0 + mi * {{ m_tile_rows }} + half * 8 + lane / 4;
             const int col = warp_col0 + ni * 8 + lane % 4 * 2;
             float value0 = {{ acc }}[mi][ni][half * 2];
             float value1 = {{ acc }}[mi][ni][half * 2 + 1];

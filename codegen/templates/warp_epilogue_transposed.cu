@@ -21,7 +21,7 @@
                 // value v of the 16 × 8 tile: its row lane / 4 (+ 8) is the tile's column, its
                 // column 2 · (lane % 4) (+ 1) the tile's row
                 const int row = warp_col0 + ni * 8 + lane % 4 * 2 + v % 2;
-                const int col = warp_row0 + mi * 16 + v / 2 * 8 + lane / 4;
+                const int col = warp_row0 + mi * {{ m_tile_rows }} + v / 2 * 8 + lane / 4;
                 // (a `.map` reads other tensors at the value's place: inside the tensor only)
                 if (whole_tile || ({{ in_bounds }})) {
                     float value = {{ value }};

@@ -61,8 +61,14 @@ for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
 // {{ dsl }}: {{ instruction }}, {{ k_name }} / {{ k_step }} k-steps; each
 {%- match a %}
 {%- when Some with (_a) %}
+{%- if m_tiles > 1 %}
+// warpgroup multiplies its {{ m_tiles * 64 }} × {{ n }} tile as {{ m_tiles }} m64 tiles, one instruction each a k-step, the
+// tensor cores reading both operands from shared memory through descriptors (A's at each
+// tile's rows, B's shared by them): {{ operands_note }}
+{%- else %}
 // warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading both operands from shared
 // memory through descriptors: {{ operands_note }}
+{%- endif %}
 {%- when None %}
 // warpgroup multiplies its 64 × {{ n }} tile, the tensor cores reading B from shared memory
 // through a descriptor and A from registers: {{ operands_note }}
@@ -79,11 +85,30 @@ for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
 {%- if overwrite %}
     tessera_wgmma_fence();  // (`{{ acc }}`'s values before are never read, so they need no fence)
 {%- else %}
-    tessera_wgmma_fence_operands({{ acc }}[0]);
+{%- for mi in 0..m_tiles %}
+    tessera_wgmma_fence_operands({{ acc }}[{{ mi }}]);
+{%- endfor %}
     tessera_wgmma_fence();  // the accumulators' registers are ready for wgmma to update
 {%- endif %}
     #pragma unroll
     for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
+{%- if m_tiles > 1 %}
+        const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
+        #pragma unroll
+        for (int mi = 0; mi < {{ m_tiles }}; ++mi) {
+            const unsigned long long a_descriptor = tessera_wgmma_descriptor(&{{ a.start }}, {{ a.leading }}, {{ a.stride }}, {{ a.mode }});
+{%- if overwrite %}
+            if (kk == 0) {
+                tessera_wgmma_overwrite<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[mi], a_descriptor, b_descriptor);
+            } else {
+                tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[mi], a_descriptor, b_descriptor);
+            }
+{%- else %}
+            tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[mi], a_descriptor, b_descriptor);
+{%- endif %}
+        }
+    }
+{%- else %}
         const unsigned long long a_descriptor = tessera_wgmma_descriptor(&{{ a.start }}, {{ a.leading }}, {{ a.stride }}, {{ a.mode }});
         const unsigned long long b_descriptor = tessera_wgmma_descriptor(&{{ b.start }}, {{ b.leading }}, {{ b.stride }}, {{ b.mode }});
 {%- if overwrite %}
@@ -96,6 +121,7 @@ for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
         tessera_wgmma<{{ input }}, {{ a.transposed }}, {{ b.transposed }}>({{ acc }}[0], a_descriptor, b_descriptor);
 {%- endif %}
     }
+{%- endif %}
 {%- when None %}
 {%- if !issue_only %}
     // every k-step's A registers packed before the fence: wgmma reads them asynchronously
@@ -148,7 +174,9 @@ for (int kk = 0; kk < {{ k_name }}; kk += {{ k_step }}) {
     tessera_wgmma_wait<{{ in_flight }}>();
 {%- endif %}
 {%- endmatch %}
-    tessera_wgmma_fence_operands({{ acc }}[0]);
+{%- for mi in 0..m_tiles %}
+    tessera_wgmma_fence_operands({{ acc }}[{{ mi }}]);
+{%- endfor %}
 {%- endif %}
 }
 {%- endif %}

@@ -47,8 +47,9 @@ pub struct FragmentLayout {
     /// `mma.sync`'s accumulator layout, and `thread_rows × thread_cols` (WM / 8 × WN / 4) are
     /// the values of it each lane holds.
     pub warp_tile: Option<[i64; 2]>,
-    /// [64, WN] of a wgmma fragment (`.warpgroup_tile(..)`): each warpgroup holds that tile,
-    /// warp w of it rows 16w .. 16w + 15 (so `warp_tile` is [16, WN]); warpgroups fill rows first.
+    /// [64 · m, WN] of a wgmma fragment (`.warpgroup_tile(..)`): each warpgroup holds that tile
+    /// as m m64 tiles one below the other, warp w of it rows 16w .. 16w + 15 of each (so
+    /// `warp_tile` is [16 · m, WN], its m-tiles 64 rows apart); warpgroups fill rows first.
     pub warpgroup_tile: Option<[i64; 2]>,
     pub element: ElementType,
 }
@@ -62,14 +63,16 @@ impl FragmentLayout {
         let [rows, cols] = fragment.shape.as_slice() else { return None };
         if let Some([group_rows, group_cols]) = fragment.warpgroup_tile.as_deref() {
             let (group_rows, group_cols) = (group_rows.eval(scope).ok()?, group_cols.eval(scope).ok()?);
+            // one 16-row slice of each m64 tile a warp
+            let m_tiles = (group_rows / 64).max(1);
             return Some(Self {
                 rows: rows.eval(scope).ok()?,
                 cols: cols.eval(scope).ok()?,
-                thread_rows: 2,
+                thread_rows: 2 * m_tiles,
                 thread_cols: group_cols / 4,
                 split: [1, 1],
                 warp_layout: None,
-                warp_tile: Some([16, group_cols]),
+                warp_tile: Some([16 * m_tiles, group_cols]),
                 warpgroup_tile: Some([group_rows, group_cols]),
                 element: fragment.element,
             });
@@ -140,6 +143,33 @@ impl FragmentLayout {
         (warp / across * warp_rows, warp % across * warp_cols)
     }
 
+    /// Rows between a warp's consecutive 16-row m-tiles: 16 for mma.sync's warp tiles (stacked),
+    /// 64 for a warpgroup tile of several m64 tiles (warp w holds rows 16w .. of each). A
+    /// fragment whose warps hold one m-tile never steps, and says 16.
+    ///
+    /// ```
+    /// use tessera_dsl::{ElementType, FragmentLayout};
+    /// let two = FragmentLayout { rows: 128, cols: 128, thread_rows: 4, thread_cols: 32, split: [1, 1], warp_layout: None,
+    ///     warp_tile: Some([32, 128]), warpgroup_tile: Some([128, 128]), element: ElementType::F32 };
+    /// assert_eq!(two.m_tile_spacing(), 64);
+    /// assert_eq!(two.lane_value_position(9, [1, 0, 0]), (64 + 2, 2));  // warp 0's slice of the second m64 tile
+    /// assert_eq!(two.slot_row(32 + 9, 2), 64 + 16 + 2);                 // warp 1, lane 9, row slot 2
+    /// assert_eq!(two.threads(), 128);
+    /// ```
+    pub fn m_tile_spacing(&self) -> i64 {
+        if self.warpgroup_m_tiles() > 1 {
+            64
+        } else {
+            16
+        }
+    }
+
+    /// The m64 tiles each warpgroup of a `.warpgroup_tile([64 · m, N])` fragment holds — one
+    /// wgmma each a k-step — (m; 1 for any other fragment).
+    pub fn warpgroup_m_tiles(&self) -> i64 {
+        self.warpgroup_tile.map_or(1, |[rows, _]| (rows / 64).max(1))
+    }
+
     /// The columns one lane's 16-byte store holds on the 16-byte path of this fragment's
     /// epilogue into `element` values — 8 16-bit values, or 4 f32 — where the path applies: a
     /// `.warpgroup_tile(..)` fragment whose warps' columns are whole groups of the lanes'
@@ -170,7 +200,7 @@ impl FragmentLayout {
     /// warp's tile: the row and first column of m-tile `mi`, half `half` (rows lane / 4 or
     /// lane / 4 + 8), group of chunks `group`.
     pub fn wide_store_position(&self, element: ElementType, lane: i64, [mi, half, group]: [i64; 3]) -> (i64, i64) {
-        let row = mi * 16 + half * 8 + lane / 4;
+        let row = mi * self.m_tile_spacing() + half * 8 + lane / 4;
         if element.is_half() {
             (row, (group * 4 + lane % 4) * 8)
         } else {
@@ -179,10 +209,11 @@ impl FragmentLayout {
     }
 
     /// Where accumulator `[mi, ni, v]` of `lane` (mma tile mi down, ni across, value v of
-    /// four) sits in its warp's tile: mma.sync's m16n8 accumulator layout, lane l holding
-    /// rows l / 4 and l / 4 + 8, columns 2 · (l % 4) and the next.
+    /// four) sits in its warp's tile (m-tiles [`Self::m_tile_spacing`] rows apart): mma.sync's
+    /// m16n8 accumulator layout, lane l holding rows l / 4 and l / 4 + 8, columns 2 · (l % 4)
+    /// and the next.
     pub fn lane_value_position(&self, lane: i64, [mi, ni, v]: [i64; 3]) -> (i64, i64) {
-        (mi * 16 + lane / 4 + v / 2 * 8, ni * 8 + lane % 4 * 2 + v % 2)
+        (mi * self.m_tile_spacing() + lane / 4 + v / 2 * 8, ni * 8 + lane % 4 * 2 + v % 2)
     }
 
     /// The block-tile row of row slot `i` of thread `tid` (`acc.row(i)` in thread code): for a
@@ -202,7 +233,7 @@ impl FragmentLayout {
     /// ```
     pub fn slot_row(&self, tid: i64, i: i64) -> i64 {
         match self.warp_tile {
-            Some(_) => self.warp_origin(tid / 32).0 + i / 2 * 16 + i % 2 * 8 + tid % 32 / 4,
+            Some(_) => self.warp_origin(tid / 32).0 + i / 2 * self.m_tile_spacing() + i % 2 * 8 + tid % 32 / 4,
             None => self.row(self.thread_position(tid).0, i),
         }
     }

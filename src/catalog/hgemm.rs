@@ -358,6 +358,33 @@ macro_rules! hgemm_v14 {
 hgemm_v14!(hgemm_v14_bf16, bf16, " BF16 inputs.");
 hgemm_v14!(hgemm_v14_f16, f16, " F16 inputs.");
 
+macro_rules! hgemm_v21 {
+    ($name:ident, $t:ident, $what:literal) => {
+        /// V21 (sm_90a): ping-pong on 128 × 128 tiles — two consumer warpgroups that take
+        /// tiles in turn (`consumers = 2`), each holding a whole 128 × 128 tile as two m64 tiles
+        /// (`.warpgroup_tile([128, WN])`: two `wgmma.m64n128k16` a k-step, B's descriptor
+        /// shared) — so one warpgroup's epilogue runs while the other multiplies, as V14's do,
+        /// on tiles that read 64 bytes of A and B per 64 multiply-adds where V14's 64 × 256
+        /// read 80. Six stages of 32 KiB.
+        #[doc = $what]
+        #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 128, BK = 64, WM = 128, WN = 128))]
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+            let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
+            let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([WM, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = 6, producers = 128, copies = tma, consumers = 2) {
+                copy(a.tile([by, k], [BM, BK]), &a_s);
+                copy(b.tile([k, bx], [BK, BN]), &b_s);
+                mma(&a_s, &b_s, &mut acc);
+            }
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+        }
+    };
+}
+hgemm_v21!(hgemm_v21_bf16, bf16, " BF16 inputs.");
+hgemm_v21!(hgemm_v21_f16, f16, " F16 inputs.");
+
 macro_rules! hgemm_v11_16_bit_out {
     ($name:ident, $t:ident, $what:literal) => {
         /// V11 with C in the inputs' 16-bit type: each f32 accumulator, after α and β (C read
@@ -806,7 +833,7 @@ pub fn launch_gemm_16_bit<T: crate::runtime::Element>(
 }
 
 /// The BF16 kernels of the family, in ladder order.
-pub const ALL_BF16: [&crate::KernelDefinition; 20] = [
+pub const ALL_BF16: [&crate::KernelDefinition; 21] = [
     &hgemm_v1_bf16::KERNEL,
     &hgemm_v2_bf16::KERNEL,
     &hgemm_v3_bf16::KERNEL,
@@ -827,10 +854,11 @@ pub const ALL_BF16: [&crate::KernelDefinition; 20] = [
     &hgemm_v18_bf16::KERNEL,
     &hgemm_v19_bf16::KERNEL,
     &hgemm_v20_bf16::KERNEL,
+    &hgemm_v21_bf16::KERNEL,
 ];
 
 /// The F16 kernels of the family, in ladder order.
-pub const ALL_F16: [&crate::KernelDefinition; 20] = [
+pub const ALL_F16: [&crate::KernelDefinition; 21] = [
     &hgemm_v1_f16::KERNEL,
     &hgemm_v2_f16::KERNEL,
     &hgemm_v3_f16::KERNEL,
@@ -851,6 +879,7 @@ pub const ALL_F16: [&crate::KernelDefinition; 20] = [
     &hgemm_v18_f16::KERNEL,
     &hgemm_v19_f16::KERNEL,
     &hgemm_v20_f16::KERNEL,
+    &hgemm_v21_f16::KERNEL,
 ];
 
 /// The kernels whose C is in their inputs' 16-bit type (BF16 in, BF16 out; F16 in, F16 out).

@@ -48,7 +48,10 @@ impl FragmentSlots {
     fn outside(&self, base: &str, what: &str, value: i64, bound: i64) -> String {
         let [rows, cols] = self.values;
         let per = if self.layout.warpgroup_tile.is_some() {
-            format!("{} gives each lane 2 × {cols} values (its warp's 16 rows: 2; WN / 4 columns)", self.declared)
+            format!(
+                "{} gives each lane {rows} × {cols} values (2 rows of each m64 tile, of which its warp holds 16; WN / 4 columns)",
+                self.declared
+            )
         } else if self.layout.warp_tile.is_some() {
             format!("{} gives each lane {rows} × {cols} values (WM / 8 rows, WN / 4 columns)", self.declared)
         } else {

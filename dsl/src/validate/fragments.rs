@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// The f32 accumulators a thread of a warpgroup fragment may hold: m64n256's 128.
+const MAX_WARPGROUP_ACCUMULATORS: i64 = 128;
+
 impl Checker<'_> {
     /// A thread-tile fragment after the kernel's first: `thread_row` and `thread_col` name one
     /// grid of thread tiles per kernel, so every such fragment must spread over the same one.
@@ -167,8 +170,9 @@ impl Checker<'_> {
         }
     }
 
-    /// A `.warpgroup_tile([64, WN])` fragment: wgmma's m64nNk16 accumulators (N a multiple of
-    /// 8 up to 256), tiling the block tile with as many warpgroups as the block has, on sm_90a.
+    /// A `.warpgroup_tile([64 · m, WN])` fragment: m of wgmma's m64nNk16 accumulators a
+    /// warpgroup (N a multiple of 8 up to 256, at most [`MAX_WARPGROUP_ACCUMULATORS`] values a
+    /// thread), tiling the block tile with as many warpgroups as the block has, on sm_90a.
     pub(super) fn warpgroup_fragment(
         &mut self,
         fragment: &Fragment,
@@ -201,16 +205,36 @@ impl Checker<'_> {
             );
             return;
         }
-        if group_rows != 64 || group_cols % 8 != 0 || group_cols > 256 {
-            let bad = if group_rows != 64 {
-                format!("{group_rows} rows, where a warpgroup's wgmma covers 64")
+        if group_rows % 64 != 0 || group_cols % 8 != 0 || group_cols > 256 {
+            let bad = if group_rows % 64 != 0 {
+                format!("{group_rows} rows, where a warpgroup's wgmma covers 64 (a tile of 64 · m rows is m of them)")
             } else {
                 format!("{group_cols} columns, where wgmma takes N = 8, 16, .., 256")
             };
             self.error(
                 fragment.origin,
-                format!("a {group_rows}×{group_cols} warpgroup tile is not a wgmma m64nNk16 accumulator: {bad}"),
-                Some(format!("use warpgroup_tile([64, {}])", (group_cols / 8).clamp(1, 32) * 8)),
+                format!("a {group_rows}×{group_cols} warpgroup tile is not made of wgmma m64nNk16 accumulators: {bad}"),
+                Some(format!(
+                    "use warpgroup_tile([{}, {}])",
+                    (group_rows / 64).max(1) * 64,
+                    (group_cols / 8).clamp(1, 32) * 8
+                )),
+            );
+            return;
+        }
+        // the accumulators stay live in registers across every asynchronous wgmma: m64n256's
+        // 128 a thread is the most a consumer warpgroup can hold beside its addresses
+        let accumulators = group_rows * group_cols / 128;
+        if accumulators > MAX_WARPGROUP_ACCUMULATORS {
+            self.error(
+                fragment.origin,
+                format!(
+                    "a {group_rows}×{group_cols} warpgroup tile holds {accumulators} f32 accumulators a thread ({group_rows} × {group_cols} / 128), more than the {MAX_WARPGROUP_ACCUMULATORS} a thread keeps live across wgmma (m64n256's)"
+                ),
+                Some(format!(
+                    "use warpgroup_tile([64, {group_cols}]) or warpgroup_tile([{group_rows}, {}])",
+                    MAX_WARPGROUP_ACCUMULATORS * 128 / group_rows
+                )),
             );
             return;
         }

@@ -75,6 +75,30 @@ impl Checker<'_> {
     /// panels (what a descriptor can address), filled by a cp.async pipeline.
     pub(super) fn wgmma(&mut self, mma: &Mma, plan: &MmaPlan, input: ElementType, n: i64) {
         let step = plan.instruction.k_step();
+        // a warpgroup of several m64 tiles issues one wgmma per tile, each reading its own 64
+        // rows of A through a descriptor; the register forms pack one tile's A
+        let m_tiles = plan.layout.warpgroup_m_tiles();
+        if m_tiles > 1 {
+            let a_in_registers = match &plan.a {
+                OperandPlan::Fragment(fragment) => Some(format!("`{}` in registers", fragment.fragment)),
+                _ if plan.lanes_load_a() => Some("an A the lanes load (TF32 stored MN-major)".to_string()),
+                _ => None,
+            };
+            let rows = m_tiles * 64;
+            if let Some(a) = a_in_registers {
+                self.error(
+                    mma.origin,
+                    format!("`{mma}`: `{}` holds {m_tiles} m64 tiles a warpgroup ({rows} rows), which tessera multiplies only with A read from shared memory through descriptors; A is {a}", mma.acc),
+                    Some(format!("use a `.warpgroup_tile([64, {n}])` accumulator")),
+                );
+            } else if mma.deferred {
+                self.error(
+                    mma.origin,
+                    format!("`{mma}`: `.deferred()` issues one m64 tile's product behind the next k-tile's; `{}` holds {m_tiles} a warpgroup ({rows} rows)", mma.acc),
+                    Some(format!("use a `.warpgroup_tile([64, {n}])` accumulator, or drop `.deferred()`")),
+                );
+            }
+        }
         // `.unroll(n)`: k-steps per commit group, where the lanes load A a group at a time
         if let Some(group) = mma.unroll.map(i64::from) {
             let steps = plan.k / step;

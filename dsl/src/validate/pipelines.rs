@@ -609,6 +609,18 @@ impl Checker<'_> {
                 );
                 continue;
             }
+            let group_rows = fragment
+                .and_then(|f| FragmentLayout::of(f, self.kernel))
+                .and_then(|layout| layout.warpgroup_tile)
+                .map_or(64, |[rows, _]| rows);
+            if group_rows > 64 {
+                self.error(
+                    copy.origin,
+                    format!("`{copy}`: `.by_tma()` stages one m64 tile a warpgroup (each warp its 16 rows); this fragment's warpgroups hold {group_rows} rows"),
+                    Some("drop `.by_tma()`, or use a `.warpgroup_tile([64, WN])` fragment".into()),
+                );
+                continue;
+            }
             let Operand::Global(tile) = &copy.dst else {
                 self.error(copy.origin, format!("`{copy}`: `.by_tma()` stores into a tile of a global tensor"), None);
                 continue;

@@ -1,12 +1,13 @@
-// A warpgroup's wgmma covers 64 rows (m64nNk16), at most 256 columns.
+// A warpgroup's wgmma covers 64 rows (m64nNk16), at most 256 columns: a warpgroup tile is m of
+// them stacked, 64 · m rows.
 use tessera::prelude::*;
 
-#[tile_kernel(threads = 128, vector = 8, target = sm_90a, consts(BM = 128, BN = 128, BK = 64))]
+#[tile_kernel(threads = 128, vector = 8, target = sm_90a, consts(BM = 96, BN = 128, BK = 64))]
 pub fn tall_warpgroup(a: Global<bf16, (M, K)>, b: Global<bf16, (K, N)>, c: GlobalMut<f32, (M, N)>) {
     let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
     let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(128).panels();
     let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128).panels();
-    let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([128, 128]);
+    let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([96, 128]);
     for k in pipeline(0..cdiv(K, BK), stages = 4) {
         copy(a.tile([by, k], [BM, BK]), &a_s);
         copy(b.tile([k, bx], [BK, BN]), &b_s);
