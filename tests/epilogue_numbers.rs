@@ -10,11 +10,9 @@ mod common;
 use common::{gemm_reference, random_floats, simulator_with_resident_blocks, POISON};
 use tessera::catalog::epilogue::{
     bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, bias_residual_bf16, bias_residual_f16, gelu_bf16, gelu_f16,
-    hgemm_bias_bf16, hgemm_bias_f16, hgemm_bias_gelu_bf16, hgemm_bias_gelu_f16, hgemm_bias_gelu_ping_pong_bf16,
-    hgemm_bias_gelu_ping_pong_f16, hgemm_bias_residual_bf16, hgemm_bias_residual_f16,
-    hgemm_bias_residual_ping_pong_bf16, hgemm_bias_residual_ping_pong_f16, hgemm_bias_silu_bf16,
-    hgemm_bias_small_tiles_bf16, hgemm_bias_small_tiles_f16, sgemm_bias_gelu, sgemm_bias_gelu_stream_k,
-    sgemm_bias_relu_residual, sgemm_bias_residual,
+    hgemm_bias_bf16, hgemm_bias_f16, hgemm_bias_gelu_bf16, hgemm_bias_gelu_f16, hgemm_bias_residual_bf16,
+    hgemm_bias_residual_f16, hgemm_bias_silu_bf16, hgemm_bias_small_tiles_bf16, hgemm_bias_small_tiles_f16,
+    sgemm_bias_gelu, sgemm_bias_gelu_stream_k, sgemm_bias_relu_residual, sgemm_bias_residual,
 };
 use tessera::gemm_dispatch::BiasGeluPlan;
 use tessera::half::{bf16, f16};
@@ -413,11 +411,6 @@ fn bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f1
                 |d, a, b, bias, c, alpha| hgemm_bias_gelu_bf16::launch(d, a, b, bias, c, alpha),
                 gelu,
             ),
-            (
-                "hgemm_bias_gelu_ping_pong_bf16",
-                |d, a, b, bias, c, alpha| hgemm_bias_gelu_ping_pong_bf16::launch(d, a, b, bias, c, alpha),
-                gelu,
-            ),
         ],
     );
     check(
@@ -434,11 +427,6 @@ fn bias_and_gelu_fused_into_the_wgmma_gemm_match_an_f64_reference_on_bf16_and_f1
             (
                 "hgemm_bias_gelu_f16",
                 |d, a, b, bias, c, alpha| hgemm_bias_gelu_f16::launch(d, a, b, bias, c, alpha),
-                gelu,
-            ),
-            (
-                "hgemm_bias_gelu_ping_pong_f16",
-                |d, a, b, bias, c, alpha| hgemm_bias_gelu_ping_pong_f16::launch(d, a, b, bias, c, alpha),
                 gelu,
             ),
         ],
@@ -513,22 +501,6 @@ fn a_residual_added_in_the_wgmma_gemm_matches_an_f64_reference_on_bf16_and_f16(b
         2f64.powi(-11),
         ("hgemm_bias_residual_f16", |d, a, b, bias, residual, c, alpha| {
             hgemm_bias_residual_f16::launch(d, a, b, bias, residual, c, alpha)
-        }),
-    );
-    check(
-        backend,
-        (bf16::from_f32, bf16::to_f32),
-        2f64.powi(-8),
-        ("hgemm_bias_residual_ping_pong_bf16", |d, a, b, bias, residual, c, alpha| {
-            hgemm_bias_residual_ping_pong_bf16::launch(d, a, b, bias, residual, c, alpha)
-        }),
-    );
-    check(
-        backend,
-        (f16::from_f32, f16::to_f32),
-        2f64.powi(-11),
-        ("hgemm_bias_residual_ping_pong_f16", |d, a, b, bias, residual, c, alpha| {
-            hgemm_bias_residual_ping_pong_f16::launch(d, a, b, bias, residual, c, alpha)
         }),
     );
 }

@@ -132,23 +132,16 @@ macro_rules! hgemm_epilogue {
     ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr) => {
         hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
             config = [threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 256, BK = 64, WN = 256)],
-            group_rows = 64, pipeline = [stages = 4, producers = 128, copies = tma]);
+            stages = 4);
     };
     // V20's: 64 × 128, one consumer warpgroup, eight stages (the small shapes)
     ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr, tiles = small) => {
         hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
             config = [threads = 128, vector = 8, min_blocks = 1, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128)],
-            group_rows = 64, pipeline = [stages = 8, producers = 128, copies = tma]);
-    };
-    // V21's: 128 × 128 tiles taken in turn by two consumer warpgroups, each holding a whole tile
-    // (ping-pong: one's epilogue runs while the other multiplies), six stages
-    ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr, tiles = ping_pong) => {
-        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
-            config = [threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 128, BK = 64, WN = 128)],
-            group_rows = 128, pipeline = [stages = 6, producers = 128, copies = tma, consumers = 2]);
+            stages = 8);
     };
     (@kernel $(#[$doc:meta])* $name:ident, $t:ident, [$($read:ident),*], |$v:ident, $row:tt, $col:ident| $value:expr,
-        config = [$($config:tt)*], group_rows = $group_rows:literal, pipeline = [$($pipeline:tt)*]) => {
+        config = [$($config:tt)*], stages = $stages:literal) => {
         $(#[$doc])*
         #[tile_kernel($($config)*)]
         pub fn $name(
@@ -162,8 +155,8 @@ macro_rules! hgemm_epilogue {
             let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
             let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
             let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
-            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([$group_rows, WN]);
-            for k in pipeline(0..cdiv(K, BK), $($pipeline)*) {
+            let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
+            for k in pipeline(0..cdiv(K, BK), stages = $stages, producers = 128, copies = tma) {
                 copy(a.tile([by, k], [BM, BK]), &a_s);
                 copy(b.tile([k, bx], [BK, BN]), &b_s);
                 mma(&a_s, &b_s, &mut acc);
@@ -254,39 +247,6 @@ hgemm_epilogue!(
     hgemm_bias_gelu_f16,
     f16,
     |v, _, col| gelu(alpha * v + bias[col] as f32)
-);
-hgemm_epilogue!(
-    /// [`hgemm_bias_gelu_bf16`] on HGEMM V21's tiles: two consumer warpgroups take 128 × 128
-    /// tiles in turn (ping-pong), so one's GELUs run while the other's wgmma keep the tensor
-    /// cores busy, where V11's two warpgroups compute and store one tile together.
-    hgemm_bias_gelu_ping_pong_bf16,
-    bf16,
-    |v, _, col| gelu(alpha * v + bias[col] as f32),
-    tiles = ping_pong
-);
-hgemm_epilogue!(
-    /// [`hgemm_bias_gelu_ping_pong_bf16`] on f16 data.
-    hgemm_bias_gelu_ping_pong_f16,
-    f16,
-    |v, _, col| gelu(alpha * v + bias[col] as f32),
-    tiles = ping_pong
-);
-hgemm_epilogue!(
-    /// [`hgemm_bias_residual_bf16`] on HGEMM V21's tiles (ping-pong: one warpgroup adds and
-    /// stores while the other multiplies).
-    hgemm_bias_residual_ping_pong_bf16,
-    bf16,
-    reads [residual],
-    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
-    tiles = ping_pong
-);
-hgemm_epilogue!(
-    /// [`hgemm_bias_residual_ping_pong_bf16`] on f16 data.
-    hgemm_bias_residual_ping_pong_f16,
-    f16,
-    reads [residual],
-    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
-    tiles = ping_pong
 );
 
 // C = GELU(C + bias) in place, row by row: the second kernel a GEMM without a fused epilogue
@@ -445,7 +405,7 @@ gelu_in_place!(
 );
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 27] = [
+pub const ALL: [&crate::KernelDefinition; 23] = [
     &sgemm_bias_gelu::KERNEL,
     &sgemm_bias_gelu_stream_k::KERNEL,
     &sgemm_bias_residual::KERNEL,
@@ -461,10 +421,6 @@ pub const ALL: [&crate::KernelDefinition; 27] = [
     &hgemm_bias_small_tiles_f16::KERNEL,
     &hgemm_bias_gelu_bf16::KERNEL,
     &hgemm_bias_gelu_f16::KERNEL,
-    &hgemm_bias_gelu_ping_pong_bf16::KERNEL,
-    &hgemm_bias_gelu_ping_pong_f16::KERNEL,
-    &hgemm_bias_residual_ping_pong_bf16::KERNEL,
-    &hgemm_bias_residual_ping_pong_f16::KERNEL,
     &bias_gelu_f32::KERNEL,
     &bias_gelu_bf16::KERNEL,
     &bias_gelu_f16::KERNEL,
