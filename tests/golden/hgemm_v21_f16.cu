@@ -5,7 +5,11 @@
 // (`.warpgroup_tile([128, WN])`: two `wgmma.m64n128k16` a k-step, B's descriptor
 // shared) — so one warpgroup's epilogue runs while the other multiplies, as V14's do,
 // on tiles that read 64 bytes of A and B per 64 multiply-adds where V14's 64 × 256
-// read 80. Six stages of 32 KiB.
+// read 80. Six stages of 32 KiB. The fastest of the ladder on the short-K shape
+// 8192 × 8192 × 256 (103% of cuBLAS on an H200, 102% on an H100), but 93% (H200) and
+// 81% (H100) of V11 at 4096³: its tiles take a third more bytes from L2 a product than
+// V11's 128 × 256, and one warpgroup's wgmma at a time kept the tensor pipe 74–80% busy
+// where V11's two keep it 89% (BENCHMARKS.md, thirty-first session).
 // F16 inputs.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
