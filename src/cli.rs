@@ -305,6 +305,9 @@ pub struct BenchArgs {
     /// The naive SGEMM is skipped above this extent (it takes seconds).
     #[arg(long, default_value_t = 2048)]
     pub naive_up_to: i64,
+    /// β of the GEMMs' C = α·A·B + β·C, for the kernels and cuBLAS alike (0: C is never read).
+    #[arg(long, default_value_t = 0.0, value_name = "BETA")]
+    pub beta: f32,
     /// Only these kernels (names as `tessera list` gives them, separated by `,`), each beside
     /// its family's baseline; the families are those of the kernels when none is given. A
     /// kernel named here runs at every shape given, even where its family's entry point would
@@ -337,6 +340,7 @@ impl From<BenchArgs> for BenchOptions {
             svg_dir: args.svg,
             naive_up_to: args.naive_up_to,
             kernels: (!args.kernels.is_empty()).then_some(args.kernels),
+            beta: args.beta,
         }
     }
 }

@@ -234,11 +234,11 @@ impl<'g> Baseline<'g> {
         }
     }
 
-    /// Queues one run.
-    pub(super) fn run(&mut self) -> Result<(), Error> {
+    /// Queues one run; the plain GEMMs compute C = A·B + β·C (the epilogue baselines β = 0).
+    pub(super) fn run(&mut self, beta: f32) -> Result<(), Error> {
         match self {
             Baseline::Copy { gpu, from, to } => gpu.copy(&*from, to),
-            Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, 0.0, c),
+            Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, beta, c),
             Baseline::SgemmThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
                 blas.sgemm(1.0, &*a, &*b, 0.0, c)?;
                 match residual {
@@ -263,11 +263,11 @@ impl<'g> Baseline<'g> {
                 }
                 .map(|_| ())
             }
-            Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
-            Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
-            Baseline::GemmTf32 { blas, a, b, c } => blas.sgemm_tf32(1.0, &*a, &*b, 0.0, c),
-            Baseline::GemmBf16ToBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
-            Baseline::GemmF16ToF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, 0.0, c),
+            Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
+            Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
+            Baseline::GemmTf32 { blas, a, b, c } => blas.sgemm_tf32(1.0, &*a, &*b, beta, c),
+            Baseline::GemmBf16ToBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
+            Baseline::GemmF16ToF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
         }
     }
 }

@@ -48,9 +48,9 @@ pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
     time_entry_point(gpu, options, flush, baseline, "gemm", || {
         let launched = match kernel {
             Some(kernel) => {
-                crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, 0.0)
+                crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, options.beta)
             }
-            None => crate::gemm(gpu, &a, &b, &mut c, 1.0, 0.0),
+            None => crate::gemm(gpu, &a, &b, &mut c, 1.0, options.beta),
         };
         launched.map_err(gemm_error)
     })
@@ -83,7 +83,7 @@ pub(super) fn time_tf32_entry_point(
     let b = measurement_tensor(gpu, &[k, n])?;
     let mut c = gpu.zeros::<f32>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm_tf32_wgmma", || {
-        hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, 0.0)
+        hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, options.beta)
     })
 }
 
@@ -206,7 +206,7 @@ pub(super) fn time_entry_point(
         options.warmup,
         options.repetitions,
         flush,
-        || baseline.run(),
+        || baseline.run(options.beta),
         || {
             last = Some(entry_point()?);
             Ok(())

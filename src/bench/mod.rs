@@ -53,6 +53,9 @@ pub struct BenchOptions {
     pub naive_up_to: i64,
     /// Only the kernels of these names (every kernel of the families when `None`).
     pub kernels: Option<Vec<String>>,
+    /// β of the GEMMs' C = α·A·B + β·C (the kernels, `tessera::gemm` and cuBLAS alike; the
+    /// fused epilogues take none): 0 never reads C.
+    pub beta: f32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +66,8 @@ pub enum Output {
 }
 
 impl Default for BenchOptions {
-    /// Every family at its default sizes, 20 repetitions after 3 warm-ups, L2 flushed, a table.
+    /// Every family at its default sizes, 20 repetitions after 3 warm-ups, L2 flushed, a table,
+    /// β = 0.
     fn default() -> Self {
         BenchOptions {
             families: Family::ALL.to_vec(),
@@ -75,6 +79,7 @@ impl Default for BenchOptions {
             svg_dir: None,
             naive_up_to: 2048,
             kernels: None,
+            beta: 0.0,
         }
     }
 }
@@ -242,7 +247,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 &shape,
                 &[
                     ("alpha".into(), 1.0),
-                    ("beta".into(), 0.0),
+                    ("beta".into(), f64::from(options.beta)),
                     // the stencil family: h² at 8192 points a side, the red points
                     ("h2".into(), 1.5e-8),
                     ("colour".into(), 0.0),
@@ -257,7 +262,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             measure.warmup = options.warmup;
             measure.repetitions = options.repetitions;
             // timed in alternation with the baseline, which each row carries
-            let (base, timing, launched) = measure.time_launch_beside(&mut flush, || baseline.run())?;
+            let (base, timing, launched) = measure.time_launch_beside(&mut flush, || baseline.run(options.beta))?;
             let value = scale / (timing.median_ms * 1e-3);
             let baseline_value = if baseline_flops > 0.0 {
                 baseline_flops / 1e12 / (base.median_ms * 1e-3)
