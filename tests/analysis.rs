@@ -247,8 +247,8 @@ fn a_tma_pipeline_reports_its_boxes_instead_of_per_thread_copies() {
         tma.tma.iter().map(|c| (c.tensor.as_str(), c.boxes, c.box_rows, c.box_cols, c.swizzle_bytes)).collect();
     assert_eq!(boxes, [("a", 1, 128, 64, 128), ("b", 4, 64, 64, 128)]);
     assert!(tma.to_string().contains("4 boxes of 64 × 64 (8192 B each), 128-byte swizzle"), "{tma}");
-    // no thread loads A or B: only the epilogue's stores remain
-    assert!(tma.accesses.iter().all(|a| a.operand == "c"), "{tma}");
+    // no thread loads A or B: only the epilogue's accesses of C remain (its stores, β · C's loads)
+    assert!(tma.accesses.iter().all(|a| a.operand.starts_with('c')), "{tma}");
     // the same tiles by cp.async (V8) are per-thread 128-bit copies, and no TMA
     let cp_async = report(&hgemm::hgemm_v8_bf16::KERNEL);
     assert!(cp_async.tma.is_empty());
@@ -268,7 +268,7 @@ fn the_lanes_tf32_a_loads_from_128_byte_panels_are_two_way_and_the_transposed_st
 }
 
 #[test]
-fn a_wgmma_epilogue_reports_its_16_byte_stores_and_the_residual_it_loads_the_same_way() {
+fn a_wgmma_epilogue_reports_its_16_byte_stores_and_the_residual_and_beta_c_it_loads_the_same_way() {
     let global = |report: &tessera::dsl::Report| -> Vec<(String, Direction, u32, i64, Option<(f64, f64)>)> {
         report
             .accesses
@@ -277,12 +277,27 @@ fn a_wgmma_epilogue_reports_its_16_byte_stores_and_the_residual_it_loads_the_sam
             .map(|a| (a.operand.clone(), a.direction, a.width_bits, a.instructions, a.sectors))
             .collect()
     };
-    // V11's bf16 C: each lane's 128 values leave as 16 stores of 8, a row's lanes side by side
+    // V11's bf16 C: each lane's 128 values leave as 16 stores of 8, a row's lanes side by side,
+    // and β · C (β ≠ 0) is read the same way where the lane stores
     let bf16_out = report(&hgemm::hgemm_v11_bf16_to_bf16::KERNEL);
-    assert_eq!(global(&bf16_out), [("c".to_string(), Direction::Store, 128, 16, Some((16.0, 16.0)))], "{bf16_out}");
-    // an f32 C: 32 stores of 4
+    assert_eq!(
+        global(&bf16_out),
+        [
+            ("c".to_string(), Direction::Store, 128, 16, Some((16.0, 16.0))),
+            ("c (β ≠ 0)".to_string(), Direction::Load, 128, 16, Some((16.0, 16.0)))
+        ],
+        "{bf16_out}"
+    );
+    // an f32 C: 32 stores of 4, and as many loads of β · C
     let f32_out = report(&hgemm::hgemm_v11_bf16::KERNEL);
-    assert_eq!(global(&f32_out), [("c".to_string(), Direction::Store, 128, 32, Some((16.0, 16.0)))], "{f32_out}");
+    assert_eq!(
+        global(&f32_out),
+        [
+            ("c".to_string(), Direction::Store, 128, 32, Some((16.0, 16.0))),
+            ("c (β ≠ 0)".to_string(), Direction::Load, 128, 32, Some((16.0, 16.0)))
+        ],
+        "{f32_out}"
+    );
     // the residual read at each value's own place is loaded where the lane stores
     let residual = report(&epilogue::hgemm_bias_residual_bf16::KERNEL);
     assert_eq!(

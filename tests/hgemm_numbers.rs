@@ -210,6 +210,21 @@ fn beta_zero_never_reads_c(gpu: &Backend) {
         assert!(got.iter().all(|v| v.is_finite()), "{}: NaN from C leaked through beta = 0", kernel.name());
         assert!(relative_error(&got, &want) < 1e-5, "{}", kernel.name());
     }
+    // a 16-bit C in whole tiles of rows 16-byte aligned: the 16-byte path reads β · C where the
+    // lanes store, and only when β ≠ 0
+    let (m, n, k) = (256, 256, 72);
+    let (host_a, exact_a) = rounded(&random_floats(m * k, 7), bf16::from_f32, bf16::to_f32);
+    let (host_b, exact_b) = rounded(&random_floats(k * n, 8), bf16::from_f32, bf16::to_f32);
+    let want = gemm_reference(&exact_a, &exact_b, &vec![0.0; m * n], (m, n, k), 2.0, 0.0);
+    let a = gpu.upload(&host_a, [m, k]).unwrap();
+    let b = gpu.upload(&host_b, [k, n]).unwrap();
+    for kernel in hgemm::ALL_16_BIT_OUTPUT.iter().filter(|k| k.name().ends_with("bf16_to_bf16")) {
+        let mut c = gpu.filled([m, n], bf16::NAN).unwrap();
+        hgemm::launch_gemm_16_bit(kernel, gpu, &a, &b, &mut c, 2.0, 0.0).unwrap();
+        let got: Vec<f32> = gpu.download(&c).unwrap().into_iter().map(bf16::to_f32).collect();
+        assert!(got.iter().all(|v| v.is_finite()), "{}: NaN from C leaked through beta = 0", kernel.name());
+        assert!(relative_error(&got, &want) < 1e-2, "{}", kernel.name());
+    }
 }
 
 /// Sub-matrices of larger matrices (leading dimensions larger than the column count, odd ones

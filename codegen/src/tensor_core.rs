@@ -169,6 +169,10 @@ struct WideStore {
     preloads: Vec<String>,
     /// The statements that leave the lane's pair of one chunk in `out`, then its value in `pairs`.
     pair_values: Vec<String>,
+    /// Before a row slice's groups: β · C's loads ([`DestinationReads`]).
+    row_loads: Vec<String>,
+    /// After the trade: β · C added to f32 columns.
+    after_exchange: Vec<String>,
     pair: &'static str,
     /// The trade between lanes, and what the lane then stores where.
     exchange: &'static str,
@@ -186,11 +190,14 @@ impl WideStore {
         layout: &FragmentLayout,
         element: ElementType,
         (preloads, pair_values): (Vec<String>, Vec<String>),
+        destination: Option<DestinationReads>,
         target: String,
     ) -> Option<Self> {
         if layout.wide_store_columns(element).is_none() {
             return None;
         }
+        let (row_loads, after_exchange) =
+            destination.map_or_else(Default::default, |d| (d.row_loads, d.after_exchange));
         if element.is_half() {
             return Some(WideStore {
                 why: [
@@ -202,6 +209,8 @@ impl WideStore {
                 pair_type: "unsigned",
                 preloads,
                 pair_values,
+                row_loads,
+                after_exchange,
                 pair: "tessera_pair_bits(out)",
                 exchange: "unsigned columns[4];\n                    tessera_quad_transpose(pairs, columns);",
                 column: HALF_WIDE_COLUMN,
@@ -220,8 +229,14 @@ impl WideStore {
             pair_type: "float2",
             preloads,
             pair_values,
+            exchange: if after_exchange.is_empty() {
+                "const float4 columns = tessera_pair_exchange(pairs);"
+            } else {
+                "float4 columns = tessera_pair_exchange(pairs);"
+            },
+            row_loads,
+            after_exchange,
             pair: "out",
-            exchange: "const float4 columns = tessera_pair_exchange(pairs);",
             column: "(group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4",
             store_type: "float4",
             stored: "columns",
@@ -846,12 +861,27 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         (None, None) => {}
     }
     pair_store.push(format!("{pair_type} out;"));
+    // the 16-byte path's statements differ only in where β · C comes from
+    let mut wide_pair_store = pair_store.clone();
+    let destination = DestinationReads::of(plan, &dst, &warp_cols);
     if let Some(beta) = beta {
-        pair_store.push(format!("if ({beta} != 0.0f) {{"));
-        pair_store.push(format!("    const {pair_type} old = *reinterpret_cast<const {pair_type}*>(&{first});"));
-        pair_store.push(format!("    value0 += {beta} * {};", to_float(&format!("old{}", component(0)))));
-        pair_store.push(format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))));
-        pair_store.push("}".into());
+        let blend = |old: String| {
+            [
+                format!("if ({beta} != 0.0f) {{"),
+                format!("    const {pair_type} old = {old};"),
+                format!("    value0 += {beta} * {};", to_float(&format!("old{}", component(0)))),
+                format!("    value1 += {beta} * {};", to_float(&format!("old{}", component(1)))),
+                "}".into(),
+            ]
+        };
+        let loaded = format!("*reinterpret_cast<const {pair_type}*>(&{first})");
+        match &destination {
+            // f32: added after the lanes' exchange
+            Some(DestinationReads { old_pair: None, .. }) => {}
+            Some(DestinationReads { old_pair: Some(old), .. }) => wide_pair_store.extend(blend(old.clone())),
+            None => wide_pair_store.extend(blend(loaded.clone())),
+        }
+        pair_store.extend(blend(loaded));
     }
     let lane_bounds = dst.rows_and_columns_left().map(|(rows, cols)| {
         (format!("{rows} - (warp_row0 + lane / 4)"), format!("{cols} - (warp_col0 + lane % 4 * 2)"))
@@ -879,15 +909,22 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
             format!("if ({guard}) {target} = {};", from_float(&blended))
         });
     }
-    pair_store.push(format!("out{} = {};", component(0), from_float("value0")));
-    pair_store.push(format!("out{} = {};", component(1), from_float("value1")));
-    let wide = WidePairValues::of(kernel, plan, element, &pair_store)?;
+    for statements in [&mut pair_store, &mut wide_pair_store] {
+        statements.push(format!("out{} = {};", component(0), from_float("value0")));
+        statements.push(format!("out{} = {};", component(1), from_float("value1")));
+    }
+    let wide = WidePairValues::of(kernel, plan, element, &wide_pair_store)?;
     let element_map = match (&element_map, crate::gemm::element_map_in_place_source(kernel, plan, &wide.in_place)?) {
         (Some(map), Some(in_place)) if !wide.in_place.is_empty() => Some(format!("{map}\n{in_place}")),
         _ => element_map,
     };
-    let wide_store =
-        WideStore::of(&plan.layout, element, (wide.preloads, wide.pair_values), dst.element_at("row", "col"));
+    let wide_store = WideStore::of(
+        &plan.layout,
+        element,
+        (wide.preloads, wide.pair_values),
+        destination,
+        dst.element_at("row", "col"),
+    );
     pair_store.push(format!("*reinterpret_cast<{pair_type}*>(&{first}) = out;"));
     let acc = plan.fragment.clone();
     let pairs = WarpEpiloguePairsSource {
@@ -999,6 +1036,86 @@ impl WidePairValues {
     }
 }
 
+/// β · C on the 16-byte path ([`EpiloguePlan::reads_destination_in_place`]): each row slice's
+/// values of C loaded 16 bytes a lane where the lanes will store, every group's load issued
+/// before the slice's first store — a load of C after a store to C waits for that store, so
+/// read pair by pair between stores, each waited for the memory's latency alone — and only when
+/// β ≠ 0, so that β = 0 never reads C. 16-bit pairs are traded back to the accumulators' places
+/// (β · C is added before the rounding); f32 values are added where they are stored, after the
+/// lanes' exchange.
+struct DestinationReads {
+    /// Declared and loaded in each row slice (mi, half), before its groups.
+    row_loads: Vec<String>,
+    /// The group's pair of C at the accumulators' place (16-bit), for the pair statements' β.
+    old_pair: Option<String>,
+    /// β · C added to the exchanged f32 columns.
+    after_exchange: Vec<String>,
+}
+
+impl DestinationReads {
+    fn of(plan: &EpiloguePlan, dst: &OperandText<'_>, warp_cols: &str) -> Option<Self> {
+        let (_, beta) = plan.axpby.as_ref().filter(|_| plan.reads_destination_in_place())?;
+        let tensor = &plan.dst.tensor;
+        let row = format!("warp_row0 + mi * {} + half * 8 + lane / 4", plan.layout.m_tile_spacing());
+        let element = plan.stored;
+        if element.is_half() {
+            let groups = format!("{warp_cols} / 32");
+            let at = dst.element_at(&row, &format!("warp_col0 + {HALF_WIDE_COLUMN}"));
+            return Some(Self {
+                row_loads: vec![
+                    format!("// β · {tensor}: this row slice's values where the lanes store, 16 bytes a lane, every"),
+                    format!("// group's load in flight before the first store (a load of {tensor} waits for earlier stores)"),
+                    format!("unsigned {tensor}_pairs[{groups}][4] = {{}};"),
+                    format!("if ({beta} != 0.0f) {{"),
+                    format!("    uint4 words[{groups}];"),
+                    "    #pragma unroll".into(),
+                    format!("    for (int group = 0; group < {groups}; ++group) {{"),
+                    format!("        words[group] = *reinterpret_cast<const uint4*>(&{at});"),
+                    "    }".into(),
+                    "    #pragma unroll".into(),
+                    format!("    for (int group = 0; group < {groups}; ++group) {{"),
+                    "        const unsigned loaded[4] = {words[group].x, words[group].y, words[group].z, words[group].w};"
+                        .into(),
+                    format!("        tessera_quad_transpose(loaded, {tensor}_pairs[group]);  // back to the accumulators' places"),
+                    "    }".into(),
+                    "}".into(),
+                ],
+                old_pair: Some(format!(
+                    "tessera_pair_of_bits<{}>({tensor}_pairs[group][chunk])",
+                    crate::operand::pair_type(element)
+                )),
+                after_exchange: Vec::new(),
+            });
+        }
+        let groups = format!("{warp_cols} / 16");
+        let at = dst.element_at(&row, "warp_col0 + (group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4");
+        Some(Self {
+            row_loads: vec![
+                format!("// β · {tensor}: this row slice's values where the lanes store, 16 bytes a lane, every"),
+                format!(
+                    "// group's load in flight before the first store (a load of {tensor} waits for earlier stores)"
+                ),
+                format!("float4 {tensor}_old[{groups}] = {{}};"),
+                format!("if ({beta} != 0.0f) {{"),
+                "    #pragma unroll".into(),
+                format!("    for (int group = 0; group < {groups}; ++group) {{"),
+                format!("        {tensor}_old[group] = *reinterpret_cast<const float4*>(&{at});"),
+                "    }".into(),
+                "}".into(),
+            ],
+            old_pair: None,
+            after_exchange: vec![
+                format!("if ({beta} != 0.0f) {{"),
+                format!("    columns.x += {beta} * {tensor}_old[group].x;"),
+                format!("    columns.y += {beta} * {tensor}_old[group].y;"),
+                format!("    columns.z += {beta} * {tensor}_old[group].z;"),
+                format!("    columns.w += {beta} * {tensor}_old[group].w;"),
+                "}".into(),
+            ],
+        })
+    }
+}
+
 /// `copy(&acc.t(), c.tile(..))`: a fragment holding the tile transposed (Cᵀ, as a TF32 wgmma on
 /// a B stored [K, N] computes it) stored element by element to the transposed places.
 fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
@@ -1045,6 +1162,10 @@ fn wide_store_plans(kernel: &Kernel) -> Vec<EpiloguePlan> {
         .iter()
         .filter_map(|statement| {
             let tessera_dsl::Statement::Copy(copy) = statement else { return None };
+            // a copy stored by TMA goes through its staging buffers instead
+            if copy.by_tma && kernel.tma_store_copy().is_some() {
+                return None;
+            }
             let plan = EpiloguePlan::new(kernel, copy, &kernel.constant_scope()).ok()?;
             (!plan.transposed && plan.layout.wide_store_columns(plan.stored).is_some()).then_some(plan)
         })
@@ -1060,7 +1181,9 @@ pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
 /// Whether a [`WideStore`] of the kernel loads tensors its map reads in place (the helper that
 /// turns their pairs' bits back into pairs is then defined).
 pub(crate) fn uses_in_place_reads(kernel: &Kernel) -> bool {
-    wide_store_plans(kernel).iter().any(|plan| !plan.vector_reads_in_place(kernel).is_empty())
+    wide_store_plans(kernel).iter().any(|plan| {
+        (plan.reads_destination_in_place() && plan.stored.is_half()) || !plan.vector_reads_in_place(kernel).is_empty()
+    })
 }
 
 /// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).

@@ -24,6 +24,9 @@
         for (int mi = 0; mi < {{ warp_rows }} / 16; ++mi) {
             #pragma unroll
             for (int half = 0; half < 2; ++half) {
+{%- for line in wide.row_loads %}
+                {{ line }}
+{%- endfor %}
                 #pragma unroll
                 for (int group = 0; group < {{ warp_cols }} / {{ wide.chunks * 8 }}; ++group) {
 {%- for line in wide.preloads %}
@@ -46,6 +49,9 @@
                         pairs[chunk] = {{ wide.pair }};
                     }
                     {{ wide.exchange }}
+{%- for line in wide.after_exchange %}
+                    {{ line }}
+{%- endfor %}
                     const int row = warp_row0 + mi * {{ m_tile_rows }} + half * 8 + lane / 4;
                     const int col = warp_col0 + {{ wide.column }};
                     *reinterpret_cast<{{ wide.store_type }}*>(&{{ wide.target }}) = {{ wide.stored }};

@@ -531,6 +531,10 @@ fn epilogue_accesses(kernel: &Kernel, plan: &EpiloguePlan, statement: String) ->
         sectors: Some((total as f64 / instructions.len().max(1) as f64, (WARP * 16) as f64 / 32.0)),
     };
     let mut reports = vec![report(&plan.dst.tensor, Direction::Store)];
+    if plan.reads_destination_in_place() {
+        // β · C, read where the lane stores (only when β ≠ 0)
+        reports.push(report(&format!("{} (β ≠ 0)", plan.dst.tensor), Direction::Load));
+    }
     reports.extend(plan.vector_reads_in_place(kernel).iter().map(|read| report(read, Direction::Load)));
     reports
 }

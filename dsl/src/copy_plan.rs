@@ -855,6 +855,13 @@ impl EpiloguePlan {
             .collect()
     }
 
+    /// Whether `.axpby(α, β)`'s C is read where each lane stores on the 16-byte path: 16 bytes
+    /// a lane (when β ≠ 0), each row slice's loads before its stores, where the pair path reads
+    /// a pair at a time between them — on a fragment that has the path.
+    pub fn reads_destination_in_place(&self) -> bool {
+        self.axpby.is_some() && !self.transposed && self.layout.wide_store_columns(self.stored).is_some()
+    }
+
     pub fn new(kernel: &Kernel, copy: &TileCopy, scope: &Scope) -> Result<Self, Vec<Diagnostic>> {
         let Operand::Fragment(source) = &copy.src else {
             return Err(vec![Diagnostic::new(copy.origin, "an epilogue copies a fragment")]);

@@ -387,6 +387,18 @@ __device__ __forceinline__ float4 tessera_pair_exchange(const float2 (&pairs)[2]
     return odd ? make_float4(got.x, got.y, kept.x, kept.y) : make_float4(kept.x, kept.y, got.x, got.y);
 }
 
+// An epilogue's map that reads a 16-bit tensor at each value's own place (a residual added), or
+// β · C of a 16-bit C: the 16-byte path loads it 16 bytes a lane and trades the pairs back to the
+// accumulators' places (tessera_quad_transpose, its own inverse); each pair's bits become the
+// pair again here.
+template <class Pair>
+__device__ __forceinline__ Pair tessera_pair_of_bits(unsigned bits)
+{
+    Pair pair;
+    memcpy(&pair, &bits, sizeof pair);
+    return pair;
+}
+
 // wgmma: a warpgroup (4 warps) multiplies a 64 × 16 tile of A by a 16 × 256 tile of B, both read
 // by the tensor cores from shared memory through 64-bit matrix descriptors, into 64 × 256 f32
 // accumulators: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8 layout (32 tiles of 16 × 8).
@@ -598,6 +610,21 @@ hgemm_v11_f16_to_f16(const __half* __restrict__ a, const __half* __restrict__ b,
                     for (int mi = 0; mi < 16 / 16; ++mi) {
                         #pragma unroll
                         for (int half = 0; half < 2; ++half) {
+                            // β · c: this row slice's values where the lanes store, 16 bytes a lane, every
+                            // group's load in flight before the first store (a load of c waits for earlier stores)
+                            unsigned c_pairs[WN / 32][4] = {};
+                            if (beta != 0.0f) {
+                                uint4 words[WN / 32];
+                                #pragma unroll
+                                for (int group = 0; group < WN / 32; ++group) {
+                                    words[group] = *reinterpret_cast<const uint4*>(&c[(c_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4) * c_ld + c_col0 + warp_col0 + (group * 4 + lane % 4) * 8]);
+                                }
+                                #pragma unroll
+                                for (int group = 0; group < WN / 32; ++group) {
+                                    const unsigned loaded[4] = {words[group].x, words[group].y, words[group].z, words[group].w};
+                                    tessera_quad_transpose(loaded, c_pairs[group]);  // back to the accumulators' places
+                                }
+                            }
                             #pragma unroll
                             for (int group = 0; group < WN / 32; ++group) {
                                 unsigned pairs[4];
@@ -612,7 +639,7 @@ hgemm_v11_f16_to_f16(const __half* __restrict__ a, const __half* __restrict__ b,
                                     value1 = alpha * value1;
                                     tessera_f16x2 out;
                                     if (beta != 0.0f) {
-                                        const tessera_f16x2 old = *reinterpret_cast<const tessera_f16x2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
+                                        const tessera_f16x2 old = tessera_pair_of_bits<tessera_f16x2>(c_pairs[group][chunk]);
                                         value0 += beta * __half2float(old.v[0]);
                                         value1 += beta * __half2float(old.v[1]);
                                     }
