@@ -153,6 +153,10 @@ struct WarpEpilogueSource {
 /// ([`tessera_dsl::FragmentLayout::wide_store_position`]): chunk `lane % 4` of its group.
 const HALF_WIDE_COLUMN: &str = "(group * 4 + lane % 4) * 8";
 
+/// The first of a lane's four f32 columns on the 16-byte path: neighbouring lanes hold chunks
+/// `group * 2` and the next, each lane half of each.
+const F32_WIDE_COLUMN: &str = "(group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4";
+
 /// The 16-byte path of a wgmma epilogue. mma's layout gives a lane two neighbouring columns of
 /// each 8-column chunk: 16-bit pairs are 4 bytes, so a row's four lanes trade the pairs of four
 /// chunks and each stores one chunk's eight columns; f32 pairs are 8 bytes, so neighbouring
@@ -237,7 +241,7 @@ impl WideStore {
             row_loads,
             after_exchange,
             pair: "out",
-            column: "(group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4",
+            column: F32_WIDE_COLUMN,
             store_type: "float4",
             stored: "columns",
             target,
@@ -340,33 +344,23 @@ pub(crate) fn fragment_source(
         Some([group_rows, group_cols]) => {
             let groups_across = layout.cols / group_cols.max(1);
             (
-                if group_rows > 64 {
-                    vec![
-                        format!(
-                            "warpgroup g (threads 128g ..) holds the {group_rows} × {group_cols} tile at (warpgroup_row0, warp_col0) of a {} × {groups_across} grid",
-                            layout.rows / group_rows.max(1)
-                        ),
-                        format!(
-                            "of warpgroups as {} m64 tiles 64 rows apart, each in wgmma's accumulator layout: warp w of the",
-                            group_rows / 64
-                        ),
-                        format!(
-                            "group rows 16w .. of each, as {} mma.sync-shaped 16 × 8 tiles, four values of each in every lane",
-                            warp_cols / 8
-                        ),
-                    ]
-                } else {
-                    vec![
-                        format!(
-                            "warpgroup g (threads 128g ..) holds the {group_rows} × {group_cols} tile at (warpgroup_row0, warp_col0) of a {} × {groups_across} grid",
-                            layout.rows / group_rows.max(1)
-                        ),
-                        format!(
-                            "of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as {} mma.sync-shaped",
-                            warp_cols / 8
-                        ),
-                        "16 × 8 tiles, four values of each in every lane".to_string(),
-                    ]
+                {
+                    let mut lines = vec![format!(
+                        "warpgroup g (threads 128g ..) holds the {group_rows} × {group_cols} tile at (warpgroup_row0, warp_col0) of a {} × {groups_across} grid",
+                        layout.rows / group_rows.max(1)
+                    )];
+                    let tiles = warp_cols / 8;
+                    lines.extend(match layout.warpgroup_m_tiles() {
+                        1 => [
+                            format!("of warpgroups, in wgmma's accumulator layout: warp w of the group its rows 16w .., as {tiles} mma.sync-shaped"),
+                            "16 × 8 tiles, four values of each in every lane".to_string(),
+                        ],
+                        m_tiles => [
+                            format!("of warpgroups as {m_tiles} m64 tiles 64 rows apart, each in wgmma's accumulator layout: warp w of the"),
+                            format!("group rows 16w .. of each, as {tiles} mma.sync-shaped 16 × 8 tiles, four values of each in every lane"),
+                        ],
+                    });
+                    lines
                 },
                 {
                     let prefix = warp_origin_prefix(kernel, &fragment.name);
@@ -1088,7 +1082,7 @@ impl DestinationReads {
             });
         }
         let groups = format!("{warp_cols} / 16");
-        let at = dst.element_at(&row, "warp_col0 + (group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4");
+        let at = dst.element_at(&row, &format!("warp_col0 + {F32_WIDE_COLUMN}"));
         Some(Self {
             row_loads: vec![
                 format!("// β · {tensor}: this row slice's values where the lanes store, 16 bytes a lane, every"),
