@@ -153,10 +153,6 @@ struct WarpEpilogueSource {
 /// ([`tessera_dsl::FragmentLayout::wide_store_position`]): chunk `lane % 4` of its group.
 const HALF_WIDE_COLUMN: &str = "(group * 4 + lane % 4) * 8";
 
-/// The first of a lane's four f32 columns on the 16-byte path: neighbouring lanes hold chunks
-/// `group * 2` and the next, each lane half of each.
-const F32_WIDE_COLUMN: &str = "(group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4";
-
 /// The 16-byte path of a wgmma epilogue. mma's layout gives a lane two neighbouring columns of
 /// each 8-column chunk: 16-bit pairs are 4 bytes, so a row's four lanes trade the pairs of four
 /// chunks and each stores one chunk's eight columns; f32 pairs are 8 bytes, so neighbouring
@@ -173,10 +169,8 @@ struct WideStore {
     preloads: Vec<String>,
     /// The statements that leave the lane's pair of one chunk in `out`, then its value in `pairs`.
     pair_values: Vec<String>,
-    /// Before a row slice's groups: β · C's loads ([`DestinationReads`]).
+    /// Before a row slice's groups: β · C's buffers ([`DestinationReads`]).
     row_loads: Vec<String>,
-    /// After the trade: β · C added to f32 columns.
-    after_exchange: Vec<String>,
     pair: &'static str,
     /// The trade between lanes, and what the lane then stores where.
     exchange: &'static str,
@@ -200,8 +194,10 @@ impl WideStore {
         if layout.wide_store_columns(element).is_none() {
             return None;
         }
-        let (row_loads, after_exchange) =
-            destination.map_or_else(Default::default, |d| (d.row_loads, d.after_exchange));
+        let (row_loads, preloads) = match destination {
+            Some(d) => (d.row_loads, d.group_loads.into_iter().chain(preloads).collect()),
+            None => (Vec::new(), preloads),
+        };
         if element.is_half() {
             return Some(WideStore {
                 why: [
@@ -214,7 +210,6 @@ impl WideStore {
                 preloads,
                 pair_values,
                 row_loads,
-                after_exchange,
                 pair: "tessera_pair_bits(out)",
                 exchange: "unsigned columns[4];\n                    tessera_quad_transpose(pairs, columns);",
                 column: HALF_WIDE_COLUMN,
@@ -233,15 +228,10 @@ impl WideStore {
             pair_type: "float2",
             preloads,
             pair_values,
-            exchange: if after_exchange.is_empty() {
-                "const float4 columns = tessera_pair_exchange(pairs);"
-            } else {
-                "float4 columns = tessera_pair_exchange(pairs);"
-            },
             row_loads,
-            after_exchange,
             pair: "out",
-            column: F32_WIDE_COLUMN,
+            exchange: "const float4 columns = tessera_pair_exchange(pairs);",
+            column: "(group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4",
             store_type: "float4",
             stored: "columns",
             target,
@@ -869,12 +859,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
             ]
         };
         let loaded = format!("*reinterpret_cast<const {pair_type}*>(&{first})");
-        match &destination {
-            // f32: added after the lanes' exchange
-            Some(DestinationReads { old_pair: None, .. }) => {}
-            Some(DestinationReads { old_pair: Some(old), .. }) => wide_pair_store.extend(blend(old.clone())),
-            None => wide_pair_store.extend(blend(loaded.clone())),
-        }
+        wide_pair_store.extend(blend(destination.as_ref().map_or_else(|| loaded.clone(), |d| d.old_pair.clone())));
         pair_store.extend(blend(loaded));
     }
     let lane_bounds = dst.rows_and_columns_left().map(|(rows, cols)| {
@@ -1030,82 +1015,61 @@ impl WidePairValues {
     }
 }
 
-/// β · C on the 16-byte path ([`EpiloguePlan::reads_destination_in_place`]): each row slice's
-/// values of C loaded 16 bytes a lane where the lanes will store, every group's load issued
-/// before the slice's first store — a load of C after a store to C waits for that store, so
-/// read pair by pair between stores, each waited for the memory's latency alone — and only when
-/// β ≠ 0, so that β = 0 never reads C. 16-bit pairs are traded back to the accumulators' places
-/// (β · C is added before the rounding); f32 values are added where they are stored, after the
-/// lanes' exchange.
+/// β · C of a 16-bit C on the 16-byte path ([`EpiloguePlan::reads_destination_in_place`]): C's
+/// values loaded 16 bytes a lane where the lanes will store, a batch of up to
+/// [`DESTINATION_BATCH`] groups of a row slice at a time, every load of a batch issued before
+/// its first store — a load of C after a store to C waits for that store, so read pair by pair
+/// between stores, each waited for the memory's latency alone — and only when β ≠ 0, so that
+/// β = 0 never reads C. The pairs are traded back to the accumulators' places: β · C is added
+/// before the rounding.
 struct DestinationReads {
-    /// Declared and loaded in each row slice (mi, half), before its groups.
+    /// Declared in each row slice (mi, half), before its groups.
     row_loads: Vec<String>,
-    /// The group's pair of C at the accumulators' place (16-bit), for the pair statements' β.
-    old_pair: Option<String>,
-    /// β · C added to the exchanged f32 columns.
-    after_exchange: Vec<String>,
+    /// At the start of each group: the loads of the batch it begins.
+    group_loads: Vec<String>,
+    /// The group's pair of C at the accumulators' place, for the pair statements' β.
+    old_pair: String,
 }
+
+/// The groups of a row slice whose loads of β · C are in flight at once (32 registers).
+const DESTINATION_BATCH: i64 = 8;
 
 impl DestinationReads {
     fn of(plan: &EpiloguePlan, dst: &OperandText<'_>, warp_cols: &str) -> Option<Self> {
         let (_, beta) = plan.axpby.as_ref().filter(|_| plan.reads_destination_in_place())?;
         let tensor = &plan.dst.tensor;
+        let groups = plan.layout.warp_tile.map_or(1, |[_, cols]| cols / 32);
+        let batch = groups.min(DESTINATION_BATCH);
         let row = format!("warp_row0 + mi * {} + half * 8 + lane / 4", plan.layout.m_tile_spacing());
-        let element = plan.stored;
-        if element.is_half() {
-            let groups = format!("{warp_cols} / 32");
-            let at = dst.element_at(&row, &format!("warp_col0 + {HALF_WIDE_COLUMN}"));
-            return Some(Self {
-                row_loads: vec![
-                    format!("// β · {tensor}: this row slice's values where the lanes store, 16 bytes a lane, every"),
-                    format!("// group's load in flight before the first store (a load of {tensor} waits for earlier stores)"),
-                    format!("unsigned {tensor}_pairs[{groups}][4] = {{}};"),
-                    format!("if ({beta} != 0.0f) {{"),
-                    format!("    uint4 words[{groups}];"),
-                    "    #pragma unroll".into(),
-                    format!("    for (int group = 0; group < {groups}; ++group) {{"),
-                    format!("        words[group] = *reinterpret_cast<const uint4*>(&{at});"),
-                    "    }".into(),
-                    "    #pragma unroll".into(),
-                    format!("    for (int group = 0; group < {groups}; ++group) {{"),
-                    "        const unsigned loaded[4] = {words[group].x, words[group].y, words[group].z, words[group].w};"
-                        .into(),
-                    format!("        tessera_quad_transpose(loaded, {tensor}_pairs[group]);  // back to the accumulators' places"),
-                    "    }".into(),
-                    "}".into(),
-                ],
-                old_pair: Some(format!(
-                    "tessera_pair_of_bits<{}>({tensor}_pairs[group][chunk])",
-                    crate::operand::pair_type(element)
-                )),
-                after_exchange: Vec::new(),
-            });
-        }
-        let groups = format!("{warp_cols} / 16");
-        let at = dst.element_at(&row, &format!("warp_col0 + {F32_WIDE_COLUMN}"));
+        let at = dst.element_at(&row, &format!("warp_col0 + {}", HALF_WIDE_COLUMN.replace("group", "(group + next)")));
+        let each_of_the_batch =
+            format!("    for (int next = 0; next < {batch} && group + next < {warp_cols} / 32; ++next) {{");
         Some(Self {
             row_loads: vec![
-                format!("// β · {tensor}: this row slice's values where the lanes store, 16 bytes a lane, every"),
-                format!(
-                    "// group's load in flight before the first store (a load of {tensor} waits for earlier stores)"
-                ),
-                format!("float4 {tensor}_old[{groups}] = {{}};"),
-                format!("if ({beta} != 0.0f) {{"),
+                format!("// β · {tensor}: its values where the lanes store, 16 bytes a lane, every load of a batch of {batch}"),
+                format!("// groups in flight before the batch's first store (a load of {tensor} waits for earlier stores)"),
+                format!("uint4 {tensor}_words[{batch}];"),
+                format!("unsigned {tensor}_pairs[{batch}][4] = {{}};"),
+            ],
+            group_loads: vec![
+                format!("if ({beta} != 0.0f && group % {batch} == 0) {{"),
                 "    #pragma unroll".into(),
-                format!("    for (int group = 0; group < {groups}; ++group) {{"),
-                format!("        {tensor}_old[group] = *reinterpret_cast<const float4*>(&{at});"),
+                each_of_the_batch.clone(),
+                format!("        {tensor}_words[next] = *reinterpret_cast<const uint4*>(&{at});"),
+                "    }".into(),
+                "    #pragma unroll".into(),
+                each_of_the_batch,
+                format!(
+                    "        const unsigned loaded[4] = {{{tensor}_words[next].x, {tensor}_words[next].y, {tensor}_words[next].z, {tensor}_words[next].w}};"
+                ),
+                format!("        tessera_quad_transpose(loaded, {tensor}_pairs[next]);  // back to the accumulators' places"),
                 "    }".into(),
                 "}".into(),
             ],
-            old_pair: None,
-            after_exchange: vec![
-                format!("if ({beta} != 0.0f) {{"),
-                format!("    columns.x += {beta} * {tensor}_old[group].x;"),
-                format!("    columns.y += {beta} * {tensor}_old[group].y;"),
-                format!("    columns.z += {beta} * {tensor}_old[group].z;"),
-                format!("    columns.w += {beta} * {tensor}_old[group].w;"),
-                "}".into(),
-            ],
+            old_pair: format!(
+                "tessera_pair_of_bits<{}>({tensor}_pairs[group % {batch}][chunk])",
+                crate::operand::pair_type(plan.stored)
+            ),
         })
     }
 }
@@ -1175,9 +1139,9 @@ pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
 /// Whether a [`WideStore`] of the kernel loads tensors its map reads in place (the helper that
 /// turns their pairs' bits back into pairs is then defined).
 pub(crate) fn uses_in_place_reads(kernel: &Kernel) -> bool {
-    wide_store_plans(kernel).iter().any(|plan| {
-        (plan.reads_destination_in_place() && plan.stored.is_half()) || !plan.vector_reads_in_place(kernel).is_empty()
-    })
+    wide_store_plans(kernel)
+        .iter()
+        .any(|plan| plan.reads_destination_in_place() || !plan.vector_reads_in_place(kernel).is_empty())
 }
 
 /// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).

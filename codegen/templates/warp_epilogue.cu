@@ -49,9 +49,6 @@
                         pairs[chunk] = {{ wide.pair }};
                     }
                     {{ wide.exchange }}
-{%- for line in wide.after_exchange %}
-                    {{ line }}
-{%- endfor %}
                     const int row = warp_row0 + mi * {{ m_tile_rows }} + half * 8 + lane / 4;
                     const int col = warp_col0 + {{ wide.column }};
                     *reinterpret_cast<{{ wide.store_type }}*>(&{{ wide.target }}) = {{ wide.stored }};

@@ -610,23 +610,23 @@ hgemm_v11_f16_to_f16(const __half* __restrict__ a, const __half* __restrict__ b,
                     for (int mi = 0; mi < 16 / 16; ++mi) {
                         #pragma unroll
                         for (int half = 0; half < 2; ++half) {
-                            // β · c: this row slice's values where the lanes store, 16 bytes a lane, every
-                            // group's load in flight before the first store (a load of c waits for earlier stores)
-                            unsigned c_pairs[WN / 32][4] = {};
-                            if (beta != 0.0f) {
-                                uint4 words[WN / 32];
-                                #pragma unroll
-                                for (int group = 0; group < WN / 32; ++group) {
-                                    words[group] = *reinterpret_cast<const uint4*>(&c[(c_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4) * c_ld + c_col0 + warp_col0 + (group * 4 + lane % 4) * 8]);
-                                }
-                                #pragma unroll
-                                for (int group = 0; group < WN / 32; ++group) {
-                                    const unsigned loaded[4] = {words[group].x, words[group].y, words[group].z, words[group].w};
-                                    tessera_quad_transpose(loaded, c_pairs[group]);  // back to the accumulators' places
-                                }
-                            }
+                            // β · c: its values where the lanes store, 16 bytes a lane, every load of a batch of 8
+                            // groups in flight before the batch's first store (a load of c waits for earlier stores)
+                            uint4 c_words[8];
+                            unsigned c_pairs[8][4] = {};
                             #pragma unroll
                             for (int group = 0; group < WN / 32; ++group) {
+                                if (beta != 0.0f && group % 8 == 0) {
+                                    #pragma unroll
+                                    for (int next = 0; next < 8 && group + next < WN / 32; ++next) {
+                                        c_words[next] = *reinterpret_cast<const uint4*>(&c[(c_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4) * c_ld + c_col0 + warp_col0 + ((group + next) * 4 + lane % 4) * 8]);
+                                    }
+                                    #pragma unroll
+                                    for (int next = 0; next < 8 && group + next < WN / 32; ++next) {
+                                        const unsigned loaded[4] = {c_words[next].x, c_words[next].y, c_words[next].z, c_words[next].w};
+                                        tessera_quad_transpose(loaded, c_pairs[next]);  // back to the accumulators' places
+                                    }
+                                }
                                 unsigned pairs[4];
                                 #pragma unroll
                                 for (int chunk = 0; chunk < 4; ++chunk) {
@@ -639,7 +639,7 @@ hgemm_v11_f16_to_f16(const __half* __restrict__ a, const __half* __restrict__ b,
                                     value1 = alpha * value1;
                                     tessera_f16x2 out;
                                     if (beta != 0.0f) {
-                                        const tessera_f16x2 old = tessera_pair_of_bits<tessera_f16x2>(c_pairs[group][chunk]);
+                                        const tessera_f16x2 old = tessera_pair_of_bits<tessera_f16x2>(c_pairs[group % 8][chunk]);
                                         value0 += beta * __half2float(old.v[0]);
                                         value1 += beta * __half2float(old.v[1]);
                                     }

@@ -591,15 +591,6 @@ hgemm_v8_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restri
                     for (int mi = 0; mi < 16 / 16; ++mi) {
                         #pragma unroll
                         for (int half = 0; half < 2; ++half) {
-                            // β · c: this row slice's values where the lanes store, 16 bytes a lane, every
-                            // group's load in flight before the first store (a load of c waits for earlier stores)
-                            float4 c_old[WN / 16] = {};
-                            if (beta != 0.0f) {
-                                #pragma unroll
-                                for (int group = 0; group < WN / 16; ++group) {
-                                    c_old[group] = *reinterpret_cast<const float4*>(&c[(c_row0 + warp_row0 + mi * 16 + half * 8 + lane / 4) * c_ld + c_col0 + warp_col0 + (group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4]);
-                                }
-                            }
                             #pragma unroll
                             for (int group = 0; group < WN / 16; ++group) {
                                 float2 pairs[2];
@@ -613,17 +604,16 @@ hgemm_v8_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restri
                                     value0 = alpha * value0;
                                     value1 = alpha * value1;
                                     float2 out;
+                                    if (beta != 0.0f) {
+                                        const float2 old = *reinterpret_cast<const float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
+                                        value0 += beta * old.x;
+                                        value1 += beta * old.y;
+                                    }
                                     out.x = value0;
                                     out.y = value1;
                                     pairs[chunk] = out;
                                 }
-                                float4 columns = tessera_pair_exchange(pairs);
-                                if (beta != 0.0f) {
-                                    columns.x += beta * c_old[group].x;
-                                    columns.y += beta * c_old[group].y;
-                                    columns.z += beta * c_old[group].z;
-                                    columns.w += beta * c_old[group].w;
-                                }
+                                const float4 columns = tessera_pair_exchange(pairs);
                                 const int row = warp_row0 + mi * 16 + half * 8 + lane / 4;
                                 const int col = warp_col0 + (group * 2 + lane % 2) * 8 + lane % 4 / 2 * 4;
                                 *reinterpret_cast<float4*>(&c[(c_row0 + row) * c_ld + c_col0 + col]) = columns;
