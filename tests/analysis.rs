@@ -288,9 +288,16 @@ fn a_wgmma_epilogue_reports_its_16_byte_stores_and_the_residual_and_beta_c_it_lo
         ],
         "{bf16_out}"
     );
-    // an f32 C: 32 stores of 4 (β · C read by pairs)
+    // an f32 C: 32 stores of 4, β · C read as the lanes' own pairs (a row's lanes 32 bytes)
     let f32_out = report(&hgemm::hgemm_v11_bf16::KERNEL);
-    assert_eq!(global(&f32_out), [("c".to_string(), Direction::Store, 128, 32, Some((16.0, 16.0)))], "{f32_out}");
+    assert_eq!(
+        global(&f32_out),
+        [
+            ("c".to_string(), Direction::Store, 128, 32, Some((16.0, 16.0))),
+            ("c (β ≠ 0)".to_string(), Direction::Load, 64, 64, Some((8.0, 8.0)))
+        ],
+        "{f32_out}"
+    );
     // the residual read at each value's own place is loaded where the lane stores
     let residual = report(&epilogue::hgemm_bias_residual_bf16::KERNEL);
     assert_eq!(

@@ -1038,6 +1038,9 @@ impl DestinationReads {
     fn of(plan: &EpiloguePlan, dst: &OperandText<'_>, warp_cols: &str) -> Option<Self> {
         let (_, beta) = plan.axpby.as_ref().filter(|_| plan.reads_destination_in_place())?;
         let tensor = &plan.dst.tensor;
+        if !plan.stored.is_half() {
+            return Some(Self::f32_pairs(plan, dst, warp_cols, beta));
+        }
         let groups = plan.layout.warp_tile.map_or(1, |[_, cols]| cols / 32);
         let batch = groups.min(DESTINATION_BATCH);
         let row = format!("warp_row0 + mi * {} + half * 8 + lane / 4", plan.layout.m_tile_spacing());
@@ -1071,6 +1074,35 @@ impl DestinationReads {
                 crate::operand::pair_type(plan.stored)
             ),
         })
+    }
+
+    /// An f32 C: each lane's own pairs (8 bytes, the row's four lanes 32 contiguous bytes), a
+    /// batch of groups' worth before the batch's first store, added before the exchange.
+    fn f32_pairs(plan: &EpiloguePlan, dst: &OperandText<'_>, warp_cols: &str, beta: &str) -> Self {
+        let tensor = &plan.dst.tensor;
+        let groups = plan.layout.warp_tile.map_or(1, |[_, cols]| cols / 16);
+        let batch = groups.min(DESTINATION_BATCH / 2);
+        let row = format!("warp_row0 + mi * {} + half * 8 + lane / 4", plan.layout.m_tile_spacing());
+        let at = dst.element_at(&row, "warp_col0 + ((group + next) * 2 + chunk) * 8 + lane % 4 * 2");
+        Self {
+            row_loads: vec![
+                format!("// β · {tensor}: this lane's pairs of it, every load of a batch of {batch} groups in flight before the"),
+                format!("// batch's first store (a load of {tensor} waits for earlier stores)"),
+                format!("float2 {tensor}_pairs[{batch}][2];"),
+            ],
+            group_loads: vec![
+                format!("if ({beta} != 0.0f && group % {batch} == 0) {{"),
+                "    #pragma unroll".into(),
+                format!("    for (int next = 0; next < {batch} && group + next < {warp_cols} / 16; ++next) {{"),
+                "        #pragma unroll".into(),
+                "        for (int chunk = 0; chunk < 2; ++chunk) {".into(),
+                format!("            {tensor}_pairs[next][chunk] = *reinterpret_cast<const float2*>(&{at});"),
+                "        }".into(),
+                "    }".into(),
+                "}".into(),
+            ],
+            old_pair: format!("{tensor}_pairs[group % {batch}][chunk]"),
+        }
     }
 }
 
@@ -1139,9 +1171,9 @@ pub(crate) fn uses_wide_stores(kernel: &Kernel) -> bool {
 /// Whether a [`WideStore`] of the kernel loads tensors its map reads in place (the helper that
 /// turns their pairs' bits back into pairs is then defined).
 pub(crate) fn uses_in_place_reads(kernel: &Kernel) -> bool {
-    wide_store_plans(kernel)
-        .iter()
-        .any(|plan| plan.reads_destination_in_place() || !plan.vector_reads_in_place(kernel).is_empty())
+    wide_store_plans(kernel).iter().any(|plan| {
+        (plan.reads_destination_in_place() && plan.stored.is_half()) || !plan.vector_reads_in_place(kernel).is_empty()
+    })
 }
 
 /// Whether the kernel uses 16-bit floats anywhere (tensors, scalars, shared buffers).

@@ -532,8 +532,16 @@ fn epilogue_accesses(kernel: &Kernel, plan: &EpiloguePlan, statement: String) ->
     };
     let mut reports = vec![report(&plan.dst.tensor, Direction::Store)];
     if plan.reads_destination_in_place() {
-        // β · C, read where the lane stores (only when β ≠ 0)
-        reports.push(report(&format!("{} (β ≠ 0)", plan.dst.tensor), Direction::Load));
+        // β · C (only when β ≠ 0): 16-bit values where the lane stores, f32 the lane's own pairs
+        let beta_c = format!("{} (β ≠ 0)", plan.dst.tensor);
+        reports.push(match element.is_half() {
+            true => report(&beta_c, Direction::Load),
+            false => AccessReport {
+                operand: beta_c,
+                direction: Direction::Load,
+                ..epilogue_access(plan, element, statement.clone())
+            },
+        });
     }
     reports.extend(plan.vector_reads_in_place(kernel).iter().map(|read| report(read, Direction::Load)));
     reports

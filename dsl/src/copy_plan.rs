@@ -855,15 +855,12 @@ impl EpiloguePlan {
             .collect()
     }
 
-    /// Whether `.axpby(α, β)`'s C is read where each lane stores on the 16-byte path: 16 bytes
-    /// a lane (when β ≠ 0), a batch of a row slice's loads before its stores, where the pair
-    /// path reads a pair at a time between them — a 16-bit C on a fragment that has the path
-    /// (an f32 C so read spilled V10's epilogue, which keeps the pairs).
+    /// Whether `.axpby(α, β)`'s C is read ahead of the stores on the 16-byte path (when β ≠ 0):
+    /// a batch of a row slice's loads before its stores, where the pair path reads a pair at a
+    /// time between them — a 16-bit C 16 bytes a lane where it stores, an f32 C the lanes' own
+    /// pairs (8 bytes; 16 spilled V10) — on a fragment that has the path.
     pub fn reads_destination_in_place(&self) -> bool {
-        self.axpby.is_some()
-            && self.stored.is_half()
-            && !self.transposed
-            && self.layout.wide_store_columns(self.stored).is_some()
+        self.axpby.is_some() && !self.transposed && self.layout.wide_store_columns(self.stored).is_some()
     }
 
     pub fn new(kernel: &Kernel, copy: &TileCopy, scope: &Scope) -> Result<Self, Vec<Diagnostic>> {

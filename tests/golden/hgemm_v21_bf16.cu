@@ -620,8 +620,20 @@ hgemm_v21_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restr
                         for (int mi = 0; mi < 32 / 16; ++mi) {
                             #pragma unroll
                             for (int half = 0; half < 2; ++half) {
+                                // β · c: this lane's pairs of it, every load of a batch of 4 groups in flight before the
+                                // batch's first store (a load of c waits for earlier stores)
+                                float2 c_pairs[4][2];
                                 #pragma unroll
                                 for (int group = 0; group < WN / 16; ++group) {
+                                    if (beta != 0.0f && group % 4 == 0) {
+                                        #pragma unroll
+                                        for (int next = 0; next < 4 && group + next < WN / 16; ++next) {
+                                            #pragma unroll
+                                            for (int chunk = 0; chunk < 2; ++chunk) {
+                                                c_pairs[next][chunk] = *reinterpret_cast<const float2*>(&c[(c_row0 + warp_row0 + mi * 64 + half * 8 + lane / 4) * c_ld + c_col0 + warp_col0 + ((group + next) * 2 + chunk) * 8 + lane % 4 * 2]);
+                                            }
+                                        }
+                                    }
                                     float2 pairs[2];
                                     #pragma unroll
                                     for (int chunk = 0; chunk < 2; ++chunk) {
@@ -634,7 +646,7 @@ hgemm_v21_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restr
                                         value1 = alpha * value1;
                                         float2 out;
                                         if (beta != 0.0f) {
-                                            const float2 old = *reinterpret_cast<const float2*>(&c[(c_row0 + row) * c_ld + c_col0 + col]);
+                                            const float2 old = c_pairs[group % 4][chunk];
                                             value0 += beta * old.x;
                                             value1 += beta * old.y;
                                         }
