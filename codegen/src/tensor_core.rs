@@ -1015,13 +1015,13 @@ impl WidePairValues {
     }
 }
 
-/// β · C of a 16-bit C on the 16-byte path ([`EpiloguePlan::reads_destination_in_place`]): C's
-/// values loaded 16 bytes a lane where the lanes will store, a batch of up to
+/// β · C on the 16-byte path ([`EpiloguePlan::reads_destination_in_place`]): a batch of up to
 /// [`DESTINATION_BATCH`] groups of a row slice at a time, every load of a batch issued before
 /// its first store — a load of C after a store to C waits for that store, so read pair by pair
 /// between stores, each waited for the memory's latency alone — and only when β ≠ 0, so that
-/// β = 0 never reads C. The pairs are traded back to the accumulators' places: β · C is added
-/// before the rounding.
+/// β = 0 never reads C. A 16-bit C is loaded 16 bytes a lane where the lanes will store and
+/// traded back to the accumulators' places (β · C is added before the rounding); an f32 C as
+/// the lanes' own pairs (16 bytes a lane spilled V10's epilogue).
 struct DestinationReads {
     /// Declared in each row slice (mi, half), before its groups.
     row_loads: Vec<String>,
@@ -1031,7 +1031,8 @@ struct DestinationReads {
     old_pair: String,
 }
 
-/// The groups of a row slice whose loads of β · C are in flight at once (32 registers).
+/// The groups of a row slice whose loads of a 16-bit β · C are in flight at once (32
+/// registers); an f32 C's take half as many groups (16 registers).
 const DESTINATION_BATCH: i64 = 8;
 
 impl DestinationReads {
