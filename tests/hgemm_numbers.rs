@@ -210,8 +210,8 @@ fn beta_zero_never_reads_c(gpu: &Backend) {
         assert!(got.iter().all(|v| v.is_finite()), "{}: NaN from C leaked through beta = 0", kernel.name());
         assert!(relative_error(&got, &want) < 1e-5, "{}", kernel.name());
     }
-    // a 16-bit C in whole tiles of rows 16-byte aligned: the 16-byte path reads β · C where the
-    // lanes store, and only when β ≠ 0
+    // a 16-bit C in whole tiles of rows 16-byte aligned, where the 16-byte path loads β · C ahead
+    // of the stores: with β = 0 a NaN in C must not reach the result
     let (m, n, k) = (256, 256, 72);
     let (host_a, exact_a) = rounded(&random_floats(m * k, 7), bf16::from_f32, bf16::to_f32);
     let (host_b, exact_b) = rounded(&random_floats(k * n, 8), bf16::from_f32, bf16::to_f32);

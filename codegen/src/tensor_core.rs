@@ -149,6 +149,12 @@ struct WarpEpilogueSource {
     pairs: String,
 }
 
+/// The tile row of a lane's values in row slice (`mi`, `half`) of its warp's tile on the 16-byte
+/// path: rows lane / 4 and lane / 4 + 8 of m-tile `mi`.
+fn lane_row(layout: &FragmentLayout) -> String {
+    format!("warp_row0 + mi * {} + half * 8 + lane / 4", layout.m_tile_spacing())
+}
+
 /// The first column of a lane's 16-byte store of 16-bit values in its warp's tile
 /// ([`tessera_dsl::FragmentLayout::wide_store_position`]): chunk `lane % 4` of its group.
 const HALF_WIDE_COLUMN: &str = "(group * 4 + lane % 4) * 8";
@@ -970,10 +976,7 @@ impl WidePairValues {
                 "// {}'s values at this lane's places: 16 bytes a lane where it stores, traded back",
                 tensors.join(", ")
             ),
-            format!(
-                "const int here_row = {dst}_row0 + warp_row0 + mi * {} + half * 8 + lane / 4;",
-                plan.layout.m_tile_spacing()
-            ),
+            format!("const int here_row = {dst}_row0 + {};", lane_row(&plan.layout)),
             format!("const int here_col = {dst}_col0 + warp_col0 + {HALF_WIDE_COLUMN};"),
         ];
         let mut unpacked = Vec::new();
@@ -1044,7 +1047,7 @@ impl DestinationReads {
         }
         let groups = plan.layout.warp_tile.map_or(1, |[_, cols]| cols / 32);
         let batch = groups.min(DESTINATION_BATCH);
-        let row = format!("warp_row0 + mi * {} + half * 8 + lane / 4", plan.layout.m_tile_spacing());
+        let row = lane_row(&plan.layout);
         let at = dst.element_at(&row, &format!("warp_col0 + {}", HALF_WIDE_COLUMN.replace("group", "(group + next)")));
         let each_of_the_batch =
             format!("    for (int next = 0; next < {batch} && group + next < {warp_cols} / 32; ++next) {{");
@@ -1083,7 +1086,7 @@ impl DestinationReads {
         let tensor = &plan.dst.tensor;
         let groups = plan.layout.warp_tile.map_or(1, |[_, cols]| cols / 16);
         let batch = groups.min(DESTINATION_BATCH / 2);
-        let row = format!("warp_row0 + mi * {} + half * 8 + lane / 4", plan.layout.m_tile_spacing());
+        let row = lane_row(&plan.layout);
         let at = dst.element_at(&row, "warp_col0 + ((group + next) * 2 + chunk) * 8 + lane % 4 * 2");
         Self {
             row_loads: vec![
