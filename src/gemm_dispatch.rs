@@ -10,7 +10,8 @@
 //! use tessera::gemm_dispatch::GemmTable;
 //! let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").unwrap();
 //! // the kernel measured fastest at the nearest measured shape, aligned like this one
-//! let kernel = h200.choose(tessera::dsl::ElementType::F32, 4096, 4096, 4096).unwrap();
+//! let f32 = tessera::dsl::ElementType::F32;
+//! let kernel = h200.choose(f32, f32, 4096, 4096, 4096).unwrap();
 //! assert!(kernel.name().starts_with("sgemm_v1"));
 //! ```
 
@@ -49,8 +50,10 @@ const SHIPPED: [(&str, &str); 2] = [
 pub enum GemmError {
     #[error("gemm multiplies matrices: A is {a:?}, B is {b:?}")]
     NotMatrices { a: Vec<usize>, b: Vec<usize> },
-    #[error("no {input} GEMM kernel measured in the table for {device} (table: {table})")]
-    NoKernel { input: ElementType, device: String, table: String },
+    #[error(
+        "no GEMM kernel of {input} inputs and {output} output measured in the table for {device} (table: {table})"
+    )]
+    NoKernel { input: ElementType, output: ElementType, device: String, table: String },
     #[error(transparent)]
     Table(#[from] GemmTableError),
     #[error(transparent)]
@@ -142,13 +145,29 @@ impl GemmTable {
         Ok(shipped.into_iter().nth(position).unwrap_or(GemmTable { gpu: name.into(), records: vec![] }))
     }
 
-    /// The kernel measured fastest for `input` elements at the measured shape nearest
-    /// M×N×K — nearest in log scale, among shapes aligned alike (rows of A and B, K and N
+    /// The kernel measured fastest for `input` elements (A and B) and `output` ones (C) at the
+    /// measured shape nearest M×N×K — nearest in log scale, among shapes aligned alike (rows of A and B, K and N
     /// elements long, a multiple of 16 bytes, or not: unaligned rows narrow every access, and
     /// TMA kernels fall back to cp.async), since that changes which kernel wins. M does not
     /// touch alignment.
-    pub fn choose(&self, input: ElementType, m: usize, n: usize, k: usize) -> Option<&'static KernelDefinition> {
-        self.choose_among(input, m, n, k, |kernel| runs_on(kernel, input))
+    ///
+    /// ```
+    /// use tessera::dsl::ElementType::BF16;
+    /// use tessera::gemm_dispatch::GemmTable;
+    /// let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").unwrap();
+    /// // bf16 in, bf16 out: among the kernels that round C to bf16 at the store
+    /// let kernel = h200.choose(BF16, BF16, 4096, 4096, 4096).unwrap();
+    /// assert!(kernel.name().ends_with("_bf16_to_bf16"));
+    /// ```
+    pub fn choose(
+        &self,
+        input: ElementType,
+        output: ElementType,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Option<&'static KernelDefinition> {
+        self.choose_among(input, m, n, k, |kernel| runs_on(kernel, input, output))
     }
 
     /// [`choose`](GemmTable::choose) among the kernels `candidate` accepts: the one measured
@@ -186,27 +205,43 @@ impl GemmTable {
     }
 }
 
-/// Whether `kernel` multiplies `input` elements into f32: the SGEMMs for f32 (FP32 math, not
-/// TF32), the HGEMMs of that type for f16 and bf16.
-fn runs_on(kernel: &str, input: ElementType) -> bool {
-    match input {
-        ElementType::F32 => sgemm::ALL.iter().any(|k| k.name() == kernel) && kernel != "sgemm_naive",
-        ElementType::BF16 => hgemm::ALL_BF16.iter().any(|k| k.name() == kernel),
-        ElementType::F16 => hgemm::ALL_F16.iter().any(|k| k.name() == kernel),
-        _ => false,
-    }
+/// Whether `kernel` multiplies `input` elements into an `output` C: the SGEMMs for f32 into f32
+/// (FP32 math, not TF32), the HGEMMs of that type for f16 and bf16 into f32 or into their own type.
+fn runs_on(kernel: &str, input: ElementType, output: ElementType) -> bool {
+    let family: &[&KernelDefinition] = match (input, output) {
+        (ElementType::F32, ElementType::F32) => &sgemm::ALL,
+        (ElementType::BF16, ElementType::F32) => &hgemm::ALL_BF16,
+        (ElementType::F16, ElementType::F32) => &hgemm::ALL_F16,
+        (ElementType::BF16, ElementType::BF16) | (ElementType::F16, ElementType::F16) => &hgemm::ALL_16_BIT_OUTPUT,
+        _ => &[],
+    };
+    kernel != sgemm::sgemm_naive::NAME
+        && family.iter().any(|k| {
+            k.name() == kernel
+                && crate::catalog::gemm_input_type(k) == input
+                && crate::catalog::gemm_output_type(k) == output
+        })
 }
 
 /// Element types [`gemm`] multiplies: f32 (FP32), bf16 and f16 (tensor cores,
-/// f32 accumulation); C is f32.
+/// f32 accumulation).
 pub trait GemmInput: Element {}
 impl GemmInput for f32 {}
 impl GemmInput for half::bf16 {}
 impl GemmInput for half::f16 {}
 
-/// C = α·A·B + β·C with the catalog kernel measured fastest for this shape, element type and
+/// Element types [`gemm`] writes C in for inputs of type `T`: f32 for every input, and a
+/// 16-bit input's own type — each f32 accumulator, after α and β (C read as 16 bits,
+/// widened), rounded once to nearest even at the store, what `a @ b` of two bf16 tensors gives
+/// in torch, with half the bytes of C an f32 result moves.
+pub trait GemmOutput<T: GemmInput>: Element {}
+impl<T: GemmInput> GemmOutput<T> for f32 {}
+impl GemmOutput<half::bf16> for half::bf16 {}
+impl GemmOutput<half::f16> for half::f16 {}
+
+/// C = α·A·B + β·C with the catalog kernel measured fastest for this shape, element types and
 /// device (see [`GemmTable::choose`]); `Launched::kernel` names it. On the simulation the
-/// H200's choice runs.
+/// H200's choice runs. C is f32, or bf16 / f16 for inputs of that type ([`GemmOutput`]).
 ///
 /// ```
 /// use tessera::prelude::*;
@@ -218,20 +253,29 @@ impl GemmInput for half::f16 {}
 /// let launched = tessera::gemm(&backend, &a, &b, &mut c, 1.0, 0.0)?;
 /// assert!(launched.kernel.starts_with("sgemm_"));
 /// assert_eq!(backend.download(&c)?[0], 16.0);
+///
+/// // bf16 in, bf16 out
+/// let one = tessera::half::bf16::from_f32(1.0);
+/// let a = backend.upload(&vec![one; 64 * 32], [64, 32])?;
+/// let b = backend.upload(&vec![one; 32 * 48], [32, 48])?;
+/// let mut c = backend.zeros::<tessera::half::bf16>([64, 48])?;
+/// let launched = tessera::gemm(&backend, &a, &b, &mut c, 1.0, 0.0)?;
+/// assert!(launched.kernel.ends_with("_bf16_to_bf16"));
+/// assert_eq!(backend.download(&c)?[0].to_f32(), 32.0);
 /// # Ok(()) }
 /// ```
-pub fn gemm<T: GemmInput>(
+pub fn gemm<T: GemmInput, C: GemmOutput<T>>(
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
-    c: &mut impl Output<f32>,
+    c: &mut impl Output<C>,
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
     if T::TYPE.size_bytes() == 2 && copies_to_aligned_rows(device, a, b, &*c)? {
         return gemm_through_aligned_copies(device, a, b, c, alpha, beta);
     }
-    let kernel = choose(device, T::TYPE, a.shape(), b.shape())?;
+    let kernel = choose(device, T::TYPE, C::TYPE, a.shape(), b.shape())?;
     Ok(crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, beta)?)
 }
 
@@ -249,11 +293,11 @@ const ROW_ALIGNMENT_BYTES: usize = 128;
 /// [`ALIGNED_COPY_WORK`] multiply-adds, and a row or address of A or B not on 16 bytes — or of
 /// C, when the kernel the table picks copies with cp.async (a TMA kernel narrows only its
 /// stores for C).
-fn copies_to_aligned_rows<T: GemmInput>(
+fn copies_to_aligned_rows<T: GemmInput, C: GemmOutput<T>>(
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
-    c: &impl Output<f32>,
+    c: &impl Output<C>,
 ) -> Result<bool, GemmError> {
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
@@ -266,7 +310,7 @@ fn copies_to_aligned_rows<T: GemmInput>(
     }
     // C's rows alone do not take the copies when the kernel reads A and B by TMA (see
     // gemm_through_aligned_copies)
-    let tma = choose(device, T::TYPE, a.shape(), b.shape())?.ir()?.copies_by_tma();
+    let tma = choose(device, T::TYPE, C::TYPE, a.shape(), b.shape())?.ir()?.copies_by_tma();
     Ok(!tma && !Argument::input("c", c).rows_aligned(16))
 }
 
@@ -292,11 +336,11 @@ fn copies_to_aligned_rows<T: GemmInput>(
 /// assert_eq!(backend.download(&c)?[0], 33.0);
 /// # Ok(()) }
 /// ```
-pub fn gemm_through_aligned_copies<T: GemmInput>(
+pub fn gemm_through_aligned_copies<T: GemmInput, C: GemmOutput<T>>(
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
-    c: &mut impl Output<f32>,
+    c: &mut impl Output<C>,
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
@@ -304,7 +348,7 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
     let (k_ld, n_ld) = (padded_row::<T>(k), padded_row::<T>(n));
-    let kernel = choose(device, T::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
+    let kernel = choose(device, T::TYPE, C::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
     gemm_through_aligned_copies_with(kernel, device, a, b, c, alpha, beta)
 }
 
@@ -328,12 +372,12 @@ pub fn gemm_through_aligned_copies<T: GemmInput>(
 /// assert_eq!(backend.download(&c)?[0], 33.0);
 /// # Ok(()) }
 /// ```
-pub fn gemm_through_aligned_copies_with<T: GemmInput>(
+pub fn gemm_through_aligned_copies_with<T: GemmInput, C: GemmOutput<T>>(
     kernel: &'static KernelDefinition,
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
-    c: &mut impl Output<f32>,
+    c: &mut impl Output<C>,
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
@@ -353,7 +397,7 @@ pub fn gemm_through_aligned_copies_with<T: GemmInput>(
     if c_aligned_already || (ir.copies_by_tma() && ir.tma_store_copy().is_none()) {
         return Ok(crate::catalog::launch_gemm(kernel, device, &a_view, &b_view, c, alpha, beta)?);
     }
-    let mut c_aligned = on.scratch::<f32>([m * n_ld])?;
+    let mut c_aligned = on.scratch::<C>([m * n_ld])?;
     if beta != 0.0 {
         copy_matrix(device, &*c, &mut c_aligned.view_with_leading_dimension_mut(0, [m, n], n_ld)?)?;
     }
@@ -396,7 +440,7 @@ fn padded_row<T>(cols: usize) -> usize {
 }
 
 /// y = x through the [`matrix_copy`] kernel of the element type.
-fn copy_matrix<T: GemmInput>(device: &impl Device, x: &impl Input<T>, y: &mut impl Output<T>) -> Result<(), Error> {
+fn copy_matrix<T: Element>(device: &impl Device, x: &impl Input<T>, y: &mut impl Output<T>) -> Result<(), Error> {
     let kernel = match T::TYPE {
         ElementType::BF16 => &matrix_copy::matrix_copy_bf16::KERNEL,
         ElementType::F16 => &matrix_copy::matrix_copy_f16::KERNEL,
@@ -406,14 +450,27 @@ fn copy_matrix<T: GemmInput>(device: &impl Device, x: &impl Input<T>, y: &mut im
     Ok(())
 }
 
-/// The kernel [`gemm`] takes on `device` for A (`a_shape`) · B (`b_shape`).
+/// The kernel [`gemm`] takes on `device` for A (`a_shape`) · B (`b_shape`) of `input` elements
+/// into a C of `output` elements.
+///
+/// ```
+/// use tessera::dsl::ElementType::{BF16, F32};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let simulation = tessera::Backend::Simulator(tessera::Simulator::new()?);
+/// let kernel = tessera::gemm_dispatch::choose(&simulation, BF16, F32, &[4096, 4096], &[4096, 4096])?;
+/// assert!(kernel.name().ends_with("_bf16")); // the H200's choice on the simulation
+/// # Ok(()) }
+/// ```
 pub fn choose(
     device: &impl Device,
     input: ElementType,
+    output: ElementType,
     a_shape: &[usize],
     b_shape: &[usize],
 ) -> Result<&'static KernelDefinition, GemmError> {
-    choose_once(device, "gemm", input, a_shape, b_shape, |table, [m, n, k]| table.choose(input, m, n, k))
+    choose_once(device, "gemm", [input, output], a_shape, b_shape, |table, [m, n, k]| {
+        table.choose(input, output, m, n, k)
+    })
 }
 
 /// How [`gemm_bias_gelu`] computes C = GELU(α·A·B + bias) at a shape.
@@ -474,14 +531,14 @@ fn fused_where_v13_leads(
     a_shape: &[usize],
     b_shape: &[usize],
 ) -> Result<&'static KernelDefinition, GemmError> {
-    choose_once(device, what, ElementType::F32, a_shape, b_shape, |table, [m, n, k]| {
+    choose_once(device, what, [ElementType::F32; 2], a_shape, b_shape, |table, [m, n, k]| {
         let plain = table.choose_among(ElementType::F32, m, n, k, |kernel| {
             kernel == sgemm::sgemm_v12::NAME || kernel == sgemm::sgemm_v13::NAME
         })?;
         if plain.name() == sgemm::sgemm_v13::NAME {
             Some(fused)
         } else {
-            table.choose(ElementType::F32, m, n, k)
+            table.choose(ElementType::F32, ElementType::F32, m, n, k)
         }
     })
 }
@@ -564,7 +621,8 @@ fn gemm_bias_then_gelu<T: GemmInput>(
 }
 
 /// A 16-bit wgmma GEMM with its epilogue fused (`[large, small]`: on V11's tiles, or on V20's
-/// where the GEMM table has V20 ahead at the nearest measured shape; on aligned copies of A
+/// where the GEMM table has V20's 16-bit-output kernel ahead of V11's at the nearest measured
+/// shape; on aligned copies of A
 /// and B where their rows are not 16-byte aligned, from [`ALIGNED_COPY_WORK`] on), its
 /// arguments (a, b, bias, the `residual` where it reads one, c, alpha).
 #[allow(clippy::too_many_arguments)] // the kernels, then the GEMM's own arguments
@@ -582,10 +640,11 @@ fn bias_gemm_16_bit<T: GemmInput>(
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
-    let gemm = choose_once(device, what, T::TYPE, a.shape(), b.shape(), |table, [m, n, k]| {
+    let gemm = choose_once(device, what, [T::TYPE; 2], a.shape(), b.shape(), |table, [m, n, k]| {
+        // the plain kernels of these tiles that store a 16-bit C, as the fused ones do
         let (v11, v20) = match T::TYPE {
-            ElementType::F16 => (hgemm::hgemm_v11_f16::NAME, hgemm::hgemm_v20_f16::NAME),
-            _ => (hgemm::hgemm_v11_bf16::NAME, hgemm::hgemm_v20_bf16::NAME),
+            ElementType::F16 => (hgemm::hgemm_v11_f16_to_f16::NAME, hgemm::hgemm_v20_f16_to_f16::NAME),
+            _ => (hgemm::hgemm_v11_bf16_to_bf16::NAME, hgemm::hgemm_v20_bf16_to_bf16::NAME),
         };
         let plain = table.choose_among(T::TYPE, m, n, k, |kernel| kernel == v11 || kernel == v20)?;
         Some(if plain.name() == v20 { small } else { large })
@@ -765,7 +824,7 @@ pub fn gemm_bias_residual<T: BiasResidualElement>(
 fn choose_once(
     device: &impl Device,
     what: &'static str,
-    input: ElementType,
+    [input, output]: [ElementType; 2],
     a_shape: &[usize],
     b_shape: &[usize],
     pick: impl FnOnce(&GemmTable, [usize; 3]) -> Option<&'static KernelDefinition>,
@@ -777,15 +836,16 @@ fn choose_once(
         DeviceRef::Gpu(gpu) => gpu.name(),
         DeviceRef::Simulator(_) => "H200",
     };
-    type Choices = HashMap<String, HashMap<(&'static str, ElementType, [usize; 3]), &'static KernelDefinition>>;
+    type Choices = HashMap<String, HashMap<(&'static str, [ElementType; 2], [usize; 3]), &'static KernelDefinition>>;
     static CHOSEN: Mutex<Option<Choices>> = Mutex::new(None);
-    let key = (what, input, [m, n, k]);
+    let key = (what, [input, output], [m, n, k]);
     if let Some(kernel) = CHOSEN.lock().ok().and_then(|chosen| chosen.as_ref()?.get(name)?.get(&key).copied()) {
         return Ok(kernel);
     }
     let table = GemmTable::for_device(name)?;
     let kernel = pick(&table, [m, n, k]).ok_or_else(|| GemmError::NoKernel {
         input,
+        output,
         device: name.to_string(),
         table: table.gpu.clone(),
     })?;

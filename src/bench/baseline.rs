@@ -74,25 +74,6 @@ pub(super) enum Baseline<'g> {
     },
 }
 
-/// The element type of a kernel's first tensor parameter (an HGEMM's A).
-pub(super) fn input_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
-    kernel
-        .ir()
-        .ok()
-        .and_then(|ir| ir.params.iter().find_map(|p| p.tensor().map(|t| t.element)))
-        .unwrap_or(crate::dsl::ElementType::BF16)
-}
-
-/// The element type of a kernel's last tensor parameter (an HGEMM's C): f32, or the inputs'
-/// 16-bit type.
-pub(super) fn output_type(kernel: &KernelDefinition) -> crate::dsl::ElementType {
-    kernel
-        .ir()
-        .ok()
-        .and_then(|ir| ir.params.iter().rev().find_map(|p| p.tensor().map(|t| t.element)))
-        .unwrap_or(crate::dsl::ElementType::F32)
-}
-
 /// Whether a kernel adds a residual tensor (a parameter named `residual`): its baseline's second
 /// kernel adds the bias and the residual instead of taking the bias and the GELU (so
 /// `sgemm_bias_relu_residual`'s baseline has no ReLU: the nearest separate kernel).

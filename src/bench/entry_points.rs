@@ -7,13 +7,17 @@ use super::*;
 /// An entry point's timing: (its baseline's, its own, its last launch).
 pub(super) type Timed = (crate::runtime::Timing, crate::runtime::Timing, crate::Launched);
 
-/// The input types whose `tessera::gemm` the hgemm family times beside the kernels.
-pub(super) const ENTRY_POINT_INPUTS: [crate::dsl::ElementType; 2] =
-    [crate::dsl::ElementType::BF16, crate::dsl::ElementType::F16];
+/// The (input, output) types whose `tessera::gemm` the hgemm family times beside the kernels:
+/// bf16 and f16 into f32, and each into its own type.
+pub(super) const ENTRY_POINT_TYPES: [[crate::dsl::ElementType; 2]; 4] = {
+    use crate::dsl::ElementType::{BF16, F16, F32};
+    [[BF16, F32], [F16, F32], [BF16, BF16], [F16, F16]]
+};
 
-/// [`time_gemm_entry_point`] on F16 inputs where `input` says so, else BF16.
+/// [`time_gemm_entry_point`] on F16 inputs where `input` says so, else BF16; C of the
+/// `output` type (f32, or the inputs' own).
 pub(super) fn time_gemm(
-    input: crate::dsl::ElementType,
+    [input, output]: [crate::dsl::ElementType; 2],
     kernel: Option<&'static KernelDefinition>,
     gpu: &Gpu,
     options: &BenchOptions,
@@ -21,11 +25,13 @@ pub(super) fn time_gemm(
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
-    match input {
-        crate::dsl::ElementType::F16 => {
-            time_gemm_entry_point(kernel, gpu, half::f16::from_f64, options, dims, flush, baseline)
-        }
-        _ => time_gemm_entry_point(kernel, gpu, half::bf16::from_f64, options, dims, flush, baseline),
+    use crate::dsl::ElementType::{F16, F32};
+    let (f16, bf16) = (half::f16::from_f64, half::bf16::from_f64);
+    match (input, output) {
+        (F16, F32) => time_gemm_entry_point::<_, f32>(kernel, gpu, f16, options, dims, flush, baseline),
+        (F16, _) => time_gemm_entry_point::<_, half::f16>(kernel, gpu, f16, options, dims, flush, baseline),
+        (_, F32) => time_gemm_entry_point::<_, f32>(kernel, gpu, bf16, options, dims, flush, baseline),
+        _ => time_gemm_entry_point::<_, half::bf16>(kernel, gpu, bf16, options, dims, flush, baseline),
     }
 }
 
@@ -33,7 +39,7 @@ pub(super) fn time_gemm(
 /// its copies into aligned buffers and back, all inside the timed region — in alternation
 /// with `baseline`: (baseline, gemm, the GEMM's launch). With `kernel`, that kernel through
 /// [`crate::gemm_dispatch::gemm_through_aligned_copies_with`] instead.
-pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
+pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput, C: crate::gemm_dispatch::GemmOutput<T>>(
     kernel: Option<&'static KernelDefinition>,
     gpu: &Gpu,
     convert: fn(f64) -> T,
@@ -44,7 +50,7 @@ pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput>(
 ) -> Result<Timed, Error> {
     let a = measurement_tensor_as(gpu, &[m, k], convert)?;
     let b = measurement_tensor_as(gpu, &[k, n], convert)?;
-    let mut c = gpu.zeros::<f32>([m, n])?;
+    let mut c = gpu.zeros::<C>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm", || {
         let launched = match kernel {
             Some(kernel) => {

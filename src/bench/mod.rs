@@ -19,7 +19,10 @@ use entry_points::*;
 pub use family::Family;
 pub use output::{csv, csv_field, json, table};
 
-use crate::catalog::{attention, copy, epilogue, gemv, hgemm, map, norm, reduce, sgemm, softmax, stencil, transpose};
+use crate::catalog::{
+    attention, copy, epilogue, gemm_input_type, gemm_output_type, gemv, hgemm, map, norm, reduce, sgemm, softmax,
+    stencil, transpose,
+};
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
 
@@ -174,7 +177,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     }
     // the hgemm family also times `tessera::gemm` on BF16 and F16 at each shape
     let entry_points = |family: Family, shape: &[(String, i64)]| match family {
-        Family::Hgemm => ENTRY_POINT_INPUTS.len(),
+        Family::Hgemm => ENTRY_POINT_TYPES.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
         Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
         // gemv::gemv_t on f32 and bf16, every pass it takes, at an Aᵀ·x shape; stencil::sweep_colour on
@@ -217,8 +220,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                     gpu,
                     family,
                     &shape,
-                    Some(input_type(kernel)),
-                    output_type(kernel),
+                    Some(gemm_input_type(kernel)),
+                    gemm_output_type(kernel),
                     reads_residual(kernel),
                 )?;
             }
@@ -227,8 +230,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 // at full width is the aligned copies of `tessera::gemm`, timed with them
                 let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
                 let dims = [value("M"), value("N"), value("K")];
+                let types = [gemm_input_type(kernel), gemm_output_type(kernel)];
                 let (base, timing, launched) =
-                    time_gemm(input_type(kernel), Some(kernel), gpu, options, dims, &mut flush, &mut baseline)?;
+                    time_gemm(types, Some(kernel), gpu, options, dims, &mut flush, &mut baseline)?;
                 let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
                 rows.push(entry_point_row(
                     family,
@@ -409,16 +413,22 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 ));
             }
         }
-        let gemm_inputs: &[crate::dsl::ElementType] = if family == Family::Hgemm { &ENTRY_POINT_INPUTS } else { &[] };
-        for &input in gemm_inputs {
-            let name = format!("tessera::gemm ({input})");
+        let gemm_types: &[[crate::dsl::ElementType; 2]] =
+            if family == Family::Hgemm { &ENTRY_POINT_TYPES } else { &[] };
+        for &[input, output] in gemm_types {
+            // the f32-output rows keep their name of before 16-bit outputs
+            let name = match output {
+                crate::dsl::ElementType::F32 => format!("tessera::gemm ({input})"),
+                _ => format!("tessera::gemm ({input} → {output})"),
+            };
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
-            baseline = Baseline::new(gpu, family, &shape, Some(input), crate::dsl::ElementType::F32, false)?;
+            baseline = Baseline::new(gpu, family, &shape, Some(input), output, false)?;
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (m, n, k) = (value("M"), value("N"), value("K"));
             let (flops, bytes) = family.work("", &shape);
-            let (base, timing, launched) = time_gemm(input, None, gpu, options, [m, n, k], &mut flush, &mut baseline)?;
+            let (base, timing, launched) =
+                time_gemm([input, output], None, gpu, options, [m, n, k], &mut flush, &mut baseline)?;
             let baseline_tflops = flops / 1e12 / (base.median_ms * 1e-3);
             rows.push(entry_point_row(
                 family,
@@ -455,14 +465,12 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
 }
 
 /// Whether the hgemm bench times `kernel` at `shape` through aligned copies of A and B: a TMA
-/// kernel with 16-bit inputs and an f32 C, at a shape whose rows of A (K) or B (N) are not a
-/// multiple of 16 bytes.
+/// kernel with 16-bit inputs, at a shape whose rows of A (K) or B (N) are not a multiple of 16
+/// bytes.
 fn through_aligned_copies(kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
     let unaligned = |name: &str| shape.iter().any(|(n, v)| n == name && v % 8 != 0);
     let tma = kernel.ir().is_ok_and(|ir| ir.copies_by_tma());
-    tma && input_type(kernel).is_half()
-        && output_type(kernel) == crate::dsl::ElementType::F32
-        && (unaligned("K") || unaligned("N"))
+    tma && gemm_input_type(kernel).is_half() && (unaligned("K") || unaligned("N"))
 }
 
 /// The GEMM attention rows are paired with: a shape-independent anchor, so the ratios of

@@ -273,13 +273,14 @@ macro_rules! hgemm_v11 {
 hgemm_v11!(hgemm_v11_bf16, bf16, " BF16 inputs.");
 hgemm_v11!(hgemm_v11_f16, f16, " F16 inputs.");
 
-// V12 and V20: 64 × 128 tiles, one consumer warpgroup multiplying `wgmma.m64n128k16` fed by
-// TMA, `min_blocks` blocks an SM of `stages` 24 KiB stages.
+// V12, V20 and V22: 64 × 128 tiles, one consumer warpgroup multiplying `wgmma.m64n128k16` fed
+// by TMA, `min_blocks` blocks an SM of `stages` 24 KiB stages; C stored by the warps, or by TMA
+// (`$store` = `by_tma`).
 macro_rules! hgemm_64x128 {
-    ($(#[$doc:meta])* $name:ident, $t:ident, min_blocks = $min_blocks:literal, stages = $stages:literal) => {
+    ($(#[$doc:meta])* $name:ident, $t:ident, $out:ident, min_blocks = $min_blocks:literal, stages = $stages:literal $(, $store:ident)?) => {
         $(#[$doc])*
         #[tile_kernel(threads = 128, vector = 8, min_blocks = $min_blocks, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128))]
-        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<$out, (M, N)>, alpha: f32, beta: f32) {
             let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
             let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
             let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
@@ -289,7 +290,7 @@ macro_rules! hgemm_64x128 {
                 copy(b.tile([k, bx], [BK, BN]), &b_s);
                 mma(&a_s, &b_s, &mut acc);
             }
-            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta);
+            copy(&acc, c.tile([by, bx], [BM, BN])).axpby(alpha, beta)$(.$store())?;
         }
     };
 }
@@ -302,7 +303,7 @@ macro_rules! hgemm_v12 {
             /// of 24 KiB each), for shapes that 128 × 256 tiles leave SMs idle on (1024³: 32 tiles
             /// of 128 × 256 for 132 SMs, 128 of 64 × 128).
             #[doc = $what]
-            $name, $t, min_blocks = 2, stages = 4
+            $name, $t, f32, min_blocks = 2, stages = 4
         );
     };
 }
@@ -359,7 +360,7 @@ hgemm_v14!(hgemm_v14_bf16, bf16, " BF16 inputs.");
 hgemm_v14!(hgemm_v14_f16, f16, " F16 inputs.");
 
 macro_rules! hgemm_v21 {
-    ($name:ident, $t:ident, $what:literal) => {
+    ($name:ident, $t:ident, $out:ident, $what:literal) => {
         /// V21 (sm_90a): ping-pong on 128 × 128 tiles — two consumer warpgroups that take
         /// tiles in turn (`consumers = 2`), each holding a whole 128 × 128 tile as two m64 tiles
         /// (`.warpgroup_tile([128, WN])`: two `wgmma.m64n128k16` a k-step, B's descriptor
@@ -372,7 +373,7 @@ macro_rules! hgemm_v21 {
         /// where V11's two keep it 89% (BENCHMARKS.md, thirty-first session).
         #[doc = $what]
         #[tile_kernel(threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 128, BK = 64, WM = 128, WN = 128))]
-        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<f32, (M, N)>, alpha: f32, beta: f32) {
+        pub fn $name(a: Global<$t, (M, K)>, b: Global<$t, (K, N)>, c: GlobalMut<$out, (M, N)>, alpha: f32, beta: f32) {
             let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
             let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
             let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
@@ -386,8 +387,10 @@ macro_rules! hgemm_v21 {
         }
     };
 }
-hgemm_v21!(hgemm_v21_bf16, bf16, " BF16 inputs.");
-hgemm_v21!(hgemm_v21_f16, f16, " F16 inputs.");
+hgemm_v21!(hgemm_v21_bf16, bf16, f32, " BF16 inputs.");
+hgemm_v21!(hgemm_v21_f16, f16, f32, " F16 inputs.");
+hgemm_v21!(hgemm_v21_bf16_to_bf16, bf16, bf16, " BF16 inputs and output.");
+hgemm_v21!(hgemm_v21_f16_to_f16, f16, f16, " F16 inputs and output.");
 
 macro_rules! hgemm_v11_16_bit_out {
     ($name:ident, $t:ident, $what:literal) => {
@@ -547,7 +550,7 @@ hgemm_v19!(hgemm_v19_bf16_to_bf16, bf16, bf16, " BF16 inputs and output.");
 hgemm_v19!(hgemm_v19_f16_to_f16, f16, f16, " F16 inputs and output.");
 
 macro_rules! hgemm_v20 {
-    ($name:ident, $t:ident, $what:literal) => {
+    ($name:ident, $t:ident, $out:ident, $what:literal) => {
         hgemm_64x128!(
             /// V20 (sm_90a): V12's 64 × 128 tiles eight stages deep, one block an SM (192 KiB):
             /// where the grid is at most one wave (1024³: 128 tiles for 132 SMs) no second block
@@ -555,12 +558,29 @@ macro_rules! hgemm_v20 {
             /// K = 1024 — while its tensor cores start. cuBLAS's own kernel at 1024³ is eight
             /// stages of 128 × 64 tiles.
             #[doc = $what]
-            $name, $t, min_blocks = 1, stages = 8
+            $name, $t, $out, min_blocks = 1, stages = 8
         );
     };
 }
-hgemm_v20!(hgemm_v20_bf16, bf16, " BF16 inputs.");
-hgemm_v20!(hgemm_v20_f16, f16, " F16 inputs.");
+hgemm_v20!(hgemm_v20_bf16, bf16, f32, " BF16 inputs.");
+hgemm_v20!(hgemm_v20_f16, f16, f32, " F16 inputs.");
+hgemm_v20!(hgemm_v20_bf16_to_bf16, bf16, bf16, " BF16 inputs and output.");
+hgemm_v20!(hgemm_v20_f16_to_f16, f16, f16, " F16 inputs and output.");
+
+macro_rules! hgemm_v22 {
+    ($name:ident, $t:ident, $out:ident, $what:literal) => {
+        hgemm_64x128!(
+            /// V22 (sm_90a): V20 storing C by TMA (`.by_tma()`), as V19 is V11: each of the four
+            /// warps stages its 16 rows of a 128-byte panel in shared memory and one lane hands
+            /// it to the copy engine, so the stores of a one-wave grid (1024³) leave the SM while
+            /// the warps stage the next panel.
+            #[doc = $what]
+            $name, $t, $out, min_blocks = 1, stages = 8, by_tma
+        );
+    };
+}
+hgemm_v22!(hgemm_v22_bf16_to_bf16, bf16, bf16, " BF16 inputs and output.");
+hgemm_v22!(hgemm_v22_f16_to_f16, f16, f16, " F16 inputs and output.");
 
 /// TF32 GEMM on f32 data: `precision = tf32` turns the same `mma` on a warp-tile fragment into
 /// `mma.sync.m16n8k8` on TF32 operands (each rounded with `cvt.rna`, f32 accumulation), V4's
@@ -887,11 +907,17 @@ pub const ALL_F16: [&crate::KernelDefinition; 21] = [
 ];
 
 /// The kernels whose C is in their inputs' 16-bit type (BF16 in, BF16 out; F16 in, F16 out).
-pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 4] = [
+pub const ALL_16_BIT_OUTPUT: [&crate::KernelDefinition; 10] = [
     &hgemm_v11_bf16_to_bf16::KERNEL,
     &hgemm_v11_f16_to_f16::KERNEL,
     &hgemm_v19_bf16_to_bf16::KERNEL,
     &hgemm_v19_f16_to_f16::KERNEL,
+    &hgemm_v20_bf16_to_bf16::KERNEL,
+    &hgemm_v20_f16_to_f16::KERNEL,
+    &hgemm_v21_bf16_to_bf16::KERNEL,
+    &hgemm_v21_f16_to_f16::KERNEL,
+    &hgemm_v22_bf16_to_bf16::KERNEL,
+    &hgemm_v22_f16_to_f16::KERNEL,
 ];
 
 /// The TF32 kernels (f32 data on tensor cores) that take B stored [K, N].

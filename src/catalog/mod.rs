@@ -40,6 +40,36 @@ pub(crate) fn launch_gemm<TIn: crate::runtime::Element, TOut: crate::runtime::El
     )
 }
 
+/// The element type of a GEMM's A and B: its first tensor parameter's (bf16 for a kernel whose
+/// IR does not parse, which the launch reports).
+///
+/// ```
+/// use tessera::catalog::{gemm_input_type, hgemm};
+/// assert_eq!(gemm_input_type(&hgemm::hgemm_v20_f16_to_f16::KERNEL), tessera::dsl::ElementType::F16);
+/// ```
+pub fn gemm_input_type(kernel: &crate::KernelDefinition) -> crate::dsl::ElementType {
+    kernel
+        .ir()
+        .ok()
+        .and_then(|ir| ir.params.iter().find_map(|p| p.tensor().map(|t| t.element)))
+        .unwrap_or(crate::dsl::ElementType::BF16)
+}
+
+/// The element type of a GEMM's C, its last tensor parameter: f32, or the inputs' 16-bit type.
+///
+/// ```
+/// use tessera::catalog::{gemm_output_type, hgemm};
+/// assert_eq!(gemm_output_type(&hgemm::hgemm_v11_bf16::KERNEL), tessera::dsl::ElementType::F32);
+/// assert_eq!(gemm_output_type(&hgemm::hgemm_v11_bf16_to_bf16::KERNEL), tessera::dsl::ElementType::BF16);
+/// ```
+pub fn gemm_output_type(kernel: &crate::KernelDefinition) -> crate::dsl::ElementType {
+    kernel
+        .ir()
+        .ok()
+        .and_then(|ir| ir.params.iter().rev().find_map(|p| p.tensor().map(|t| t.element)))
+        .unwrap_or(crate::dsl::ElementType::F32)
+}
+
 /// Whether `device` runs sm_90 kernels (clusters, setmaxnreg, wgmma): a GPU of compute
 /// capability 9.0 or later, or the simulation, which defines them all.
 pub(crate) fn runs_sm_90(device: &impl crate::Device) -> bool {
