@@ -80,21 +80,21 @@ impl Checker<'_> {
         let m_tiles = plan.layout.warpgroup_m_tiles();
         if m_tiles > 1 {
             let a_in_registers = match &plan.a {
-                OperandPlan::Fragment(fragment) => Some(format!("`{}` in registers", fragment.fragment)),
-                _ if plan.lanes_load_a() => Some("an A the lanes load (TF32 stored MN-major)".to_string()),
+                OperandPlan::Fragment(fragment) => Some(format!("the fragment `{}` in registers", fragment.fragment)),
+                _ if plan.lanes_load_a() => Some("loaded by the lanes (a TF32 A stored MN-major)".to_string()),
                 _ => None,
             };
             let rows = m_tiles * 64;
             if let Some(a) = a_in_registers {
                 self.error(
                     mma.origin,
-                    format!("`{mma}`: `{}` holds {m_tiles} m64 tiles a warpgroup ({rows} rows), which tessera multiplies only with A read from shared memory through descriptors; A is {a}", mma.acc),
+                    format!("`{mma}`: `{}` holds {m_tiles} m64 tiles a warpgroup ({rows} rows), which tessera multiplies only with A read from shared memory through descriptors; here A is {a}", mma.acc),
                     Some(format!("use a `.warpgroup_tile([64, {n}])` accumulator")),
                 );
             } else if mma.deferred {
                 self.error(
                     mma.origin,
-                    format!("`{mma}`: `.deferred()` issues one m64 tile's product behind the next k-tile's; `{}` holds {m_tiles} a warpgroup ({rows} rows)", mma.acc),
+                    format!("`{mma}`: `.deferred()` issues one m64 tile's product behind the next k-tile's; `{}` holds {m_tiles} m64 tiles a warpgroup ({rows} rows)", mma.acc),
                     Some(format!("use a `.warpgroup_tile([64, {n}])` accumulator, or drop `.deferred()`")),
                 );
             }
