@@ -102,20 +102,67 @@ fn product_stored_by_slots(a: Global<bf16, (M, K)>, b: Global<bf16, (K, N)>, y: 
     }
 }
 
+/// [`product_stored_by_slots`] on wgmma with a warpgroup of two m64 tiles
+/// (`.warpgroup_tile([128, BN])`): a lane's slots 0 and 1 lie in the first tile's rows, 2 and 3
+/// in the second's, 64 rows below.
+#[tile_kernel(threads = 128, vector = 8, target = sm_90a, consts(BM = 128, BN = 64, BK = 64))]
+fn product_of_two_m64_tiles_stored_by_slots(
+    a: Global<bf16, (M, K)>,
+    b: Global<bf16, (K, N)>,
+    y: GlobalMut<f32, (M, N)>,
+) {
+    let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM));
+    let a_s = shared::<bf16>([BM, BK]).swizzle_bytes(128).panels();
+    let b_s = shared::<bf16>([BK, BN]).swizzle_bytes(128).panels();
+    let mut s = fragment::<f32>([BM, BN]).warpgroup_tile([128, BN]);
+    for k in pipeline(0..cdiv(K, BK), stages = 3) {
+        copy(a.tile([by, k], [BM, BK]), &a_s);
+        copy(b.tile([k, bx], [BK, BN]), &b_s);
+        mma(&a_s, &b_s, &mut s);
+    }
+    for i in 0..4 {
+        for j in 0..BN / 4 {
+            let r = by * BM + s.row(i);
+            let c = bx * BN + s.col(j);
+            if r < M && c < N {
+                y[[r, c]] = s[[i, j]];
+            }
+        }
+    }
+}
+
 on_both_backends!(
     the_softmax_after_the_loop_matches_an_f64_softmax_of_the_product,
     the_softmax_inside_the_pipeline_matches_an_f64_softmax_of_the_product,
     each_lane_stores_its_slots_where_row_and_col_say,
+    each_lane_of_a_two_m64_tile_warpgroup_stores_its_slots_where_row_and_col_say,
 );
 
+fn each_lane_of_a_two_m64_tile_warpgroup_stores_its_slots_where_row_and_col_say(backend: &Backend) {
+    check_slots(backend, |a, b, y| product_of_two_m64_tiles_stored_by_slots::launch(backend, a, b, y).map(|_| ()));
+}
+
 fn each_lane_stores_its_slots_where_row_and_col_say(backend: &Backend) {
-    for (m, n, k) in [(64, 64, 32), (70, 100, 48)] {
+    check_slots(backend, |a, b, y| product_stored_by_slots::launch(backend, a, b, y).map(|_| ()));
+}
+
+/// Runs `store` (y = A·B, each lane writing its slots) on whole tiles and on tails, and checks
+/// every element of y against the product: a slot stored in the wrong place leaves the poison.
+fn check_slots(
+    backend: &Backend,
+    store: impl Fn(
+        &tessera::DeviceTensor<bf16>,
+        &tessera::DeviceTensor<bf16>,
+        &mut tessera::DeviceTensor<f32>,
+    ) -> Result<(), tessera::Error>,
+) {
+    for (m, n, k) in [(64, 64, 32), (70, 100, 48), (256, 64, 64), (200, 70, 72)] {
         let to_bf16 = |v: Vec<f32>| v.into_iter().map(bf16::from_f32).collect::<Vec<_>>();
         let (host_a, host_b) = (to_bf16(random_floats(m * k, 3)), to_bf16(random_floats(k * n, 4)));
         let a = backend.upload(&host_a, [m, k]).unwrap();
         let b = backend.upload(&host_b, [k, n]).unwrap();
         let mut y = backend.filled([m, n], f32::from_bits(POISON)).unwrap();
-        product_stored_by_slots::launch(backend, &a, &b, &mut y).unwrap();
+        store(&a, &b, &mut y).unwrap();
         let got = backend.download(&y).unwrap();
         for row in 0..m {
             for col in 0..n {
