@@ -4,7 +4,8 @@
 mod common;
 
 use tessera::catalog::{
-    attention, copy, epilogue, gemv, hgemm, map, matrix_copy, norm, reduce, sgemm, softmax, stencil, transpose,
+    attention, copy, epilogue, gemv, hgemm, hgemm_bt, map, matrix_copy, norm, reduce, sgemm, softmax, stencil,
+    transpose,
 };
 use tessera::dsl::{analyze, AccessReport, Direction, MemorySpace, Report};
 use tessera::KernelDefinition;

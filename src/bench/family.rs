@@ -172,7 +172,7 @@ impl Family {
             Family::Reduce => vec![&reduce::sum_partials_f32::KERNEL, &reduce::dot_partials_f32::KERNEL],
             Family::Map => map::ALL.to_vec(),
             Family::Stencil => stencil::ALL.to_vec(),
-            Family::Hgemm => hgemm::all().collect(),
+            Family::Hgemm => hgemm::all().chain(hgemm_bt::ALL).collect(),
             Family::Softmax => softmax::ALL.to_vec(),
             Family::Norm => norm::ALL.to_vec(),
             Family::Gemv => gemv::ALL.to_vec(),

@@ -20,8 +20,8 @@ pub use family::Family;
 pub use output::{csv, csv_field, json, table};
 
 use crate::catalog::{
-    attention, copy, epilogue, gemm_input_type, gemm_output_type, gemv, hgemm, map, norm, reduce, sgemm, softmax,
-    stencil, transpose,
+    attention, copy, epilogue, gemm_input_type, gemm_output_type, gemv, hgemm, hgemm_bt, map, norm, reduce, sgemm,
+    softmax, stencil, transpose,
 };
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};

@@ -7,6 +7,7 @@ pub mod copy;
 pub mod epilogue;
 pub mod gemv;
 pub mod hgemm;
+pub mod hgemm_bt;
 pub mod map;
 pub mod matrix_copy;
 pub mod norm;
@@ -95,6 +96,7 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .chain(transpose::ALL)
         .chain(sgemm::ALL)
         .chain(hgemm::all())
+        .chain(hgemm_bt::ALL)
         .chain(reduce::ALL)
         .chain(map::ALL)
         .chain(matrix_copy::ALL)
