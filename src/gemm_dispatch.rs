@@ -10,15 +10,15 @@
 //! use tessera::gemm_dispatch::GemmTable;
 //! let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").unwrap();
 //! // the kernel measured fastest at the nearest measured shape, aligned like this one
-//! let f32 = tessera::dsl::ElementType::F32;
-//! let kernel = h200.choose(f32, f32, 4096, 4096, 4096).unwrap();
+//! let f32 = tessera::gemm_dispatch::GemmTypes::new(tessera::dsl::ElementType::F32, tessera::dsl::ElementType::F32);
+//! let kernel = h200.choose(f32, 4096, 4096, 4096).unwrap();
 //! assert!(kernel.name().starts_with("sgemm_v1"));
 //! ```
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::{epilogue, hgemm, matrix_copy, sgemm};
+use crate::catalog::{epilogue, hgemm, hgemm_bt, matrix_copy, sgemm};
 use crate::dsl::ElementType;
 use crate::runtime::{DeviceRef, Element};
 use crate::{Argument, Device, Error, Input, KernelDefinition, Launched, Output};
@@ -50,10 +50,8 @@ const SHIPPED: [(&str, &str); 2] = [
 pub enum GemmError {
     #[error("gemm multiplies matrices: A is {a:?}, B is {b:?}")]
     NotMatrices { a: Vec<usize>, b: Vec<usize> },
-    #[error(
-        "no GEMM kernel of {input} inputs and {output} output measured in the table for {device} (table: {table})"
-    )]
-    NoKernel { input: ElementType, output: ElementType, device: String, table: String },
+    #[error("no GEMM kernel of {types} measured in the table for {device} (table: {table})")]
+    NoKernel { types: GemmTypes, device: String, table: String },
     #[error(transparent)]
     Table(#[from] GemmTableError),
     #[error(transparent)]
@@ -67,6 +65,52 @@ pub enum GemmTableError {
     Row { source_name: String, line: usize, message: String },
     #[error("{path}: {error}")]
     Read { path: String, error: std::io::Error },
+}
+
+/// What a GEMM multiplies: A's and B's element type (`input`), C's (`output`), and whether B
+/// is stored transposed, [N, K] — a linear layer's weight ([`gemm_bt`]).
+///
+/// ```
+/// use tessera::dsl::ElementType::{BF16, F32};
+/// use tessera::gemm_dispatch::GemmTypes;
+/// let linear = GemmTypes::new(BF16, BF16).with_b_transposed();
+/// assert_eq!(linear.to_string(), "bf16 inputs (B stored [N, K]) into a bf16 C");
+/// assert_eq!(GemmTypes::new(F32, F32).to_string(), "f32 inputs into an f32 C");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GemmTypes {
+    pub input: ElementType,
+    pub output: ElementType,
+    pub b_transposed: bool,
+}
+
+impl GemmTypes {
+    /// `input` A and B, B stored [K, N], into an `output` C.
+    pub const fn new(input: ElementType, output: ElementType) -> Self {
+        Self { input, output, b_transposed: false }
+    }
+
+    /// The same with B stored [N, K].
+    pub const fn with_b_transposed(self) -> Self {
+        Self { b_transposed: true, ..self }
+    }
+
+    /// (M, N, K) of A (`a_shape`) times B (`b_shape`) as these types store them, or
+    /// [`GemmError::NotMatrices`].
+    fn product(&self, a_shape: &[usize], b_shape: &[usize]) -> Result<[usize; 3], GemmError> {
+        match (a_shape, b_shape, self.b_transposed) {
+            (&[m, k], &[_, n], false) | (&[m, k], &[n, _], true) => Ok([m, n, k]),
+            _ => Err(GemmError::NotMatrices { a: a_shape.to_vec(), b: b_shape.to_vec() }),
+        }
+    }
+}
+
+impl std::fmt::Display for GemmTypes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let layout = if self.b_transposed { " (B stored [N, K])" } else { "" };
+        let article = if self.output == ElementType::F32 { "an" } else { "a" };
+        write!(f, "{} inputs{layout} into {article} {} C", self.input, self.output)
+    }
 }
 
 impl GemmTable {
@@ -153,21 +197,14 @@ impl GemmTable {
     ///
     /// ```
     /// use tessera::dsl::ElementType::BF16;
-    /// use tessera::gemm_dispatch::GemmTable;
+    /// use tessera::gemm_dispatch::{GemmTable, GemmTypes};
     /// let h200 = GemmTable::shipped().into_iter().find(|t| t.gpu == "H200").unwrap();
     /// // bf16 in, bf16 out: among the kernels that round C to bf16 at the store
-    /// let kernel = h200.choose(BF16, BF16, 4096, 4096, 4096).unwrap();
+    /// let kernel = h200.choose(GemmTypes::new(BF16, BF16), 4096, 4096, 4096).unwrap();
     /// assert!(kernel.name().ends_with("_bf16_to_bf16"));
     /// ```
-    pub fn choose(
-        &self,
-        input: ElementType,
-        output: ElementType,
-        m: usize,
-        n: usize,
-        k: usize,
-    ) -> Option<&'static KernelDefinition> {
-        self.choose_among(input, m, n, k, |kernel| runs_on(kernel, input, output))
+    pub fn choose(&self, types: GemmTypes, m: usize, n: usize, k: usize) -> Option<&'static KernelDefinition> {
+        self.choose_among(types.input, m, n, k, |kernel| runs_on(kernel, types))
     }
 
     /// [`choose`](GemmTable::choose) among the kernels `candidate` accepts: the one measured
@@ -205,21 +242,24 @@ impl GemmTable {
     }
 }
 
-/// Whether `kernel` multiplies `input` elements into an `output` C: the SGEMMs for f32 into f32
-/// (FP32 math, not TF32), the HGEMMs of that type for f16 and bf16 into f32 or into their own type.
-fn runs_on(kernel: &str, input: ElementType, output: ElementType) -> bool {
-    let family: &[&KernelDefinition] = match (input, output) {
-        (ElementType::F32, ElementType::F32) => &sgemm::ALL,
-        (ElementType::BF16, ElementType::F32) => &hgemm::ALL_BF16,
-        (ElementType::F16, ElementType::F32) => &hgemm::ALL_F16,
-        (ElementType::BF16, ElementType::BF16) | (ElementType::F16, ElementType::F16) => &hgemm::ALL_16_BIT_OUTPUT,
+/// Whether `kernel` multiplies as `types` say: the SGEMMs for f32 into f32 (FP32 math, not
+/// TF32), the HGEMMs of that type for f16 and bf16 into f32 or into their own type, and the
+/// `hgemm_bt` kernels where B is stored [N, K].
+fn runs_on(kernel: &str, types: GemmTypes) -> bool {
+    use ElementType::{BF16, F16, F32};
+    let family: &[&KernelDefinition] = match (types.b_transposed, types.input, types.output) {
+        (false, F32, F32) => &sgemm::ALL,
+        (false, BF16, F32) => &hgemm::ALL_BF16,
+        (false, F16, F32) => &hgemm::ALL_F16,
+        (false, BF16, BF16) | (false, F16, F16) => &hgemm::ALL_16_BIT_OUTPUT,
+        (true, BF16 | F16, _) => &hgemm_bt::ALL,
         _ => &[],
     };
     kernel != sgemm::sgemm_naive::NAME
         && family.iter().any(|k| {
             k.name() == kernel
-                && crate::catalog::gemm_input_type(k) == input
-                && crate::catalog::gemm_output_type(k) == output
+                && crate::catalog::gemm_input_type(k) == types.input
+                && crate::catalog::gemm_output_type(k) == types.output
         })
 }
 
@@ -272,10 +312,61 @@ pub fn gemm<T: GemmInput, C: GemmOutput<T>>(
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
-    if T::TYPE.size_bytes() == 2 && copies_to_aligned_rows(device, a, b, &*c)? {
-        return gemm_through_aligned_copies(device, a, b, c, alpha, beta);
+    gemm_of(GemmTypes::new(T::TYPE, C::TYPE), device, a, b, c, alpha, beta)
+}
+
+/// Element types [`gemm_bt`] multiplies: bf16 and f16 (wgmma reads a K-major B of 16-bit
+/// values through its descriptor; FP32 and TF32 kernels of B stored [N, K] are not in the
+/// table).
+pub trait TransposedBInput: GemmInput {}
+impl TransposedBInput for half::bf16 {}
+impl TransposedBInput for half::f16 {}
+
+/// C = α·A·Bᵀ + β·C with B stored [N, K] — a linear layer's y = x·Wᵀ, its weight W stored
+/// [out, in] as torch's `F.linear` takes it — on the `hgemm_bt` kernel measured fastest for
+/// the shape, the types and the device, as [`gemm`] chooses (aligned copies included). C is f32
+/// or the inputs' type.
+///
+/// ```
+/// use tessera::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let one = bf16::from_f32(1.0);
+/// let x = backend.upload(&vec![one; 4 * 64], [4, 64])?; // 4 rows of 64 features
+/// let w = backend.upload(&vec![one; 8 * 64], [8, 64])?; // 8 outputs × 64 inputs
+/// let mut y = backend.zeros::<bf16>([4, 8])?;
+/// let launched = tessera::gemm_bt(&backend, &x, &w, &mut y, 1.0, 0.0)?;
+/// assert!(launched.kernel.starts_with("hgemm_v") && launched.kernel.contains("_bt_"));
+/// assert_eq!(backend.download(&y)?[0].to_f32(), 64.0);
+/// # Ok(()) }
+/// ```
+pub fn gemm_bt<T: TransposedBInput, C: GemmOutput<T>>(
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    c: &mut impl Output<C>,
+    alpha: f32,
+    beta: f32,
+) -> Result<Launched, GemmError> {
+    gemm_of(GemmTypes::new(T::TYPE, C::TYPE).with_b_transposed(), device, a, b, c, alpha, beta)
+}
+
+/// [`gemm`] and [`gemm_bt`]: the kernel `types` and the shape choose, on aligned copies where
+/// 16-bit rows are not 16-byte aligned and the work pays for them.
+fn gemm_of<T: GemmInput, C: GemmOutput<T>>(
+    types: GemmTypes,
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    c: &mut impl Output<C>,
+    alpha: f32,
+    beta: f32,
+) -> Result<Launched, GemmError> {
+    if T::TYPE.size_bytes() == 2 && copies_to_aligned_rows(types, device, a, b, &*c)? {
+        let kernel = choose(device, types, &padded_shape::<T>(a.shape()), &padded_shape::<T>(b.shape()))?;
+        return gemm_through_aligned_copies_with(kernel, device, a, b, c, alpha, beta);
     }
-    let kernel = choose(device, T::TYPE, C::TYPE, a.shape(), b.shape())?;
+    let kernel = choose(device, types, a.shape(), b.shape())?;
     Ok(crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, beta)?)
 }
 
@@ -294,14 +385,13 @@ const ROW_ALIGNMENT_BYTES: usize = 128;
 /// C, when the kernel the table picks copies with cp.async (a TMA kernel narrows only its
 /// stores for C).
 fn copies_to_aligned_rows<T: GemmInput, C: GemmOutput<T>>(
+    types: GemmTypes,
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
     c: &impl Output<C>,
 ) -> Result<bool, GemmError> {
-    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
-        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
-    };
+    let [m, n, k] = types.product(a.shape(), b.shape())?;
     if m.saturating_mul(n).saturating_mul(k) < ALIGNED_COPY_WORK {
         return Ok(false);
     }
@@ -310,7 +400,7 @@ fn copies_to_aligned_rows<T: GemmInput, C: GemmOutput<T>>(
     }
     // C's rows alone do not take the copies when the kernel reads A and B by TMA (see
     // gemm_through_aligned_copies)
-    let tma = choose(device, T::TYPE, C::TYPE, a.shape(), b.shape())?.ir()?.copies_by_tma();
+    let tma = choose(device, types, a.shape(), b.shape())?.ir()?.copies_by_tma();
     Ok(!tma && !Argument::input("c", c).rows_aligned(16))
 }
 
@@ -344,11 +434,8 @@ pub fn gemm_through_aligned_copies<T: GemmInput, C: GemmOutput<T>>(
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
-    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
-        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
-    };
-    let (k_ld, n_ld) = (padded_row::<T>(k), padded_row::<T>(n));
-    let kernel = choose(device, T::TYPE, C::TYPE, &[m, k_ld], &[k_ld, n_ld])?;
+    let types = GemmTypes::new(T::TYPE, C::TYPE);
+    let kernel = choose(device, types, &padded_shape::<T>(a.shape()), &padded_shape::<T>(b.shape()))?;
     gemm_through_aligned_copies_with(kernel, device, a, b, c, alpha, beta)
 }
 
@@ -381,12 +468,12 @@ pub fn gemm_through_aligned_copies_with<T: GemmInput, C: GemmOutput<T>>(
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
-    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
+    let (&[_, _], &[_, _], &[m, n]) = (a.shape(), b.shape(), c.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
-    let (a_aligned, b_aligned, [k_ld, n_ld]) = aligned_copies(device, a, b, [m, n, k])?;
-    let a_view = a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?;
-    let b_view = b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?;
+    let n_ld = padded_row::<C>(n);
+    let (a_aligned, b_aligned) = (aligned_copy(device, a)?, aligned_copy(device, b)?);
+    let (a_view, b_view) = (a_aligned.view()?, b_aligned.view()?);
     let on = device.device_ref();
     // a TMA kernel reads A and B by TMA whatever C's rows are, and stores C as narrowly as its
     // rows need; a cp.async kernel would narrow its copies for C's rows too, so C goes through
@@ -414,22 +501,30 @@ pub fn gemm_through_aligned_copies_with<T: GemmInput, C: GemmOutput<T>>(
     Ok(launched)
 }
 
-/// Copies of A (m × k) and B (k × n) whose rows lie a multiple of 128 bytes apart, and those
-/// leading dimensions: the kernels read only inside views of m × k and k × n (edge tiles check
-/// each element), so the padding may hold anything.
-fn aligned_copies<T: GemmInput>(
-    device: &impl Device,
-    a: &impl Input<T>,
-    b: &impl Input<T>,
-    [m, n, k]: [usize; 3],
-) -> Result<(crate::DeviceTensor<T>, crate::DeviceTensor<T>, [usize; 2]), Error> {
-    let (k_ld, n_ld) = (padded_row::<T>(k), padded_row::<T>(n));
-    let on = device.device_ref();
-    let mut a_aligned = on.scratch::<T>([m * k_ld])?;
-    let mut b_aligned = on.scratch::<T>([k * n_ld])?;
-    copy_matrix(device, a, &mut a_aligned.view_with_leading_dimension_mut(0, [m, k], k_ld)?)?;
-    copy_matrix(device, b, &mut b_aligned.view_with_leading_dimension_mut(0, [k, n], n_ld)?)?;
-    Ok((a_aligned, b_aligned, [k_ld, n_ld]))
+/// A copy of a matrix whose rows lie a multiple of 128 bytes apart: the kernels read only
+/// inside its view of the matrix's shape (edge tiles check each element), so the padding may
+/// hold anything.
+struct AlignedCopy<T: Element> {
+    buffer: crate::DeviceTensor<T>,
+    shape: [usize; 2],
+    leading: usize,
+}
+
+impl<T: Element> AlignedCopy<T> {
+    fn view(&self) -> Result<crate::runtime::TensorView<'_, T>, Error> {
+        self.buffer.view_with_leading_dimension(0, self.shape, self.leading)
+    }
+}
+
+/// `x` (a matrix) copied into rows padded to whole cache lines ([`padded_row`]).
+fn aligned_copy<T: Element>(device: &impl Device, x: &impl Input<T>) -> Result<AlignedCopy<T>, GemmError> {
+    let &[rows, cols] = x.shape() else {
+        return Err(GemmError::NotMatrices { a: x.shape().to_vec(), b: vec![] });
+    };
+    let leading = padded_row::<T>(cols);
+    let mut buffer = device.device_ref().scratch::<T>([rows * leading])?;
+    copy_matrix(device, x, &mut buffer.view_with_leading_dimension_mut(0, [rows, cols], leading)?)?;
+    Ok(AlignedCopy { buffer, shape: [rows, cols], leading })
 }
 
 /// The leading dimension of an aligned copy of rows of `cols` elements: whole 128-byte lines,
@@ -437,6 +532,15 @@ fn aligned_copies<T: GemmInput>(
 /// ran V11 at half the speed of 4160).
 fn padded_row<T>(cols: usize) -> usize {
     cols.next_multiple_of(ROW_ALIGNMENT_BYTES / std::mem::size_of::<T>())
+}
+
+/// A matrix's shape with its rows as long as an aligned copy's ([`padded_row`]): the shape the
+/// table chooses the kernel for.
+fn padded_shape<T>(shape: &[usize]) -> Vec<usize> {
+    match shape {
+        &[rows, cols] => vec![rows, padded_row::<T>(cols)],
+        other => other.to_vec(),
+    }
 }
 
 /// y = x through the [`matrix_copy`] kernel of the element type.
@@ -450,27 +554,25 @@ fn copy_matrix<T: Element>(device: &impl Device, x: &impl Input<T>, y: &mut impl
     Ok(())
 }
 
-/// The kernel [`gemm`] takes on `device` for A (`a_shape`) · B (`b_shape`) of `input` elements
-/// into a C of `output` elements.
+/// The kernel [`gemm`] (or [`gemm_bt`], with `types.b_transposed`) takes on `device` for A
+/// (`a_shape`) · B (`b_shape`) as `types` say.
 ///
 /// ```
 /// use tessera::dsl::ElementType::{BF16, F32};
+/// use tessera::gemm_dispatch::{choose, GemmTypes};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let simulation = tessera::Backend::Simulator(tessera::Simulator::new()?);
-/// let kernel = tessera::gemm_dispatch::choose(&simulation, BF16, F32, &[4096, 4096], &[4096, 4096])?;
+/// let kernel = choose(&simulation, GemmTypes::new(BF16, F32), &[4096, 4096], &[4096, 4096])?;
 /// assert!(kernel.name().ends_with("_bf16")); // the H200's choice on the simulation
 /// # Ok(()) }
 /// ```
 pub fn choose(
     device: &impl Device,
-    input: ElementType,
-    output: ElementType,
+    types: GemmTypes,
     a_shape: &[usize],
     b_shape: &[usize],
 ) -> Result<&'static KernelDefinition, GemmError> {
-    choose_once(device, "gemm", [input, output], a_shape, b_shape, |table, [m, n, k]| {
-        table.choose(input, output, m, n, k)
-    })
+    choose_once(device, "gemm", types, a_shape, b_shape, |table, [m, n, k]| table.choose(types, m, n, k))
 }
 
 /// How [`gemm_bias_gelu`] computes C = GELU(α·A·B + bias) at a shape.
@@ -531,14 +633,15 @@ fn fused_where_v13_leads(
     a_shape: &[usize],
     b_shape: &[usize],
 ) -> Result<&'static KernelDefinition, GemmError> {
-    choose_once(device, what, [ElementType::F32; 2], a_shape, b_shape, |table, [m, n, k]| {
+    let f32 = GemmTypes::new(ElementType::F32, ElementType::F32);
+    choose_once(device, what, f32, a_shape, b_shape, |table, [m, n, k]| {
         let plain = table.choose_among(ElementType::F32, m, n, k, |kernel| {
             kernel == sgemm::sgemm_v12::NAME || kernel == sgemm::sgemm_v13::NAME
         })?;
         if plain.name() == sgemm::sgemm_v13::NAME {
             Some(fused)
         } else {
-            table.choose(ElementType::F32, ElementType::F32, m, n, k)
+            table.choose(f32, m, n, k)
         }
     })
 }
@@ -640,20 +743,20 @@ fn bias_gemm_16_bit<T: GemmInput>(
     let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
         return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
     };
-    let gemm = choose_once(device, what, [T::TYPE; 2], a.shape(), b.shape(), |table, [m, n, k]| {
-        // the plain kernels of these tiles that store a 16-bit C, as the fused ones do
-        let (v11, v20) = match T::TYPE {
-            ElementType::F16 => (hgemm::hgemm_v11_f16_to_f16::NAME, hgemm::hgemm_v20_f16_to_f16::NAME),
-            _ => (hgemm::hgemm_v11_bf16_to_bf16::NAME, hgemm::hgemm_v20_bf16_to_bf16::NAME),
-        };
-        let plain = table.choose_among(T::TYPE, m, n, k, |kernel| kernel == v11 || kernel == v20)?;
-        Some(if plain.name() == v20 { small } else { large })
-    })?;
+    let gemm =
+        choose_once(device, what, GemmTypes::new(T::TYPE, T::TYPE), a.shape(), b.shape(), |table, [m, n, k]| {
+            // the plain kernels of these tiles that store a 16-bit C, as the fused ones do
+            let (v11, v20) = match T::TYPE {
+                ElementType::F16 => (hgemm::hgemm_v11_f16_to_f16::NAME, hgemm::hgemm_v20_f16_to_f16::NAME),
+                _ => (hgemm::hgemm_v11_bf16_to_bf16::NAME, hgemm::hgemm_v20_bf16_to_bf16::NAME),
+            };
+            let plain = table.choose_among(T::TYPE, m, n, k, |kernel| kernel == v11 || kernel == v20)?;
+            Some(if plain.name() == v20 { small } else { large })
+        })?;
     let unaligned = !Argument::input("a", a).rows_aligned(16) || !Argument::input("b", b).rows_aligned(16);
     Ok(if unaligned && m.saturating_mul(n).saturating_mul(k) >= ALIGNED_COPY_WORK {
-        let (a_aligned, b_aligned, [k_ld, n_ld]) = aligned_copies(device, a, b, [m, n, k])?;
-        let a_view = a_aligned.view_with_leading_dimension(0, [m, k], k_ld)?;
-        let b_view = b_aligned.view_with_leading_dimension(0, [k, n], n_ld)?;
+        let (a_aligned, b_aligned) = (aligned_copy(device, a)?, aligned_copy(device, b)?);
+        let (a_view, b_view) = (a_aligned.view()?, b_aligned.view()?);
         launch_bias_gemm(gemm, device, &a_view, &b_view, bias, residual, c, alpha)?
     } else {
         launch_bias_gemm(gemm, device, a, b, bias, residual, c, alpha)?
@@ -820,35 +923,33 @@ pub fn gemm_bias_residual<T: BiasResidualElement>(
 
 /// `pick`'s kernel from the table of `device` for A (`a_shape`) · B (`b_shape`), remembered
 /// per device, entry point (`what`), type and shape: a choice is a scan of the table's rows
-/// (tens of µs of host time), which a launch of a 9 µs GEMM cannot afford every call.
+/// (tens of µs of host time), which a launch of a 9 µs GEMM cannot afford every call. Where the
+/// device's table holds no kernel of these types (the H200's has no B [N, K] rows yet; a user's
+/// table may lack 16-bit outputs), the first shipped table that does decides: the Hopper parts
+/// rank the kernels alike.
 fn choose_once(
     device: &impl Device,
     what: &'static str,
-    [input, output]: [ElementType; 2],
+    types: GemmTypes,
     a_shape: &[usize],
     b_shape: &[usize],
-    pick: impl FnOnce(&GemmTable, [usize; 3]) -> Option<&'static KernelDefinition>,
+    pick: impl Fn(&GemmTable, [usize; 3]) -> Option<&'static KernelDefinition>,
 ) -> Result<&'static KernelDefinition, GemmError> {
-    let (&[m, k], &[_, n]) = (a_shape, b_shape) else {
-        return Err(GemmError::NotMatrices { a: a_shape.to_vec(), b: b_shape.to_vec() });
-    };
+    let [m, n, k] = types.product(a_shape, b_shape)?;
     let name = match device.device_ref() {
         DeviceRef::Gpu(gpu) => gpu.name(),
         DeviceRef::Simulator(_) => "H200",
     };
-    type Choices = HashMap<String, HashMap<(&'static str, [ElementType; 2], [usize; 3]), &'static KernelDefinition>>;
+    type Choices = HashMap<String, HashMap<(&'static str, GemmTypes, [usize; 3]), &'static KernelDefinition>>;
     static CHOSEN: Mutex<Option<Choices>> = Mutex::new(None);
-    let key = (what, [input, output], [m, n, k]);
+    let key = (what, types, [m, n, k]);
     if let Some(kernel) = CHOSEN.lock().ok().and_then(|chosen| chosen.as_ref()?.get(name)?.get(&key).copied()) {
         return Ok(kernel);
     }
     let table = GemmTable::for_device(name)?;
-    let kernel = pick(&table, [m, n, k]).ok_or_else(|| GemmError::NoKernel {
-        input,
-        output,
-        device: name.to_string(),
-        table: table.gpu.clone(),
-    })?;
+    let kernel = pick(&table, [m, n, k])
+        .or_else(|| GemmTable::shipped().iter().find_map(|shipped| pick(shipped, [m, n, k])))
+        .ok_or_else(|| GemmError::NoKernel { types, device: name.to_string(), table: table.gpu.clone() })?;
     if let Ok(mut chosen) = CHOSEN.lock() {
         chosen.get_or_insert_with(HashMap::new).entry(name.to_string()).or_default().insert(key, kernel);
     }

@@ -8,7 +8,7 @@ mod common;
 use common::{gemm_reference, random_floats, relative_error};
 use tessera::bench::Family;
 use tessera::dsl::ElementType;
-use tessera::gemm_dispatch::{GemmError, GemmTable};
+use tessera::gemm_dispatch::{GemmError, GemmTable, GemmTypes};
 use tessera::half::bf16;
 use tessera::Backend;
 
@@ -16,23 +16,27 @@ on_both_backends!(
     gemm_multiplies_with_the_kernel_it_reports,
     gemm_of_bf16_runs_on_tensor_cores,
     gemm_into_a_16_bit_c_rounds_the_f32_result_once,
+    gemm_bt_multiplies_by_b_stored_n_by_k,
     aligned_copies_of_unaligned_16_bit_operands_give_the_same_product_at_full_width,
     gemm_copies_unaligned_16_bit_operands_only_when_the_work_pays_for_it
 );
 
-fn fastest_measured(table: &GemmTable, [input, output]: [ElementType; 2], shape: [usize; 3]) -> Option<&'static str> {
+fn fastest_measured(table: &GemmTable, types: GemmTypes, shape: [usize; 3]) -> Option<&'static str> {
+    use tessera::catalog::{find, gemm_b_transposed, gemm_input_type, gemm_output_type};
     table
         .records
         .iter()
         .filter(|r| r.shape == shape)
-        .filter(|r| match (input, output) {
-            (ElementType::F32, _) => r.kernel.starts_with("sgemm_") && r.kernel != "sgemm_naive",
-            (ElementType::BF16, ElementType::F32) => r.kernel.ends_with("_bf16") && !r.kernel.contains("_to_"),
-            (ElementType::F16, ElementType::F32) => {
-                r.kernel.starts_with("hgemm") && r.kernel.ends_with("_f16") && !r.kernel.contains("_to_")
+        .filter(|r| match types.input {
+            // FP32 SGEMMs, not TF32
+            ElementType::F32 => r.kernel.starts_with("sgemm_") && r.kernel != "sgemm_naive",
+            _ => {
+                let kernel = find(r.kernel).unwrap();
+                r.kernel.starts_with("hgemm_")
+                    && gemm_input_type(kernel) == types.input
+                    && gemm_output_type(kernel) == types.output
+                    && gemm_b_transposed(kernel) == types.b_transposed
             }
-            (ElementType::BF16, _) => r.kernel.ends_with("_bf16_to_bf16"),
-            _ => r.kernel.ends_with("_f16_to_f16"),
         })
         .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
         .map(|r| r.kernel)
@@ -44,22 +48,36 @@ fn at_every_shape_of_the_sgemm_bench_the_choice_is_the_fastest_measured_kernel()
     assert!(tables.iter().any(|t| t.gpu == "H200") && tables.iter().any(|t| t.gpu == "H100"), "both tables ship");
     for table in &tables {
         use ElementType::{BF16, F16, F32};
-        for [input, output] in [[F32, F32], [BF16, F32], [F16, F32], [BF16, BF16], [F16, F16]] {
+        let plain = [[F32, F32], [BF16, F32], [F16, F32], [BF16, BF16], [F16, F16]].map(|[i, o]| GemmTypes::new(i, o));
+        let transposed = plain[1..].iter().map(|t| t.with_b_transposed());
+        for types in plain.into_iter().chain(transposed) {
+            let measured = |r: &&tessera::gemm_dispatch::GemmRecord| {
+                let kernel = tessera::catalog::find(r.kernel).unwrap();
+                tessera::catalog::gemm_b_transposed(kernel) == types.b_transposed
+                    && tessera::catalog::gemm_input_type(kernel) == types.input
+            };
+            if types.b_transposed && !table.records.iter().any(|r| measured(&r)) {
+                // the session that added the B [N, K] kernels got only H100s: `gemm_bt` takes
+                // the H100's choice on an H200 (choose_once)
+                assert_eq!(table.gpu, "H200", "{}: no B [N, K] records", table.gpu);
+                continue;
+            }
             for shape in Family::Sgemm.default_sizes() {
                 let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v as usize).unwrap();
                 let shape = [value("M"), value("N"), value("K")];
-                let got = table.choose(input, output, shape[0], shape[1], shape[2]).map(|k| k.name());
-                if output != F32 && shape[1] % 8 != 0 {
-                    // the bench times a 16-bit-output kernel on rows not 16 bytes apart only
-                    // through aligned copies, as `gemm` runs it there: no record of its own, so
-                    // the choice is the nearest aligned shape's
-                    let got = got.unwrap_or_else(|| panic!("{}: no choice for {input} → {output}", table.gpu));
-                    assert!(got.ends_with(&format!("_{output}_to_{output}")), "{got}");
+                let got = table.choose(types, shape[0], shape[1], shape[2]);
+                if (types.output != F32 || types.b_transposed) && shape[1] % 8 != 0 {
+                    // the bench times the 16-bit-output and B [N, K] kernels (all TMA) on rows
+                    // not 16 bytes apart only through aligned copies, as `gemm` runs them there:
+                    // no record of their own, so the choice is the nearest aligned shape's
+                    let got = got.unwrap_or_else(|| panic!("{}: no choice for {types}", table.gpu));
+                    assert_eq!(tessera::catalog::gemm_output_type(got), types.output, "{}", got.name());
+                    assert_eq!(tessera::catalog::gemm_b_transposed(got), types.b_transposed, "{}", got.name());
                     continue;
                 }
-                let want = fastest_measured(table, [input, output], shape)
-                    .unwrap_or_else(|| panic!("{}: no {input} → {output} record at {shape:?}", table.gpu));
-                assert_eq!(got, Some(want), "{} {input} → {output} at {shape:?}", table.gpu);
+                let want = fastest_measured(table, types, shape)
+                    .unwrap_or_else(|| panic!("{}: no record of {types} at {shape:?}", table.gpu));
+                assert_eq!(got.map(|k| k.name()), Some(want), "{} {types} at {shape:?}", table.gpu);
             }
         }
     }
@@ -77,14 +95,15 @@ fn an_unmeasured_shape_takes_the_nearest_measured_shape_aligned_alike() {
                softmax,softmax_block_f32,\"R=8192,C=8192\",1,1,1,4000\n";
     let table = GemmTable::from_bench_csv("test", csv).unwrap();
     assert_eq!(table.records.len(), 6, "other families are skipped");
-    let pick = |m, n, k| table.choose(ElementType::F32, ElementType::F32, m, n, k).map(|k| k.name());
+    let f32 = GemmTypes::new(ElementType::F32, ElementType::F32);
+    let pick = |m, n, k| table.choose(f32, m, n, k).map(|k| k.name());
     assert_eq!(pick(4096, 4096, 4096), Some("sgemm_v12"));
     assert_eq!(pick(3968, 4000, 4200), Some("sgemm_v12"), "aligned, nearest 4096³");
     assert_eq!(pick(4001, 4001, 4001), Some("sgemm_v4"), "unaligned: the tail shape's winner");
     assert_eq!(pick(4001, 4096, 4096), Some("sgemm_v12"), "M does not touch the rows' alignment");
     assert_eq!(pick(1280, 1024, 768), Some("sgemm_v6_128x64"), "nearest 1024³");
     assert_eq!(
-        table.choose(ElementType::BF16, ElementType::F32, 4096, 4096, 4096).map(|k| k.name()),
+        table.choose(GemmTypes::new(ElementType::BF16, ElementType::F32), 4096, 4096, 4096).map(|k| k.name()),
         None,
         "no bf16 rows"
     );
@@ -128,8 +147,13 @@ fn gemm_multiplies_with_the_kernel_it_reports(backend: &Backend) {
         let b = backend.upload(&host_b, [k, n]).unwrap();
         let mut c = backend.upload(&host_c, [m, n]).unwrap();
         let launched = tessera::gemm(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
-        let chosen =
-            tessera::gemm_dispatch::choose(backend, ElementType::F32, ElementType::F32, &[m, k], &[k, n]).unwrap();
+        let chosen = tessera::gemm_dispatch::choose(
+            backend,
+            GemmTypes::new(ElementType::F32, ElementType::F32),
+            &[m, k],
+            &[k, n],
+        )
+        .unwrap();
         // what `Launched` reports is the kernel `choose` picks (which kernel that should be is
         // the table tests' concern)
         assert_eq!(launched.kernel, chosen.name());
@@ -199,7 +223,7 @@ fn check_16_bit_output<T: tessera::gemm_dispatch::GemmInput + tessera::gemm_disp
     let mut c = backend.upload(&host_c, [m, n]).unwrap();
     let launched = tessera::gemm(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
     assert!(launched.kernel.ends_with(suffix), "{} at {m}×{n}×{k}", launched.kernel);
-    let chosen = tessera::gemm_dispatch::choose(backend, T::TYPE, T::TYPE, &[m, k], &[k, n]).unwrap();
+    let chosen = tessera::gemm_dispatch::choose(backend, GemmTypes::new(T::TYPE, T::TYPE), &[m, k], &[k, n]).unwrap();
     let unaligned = k % 8 != 0 || n % 8 != 0;
     if !unaligned {
         assert_eq!(launched.kernel, chosen.name(), "what Launched reports is what choose picks");
@@ -213,6 +237,58 @@ fn check_16_bit_output<T: tessera::gemm_dispatch::GemmInput + tessera::gemm_disp
         let got = f64::from(to_f32(g));
         assert!((got - w).abs() <= bound, "{} at {m}×{n}×{k}: C[{i}] = {got}, want {w}", launched.kernel);
     }
+}
+
+/// `gemm_bt`: C = α·A·Bᵀ + β·C with B stored [N, K] on an `hgemm_bt` kernel, into f32 and into
+/// the inputs' type — on whole tiles, tails, and (on the GPU) rows not 16 bytes apart through
+/// aligned copies of A and of B's [N, K] rows.
+fn gemm_bt_multiplies_by_b_stored_n_by_k(backend: &Backend) {
+    let shapes: &[(usize, usize, usize)] = if backend.is_simulated() {
+        &[(40, 24, 48), (33, 17, 9)]
+    } else {
+        &[(1024, 1024, 1024), (4096, 4096, 512), (1023, 1025, 1027)]
+    };
+    for &(m, n, k) in shapes {
+        let rounded = |count, seed| random_floats(count, seed).into_iter().map(bf16::from_f32).collect::<Vec<_>>();
+        let exact = |v: &[bf16]| v.iter().map(|h| h.to_f32()).collect::<Vec<_>>();
+        let (host_a, host_b) = (rounded(m * k, 51), rounded(n * k, 52));
+        let b_kn: Vec<f32> =
+            (0..k).flat_map(|p| (0..n).map(move |j| (j, p))).map(|(j, p)| host_b[j * k + p].to_f32()).collect();
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let b = backend.upload(&host_b, [n, k]).unwrap();
+        // f32 C
+        let host_c = random_floats(m * n, 53);
+        let want = gemm_reference(&exact(&host_a), &b_kn, &host_c, (m, n, k), 1.5, -0.5);
+        let mut c = backend.upload(&host_c, [m, n]).unwrap();
+        let launched = tessera::gemm_bt(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
+        assert!(launched.kernel.contains("_bt_bf16") && !launched.kernel.contains("_to_"), "{}", launched.kernel);
+        let error = relative_error(&backend.download(&c).unwrap(), &want);
+        assert!(error < 1e-5, "{} at {m}×{n}×{k}: relative error {error:e}", launched.kernel);
+        // bf16 C: within an ulp of the exact result plus the accumulation's share
+        let host_c = rounded(m * n, 54);
+        let want = gemm_reference(&exact(&host_a), &b_kn, &exact(&host_c), (m, n, k), 1.5, -0.5);
+        let mut c = backend.upload(&host_c, [m, n]).unwrap();
+        let launched = tessera::gemm_bt(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
+        assert!(launched.kernel.ends_with("_bt_bf16_to_bf16"), "{}", launched.kernel);
+        if k % 8 != 0 && m * n * k >= tessera::gemm_dispatch::ALIGNED_COPY_WORK {
+            assert!(launched.tma, "{} at {m}×{n}×{k}: read by TMA from the aligned copies", launched.kernel);
+        }
+        let accumulation = 1e-5 * (want.iter().map(|w| w * w).sum::<f64>() / want.len() as f64).sqrt();
+        for (i, (g, w)) in backend.download(&c).unwrap().into_iter().zip(&want).enumerate() {
+            let got = f64::from(g.to_f32());
+            assert!(
+                (got - w).abs() <= w.abs() * 2f64.powi(-8) + accumulation,
+                "{} at {m}×{n}×{k}: C[{i}] = {got}, want {w}",
+                launched.kernel
+            );
+        }
+    }
+    // B's shape is checked as [N, K]: A [4, 64] and B [64, 8] do not multiply as A·Bᵀ
+    let one = bf16::from_f32(1.0);
+    let a = backend.upload(&[one; 4 * 64], [4, 64]).unwrap();
+    let b = backend.upload(&[one; 64 * 8], [64, 8]).unwrap();
+    let mut c = backend.zeros::<f32>([4, 8]).unwrap();
+    assert!(tessera::gemm_bt(backend, &a, &b, &mut c, 1.0, 0.0).is_err(), "B [K, N] taken for [N, K]");
 }
 
 /// bf16 and f16 operands whose rows are not 16 bytes apart (odd column counts), β ≠ 0 so C

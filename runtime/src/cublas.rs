@@ -94,7 +94,8 @@ impl GemmExOutput<bf16> for bf16 {
 }
 
 /// A row-major C = A·B in cuBLAS's column-major terms: Cᵀ = Bᵀ·Aᵀ, B passed first, both
-/// untransposed; a row-major leading dimension is the column-major one of the transpose.
+/// untransposed; a row-major leading dimension is the column-major one of the transpose. For
+/// C = A·Bᵀ with B stored [N, K] (`b_transposed`), Cᵀ = B·Aᵀ: B passed first, transposed.
 struct ColumnMajor {
     /// N, M, K of the row-major product.
     m: i32,
@@ -104,19 +105,23 @@ struct ColumnMajor {
     lda: i32,
     ldb: i32,
     ldc: i32,
+    /// cuBLAS's operation on its A (our B): `CUBLAS_OP_T` where B is stored [N, K].
+    op_b: sys::cublasOperation_t,
 }
 
-/// The shapes checked (A M×K, B K×N, C M×N, all 2-D) and turned into cuBLAS's arguments;
-/// `None` when C is empty and there is nothing to do.
+/// The shapes checked (A M×K, B K×N — or N×K where `b_transposed` —, C M×N, all 2-D) and
+/// turned into cuBLAS's arguments; `None` when C is empty and there is nothing to do.
 fn column_major<TA: Element, TC: Element>(
     a: &impl Input<TA>,
     b: &impl Input<TA>,
     c: &impl Output<TC>,
+    b_transposed: bool,
 ) -> Result<Option<ColumnMajor>, Error> {
     let shape_error = || Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() };
-    let (&[m, k], &[k2, n], &[m2, n2]) = (a.shape(), b.shape(), c.shape()) else {
+    let (&[m, k], &[b_rows, b_cols], &[m2, n2]) = (a.shape(), b.shape(), c.shape()) else {
         return Err(shape_error());
     };
+    let (k2, n) = if b_transposed { (b_cols, b_rows) } else { (b_rows, b_cols) };
     if k != k2 || m != m2 || n != n2 {
         return Err(shape_error());
     }
@@ -132,6 +137,7 @@ fn column_major<TA: Element, TC: Element>(
         lda: int(b_ld.max(1))?,
         ldb: int(a_ld.max(1))?,
         ldc: int(c_ld.max(1))?,
+        op_b: if b_transposed { sys::cublasOperation_t::CUBLAS_OP_T } else { sys::cublasOperation_t::CUBLAS_OP_N },
     }))
 }
 
@@ -167,7 +173,7 @@ impl Cublas {
         beta: f32,
         c: &mut impl Output<f32>,
     ) -> Result<(), Error> {
-        let Some(shape) = column_major(a, b, c)? else {
+        let Some(shape) = column_major(a, b, c, false)? else {
             return Ok(());
         };
         let config = GemmConfig {
@@ -211,6 +217,7 @@ impl Cublas {
             a,
             b,
             c,
+            false,
         )
     }
 
@@ -249,6 +256,42 @@ impl Cublas {
             a,
             b,
             c,
+            false,
+        )
+    }
+
+    /// [`gemm_ex`](Self::gemm_ex) with B stored [N, K]: C = α·A·Bᵀ + β·C, a linear layer's
+    /// y = x·Wᵀ (cuBLAS transposes its operand, nothing is copied).
+    ///
+    /// ```no_run
+    /// use half::bf16;
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let blas = gpu.cublas()?;
+    /// let x = gpu.upload(&[bf16::from_f32(1.0); 6], [2, 3])?;
+    /// let w = gpu.upload(&[bf16::from_f32(0.5); 12], [4, 3])?; // 4 outputs × 3 inputs
+    /// let mut y = gpu.zeros::<bf16>([2, 4])?;
+    /// blas.gemm_ex_bt(1.0, &x, &w, 0.0, &mut y)?;
+    /// assert_eq!(gpu.download(&y)?, vec![bf16::from_f32(1.5); 8]);
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn gemm_ex_bt<TIn: GemmExInput, TOut: GemmExOutput<TIn>>(
+        &self,
+        alpha: f32,
+        a: &impl Input<TIn>,
+        b: &impl Input<TIn>,
+        beta: f32,
+        c: &mut impl Output<TOut>,
+    ) -> Result<(), Error> {
+        self.gemm_raw(
+            "running cublasGemmEx on B transposed",
+            [TIn::DATA_TYPE, TOut::DATA_TYPE],
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            sys::cublasMath_t::CUBLAS_DEFAULT_MATH,
+            (alpha, beta),
+            a,
+            b,
+            c,
+            true,
         )
     }
 
@@ -264,8 +307,9 @@ impl Cublas {
         a: &impl Input<TA>,
         b: &impl Input<TA>,
         c: &mut impl Output<TC>,
+        b_transposed: bool,
     ) -> Result<(), Error> {
-        let Some(shape) = column_major(a, b, c)? else {
+        let Some(shape) = column_major(a, b, c, b_transposed)? else {
             return Ok(());
         };
         let (a, b, mut c) = gpu_memory(a, b, c)?;
@@ -290,7 +334,7 @@ impl Cublas {
             unsafe {
                 result::gemm_ex(
                     handle,
-                    sys::cublasOperation_t::CUBLAS_OP_N,
+                    shape.op_b,
                     sys::cublasOperation_t::CUBLAS_OP_N,
                     shape.m,
                     shape.n,

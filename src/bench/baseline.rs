@@ -48,6 +48,8 @@ pub(super) enum Baseline<'g> {
         a: DeviceTensor<half::bf16>,
         b: DeviceTensor<half::bf16>,
         c: DeviceTensor<f32>,
+        /// B stored [N, K], multiplied as Bᵀ (the `hgemm_bt` kernels' baseline).
+        b_transposed: bool,
     },
     /// cuBLAS SGEMM with TF32 tensor-core math (`CUBLAS_COMPUTE_32F_FAST_TF32`).
     GemmTf32 { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
@@ -57,6 +59,8 @@ pub(super) enum Baseline<'g> {
         a: DeviceTensor<half::f16>,
         b: DeviceTensor<half::f16>,
         c: DeviceTensor<f32>,
+        /// B stored [N, K], multiplied as Bᵀ (the `hgemm_bt` kernels' baseline).
+        b_transposed: bool,
     },
     /// cuBLAS `cublasGemmEx`, BF16 inputs and output, f32 compute (torch's `a @ b`).
     GemmBf16ToBf16 {
@@ -64,6 +68,8 @@ pub(super) enum Baseline<'g> {
         a: DeviceTensor<half::bf16>,
         b: DeviceTensor<half::bf16>,
         c: DeviceTensor<half::bf16>,
+        /// B stored [N, K], multiplied as Bᵀ (the `hgemm_bt` kernels' baseline).
+        b_transposed: bool,
     },
     /// cuBLAS `cublasGemmEx`, F16 inputs and output, f32 compute.
     GemmF16ToF16 {
@@ -71,6 +77,8 @@ pub(super) enum Baseline<'g> {
         a: DeviceTensor<half::f16>,
         b: DeviceTensor<half::f16>,
         c: DeviceTensor<half::f16>,
+        /// B stored [N, K], multiplied as Bᵀ (the `hgemm_bt` kernels' baseline).
+        b_transposed: bool,
     },
 }
 
@@ -170,12 +178,14 @@ impl<'g> Baseline<'g> {
                         a: bf16(m, k)?,
                         b: bf16(k, n)?,
                         c: gpu.zeros([m, n])?,
+                        b_transposed: false,
                     },
                     Some(crate::dsl::ElementType::F16) if same_type_output => Baseline::GemmF16ToF16 {
                         blas: gpu.cublas()?,
                         a: f16(m, k)?,
                         b: f16(k, n)?,
                         c: gpu.zeros([m, n])?,
+                        b_transposed: false,
                     },
                     Some(crate::dsl::ElementType::F32) => Baseline::GemmTf32 {
                         blas: gpu.cublas()?,
@@ -183,14 +193,19 @@ impl<'g> Baseline<'g> {
                         b: filled(&[k, n])?,
                         c: gpu.zeros([m, n])?,
                     },
-                    Some(crate::dsl::ElementType::F16) => {
-                        Baseline::GemmF16 { blas: gpu.cublas()?, a: f16(m, k)?, b: f16(k, n)?, c: gpu.zeros([m, n])? }
-                    }
+                    Some(crate::dsl::ElementType::F16) => Baseline::GemmF16 {
+                        blas: gpu.cublas()?,
+                        a: f16(m, k)?,
+                        b: f16(k, n)?,
+                        c: gpu.zeros([m, n])?,
+                        b_transposed: false,
+                    },
                     _ => Baseline::GemmBf16 {
                         blas: gpu.cublas()?,
                         a: bf16(m, k)?,
                         b: bf16(k, n)?,
                         c: gpu.zeros([m, n])?,
+                        b_transposed: false,
                     },
                 })
             }
@@ -207,11 +222,15 @@ impl<'g> Baseline<'g> {
             Baseline::GemmBf16ThenEpilogue { residual: Some(_), .. } => "cuBLAS bf16 + bias_residual_bf16",
             Baseline::GemmF16ThenEpilogue { residual: None, .. } => "cuBLAS f16 + bias_gelu_f16",
             Baseline::GemmF16ThenEpilogue { residual: Some(_), .. } => "cuBLAS f16 + bias_residual_f16",
-            Baseline::GemmBf16 { .. } => "cuBLAS bf16",
-            Baseline::GemmF16 { .. } => "cuBLAS f16",
+            Baseline::GemmBf16 { b_transposed: false, .. } => "cuBLAS bf16",
+            Baseline::GemmF16 { b_transposed: false, .. } => "cuBLAS f16",
             Baseline::GemmTf32 { .. } => "cuBLAS tf32",
-            Baseline::GemmBf16ToBf16 { .. } => "cuBLAS bf16 (bf16 out)",
-            Baseline::GemmF16ToF16 { .. } => "cuBLAS f16 (f16 out)",
+            Baseline::GemmBf16ToBf16 { b_transposed: false, .. } => "cuBLAS bf16 (bf16 out)",
+            Baseline::GemmF16ToF16 { b_transposed: false, .. } => "cuBLAS f16 (f16 out)",
+            Baseline::GemmBf16 { b_transposed: true, .. } => "cuBLAS bf16 (Bᵀ)",
+            Baseline::GemmF16 { b_transposed: true, .. } => "cuBLAS f16 (Bᵀ)",
+            Baseline::GemmBf16ToBf16 { b_transposed: true, .. } => "cuBLAS bf16 (Bᵀ, bf16 out)",
+            Baseline::GemmF16ToF16 { b_transposed: true, .. } => "cuBLAS f16 (Bᵀ, f16 out)",
         }
     }
 
@@ -244,11 +263,56 @@ impl<'g> Baseline<'g> {
                 }
                 .map(|_| ())
             }
-            Baseline::GemmBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
-            Baseline::GemmF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
+            Baseline::GemmBf16 { blas, a, b, c, b_transposed } => gemm_ex(blas, *b_transposed, &*a, &*b, beta, c),
+            Baseline::GemmF16 { blas, a, b, c, b_transposed } => gemm_ex(blas, *b_transposed, &*a, &*b, beta, c),
             Baseline::GemmTf32 { blas, a, b, c } => blas.sgemm_tf32(1.0, &*a, &*b, beta, c),
-            Baseline::GemmBf16ToBf16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
-            Baseline::GemmF16ToF16 { blas, a, b, c } => blas.gemm_ex(1.0, &*a, &*b, beta, c),
+            Baseline::GemmBf16ToBf16 { blas, a, b, c, b_transposed } => gemm_ex(blas, *b_transposed, &*a, &*b, beta, c),
+            Baseline::GemmF16ToF16 { blas, a, b, c, b_transposed } => gemm_ex(blas, *b_transposed, &*a, &*b, beta, c),
         }
+    }
+
+    /// The same cuBLAS GEMM with B stored [N, K] — an `hgemm_bt` kernel's baseline, cuBLAS
+    /// transposing its operand as the kernel's descriptor does; other baselines as they are.
+    pub(super) fn with_b_transposed(self) -> Result<Self, Error> {
+        Ok(match self {
+            Baseline::GemmBf16 { blas, a, b, c, .. } => {
+                Baseline::GemmBf16 { blas, a, b: turned(b)?, c, b_transposed: true }
+            }
+            Baseline::GemmF16 { blas, a, b, c, .. } => {
+                Baseline::GemmF16 { blas, a, b: turned(b)?, c, b_transposed: true }
+            }
+            Baseline::GemmBf16ToBf16 { blas, a, b, c, .. } => {
+                Baseline::GemmBf16ToBf16 { blas, a, b: turned(b)?, c, b_transposed: true }
+            }
+            Baseline::GemmF16ToF16 { blas, a, b, c, .. } => {
+                Baseline::GemmF16ToF16 { blas, a, b: turned(b)?, c, b_transposed: true }
+            }
+            other => other,
+        })
+    }
+}
+
+/// B's k × n values read as n × k: the values are the measurement's, whichever way.
+fn turned<T: crate::runtime::Element>(b: DeviceTensor<T>) -> Result<DeviceTensor<T>, Error> {
+    use crate::runtime::Input as _;
+    match *b.shape() {
+        [k, n] => b.reshape([n, k]),
+        _ => Ok(b),
+    }
+}
+
+/// cuBLAS `cublasGemmEx` C = A·B + β·C, or A·Bᵀ where B is stored [N, K].
+fn gemm_ex<T: crate::runtime::GemmExInput, C: crate::runtime::GemmExOutput<T>>(
+    blas: &crate::runtime::Cublas,
+    b_transposed: bool,
+    a: &DeviceTensor<T>,
+    b: &DeviceTensor<T>,
+    beta: f32,
+    c: &mut DeviceTensor<C>,
+) -> Result<(), Error> {
+    if b_transposed {
+        blas.gemm_ex_bt(1.0, a, b, beta, c)
+    } else {
+        blas.gemm_ex(1.0, a, b, beta, c)
     }
 }

@@ -3,21 +3,43 @@
 //! `stencil::sweep_colour`.
 
 use super::*;
+use crate::gemm_dispatch::GemmTypes;
 
 /// An entry point's timing: (its baseline's, its own, its last launch).
 pub(super) type Timed = (crate::runtime::Timing, crate::runtime::Timing, crate::Launched);
 
-/// The (input, output) types whose `tessera::gemm` the hgemm family times beside the kernels:
-/// bf16 and f16 into f32, and each into its own type.
-pub(super) const ENTRY_POINT_TYPES: [[crate::dsl::ElementType; 2]; 4] = {
+/// The types whose `tessera::gemm` (and, B stored [N, K], `tessera::gemm_bt`) the hgemm family
+/// times beside the kernels: bf16 and f16 into f32, and each into its own type.
+pub(super) const ENTRY_POINT_TYPES: [GemmTypes; 8] = {
     use crate::dsl::ElementType::{BF16, F16, F32};
-    [[BF16, F32], [F16, F32], [BF16, BF16], [F16, F16]]
+    let plain =
+        [GemmTypes::new(BF16, F32), GemmTypes::new(F16, F32), GemmTypes::new(BF16, BF16), GemmTypes::new(F16, F16)];
+    [
+        plain[0],
+        plain[1],
+        plain[2],
+        plain[3],
+        plain[0].with_b_transposed(),
+        plain[1].with_b_transposed(),
+        plain[2].with_b_transposed(),
+        plain[3].with_b_transposed(),
+    ]
 };
 
-/// [`time_gemm_entry_point`] on F16 inputs where `input` says so, else BF16; C of the
-/// `output` type (f32, or the inputs' own).
+/// The row an entry point's timing takes: `tessera::gemm (bf16)` (f32 C, the name of before
+/// 16-bit outputs), `tessera::gemm (bf16 → bf16)`, `tessera::gemm_bt (..)` with B stored [N, K].
+pub(super) fn entry_point_name(types: GemmTypes) -> String {
+    let function = if types.b_transposed { "tessera::gemm_bt" } else { "tessera::gemm" };
+    match types.output {
+        crate::dsl::ElementType::F32 => format!("{function} ({})", types.input),
+        output => format!("{function} ({} → {output})", types.input),
+    }
+}
+
+/// [`time_gemm_entry_point`] on F16 inputs where `types` says so, else BF16; C of its output
+/// type (f32, or the inputs' own).
 pub(super) fn time_gemm(
-    [input, output]: [crate::dsl::ElementType; 2],
+    types: GemmTypes,
     kernel: Option<&'static KernelDefinition>,
     gpu: &Gpu,
     options: &BenchOptions,
@@ -27,20 +49,27 @@ pub(super) fn time_gemm(
 ) -> Result<Timed, Error> {
     use crate::dsl::ElementType::{F16, F32};
     let (f16, bf16) = (half::f16::from_f64, half::bf16::from_f64);
-    match (input, output) {
-        (F16, F32) => time_gemm_entry_point::<_, f32>(kernel, gpu, f16, options, dims, flush, baseline),
-        (F16, _) => time_gemm_entry_point::<_, half::f16>(kernel, gpu, f16, options, dims, flush, baseline),
-        (_, F32) => time_gemm_entry_point::<_, f32>(kernel, gpu, bf16, options, dims, flush, baseline),
-        _ => time_gemm_entry_point::<_, half::bf16>(kernel, gpu, bf16, options, dims, flush, baseline),
+    let layout = types.b_transposed;
+    match (types.input, types.output) {
+        (F16, F32) => time_gemm_entry_point::<_, f32>(kernel, layout, gpu, f16, options, dims, flush, baseline),
+        (F16, _) => time_gemm_entry_point::<_, half::f16>(kernel, layout, gpu, f16, options, dims, flush, baseline),
+        (_, F32) => time_gemm_entry_point::<_, f32>(kernel, layout, gpu, bf16, options, dims, flush, baseline),
+        _ => time_gemm_entry_point::<_, half::bf16>(kernel, layout, gpu, bf16, options, dims, flush, baseline),
     }
 }
 
-/// Times [`crate::gemm`] — the kernel it picks and, for rows that are not 16-byte aligned,
-/// its copies into aligned buffers and back, all inside the timed region — in alternation
-/// with `baseline`: (baseline, gemm, the GEMM's launch). With `kernel`, that kernel through
+/// Times [`crate::gemm`] (or [`crate::gemm_bt`] where `b_transposed`: B stored [N, K]) — the
+/// kernel it picks and, for rows that are not 16-byte aligned, its copies into aligned buffers
+/// and back, all inside the timed region — in alternation with `baseline`: (baseline, gemm,
+/// the GEMM's launch). With `kernel`, that kernel through
 /// [`crate::gemm_dispatch::gemm_through_aligned_copies_with`] instead.
-pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput, C: crate::gemm_dispatch::GemmOutput<T>>(
+#[allow(clippy::too_many_arguments)] // the GEMM, then the timing's own arguments
+pub(super) fn time_gemm_entry_point<
+    T: crate::gemm_dispatch::TransposedBInput,
+    C: crate::gemm_dispatch::GemmOutput<T>,
+>(
     kernel: Option<&'static KernelDefinition>,
+    b_transposed: bool,
     gpu: &Gpu,
     convert: fn(f64) -> T,
     options: &BenchOptions,
@@ -49,14 +78,15 @@ pub(super) fn time_gemm_entry_point<T: crate::gemm_dispatch::GemmInput, C: crate
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
     let a = measurement_tensor_as(gpu, &[m, k], convert)?;
-    let b = measurement_tensor_as(gpu, &[k, n], convert)?;
+    let b = measurement_tensor_as(gpu, &if b_transposed { [n, k] } else { [k, n] }, convert)?;
     let mut c = gpu.zeros::<C>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, "gemm", || {
-        let launched = match kernel {
-            Some(kernel) => {
+        let launched = match (kernel, b_transposed) {
+            (Some(kernel), _) => {
                 crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, options.beta)
             }
-            None => crate::gemm(gpu, &a, &b, &mut c, 1.0, options.beta),
+            (None, false) => crate::gemm(gpu, &a, &b, &mut c, 1.0, options.beta),
+            (None, true) => crate::gemm_bt(gpu, &a, &b, &mut c, 1.0, options.beta),
         };
         launched.map_err(gemm_error)
     })

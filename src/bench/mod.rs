@@ -20,8 +20,8 @@ pub use family::Family;
 pub use output::{csv, csv_field, json, table};
 
 use crate::catalog::{
-    attention, copy, epilogue, gemm_input_type, gemm_output_type, gemv, hgemm, hgemm_bt, map, norm, reduce, sgemm,
-    softmax, stencil, transpose,
+    attention, copy, epilogue, gemm_b_transposed, gemm_input_type, gemm_output_type, gemv, hgemm, hgemm_bt, map, norm,
+    reduce, sgemm, softmax, stencil, transpose,
 };
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
@@ -224,13 +224,17 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                     gemm_output_type(kernel),
                     reads_residual(kernel),
                 )?;
+                if gemm_b_transposed(kernel) {
+                    baseline = baseline.with_b_transposed()?;
+                }
             }
             if family == Family::Hgemm && through_aligned_copies(kernel, &shape) {
                 // a TMA kernel on rows TMA cannot read copies element by element: what runs it
                 // at full width is the aligned copies of `tessera::gemm`, timed with them
                 let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
                 let dims = [value("M"), value("N"), value("K")];
-                let types = [gemm_input_type(kernel), gemm_output_type(kernel)];
+                let mut types = crate::gemm_dispatch::GemmTypes::new(gemm_input_type(kernel), gemm_output_type(kernel));
+                types.b_transposed = gemm_b_transposed(kernel);
                 let (base, timing, launched) =
                     time_gemm(types, Some(kernel), gpu, options, dims, &mut flush, &mut baseline)?;
                 let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
@@ -413,22 +417,20 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 ));
             }
         }
-        let gemm_types: &[[crate::dsl::ElementType; 2]] =
+        let gemm_types: &[crate::gemm_dispatch::GemmTypes] =
             if family == Family::Hgemm { &ENTRY_POINT_TYPES } else { &[] };
-        for &[input, output] in gemm_types {
-            // the f32-output rows keep their name of before 16-bit outputs
-            let name = match output {
-                crate::dsl::ElementType::F32 => format!("tessera::gemm ({input})"),
-                _ => format!("tessera::gemm ({input} → {output})"),
-            };
+        for &types in gemm_types {
+            let name = entry_point_name(types);
             progress(Progress { done, of, step: &format!("{name} at {label}") });
             done += 1;
-            baseline = Baseline::new(gpu, family, &shape, Some(input), output, false)?;
+            baseline = Baseline::new(gpu, family, &shape, Some(types.input), types.output, false)?;
+            if types.b_transposed {
+                baseline = baseline.with_b_transposed()?;
+            }
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let (m, n, k) = (value("M"), value("N"), value("K"));
             let (flops, bytes) = family.work("", &shape);
-            let (base, timing, launched) =
-                time_gemm([input, output], None, gpu, options, [m, n, k], &mut flush, &mut baseline)?;
+            let (base, timing, launched) = time_gemm(types, None, gpu, options, [m, n, k], &mut flush, &mut baseline)?;
             let baseline_tflops = flops / 1e12 / (base.median_ms * 1e-3);
             rows.push(entry_point_row(
                 family,

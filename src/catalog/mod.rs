@@ -71,6 +71,22 @@ pub fn gemm_output_type(kernel: &crate::KernelDefinition) -> crate::dsl::Element
         .unwrap_or(crate::dsl::ElementType::F32)
 }
 
+/// Whether a GEMM takes B stored [N, K] — its `b` parameter shaped `(N, K)`, as the
+/// `hgemm_bt` kernels' and the TF32 `_bt` kernels' are — and multiplies by Bᵀ.
+///
+/// ```
+/// use tessera::catalog::{gemm_b_transposed, hgemm, hgemm_bt};
+/// assert!(gemm_b_transposed(&hgemm_bt::hgemm_v11_bt_bf16::KERNEL));
+/// assert!(!gemm_b_transposed(&hgemm::hgemm_v11_bf16::KERNEL));
+/// ```
+pub fn gemm_b_transposed(kernel: &crate::KernelDefinition) -> bool {
+    kernel.ir().is_ok_and(|ir| {
+        ir.params.iter().any(|p| {
+            p.name == "b" && p.tensor().is_some_and(|t| t.shape.iter().map(|(d, _)| d.as_str()).eq(["N", "K"]))
+        })
+    })
+}
+
 /// Whether `device` runs sm_90 kernels (clusters, setmaxnreg, wgmma): a GPU of compute
 /// capability 9.0 or later, or the simulation, which defines them all.
 pub(crate) fn runs_sm_90(device: &impl crate::Device) -> bool {
