@@ -97,7 +97,6 @@ pub const ALL: [&crate::KernelDefinition; 8] = [
 /// use tessera::catalog::hgemm_bt;
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let Ok(backend) = Backend::detect() else { return Ok(()) };
-/// # if !matches!(&backend, Backend::Simulator(_)) { return Ok(()) } // sm_90a: Hopper or the simulation
 /// let one = bf16::from_f32(1.0);
 /// let x = backend.upload(&vec![one; 4 * 64], [4, 64])?; // 4 rows of 64 features
 /// let w = backend.upload(&vec![one; 8 * 64], [8, 64])?; // 8 outputs × 64 inputs
