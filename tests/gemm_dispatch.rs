@@ -130,6 +130,31 @@ fn bias_gelu_is_fused_into_v13_where_it_beats_stream_k_and_runs_as_two_kernels_e
 }
 
 #[test]
+fn a_device_whose_table_lacks_the_types_takes_the_first_shipped_table_that_has_them() {
+    use ElementType::BF16;
+    let tables = GemmTable::shipped();
+    let (h200, h100) = (&tables[0], &tables[1]);
+    assert_eq!((h200.gpu.as_str(), h100.gpu.as_str()), ("H200", "H100"), "the order choose_once falls back in");
+    let linear = GemmTypes::new(BF16, BF16).with_b_transposed();
+    // the simulation chooses as an H200, whose table has no B [N, K] rows
+    assert!(h200.choose(linear, 1024, 1024, 1024).is_none());
+    let backend = common::simulator();
+    for [m, n, k] in [[1024, 1024, 1024], [4096, 4096, 4096], [8192, 8192, 256]] {
+        let chosen = tessera::gemm_dispatch::choose(&backend, linear, &[m, k], &[n, k]).unwrap();
+        assert_eq!(Some(chosen.name()), h100.choose(linear, m, n, k).map(|k| k.name()), "{m}×{n}×{k}");
+    }
+    // and a table of neither a shipped GPU nor the types fails with the types named
+    let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\nsgemm,sgemm_v6,\"M=64,N=64,K=64\",1,1,1,40\n";
+    let mine = GemmTable::from_bench_csv("mine.csv", csv).unwrap();
+    assert!(mine.choose(linear, 64, 64, 64).is_none());
+    let error = GemmError::NoKernel { types: linear, device: "H200".into(), table: "mine.csv".into() };
+    assert_eq!(
+        error.to_string(),
+        "no GEMM kernel of bf16 inputs (B stored [N, K]) into a bf16 C measured in the table for H200 (table: mine.csv)"
+    );
+}
+
+#[test]
 fn a_malformed_record_is_an_error_naming_its_line() {
     let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\nsgemm,sgemm_v6,\"M=64,N=64\",1,1,1,40\n";
     let error = GemmTable::from_bench_csv("mine.csv", csv).unwrap_err().to_string();
