@@ -702,6 +702,40 @@ macro_rules! sixteen_bit_bias_gelu {
 sixteen_bit_bias_gelu!(half::bf16, hgemm_bias_bf16, hgemm_bias_small_tiles_bf16, gelu_bf16);
 sixteen_bit_bias_gelu!(half::f16, hgemm_bias_f16, hgemm_bias_small_tiles_f16, gelu_f16);
 
+/// C = α·A·Bᵀ + bias with bf16 or f16 A, B, bias and C, B stored [N, K] — `F.linear(x, w, b)`
+/// as torch stores a linear layer's weight (w [out, in]) — in one kernel: the bias added to
+/// each f32 accumulator, C rounded once, on V11's tiles or V20's as the table ranks the plain
+/// B [N, K] kernels of those tiles (`hgemm_bt_bias_*`; aligned copies as [`gemm_bt`] takes).
+///
+/// ```
+/// use tessera::prelude::*;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let Ok(backend) = Backend::detect() else { return Ok(()) };
+/// let one = bf16::from_f32(1.0);
+/// let x = backend.upload(&vec![one; 4 * 64], [4, 64])?; // 4 rows of 64 features
+/// let w = backend.upload(&vec![one; 8 * 64], [8, 64])?; // 8 outputs × 64 inputs
+/// let b = backend.upload(&vec![bf16::from_f32(0.5); 8], [8])?;
+/// let mut y = backend.zeros::<bf16>([4, 8])?;
+/// let launched = tessera::gemm_bt_bias(&backend, &x, &w, &b, &mut y, 1.0)?;
+/// assert!(launched.kernel.starts_with("hgemm_bt_bias"));
+/// assert_eq!(backend.download(&y)?[0].to_f32(), 64.5);
+/// # Ok(()) }
+/// ```
+pub fn gemm_bt_bias<T: TransposedBInput>(
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    bias: &impl Input<T>,
+    c: &mut impl Output<T>,
+    alpha: f32,
+) -> Result<Launched, GemmError> {
+    let kernels: [&'static KernelDefinition; 2] = match T::TYPE {
+        ElementType::F16 => [&epilogue::hgemm_bt_bias_f16::KERNEL, &epilogue::hgemm_bt_bias_small_tiles_f16::KERNEL],
+        _ => [&epilogue::hgemm_bt_bias_bf16::KERNEL, &epilogue::hgemm_bt_bias_small_tiles_bf16::KERNEL],
+    };
+    bias_gemm_16_bit(device, "bt_bias", kernels, a, b, bias, None, c, alpha)
+}
+
 /// 16-bit C = GELU(α·A·B + bias) in two launches: the wgmma GEMM with the bias fused
 /// ([`bias_gemm_16_bit`]), then GELU over C in place (`gelu`, 16 bytes a thread). The GELU fused
 /// into the GEMM runs its 17 instructions a value on the two consumer warpgroups while the
@@ -725,7 +759,7 @@ fn gemm_bias_then_gelu<T: GemmInput>(
 
 /// A 16-bit wgmma GEMM with its epilogue fused (`[large, small]`: on V11's tiles, or on V20's
 /// where the GEMM table has V20's 16-bit-output kernel ahead of V11's at the nearest measured
-/// shape; on aligned copies of A
+/// shape — for kernels of B stored [N, K], V22's ahead of V19's; on aligned copies of A
 /// and B where their rows are not 16-byte aligned, from [`ALIGNED_COPY_WORK`] on), its
 /// arguments (a, b, bias, the `residual` where it reads one, c, alpha).
 #[allow(clippy::too_many_arguments)] // the kernels, then the GEMM's own arguments
@@ -740,19 +774,22 @@ fn bias_gemm_16_bit<T: GemmInput>(
     c: &mut impl Output<T>,
     alpha: f32,
 ) -> Result<Launched, GemmError> {
-    let (&[m, k], &[_, n]) = (a.shape(), b.shape()) else {
-        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
-    };
-    let gemm =
-        choose_once(device, what, GemmTypes::new(T::TYPE, T::TYPE), a.shape(), b.shape(), |table, [m, n, k]| {
-            // the plain kernels of these tiles that store a 16-bit C, as the fused ones do
-            let (v11, v20) = match T::TYPE {
-                ElementType::F16 => (hgemm::hgemm_v11_f16_to_f16::NAME, hgemm::hgemm_v20_f16_to_f16::NAME),
-                _ => (hgemm::hgemm_v11_bf16_to_bf16::NAME, hgemm::hgemm_v20_bf16_to_bf16::NAME),
-            };
-            let plain = table.choose_among(T::TYPE, m, n, k, |kernel| kernel == v11 || kernel == v20)?;
-            Some(if plain.name() == v20 { small } else { large })
-        })?;
+    let types = GemmTypes { input: T::TYPE, output: T::TYPE, b_transposed: crate::catalog::gemm_b_transposed(large) };
+    let [m, n, k] = types.product(a.shape(), b.shape())?;
+    let gemm = choose_once(device, what, types, a.shape(), b.shape(), |table, [m, n, k]| {
+        // the plain kernels of these tiles that store a 16-bit C, as the fused ones do (with B
+        // stored [N, K], V19's and V22's: V11's and V20's tiles storing C by TMA)
+        let (large_tiles, small_tiles) = match (T::TYPE, types.b_transposed) {
+            (ElementType::F16, false) => (hgemm::hgemm_v11_f16_to_f16::NAME, hgemm::hgemm_v20_f16_to_f16::NAME),
+            (_, false) => (hgemm::hgemm_v11_bf16_to_bf16::NAME, hgemm::hgemm_v20_bf16_to_bf16::NAME),
+            (ElementType::F16, true) => {
+                (hgemm_bt::hgemm_v19_bt_f16_to_f16::NAME, hgemm_bt::hgemm_v22_bt_f16_to_f16::NAME)
+            }
+            (_, true) => (hgemm_bt::hgemm_v19_bt_bf16_to_bf16::NAME, hgemm_bt::hgemm_v22_bt_bf16_to_bf16::NAME),
+        };
+        let plain = table.choose_among(T::TYPE, m, n, k, |kernel| kernel == large_tiles || kernel == small_tiles)?;
+        Some(if plain.name() == small_tiles { small } else { large })
+    })?;
     let unaligned = !Argument::input("a", a).rows_aligned(16) || !Argument::input("b", b).rows_aligned(16);
     Ok(if unaligned && m.saturating_mul(n).saturating_mul(k) >= ALIGNED_COPY_WORK {
         let (a_aligned, b_aligned) = (aligned_copy(device, a)?, aligned_copy(device, b)?);

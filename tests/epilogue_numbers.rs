@@ -33,7 +33,88 @@ on_both_backends!(
     the_separate_16_bit_bias_gelu_kernels_match_an_f64_reference,
     gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu,
     the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width,
+    a_linear_layer_with_b_stored_n_by_k_adds_the_bias_and_rounds_once,
 );
+
+/// `hgemm_bt_bias_*` (V11's and V20's tiles) and `tessera::gemm_bt_bias`: C = α·A·Bᵀ + bias
+/// with B stored [N, K], bf16 and f16, against f64 from the rounded inputs — each element
+/// within an ulp of the exact result plus the f32 accumulation's share — at tails (K % 8 ≠ 0
+/// copies with cp.async) and, on the GPU, through the entry point's aligned copies.
+fn a_linear_layer_with_b_stored_n_by_k_adds_the_bias_and_rounds_once(backend: &Backend) {
+    use tessera::catalog::epilogue::{
+        hgemm_bt_bias_bf16, hgemm_bt_bias_f16, hgemm_bt_bias_small_tiles_bf16, hgemm_bt_bias_small_tiles_f16,
+    };
+    let mut shapes = shapes(backend);
+    if !backend.is_simulated() {
+        shapes.push((1023, 1025, 1027));
+    }
+    for (m, n, k) in shapes {
+        linear_case(
+            backend,
+            (m, n, k),
+            (bf16::from_f32, bf16::to_f32),
+            8,
+            &[
+                ("hgemm_bt_bias_bf16", &hgemm_bt_bias_bf16::KERNEL),
+                ("hgemm_bt_bias_small_tiles_bf16", &hgemm_bt_bias_small_tiles_bf16::KERNEL),
+            ],
+        );
+        linear_case(
+            backend,
+            (m, n, k),
+            (f16::from_f32, f16::to_f32),
+            10,
+            &[
+                ("hgemm_bt_bias_f16", &hgemm_bt_bias_f16::KERNEL),
+                ("hgemm_bt_bias_small_tiles_f16", &hgemm_bt_bias_small_tiles_f16::KERNEL),
+            ],
+        );
+    }
+}
+
+fn linear_case<T: tessera::gemm_dispatch::TransposedBInput>(
+    backend: &Backend,
+    (m, n, k): (usize, usize, usize),
+    (from_f32, to_f32): (fn(f32) -> T, fn(T) -> f32),
+    bits: i32,
+    kernels: &[(&str, &'static tessera::KernelDefinition)],
+) {
+    let rounded = |count, seed| random_floats(count, seed).into_iter().map(from_f32).collect::<Vec<T>>();
+    let exact = |v: &[T]| v.iter().map(|&h| to_f32(h)).collect::<Vec<f32>>();
+    let (host_a, host_b, host_bias) = (rounded(m * k, 61), rounded(n * k, 62), rounded(n, 63));
+    let b_kn: Vec<f32> =
+        (0..k).flat_map(|p| (0..n).map(move |j| (j, p))).map(|(j, p)| to_f32(host_b[j * k + p])).collect();
+    let product = gemm_reference(&exact(&host_a), &b_kn, &vec![0.0; m * n], (m, n, k), 1.5, 0.0);
+    let bias = exact(&host_bias);
+    let want: Vec<f64> = product.iter().enumerate().map(|(i, p)| p + f64::from(bias[i % n])).collect();
+    let accumulation = 1e-5 * (want.iter().map(|w| w * w).sum::<f64>() / want.len() as f64).sqrt();
+    let a = backend.upload(&host_a, [m, k]).unwrap();
+    let b = backend.upload(&host_b, [n, k]).unwrap();
+    let bias = backend.upload(&host_bias, [n]).unwrap();
+    let check = |name: &str, c: &tessera::DeviceTensor<T>| {
+        for (i, (g, w)) in backend.download(c).unwrap().into_iter().zip(&want).enumerate() {
+            let got = f64::from(to_f32(g));
+            let bound = w.abs() * 2f64.powi(-bits) + accumulation;
+            assert!((got - w).abs() <= bound, "{name} at {m}×{n}×{k}: C[{i}] = {got}, want {w}");
+        }
+    };
+    for (name, kernel) in kernels {
+        let mut c = backend.filled([m, n], from_f32(f32::NAN)).unwrap();
+        let arguments = &mut [
+            tessera::Argument::input("a", &a),
+            tessera::Argument::input("b", &b),
+            tessera::Argument::input("bias", &bias),
+            tessera::Argument::output("c", &mut c),
+            tessera::Argument::scalar("alpha", 1.5f32),
+        ];
+        kernel.launch(backend, arguments).unwrap();
+        check(name, &c);
+    }
+    let mut c = backend.filled([m, n], from_f32(f32::NAN)).unwrap();
+    let launched = tessera::gemm_bt_bias(backend, &a, &b, &bias, &mut c, 1.5).unwrap();
+    assert!(kernels.iter().any(|(name, _)| *name == launched.kernel), "{}", launched.kernel);
+    check(&format!("gemm_bt_bias ({})", launched.kernel), &c);
+}
 
 /// Tails in every dimension; the simulation takes the small ones.
 fn shapes(backend: &Backend) -> Vec<(usize, usize, usize)> {

@@ -31,6 +31,8 @@ pub(super) enum Baseline<'g> {
         bias: DeviceTensor<half::bf16>,
         residual: Option<DeviceTensor<half::bf16>>,
         c: DeviceTensor<half::bf16>,
+        /// B stored [N, K] (the `hgemm_bt_bias_*` kernels' baseline).
+        b_transposed: bool,
     },
     /// [`Baseline::GemmBf16ThenEpilogue`] on F16: `bias_gelu_f16` or `bias_residual_f16` after it.
     GemmF16ThenEpilogue {
@@ -41,6 +43,8 @@ pub(super) enum Baseline<'g> {
         bias: DeviceTensor<half::f16>,
         residual: Option<DeviceTensor<half::f16>>,
         c: DeviceTensor<half::f16>,
+        /// B stored [N, K] (the `hgemm_bt_bias_*` kernels' baseline).
+        b_transposed: bool,
     },
     /// cuBLAS `cublasGemmEx`, BF16 inputs, f32 compute and output.
     GemmBf16 {
@@ -136,6 +140,7 @@ impl<'g> Baseline<'g> {
                             bias: upload(&[n])?,
                             residual: if reads_residual { Some(upload(&[m, n])?) } else { None },
                             c: gpu.zeros([m, n])?,
+                            b_transposed: false,
                         }
                     }
                     Some(crate::dsl::ElementType::F16) => {
@@ -148,6 +153,7 @@ impl<'g> Baseline<'g> {
                             bias: upload(&[n])?,
                             residual: if reads_residual { Some(upload(&[m, n])?) } else { None },
                             c: gpu.zeros([m, n])?,
+                            b_transposed: false,
                         }
                     }
                     _ => Baseline::SgemmThenEpilogue {
@@ -218,10 +224,18 @@ impl<'g> Baseline<'g> {
             Baseline::Sgemm { .. } => "cuBLAS",
             Baseline::SgemmThenEpilogue { residual: None, .. } => "cuBLAS + bias_gelu_f32",
             Baseline::SgemmThenEpilogue { residual: Some(_), .. } => "cuBLAS + bias_residual_f32",
-            Baseline::GemmBf16ThenEpilogue { residual: None, .. } => "cuBLAS bf16 + bias_gelu_bf16",
+            Baseline::GemmBf16ThenEpilogue { residual: None, b_transposed: false, .. } => {
+                "cuBLAS bf16 + bias_gelu_bf16"
+            }
             Baseline::GemmBf16ThenEpilogue { residual: Some(_), .. } => "cuBLAS bf16 + bias_residual_bf16",
-            Baseline::GemmF16ThenEpilogue { residual: None, .. } => "cuBLAS f16 + bias_gelu_f16",
+            Baseline::GemmF16ThenEpilogue { residual: None, b_transposed: false, .. } => "cuBLAS f16 + bias_gelu_f16",
             Baseline::GemmF16ThenEpilogue { residual: Some(_), .. } => "cuBLAS f16 + bias_residual_f16",
+            Baseline::GemmBf16ThenEpilogue { residual: None, b_transposed: true, .. } => {
+                "cuBLAS bf16 (Bᵀ) + bias_gelu_bf16"
+            }
+            Baseline::GemmF16ThenEpilogue { residual: None, b_transposed: true, .. } => {
+                "cuBLAS f16 (Bᵀ) + bias_gelu_f16"
+            }
             Baseline::GemmBf16 { b_transposed: false, .. } => "cuBLAS bf16",
             Baseline::GemmF16 { b_transposed: false, .. } => "cuBLAS f16",
             Baseline::GemmTf32 { .. } => "cuBLAS tf32",
@@ -247,16 +261,16 @@ impl<'g> Baseline<'g> {
                 }
                 .map(|_| ())
             }
-            Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
-                blas.gemm_ex(1.0, &*a, &*b, 0.0, c)?;
+            Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b, bias, residual, c, b_transposed } => {
+                gemm_ex(blas, *b_transposed, &*a, &*b, 0.0, c)?;
                 match residual {
                     Some(residual) => epilogue::bias_residual_bf16::launch(*gpu, &*bias, &*residual, c),
                     None => epilogue::bias_gelu_bf16::launch(*gpu, &*bias, c),
                 }
                 .map(|_| ())
             }
-            Baseline::GemmF16ThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
-                blas.gemm_ex(1.0, &*a, &*b, 0.0, c)?;
+            Baseline::GemmF16ThenEpilogue { gpu, blas, a, b, bias, residual, c, b_transposed } => {
+                gemm_ex(blas, *b_transposed, &*a, &*b, 0.0, c)?;
                 match residual {
                     Some(residual) => epilogue::bias_residual_f16::launch(*gpu, &*bias, &*residual, c),
                     None => epilogue::bias_gelu_f16::launch(*gpu, &*bias, c),
@@ -286,6 +300,30 @@ impl<'g> Baseline<'g> {
             }
             Baseline::GemmF16ToF16 { blas, a, b, c, .. } => {
                 Baseline::GemmF16ToF16 { blas, a, b: turned(b)?, c, b_transposed: true }
+            }
+            Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b, bias, residual: None, c, .. } => {
+                Baseline::GemmBf16ThenEpilogue {
+                    gpu,
+                    blas,
+                    a,
+                    b: turned(b)?,
+                    bias,
+                    residual: None,
+                    c,
+                    b_transposed: true,
+                }
+            }
+            Baseline::GemmF16ThenEpilogue { gpu, blas, a, b, bias, residual: None, c, .. } => {
+                Baseline::GemmF16ThenEpilogue {
+                    gpu,
+                    blas,
+                    a,
+                    b: turned(b)?,
+                    bias,
+                    residual: None,
+                    c,
+                    b_transposed: true,
+                }
             }
             other => other,
         })

@@ -124,29 +124,45 @@ pub fn hgemm_bias_silu_bf16(
 
 // Epilogues on 16-bit data fused into the wgmma GEMMs writing 16-bit C (HGEMM V11: TMA
 // producers, two consumer warpgroups on 128 × 256 tiles, grouped rasterisation, 16-byte
-// stores; or V20's 64 × 128 tiles for the small shapes): the tiles, the element type, the
-// tensors the epilogue reads besides the bias and the expression applied to each accumulator
-// `v` of row `row` and column `col` are the only differences.
+// stores; or V20's 64 × 128 tiles for the small shapes): the tiles, B's layout ([K, N], or
+// [N, K] with `b = rows`: `catalog::hgemm_bt`'s turned tile), the element type, the tensors the
+// epilogue reads besides the bias and the expression applied to each accumulator `v` of row
+// `row` and column `col` are the only differences.
 macro_rules! hgemm_epilogue {
     // V11's tiles: 128 × 256, two consumer warpgroups, four stages
-    ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr) => {
-        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
+    ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr $(, b = $rows:ident)?) => {
+        hgemm_epilogue!(@layout $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
             config = [threads = 256, vector = 8, target = sm_90a, consts(BM = 128, BN = 256, BK = 64, WN = 256)],
-            stages = 4);
+            stages = 4 $(, $rows)?);
     };
     // V20's: 64 × 128, one consumer warpgroup, eight stages (the small shapes)
-    ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr, tiles = small) => {
-        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
+    ($(#[$doc:meta])* $name:ident, $t:ident, $(reads [$($read:ident),*],)? |$v:ident, $row:tt, $col:ident| $value:expr, tiles = small $(, b = $rows:ident)?) => {
+        hgemm_epilogue!(@layout $(#[$doc])* $name, $t, [$($($read),*)?], |$v, $row, $col| $value,
             config = [threads = 128, vector = 8, min_blocks = 1, target = sm_90a, consts(BM = 64, BN = 128, BK = 64, WN = 128)],
-            stages = 8);
+            stages = 8 $(, $rows)?);
+    };
+    // B stored [K, N]: its [BK, BN] tiles read MN-major
+    (@layout $(#[$doc:meta])* $name:ident, $t:ident, [$($read:ident),*], |$v:ident, $row:tt, $col:ident| $value:expr,
+        config = [$($config:tt)*], stages = $stages:literal) => {
+        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($read),*], |$v, $row, $col| $value,
+            config = [$($config)*], stages = $stages,
+            b = [(K, N), [BK, BN], [k, bx]], product = { mma(&a_s, &b_s, &mut acc) });
+    };
+    // B stored [N, K] (a linear layer's weight): its [BN, BK] tiles read K-major, Bᵀ multiplied
+    (@layout $(#[$doc:meta])* $name:ident, $t:ident, [$($read:ident),*], |$v:ident, $row:tt, $col:ident| $value:expr,
+        config = [$($config:tt)*], stages = $stages:literal, rows) => {
+        hgemm_epilogue!(@kernel $(#[$doc])* $name, $t, [$($read),*], |$v, $row, $col| $value,
+            config = [$($config)*], stages = $stages,
+            b = [(N, K), [BN, BK], [bx, k]], product = { mma(&a_s, &b_s.t(), &mut acc) });
     };
     (@kernel $(#[$doc:meta])* $name:ident, $t:ident, [$($read:ident),*], |$v:ident, $row:tt, $col:ident| $value:expr,
-        config = [$($config:tt)*], stages = $stages:literal) => {
+        config = [$($config:tt)*], stages = $stages:literal,
+        b = [($b0:ident, $b1:ident), [$t0:ident, $t1:ident], [$i0:ident, $i1:ident]], product = { $($product:tt)* }) => {
         $(#[$doc])*
         #[tile_kernel($($config)*)]
         pub fn $name(
             a: Global<$t, (M, K)>,
-            b: Global<$t, (K, N)>,
+            b: Global<$t, ($b0, $b1)>,
             bias: Global<$t, (N,)>,
             $($read: Global<$t, (M, N)>,)*
             c: GlobalMut<$t, (M, N)>,
@@ -154,12 +170,12 @@ macro_rules! hgemm_epilogue {
         ) {
             let (bx, by) = grid(cdiv(N, BN), cdiv(M, BM)).grouped(8);
             let a_s = shared::<$t>([BM, BK]).swizzle_bytes(128).panels();
-            let b_s = shared::<$t>([BK, BN]).swizzle_bytes(128).panels();
+            let b_s = shared::<$t>([$t0, $t1]).swizzle_bytes(128).panels();
             let mut acc = fragment::<f32>([BM, BN]).warpgroup_tile([64, WN]);
             for k in pipeline(0..cdiv(K, BK), stages = $stages, producers = 128, copies = tma) {
                 copy(a.tile([by, k], [BM, BK]), &a_s);
-                copy(b.tile([k, bx], [BK, BN]), &b_s);
-                mma(&a_s, &b_s, &mut acc);
+                copy(b.tile([$i0, $i1], [$t0, $t1]), &b_s);
+                $($product)*;
             }
             copy(&acc, c.tile([by, bx], [BM, BN])).map(|$v, $row, $col| $value);
         }
@@ -230,6 +246,38 @@ hgemm_epilogue!(
     f16,
     |v, _, col| alpha * v + bias[col] as f32,
     tiles = small
+);
+hgemm_epilogue!(
+    /// C = α·A·Bᵀ + bias with B stored [N, K] — `F.linear(x, w, b)` on bf16 tensors as torch
+    /// stores them (w [out, in]): [`hgemm_bias_bf16`] on `catalog::hgemm_bt`'s turned B tile
+    /// (V11's tiles, B's rows read K-major by wgmma's descriptor).
+    hgemm_bt_bias_bf16,
+    bf16,
+    |v, _, col| alpha * v + bias[col] as f32,
+    b = rows
+);
+hgemm_epilogue!(
+    /// [`hgemm_bt_bias_bf16`] on f16 data.
+    hgemm_bt_bias_f16,
+    f16,
+    |v, _, col| alpha * v + bias[col] as f32,
+    b = rows
+);
+hgemm_epilogue!(
+    /// [`hgemm_bt_bias_bf16`] on V20's tiles (64 × 128, eight stages), for the small shapes.
+    hgemm_bt_bias_small_tiles_bf16,
+    bf16,
+    |v, _, col| alpha * v + bias[col] as f32,
+    tiles = small,
+    b = rows
+);
+hgemm_epilogue!(
+    /// [`hgemm_bt_bias_small_tiles_bf16`] on f16 data.
+    hgemm_bt_bias_small_tiles_f16,
+    f16,
+    |v, _, col| alpha * v + bias[col] as f32,
+    tiles = small,
+    b = rows
 );
 hgemm_epilogue!(
     /// C = GELU(α·A·B + bias) with bf16 A, B, bias and C (the GELU of the erf, in f32, C
@@ -405,7 +453,7 @@ gelu_in_place!(
 );
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 23] = [
+pub const ALL: [&crate::KernelDefinition; 27] = [
     &sgemm_bias_gelu::KERNEL,
     &sgemm_bias_gelu_stream_k::KERNEL,
     &sgemm_bias_residual::KERNEL,
@@ -419,6 +467,10 @@ pub const ALL: [&crate::KernelDefinition; 23] = [
     &hgemm_bias_residual_small_tiles_f16::KERNEL,
     &hgemm_bias_small_tiles_bf16::KERNEL,
     &hgemm_bias_small_tiles_f16::KERNEL,
+    &hgemm_bt_bias_bf16::KERNEL,
+    &hgemm_bt_bias_f16::KERNEL,
+    &hgemm_bt_bias_small_tiles_bf16::KERNEL,
+    &hgemm_bt_bias_small_tiles_f16::KERNEL,
     &hgemm_bias_gelu_bf16::KERNEL,
     &hgemm_bias_gelu_f16::KERNEL,
     &bias_gelu_f32::KERNEL,
