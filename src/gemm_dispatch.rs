@@ -4,7 +4,9 @@
 //! `TESSERA_GEMM_TABLE=path.csv` — and launches it (with its `tessera tune` configuration
 //! where one is cached). The kernel it took is `Launched::kernel`. [`gemm_bias_gelu`] does the
 //! same for C = GELU(α·A·B + bias): fused into V13, or the GEMM and a second kernel;
-//! [`gemm_bias_residual`] for C = α·A·B + bias + residual.
+//! [`gemm_bias_residual`] for C = α·A·B + bias + residual. [`gemm_bt`] and [`gemm_bt_bias`]
+//! take B stored [N, K], as a linear layer's weight is: C = α·A·Bᵀ + β·C, and `F.linear`'s
+//! α·A·Bᵀ + bias in one kernel.
 //!
 //! ```
 //! use tessera::gemm_dispatch::GemmTable;
