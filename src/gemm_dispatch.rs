@@ -97,6 +97,23 @@ impl GemmTypes {
         Self { b_transposed: true, ..self }
     }
 
+    /// What a catalog GEMM multiplies: its A's, its C's and its B's layout.
+    ///
+    /// ```
+    /// use tessera::catalog::hgemm_bt;
+    /// use tessera::dsl::ElementType::BF16;
+    /// use tessera::gemm_dispatch::GemmTypes;
+    /// let types = GemmTypes::of(&hgemm_bt::hgemm_v22_bt_bf16_to_bf16::KERNEL);
+    /// assert_eq!(types, GemmTypes::new(BF16, BF16).with_b_transposed());
+    /// ```
+    pub fn of(kernel: &KernelDefinition) -> Self {
+        Self {
+            input: crate::catalog::gemm_input_type(kernel),
+            output: crate::catalog::gemm_output_type(kernel),
+            b_transposed: crate::catalog::gemm_b_transposed(kernel),
+        }
+    }
+
     /// (M, N, K) of A (`a_shape`) times B (`b_shape`) as these types store them, or
     /// [`GemmError::NotMatrices`].
     fn product(&self, a_shape: &[usize], b_shape: &[usize]) -> Result<[usize; 3], GemmError> {
@@ -191,7 +208,7 @@ impl GemmTable {
         Ok(shipped.into_iter().nth(position).unwrap_or(GemmTable { gpu: name.into(), records: vec![] }))
     }
 
-    /// The kernel measured fastest for `input` elements (A and B) and `output` ones (C) at the
+    /// The kernel measured fastest for `types` (A's and B's elements, C's, B's layout) at the
     /// measured shape nearest M×N×K — nearest in log scale, among shapes aligned alike (rows of A and B, K and N
     /// elements long, a multiple of 16 bytes, or not: unaligned rows narrow every access, and
     /// TMA kernels fall back to cp.async), since that changes which kernel wins. M does not
@@ -257,12 +274,7 @@ fn runs_on(kernel: &str, types: GemmTypes) -> bool {
         (true, BF16 | F16, _) => &hgemm_bt::ALL,
         _ => &[],
     };
-    kernel != sgemm::sgemm_naive::NAME
-        && family.iter().any(|k| {
-            k.name() == kernel
-                && crate::catalog::gemm_input_type(k) == types.input
-                && crate::catalog::gemm_output_type(k) == types.output
-        })
+    kernel != sgemm::sgemm_naive::NAME && family.iter().any(|k| k.name() == kernel && GemmTypes::of(k) == types)
 }
 
 /// Element types [`gemm`] multiplies: f32 (FP32), bf16 and f16 (tensor cores,
@@ -776,7 +788,7 @@ fn bias_gemm_16_bit<T: GemmInput>(
     c: &mut impl Output<T>,
     alpha: f32,
 ) -> Result<Launched, GemmError> {
-    let types = GemmTypes { input: T::TYPE, output: T::TYPE, b_transposed: crate::catalog::gemm_b_transposed(large) };
+    let types = GemmTypes::of(large);
     let [m, n, k] = types.product(a.shape(), b.shape())?;
     let gemm = choose_once(device, what, types, a.shape(), b.shape(), |table, [m, n, k]| {
         // the plain kernels of these tiles that store a 16-bit C, as the fused ones do (with B

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{gemm_reference, random_floats, simulator_with_resident_blocks, POISON};
+use common::{gemm_reference, random_floats, simulator_with_resident_blocks, transposed, POISON};
 use tessera::catalog::epilogue::{
     bias_gelu_bf16, bias_gelu_f16, bias_gelu_f32, bias_residual_bf16, bias_residual_f16, gelu_bf16, gelu_f16,
     hgemm_bias_bf16, hgemm_bias_f16, hgemm_bias_gelu_bf16, hgemm_bias_gelu_f16, hgemm_bias_residual_bf16,
@@ -82,8 +82,7 @@ fn linear_case<T: tessera::gemm_dispatch::TransposedBInput>(
     let rounded = |count, seed| random_floats(count, seed).into_iter().map(from_f32).collect::<Vec<T>>();
     let exact = |v: &[T]| v.iter().map(|&h| to_f32(h)).collect::<Vec<f32>>();
     let (host_a, host_b, host_bias) = (rounded(m * k, 61), rounded(n * k, 62), rounded(n, 63));
-    let b_kn: Vec<f32> =
-        (0..k).flat_map(|p| (0..n).map(move |j| (j, p))).map(|(j, p)| to_f32(host_b[j * k + p])).collect();
+    let b_kn = transposed(&exact(&host_b), n, k);
     let product = gemm_reference(&exact(&host_a), &b_kn, &vec![0.0; m * n], (m, n, k), 1.5, 0.0);
     let bias = exact(&host_bias);
     let want: Vec<f64> = product.iter().enumerate().map(|(i, p)| p + f64::from(bias[i % n])).collect();

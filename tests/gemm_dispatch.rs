@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{gemm_reference, random_floats, relative_error};
+use common::{gemm_reference, random_floats, relative_error, transposed};
 use tessera::bench::Family;
 use tessera::dsl::ElementType;
 use tessera::gemm_dispatch::{GemmError, GemmTable, GemmTypes};
@@ -22,7 +22,6 @@ on_both_backends!(
 );
 
 fn fastest_measured(table: &GemmTable, types: GemmTypes, shape: [usize; 3]) -> Option<&'static str> {
-    use tessera::catalog::{find, gemm_b_transposed, gemm_input_type, gemm_output_type};
     table
         .records
         .iter()
@@ -30,13 +29,7 @@ fn fastest_measured(table: &GemmTable, types: GemmTypes, shape: [usize; 3]) -> O
         .filter(|r| match types.input {
             // FP32 SGEMMs, not TF32
             ElementType::F32 => r.kernel.starts_with("sgemm_") && r.kernel != "sgemm_naive",
-            _ => {
-                let kernel = find(r.kernel).unwrap();
-                r.kernel.starts_with("hgemm_")
-                    && gemm_input_type(kernel) == types.input
-                    && gemm_output_type(kernel) == types.output
-                    && gemm_b_transposed(kernel) == types.b_transposed
-            }
+            _ => r.kernel.starts_with("hgemm_") && GemmTypes::of(tessera::catalog::find(r.kernel).unwrap()) == types,
         })
         .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
         .map(|r| r.kernel)
@@ -51,12 +44,9 @@ fn at_every_shape_of_the_sgemm_bench_the_choice_is_the_fastest_measured_kernel()
         let plain = [[F32, F32], [BF16, F32], [F16, F32], [BF16, BF16], [F16, F16]].map(|[i, o]| GemmTypes::new(i, o));
         let transposed = plain[1..].iter().map(|t| t.with_b_transposed());
         for types in plain.into_iter().chain(transposed) {
-            let measured = |r: &&tessera::gemm_dispatch::GemmRecord| {
-                let kernel = tessera::catalog::find(r.kernel).unwrap();
-                tessera::catalog::gemm_b_transposed(kernel) == types.b_transposed
-                    && tessera::catalog::gemm_input_type(kernel) == types.input
-            };
-            if types.b_transposed && !table.records.iter().any(|r| measured(&r)) {
+            let measured =
+                table.records.iter().any(|r| GemmTypes::of(tessera::catalog::find(r.kernel).unwrap()) == types);
+            if types.b_transposed && !measured {
                 // the session that added the B [N, K] kernels got only H100s: `gemm_bt` takes
                 // the H100's choice on an H200 (choose_once)
                 assert_eq!(table.gpu, "H200", "{}: no B [N, K] records", table.gpu);
@@ -71,8 +61,7 @@ fn at_every_shape_of_the_sgemm_bench_the_choice_is_the_fastest_measured_kernel()
                     // not 16 bytes apart only through aligned copies, as `gemm` runs them there:
                     // no record of their own, so the choice is the nearest aligned shape's
                     let got = got.unwrap_or_else(|| panic!("{}: no choice for {types}", table.gpu));
-                    assert_eq!(tessera::catalog::gemm_output_type(got), types.output, "{}", got.name());
-                    assert_eq!(tessera::catalog::gemm_b_transposed(got), types.b_transposed, "{}", got.name());
+                    assert_eq!(GemmTypes::of(got), types, "{}", got.name());
                     continue;
                 }
                 let want = fastest_measured(table, types, shape)
@@ -277,8 +266,7 @@ fn gemm_bt_multiplies_by_b_stored_n_by_k(backend: &Backend) {
         let rounded = |count, seed| random_floats(count, seed).into_iter().map(bf16::from_f32).collect::<Vec<_>>();
         let exact = |v: &[bf16]| v.iter().map(|h| h.to_f32()).collect::<Vec<_>>();
         let (host_a, host_b) = (rounded(m * k, 51), rounded(n * k, 52));
-        let b_kn: Vec<f32> =
-            (0..k).flat_map(|p| (0..n).map(move |j| (j, p))).map(|(j, p)| host_b[j * k + p].to_f32()).collect();
+        let b_kn = transposed(&exact(&host_b), n, k);
         let a = backend.upload(&host_a, [m, k]).unwrap();
         let b = backend.upload(&host_b, [n, k]).unwrap();
         // f32 C

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{gemm_reference, random_floats, relative_error};
+use common::{gemm_reference, random_floats, relative_error, transposed};
 use tessera::catalog::{gemm_input_type, gemm_output_type, hgemm_bt};
 use tessera::dsl::ElementType;
 use tessera::half::{bf16, f16};
@@ -12,11 +12,6 @@ use tessera::runtime::Element;
 use tessera::Backend;
 
 on_both_backends!(every_kernel_multiplies_by_b_transposed);
-
-/// B [N, K] as the [K, N] matrix it is the transpose of, for the reference.
-fn transposed(b: &[f32], n: usize, k: usize) -> Vec<f32> {
-    (0..k).flat_map(|p| (0..n).map(move |j| b[j * k + p])).collect()
-}
 
 fn every_kernel_multiplies_by_b_transposed(backend: &Backend) {
     let shapes: &[(usize, usize, usize)] = if backend.is_simulated() {

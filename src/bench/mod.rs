@@ -233,8 +233,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 // at full width is the aligned copies of `tessera::gemm`, timed with them
                 let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
                 let dims = [value("M"), value("N"), value("K")];
-                let mut types = crate::gemm_dispatch::GemmTypes::new(gemm_input_type(kernel), gemm_output_type(kernel));
-                types.b_transposed = gemm_b_transposed(kernel);
+                let types = crate::gemm_dispatch::GemmTypes::of(kernel);
                 let (base, timing, launched) =
                     time_gemm(types, Some(kernel), gpu, options, dims, &mut flush, &mut baseline)?;
                 let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
