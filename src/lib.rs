@@ -49,7 +49,9 @@ pub mod check;
 pub mod cli;
 pub mod gemm_dispatch;
 
-pub use gemm_dispatch::{gemm, gemm_bias_gelu, gemm_bias_residual, gemm_bt, gemm_bt_bias};
+pub use gemm_dispatch::{
+    gemm, gemm_bias_gelu, gemm_bias_residual, gemm_bt, gemm_bt_bias, gemm_bt_bias_gelu, gemm_bt_bias_residual,
+};
 pub use half;
 pub use tessera_codegen as codegen;
 pub use tessera_dsl as dsl;

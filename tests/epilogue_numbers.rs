@@ -34,6 +34,8 @@ on_both_backends!(
     gemm_bias_gelu_on_16_bit_data_rounds_the_biased_product_then_takes_its_gelu,
     the_in_place_gelu_matches_an_f64_reference_on_rows_of_any_width,
     a_linear_layer_with_b_stored_n_by_k_adds_the_bias_and_rounds_once,
+    a_linear_layer_with_b_stored_n_by_k_adds_the_residual_and_rounds_once,
+    a_linear_layer_with_b_stored_n_by_k_rounds_then_takes_the_gelu,
 );
 
 /// `hgemm_bt_bias_*` (V11's and V20's tiles) and `tessera::gemm_bt_bias`: C = α·A·Bᵀ + bias
@@ -41,78 +43,156 @@ on_both_backends!(
 /// within an ulp of the exact result plus the f32 accumulation's share — at tails (K % 8 ≠ 0
 /// copies with cp.async) and, on the GPU, through the entry point's aligned copies.
 fn a_linear_layer_with_b_stored_n_by_k_adds_the_bias_and_rounds_once(backend: &Backend) {
+    linear_layer_cases(backend, LinearEpilogue::Bias);
+}
+
+/// `hgemm_bt_bias_residual_*` and `tessera::gemm_bt_bias_residual`: C = α·A·Bᵀ + bias + residual
+/// (`x + F.linear(h, w, b)`), the sum in f32 and C rounded once, as
+/// [`a_linear_layer_with_b_stored_n_by_k_adds_the_bias_and_rounds_once`] checks the bias alone.
+fn a_linear_layer_with_b_stored_n_by_k_adds_the_residual_and_rounds_once(backend: &Backend) {
+    linear_layer_cases(backend, LinearEpilogue::BiasResidual);
+}
+
+/// `tessera::gemm_bt_bias_gelu`: `F.gelu(F.linear(x, w, b))` — the biased product rounded to 16
+/// bits by the GEMM, then its GELU rounded again — against GELU of the f64 result rounded as the
+/// GEMM rounds it, within one 16-bit step of the product through GELU's slope of at most 1.13.
+fn a_linear_layer_with_b_stored_n_by_k_rounds_then_takes_the_gelu(backend: &Backend) {
+    linear_layer_cases(backend, LinearEpilogue::BiasGelu);
+}
+
+/// What a linear layer's GEMM adds to α·A·Bᵀ.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LinearEpilogue {
+    Bias,
+    BiasResidual,
+    BiasGelu,
+}
+
+/// `epilogue` on bf16 and f16 at the test's shapes (on the GPU also 1023 × 1025 × 1027, rows
+/// not 16-byte aligned), by each B [N, K] kernel that fuses it and by its entry point; the entry
+/// point must take both tile sizes over the shapes on the GPU (V20's at the small shapes).
+fn linear_layer_cases(backend: &Backend, epilogue: LinearEpilogue) {
     use tessera::catalog::epilogue::{
-        hgemm_bt_bias_bf16, hgemm_bt_bias_f16, hgemm_bt_bias_small_tiles_bf16, hgemm_bt_bias_small_tiles_f16,
+        hgemm_bt_bias_bf16, hgemm_bt_bias_f16, hgemm_bt_bias_residual_bf16, hgemm_bt_bias_residual_f16,
+        hgemm_bt_bias_residual_small_tiles_bf16, hgemm_bt_bias_residual_small_tiles_f16,
+        hgemm_bt_bias_small_tiles_bf16, hgemm_bt_bias_small_tiles_f16,
+    };
+    type Kernels = [(&'static str, &'static tessera::KernelDefinition); 2];
+    let (bf16_kernels, f16_kernels): (Kernels, Kernels) = match epilogue {
+        LinearEpilogue::BiasResidual => (
+            [
+                ("hgemm_bt_bias_residual_bf16", &hgemm_bt_bias_residual_bf16::KERNEL),
+                ("hgemm_bt_bias_residual_small_tiles_bf16", &hgemm_bt_bias_residual_small_tiles_bf16::KERNEL),
+            ],
+            [
+                ("hgemm_bt_bias_residual_f16", &hgemm_bt_bias_residual_f16::KERNEL),
+                ("hgemm_bt_bias_residual_small_tiles_f16", &hgemm_bt_bias_residual_small_tiles_f16::KERNEL),
+            ],
+        ),
+        LinearEpilogue::Bias | LinearEpilogue::BiasGelu => (
+            [
+                ("hgemm_bt_bias_bf16", &hgemm_bt_bias_bf16::KERNEL),
+                ("hgemm_bt_bias_small_tiles_bf16", &hgemm_bt_bias_small_tiles_bf16::KERNEL),
+            ],
+            [
+                ("hgemm_bt_bias_f16", &hgemm_bt_bias_f16::KERNEL),
+                ("hgemm_bt_bias_small_tiles_f16", &hgemm_bt_bias_small_tiles_f16::KERNEL),
+            ],
+        ),
     };
     let mut shapes = shapes(backend);
     if !backend.is_simulated() {
         shapes.push((1023, 1025, 1027));
     }
+    let mut launched = Vec::new();
     for (m, n, k) in shapes {
-        linear_case(
-            backend,
-            (m, n, k),
-            (bf16::from_f32, bf16::to_f32),
-            8,
-            &[
-                ("hgemm_bt_bias_bf16", &hgemm_bt_bias_bf16::KERNEL),
-                ("hgemm_bt_bias_small_tiles_bf16", &hgemm_bt_bias_small_tiles_bf16::KERNEL),
-            ],
-        );
-        linear_case(
-            backend,
-            (m, n, k),
-            (f16::from_f32, f16::to_f32),
-            10,
-            &[
-                ("hgemm_bt_bias_f16", &hgemm_bt_bias_f16::KERNEL),
-                ("hgemm_bt_bias_small_tiles_f16", &hgemm_bt_bias_small_tiles_f16::KERNEL),
-            ],
-        );
+        launched.push(linear_case(backend, (m, n, k), (bf16::from_f32, bf16::to_f32), 8, epilogue, &bf16_kernels));
+        launched.push(linear_case(backend, (m, n, k), (f16::from_f32, f16::to_f32), 10, epilogue, &f16_kernels));
+    }
+    if !backend.is_simulated() {
+        for (name, _) in bf16_kernels.iter().chain(&f16_kernels) {
+            assert!(launched.contains(name), "{epilogue:?}: the entry point never took {name}: {launched:?}");
+        }
     }
 }
 
+/// One shape of [`linear_layer_cases`] on `T`: each of `kernels` (where the epilogue is fused),
+/// then the entry point, against f64; the kernel the entry point took.
 fn linear_case<T: tessera::gemm_dispatch::TransposedBInput>(
     backend: &Backend,
     (m, n, k): (usize, usize, usize),
     (from_f32, to_f32): (fn(f32) -> T, fn(T) -> f32),
     bits: i32,
-    kernels: &[(&str, &'static tessera::KernelDefinition)],
-) {
+    epilogue: LinearEpilogue,
+    kernels: &[(&'static str, &'static tessera::KernelDefinition)],
+) -> &'static str {
     let rounded = |count, seed| random_floats(count, seed).into_iter().map(from_f32).collect::<Vec<T>>();
     let exact = |v: &[T]| v.iter().map(|&h| to_f32(h)).collect::<Vec<f32>>();
     let (host_a, host_b, host_bias) = (rounded(m * k, 61), rounded(n * k, 62), rounded(n, 63));
+    let host_residual = rounded(m * n, 64);
     let b_kn = transposed(&exact(&host_b), n, k);
     let product = gemm_reference(&exact(&host_a), &b_kn, &vec![0.0; m * n], (m, n, k), 1.5, 0.0);
-    let bias = exact(&host_bias);
-    let want: Vec<f64> = product.iter().enumerate().map(|(i, p)| p + f64::from(bias[i % n])).collect();
-    let accumulation = 1e-5 * (want.iter().map(|w| w * w).sum::<f64>() / want.len() as f64).sqrt();
+    let (bias, residual) = (exact(&host_bias), exact(&host_residual));
+    let step = 2f64.powi(-bits);
+    let accumulation = 1e-5 * (product.iter().map(|w| w * w).sum::<f64>() / product.len() as f64).sqrt();
+    // (want, bound) of each element
+    let expected: Vec<(f64, f64)> = product
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let biased = p + f64::from(bias[i % n]);
+            match epilogue {
+                LinearEpilogue::Bias => (biased, biased.abs() * step + accumulation),
+                LinearEpilogue::BiasResidual => {
+                    let w = biased + f64::from(residual[i]);
+                    (w, w.abs() * step + accumulation)
+                }
+                LinearEpilogue::BiasGelu => {
+                    // the GEMM's rounded result may be the neighbour of what the f64 one rounds to
+                    let w = gelu(f64::from(to_f32(from_f32(biased as f32))));
+                    (w, 1.13 * (biased.abs() * 2.0 * step + accumulation) + w.abs() * step)
+                }
+            }
+        })
+        .collect();
     let a = backend.upload(&host_a, [m, k]).unwrap();
     let b = backend.upload(&host_b, [n, k]).unwrap();
     let bias = backend.upload(&host_bias, [n]).unwrap();
+    let residual = backend.upload(&host_residual, [m, n]).unwrap();
     let check = |name: &str, c: &tessera::DeviceTensor<T>| {
-        for (i, (g, w)) in backend.download(c).unwrap().into_iter().zip(&want).enumerate() {
+        for (i, (g, (w, bound))) in backend.download(c).unwrap().into_iter().zip(&expected).enumerate() {
             let got = f64::from(to_f32(g));
-            let bound = w.abs() * 2f64.powi(-bits) + accumulation;
-            assert!((got - w).abs() <= bound, "{name} at {m}×{n}×{k}: C[{i}] = {got}, want {w}");
+            assert!((got - w).abs() <= *bound, "{name} at {m}×{n}×{k}: C[{i}] = {got}, want {w}");
         }
     };
-    for (name, kernel) in kernels {
-        let mut c = backend.filled([m, n], from_f32(f32::NAN)).unwrap();
-        let arguments = &mut [
-            tessera::Argument::input("a", &a),
-            tessera::Argument::input("b", &b),
-            tessera::Argument::input("bias", &bias),
-            tessera::Argument::output("c", &mut c),
-            tessera::Argument::scalar("alpha", 1.5f32),
-        ];
-        kernel.launch(backend, arguments).unwrap();
-        check(name, &c);
+    if epilogue != LinearEpilogue::BiasGelu {
+        for (name, kernel) in kernels {
+            let mut c = backend.filled([m, n], from_f32(f32::NAN)).unwrap();
+            let mut arguments = vec![
+                tessera::Argument::input("a", &a),
+                tessera::Argument::input("b", &b),
+                tessera::Argument::input("bias", &bias),
+            ];
+            if epilogue == LinearEpilogue::BiasResidual {
+                arguments.push(tessera::Argument::input("residual", &residual));
+            }
+            arguments.extend([tessera::Argument::output("c", &mut c), tessera::Argument::scalar("alpha", 1.5f32)]);
+            kernel.launch(backend, &mut arguments).unwrap();
+            drop(arguments);
+            check(name, &c);
+        }
     }
     let mut c = backend.filled([m, n], from_f32(f32::NAN)).unwrap();
-    let launched = tessera::gemm_bt_bias(backend, &a, &b, &bias, &mut c, 1.5).unwrap();
-    assert!(kernels.iter().any(|(name, _)| *name == launched.kernel), "{}", launched.kernel);
-    check(&format!("gemm_bt_bias ({})", launched.kernel), &c);
+    let launched = match epilogue {
+        LinearEpilogue::Bias => tessera::gemm_bt_bias(backend, &a, &b, &bias, &mut c, 1.5),
+        LinearEpilogue::BiasResidual => tessera::gemm_bt_bias_residual(backend, &a, &b, &bias, &residual, &mut c, 1.5),
+        LinearEpilogue::BiasGelu => tessera::gemm_bt_bias_gelu(backend, &a, &b, &bias, &mut c, 1.5),
+    }
+    .unwrap();
+    let taken = kernels.iter().map(|(name, _)| *name).find(|name| *name == launched.kernel);
+    let taken = taken.unwrap_or_else(|| panic!("{epilogue:?} at {m}×{n}×{k} took {}", launched.kernel));
+    check(&format!("{epilogue:?} entry point ({taken})"), &c);
+    taken
 }
 
 /// Tails in every dimension; the simulation takes the small ones.

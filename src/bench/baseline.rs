@@ -227,14 +227,24 @@ impl<'g> Baseline<'g> {
             Baseline::GemmBf16ThenEpilogue { residual: None, b_transposed: false, .. } => {
                 "cuBLAS bf16 + bias_gelu_bf16"
             }
-            Baseline::GemmBf16ThenEpilogue { residual: Some(_), .. } => "cuBLAS bf16 + bias_residual_bf16",
+            Baseline::GemmBf16ThenEpilogue { residual: Some(_), b_transposed: false, .. } => {
+                "cuBLAS bf16 + bias_residual_bf16"
+            }
             Baseline::GemmF16ThenEpilogue { residual: None, b_transposed: false, .. } => "cuBLAS f16 + bias_gelu_f16",
-            Baseline::GemmF16ThenEpilogue { residual: Some(_), .. } => "cuBLAS f16 + bias_residual_f16",
+            Baseline::GemmF16ThenEpilogue { residual: Some(_), b_transposed: false, .. } => {
+                "cuBLAS f16 + bias_residual_f16"
+            }
             Baseline::GemmBf16ThenEpilogue { residual: None, b_transposed: true, .. } => {
                 "cuBLAS bf16 (Bᵀ) + bias_gelu_bf16"
             }
             Baseline::GemmF16ThenEpilogue { residual: None, b_transposed: true, .. } => {
                 "cuBLAS f16 (Bᵀ) + bias_gelu_f16"
+            }
+            Baseline::GemmBf16ThenEpilogue { residual: Some(_), b_transposed: true, .. } => {
+                "cuBLAS bf16 (Bᵀ) + bias_residual_bf16"
+            }
+            Baseline::GemmF16ThenEpilogue { residual: Some(_), b_transposed: true, .. } => {
+                "cuBLAS f16 (Bᵀ) + bias_residual_f16"
             }
             Baseline::GemmBf16 { b_transposed: false, .. } => "cuBLAS bf16",
             Baseline::GemmF16 { b_transposed: false, .. } => "cuBLAS f16",
@@ -301,29 +311,11 @@ impl<'g> Baseline<'g> {
             Baseline::GemmF16ToF16 { blas, a, b, c, .. } => {
                 Baseline::GemmF16ToF16 { blas, a, b: turned(b)?, c, b_transposed: true }
             }
-            Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b, bias, residual: None, c, .. } => {
-                Baseline::GemmBf16ThenEpilogue {
-                    gpu,
-                    blas,
-                    a,
-                    b: turned(b)?,
-                    bias,
-                    residual: None,
-                    c,
-                    b_transposed: true,
-                }
+            Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b, bias, residual, c, .. } => {
+                Baseline::GemmBf16ThenEpilogue { gpu, blas, a, b: turned(b)?, bias, residual, c, b_transposed: true }
             }
-            Baseline::GemmF16ThenEpilogue { gpu, blas, a, b, bias, residual: None, c, .. } => {
-                Baseline::GemmF16ThenEpilogue {
-                    gpu,
-                    blas,
-                    a,
-                    b: turned(b)?,
-                    bias,
-                    residual: None,
-                    c,
-                    b_transposed: true,
-                }
+            Baseline::GemmF16ThenEpilogue { gpu, blas, a, b, bias, residual, c, .. } => {
+                Baseline::GemmF16ThenEpilogue { gpu, blas, a, b: turned(b)?, bias, residual, c, b_transposed: true }
             }
             other => other,
         })

@@ -1,5 +1,5 @@
 //! The entry points `tessera bench` times as a whole, every launch they make inside the timed
-//! region: `tessera::gemm`, `gemm_bias_gelu`, `gemv::gemv_t`, `attention::backward`,
+//! region: `tessera::gemm`, `gemm_bias_gelu`, `gemm_bt_bias_gelu`, `gemv::gemv_t`, `attention::backward`,
 //! `stencil::sweep_colour`.
 
 use super::*;
@@ -209,22 +209,30 @@ fn time_sweep_colour_entry_point(
     })
 }
 
-/// `tessera::gemm_bias_gelu` timed beside `baseline`: (baseline, the entry point, its launch).
-pub(super) fn time_gemm_bias_gelu_entry_point<T: crate::gemm_dispatch::BiasGeluElement>(
+/// A C = GELU(α·A·B + bias) entry point — `tessera::gemm_bias_gelu`, or `gemm_bt_bias_gelu` with
+/// B stored [N, K] (`b_transposed`) — timed beside `baseline`: (baseline, the entry point, its
+/// launch). `run` calls it on (a, b, bias, c).
+#[allow(clippy::too_many_arguments)] // the entry point, then the timing's own arguments
+pub(super) fn time_gemm_bias_gelu_entry_point<T: crate::runtime::Element>(
     gpu: &Gpu,
     convert: fn(f64) -> T,
+    b_transposed: bool,
+    run: impl Fn(
+        &DeviceTensor<T>,
+        &DeviceTensor<T>,
+        &DeviceTensor<T>,
+        &mut DeviceTensor<T>,
+    ) -> Result<crate::Launched, crate::gemm_dispatch::GemmError>,
     options: &BenchOptions,
     [m, n, k]: [usize; 3],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
     let a = measurement_tensor_as(gpu, &[m, k], convert)?;
-    let b = measurement_tensor_as(gpu, &[k, n], convert)?;
+    let b = measurement_tensor_as(gpu, &if b_transposed { [n, k] } else { [k, n] }, convert)?;
     let bias = measurement_tensor_as(gpu, &[n], convert)?;
     let mut c = gpu.zeros::<T>([m, n])?;
-    time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || {
-        crate::gemm_bias_gelu(gpu, &a, &b, &bias, &mut c, 1.0).map_err(gemm_error)
-    })
+    time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || run(&a, &b, &bias, &mut c).map_err(gemm_error))
 }
 
 /// Times `entry_point` (all of its launches inside the timed region) in alternation with

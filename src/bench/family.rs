@@ -193,6 +193,8 @@ impl Family {
                     &epilogue::hgemm_bias_gelu_bf16::KERNEL,
                     &epilogue::hgemm_bias_residual_bf16::KERNEL,
                     &epilogue::hgemm_bias_residual_small_tiles_bf16::KERNEL,
+                    &epilogue::hgemm_bt_bias_residual_bf16::KERNEL,
+                    &epilogue::hgemm_bt_bias_residual_small_tiles_bf16::KERNEL,
                     &hgemm::hgemm_v11_f16_to_f16::KERNEL,
                     &epilogue::hgemm_bias_f16::KERNEL,
                     &epilogue::hgemm_bias_small_tiles_f16::KERNEL,
@@ -201,6 +203,8 @@ impl Family {
                     &epilogue::hgemm_bias_gelu_f16::KERNEL,
                     &epilogue::hgemm_bias_residual_f16::KERNEL,
                     &epilogue::hgemm_bias_residual_small_tiles_f16::KERNEL,
+                    &epilogue::hgemm_bt_bias_residual_f16::KERNEL,
+                    &epilogue::hgemm_bt_bias_residual_small_tiles_f16::KERNEL,
                 ]
             }
         }

@@ -280,6 +280,43 @@ hgemm_epilogue!(
     b = rows
 );
 hgemm_epilogue!(
+    /// C = α·A·Bᵀ + bias + residual with B stored [N, K] — `x + F.linear(h, w, b)` on bf16
+    /// tensors as torch stores them: [`hgemm_bias_residual_bf16`] on the turned B tile of
+    /// [`hgemm_bt_bias_bf16`] (the sum in f32, C rounded once).
+    hgemm_bt_bias_residual_bf16,
+    bf16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
+    b = rows
+);
+hgemm_epilogue!(
+    /// [`hgemm_bt_bias_residual_bf16`] on f16 data.
+    hgemm_bt_bias_residual_f16,
+    f16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
+    b = rows
+);
+hgemm_epilogue!(
+    /// [`hgemm_bt_bias_residual_bf16`] on V20's tiles (64 × 128, eight stages), for the small
+    /// shapes.
+    hgemm_bt_bias_residual_small_tiles_bf16,
+    bf16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
+    tiles = small,
+    b = rows
+);
+hgemm_epilogue!(
+    /// [`hgemm_bt_bias_residual_small_tiles_bf16`] on f16 data.
+    hgemm_bt_bias_residual_small_tiles_f16,
+    f16,
+    reads [residual],
+    |v, row, col| alpha * v + bias[col] as f32 + residual[[row, col]] as f32,
+    tiles = small,
+    b = rows
+);
+hgemm_epilogue!(
     /// C = GELU(α·A·B + bias) with bf16 A, B, bias and C (the GELU of the erf, in f32, C
     /// rounded once): [`hgemm_bias_bf16`] with the activation — what `F.gelu(F.linear(x, w, b))`
     /// computes in two kernels. The GELU's 17 instructions a value run while the tensor cores
@@ -453,7 +490,7 @@ gelu_in_place!(
 );
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 27] = [
+pub const ALL: [&crate::KernelDefinition; 31] = [
     &sgemm_bias_gelu::KERNEL,
     &sgemm_bias_gelu_stream_k::KERNEL,
     &sgemm_bias_residual::KERNEL,
@@ -471,6 +508,10 @@ pub const ALL: [&crate::KernelDefinition; 27] = [
     &hgemm_bt_bias_f16::KERNEL,
     &hgemm_bt_bias_small_tiles_bf16::KERNEL,
     &hgemm_bt_bias_small_tiles_f16::KERNEL,
+    &hgemm_bt_bias_residual_bf16::KERNEL,
+    &hgemm_bt_bias_residual_f16::KERNEL,
+    &hgemm_bt_bias_residual_small_tiles_bf16::KERNEL,
+    &hgemm_bt_bias_residual_small_tiles_f16::KERNEL,
     &hgemm_bias_gelu_bf16::KERNEL,
     &hgemm_bias_gelu_f16::KERNEL,
     &bias_gelu_f32::KERNEL,
