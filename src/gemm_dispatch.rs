@@ -599,8 +599,8 @@ pub fn choose(
 /// `pick`'s kernel from the table of `device` for A (`a_shape`) · B (`b_shape`), remembered
 /// per device, entry point (`what`), type and shape: a choice is a scan of the table's rows
 /// (tens of µs of host time), which a launch of a 9 µs GEMM cannot afford every call. Where the
-/// device's table holds no kernel of these types (the H200's has no B [N, K] rows yet; a user's
-/// table may lack 16-bit outputs), the first shipped table that does decides: the Hopper parts
+/// device's table holds no kernel of these types (a user's `TESSERA_GEMM_TABLE` may hold only
+/// the kernels they measured), the first shipped table that does decides: the Hopper parts
 /// rank the kernels alike.
 fn choose_once(
     device: &impl Device,
