@@ -1,5 +1,6 @@
 //! The entry points `tessera bench` times as a whole, every launch they make inside the timed
-//! region: `tessera::gemm`, `gemm_bias_gelu`, `gemm_bt_bias_gelu`, `gemv::gemv_t`, `attention::backward`,
+//! region: `tessera::gemm`, the fused GEMMs (`gemm_bias_gelu`, `gemm_bt_bias_residual`, ..),
+//! `gemv::gemv_t`, `attention::backward`,
 //! `stencil::sweep_colour`.
 
 use super::*;
@@ -209,30 +210,103 @@ fn time_sweep_colour_entry_point(
     })
 }
 
-/// A C = GELU(α·A·B + bias) entry point — `tessera::gemm_bias_gelu`, or `gemm_bt_bias_gelu` with
-/// B stored [N, K] (`b_transposed`) — timed beside `baseline`: (baseline, the entry point, its
-/// launch). `run` calls it on (a, b, bias, c).
+/// A GEMM entry point with a fused epilogue that the epilogue family times, beside cuBLAS on
+/// the same types and B layout followed by the separate epilogue kernel.
+pub(super) struct EpilogueEntryPoint {
+    pub function: &'static str,
+    pub input: crate::dsl::ElementType,
+    /// B stored [N, K] (a linear layer's weight)
+    pub b_transposed: bool,
+    /// adds a residual (its baseline's second kernel `bias_residual_*`), else the GELU
+    pub residual: bool,
+    /// the kernel whose work (FLOPs and compulsory bytes) the row counts
+    pub work_of: &'static str,
+}
+
+/// What a user's fused GEMMs run: C = GELU(α·A·B + bias) on f32 (fused into V13, or a GEMM and
+/// `bias_gelu_f32`) and on bf16 (the GEMM with the bias fused, then `gelu_bf16`), with B stored
+/// [K, N] and [N, K] (a transformer MLP's first layer); C = α·A·B + bias + residual on bf16 both
+/// ways (the projection back into the residual stream).
+pub(super) const EPILOGUE_ENTRY_POINTS: [EpilogueEntryPoint; 5] = {
+    use crate::dsl::ElementType::{BF16, F32};
+    const fn entry(
+        function: &'static str,
+        input: crate::dsl::ElementType,
+        b_transposed: bool,
+        residual: bool,
+        work_of: &'static str,
+    ) -> EpilogueEntryPoint {
+        EpilogueEntryPoint { function, input, b_transposed, residual, work_of }
+    }
+    [
+        entry("tessera::gemm_bias_gelu", F32, false, false, "sgemm_bias_gelu"),
+        entry("tessera::gemm_bias_gelu", BF16, false, false, "hgemm_bias_gelu_bf16"),
+        entry("tessera::gemm_bt_bias_gelu", BF16, true, false, "hgemm_bias_gelu_bf16"),
+        entry("tessera::gemm_bias_residual", BF16, false, true, "hgemm_bias_residual_bf16"),
+        entry("tessera::gemm_bt_bias_residual", BF16, true, true, "hgemm_bt_bias_residual_bf16"),
+    ]
+};
+
+/// `entry` at M×N×K timed beside `baseline`: its row's name (with the kernels it ran) and
+/// (baseline, the entry point, its GEMM's launch).
+pub(super) fn time_epilogue_entry_point(
+    entry: &EpilogueEntryPoint,
+    gpu: &Gpu,
+    options: &BenchOptions,
+    dims: [usize; 3],
+    flush: &mut dyn FnMut() -> Result<(), Error>,
+    baseline: &mut Baseline<'_>,
+) -> Result<(String, Timed), Error> {
+    let function = entry.function;
+    if entry.input == crate::dsl::ElementType::F32 {
+        let plan = crate::gemm_dispatch::choose_bias_gelu(gpu, &[dims[0], dims[2]], &[dims[2], dims[1]])
+            .map_err(gemm_error)?;
+        let run: FusedGemmCall<'_, f32> = &|a, b, bias, _, c| crate::gemm_bias_gelu(gpu, a, b, bias, c, 1.0);
+        let timed = time_fused_gemm(gpu, |v| v as f32, entry, run, options, dims, flush, baseline)?;
+        return Ok((format!("{function} ({})", plan.describe()), timed));
+    }
+    let run: FusedGemmCall<'_, half::bf16> = &|a, b, bias, residual, c| match (entry.b_transposed, residual) {
+        (false, None) => crate::gemm_bias_gelu(gpu, a, b, bias, c, 1.0),
+        (true, None) => crate::gemm_bt_bias_gelu(gpu, a, b, bias, c, 1.0),
+        (false, Some(residual)) => crate::gemm_bias_residual(gpu, a, b, bias, residual, c, 1.0),
+        (true, Some(residual)) => crate::gemm_bt_bias_residual(gpu, a, b, bias, residual, c, 1.0),
+    };
+    let timed = time_fused_gemm(gpu, half::bf16::from_f64, entry, run, options, dims, flush, baseline)?;
+    // the GEMM with the epilogue fused that the table picks for the shape (then the GELU pass)
+    let gelu = if entry.residual { "" } else { " + gelu_bf16" };
+    Ok((format!("{function} bf16 ({}{gelu})", timed.2.kernel), timed))
+}
+
+/// A fused GEMM entry point called on (a, b, bias, the residual where it adds one, c).
+type FusedGemmCall<'a, T> = &'a dyn Fn(
+    &DeviceTensor<T>,
+    &DeviceTensor<T>,
+    &DeviceTensor<T>,
+    Option<&DeviceTensor<T>>,
+    &mut DeviceTensor<T>,
+) -> Result<crate::Launched, crate::gemm_dispatch::GemmError>;
+
+/// Times `run` on (a, b as `entry` stores it, bias, the residual where it adds one, c) of `T`
+/// beside `baseline`.
 #[allow(clippy::too_many_arguments)] // the entry point, then the timing's own arguments
-pub(super) fn time_gemm_bias_gelu_entry_point<T: crate::runtime::Element>(
+fn time_fused_gemm<T: crate::runtime::Element>(
     gpu: &Gpu,
     convert: fn(f64) -> T,
-    b_transposed: bool,
-    run: impl Fn(
-        &DeviceTensor<T>,
-        &DeviceTensor<T>,
-        &DeviceTensor<T>,
-        &mut DeviceTensor<T>,
-    ) -> Result<crate::Launched, crate::gemm_dispatch::GemmError>,
+    entry: &EpilogueEntryPoint,
+    run: FusedGemmCall<'_, T>,
     options: &BenchOptions,
     [m, n, k]: [usize; 3],
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
 ) -> Result<Timed, Error> {
     let a = measurement_tensor_as(gpu, &[m, k], convert)?;
-    let b = measurement_tensor_as(gpu, &if b_transposed { [n, k] } else { [k, n] }, convert)?;
+    let b = measurement_tensor_as(gpu, &if entry.b_transposed { [n, k] } else { [k, n] }, convert)?;
     let bias = measurement_tensor_as(gpu, &[n], convert)?;
+    let residual = if entry.residual { Some(measurement_tensor_as(gpu, &[m, n], convert)?) } else { None };
     let mut c = gpu.zeros::<T>([m, n])?;
-    time_entry_point(gpu, options, flush, baseline, "gemm_bias_gelu", || run(&a, &b, &bias, &mut c).map_err(gemm_error))
+    time_entry_point(gpu, options, flush, baseline, entry.function, || {
+        run(&a, &b, &bias, residual.as_ref(), &mut c).map_err(gemm_error)
+    })
 }
 
 /// Times `entry_point` (all of its launches inside the timed region) in alternation with

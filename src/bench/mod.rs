@@ -183,8 +183,8 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         // gemv::gemv_t on f32 and bf16, every pass it takes, at an Aᵀ·x shape; stencil::sweep_colour on
         // RedBlack's padded rows at a colour shape
         Family::Gemv | Family::Stencil => bandwidth_entry_points(family, shape).len(),
-        // tessera::gemm_bias_gelu on f32 and on bf16, tessera::gemm_bt_bias_gelu on bf16
-        Family::Epilogue => 3,
+        // the fused GEMMs' entry points: gemm_bias_gelu on f32 and bf16, the rest on bf16
+        Family::Epilogue => EPILOGUE_ENTRY_POINTS.len(),
         _ => 0,
     };
     let tf32_entry_rows = |kernels: &[&'static KernelDefinition]| usize::from(kernels.iter().any(|k| is_tf32_wgmma(k)));
@@ -343,64 +343,31 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             ));
         }
         if family == Family::Epilogue {
-            // what a user's C = GELU(α·A·B + bias) runs: on f32 fused into V13, or a GEMM and
-            // bias_gelu_f32; on bf16 the GEMM with the bias fused, then gelu_bf16 — with B stored
-            // [K, N] (gemm_bias_gelu) and [N, K] (gemm_bt_bias_gelu, a transformer MLP's first layer)
             let value = |name: &str| shape.iter().find(|(n, _)| n == name).map_or(1, |(_, v)| (*v).max(1) as usize);
             let dims = [value("M"), value("N"), value("K")];
-            let bf16 = crate::dsl::ElementType::BF16;
-            for (input, b_transposed) in [(crate::dsl::ElementType::F32, false), (bf16, false), (bf16, true)] {
-                let function = if b_transposed { "tessera::gemm_bt_bias_gelu" } else { "tessera::gemm_bias_gelu" };
-                progress(Progress { done, of, step: &format!("{function} ({input}) at {label}") });
+            for entry in &EPILOGUE_ENTRY_POINTS {
+                progress(Progress { done, of, step: &format!("{} ({}) at {label}", entry.function, entry.input) });
                 done += 1;
-                // beside cuBLAS on the same type and B layout + its bias_gelu kernel
-                let sixteen_bit = input == bf16;
-                baseline = Baseline::new(gpu, family, &shape, sixteen_bit.then_some(input), input, false)?;
-                if b_transposed {
+                let sixteen_bit = entry.input != crate::dsl::ElementType::F32;
+                baseline = Baseline::new(
+                    gpu,
+                    family,
+                    &shape,
+                    sixteen_bit.then_some(entry.input),
+                    entry.input,
+                    entry.residual,
+                )?;
+                if entry.b_transposed {
                     baseline = baseline.with_b_transposed()?;
                 }
-                let (flops, bytes) =
-                    family.work(if sixteen_bit { "hgemm_bias_gelu_bf16" } else { "sgemm_bias_gelu" }, &shape);
-                let (name, (base, timing, launched)) = if sixteen_bit {
-                    let timed = time_gemm_bias_gelu_entry_point(
-                        gpu,
-                        half::bf16::from_f64,
-                        b_transposed,
-                        |a, b, bias, c| {
-                            if b_transposed {
-                                crate::gemm_bt_bias_gelu(gpu, a, b, bias, c, 1.0)
-                            } else {
-                                crate::gemm_bias_gelu(gpu, a, b, bias, c, 1.0)
-                            }
-                        },
-                        options,
-                        dims,
-                        &mut flush,
-                        &mut baseline,
-                    )?;
-                    // the GEMM with the bias fused that the table picks for the shape, then the GELU pass
-                    (format!("{function} bf16 ({} + gelu_bf16)", timed.2.kernel), timed)
-                } else {
-                    let plan = crate::gemm_dispatch::choose_bias_gelu(gpu, &[dims[0], dims[2]], &[dims[2], dims[1]])
-                        .map_err(gemm_error)?;
-                    let timed = time_gemm_bias_gelu_entry_point(
-                        gpu,
-                        |v| v as f32,
-                        false,
-                        |a, b, bias, c| crate::gemm_bias_gelu(gpu, a, b, bias, c, 1.0),
-                        options,
-                        dims,
-                        &mut flush,
-                        &mut baseline,
-                    )?;
-                    (format!("{function} ({})", plan.describe()), timed)
-                };
+                let (name, (base, timing, launched)) =
+                    time_epilogue_entry_point(entry, gpu, options, dims, &mut flush, &mut baseline)?;
                 let baseline_tflops = baseline_flops / 1e12 / (base.median_ms * 1e-3);
                 rows.push(entry_point_row(
                     family,
                     name,
                     &label,
-                    (flops, bytes),
+                    family.work(entry.work_of, &shape),
                     &timing,
                     (baseline.name(), baseline_tflops),
                     &launched,
