@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::{hgemm, hgemm_bt, matrix_copy, sgemm};
+use crate::catalog::{hgemm, hgemm_bt, matrix_copy, sgemm, sgemm_bt};
 use crate::dsl::ElementType;
 use crate::runtime::{DeviceRef, Element};
 use crate::{Argument, Device, Error, Input, KernelDefinition, Launched, Output};
@@ -29,7 +29,7 @@ use crate::{Argument, Device, Error, Input, KernelDefinition, Launched, Output};
 mod fused;
 pub use fused::{
     choose_bias_gelu, gemm_bias_gelu, gemm_bias_residual, gemm_bt_bias, gemm_bt_bias_gelu, gemm_bt_bias_residual,
-    BiasGeluElement, BiasGeluPlan, BiasResidualElement,
+    BiasGeluElement, BiasGeluPlan, BiasResidualElement, LinearElement,
 };
 
 /// One measurement: the catalog kernel `kernel` ran M×N×K at `tflops`.
@@ -269,8 +269,8 @@ impl GemmTable {
 }
 
 /// Whether `kernel` multiplies as `types` say: the SGEMMs for f32 into f32 (FP32 math, not
-/// TF32), the HGEMMs of that type for f16 and bf16 into f32 or into their own type, and the
-/// `hgemm_bt` kernels where B is stored [N, K].
+/// TF32), the HGEMMs of that type for f16 and bf16 into f32 or into their own type, and, where
+/// B is stored [N, K], the `sgemm_bt` and `hgemm_bt` kernels.
 fn runs_on(kernel: &str, types: GemmTypes) -> bool {
     use ElementType::{BF16, F16, F32};
     let family: &[&KernelDefinition] = match (types.b_transposed, types.input, types.output) {
@@ -278,6 +278,7 @@ fn runs_on(kernel: &str, types: GemmTypes) -> bool {
         (false, BF16, F32) => &hgemm::ALL_BF16,
         (false, F16, F32) => &hgemm::ALL_F16,
         (false, BF16, BF16) | (false, F16, F16) => &hgemm::ALL_16_BIT_OUTPUT,
+        (true, F32, F32) => &sgemm_bt::ALL,
         (true, BF16 | F16, _) => &hgemm_bt::ALL,
         _ => &[],
     };
@@ -336,17 +337,18 @@ pub fn gemm<T: GemmInput, C: GemmOutput<T>>(
     gemm_of(GemmTypes::new(T::TYPE, C::TYPE), device, a, b, c, alpha, beta)
 }
 
-/// Element types [`gemm_bt`] multiplies: bf16 and f16 (wgmma reads a K-major B of 16-bit
-/// values through its descriptor; FP32 and TF32 kernels of B stored [N, K] are not in the
-/// table).
+/// Element types [`gemm_bt`] multiplies: f32 (FP32 SGEMMs that turn B's tile into k-major
+/// shared memory as they copy it, `catalog::sgemm_bt`), bf16 and f16 (wgmma reads a K-major B
+/// of 16-bit values through its descriptor, `catalog::hgemm_bt`).
 pub trait TransposedBInput: GemmInput {}
+impl TransposedBInput for f32 {}
 impl TransposedBInput for half::bf16 {}
 impl TransposedBInput for half::f16 {}
 
 /// C = α·A·Bᵀ + β·C with B stored [N, K] — a linear layer's y = x·Wᵀ, its weight W stored
-/// [out, in] as torch's `F.linear` takes it — on the `hgemm_bt` kernel measured fastest for
-/// the shape, the types and the device, as [`gemm`] chooses (aligned copies included). C is f32
-/// or the inputs' type.
+/// [out, in] as torch's `F.linear` takes it — on the kernel measured fastest for the shape, the
+/// types and the device (`catalog::hgemm_bt` on bf16 and f16, `catalog::sgemm_bt` on f32), as
+/// [`gemm`] chooses (aligned copies of 16-bit rows included). C is f32 or the inputs' type.
 ///
 /// ```
 /// use tessera::prelude::*;

@@ -91,6 +91,8 @@ fn catalog_kernels_use_dynamic_shared_memory_exactly_when_over_47_kib() {
             "sgemm_v11",
             "sgemm_v12",
             "sgemm_v13",
+            "sgemm_v12_bt",
+            "sgemm_v13_bt",
             "hgemm_v4_bf16",
             "hgemm_v5_bf16",
             "hgemm_v6_bf16",

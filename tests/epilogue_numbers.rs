@@ -118,7 +118,7 @@ fn linear_layer_cases(backend: &Backend, epilogue: LinearEpilogue) {
 
 /// One shape of [`linear_layer_cases`] on `T`: each of `kernels` (where the epilogue is fused),
 /// then the entry point, against f64; the kernel the entry point took.
-fn linear_case<T: tessera::gemm_dispatch::TransposedBInput>(
+fn linear_case<T: tessera::gemm_dispatch::LinearElement>(
     backend: &Backend,
     (m, n, k): (usize, usize, usize),
     (from_f32, to_f32): (fn(f32) -> T, fn(T) -> f32),

@@ -27,10 +27,11 @@ fn fastest_measured(table: &GemmTable, types: GemmTypes, shape: [usize; 3]) -> O
         .iter()
         .filter(|r| r.shape == shape)
         .filter(|r| match types.input {
-            // FP32 SGEMMs, not TF32
+            // FP32 SGEMMs (B [K, N] or, `sgemm_bt`, [N, K]), not TF32
             ElementType::F32 => r.kernel.starts_with("sgemm_") && r.kernel != "sgemm_naive",
-            _ => r.kernel.starts_with("hgemm_") && GemmTypes::of(tessera::catalog::find(r.kernel).unwrap()) == types,
+            _ => r.kernel.starts_with("hgemm_"),
         })
+        .filter(|r| GemmTypes::of(tessera::catalog::find(r.kernel).unwrap()) == types)
         .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
         .map(|r| r.kernel)
 }
@@ -42,7 +43,7 @@ fn at_every_shape_of_the_sgemm_bench_the_choice_is_the_fastest_measured_kernel()
     for table in &tables {
         use ElementType::{BF16, F16, F32};
         let plain = [[F32, F32], [BF16, F32], [F16, F32], [BF16, BF16], [F16, F16]].map(|[i, o]| GemmTypes::new(i, o));
-        let transposed = plain[1..].iter().map(|t| t.with_b_transposed());
+        let transposed = plain.map(|t| t.with_b_transposed());
         for types in plain.into_iter().chain(transposed) {
             let measured =
                 table.records.iter().any(|r| GemmTypes::of(tessera::catalog::find(r.kernel).unwrap()) == types);
@@ -51,7 +52,8 @@ fn at_every_shape_of_the_sgemm_bench_the_choice_is_the_fastest_measured_kernel()
                 let value = |name: &str| shape.iter().find(|(n, _)| n == name).map(|(_, v)| *v as usize).unwrap();
                 let shape = [value("M"), value("N"), value("K")];
                 let got = table.choose(types, shape[0], shape[1], shape[2]);
-                if (types.output != F32 || types.b_transposed) && shape[1] % 8 != 0 {
+                let sixteen_bit = types.input != F32;
+                if sixteen_bit && (types.output != F32 || types.b_transposed) && shape[1] % 8 != 0 {
                     // the bench times the 16-bit-output and B [N, K] kernels (all TMA) on rows
                     // not 16 bytes apart only through aligned copies, as `gemm` runs them there:
                     // no record of their own, so the choice is the nearest aligned shape's
@@ -278,6 +280,18 @@ fn gemm_bt_multiplies_by_b_stored_n_by_k(backend: &Backend) {
                 launched.kernel
             );
         }
+    }
+    // f32: the FP32 SGEMMs that turn B's tile as they copy it
+    for &(m, n, k) in shapes {
+        let (host_a, host_b, host_c) = (random_floats(m * k, 55), random_floats(n * k, 56), random_floats(m * n, 57));
+        let want = gemm_reference(&host_a, &transposed(&host_b, n, k), &host_c, (m, n, k), 1.5, -0.5);
+        let a = backend.upload(&host_a, [m, k]).unwrap();
+        let b = backend.upload(&host_b, [n, k]).unwrap();
+        let mut c = backend.upload(&host_c, [m, n]).unwrap();
+        let launched = tessera::gemm_bt(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
+        assert!(launched.kernel.starts_with("sgemm_v") && launched.kernel.ends_with("_bt"), "{}", launched.kernel);
+        let error = relative_error(&backend.download(&c).unwrap(), &want);
+        assert!(error < 1e-5, "{} at {m}×{n}×{k}: relative error {error:e}", launched.kernel);
     }
     // B's shape is checked as [N, K]: A [4, 64] and B [64, 8] do not multiply as A·Bᵀ
     let one = bf16::from_f32(1.0);

@@ -4,11 +4,15 @@
 
 mod common;
 
-use common::{gemm_reference, random_floats, relative_error};
-use tessera::catalog::sgemm;
+use common::{gemm_reference, random_floats, relative_error, transposed};
+use tessera::catalog::{sgemm, sgemm_bt};
 use tessera::Backend;
 
-on_both_backends!(every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes, beta_zero_never_reads_c);
+on_both_backends!(
+    every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes,
+    beta_zero_never_reads_c,
+    every_sgemm_bt_kernel_multiplies_by_b_stored_n_by_k
+);
 
 /// Shapes from {1, 17, 127, 129, 1000, 4097}, mixed and non-square, and two small non-square
 /// tails; the simulation takes the small ones (M, N and K all different among them).
@@ -46,6 +50,31 @@ fn every_sgemm_kernel_matches_an_f64_reference_on_tail_shapes(gpu: &Backend) {
         for kernel in sgemm::ALL {
             let mut c = gpu.upload(&host_c, [m, n]).unwrap();
             sgemm::launch(kernel, gpu, &a, &b, &mut c, alpha, beta).unwrap();
+            let error = relative_error(&gpu.download(&c).unwrap(), &want);
+            assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
+        }
+    }
+}
+
+/// `catalog::sgemm_bt`: C = α·A·Bᵀ + β·C with B stored [N, K], against the f64 product with B
+/// turned, at the tail shapes (the simulation the small ones) — B's tile is turned into shared
+/// memory element by element, so every edge of B's rows and columns is a tail.
+fn every_sgemm_bt_kernel_multiplies_by_b_stored_n_by_k(gpu: &Backend) {
+    for (index, &(m, n, k)) in SHAPES.iter().enumerate() {
+        if gpu.is_simulated() && m * n * k > 200_000 {
+            continue;
+        }
+        let (host_a, host_b, host_c) = (
+            random_floats(m * k, 11 + index as u64),
+            random_floats(n * k, 300 + index as u64),
+            random_floats(m * n, 400),
+        );
+        let want = gemm_reference(&host_a, &transposed(&host_b, n, k), &host_c, (m, n, k), 1.5, -0.5);
+        let a = gpu.upload(&host_a, [m, k]).unwrap();
+        let b = gpu.upload(&host_b, [n, k]).unwrap();
+        for kernel in sgemm_bt::ALL {
+            let mut c = gpu.upload(&host_c, [m, n]).unwrap();
+            sgemm_bt::launch(kernel, gpu, &a, &b, &mut c, 1.5, -0.5).unwrap();
             let error = relative_error(&gpu.download(&c).unwrap(), &want);
             assert!(error < 1e-5, "{} at M={m} N={n} K={k}: relative error {error:e}", kernel.name());
         }

@@ -196,6 +196,41 @@ impl Cublas {
             .map_err(|source| Error::Cublas { action: "running sgemm", source })
     }
 
+    /// [`sgemm`](Self::sgemm) with B stored [N, K]: C = α·A·Bᵀ + β·C in FP32 with pedantic math
+    /// (`cublasGemmEx`, `CUBLAS_COMPUTE_32F_PEDANTIC`) — an f32 linear layer's y = x·Wᵀ, cuBLAS
+    /// transposing its operand.
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// let blas = gpu.cublas()?;
+    /// let x = gpu.upload(&[1.0f32; 6], [2, 3])?;
+    /// let w = gpu.upload(&[0.5f32; 12], [4, 3])?; // 4 outputs × 3 inputs
+    /// let mut y = gpu.zeros::<f32>([2, 4])?;
+    /// blas.sgemm_bt(1.0, &x, &w, 0.0, &mut y)?;
+    /// assert_eq!(gpu.download(&y)?, vec![1.5; 8]);
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
+    pub fn sgemm_bt(
+        &self,
+        alpha: f32,
+        a: &impl Input<f32>,
+        b: &impl Input<f32>,
+        beta: f32,
+        c: &mut impl Output<f32>,
+    ) -> Result<(), Error> {
+        self.gemm_raw(
+            "running sgemm on B transposed",
+            [sys::cudaDataType::CUDA_R_32F, sys::cudaDataType::CUDA_R_32F],
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_PEDANTIC,
+            sys::cublasMath_t::CUBLAS_PEDANTIC_MATH,
+            (alpha, beta),
+            a,
+            b,
+            c,
+            true,
+        )
+    }
+
     /// [`sgemm`](Self::sgemm) on TF32 tensor cores (`CUBLAS_TF32_TENSOR_OP_MATH`,
     /// `CUBLAS_COMPUTE_32F_FAST_TF32`): A and B are read as f32 and multiplied with 10-bit
     /// mantissas, accumulated in FP32 — the "TF32" figures of cuBLAS and torch. The handle's

@@ -9,7 +9,14 @@ pub(super) enum Baseline<'g> {
     /// `cuMemcpyDtoDAsync` of the same number of floats.
     Copy { gpu: &'g Gpu, from: DeviceTensor<f32>, to: DeviceTensor<f32> },
     /// cuBLAS SGEMM (pedantic FP32) of the same M, N, K.
-    Sgemm { blas: crate::runtime::Cublas, a: DeviceTensor<f32>, b: DeviceTensor<f32>, c: DeviceTensor<f32> },
+    Sgemm {
+        blas: crate::runtime::Cublas,
+        a: DeviceTensor<f32>,
+        b: DeviceTensor<f32>,
+        c: DeviceTensor<f32>,
+        /// B stored [N, K] (the `sgemm_bt` kernels' baseline).
+        b_transposed: bool,
+    },
     /// cuBLAS SGEMM, then `bias_gelu_f32` on its C (`bias_residual_f32` with the residual, for a
     /// kernel that adds one): what a fused epilogue saves.
     SgemmThenEpilogue {
@@ -123,6 +130,7 @@ impl<'g> Baseline<'g> {
                     a: filled(&[m, k])?,
                     b: filled(&[k, n])?,
                     c: gpu.zeros([m, n])?,
+                    b_transposed: false,
                 })
             }
             // cuBLAS on the kernel's own type, then the separate epilogue kernel (kernels that add
@@ -221,7 +229,8 @@ impl<'g> Baseline<'g> {
     pub(super) fn name(&self) -> &'static str {
         match self {
             Baseline::Copy { .. } => "device copy",
-            Baseline::Sgemm { .. } => "cuBLAS",
+            Baseline::Sgemm { b_transposed: false, .. } => "cuBLAS",
+            Baseline::Sgemm { b_transposed: true, .. } => "cuBLAS (Bᵀ)",
             Baseline::SgemmThenEpilogue { residual: None, .. } => "cuBLAS + bias_gelu_f32",
             Baseline::SgemmThenEpilogue { residual: Some(_), .. } => "cuBLAS + bias_residual_f32",
             Baseline::GemmBf16ThenEpilogue { residual: None, b_transposed: false, .. } => {
@@ -262,7 +271,8 @@ impl<'g> Baseline<'g> {
     pub(super) fn run(&mut self, beta: f32) -> Result<(), Error> {
         match self {
             Baseline::Copy { gpu, from, to } => gpu.copy(&*from, to),
-            Baseline::Sgemm { blas, a, b, c } => blas.sgemm(1.0, &*a, &*b, beta, c),
+            Baseline::Sgemm { blas, a, b, c, b_transposed: false } => blas.sgemm(1.0, &*a, &*b, beta, c),
+            Baseline::Sgemm { blas, a, b, c, b_transposed: true } => blas.sgemm_bt(1.0, &*a, &*b, beta, c),
             Baseline::SgemmThenEpilogue { gpu, blas, a, b, bias, residual, c } => {
                 blas.sgemm(1.0, &*a, &*b, 0.0, c)?;
                 match residual {
@@ -295,10 +305,25 @@ impl<'g> Baseline<'g> {
         }
     }
 
+    /// Whether this is cuBLAS multiplying by a B stored [N, K].
+    pub(super) fn b_transposed(&self) -> bool {
+        match self {
+            Baseline::Sgemm { b_transposed, .. }
+            | Baseline::GemmBf16ThenEpilogue { b_transposed, .. }
+            | Baseline::GemmF16ThenEpilogue { b_transposed, .. }
+            | Baseline::GemmBf16 { b_transposed, .. }
+            | Baseline::GemmF16 { b_transposed, .. }
+            | Baseline::GemmBf16ToBf16 { b_transposed, .. }
+            | Baseline::GemmF16ToF16 { b_transposed, .. } => *b_transposed,
+            Baseline::Copy { .. } | Baseline::SgemmThenEpilogue { .. } | Baseline::GemmTf32 { .. } => false,
+        }
+    }
+
     /// The same cuBLAS GEMM with B stored [N, K] — an `hgemm_bt` kernel's baseline, cuBLAS
     /// transposing its operand as the kernel's descriptor does; other baselines as they are.
     pub(super) fn with_b_transposed(self) -> Result<Self, Error> {
         Ok(match self {
+            Baseline::Sgemm { blas, a, b, c, .. } => Baseline::Sgemm { blas, a, b: turned(b)?, c, b_transposed: true },
             Baseline::GemmBf16 { blas, a, b, c, .. } => {
                 Baseline::GemmBf16 { blas, a, b: turned(b)?, c, b_transposed: true }
             }

@@ -168,7 +168,7 @@ impl Family {
         match self {
             Family::Copy => copy::ALL.to_vec(),
             Family::Transpose => transpose::ALL.to_vec(),
-            Family::Sgemm => sgemm::ALL.to_vec(),
+            Family::Sgemm => sgemm::ALL.iter().chain(&sgemm_bt::ALL).copied().collect(),
             Family::Reduce => vec![&reduce::sum_partials_f32::KERNEL, &reduce::dot_partials_f32::KERNEL],
             Family::Map => map::ALL.to_vec(),
             Family::Stencil => stencil::ALL.to_vec(),

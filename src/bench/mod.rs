@@ -21,7 +21,7 @@ pub use output::{csv, csv_field, json, table};
 
 use crate::catalog::{
     attention, copy, epilogue, gemm_b_transposed, gemm_input_type, gemm_output_type, gemv, hgemm, hgemm_bt, map, norm,
-    reduce, sgemm, softmax, stencil, transpose,
+    reduce, sgemm, sgemm_bt, softmax, stencil, transpose,
 };
 use crate::runtime::tune::{measurement_value, GpuMeasure};
 use crate::{DeviceTensor, Error, Gpu, KernelDefinition};
@@ -214,7 +214,9 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
             let (unit, scale) = if flops > 0.0 { ("TFLOP/s", flops / 1e12) } else { ("GB/s", bytes / 1e9) };
             progress(Progress { done, of, step: &format!("{} at {label}", kernel.name()) });
             done += 1;
-            if family == Family::Hgemm || family == Family::Epilogue {
+            // an SGEMM of B stored [N, K] beside cuBLAS on that layout, the others on B [K, N]
+            let sgemm_layout_changes = family == Family::Sgemm && baseline.b_transposed() != gemm_b_transposed(kernel);
+            if family == Family::Hgemm || family == Family::Epilogue || sgemm_layout_changes {
                 // cuBLAS on the kernel's own input type (BF16 or F16; and its epilogue kernel)
                 baseline = Baseline::new(
                     gpu,

@@ -14,6 +14,7 @@ pub mod norm;
 pub mod parallel;
 pub mod reduce;
 pub mod sgemm;
+pub mod sgemm_bt;
 pub mod softmax;
 pub mod stencil;
 pub mod transpose;
@@ -111,6 +112,7 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .into_iter()
         .chain(transpose::ALL)
         .chain(sgemm::ALL)
+        .chain(sgemm_bt::ALL)
         .chain(hgemm::all())
         .chain(hgemm_bt::ALL)
         .chain(reduce::ALL)

@@ -156,7 +156,7 @@ sixteen_bit_bias_gelu!(half::f16, hgemm_bias_f16, hgemm_bias_small_tiles_f16, ge
 /// assert_eq!(backend.download(&y)?[0].to_f32(), 64.5);
 /// # Ok(()) }
 /// ```
-pub fn gemm_bt_bias<T: TransposedBInput>(
+pub fn gemm_bt_bias<T: LinearElement>(
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
@@ -186,7 +186,7 @@ pub fn gemm_bt_bias<T: TransposedBInput>(
 /// assert_eq!(backend.download(&y)?[0].to_f32(), 0.0); // GELU(16 − 16)
 /// # Ok(()) }
 /// ```
-pub fn gemm_bt_bias_gelu<T: TransposedBInput>(
+pub fn gemm_bt_bias_gelu<T: LinearElement>(
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
@@ -219,7 +219,7 @@ pub fn gemm_bt_bias_gelu<T: TransposedBInput>(
 /// assert_eq!(backend.download(&y)?[0].to_f32(), 35.25); // 32 + 0.25 + 3
 /// # Ok(()) }
 /// ```
-pub fn gemm_bt_bias_residual<T: TransposedBInput>(
+pub fn gemm_bt_bias_residual<T: LinearElement>(
     device: &impl Device,
     a: &impl Input<T>,
     b: &impl Input<T>,
@@ -232,6 +232,13 @@ pub fn gemm_bt_bias_residual<T: TransposedBInput>(
     bias_gemm_16_bit(device, "bt_bias_residual", linear_kernels::<T>().bias_residual, a, b, bias, residual, c, alpha)
 }
 
+/// Element types of the linear layers with a fused epilogue ([`gemm_bt_bias`],
+/// [`gemm_bt_bias_gelu`], [`gemm_bt_bias_residual`]): bf16 and f16, on the wgmma GEMMs. An f32
+/// linear layer multiplies through [`gemm_bt`](super::gemm_bt) (`catalog::sgemm_bt`).
+pub trait LinearElement: TransposedBInput {}
+impl LinearElement for half::bf16 {}
+impl LinearElement for half::f16 {}
+
 /// A linear layer's kernels on `T` with B stored [N, K]: the GEMMs with the bias (and the
 /// residual) fused, each `[V11's tiles, V20's]`, and the in-place GELU that follows the first.
 struct LinearKernels {
@@ -240,7 +247,7 @@ struct LinearKernels {
     gelu: &'static KernelDefinition,
 }
 
-fn linear_kernels<T: TransposedBInput>() -> LinearKernels {
+fn linear_kernels<T: LinearElement>() -> LinearKernels {
     match T::TYPE {
         ElementType::F16 => LinearKernels {
             bias: [&epilogue::hgemm_bt_bias_f16::KERNEL, &epilogue::hgemm_bt_bias_small_tiles_f16::KERNEL],

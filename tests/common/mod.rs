@@ -70,6 +70,8 @@ macro_rules! with_every_catalog_kernel {
             sgemm::sgemm_v13,
             sgemm::sgemm_v6_128x64,
             sgemm::sgemm_v4_small,
+            sgemm_bt::sgemm_v12_bt,
+            sgemm_bt::sgemm_v13_bt,
             hgemm::hgemm_v1_bf16,
             hgemm::hgemm_v2_bf16,
             hgemm::hgemm_v3_bf16,
