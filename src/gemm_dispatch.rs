@@ -361,6 +361,14 @@ impl TransposedBInput for half::f16 {}
 /// let launched = tessera::gemm_bt(&backend, &x, &w, &mut y, 1.0, 0.0)?;
 /// assert!(launched.kernel.starts_with("hgemm_v") && launched.kernel.contains("_bt_"));
 /// assert_eq!(backend.download(&y)?[0].to_f32(), 64.0);
+///
+/// // an f32 layer: the FP32 SGEMMs that turn B's tile as they copy it
+/// let x = backend.upload(&vec![1.0f32; 4 * 64], [4, 64])?;
+/// let w = backend.upload(&vec![0.5f32; 8 * 64], [8, 64])?;
+/// let mut y = backend.zeros::<f32>([4, 8])?;
+/// let launched = tessera::gemm_bt(&backend, &x, &w, &mut y, 1.0, 0.0)?;
+/// assert!(launched.kernel.starts_with("sgemm_v") && launched.kernel.ends_with("_bt"));
+/// assert_eq!(backend.download(&y)?[0], 32.0);
 /// # Ok(()) }
 /// ```
 pub fn gemm_bt<T: TransposedBInput, C: GemmOutput<T>>(
