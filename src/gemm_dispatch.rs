@@ -27,6 +27,7 @@ use crate::runtime::{DeviceRef, Element};
 use crate::{Argument, Device, Error, Input, KernelDefinition, Launched, Output};
 
 mod fused;
+mod transposed_b;
 pub use fused::{
     choose_bias_gelu, gemm_bias_gelu, gemm_bias_residual, gemm_bt_bias, gemm_bt_bias_gelu, gemm_bt_bias_residual,
     BiasGeluElement, BiasGeluPlan, BiasResidualElement, LinearElement,
@@ -251,6 +252,19 @@ impl GemmTable {
         k: usize,
         candidate: impl Fn(&str) -> bool,
     ) -> Option<&'static KernelDefinition> {
+        self.fastest_among(input, m, n, k, candidate).map(|(kernel, _)| kernel)
+    }
+
+    /// [`choose_among`](GemmTable::choose_among) with the speed it was measured at (TFLOP/s, at
+    /// the nearest measured shape).
+    pub fn fastest_among(
+        &self,
+        input: ElementType,
+        m: usize,
+        n: usize,
+        k: usize,
+        candidate: impl Fn(&str) -> bool,
+    ) -> Option<(&'static KernelDefinition, f64)> {
         let candidates: Vec<&GemmRecord> = self.records.iter().filter(|r| candidate(r.kernel)).collect();
         let vector = 16 / input.size_bytes().max(1) as usize;
         let aligned = |[_, n, k]: [usize; 3]| n % vector == 0 && k % vector == 0;
@@ -264,7 +278,7 @@ impl GemmTable {
             .into_iter()
             .filter(|r| r.shape == nearest)
             .max_by(|a, b| a.tflops.total_cmp(&b.tflops))
-            .and_then(|r| crate::catalog::find(r.kernel))
+            .and_then(|r| Some((crate::catalog::find(r.kernel)?, r.tflops)))
     }
 }
 
@@ -398,6 +412,10 @@ fn gemm_of<T: GemmInput, C: GemmOutput<T>>(
         return gemm_through_aligned_copies_with(kernel, device, a, b, c, alpha, beta);
     }
     let kernel = choose(device, types, a.shape(), b.shape())?;
+    if types.b_transposed && !GemmTypes::of(kernel).b_transposed {
+        // f32 B [N, K] where a transposed copy and a B [K, N] SGEMM beat the direct kernels
+        return transposed_b::gemm_on_a_transposed_copy(kernel, device, a, b, c, alpha, beta);
+    }
     Ok(crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, beta)?)
 }
 
@@ -586,7 +604,9 @@ fn copy_matrix<T: Element>(device: &impl Device, x: &impl Input<T>, y: &mut impl
 }
 
 /// The kernel [`gemm`] (or [`gemm_bt`], with `types.b_transposed`) takes on `device` for A
-/// (`a_shape`) · B (`b_shape`) as `types` say.
+/// (`a_shape`) · B (`b_shape`) as `types` say. For f32 with B stored [N, K] that may be a
+/// B [K, N] SGEMM: [`gemm_bt`] then runs it on a transposed copy of B, where the table says the
+/// copy and that kernel together beat the fastest B [N, K] kernel.
 ///
 /// ```
 /// use tessera::dsl::ElementType::{BF16, F32};
@@ -603,7 +623,12 @@ pub fn choose(
     a_shape: &[usize],
     b_shape: &[usize],
 ) -> Result<&'static KernelDefinition, GemmError> {
-    choose_once(device, "gemm", types, a_shape, b_shape, |table, [m, n, k]| table.choose(types, m, n, k))
+    choose_once(device, "gemm", types, a_shape, b_shape, |table, [m, n, k]| {
+        if types == GemmTypes::new(ElementType::F32, ElementType::F32).with_b_transposed() {
+            return transposed_b::choose_f32(table, m, n, k);
+        }
+        table.choose(types, m, n, k)
+    })
 }
 
 /// `pick`'s kernel from the table of `device` for A (`a_shape`) · B (`b_shape`), remembered

@@ -10,7 +10,11 @@ use tessera::{Backend, Simulator};
 fn a_users_table_decides_and_the_shipped_tables_fill_the_types_it_lacks() {
     // one f32 record: sgemm_v6 measured at 1024³ (no 16-bit kernel, no B stored [N, K])
     let path = std::env::temp_dir().join(format!("tessera-gemm-table-{}.csv", std::process::id()));
-    let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\nsgemm,sgemm_v6,\"M=1024,N=1024,K=1024\",1,1,1,40\n";
+    // and sgemm_v12_bt (B stored [N, K]) measured far slower at 64³
+    let csv = "family,kernel,shape,median_ms,min_ms,max_ms,value\n\
+               sgemm,sgemm_v6,\"M=1024,N=1024,K=1024\",1,1,1,40\n\
+               sgemm,sgemm_v6,\"M=64,N=64,K=64\",1,1,1,40\n\
+               sgemm,sgemm_v12_bt,\"M=64,N=64,K=64\",1,1,1,0.001\n";
     std::fs::write(&path, csv).unwrap();
     std::env::set_var("TESSERA_GEMM_TABLE", &path);
     let backend = Backend::Simulator(Simulator::new().expect("the simulation needs a host C++ compiler"));
@@ -26,6 +30,25 @@ fn a_users_table_decides_and_the_shipped_tables_fill_the_types_it_lacks() {
     let launched = tessera::gemm(&backend, &a, &b, &mut c, 1.0, 0.0).unwrap();
     assert_eq!(launched.kernel, "sgemm_v6");
     assert!(backend.download(&c).unwrap().iter().all(|&v| v == 16.0));
+
+    // f32 with B [N, K]: sgemm_v6 on a transposed copy of B beats the slow direct kernel, so
+    // gemm_bt runs that — and the product is A·Bᵀ
+    let (m, n, k) = (64, 48, 32);
+    let host_a: Vec<f32> = (0..m * k).map(|i| (i % 5) as f32 - 2.0).collect();
+    let host_b: Vec<f32> = (0..n * k).map(|i| (i % 7) as f32 - 3.0).collect();
+    let a = backend.upload(&host_a, [m, k]).unwrap();
+    let b = backend.upload(&host_b, [n, k]).unwrap();
+    let mut c = backend.zeros::<f32>([m, n]).unwrap();
+    let f32_bt = f32.with_b_transposed();
+    assert_eq!(choose(&backend, f32_bt, &[m, k], &[n, k]).unwrap().name(), "sgemm_v6");
+    let launched = tessera::gemm_bt(&backend, &a, &b, &mut c, 1.0, 0.0).unwrap();
+    assert_eq!(launched.kernel, "sgemm_v6");
+    let got = backend.download(&c).unwrap();
+    for (index, value) in got.iter().enumerate() {
+        let (row, col) = (index / n, index % n);
+        let want: f32 = (0..k).map(|kk| host_a[row * k + kk] * host_b[col * k + kk]).sum();
+        assert_eq!(*value, want, "C[{row}, {col}]"); // small integers: exact in f32
+    }
 
     // bf16 → bf16 with B [N, K] is not in it: the H200's table (the first shipped) decides
     let h200 = GemmTable::shipped().into_iter().next().unwrap();

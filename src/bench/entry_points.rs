@@ -27,6 +27,13 @@ pub(super) const ENTRY_POINT_TYPES: [GemmTypes; 8] = {
     ]
 };
 
+/// The sgemm family's entry point: `tessera::gemm_bt` on f32 (the direct `sgemm_bt` kernel, or
+/// a transposed copy of B and a B [K, N] SGEMM, as the table decides), beside cuBLAS (Bᵀ).
+pub(super) const SGEMM_ENTRY_POINT_TYPES: [GemmTypes; 1] = {
+    use crate::dsl::ElementType::F32;
+    [GemmTypes::new(F32, F32).with_b_transposed()]
+};
+
 /// The row an entry point's timing takes: `tessera::gemm (bf16)` (f32 C, the name of before
 /// 16-bit outputs), `tessera::gemm (bf16 → bf16)`, `tessera::gemm_bt (..)` with B stored [N, K].
 pub(super) fn entry_point_name(types: GemmTypes) -> String {
@@ -37,7 +44,7 @@ pub(super) fn entry_point_name(types: GemmTypes) -> String {
     }
 }
 
-/// [`time_gemm_entry_point`] on F16 inputs where `types` says so, else BF16; C of its output
+/// [`time_gemm_entry_point`] on the inputs `types` names (f32, F16 or BF16); C of its output
 /// type (f32, or the inputs' own).
 pub(super) fn time_gemm(
     types: GemmTypes,
@@ -52,6 +59,9 @@ pub(super) fn time_gemm(
     let (f16, bf16) = (half::f16::from_f64, half::bf16::from_f64);
     let layout = types.b_transposed;
     match (types.input, types.output) {
+        (F32, _) => {
+            time_gemm_entry_point::<f32, f32>(kernel, layout, gpu, |v| v as f32, options, dims, flush, baseline)
+        }
         (F16, F32) => time_gemm_entry_point::<_, f32>(kernel, layout, gpu, f16, options, dims, flush, baseline),
         (F16, _) => time_gemm_entry_point::<_, half::f16>(kernel, layout, gpu, f16, options, dims, flush, baseline),
         (_, F32) => time_gemm_entry_point::<_, f32>(kernel, layout, gpu, bf16, options, dims, flush, baseline),

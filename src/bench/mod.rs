@@ -178,6 +178,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
     // the hgemm family also times `tessera::gemm` on BF16 and F16 at each shape
     let entry_points = |family: Family, shape: &[(String, i64)]| match family {
         Family::Hgemm => ENTRY_POINT_TYPES.len(),
+        Family::Sgemm => SGEMM_ENTRY_POINT_TYPES.len(),
         // attention::backward, non-causal and causal, and on Hopper mma.sync's beside it
         Family::Attention => 2 * backward_tensor_cores(gpu, shape).len(),
         // gemv::gemv_t on f32 and bf16, every pass it takes, at an Aᵀ·x shape; stencil::sweep_colour on
@@ -406,8 +407,11 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 ));
             }
         }
-        let gemm_types: &[crate::gemm_dispatch::GemmTypes] =
-            if family == Family::Hgemm { &ENTRY_POINT_TYPES } else { &[] };
+        let gemm_types: &[crate::gemm_dispatch::GemmTypes] = match family {
+            Family::Hgemm => &ENTRY_POINT_TYPES,
+            Family::Sgemm => &SGEMM_ENTRY_POINT_TYPES,
+            _ => &[],
+        };
         for &types in gemm_types {
             let name = entry_point_name(types);
             progress(Progress { done, of, step: &format!("{name} at {label}") });
