@@ -361,8 +361,10 @@ impl TransposedBInput for half::f16 {}
 
 /// C = α·A·Bᵀ + β·C with B stored [N, K] — a linear layer's y = x·Wᵀ, its weight W stored
 /// [out, in] as torch's `F.linear` takes it — on the kernel measured fastest for the shape, the
-/// types and the device (`catalog::hgemm_bt` on bf16 and f16, `catalog::sgemm_bt` on f32), as
-/// [`gemm`] chooses (aligned copies of 16-bit rows included). C is f32 or the inputs' type.
+/// types and the device (`catalog::hgemm_bt` on bf16 and f16; on f32 `catalog::sgemm_bt`, or a
+/// transposed copy of B and a B [K, N] SGEMM where the table says that is faster — [`choose`]
+/// tells which), as [`gemm`] chooses (aligned copies of 16-bit rows included). C is f32 or the
+/// inputs' type.
 ///
 /// ```
 /// use tessera::prelude::*;
