@@ -16,7 +16,7 @@ pub enum BiasGeluPlan {
     /// One kernel: the bias and the GELU applied to the accumulators as they are stored
     /// (`sgemm_bias_gelu`, on V13), where V13's tiles fill the GPU.
     Fused(&'static KernelDefinition),
-    /// The GEMM [`gemm`] takes, then `bias_gelu_f32` over C: where the table's
+    /// The GEMM [`gemm`](super::gemm) takes, then `bias_gelu_f32` over C: where the table's
     /// GEMM is V12's stream-K, whose split tiles leave a fused GELU to the one block that
     /// finishes each (on an H200 the fused stream-K kernel takes 85 µs at 1024³ where the two
     /// kernels take 66 µs, and is level with them within a run's spread at 4095³ and 4097³).
@@ -140,7 +140,7 @@ sixteen_bit_bias_gelu!(half::f16, hgemm_bias_f16, hgemm_bias_small_tiles_f16, ge
 /// C = α·A·Bᵀ + bias with bf16 or f16 A, B, bias and C, B stored [N, K] — `F.linear(x, w, b)`
 /// as torch stores a linear layer's weight (w [out, in]) — in one kernel: the bias added to
 /// each f32 accumulator, C rounded once, on V11's tiles or V20's as the table ranks the plain
-/// B [N, K] kernels of those tiles (`hgemm_bt_bias_*`; aligned copies as [`gemm_bt`] takes).
+/// B [N, K] kernels of those tiles (`hgemm_bt_bias_*`; aligned copies as [`gemm_bt`](super::gemm_bt) takes).
 ///
 /// ```
 /// use tessera::prelude::*;
@@ -353,7 +353,7 @@ fn launch_bias_gemm<T: GemmInput>(
 
 /// C = GELU(α·A·B + bias), the bias one value per column, on f32 or 16-bit data
 /// ([`BiasGeluElement`]). f32: the fused epilogue ([`epilogue`]) on V13 where its tiles fill
-/// the GPU, else the GEMM [`gemm`] takes and `bias_gelu_f32` after it — as
+/// the GPU, else the GEMM [`gemm`](super::gemm) takes and `bias_gelu_f32` after it — as
 /// [`choose_bias_gelu`] decides from the GEMM table. bf16 and f16: the wgmma GEMM with the
 /// bias fused (`hgemm_bias_*`, sm_90a: an H100 or H200, whose GEMM tables rank its tiles), C
 /// rounded to 16 bits, then `gelu_*` over C — the rounding torch's `F.gelu(F.linear(..))`
@@ -458,7 +458,7 @@ sixteen_bit_bias_residual!(half::f16, hgemm_bias_residual_f16, hgemm_bias_residu
 /// C = α·A·B + bias + residual — a transformer's projection back into the residual stream,
 /// `x + F.linear(h, w, b)` — the bias one value per column, the residual of C's shape, on f32
 /// or 16-bit data ([`BiasResidualElement`]); C must not be the residual. f32: fused into SGEMM
-/// V13 where its tiles fill the GPU, else the GEMM [`gemm`] takes and `bias_residual_f32` after
+/// V13 where its tiles fill the GPU, else the GEMM [`gemm`](super::gemm) takes and `bias_residual_f32` after
 /// it. bf16 and f16: fused into the wgmma GEMM (`hgemm_bias_residual_*`, sm_90a), on V11's
 /// tiles or V20's as the GEMM table ranks them, on aligned copies of A and B where their rows
 /// are not 16-byte aligned; the sum in f32, C rounded once (on an H200 104–127% of torch's
