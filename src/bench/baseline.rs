@@ -319,8 +319,9 @@ impl<'g> Baseline<'g> {
         }
     }
 
-    /// The same cuBLAS GEMM with B stored [N, K] — an `hgemm_bt` kernel's baseline, cuBLAS
-    /// transposing its operand as the kernel's descriptor does; other baselines as they are.
+    /// The same cuBLAS GEMM with B stored [N, K] — the baseline of an `hgemm_bt` or `sgemm_bt`
+    /// kernel and of the B [N, K] entry points, cuBLAS transposing its operand; other baselines
+    /// as they are.
     pub(super) fn with_b_transposed(self) -> Result<Self, Error> {
         Ok(match self {
             Baseline::Sgemm { blas, a, b, c, .. } => Baseline::Sgemm { blas, a, b: turned(b)?, c, b_transposed: true },
