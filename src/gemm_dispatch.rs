@@ -231,7 +231,13 @@ impl GemmTable {
     /// assert!(kernel.name().ends_with("_bf16_to_bf16"));
     /// ```
     pub fn choose(&self, types: GemmTypes, m: usize, n: usize, k: usize) -> Option<&'static KernelDefinition> {
-        self.choose_among(types.input, m, n, k, |kernel| runs_on(kernel, types))
+        self.fastest(types, m, n, k).map(|(kernel, _)| kernel)
+    }
+
+    /// [`choose`](GemmTable::choose) with the speed the kernel was measured at (TFLOP/s, at the
+    /// nearest measured shape).
+    fn fastest(&self, types: GemmTypes, m: usize, n: usize, k: usize) -> Option<(&'static KernelDefinition, f64)> {
+        self.fastest_among(types.input, m, n, k, |kernel| runs_on(kernel, types))
     }
 
     /// [`choose`](GemmTable::choose) among the kernels `candidate` accepts: the one measured
@@ -255,9 +261,8 @@ impl GemmTable {
         self.fastest_among(input, m, n, k, candidate).map(|(kernel, _)| kernel)
     }
 
-    /// [`choose_among`](GemmTable::choose_among) with the speed it was measured at (TFLOP/s, at
-    /// the nearest measured shape).
-    pub fn fastest_among(
+    /// [`choose_among`](GemmTable::choose_among) with the speed it was measured at.
+    fn fastest_among(
         &self,
         input: ElementType,
         m: usize,

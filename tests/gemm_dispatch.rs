@@ -7,7 +7,6 @@ mod common;
 
 use common::{gemm_reference, random_floats, relative_error, transposed};
 use tessera::bench::Family;
-use tessera::catalog::sgemm_bt;
 use tessera::dsl::ElementType;
 use tessera::gemm_dispatch::{GemmError, GemmTable, GemmTypes};
 use tessera::half::bf16;
@@ -307,8 +306,8 @@ fn gemm_bt_multiplies_by_b_stored_n_by_k(backend: &Backend) {
         let mut c = backend.upload(&host_c, [m, n]).unwrap();
         let launched = tessera::gemm_bt(backend, &a, &b, &mut c, 1.5, -0.5).unwrap();
         // a sgemm_bt kernel, or a B [K, N] SGEMM on a transposed copy where that pays
-        let chosen =
-            tessera::gemm_dispatch::choose(backend, GemmTypes::of(&sgemm_bt::sgemm_v12_bt::KERNEL), &[m, k], &[n, k]);
+        let f32_bt = GemmTypes::new(ElementType::F32, ElementType::F32).with_b_transposed();
+        let chosen = tessera::gemm_dispatch::choose(backend, f32_bt, &[m, k], &[n, k]);
         assert_eq!(launched.kernel, chosen.unwrap().name());
         assert!(launched.kernel.starts_with("sgemm_v"), "{}", launched.kernel);
         let error = relative_error(&backend.download(&c).unwrap(), &want);

@@ -21,24 +21,14 @@ const TRANSPOSED_COPY_LAUNCH_SECONDS: f64 = 4e-6;
 /// shorter. None where the table has no B [N, K] kernel.
 pub(super) fn choose_f32(table: &GemmTable, m: usize, n: usize, k: usize) -> Option<&'static KernelDefinition> {
     let f32 = GemmTypes::new(ElementType::F32, ElementType::F32);
-    let direct = fastest(table, f32.with_b_transposed(), m, n, k)?;
-    let Some(plain) = fastest(table, f32, m, n, k) else {
+    let direct = table.fastest(f32.with_b_transposed(), m, n, k)?;
+    let Some(plain) = table.fastest(f32, m, n, k) else {
         return Some(direct.0);
     };
     let work = 2.0 * m as f64 * n as f64 * k as f64;
     let seconds = |tflops: f64| work / (tflops * 1e12);
     let copy = 2.0 * 4.0 * n as f64 * k as f64 / TRANSPOSED_COPY_BYTES_PER_SECOND + TRANSPOSED_COPY_LAUNCH_SECONDS;
     Some(if seconds(plain.1) + copy < seconds(direct.1) { plain.0 } else { direct.0 })
-}
-
-fn fastest(
-    table: &GemmTable,
-    types: GemmTypes,
-    m: usize,
-    n: usize,
-    k: usize,
-) -> Option<(&'static KernelDefinition, f64)> {
-    table.fastest_among(types.input, m, n, k, |kernel| super::runs_on(kernel, types))
 }
 
 /// C = α·A·Bᵀ + β·C with `kernel` (a B [K, N] GEMM) on a transposed copy of B ([N, K] → [K, N],
