@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 
-#define VARIANTS(X) X(plain) X(emitted) X(no_gelu) X(own_erf) X(lockstep) X(unswitched_rows) X(hoisted)
+#define VARIANTS(X) X(plain) X(emitted) X(no_gelu) X(own_erf) X(lockstep) X(unswitched_rows) X(hoisted) X(by_producers) X(by_producers_2) X(by_producers_call) X(by_producers_nopass)
 #define DECLARE(name) void launch_##name(int, const float*, const float*, const float*, float*, float, int, int, int); void prepare_##name();
 VARIANTS(DECLARE)
 
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
         variants[1].launch(sm, a, b, bias, ref, 1.0f, M, K, N);
         cudaMemcpy(h1.data(), ref, h1.size() * 4, cudaMemcpyDeviceToHost);
         printf("\n%d x %d x %d:", M, N, K);
-        for (int v : {3, 4, 5, 6}) {
+        for (int v : {3, 4, 5, 6, 7, 8, 9, 10}) {
             variants[v].launch(sm, a, b, bias, c, 1.0f, M, K, N);
             cudaMemcpy(h2.data(), c, h2.size() * 4, cudaMemcpyDeviceToHost);
             size_t differ = 0; double worst = 0;

@@ -106,6 +106,98 @@ def lockstep(s):
         "alpha * acc[i][j + 3] + bias[c_col0 + col + 3]));")
 
 
+PASS = """
+                    // lab: the previous tile's GELU, by the producers, once the next tile's ring is full
+                    if (pending >= 0 && k == (k_tiles > STAGES ? STAGES : k_tiles - 1)) {
+                        tessera_mbarrier_wait(&tessera_stored, passes & 1);
+                        ++passes;
+                        const int p_row0 = pending / tiles_x * BM;
+                        const int p_col0 = pending % tiles_x * BN;
+                        const int p = threadIdx.x - THREADS;
+                        if (M - p_row0 >= BM && N - p_col0 >= BN) {
+                            #pragma unroll 1
+                            for (int r0 = p / (BN / 4); r0 < BM; r0 += BATCH * (PRODUCERS / (BN / 4))) {
+                                float4 v[BATCH];
+                                #pragma unroll
+                                for (int u = 0; u < BATCH; ++u)
+                                    v[u] = *reinterpret_cast<const float4*>(&c[(p_row0 + r0 + u * (PRODUCERS / (BN / 4))) * c_ld + p_col0 + p % (BN / 4) * 4]);
+                                #pragma unroll
+                                for (int u = 0; u < BATCH; ++u) {
+                                    v[u] = make_float4(tessera_gelu(v[u].x), tessera_gelu(v[u].y), tessera_gelu(v[u].z), tessera_gelu(v[u].w));
+                                    *reinterpret_cast<float4*>(&c[(p_row0 + r0 + u * (PRODUCERS / (BN / 4))) * c_ld + p_col0 + p % (BN / 4) * 4]) = v[u];
+                                }
+                            }
+                        } else {
+                            for (int e = p; e < BM * BN; e += PRODUCERS) {
+                                const int row = p_row0 + e / BN, col = p_col0 + e % BN;
+                                if (row < M && col < N) c[row * c_ld + col] = tessera_gelu(c[row * c_ld + col]);
+                            }
+                        }
+                    }"""
+
+
+PASS_FUNCTION = """
+// lab: the GELU pass over a stored tile, out of line so that the producers' k loop stays small
+template <int BM, int BN, int PRODUCERS, int BATCH>
+__device__ __noinline__ void lab_gelu_pass(float* __restrict__ c, const int M, const int N, const int c_ld, const int p_row0, const int p_col0, const int p)
+{
+    if (M - p_row0 >= BM && N - p_col0 >= BN) {
+        #pragma unroll 1
+        for (int r0 = p / (BN / 4); r0 < BM; r0 += BATCH * (PRODUCERS / (BN / 4))) {
+            float4 v[BATCH];
+            #pragma unroll
+            for (int u = 0; u < BATCH; ++u)
+                v[u] = *reinterpret_cast<const float4*>(&c[(p_row0 + r0 + u * (PRODUCERS / (BN / 4))) * c_ld + p_col0 + p % (BN / 4) * 4]);
+            #pragma unroll
+            for (int u = 0; u < BATCH; ++u) {
+                v[u] = make_float4(tessera_gelu(v[u].x), tessera_gelu(v[u].y), tessera_gelu(v[u].z), tessera_gelu(v[u].w));
+                *reinterpret_cast<float4*>(&c[(p_row0 + r0 + u * (PRODUCERS / (BN / 4))) * c_ld + p_col0 + p % (BN / 4) * 4]) = v[u];
+            }
+        }
+    } else {
+        for (int e = p; e < BM * BN; e += PRODUCERS) {
+            const int row = p_row0 + e / BN, col = p_col0 + e % BN;
+            if (row < M && col < N) c[row * c_ld + col] = tessera_gelu(c[row * c_ld + col]);
+        }
+    }
+}
+"""
+
+PASS_CALL = """
+                    // lab: the previous tile's GELU, by the producers, once the next tile's ring is full
+                    if (pending >= 0 && k == (k_tiles > STAGES ? STAGES : k_tiles - 1)) {
+                        tessera_mbarrier_wait(&tessera_stored, passes & 1);
+                        ++passes;
+                        PASS_BODY
+                    }"""
+
+
+def by_producers(batch, mode="inline"):
+    def edit(s):
+        if mode == "noinline":
+            s = replace_once(s, 'extern "C" __global__', PASS_FUNCTION + 'extern "C" __global__')
+        pass_code = {"inline": PASS,
+                     "noinline": PASS_CALL.replace("PASS_BODY", "lab_gelu_pass<BM, BN, PRODUCERS, BATCH>(c, M, N, c_ld, pending / tiles_x * BM, pending % tiles_x * BN, threadIdx.x - THREADS);"),
+                     "none": PASS_CALL.replace("PASS_BODY", "")}[mode]
+        s = replace_once(s, "__shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];",
+                         "__shared__ tessera_mbarrier tessera_full[STAGES], tessera_free[STAGES];\n        __shared__ tessera_mbarrier tessera_stored;")
+        s = replace_once(s, "            tessera_mbarrier_init_fence();",
+                         "            tessera_mbarrier_init(&tessera_stored, THREADS);\n            tessera_mbarrier_init_fence();")
+        s = replace_once(s, "            int filled = 0;",
+                         f"            constexpr int BATCH = {batch};\n            int pending = -1, passes = 0;\n            int filled = 0;")
+        s = replace_once(s, "                    tessera_async_arrive_on(&tessera_full[stage]);\n                }",
+                         "                    tessera_async_arrive_on(&tessera_full[stage]);" + pass_code + "\n                }\n                pending = tile;")
+        start = s.index("            // copy(&acc, c.tile([by, bx], [BM, BN])).map(")
+        end = s.index(ROWS_END, start) + len("            }\n")
+        block = s[start:end]
+        linear = replace_once(block, MAP, "return alpha * v + bias[col]; };")
+        both = ("            if (tile + gridDim.x >= tiles) {  // lab: the last tile: GELU here\n" + block
+                + "            } else {  // lab: α·v + bias here, the GELU by the producers during the next tile\n" + linear
+                + "            __syncwarp();\n            tessera_mbarrier_arrive(&tessera_stored);\n            }\n")
+        return s[:start] + both + s[end:]
+    return edit
+
+
 VARIANTS = {
     "plain": lambda: golden("sgemm_v13") + wrapper("plain", "sgemm_v13", fused=False),
     "emitted": lambda: fused("emitted"),
@@ -117,6 +209,13 @@ VARIANTS = {
     "own_erf": lambda: fused("own_erf", lambda s: replace_once(s, MAP, "return lab_gelu(alpha * v + bias[col]); };"),
                              '#include "erf_lab.cuh"\n'),
     "lockstep": lambda: fused("lockstep", lockstep, '#include "erf_lab.cuh"\n'),
+    # α·v + bias stored by the compute threads; the GELU applied in place by the producer
+    # warpgroup while the next tile's k loop runs (the block's last tile as emitted)
+    "by_producers": lambda: fused("by_producers", by_producers(4)),
+    "by_producers_2": lambda: fused("by_producers_2", by_producers(2)),
+    # the pass out of line; no pass at all (wrong values: the time of the rest)
+    "by_producers_call": lambda: fused("by_producers_call", by_producers(4, "noinline")),
+    "by_producers_nopass": lambda: fused("by_producers_nopass", by_producers(4, "none")),
 }
 
 if __name__ == "__main__":
