@@ -106,42 +106,8 @@ def lockstep(s):
         "alpha * acc[i][j + 3] + bias[c_col0 + col + 3]));")
 
 
-PASS = """
-                    // lab: the previous tile's GELU, by the producers, once the next tile's ring is full
-                    if (pending >= 0 && k == (k_tiles > STAGES ? STAGES : k_tiles - 1)) {
-                        tessera_mbarrier_wait(&tessera_stored, passes & 1);
-                        ++passes;
-                        const int p_row0 = pending / tiles_x * BM;
-                        const int p_col0 = pending % tiles_x * BN;
-                        const int p = threadIdx.x - THREADS;
-                        if (M - p_row0 >= BM && N - p_col0 >= BN) {
-                            #pragma unroll 1
-                            for (int r0 = p / (BN / 4); r0 < BM; r0 += BATCH * (PRODUCERS / (BN / 4))) {
-                                float4 v[BATCH];
-                                #pragma unroll
-                                for (int u = 0; u < BATCH; ++u)
-                                    v[u] = *reinterpret_cast<const float4*>(&c[(p_row0 + r0 + u * (PRODUCERS / (BN / 4))) * c_ld + p_col0 + p % (BN / 4) * 4]);
-                                #pragma unroll
-                                for (int u = 0; u < BATCH; ++u) {
-                                    v[u] = make_float4(tessera_gelu(v[u].x), tessera_gelu(v[u].y), tessera_gelu(v[u].z), tessera_gelu(v[u].w));
-                                    *reinterpret_cast<float4*>(&c[(p_row0 + r0 + u * (PRODUCERS / (BN / 4))) * c_ld + p_col0 + p % (BN / 4) * 4]) = v[u];
-                                }
-                            }
-                        } else {
-                            for (int e = p; e < BM * BN; e += PRODUCERS) {
-                                const int row = p_row0 + e / BN, col = p_col0 + e % BN;
-                                if (row < M && col < N) c[row * c_ld + col] = tessera_gelu(c[row * c_ld + col]);
-                            }
-                        }
-                    }"""
-
-
-PASS_FUNCTION = """
-// lab: the GELU pass over a stored tile, out of line so that the producers' k loop stays small
-template <int BM, int BN, int PRODUCERS, int BATCH>
-__device__ __noinline__ void lab_gelu_pass(float* __restrict__ c, const int M, const int N, const int c_ld, const int p_row0, const int p_col0, const int p)
-{
-    if (M - p_row0 >= BM && N - p_col0 >= BN) {
+# the GELU pass over the stored tile at (p_row0, p_col0), by producer p (indented for a function body)
+PASS_LOOP = """    if (M - p_row0 >= BM && N - p_col0 >= BN) {
         #pragma unroll 1
         for (int r0 = p / (BN / 4); r0 < BM; r0 += BATCH * (PRODUCERS / (BN / 4))) {
             float4 v[BATCH];
@@ -160,8 +126,14 @@ __device__ __noinline__ void lab_gelu_pass(float* __restrict__ c, const int M, c
             if (row < M && col < N) c[row * c_ld + col] = tessera_gelu(c[row * c_ld + col]);
         }
     }
-}
 """
+
+PASS_FUNCTION = """
+// lab: the GELU pass over a stored tile, out of line so that the producers' k loop stays small
+template <int BM, int BN, int PRODUCERS, int BATCH>
+__device__ __noinline__ void lab_gelu_pass(float* __restrict__ c, const int M, const int N, const int c_ld, const int p_row0, const int p_col0, const int p)
+{
+""" + PASS_LOOP + "}\n"
 
 PASS_CALL = """
                     // lab: the previous tile's GELU, by the producers, once the next tile's ring is full
@@ -170,6 +142,12 @@ PASS_CALL = """
                         ++passes;
                         PASS_BODY
                     }"""
+
+# the pass written in the producers' k loop
+PASS = PASS_CALL.replace("PASS_BODY", "const int p_row0 = pending / tiles_x * BM;\n"
+                         "                        const int p_col0 = pending % tiles_x * BN;\n"
+                         "                        const int p = threadIdx.x - THREADS;\n"
+                         + "".join("                    " + line + "\n" for line in PASS_LOOP.rstrip("\n").split("\n")).rstrip("\n"))
 
 
 def by_producers(batch, mode="inline"):
