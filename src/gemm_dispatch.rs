@@ -525,7 +525,7 @@ pub fn gemm_through_aligned_copies_with<T: GemmInput, C: GemmOutput<T>>(
     beta: f32,
 ) -> Result<Launched, GemmError> {
     let (&[_, _], &[_, _], &[m, n]) = (a.shape(), b.shape(), c.shape()) else {
-        return Err(GemmError::NotMatrices { a: a.shape().to_vec(), b: b.shape().to_vec() });
+        return Err(Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() }.into());
     };
     let n_ld = padded_row::<C>(n);
     let (a_aligned, b_aligned) = (aligned_copy(device, a)?, aligned_copy(device, b)?);

@@ -3,7 +3,7 @@
 //! same tensors and the same typed launches.
 
 use tessera::catalog::copy;
-use tessera::{Backend, Gpu, Location, Simulator};
+use tessera::{Argument, Backend, Error, Gpu, Location, Simulator};
 
 #[test]
 fn detect_picks_the_gpu_when_there_is_one_else_the_simulation_and_says_which() {
@@ -45,4 +45,47 @@ fn the_typed_launch_takes_a_backend_or_a_simulator_alike() {
     assert_eq!(backend.download(&w.slice(10..20).unwrap()).unwrap(), &host[10..20]);
     let timing = backend.time(0, 3, || backend.synchronize()).unwrap();
     assert_eq!(timing.samples.len(), 3);
+}
+
+/// A tensor lent with `Argument::input` (a shared borrow) where the kernel writes: refused on
+/// both backends before anything runs.
+fn refuses_an_input_where_the_kernel_writes(backend: &Backend) {
+    let x = backend.upload(&[1.0f32; 64], [64]).unwrap();
+    let y = backend.zeros::<f32>([64]).unwrap();
+    let refused = copy::copy_f32x2::KERNEL.launch(backend, &mut [Argument::input("x", &x), Argument::input("y", &y)]);
+    assert!(
+        matches!(&refused, Err(Error::ArgumentType { position: 1, given, .. }) if given.contains("read-only")),
+        "{refused:?}"
+    );
+    assert_eq!(backend.download(&y).unwrap(), vec![0.0f32; 64]);
+}
+
+/// Shapes whose element count overflows a usize: an error, not a buffer sized by the wrapped
+/// product under a shape a launch would trust.
+fn refuses_shapes_that_overflow(backend: &Backend) {
+    let huge = [1usize << 40, 1 << 40];
+    assert!(matches!(backend.zeros::<f32>(huge), Err(Error::ShapeTooLarge { .. })));
+    assert!(matches!(backend.upload::<f32>(&[], huge), Err(Error::ShapeTooLarge { .. })));
+    assert!(matches!(backend.upload::<f32>(&[], [1usize << 33, 1 << 31, 0]), Ok(_)));
+    let x = backend.upload(&[0.0f32; 4], [4]).unwrap();
+    assert!(matches!(x.reshape(huge), Err(Error::ShapeTooLarge { .. })));
+}
+
+#[test]
+fn simulated_an_input_is_refused_where_the_kernel_writes() {
+    refuses_an_input_where_the_kernel_writes(&Backend::from(Simulator::new().unwrap()));
+}
+
+#[test]
+fn simulated_shapes_whose_element_count_overflows_are_errors() {
+    refuses_shapes_that_overflow(&Backend::from(Simulator::new().unwrap()));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn on_the_gpu_an_input_is_refused_where_the_kernel_writes_and_overflowing_shapes_are_errors() {
+    let gpu = Gpu::new(0).unwrap_or_else(|e| panic!("this test needs a CUDA GPU: {e}"));
+    let backend = Backend::from(gpu);
+    refuses_an_input_where_the_kernel_writes(&backend);
+    refuses_shapes_that_overflow(&backend);
 }

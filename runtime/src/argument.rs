@@ -45,6 +45,9 @@ impl ScalarValue {
 /// ```
 #[derive(Debug)]
 pub enum Argument<'a> {
+    /// A tensor or view, lent for the launch: built by [`Argument::input`] / [`Argument::output`]
+    /// only (its address must be the borrowed memory's).
+    #[non_exhaustive]
     Tensor {
         param: &'static str,
         element: ElementType,
@@ -62,6 +65,7 @@ pub enum Argument<'a> {
         host: Option<HostRegion>,
         borrow: PhantomData<&'a ()>,
     },
+    /// A scalar parameter's value ([`Argument::scalar`]).
     Scalar {
         param: &'static str,
         value: ScalarValue,
@@ -152,7 +156,8 @@ impl<'a> Argument<'a> {
             Argument::Tensor { element, dims, leading_dimension, address, .. } => {
                 let row_bytes =
                     if dims.len() >= 2 { *leading_dimension as u64 * u64::from(element.size_bytes()) } else { 0 };
-                address % bytes == 0 && row_bytes % bytes == 0
+                // every address is aligned to a width of 0 or 1 byte
+                bytes <= 1 || address % bytes == 0 && row_bytes % bytes == 0
             }
             Argument::Scalar { .. } => true,
         }

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::CudaStream;
 
-use tessera_dsl::{ElementType, Kernel, LaunchPlan, ParamKind, TensorMap, TensorShape, VectorWidth};
+use tessera_dsl::{Access, ElementType, Kernel, LaunchPlan, ParamKind, TensorMap, TensorShape, VectorWidth};
 
 use crate::argument::ScalarValue;
 use crate::sim::{self, Shape};
@@ -312,8 +312,16 @@ impl KernelDefinition {
         // symbols passed with them (rows leading-dimension apart, each view spanning
         // (rows − 1)·ld + cols elements of its allocation). The rendered kernel waits for the
         // grid before it before touching memory (`waits_for_prior_grid`).
+        let (grid, block, dynamic_shared_bytes) = (shape.grid, shape.block, shape.dynamic_shared_bytes);
         unsafe { crate::launch::launch(gpu.cuda_stream(), &loaded.function, shape, &mut parameters, dependent) }
-            .map_err(Error::driver("launching the kernel"))?;
+            .map_err(|source| Error::Launch {
+                kernel: kernel.name.clone(),
+                grid,
+                block,
+                dynamic_shared_bytes,
+                dependent,
+                source,
+            })?;
         launched.dependent = dependent;
         for stream in &foreign {
             stream.join(gpu.cuda_stream()).map_err(Error::driver("ordering the tensors' stream after the launch"))?;
@@ -413,12 +421,26 @@ impl KernelDefinition {
                 });
             }
             let (given, expected) = match (argument, &param.kind) {
-                (Argument::Tensor { element, location: tensor_location, .. }, ParamKind::Global(tensor)) => {
+                (Argument::Tensor { element, location: tensor_location, writable, .. }, ParamKind::Global(tensor)) => {
                     if *tensor_location != location {
                         return Err(Error::WrongDevice {
                             param: param.name.clone(),
                             tensor: *tensor_location,
                             launch: location,
+                        });
+                    }
+                    // a kernel writes a `GlobalMut` through the pointer: a tensor lent as an
+                    // input (a shared borrow) must not be written
+                    if tensor.access == Access::Writable && !writable {
+                        return Err(Error::ArgumentType {
+                            kernel: self.name.into(),
+                            position,
+                            param: param.name.clone(),
+                            given: format!("a read-only {} tensor (`Argument::input`)", element.rust_name()),
+                            expected: format!(
+                                "{}* (a `GlobalMut` the kernel writes: pass it with `Argument::output`)",
+                                tensor.element.rust_name()
+                            ),
                         });
                     }
                     (*element, tensor.element)
@@ -549,6 +571,30 @@ fn widest_aligned(
         }
     }
     Ok(width)
+}
+
+/// When a launch may start relative to the kernel queued before it on the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// Once that kernel has ended (an ordinary launch).
+    AfterPrevious,
+    /// As its programmatic dependent: while its last blocks run (sm_90 on).
+    DependentOfPrevious,
+}
+
+/// The streams other than `launch` that the GPU tensors among `arguments` are ordered on
+/// (memory a program allocated on its own stream), each once.
+fn foreign_streams(launch: &Arc<CudaStream>, arguments: &[Argument<'_>]) -> Vec<Arc<CudaStream>> {
+    let mut foreign: Vec<Arc<CudaStream>> = Vec::new();
+    for argument in arguments {
+        if let Argument::Tensor { stream: Some(stream), .. } = argument {
+            let seen = |s: &Arc<CudaStream>| s.cu_stream() == stream.cu_stream();
+            if !seen(launch) && !foreign.iter().any(seen) {
+                foreign.push(stream.clone());
+            }
+        }
+    }
+    foreign
 }
 
 #[cfg(test)]
@@ -705,28 +751,4 @@ mod tests {
         unaligned.config.tma_sources_unaligned = true;
         assert!(hopper_feature(&unaligned).is_some_and(|f| f.contains("producers")));
     }
-}
-
-/// The streams other than `launch` that the GPU tensors among `arguments` are ordered on
-/// (memory a program allocated on its own stream), each once.
-/// When a launch may start relative to the kernel queued before it on the stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Order {
-    /// Once that kernel has ended (an ordinary launch).
-    AfterPrevious,
-    /// As its programmatic dependent: while its last blocks run (sm_90 on).
-    DependentOfPrevious,
-}
-
-fn foreign_streams(launch: &Arc<CudaStream>, arguments: &[Argument<'_>]) -> Vec<Arc<CudaStream>> {
-    let mut foreign: Vec<Arc<CudaStream>> = Vec::new();
-    for argument in arguments {
-        if let Argument::Tensor { stream: Some(stream), .. } = argument {
-            let seen = |s: &Arc<CudaStream>| s.cu_stream() == stream.cu_stream();
-            if !seen(launch) && !foreign.iter().any(seen) {
-                foreign.push(stream.clone());
-            }
-        }
-    }
-    foreign
 }

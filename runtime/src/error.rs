@@ -17,6 +17,19 @@ pub enum Error {
     NoGpu { ordinal: usize, count: i32 },
     #[error("CUDA driver call failed while {action}: {source}")]
     Driver { action: &'static str, source: cudarc::driver::DriverError },
+    #[error(
+        "the driver refused to launch `{kernel}` (grid {grid:?}, block {block:?}, {dynamic_shared_bytes} bytes of \
+         dynamic shared memory{}): {source}",
+        if *dependent { ", as a programmatic dependent" } else { "" }
+    )]
+    Launch {
+        kernel: String,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u32,
+        dependent: bool,
+        source: cudarc::driver::DriverError,
+    },
     #[error("NVRTC call {call} failed: {source}")]
     Nvrtc { call: &'static str, source: cudarc::nvrtc::result::NvrtcError },
     #[error("NVRTC could not compile `{kernel}` for {arch}:\n{log}\n{excerpt}")]
@@ -57,6 +70,8 @@ pub enum Error {
     SliceOutOfBounds { start: usize, end: usize, len: usize },
     #[error("sub-matrix rows {rows:?}, columns {cols:?} is not inside the {} × {} matrix", dims[0], dims[1])]
     SubmatrixOutOfBounds { rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, dims: [usize; 2] },
+    #[error("a tensor of shape {dims:?} holds more elements than a usize counts")]
+    ShapeTooLarge { dims: Vec<usize> },
     #[error("{what} needs a 2-D tensor, not one of shape {dims:?}")]
     NotAMatrix { what: &'static str, dims: Vec<usize> },
     #[error("{what} is {value}, more than a kernel's i32 scalar holds ({})", i32::MAX)]

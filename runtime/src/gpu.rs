@@ -66,7 +66,8 @@ impl Gpu {
     /// Opens device `ordinal`. Without a driver or a GPU this is an `Err`, never a panic.
     pub fn new(ordinal: usize) -> Result<Self, Error> {
         require_driver()?;
-        let count = CudaContext::device_count().unwrap_or(0);
+        // an error here (no device, a driver older than the CUDA it needs) says which
+        let count = CudaContext::device_count().map_err(Error::driver("counting the CUDA devices"))?;
         if ordinal >= count.max(0) as usize {
             return Err(Error::NoGpu { ordinal, count });
         }
@@ -274,7 +275,7 @@ impl Gpu {
     /// Copies `host` to the device as a tensor of shape `dims`.
     pub fn upload<T: Element>(&self, host: &[T], dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
-        let expected: usize = dims.iter().product();
+        let expected = crate::tensor::element_count(&dims)?;
         if host.len() != expected {
             return Err(Error::LengthMismatch { what: "upload", len: host.len(), shape: dims, expected });
         }
@@ -288,7 +289,7 @@ impl Gpu {
     pub fn zeros<T: Element>(&self, dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
         let data =
-            self.stream.alloc_zeros::<T>(dims.iter().product::<usize>().max(1)).map_err(Error::driver("allocating"))?;
+            self.stream.alloc_zeros::<T>(crate::tensor::element_count(&dims)?.max(1)).map_err(Error::driver("allocating"))?;
         Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
     }
 
@@ -305,7 +306,8 @@ impl Gpu {
         let dims = dims.as_ref().to_vec();
         // SAFETY: every `Element` is a plain number for which any bit pattern is a value, so
         // reading memory nobody wrote (on the device or after a download) yields some number
-        let data = unsafe { self.stream.alloc::<T>(dims.iter().product::<usize>().max(1)) }
+        let len = crate::tensor::element_count(&dims)?.max(1);
+        let data = unsafe { self.stream.alloc::<T>(len) }
             .map_err(Error::driver("allocating"))?;
         Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
     }
@@ -313,7 +315,7 @@ impl Gpu {
     /// A tensor of shape `dims` with every element `value` (poison outputs with it).
     pub fn filled<T: Element>(&self, dims: impl AsRef<[usize]>, value: T) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
-        let host = vec![value; dims.iter().product()];
+        let host = vec![value; crate::tensor::element_count(&dims)?];
         self.upload(&host, dims)
     }
 

@@ -432,9 +432,18 @@ impl<T: Element> TensorViewMut<'_, T> {
     }
 }
 
+/// The elements of a tensor of shape `dims`, or `Err(ShapeTooLarge)` where their product
+/// overflows (wrapped, it would size a buffer smaller than the shape a launch trusts).
+pub(crate) fn element_count(dims: &[usize]) -> Result<usize, Error> {
+    if dims.contains(&0) {
+        return Ok(0);
+    }
+    dims.iter().try_fold(1usize, |count, &d| count.checked_mul(d)).ok_or_else(|| Error::ShapeTooLarge { dims: dims.to_vec() })
+}
+
 /// `Err(CudaBufferTooShort)` unless `len` elements hold a tensor of `dims`.
 fn check_cuda_len(len: usize, dims: &[usize]) -> Result<(), Error> {
-    let needed: usize = dims.iter().product();
+    let needed = element_count(dims)?;
     if len < needed {
         return Err(Error::CudaBufferTooShort { len, shape: dims.to_vec(), needed });
     }
@@ -538,7 +547,7 @@ fn reshaped_view(dims: &[usize], ld: usize, new: &[usize]) -> Result<(Vec<usize>
 
 /// `dims`, if they hold exactly `len` elements.
 fn checked_dims(what: &'static str, len: usize, dims: &[usize]) -> Result<Vec<usize>, Error> {
-    let expected: usize = dims.iter().product();
+    let expected = element_count(dims)?;
     if expected != len {
         return Err(Error::LengthMismatch { what, len, shape: dims.to_vec(), expected });
     }
@@ -569,8 +578,29 @@ impl<'a, T: Element> Memory<'a, T> {
     }
 }
 
-/// Something a kernel can read as a `Global<T, ..>` parameter.
-pub trait Input<T: Element> {
+// Only tessera's tensors and views implement `Input`/`Output`: a launch trusts their shape to
+// bound every access the kernel makes through their memory.
+mod sealed_tensor {
+    pub trait Sealed {}
+    impl<T: crate::Element> Sealed for super::DeviceTensor<T> {}
+    impl<T: crate::Element> Sealed for super::TensorView<'_, T> {}
+    impl<T: crate::Element> Sealed for super::TensorViewMut<'_, T> {}
+}
+
+/// Something a kernel can read as a `Global<T, ..>` parameter: a [`DeviceTensor`] or a view of
+/// one (sealed: a launch trusts its shape to bound the kernel's accesses).
+///
+/// ```no_run
+/// use tessera_runtime::{Argument, Gpu, Input};
+/// fn lend<'a>(x: &'a impl Input<f32>) -> Argument<'a> {
+///     Argument::input("x", x)
+/// }
+/// let gpu = Gpu::new(0)?;
+/// let x = gpu.upload(&[1.0f32; 6], [2, 3])?;
+/// let _ = (lend(&x), lend(&x.submatrix(0..1, 0..3)?));
+/// # Ok::<(), tessera_runtime::Error>(())
+/// ```
+pub trait Input<T: Element>: sealed_tensor::Sealed {
     #[doc(hidden)]
     fn shape(&self) -> &[usize];
     /// Elements from the start of one row to the next (the last dimension when dense).

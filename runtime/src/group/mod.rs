@@ -124,7 +124,9 @@ impl DeviceGroup {
     /// Every GPU the driver reports.
     pub fn all_gpus() -> Result<Self, Error> {
         require_driver()?;
-        let count = cudarc::driver::CudaContext::device_count().unwrap_or(0).max(0) as usize;
+        let count = cudarc::driver::CudaContext::device_count()
+            .map_err(Error::driver("counting the CUDA devices"))?
+            .max(0) as usize;
         if count == 0 {
             return Err(Error::NoGpu { ordinal: 0, count: 0 });
         }

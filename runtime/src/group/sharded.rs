@@ -185,7 +185,7 @@ impl DeviceGroup {
         sharding: Sharding,
     ) -> Result<ShardedTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
-        let expected: usize = dims.iter().product();
+        let expected = crate::tensor::element_count(&dims)?;
         if host.len() != expected {
             return Err(Error::LengthMismatch { what: "shard", len: host.len(), shape: dims, expected });
         }

@@ -259,7 +259,7 @@ impl Simulator {
     /// Copies `host` into a simulated tensor of shape `dims`.
     pub fn upload<T: Element>(&self, host: &[T], dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
-        let expected: usize = dims.iter().product();
+        let expected = crate::tensor::element_count(&dims)?;
         if host.len() != expected {
             return Err(Error::LengthMismatch { what: "upload", len: host.len(), shape: dims, expected });
         }
@@ -270,7 +270,7 @@ impl Simulator {
     pub fn zeros<T: Element>(&self, dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
         Ok(DeviceTensor {
-            storage: Storage::Host(HostBuffer::zeroed(dims.iter().product())?),
+            storage: Storage::Host(HostBuffer::zeroed(crate::tensor::element_count(&dims)?)?),
             dims,
             location: Location::Host,
         })
