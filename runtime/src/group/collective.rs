@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaEvent, CudaStream};
 use tessera_dsl::ElementType;
 
-use crate::{Element, Error};
+use crate::{Backend, Element, Error, Location};
 
 use super::{DeviceGroup, ShardedTensor, Sharding, Transport};
 
@@ -257,6 +257,25 @@ impl DeviceGroup {
         input: Option<&ShardedTensor<T>>,
         output: &mut ShardedTensor<T>,
     ) -> Result<Pending, Error> {
+        // each rank's shards must be on that rank's device: a tensor sharded over another
+        // group of the same size (or a shard replaced through `shard_mut`) would hand the
+        // transport another device's memory
+        for (rank, member) in self.members.iter().enumerate() {
+            let on = match member {
+                Backend::Gpu(gpu) => gpu.location(),
+                Backend::Simulator(_) => Location::Host,
+            };
+            let shards = input.map(|x| ("input", &x.shards[rank])).into_iter().chain([("output", &output.shards[rank])]);
+            for (side, shard) in shards {
+                if shard.location() != on {
+                    return Err(Error::WrongDevice {
+                        param: format!("the {side} shard of rank {rank} of a collective"),
+                        tensor: shard.location(),
+                        launch: on,
+                    });
+                }
+            }
+        }
         if let Ok(mut log) = self.log.lock() {
             log.push(record);
         }
