@@ -657,6 +657,7 @@ fn choose_once(
         DeviceRef::Gpu(gpu) => gpu.name(),
         DeviceRef::Simulator(_) => "H200",
     };
+    const MAX_CHOICES_REMEMBERED: usize = 1 << 14;
     type Choices = HashMap<String, HashMap<(&'static str, GemmTypes, [usize; 3]), &'static KernelDefinition>>;
     static CHOSEN: Mutex<Option<Choices>> = Mutex::new(None);
     let key = (what, types, [m, n, k]);
@@ -668,7 +669,13 @@ fn choose_once(
         .or_else(|| GemmTable::shipped().iter().find_map(|shipped| pick(shipped, [m, n, k])))
         .ok_or_else(|| GemmError::NoKernel { types, device: name.to_string(), table: table.gpu.clone() })?;
     if let Ok(mut chosen) = CHOSEN.lock() {
-        chosen.get_or_insert_with(HashMap::new).entry(name.to_string()).or_default().insert(key, kernel);
+        let of_device = chosen.get_or_insert_with(HashMap::new).entry(name.to_string()).or_default();
+        // a program whose shapes keep changing (sequence lengths) would grow it without end;
+        // choosing again costs ~16 µs of host time
+        if of_device.len() >= MAX_CHOICES_REMEMBERED {
+            of_device.clear();
+        }
+        of_device.insert(key, kernel);
     }
     Ok(kernel)
 }

@@ -26,15 +26,15 @@ struct Section<'a> {
 }
 
 fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?))
+    Some(u16::from_le_bytes(bytes.get(at..at.checked_add(2)?)?.try_into().ok()?))
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+    Some(u32::from_le_bytes(bytes.get(at..at.checked_add(4)?)?.try_into().ok()?))
 }
 
 fn u64_at(bytes: &[u8], at: usize) -> Option<usize> {
-    usize::try_from(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?)).ok()
+    usize::try_from(u64::from_le_bytes(bytes.get(at..at.checked_add(8)?)?.try_into().ok()?)).ok()
 }
 
 /// The sections of a 64-bit little-endian ELF file; `None` if it is not one.
@@ -48,9 +48,9 @@ fn sections(elf: &[u8]) -> Option<Vec<Section<'_>>> {
     let names_index = usize::from(u16_at(elf, 0x3e)?);
     let header = |i: usize| table.checked_add(i.checked_mul(entry_size)?);
     let data = |h: usize| -> Option<&[u8]> {
-        let offset = u64_at(elf, h + 24)?;
-        let size = u64_at(elf, h + 32)?;
-        let sh_type = u32_at(elf, h + 4)?;
+        let offset = u64_at(elf, h.checked_add(24)?)?;
+        let size = u64_at(elf, h.checked_add(32)?)?;
+        let sh_type = u32_at(elf, h.checked_add(4)?)?;
         // SHT_NOBITS (8) occupies no file space: shared memory sections are like that.
         if sh_type == 8 {
             return Some(&[]);
@@ -65,8 +65,8 @@ fn sections(elf: &[u8]) -> Option<Vec<Section<'_>>> {
             let name_bytes = names.get(name_offset..)?;
             let end = name_bytes.iter().position(|&b| b == 0)?;
             let name = std::str::from_utf8(&name_bytes[..end]).ok()?;
-            let info = u32_at(elf, h + 44)?;
-            let size = u64_at(elf, h + 32)?;
+            let info = u32_at(elf, h.checked_add(44)?)?;
+            let size = u64_at(elf, h.checked_add(32)?)?;
             let data = data(h)?;
             Some(Section { name, info, data: if data.is_empty() && size > 0 { &[] } else { data } })
         })
@@ -125,6 +125,14 @@ mod tests {
         let mut truncated = b"\x7fELF\x02\x01".to_vec();
         truncated.resize(0x40, 0xff);
         assert_eq!(cubin_figures(&truncated, "k"), None);
+        // a section table at the end of the address space: offsets past it are None, not an
+        // overflow (which panics in a debug build)
+        let mut far = b"\x7fELF\x02\x01".to_vec();
+        far.resize(0x40, 0);
+        far[0x28..0x30].copy_from_slice(&(u64::MAX - 16).to_le_bytes());
+        far[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        far[0x3c..0x3e].copy_from_slice(&1u16.to_le_bytes());
+        assert_eq!(cubin_figures(&far, "k"), None);
     }
 
     #[test]

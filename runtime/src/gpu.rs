@@ -62,6 +62,10 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
+/// Tensor maps a `Gpu` keeps encoded (per kernel, tensor address, shape and box) before it
+/// starts again.
+const MAX_TENSOR_MAPS_CACHED: usize = 4096;
+
 impl Gpu {
     /// Opens device `ordinal`. Without a driver or a GPU this is an `Err`, never a panic.
     pub fn new(ordinal: usize) -> Result<Self, Error> {
@@ -469,6 +473,11 @@ impl Gpu {
                 }
                 let bytes = key.encode_for_gpu(kernel, &map.tensor)?;
                 if let Ok(mut maps) = self.tensor_maps.lock() {
+                    // keyed by address: a program that allocates anew for each call would
+                    // grow it without end (a map is 128 bytes; encoding one costs ~1 µs)
+                    if maps.len() >= MAX_TENSOR_MAPS_CACHED {
+                        maps.clear();
+                    }
                     maps.insert(key, bytes);
                 }
                 Ok(bytes)

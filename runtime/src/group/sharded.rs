@@ -123,14 +123,14 @@ impl<T: Element> ShardedTensor<T> {
     }
 
     /// The rows (or columns, for [`Sharding::Columns`]) of the whole tensor that device
-    /// `rank` holds.
+    /// `rank` holds (panics if `rank` is not in the group, like indexing).
     pub fn range(&self, rank: usize) -> Range<usize> {
         self.ranges[rank].clone()
     }
 
     /// Rows `local_rows` of device `rank`'s part (counted from its first row, clipped to its
     /// length), in rows of the whole tensor: the same slice of every part, as a chunked
-    /// collective moves it.
+    /// collective moves it (panics if `rank` is not in the group, like indexing).
     ///
     /// ```
     /// use tessera_runtime::{DeviceGroup, Sharding};
@@ -149,7 +149,8 @@ impl<T: Element> ShardedTensor<T> {
         &self.shards[rank]
     }
 
-    /// The part on device `rank`, writable.
+    /// The part on device `rank`, writable (panics if `rank` is not in the group). A
+    /// collective refuses a part put here that lives on another device.
     pub fn shard_mut(&mut self, rank: usize) -> &mut DeviceTensor<T> {
         &mut self.shards[rank]
     }
