@@ -20,6 +20,12 @@ pub enum ScalarValue {
 }
 
 impl ScalarValue {
+    /// The element type of the value, which a launch checks against the scalar parameter's.
+    ///
+    /// ```
+    /// use tessera_runtime::ScalarValue;
+    /// assert_eq!(ScalarValue::from(3i32).element(), tessera_dsl::ElementType::I32);
+    /// ```
     pub fn element(&self) -> ElementType {
         match self {
             Self::F32(_) => ElementType::F32,
@@ -73,6 +79,17 @@ pub enum Argument<'a> {
 }
 
 impl<'a> Argument<'a> {
+    /// Lends `tensor` (a tensor or a view) as parameter `param`, read-only: for a kernel's
+    /// `Global<T, ..>` parameters. A launch checks the name, the order and the element type.
+    ///
+    /// ```
+    /// use tessera_runtime::{Argument, Simulator};
+    /// let sim = Simulator::new()?;
+    /// let a = sim.upload(&[1.0f32; 12], [3, 4])?;
+    /// let top = a.submatrix(0..2, 0..4)?;
+    /// assert_eq!(Argument::input("a", &top).param(), "a");
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn input<T: Element>(param: &'static str, tensor: &'a impl Input<T>) -> Self {
         let (address, host, stream) = match tensor.memory() {
             Memory::Cuda(view) => {
@@ -99,6 +116,16 @@ impl<'a> Argument<'a> {
         }
     }
 
+    /// Lends `tensor` (a tensor or a view) as parameter `param`, writable: for a kernel's
+    /// `GlobalMut<T, ..>` parameters. The mutable borrow lasts as long as the argument.
+    ///
+    /// ```
+    /// use tessera_runtime::{Argument, Simulator};
+    /// let sim = Simulator::new()?;
+    /// let mut y = sim.zeros::<f32>([8])?;
+    /// assert_eq!(Argument::output("y", &mut y).param(), "y");
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn output<T: Element>(param: &'static str, tensor: &'a mut impl Output<T>) -> Self {
         let dims = tensor.shape().to_vec();
         let leading_dimension = tensor.row_stride();
@@ -129,10 +156,23 @@ impl<'a> Argument<'a> {
         }
     }
 
+    /// Scalar parameter `param`, passed by value; the Rust type picks the element type, which
+    /// must be the parameter's (`3i32` for an `int`, `1.5f32` for a `float`).
+    ///
+    /// ```
+    /// use tessera_runtime::{Argument, ScalarValue};
+    /// let n = Argument::scalar("n", 1024i32);
+    /// assert!(matches!(n, Argument::Scalar { value: ScalarValue::I32(1024), .. }));
+    /// ```
     pub fn scalar<T: Into<ScalarValue>>(param: &'static str, value: T) -> Self {
         Argument::Scalar { param, value: value.into() }
     }
 
+    /// The name of the parameter this argument is for.
+    ///
+    /// ```
+    /// assert_eq!(tessera_runtime::Argument::scalar("alpha", 2.0f32).param(), "alpha");
+    /// ```
     pub fn param(&self) -> &'static str {
         match self {
             Argument::Tensor { param, .. } | Argument::Scalar { param, .. } => param,

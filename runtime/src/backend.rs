@@ -131,6 +131,15 @@ impl Backend {
         matches!(self, Backend::Simulator(_))
     }
 
+    /// The GPU, when launches run on one (for what only a GPU has: its name, SMs, cudarc stream).
+    ///
+    /// ```
+    /// let backend = tessera_runtime::Backend::detect()?;
+    /// if let Some(gpu) = backend.as_gpu() {
+    ///     println!("{} SMs", gpu.sm_count());
+    /// }
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn as_gpu(&self) -> Option<&Gpu> {
         match self {
             Backend::Gpu(gpu) => Some(gpu),
@@ -138,6 +147,15 @@ impl Backend {
         }
     }
 
+    /// The simulator, when launches run on the CPU simulation.
+    ///
+    /// ```
+    /// use tessera_runtime::{Backend, Simulator};
+    /// let backend = Backend::from(Simulator::new()?.with_resident_blocks(8));
+    /// assert_eq!(backend.as_simulator().map(|sim| sim.resident_blocks()), Some(8));
+    /// assert!(backend.as_gpu().is_none());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn as_simulator(&self) -> Option<&Simulator> {
         match self {
             Backend::Simulator(sim) => Some(sim),

@@ -27,6 +27,12 @@ pub struct DiskCache {
 }
 
 impl DiskCache {
+    /// A cache in folder `dir`, created when the first entry is stored.
+    ///
+    /// ```
+    /// let cache = tessera_runtime::DiskCache::new("/tmp/tessera-cache");
+    /// assert_eq!(cache.dir(), std::path::Path::new("/tmp/tessera-cache"));
+    /// ```
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
@@ -44,6 +50,7 @@ impl DiskCache {
         Some(Self::new(dir))
     }
 
+    /// The folder the entries are kept in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

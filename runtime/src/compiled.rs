@@ -9,12 +9,16 @@ use crate::PtxasReport;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Arch {
+    /// The major compute capability: 9 for `sm_90`.
     pub major: u32,
+    /// The minor compute capability: 0 for `sm_90`.
     pub minor: u32,
 }
 
 impl Arch {
+    /// Compute capability 8.0: the A100.
     pub const SM_80: Arch = Arch { major: 8, minor: 0 };
+    /// Compute capability 9.0: the H100 and H200.
     pub const SM_90: Arch = Arch { major: 9, minor: 0 };
 }
 
@@ -40,11 +44,15 @@ impl std::str::FromStr for Arch {
 /// A kernel compiled to a cubin for one architecture, with what ptxas said about it.
 #[derive(Clone, Debug)]
 pub struct CompiledKernel {
+    /// The kernel's name (its entry point).
     pub name: String,
+    /// The architecture the cubin is for.
     pub arch: Arch,
+    /// The cubin's bytes, as the driver loads them.
     pub cubin: Vec<u8>,
     /// The whole NVRTC log (warnings and the ptxas figures).
     pub log: String,
+    /// Registers, shared memory and spills, as ptxas reported them.
     pub ptxas: PtxasReport,
     /// Whether this came from the on-disk cache rather than a fresh compile.
     pub from_disk_cache: bool,

@@ -36,8 +36,11 @@ pub struct KernelDefinition {
 /// What a launch did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Launched {
+    /// The kernel's name.
     pub kernel: &'static str,
+    /// Blocks in x, y and z.
     pub grid: [u32; 3],
+    /// Threads per block in x, y and z.
     pub block: [u32; 3],
     /// The vector width used: the declared one, or narrower for unaligned arguments.
     pub vector: VectorWidth,
@@ -64,6 +67,16 @@ pub struct Launched {
 }
 
 impl KernelDefinition {
+    /// A definition from what `#[tile_kernel]` emits: the kernel's name, its CUDA source and
+    /// its IR as JSON. `const`, for a `static`; the IR is parsed on first use, not here.
+    ///
+    /// ```
+    /// use tessera_runtime::KernelDefinition;
+    /// static KERNEL: KernelDefinition =
+    ///     KernelDefinition::new("noop", r#"extern "C" __global__ void noop() {}"#, "{}");
+    /// assert_eq!(KERNEL.name(), "noop");
+    /// assert!(KERNEL.ir().is_err()); // `{}` is no kernel's IR
+    /// ```
     pub const fn new(name: &'static str, cuda_source: &'static str, ir_json: &'static str) -> Self {
         Self {
             name,
@@ -76,6 +89,7 @@ impl KernelDefinition {
         }
     }
 
+    /// The kernel's name: its entry point in the CUDA source.
     pub fn name(&self) -> &'static str {
         self.name
     }

@@ -184,6 +184,13 @@ impl Gpu {
         found
     }
 
+    /// Where launches look up tuned configurations (`None`: they use the declared one).
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?.with_tune_cache(None);
+    /// assert!(gpu.tune_cache().is_none());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn tune_cache(&self) -> Option<&TuneCache> {
         self.tune_cache.as_ref()
     }
@@ -218,6 +225,14 @@ impl Gpu {
         self
     }
 
+    /// The CUDA device ordinal (what [`Gpu::new`] took).
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?;
+    /// assert_eq!(gpu.ordinal(), 0);
+    /// assert_eq!(gpu.location(), tessera_runtime::Location::Gpu(0));
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn ordinal(&self) -> usize {
         self.ordinal
     }
@@ -227,14 +242,17 @@ impl Gpu {
         Location::Gpu(self.ordinal)
     }
 
+    /// The device's name, as the driver reports it (e.g. `NVIDIA H100 80GB HBM3`).
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The device's compute capability: what kernels are compiled for.
     pub fn arch(&self) -> Arch {
         self.arch
     }
 
+    /// The number of streaming multiprocessors (SMs).
     pub fn sm_count(&self) -> u32 {
         self.sm_count
     }
@@ -272,6 +290,13 @@ impl Gpu {
         Some(f64::from(self.sm_count) * per_sm_and_clock * f64::from(clock_khz) * 1e3 / 1e12)
     }
 
+    /// Where compiled cubins are cached (`None`: nothing is kept on disk).
+    ///
+    /// ```no_run
+    /// let gpu = tessera_runtime::Gpu::new(0)?.with_disk_cache(None);
+    /// assert!(gpu.disk_cache().is_none());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn disk_cache(&self) -> Option<&DiskCache> {
         self.disk_cache.as_ref()
     }

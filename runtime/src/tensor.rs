@@ -20,6 +20,7 @@ mod sealed {
 
 /// An element type a tensor can hold; ties the Rust type to the IR's [`ElementType`].
 pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static + sealed::Sealed {
+    /// The IR's element type for `Self` (`ElementType::F32` for `f32`).
     const TYPE: ElementType;
 }
 
@@ -158,14 +159,25 @@ impl<T: Element> DeviceTensor<T> {
         }
     }
 
+    /// The shape: the length of each dimension, outermost first.
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }
 
+    /// The number of elements: the product of the dims.
+    ///
+    /// ```
+    /// let sim = tessera_runtime::Simulator::new()?;
+    /// let x = sim.zeros::<f32>([3, 4])?;
+    /// assert_eq!((x.len(), x.is_empty()), (12, false));
+    /// assert!(sim.zeros::<f32>([3, 0])?.is_empty());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.dims.iter().product()
     }
 
+    /// Whether the tensor has no elements (a dimension is 0).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -339,6 +351,7 @@ impl<'a, T: Element> TensorView<'a, T> {
         Ok(TensorView { view: View::Cuda(view), dims, ld, location })
     }
 
+    /// The view's shape, outermost dimension first (`[rows, cols]` for a sub-matrix).
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }
@@ -402,6 +415,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
 }
 
 impl<T: Element> TensorViewMut<'_, T> {
+    /// The view's shape, outermost dimension first (`[rows, cols]` for a sub-matrix).
     pub fn dims(&self) -> &[usize] {
         &self.dims
     }

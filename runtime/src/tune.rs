@@ -17,13 +17,19 @@ use crate::{nvrtc, Arch, Argument, DeviceTensor, Error, Gpu, KernelDefinition, P
 /// One stored winner.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TuneRecord {
+    /// The tuned kernel's name.
     pub kernel: String,
     /// sha256 of the declared CUDA source: a changed kernel invalidates its records.
     pub source_sha256: String,
+    /// The device's name as the driver reports it: a record holds on that device only.
     pub device: String,
+    /// The device's architecture, e.g. `sm_90`.
     pub arch: String,
+    /// The class of shapes the winner holds for (`tessera_dsl::shape_class` of the tuned shape).
     pub shape_class: String,
+    /// The winning configuration.
     pub config: Config,
+    /// The winner's median time when it was tuned, in milliseconds.
     pub median_ms: f64,
 }
 
@@ -55,6 +61,12 @@ pub(crate) fn sha256(text: &str) -> String {
 }
 
 impl TuneCache {
+    /// A cache in the JSON file at `path`, created (with its folder) by the first store.
+    ///
+    /// ```
+    /// let cache = tessera_runtime::TuneCache::new("/tmp/tessera-tuned.json");
+    /// assert_eq!(cache.path(), std::path::Path::new("/tmp/tessera-tuned.json"));
+    /// ```
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into() }
     }
@@ -67,6 +79,7 @@ impl TuneCache {
         crate::DiskCache::default_location().map(|cache| Self::new(cache.dir().join("tuned.json")))
     }
 
+    /// The JSON file the records are kept in.
     pub fn path(&self) -> &std::path::Path {
         &self.path
     }
@@ -76,6 +89,9 @@ impl TuneCache {
         std::fs::read_to_string(&self.path).ok().and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default()
     }
 
+    /// The record of `kernel` (declared as `source`) for `shape_class` on `device`, if one
+    /// still holds: a record for another device, source or architecture is [`Lookup::Refused`]
+    /// with the reason, never used.
     pub fn lookup(&self, kernel: &str, source: &str, device: &str, arch: Arch, shape_class: &str) -> Lookup {
         let records = self.records();
         let Some(record) =
@@ -127,9 +143,12 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// One candidate configuration a tuning run tried, and what became of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trial {
+    /// The configuration tried.
     pub candidate: Candidate,
+    /// What became of it.
     pub outcome: Outcome,
 }
 
@@ -484,6 +503,22 @@ pub fn outputs_agree(reference: &[f64], got: &[f64], relative: f64) -> Result<()
 }
 
 impl<'a> GpuMeasure<'a> {
+    /// A measure of `definition` on `gpu` at the shape `binding` gives its symbols: a tensor
+    /// per tensor parameter, filled with [`measurement_value`]s; each scalar is its value in
+    /// `scalars`, else 1. Two warm-up runs and seven timed ones, unless `warmup` and
+    /// `repetitions` are changed.
+    ///
+    /// ```no_run
+    /// use tessera_runtime::{tune, Gpu, KernelDefinition};
+    /// fn tune_at(definition: &'static KernelDefinition, space: &tessera_dsl::TuneSpace) -> Result<(), tessera_runtime::Error> {
+    ///     let gpu = Gpu::new(0)?;
+    ///     let binding = vec![("N".to_string(), 1 << 20)];
+    ///     let mut measure = tune::GpuMeasure::new(&gpu, definition, &binding, &[])?;
+    ///     let report = tune::tune(definition, space, gpu.arch(), &binding, &mut measure, &mut |_| {})?;
+    ///     println!("{:?}", report.winner());
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn new(
         gpu: &'a Gpu,
         definition: &'static KernelDefinition,

@@ -113,6 +113,15 @@ impl<T: Element> ShardedTensor<T> {
         &self.dims
     }
 
+    /// How the tensor is split across the devices.
+    ///
+    /// ```
+    /// use tessera_runtime::{DeviceGroup, Sharding};
+    /// let group = DeviceGroup::simulated(2)?;
+    /// let a = group.shard(&[0.0f32; 8], [2, 4], Sharding::Columns)?;
+    /// assert_eq!(a.sharding(), Sharding::Columns);
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn sharding(&self) -> Sharding {
         self.sharding
     }

@@ -224,22 +224,46 @@ impl Simulator {
         self
     }
 
+    /// The host C++ compiler that builds the simulation libraries.
+    ///
+    /// ```
+    /// let sim = tessera_runtime::Simulator::new()?;
+    /// println!("simulating with {}", sim.compiler().version());
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn compiler(&self) -> &HostCompiler {
         &self.compiler
     }
 
+    /// The thread orders every launch runs under (see [`Simulator::with_orders`]).
+    ///
+    /// ```
+    /// use tessera_runtime::{Order, Simulator};
+    /// let sim = Simulator::new()?;
+    /// assert_eq!(sim.orders(), &[Order::Forward, Order::Reverse]); // the default race check
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn orders(&self) -> &[Order] {
         &self.orders
     }
 
+    /// How many blocks a grid-stride kernel gets (see [`Simulator::with_resident_blocks`]).
+    ///
+    /// ```
+    /// let sim = tessera_runtime::Simulator::new()?.with_resident_blocks(8).with_stack_bytes(1 << 20);
+    /// assert_eq!((sim.resident_blocks(), sim.stack_bytes()), (8, 1 << 20));
+    /// # Ok::<(), tessera_runtime::Error>(())
+    /// ```
     pub fn resident_blocks(&self) -> u32 {
         self.resident_blocks
     }
 
+    /// Each simulated thread's stack, in bytes (see [`Simulator::with_stack_bytes`]).
     pub fn stack_bytes(&self) -> usize {
         self.stack_bytes
     }
 
+    /// Where compiled simulation libraries are cached (`None`: nothing is kept on disk).
     pub fn disk_cache(&self) -> Option<&DiskCache> {
         self.cache.as_ref()
     }
