@@ -89,3 +89,24 @@ fn on_the_gpu_an_input_is_refused_where_the_kernel_writes_and_overflowing_shapes
     refuses_an_input_where_the_kernel_writes(&backend);
     refuses_shapes_that_overflow(&backend);
 }
+
+/// y = 2·x, one element a thread: the grid sized by `THREADS`, as a CUDA programmer writes it.
+#[tessera::tile_kernel(threads = 128, vector = 1)]
+fn doubled_by_threads(x: Global<f32, (N,)>, y: GlobalMut<f32, (N,)>) {
+    let (b,) = grid(cdiv(N, THREADS));
+    let i = b * THREADS + thread_index();
+    if i < N {
+        y[i] = 2.0 * x[i];
+    }
+}
+
+#[test]
+fn threads_and_vector_size_the_grid_like_any_constant() {
+    let sim = Simulator::new().unwrap();
+    let host: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    let x = sim.upload(&host, [1000]).unwrap();
+    let mut y = sim.zeros::<f32>([1000]).unwrap();
+    let launched = doubled_by_threads::launch(&sim, &x, &mut y).unwrap();
+    assert_eq!(launched.grid, [8, 1, 1]);
+    assert_eq!(sim.download(&y).unwrap(), host.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
+}

@@ -190,12 +190,16 @@ impl Kernel {
         })
     }
 
-    /// The configuration's constants as a scope for evaluating expressions.
+    /// The configuration's constants as a scope for evaluating expressions, with `THREADS`
+    /// and `VECTOR` (the block's threads and the vector width), which every expression of the
+    /// kernel may name.
     pub fn constant_scope(&self) -> Scope {
         let mut scope = Scope::default();
         for constant in &self.config.constants {
             scope.insert(constant.name.clone(), constant.value);
         }
+        scope.insert("THREADS", self.config.threads.count() as i64);
+        scope.insert("VECTOR", i64::from(self.config.vector.get()));
         scope
     }
 

@@ -35,6 +35,7 @@ impl Checker<'_> {
         let mut scope = self.kernel.constant_scope();
         let mut bound: Vec<String> = self.kernel.shape_symbols().iter().map(|s| s.to_string()).collect();
         bound.extend(self.kernel.config.constants.iter().map(|c| c.name.clone()));
+        bound.extend(["THREADS".to_string(), "VECTOR".to_string()]);
         let body = self.kernel.body.clone();
         self.statements(&body, &mut bound, &mut scope, false);
         let mut found = Vec::new();
