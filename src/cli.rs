@@ -64,10 +64,9 @@ impl<T: FromStr> FromStr for Assignments<T> {
             .map(|part| {
                 let (name, value) =
                     part.split_once('=').ok_or_else(|| format!("`{part}` is not NAME=value, e.g. M=4096"))?;
-                let value = value
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("`{}` in `{part}` is not a {}", value.trim(), std::any::type_name::<T>()))?;
+                let value = value.trim().parse().map_err(|_| {
+                    format!("`{}` in `{part}` is not a value of type {}", value.trim(), std::any::type_name::<T>())
+                })?;
                 Ok((name.trim().to_string(), value))
             })
             .collect::<Result<_, String>>()
@@ -138,9 +137,42 @@ fn vector_width(text: &str) -> Result<VectorWidth, String> {
 /// ```
 /// assert!(tessera::cli::catalog_kernel("sgemm_v12").is_ok());
 /// assert!(tessera::cli::catalog_kernel("sgemm_v99").err().is_some_and(|e| e.contains("`tessera list`")));
+/// // a family's name lists its kernels; a typo, the nearest names
+/// assert!(tessera::cli::catalog_kernel("softmax").err().is_some_and(|e| e.contains("did you mean softmax_")));
+/// assert!(tessera::cli::catalog_kernel("sgemm_v1x").err().is_some_and(|e| e.contains("sgemm_v10, sgemm_v11")));
 /// ```
 pub fn catalog_kernel(name: &str) -> Result<&'static crate::KernelDefinition, String> {
-    crate::catalog::find(name).ok_or_else(|| format!("no catalog kernel `{name}`; `tessera list` lists them"))
+    crate::catalog::find(name).ok_or_else(|| {
+        let names: Vec<&str> = crate::catalog::all().iter().map(|kernel| kernel.name()).collect();
+        match suggestions(name, &names).as_slice() {
+            [] => format!("no catalog kernel `{name}`; `tessera list` lists them"),
+            close => format!(
+                "no catalog kernel `{name}`; did you mean {}? (`tessera list` lists them all)",
+                close.join(", ")
+            ),
+        }
+    })
+}
+
+/// Up to 8 names of `names` that hold `given` (`softmax` → the softmax kernels), else the 3
+/// nearest by edit distance within a third of its length (a typo).
+fn suggestions<'a>(given: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let holding: Vec<&str> = names.iter().copied().filter(|name| name.contains(given)).collect();
+    if !holding.is_empty() {
+        let shown = holding.len().min(8);
+        let mut listed: Vec<&str> = holding[..shown].to_vec();
+        if holding.len() > shown {
+            listed.push("…");
+        }
+        return listed;
+    }
+    let mut near: Vec<(usize, &str)> = names
+        .iter()
+        .map(|name| (strsim::levenshtein(given, name), *name))
+        .filter(|(distance, _)| *distance <= given.len().div_ceil(3))
+        .collect();
+    near.sort();
+    near.into_iter().take(3).map(|(_, name)| name).collect()
 }
 
 /// A catalog kernel that a bench family measures.

@@ -41,7 +41,7 @@ fn check_arguments_parse_into_options_and_bad_ones_say_what_is_expected() {
     assert!(error(&["k", "--arch", "sm_75"]).contains("expected one of sm_80, sm_86, sm_89, sm_90"));
     assert!(error(&["k", "--arch"]).contains("a value is required for '--arch <ARCH>'"));
     assert!(error(&["k", "--shape", "M4096"]).contains("`M4096` is not NAME=value"));
-    assert!(error(&["k", "--shape", "M=big"]).contains("`big` in `M=big` is not a i64"));
+    assert!(error(&["k", "--shape", "M=big"]).contains("`big` in `M=big` is not a value of type i64"));
     assert!(error(&["k", "--shape", "M=0"]).contains("positive"));
     assert!(error(&["k", "--gpu", "rtx9090"]).contains("expected one of A100 SXM, A40, L40S, H100 SXM, H200"));
     assert!(error(&["k", "--fast"]).contains("unexpected argument '--fast'"));
@@ -309,6 +309,35 @@ fn the_binary_without_nvrtc_on_its_library_path_reports_the_bounds_it_can() {
     let missing = text.contains("registers             unknown: NVRTC not found (libnvrtc is not on the library path)");
     assert!(compiled != missing, "{text}");
     assert!(text.contains("  resident                                 8  blocks, 64 warps: 100% of 64"), "{text}");
+}
+
+#[test]
+fn the_binary_names_the_kernels_a_wrong_name_may_mean_and_ends_quietly_when_its_reader_does() {
+    let out = tessera(&["show", "softmax"]);
+    assert_eq!(out.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(error.contains("no catalog kernel `softmax`; did you mean softmax_"), "{error}");
+    let out = tessera(&["check", "sgemm_v1x"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean sgemm_v1, sgemm_v10, sgemm_v11?"));
+    // an invalid --config names its values as written and the file that declares the kernel
+    let out = tessera(&["show", "copy_f32x4", "--config", "TILE=1000"]);
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(error.contains("`copy_f32x4` with TILE = 1000 is invalid"), "{error}");
+    assert!(error.contains("src/catalog/copy.rs"), "{error}");
+
+    // `tessera list | head -0`: the reader is gone before the first line (the whole list
+    // would fit in a pipe's buffer, so a reader that took a line first might not be)
+    let mut child = Command::new(tessera_binary())
+        .arg("list")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(!error.contains("panicked"), "{error}");
+    assert_ne!(out.status.code(), Some(101), "{error}");
 }
 
 /// The CLI cargo built for this test, or — where the tests were copied to another machine

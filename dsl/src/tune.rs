@@ -225,7 +225,9 @@ pub fn configure(kernel: &Kernel, overrides: &[(String, i64)]) -> Result<Kernel,
             },
         }
     }
-    validate(&configured, &configured.target())
-        .map_err(|d| format!("`{}` with {overrides:?} is invalid:\n{d}", kernel.name))?;
+    validate(&configured, &configured.target()).map_err(|d| {
+        let overrides: Vec<String> = overrides.iter().map(|(name, value)| format!("{name} = {value}")).collect();
+        format!("`{}` with {} is invalid:\n{d}", kernel.name, overrides.join(", "))
+    })?;
     Ok(configured)
 }

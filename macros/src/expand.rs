@@ -132,7 +132,7 @@ fn module(function: &ItemFn, kernel: &Kernel, source: &str, ir_json: &str, repor
             #(#constants)*
 
             /// The kernel for the runtime: source, IR and compiled-module cache.
-            pub static KERNEL: ::tessera::KernelDefinition = ::tessera::KernelDefinition::new(NAME, CUDA_SOURCE, IR_JSON);
+            pub static KERNEL: ::tessera::KernelDefinition = ::tessera::KernelDefinition::declared_in(NAME, CUDA_SOURCE, IR_JSON, ::core::file!());
 
             /// Launches the kernel on `device`: a `Gpu`, the CPU `Simulator` or a `Backend`.
             /// Shape symbols are bound from the arguments and must agree; the grid follows

@@ -72,10 +72,7 @@ pub enum Argument<'a> {
         borrow: PhantomData<&'a ()>,
     },
     /// A scalar parameter's value ([`Argument::scalar`]).
-    Scalar {
-        param: &'static str,
-        value: ScalarValue,
-    },
+    Scalar { param: &'static str, value: ScalarValue },
 }
 
 impl<'a> Argument<'a> {

@@ -130,7 +130,8 @@ fn column_major<TA: Element, TC: Element>(
     }
     // cuBLAS takes each size and leading dimension as an i32
     let int = |v: usize| {
-        i32::try_from(v).map_err(|_| Error::ScalarOutOfRange { what: "a cuBLAS GEMM size or leading dimension", value: v })
+        i32::try_from(v)
+            .map_err(|_| Error::ScalarOutOfRange { what: "a cuBLAS GEMM size or leading dimension", value: v })
     };
     let (a_ld, b_ld, c_ld) = (a.row_stride(), b.row_stride(), c.row_stride());
     Ok(Some(ColumnMajor {

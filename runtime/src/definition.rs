@@ -31,6 +31,8 @@ pub struct KernelDefinition {
     /// The TMA tensor maps of the declared configuration (worked out from the IR once: about a
     /// microsecond each launch otherwise, inside the launch's host time).
     declared_tensor_maps: OnceLock<Vec<TensorMap>>,
+    /// The Rust file that declares the kernel (`file!()` where `#[tile_kernel]` expanded).
+    source_file: Option<&'static str>,
 }
 
 /// What a launch did.
@@ -86,7 +88,33 @@ impl KernelDefinition {
             declared_source: OnceLock::new(),
             rendered: Mutex::new(Vec::new()),
             declared_tensor_maps: OnceLock::new(),
+            source_file: None,
         }
+    }
+
+    /// [`KernelDefinition::new`] for a kernel declared in the Rust file `file` (what
+    /// `#[tile_kernel]` passes as `file!()`), so tools can point at it.
+    ///
+    /// ```
+    /// use tessera_runtime::KernelDefinition;
+    /// static KERNEL: KernelDefinition =
+    ///     KernelDefinition::declared_in("noop", r#"extern "C" __global__ void noop() {}"#, "{}", file!());
+    /// assert_eq!(KERNEL.source_file(), Some(file!()));
+    /// ```
+    pub const fn declared_in(
+        name: &'static str,
+        cuda_source: &'static str,
+        ir_json: &'static str,
+        file: &'static str,
+    ) -> Self {
+        let mut definition = Self::new(name, cuda_source, ir_json);
+        definition.source_file = Some(file);
+        definition
+    }
+
+    /// The Rust file that declares the kernel, where the macro recorded it.
+    pub fn source_file(&self) -> Option<&'static str> {
+        self.source_file
     }
 
     /// The kernel's name: its entry point in the CUDA source.

@@ -317,8 +317,10 @@ impl Gpu {
     /// A tensor of shape `dims` filled with zeros.
     pub fn zeros<T: Element>(&self, dims: impl AsRef<[usize]>) -> Result<DeviceTensor<T>, Error> {
         let dims = dims.as_ref().to_vec();
-        let data =
-            self.stream.alloc_zeros::<T>(crate::tensor::element_count(&dims)?.max(1)).map_err(Error::driver("allocating"))?;
+        let data = self
+            .stream
+            .alloc_zeros::<T>(crate::tensor::element_count(&dims)?.max(1))
+            .map_err(Error::driver("allocating"))?;
         Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
     }
 
@@ -336,8 +338,7 @@ impl Gpu {
         // SAFETY: every `Element` is a plain number for which any bit pattern is a value, so
         // reading memory nobody wrote (on the device or after a download) yields some number
         let len = crate::tensor::element_count(&dims)?.max(1);
-        let data = unsafe { self.stream.alloc::<T>(len) }
-            .map_err(Error::driver("allocating"))?;
+        let data = unsafe { self.stream.alloc::<T>(len) }.map_err(Error::driver("allocating"))?;
         Ok(DeviceTensor { storage: Storage::Cuda(data), dims, location: self.location() })
     }
 

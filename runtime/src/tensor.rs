@@ -452,7 +452,9 @@ pub(crate) fn element_count(dims: &[usize]) -> Result<usize, Error> {
     if dims.contains(&0) {
         return Ok(0);
     }
-    dims.iter().try_fold(1usize, |count, &d| count.checked_mul(d)).ok_or_else(|| Error::ShapeTooLarge { dims: dims.to_vec() })
+    dims.iter()
+        .try_fold(1usize, |count, &d| count.checked_mul(d))
+        .ok_or_else(|| Error::ShapeTooLarge { dims: dims.to_vec() })
 }
 
 /// `Err(CudaBufferTooShort)` unless `len` elements hold a tensor of `dims`.

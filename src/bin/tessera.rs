@@ -9,6 +9,13 @@ use tessera::cli::{catalog_kernel, BenchArgs, CheckArgs, Cli, Command, ProgressL
 use tessera::{catalog, nvrtc};
 
 fn main() -> ExitCode {
+    // `tessera list | head`: end quietly when the reader goes away, as Unix tools do, rather
+    // than panic in println! (Rust ignores SIGPIPE unless told otherwise)
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal before any thread is started
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List => list(),
@@ -27,9 +34,10 @@ fn main() -> ExitCode {
 }
 
 fn list() -> Result<(), String> {
+    let width = catalog::all().iter().map(|kernel| kernel.name().len()).max().unwrap_or(0);
     for kernel in catalog::all() {
         let config = &kernel.ir().map_err(|e| e.to_string())?.config;
-        println!("{:<26} {}", kernel.name(), tessera::codegen::attribute_text(config));
+        println!("{:<width$}  {}", kernel.name(), tessera::codegen::attribute_text(config));
     }
     Ok(())
 }
@@ -155,7 +163,7 @@ fn tune(args: TuneArgs) -> Result<(), String> {
     let report = report.ok_or("no tuning round ran")?;
     let count = |f: fn(&Outcome) -> bool| report.trials.iter().filter(|t| f(&t.outcome)).count();
     println!(
-        "{}: {} configurations for {} ({arch}): {} pruned by the validator, {} failed to compile, {} spill, {} compiled cleanly, {} measured",
+        "{}: {} configurations for shapes of class {} ({arch}): {} pruned by the validator, {} failed to compile, {} spill, {} compiled cleanly, {} measured",
         kernel.name(),
         report.trials.len(),
         report.shape_class,
@@ -165,6 +173,7 @@ fn tune(args: TuneArgs) -> Result<(), String> {
         count(|o| matches!(o, Outcome::Measured { .. } | Outcome::Failed(_))),
         count(|o| matches!(o, Outcome::Measured { .. })),
     );
+    println!("  (a shape class rounds each extent up to a power of two; v: a multiple of 4, vector accesses; s: not)");
     // the few most common reasons, so a space pruned whole says why
     let reasons = report.pruned_reasons();
     for (reason, pruned) in reasons.iter().take(3) {
@@ -187,7 +196,9 @@ fn tune(args: TuneArgs) -> Result<(), String> {
             _ => None,
         })
         .collect();
-    if let Some((candidate, why)) = failed.first() {
+    if dry_run {
+        println!("  dry run: the {} that compiled cleanly were not measured", failed.len());
+    } else if let Some((candidate, why)) = failed.first() {
         println!("  failed {:>4}: {candidate}: {}", failed.len(), why.lines().next().unwrap_or_default());
     }
     let mut measured: Vec<(&tessera::dsl::Candidate, f64)> = report
@@ -250,7 +261,10 @@ fn show(args: ShowArgs) -> Result<(), String> {
     }
     let arch = args.arch;
     let declared = kernel.ir().map_err(|e| e.to_string())?;
-    let configured = tessera::dsl::configure(declared, &overrides)?;
+    let configured = tessera::dsl::configure(declared, &overrides).map_err(|message| match kernel.source_file() {
+        Some(file) => format!("{message}\n(lines and columns of {file}, where `{}` is declared)", kernel.name()),
+        None => message,
+    })?;
     let source = if configured.config == declared.config {
         kernel.cuda_source().to_string()
     } else {

@@ -43,7 +43,9 @@ pub(super) fn gemm_on_a_transposed_copy<T: crate::runtime::Element, C: crate::ru
     beta: f32,
 ) -> Result<Launched, GemmError> {
     let &[n, k] = b.shape() else {
-        return Err(crate::Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() }.into());
+        return Err(
+            crate::Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() }.into()
+        );
     };
     let mut turned = device.device_ref().scratch::<T>([k * n])?;
     transpose::transpose_vector_64::KERNEL.launch(

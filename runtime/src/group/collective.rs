@@ -265,7 +265,8 @@ impl DeviceGroup {
                 Backend::Gpu(gpu) => gpu.location(),
                 Backend::Simulator(_) => Location::Host,
             };
-            let shards = input.map(|x| ("input", &x.shards[rank])).into_iter().chain([("output", &output.shards[rank])]);
+            let shards =
+                input.map(|x| ("input", &x.shards[rank])).into_iter().chain([("output", &output.shards[rank])]);
             for (side, shard) in shards {
                 if shard.location() != on {
                     return Err(Error::WrongDevice {
