@@ -32,7 +32,7 @@ fn sum_of_chunk_maxima(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R,)>) {
     let mut total = 0.0f32;
     for chunk in 0..cdiv(C, THREADS) {
         let c = chunk * THREADS + thread_index();
-        let mut v = -f32::INFINITY;
+        let mut v = f32::NEG_INFINITY; // the spelling Rust users reach for (as -f32::INFINITY)
         if c < C {
             v = x[[row, c]];
         }

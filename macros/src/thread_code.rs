@@ -17,7 +17,7 @@ const THREAD_STATEMENTS: &str =
 
 const EXPRESSIONS: &str =
     "thread code supports literals, names, `x[i]`, `u[[r, c]]`, arithmetic, comparisons, `&&`, `||`, `!`, \
-`as` conversions, `f32::INFINITY`, `x.vector(i)`, `v.sum()` and the intrinsics";
+`as` conversions, `f32::INFINITY` / `NEG_INFINITY`, `x.vector(i)`, `v.sum()` and the intrinsics";
 
 fn error(span: proc_macro2::Span, message: impl std::fmt::Display) -> syn::Error {
     syn::Error::new(span, message)
@@ -221,16 +221,27 @@ fn place(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExpr> {
     }
 }
 
-/// `f32::INFINITY` / `f64::INFINITY`.
-fn infinity(path: &syn::Path) -> Option<ThreadExprKind> {
+/// `f32::INFINITY` / `f64::INFINITY`, and `NEG_INFINITY` as its negation.
+fn infinity(path: &syn::Path, spans: &mut SpanTable) -> Option<ThreadExprKind> {
     let [ty, constant] = [path.segments.first()?, path.segments.last()?];
-    if path.segments.len() != 2 || constant.ident != "INFINITY" {
+    let negative = match constant.ident.to_string().as_str() {
+        "INFINITY" => false,
+        "NEG_INFINITY" => true,
+        _ => return None,
+    };
+    if path.segments.len() != 2 {
         return None;
     }
-    match ElementType::from_rust_name(&ty.ident.to_string())? {
-        element @ (ElementType::F32 | ElementType::F64) => Some(ThreadExprKind::Infinity(element)),
-        _ => None,
-    }
+    let infinity = match ElementType::from_rust_name(&ty.ident.to_string())? {
+        element @ (ElementType::F32 | ElementType::F64) => ThreadExprKind::Infinity(element),
+        _ => return None,
+    };
+    Some(if negative {
+        let operand = ThreadExpr { kind: infinity, origin: spans.origin(path.span()) };
+        ThreadExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(operand) }
+    } else {
+        infinity
+    })
 }
 
 fn element_suffix(suffix: &str, span: proc_macro2::Span) -> syn::Result<Option<ElementType>> {
@@ -264,8 +275,9 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
         },
         RustExpr::Path(path) => match path.path.get_ident() {
             Some(ident) => ThreadExprKind::Name(ident.to_string()),
-            None => infinity(&path.path)
-                .ok_or_else(|| error(path.span(), "expected a plain name (or `f32::INFINITY`, `f64::INFINITY`)"))?,
+            None => infinity(&path.path, spans).ok_or_else(|| {
+                error(path.span(), "expected a plain name (or `f32::INFINITY`, `f32::NEG_INFINITY`, and f64's)")
+            })?,
         },
         RustExpr::Paren(paren) => return expr(&paren.expr, spans),
         // an `$e:expr` of a macro_rules! arrives wrapped in invisible delimiters

@@ -171,7 +171,11 @@ pub enum Error {
     StackOverflow { kernel: String, block: [u32; 3], thread: [u32; 3], stack_bytes: usize },
     #[error("`{kernel}` stopped in block {block:?}, thread {thread:?}: {message}")]
     SimTrap { kernel: String, block: [u32; 3], thread: [u32; 3], message: String },
-    #[error("`{kernel}` wrote `{param}` out of bounds, at element {element} of its {len}")]
+    #[error(
+        "`{kernel}` wrote `{param}` out of bounds: element {element}, where the tensor spans {len} \
+         (found in the red zone around it after the run, which does not record the thread; a \
+         write past a row's end into the next row of a matrix is not out of bounds and goes unseen)"
+    )]
     OutOfBounds { kernel: String, param: String, element: i64, len: usize },
     #[error("no cuBLAS: libcublas could not be loaded (tried {tried})")]
     CublasMissing { tried: String },
