@@ -364,6 +364,21 @@ fn wrong_layouts_are_typed_errors(group: &DeviceGroup, _: Scale) {
     assert!(matches!(group.shard(&[1.0f32; 4], [4], Sharding::Columns), Err(Error::ShardingShape { .. })));
 }
 
+/// A tensor sharded over the same GPUs in another order holds rank 0's rows on GPU 1: a
+/// collective of the first group refuses it (NCCL would be handed another device's memory).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_collective_refuses_shards_that_live_on_another_ranks_gpu() {
+    let forward = DeviceGroup::gpus(&[0, 1]).unwrap_or_else(|e| panic!("this test needs two CUDA GPUs and NCCL: {e}"));
+    let backward = DeviceGroup::gpus(&[1, 0]).unwrap();
+    let mut theirs = backward.shard(&[1.0f32; 12], [4, 3], Sharding::Replicated).unwrap();
+    let error = forward.all_reduce(&mut theirs, ReduceOp::Sum).err().expect("shards on the other GPUs are refused");
+    assert!(matches!(&error, Error::WrongDevice { param, .. } if param.contains("rank 0")), "{error}");
+    // and the same tensor in its own group reduces
+    backward.all_reduce(&mut theirs, ReduceOp::Sum).unwrap().wait().unwrap();
+    assert_eq!(backward.gather(&theirs).unwrap(), vec![2.0f32; 12]);
+}
+
 #[test]
 fn a_group_names_each_gpu_once_and_is_never_empty() {
     assert!(matches!(DeviceGroup::gpus(&[0, 1, 0]), Err(Error::DuplicateGpu { ordinal: 0 })));
