@@ -81,5 +81,5 @@ pub use thread_code::{
     check_thread_statement, is_varying, Binding, FragmentSlots, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind,
     ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp, VectorStart,
 };
-pub use tune::{configure, shape_class, Candidate, TuneSpace};
+pub use tune::{configure, shape_class, Candidate, ConfigureError, TuneSpace};
 pub use validate::validate;

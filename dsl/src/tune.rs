@@ -186,48 +186,63 @@ pub fn shape_class(binding: &[(String, i64)]) -> String {
     parts.join(",")
 }
 
+/// Why [`configure`] could not give a kernel the configuration asked for.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigureError {
+    #[error("{what} = {value}: expected a small non-negative integer")]
+    NotUnsigned { what: &'static str, value: i64 },
+    #[error("vector = {value}: expected 1, 2 or 4")]
+    VectorWidth { value: i64 },
+    #[error("`{kernel}` has no constant `{constant}`; it has {}threads, vector, min_blocks", known.iter().map(|name| format!("{name}, ")).collect::<String>())]
+    UnknownConstant { kernel: String, constant: String, known: Vec<String> },
+    #[error("`{kernel}` with {} is invalid:\n{diagnostics}", overrides.iter().map(|(name, value)| format!("{name} = {value}")).collect::<Vec<_>>().join(", "))]
+    Invalid { kernel: String, overrides: Vec<(String, i64)>, diagnostics: Diagnostics },
+}
+
 /// `kernel` at another configuration: each override names a constant, or `threads`,
 /// `vector` or `min_blocks` (0: none). The result is validated against the portable limits.
 ///
 /// ```
-/// use tessera_dsl::{configure, Config, Constant, Kernel, Origin};
+/// use tessera_dsl::{configure, Config, ConfigureError, Constant, Kernel, Origin};
 /// let kernel = Kernel {
 ///     name: "k".into(), doc: None, params: vec![], body: vec![], origin: Origin::default(),
 ///     config: Config { constants: vec![Constant::new("BK", 8)], ..Config::default() },
 /// };
 /// let changed = configure(&kernel, &[("BK".into(), 16), ("threads".into(), 128)]).unwrap_err();
-/// assert!(changed.contains("never says how blocks map to tiles"), "{changed}"); // a toy kernel with no body
-/// assert!(configure(&kernel, &[("BQ".into(), 16)]).unwrap_err().contains("no constant `BQ`"));
+/// assert!(changed.to_string().contains("never says how blocks map to tiles"), "{changed}"); // a toy kernel with no body
+/// let unknown = configure(&kernel, &[("BQ".into(), 16)]).unwrap_err();
+/// assert!(matches!(&unknown, ConfigureError::UnknownConstant { constant, .. } if constant == "BQ"));
+/// assert!(unknown.to_string().contains("no constant `BQ`; it has BK, threads"), "{unknown}");
 /// ```
-pub fn configure(kernel: &Kernel, overrides: &[(String, i64)]) -> Result<Kernel, String> {
+pub fn configure(kernel: &Kernel, overrides: &[(String, i64)]) -> Result<Kernel, ConfigureError> {
     let mut configured = kernel.clone();
     for (name, value) in overrides {
-        let unsigned = |what: &str| {
-            u32::try_from(*value).map_err(|_| format!("{what} = {value}: expected a small non-negative integer"))
-        };
+        let value = *value;
+        let unsigned =
+            |what: &'static str| u32::try_from(value).map_err(|_| ConfigureError::NotUnsigned { what, value });
         match name.as_str() {
             "threads" => configured.config.threads = ThreadBlock::linear(unsigned("threads")?),
             "vector" => {
                 configured.config.vector =
-                    VectorWidth::new(unsigned("vector")?).ok_or(format!("vector = {value}: expected 1, 2 or 4"))?
+                    VectorWidth::new(unsigned("vector")?).ok_or(ConfigureError::VectorWidth { value })?
             }
             "min_blocks" => configured.config.min_blocks = Some(unsigned("min_blocks")?).filter(|b| *b > 0),
             constant => match configured.config.constants.iter_mut().find(|c| c.name == constant) {
-                Some(c) => c.value = *value,
+                Some(c) => c.value = value,
                 None => {
-                    let known: Vec<&str> = kernel.config.constants.iter().map(|c| c.name.as_str()).collect();
-                    return Err(format!(
-                        "`{}` has no constant `{constant}`; it has {}, and threads, vector, min_blocks",
-                        kernel.name,
-                        known.join(", ")
-                    ));
+                    return Err(ConfigureError::UnknownConstant {
+                        kernel: kernel.name.clone(),
+                        constant: constant.to_string(),
+                        known: kernel.config.constants.iter().map(|c| c.name.clone()).collect(),
+                    });
                 }
             },
         }
     }
-    validate(&configured, &configured.target()).map_err(|d| {
-        let overrides: Vec<String> = overrides.iter().map(|(name, value)| format!("{name} = {value}")).collect();
-        format!("`{}` with {} is invalid:\n{d}", kernel.name, overrides.join(", "))
+    validate(&configured, &configured.target()).map_err(|diagnostics| ConfigureError::Invalid {
+        kernel: kernel.name.clone(),
+        overrides: overrides.to_vec(),
+        diagnostics,
     })?;
     Ok(configured)
 }

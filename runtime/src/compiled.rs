@@ -28,14 +28,29 @@ impl std::fmt::Display for Arch {
     }
 }
 
+/// Text that [`Arch`]'s `FromStr` does not read as an architecture.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a CUDA architecture like sm_90 (sm_50 to sm_129)")]
+pub struct ArchParseError {
+    /// The text as given.
+    pub text: String,
+}
+
+/// `sm_90` → 9.0, `sm_120` → 12.0.
+///
+/// ```
+/// use tessera_runtime::Arch;
+/// assert_eq!("sm_90".parse::<Arch>(), Ok(Arch::SM_90));
+/// assert!("90".parse::<Arch>().unwrap_err().to_string().contains("like sm_90"));
+/// ```
 impl std::str::FromStr for Arch {
-    type Err = String;
+    type Err = ArchParseError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let digits = text.strip_prefix("sm_").ok_or_else(|| format!("`{text}` is not an architecture like sm_90"))?;
-        let number: u32 = digits.parse().map_err(|_| format!("`{text}` is not an architecture like sm_90"))?;
+        let error = || ArchParseError { text: text.to_string() };
+        let number: u32 = text.strip_prefix("sm_").ok_or_else(error)?.parse().map_err(|_| error())?;
         if !(50..=1299).contains(&number) {
-            return Err(format!("`{text}` is not a CUDA architecture"));
+            return Err(error());
         }
         Ok(Arch { major: number / 10, minor: number % 10 })
     }

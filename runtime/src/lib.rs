@@ -41,7 +41,7 @@ mod workspace;
 pub use argument::{Argument, ScalarValue};
 pub use backend::{Backend, Device, DeviceRef};
 pub use cache::DiskCache;
-pub use compiled::{Arch, CompiledKernel};
+pub use compiled::{Arch, ArchParseError, CompiledKernel};
 pub use cubin::{cubin_figures, CubinFigures};
 pub use cublas::{Cublas, GemmExInput, GemmExOutput};
 pub use cudarc;

@@ -261,9 +261,11 @@ fn show(args: ShowArgs) -> Result<(), String> {
     }
     let arch = args.arch;
     let declared = kernel.ir().map_err(|e| e.to_string())?;
-    let configured = tessera::dsl::configure(declared, &overrides).map_err(|message| match kernel.source_file() {
-        Some(file) => format!("{message}\n(lines and columns of {file}, where `{}` is declared)", kernel.name()),
-        None => message,
+    let configured = tessera::dsl::configure(declared, &overrides).map_err(|error| match kernel.source_file() {
+        Some(file) if matches!(error, tessera::dsl::ConfigureError::Invalid { .. }) => {
+            format!("{error}\n(lines and columns of {file}, where `{}` is declared)", kernel.name())
+        }
+        _ => error.to_string(),
     })?;
     let source = if configured.config == declared.config {
         kernel.cuda_source().to_string()
