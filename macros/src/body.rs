@@ -435,7 +435,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 unroll_origin: Origin::default(),
                 deferred: false,
                 overwrite: false,
-                origin: spans.origin(e.span()),
+                origin: spans.origin_of(e),
             }))
         }
         "copy" => {
@@ -452,7 +452,7 @@ fn call_statement(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Statement>
                 axpby: None,
                 map: None,
                 by_tma: false,
-                origin: spans.origin(e.span()),
+                origin: spans.origin_of(e),
             }))
         }
         _ => Err(syn::Error::new(e.span(), format!("unknown operation `{name}`: {STATEMENTS}"))),
@@ -520,7 +520,7 @@ fn shared_buffer(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Resu
             ))
         }
     };
-    let origin = spans.origin(init.span());
+    let origin = spans.origin_of(init);
     let mut buffer = SharedBuffer {
         name: name.ident.to_string(),
         element,
@@ -705,7 +705,7 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
             ))
         }
     };
-    let origin = spans.origin(init.span());
+    let origin = spans.origin_of(init);
     let mut fragment = Fragment {
         name: name.ident.to_string(),
         element,
@@ -810,7 +810,7 @@ fn fragment(pat: &Pat, init: &RustExpr, spans: &mut SpanTable) -> syn::Result<Op
 
 /// One side of a copy: `x.tile([..], [..])`, `x.tile(..).t()`, `&t`, `&t.t()`, `&mut t`.
 fn operand(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Operand> {
-    let origin = spans.origin(e.span());
+    let origin = spans.origin_of(e);
     let strip_t = |e: &'_ RustExpr| -> Option<RustExpr> {
         match e {
             RustExpr::MethodCall(method) if method.method == "t" && method.args.is_empty() => {
@@ -924,7 +924,7 @@ fn tile(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<TileOperand> {
         index: list(&method.args[0], spans)?,
         extent: list(&method.args[1], spans)?,
         transposed: false,
-        origin: spans.origin(e.span()),
+        origin: spans.origin_of(e),
     })
 }
 
@@ -984,5 +984,5 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<Expr> {
             ))
         }
     };
-    Ok(Expr { kind, origin: spans.origin(e.span()) })
+    Ok(Expr { kind, origin: spans.origin_of(e) })
 }

@@ -46,7 +46,7 @@ fn doc_comment(function: &ItemFn) -> Option<String> {
 }
 
 fn to_syn_error(diagnostics: &Diagnostics, spans: &SpanTable) -> syn::Error {
-    let mut errors = diagnostics.iter().map(|d| syn::Error::new(spans.span(d.origin), d.to_string()));
+    let mut errors = diagnostics.iter().map(|d| spans.error(d.origin, d));
     let mut first = errors.next().unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid kernel"));
     for error in errors {
         first.combine(error);

@@ -433,11 +433,13 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
         other => return Err(error(other.span(), format!("unsupported expression: {EXPRESSIONS}"))),
     };
     // A binary expression points at its operator: where a mismatch between its sides is.
-    let span = match e {
-        RustExpr::Binary(binary) => binary.op.span(),
+    let origin = match e {
+        RustExpr::Binary(binary) => spans.origin(binary.op.span()),
         // a fragment query points at its method: `s.row_max(i)` underlines `row_max`
-        RustExpr::MethodCall(method) if matches!(kind, ThreadExprKind::FragmentSlot { .. }) => method.method.span(),
-        _ => e.span(),
+        RustExpr::MethodCall(method) if matches!(kind, ThreadExprKind::FragmentSlot { .. }) => {
+            spans.origin(method.method.span())
+        }
+        _ => spans.origin_of(e),
     };
-    Ok(ThreadExpr { kind, origin: spans.origin(span) })
+    Ok(ThreadExpr { kind, origin })
 }
