@@ -31,8 +31,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Lists the catalog's kernels with their configuration.
-    List,
+    /// Lists the catalog's kernels with their configuration (`tessera list softmax`: those whose
+    /// names hold `softmax`).
+    List {
+        /// Only the kernels whose names hold this text.
+        filter: Option<String>,
+    },
     /// Prints a kernel's CUDA source, or what NVRTC makes of it.
     Show(ShowArgs),
     /// What a kernel's configuration costs before it runs: resources, occupancy, roofline,

@@ -319,6 +319,11 @@ fn the_binary_names_the_kernels_a_wrong_name_may_mean_and_ends_quietly_when_its_
     assert!(error.contains("no catalog kernel `softmax`; did you mean softmax_"), "{error}");
     let out = tessera(&["check", "sgemm_v1x"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean sgemm_v1, sgemm_v10, sgemm_v11?"));
+    // `list softmax` lists the softmax kernels only
+    let out = tessera(&["list", "softmax_block"]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && listed.lines().count() >= 2, "{listed}");
+    assert!(listed.lines().all(|line| line.starts_with("softmax_block")), "{listed}");
     // an invalid --config names its values as written and the file that declares the kernel
     let out = tessera(&["show", "copy_f32x4", "--config", "TILE=1000"]);
     let error = String::from_utf8_lossy(&out.stderr);

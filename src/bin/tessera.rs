@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::List => list(),
+        Command::List { filter } => list(filter.as_deref().unwrap_or_default()),
         Command::Show(args) => show(args),
         Command::Check(args) => check(args),
         Command::Tune(args) => tune(args),
@@ -33,9 +33,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn list() -> Result<(), String> {
-    let width = catalog::all().iter().map(|kernel| kernel.name().len()).max().unwrap_or(0);
-    for kernel in catalog::all() {
+fn list(filter: &str) -> Result<(), String> {
+    let listed: Vec<_> = catalog::all().into_iter().filter(|kernel| kernel.name().contains(filter)).collect();
+    if listed.is_empty() {
+        return Err(format!("no catalog kernel's name holds `{filter}`"));
+    }
+    let width = listed.iter().map(|kernel| kernel.name().len()).max().unwrap_or(0);
+    for kernel in listed {
         let config = &kernel.ir().map_err(|e| e.to_string())?.config;
         println!("{:<width$}  {}", kernel.name(), tessera::codegen::attribute_text(config));
     }
