@@ -143,6 +143,7 @@ fn vector_width(text: &str) -> Result<VectorWidth, String> {
 /// assert!(tessera::cli::catalog_kernel("sgemm_v99").err().is_some_and(|e| e.contains("`tessera list`")));
 /// // a family's name lists its kernels; a typo, the nearest names
 /// assert!(tessera::cli::catalog_kernel("softmax").err().is_some_and(|e| e.contains("did you mean softmax_")));
+/// assert!(tessera::cli::catalog_kernel("softmax").err().is_some_and(|e| e.contains("`tessera list softmax`")));
 /// assert!(tessera::cli::catalog_kernel("sgemm_v1x").err().is_some_and(|e| e.contains("sgemm_v10, sgemm_v11")));
 /// ```
 pub fn catalog_kernel(name: &str) -> Result<&'static crate::KernelDefinition, String> {
@@ -150,8 +151,13 @@ pub fn catalog_kernel(name: &str) -> Result<&'static crate::KernelDefinition, St
         let names: Vec<&str> = crate::catalog::all().iter().map(|kernel| kernel.name()).collect();
         match suggestions(name, &names).as_slice() {
             [] => format!("no catalog kernel `{name}`; `tessera list` lists them"),
+            // names that hold it: `tessera list` of it shows them all with their configurations
+            close if close.iter().all(|kernel| kernel.contains(name) || *kernel == "…") => format!(
+                "no catalog kernel `{name}`; did you mean {}? (`tessera list {name}` lists them all)",
+                close.join(", ")
+            ),
             close => format!(
-                "no catalog kernel `{name}`; did you mean {}? (`tessera list` lists them all)",
+                "no catalog kernel `{name}`; did you mean {}? (`tessera list` lists the catalog)",
                 close.join(", ")
             ),
         }
