@@ -136,8 +136,9 @@ impl Checker<'_> {
             }
         }
         if layout.threads() != threads {
+            // at the fragment: the thread tile is what the message is about (either side may change)
             self.error(
-                self.kernel.config.threads_origin,
+                fragment.origin,
                 format!(
                     "the {}×{} fragment `{}` with {}×{} thread tiles needs {} × {} = {} threads, but threads = {}",
                     layout.rows,
@@ -150,7 +151,7 @@ impl Checker<'_> {
                     layout.threads(),
                     self.kernel.config.threads
                 ),
-                Some(format!("use threads = {} or change the thread tile", layout.threads())),
+                Some(format!("use threads = {} in the attribute, or change the thread tile", layout.threads())),
             );
         }
         let registers = layout.thread_rows * layout.thread_cols + layout.thread_rows + layout.thread_cols;
