@@ -9,13 +9,8 @@ each with a host wrapper `launch_<variant>` / `prepare_<variant>` for main.cu.
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN = os.path.join(HERE, "..", "..", "..", "tests", "golden")
-
-
-def golden(name):
-    with open(os.path.join(GOLDEN, name + ".cu")) as f:
-        return f.read()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from golden import golden, replace_once  # noqa: E402  (tests/golden, benchmarks/lab/golden.py)
 
 
 def wrapper(variant, kernel, fused=True):
@@ -27,11 +22,6 @@ void launch_{variant}(int blocks, const float* a, const float* b, const float* b
 }}
 void prepare_{variant}() {{ cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, 148992); }}
 """
-
-
-def replace_once(text, old, new):
-    assert text.count(old) >= 1, f"the emitted code changed: no `{old[:60]}..`"
-    return text.replace(old, new, 1)
 
 
 FUSED = golden("sgemm_bias_gelu")

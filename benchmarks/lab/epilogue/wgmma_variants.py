@@ -12,18 +12,8 @@ the compute warpgroups run the block's next tile. The block's last tile keeps th
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN = os.path.join(HERE, "..", "..", "..", "tests", "golden")
-
-
-def golden(name):
-    with open(os.path.join(GOLDEN, name + ".cu")) as f:
-        return f.read()
-
-
-def replace_once(text, old, new):
-    assert text.count(old) == 1, f"the emitted code changed: {text.count(old)} of `{old[:60]}..`"
-    return text.replace(old, new, 1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from golden import golden, replace_once  # noqa: E402  (tests/golden, benchmarks/lab/golden.py)
 
 
 GEMM_WRAPPER = """

@@ -9,18 +9,8 @@ takes the mean and variance from one block reduction of (Σd, Σd²), d = x − 
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN = os.path.join(HERE, "..", "..", "..", "tests", "golden")
-
-
-def golden(name):
-    with open(os.path.join(GOLDEN, name + ".cu")) as f:
-        return f.read()
-
-
-def replace_once(text, old, new):
-    assert text.count(old) >= 1, f"the emitted code changed: no `{old[:60]}..`"
-    return text.replace(old, new, 1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from golden import golden, replace_once  # noqa: E402  (tests/golden, benchmarks/lab/golden.py)
 
 
 def vector_from(kernel, vec, bias):
