@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compile a .cu with NVRTC (as tessera does) for sm_90; print the ptxas log; write the cubin."""
 import ctypes, sys, os
-lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), '..', '.tools/python/nvidia/cu13/lib/libnvrtc.so.13'))
+lib = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '.tools/python/nvidia/cu13/lib/libnvrtc.so.13'))
 src = open(sys.argv[1]).read()
 out = sys.argv[2]
 extra = sys.argv[3:]

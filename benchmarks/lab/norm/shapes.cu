@@ -4,11 +4,12 @@
 // emitted shape's.
 //   python3 shapes.py /tmp/norm-shapes
 //   for f in shapes.cu /tmp/norm-shapes/*.cu; do nvcc -O3 -arch=sm_90a -std=c++17 -I. -I/tmp/norm-shapes -c $f -o /tmp/norm-shapes/$(basename $f .cu).o; done
-//   nvcc -arch=sm_90a /tmp/norm-shapes/*.o -o /tmp/norm-shapes/run && /tmp/norm-shapes/run
+//   nvcc -arch=sm_90a /tmp/norm-shapes/*.o -o /tmp/norm-shapes/run && /tmp/norm-shapes/run ["R,C;R,C;.."]
 #include <cstdio>
 #include <vector>
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
@@ -22,13 +23,22 @@ __global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed) {
     }
 }
 
-int main() {
+int main(int argc, char** argv) {
     cudaDeviceProp prop; cudaGetDeviceProperties(&prop, 0); printf("%s\n", prop.name);
     const size_t flush_bytes = 256 << 20; void* flush; cudaMalloc(&flush, flush_bytes);
     void* scratch; cudaMalloc(&scratch, flush_bytes);
     cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-    for (int C : {4097, 4096, 5000, 3001}) {
-        const int R = C > 5120 ? 8192 : 4096; const size_t n = (size_t)R * C;
+    std::vector<std::pair<int, int>> sizes = {{4096, 4097}, {4096, 4096}, {4096, 5000}, {4096, 3001}};
+    if (argc > 1) {  // "R,C;R,C;..": the rows × columns to run
+        sizes.clear();
+        for (const char* p = argv[1]; *p;) {
+            int r = 0, c = 0, used = 0;
+            if (sscanf(p, "%d,%d%n", &r, &c, &used) != 2) { fprintf(stderr, "sizes: R,C;R,C;..\n"); return 1; }
+            sizes.push_back({r, c}); p += used; if (*p == ';') ++p;
+        }
+    }
+    for (auto [R, C] : sizes) {
+        const size_t n = (size_t)R * C;
         __nv_bfloat16 *x, *w, *b, *y, *reference[2], *dst;
         cudaMalloc(&x, n * 2); cudaMalloc(&w, C * 2); cudaMalloc(&b, C * 2); cudaMalloc(&y, n * 2); cudaMalloc(&reference[0], n * 2); cudaMalloc(&reference[1], n * 2); cudaMalloc(&dst, n * 2);
         fill<<<1024, 256>>>(x, n, 1); fill<<<64, 256>>>(w, C, 2); fill<<<64, 256>>>(b, C, 3);

@@ -1,14 +1,18 @@
 """The norm lab's block shapes: tessera's 16-bit LayerNorm and RMSNorm kernels as emitted (read from
 tests/golden), reshaped — other threads × ITEMS per block (more, smaller blocks an SM keep
 more of the rows' bytes in flight) — and changed one way each: `_raw` keeps the row in registers
-as the loaded 16-bit elements, `_stream` reads x around L1 and stores y evict-first, `_chunks`
-and `_shuffled` build the weight's and bias' vectors from aligned 16-byte chunks where the
+as the loaded 16-bit elements, `_stream` reads x around L1 and stores y evict-first, `_staged`
+holds the row in shared memory instead of registers (16-byte `cp.async` copies into each
+thread's own slots, so a block needs no registers for its row in flight and more blocks fit an
+SM), `_bulk` the same filled by one `cp.async.bulk` of the row's whole vectors and an mbarrier,
+`_chunks` and `_shuffled` build the weight's and bias' vectors from aligned 16-byte chunks where the
 emitted kernel reads them by element (vector_from.cuh). Writes the sources and `shapes.inc`
 (the launch table shapes.cu includes) into OUT_DIR.
 
     python3 shapes.py /tmp/norm-shapes
 """
 import os
+import re
 import sys
 
 from variants import golden, replace_once  # the emitted kernels, read from tests/golden
@@ -42,6 +46,68 @@ def streaming(s):
     return s
 
 
+STAGING = r'''
+// lab: the row's vectors in shared memory, each thread's own slots (no barrier between copy and use)
+__device__ __forceinline__ void lab_copy_async16(void* shared, const void* global)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared))), "l"(global) : "memory");
+}
+__device__ __forceinline__ void lab_copy_async_wait_all()
+{
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+// lab: the whole vectors of a row by one bulk copy, completed on an mbarrier
+__device__ __forceinline__ void lab_bulk_row(void* shared, const void* global, unsigned bytes, unsigned long long* barrier, int tid)
+{
+    const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(barrier));
+    if (tid == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(shared))), "l"(global), "r"(bytes), "r"(bar) : "memory");
+    }
+    asm volatile("{\n .reg .pred done;\n wait: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n @!done bra wait;\n}" :: "r"(bar) : "memory");
+}
+'''
+
+
+def staged(s, vec, bulk=False):
+    """The row's vectors held in shared memory (`row_s`, vector i of the row at slot i) instead
+    of `float v[ITEMS]`: copied there by each thread (`cp.async`) or by one bulk copy."""
+    element = "__nv_bfloat16" if vec == "tessera_bf16x8" else "__half"
+    s = replace_once(s, 'extern "C" __global__', STAGING + 'extern "C" __global__')
+    s = replace_once(s, """    float v[ITEMS];  // [0.0f32; ITEMS]: registers, as loops over it unroll
+    #pragma unroll
+    for (int tessera_i = 0; tessera_i < ITEMS; ++tessera_i) { v[tessera_i] = 0.0f; }
+""", f"    __shared__ __align__(16) {vec} row_s[ITEMS / VECTOR * THREADS];\n"
+     + ("    __shared__ __align__(8) unsigned long long row_arrived;\n" if bulk else ""))
+    load = f"            const {vec} w = tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR));\n"
+    i = s.index(load)
+    loop_start = s.rindex("    #pragma unroll\n    for (int j = 0;", 0, i)
+    loop_end = s.index("\n    }\n", i) + len("\n    }\n")
+    loop = s[loop_start:loop_end]
+    if bulk:
+        copy = ("    lab_bulk_row(row_s, x + row * x_ld + head, static_cast<unsigned>(vectors) * 16u, &row_arrived, tid);\n")
+    else:
+        copy = ("    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n        const int i = j * THREADS + tid;\n"
+                "        if (i < vectors) {\n            lab_copy_async16(&row_s[i], x + row * x_ld + (head + i * VECTOR));\n"
+                "        }\n    }\n    lab_copy_async_wait_all();\n")
+    loop = loop.replace(load, f"            const {vec} w = row_s[i];\n")
+    s = s[:loop_start] + copy + loop + s[loop_end:]
+    rest_at = s.index(f"const {vec} w = row_s[i];") 
+    rest_at = s.index("\n    }\n", rest_at)
+    before, rest = s[:rest_at], s[rest_at:]
+    before = before.replace("v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<const " + element + "*>(&w)[k]);\n", "")
+    before = re.sub(r"v\[j \* VECTOR \+ k\]", f"static_cast<float>(reinterpret_cast<const {element}*>(&w)[k])", before)
+    rest = rest.replace("if (i < vectors) {\n", f"if (i < vectors) {{\n                const {vec} rv = row_s[i];\n")
+    rest = re.sub(r"v\[j \* VECTOR \+ k\]", f"static_cast<float>(reinterpret_cast<const {element}*>(&rv)[k])", rest)
+    return before + rest
+
+
 def vectors_from_chunks(s, bias, shuffled=False):
     """The by-element weight (and bias) reads of the path where y starts as x does made vectors
     built from two aligned 16-byte chunks (vector_from.cuh)."""
@@ -66,6 +132,7 @@ def shaped(kernel, threads, items, changes=()):
     """The emitted `kernel` at threads × items, with `changes` (any of "raw", "stream", "chunks",
     "shuffled") made to it; its name says them."""
     raw, stream, chunks, shuffled = ("raw" in changes, "stream" in changes, "chunks" in changes, "shuffled" in changes)
+    vec = "tessera_f16x8" if kernel.endswith("_f16") else "tessera_bf16x8"
     s = golden(kernel)
     old_threads = int(s.split("constexpr int THREADS = ")[1].split(";")[0])
     old_items = int(s.split("constexpr int ITEMS = ")[1].split(";")[0])
@@ -81,6 +148,8 @@ def shaped(kernel, threads, items, changes=()):
         s = replace_once(s, "v[j * VECTOR + k] = static_cast<float>(" + load[:-1] + ");", "v[j * VECTOR + k] = " + load)
         head, rest = s.split(load, 1)
         s = head + load + rest.replace("v[j * VECTOR + k]", "static_cast<float>(v[j * VECTOR + k])")
+    if "staged" in changes or "bulk" in changes:
+        s = staged(s, vec, bulk="bulk" in changes)
     if stream:
         s = streaming(s)
     if chunks or shuffled:
@@ -91,12 +160,23 @@ def shaped(kernel, threads, items, changes=()):
 # (kernel, is LayerNorm, threads, items, changes); the first of each norm is its emitted shape, the
 # reference the others' outputs are compared with. The session of 2026-11-27 also ran: 256 × 24
 # raw, 128 × 40 (raw), 64 × 80 for the short LayerNorm; 128 × 64 and 512 × 16 for the 8192-column
-# norms; "stream" on both 8192-column norms; LayerNorm's fma form (emitted since 1007c79).
+# norms; "stream" on both 8192-column norms; LayerNorm's fma form (emitted since 1007c79); the
+# session of 2026-11-25 (thirty-sixth) added "staged" and "bulk".
 SHAPES = [
     ("layer_norm_short_bf16", True, 128, 40, ()),
-    ("layer_norm_short_bf16", True, 128, 40, ("chunks",)),
-    ("rms_norm_short_bf16", False, 256, 24, ()),
-    ("rms_norm_short_bf16", False, 256, 24, ("chunks",)),
+    ("layer_norm_short_bf16", True, 128, 40, ("staged",)),
+    ("layer_norm_short_bf16", True, 256, 20, ("staged",)),
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 256, 32, ("staged",)),
+    ("layer_norm_bf16", True, 256, 32, ("bulk",)),
+    ("layer_norm_bf16", True, 512, 16, ("staged",)),
+    ("layer_norm_bf16", True, 128, 64, ("staged",)),
+    ("rms_norm_short_bf16", False, 128, 40, ()),
+    ("rms_norm_short_bf16", False, 128, 40, ("staged",)),
+    ("rms_norm_bf16", False, 256, 32, ()),
+    ("rms_norm_bf16", False, 256, 32, ("staged",)),
+    ("rms_norm_bf16", False, 256, 32, ("bulk",)),
+    ("rms_norm_bf16", False, 512, 16, ("staged",)),
 ]
 
 if __name__ == "__main__":

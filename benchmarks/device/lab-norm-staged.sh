@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The norm lab's shapes (benchmarks/lab/norm/shapes.py): the 16-bit norms as emitted and with the
+# row staged in shared memory, ROUNDS runs over the sizes below; logs into $OUT.
+#   bash benchmarks/device/lab-norm-staged.sh [ROUNDS]
+set -euo pipefail
+rounds=${1:-2}
+work=/tmp/norm-shapes
+cd "$(dirname "$0")/../lab/norm"
+python3 shapes.py "$work"
+for f in shapes.cu "$work"/*.cu; do
+    nvcc -O3 -arch=sm_90a -std=c++17 -I. -I"$work" -c "$f" -o "$work/$(basename "$f" .cu).o" &
+done
+wait
+nvcc -arch=sm_90a "$work"/*.o -o "$work/run"
+for r in $(seq "$rounds"); do
+    "$work/run" "8192,8192;8192,8191;8192,6144;16384,8192;4096,4097;4096,4096;4096,5000;4096,3001" | tee "${OUT:-/tmp}/lab-norm-staged-r$r.txt"
+done
