@@ -10,8 +10,8 @@ mod common;
 
 use common::{random_floats, POISON};
 use half::{bf16, f16};
-use tessera::catalog::attention::{self, AttentionElement, TensorCores};
-use tessera::{Backend, Error};
+use tessera::catalog::attention::{self, AttentionElement, AttentionError, TensorCores};
+use tessera::Backend;
 
 on_both_backends!(
     bf16_attention_gradients_match_f64_gradients,
@@ -310,7 +310,7 @@ fn gradients_of_the_wrong_shape_are_typed_errors_before_any_launch() {
     let error =
         attention::backward(&backend, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, false).unwrap_err();
     assert!(
-        matches!(&error, Error::AttentionShape { param: "dk", expected, .. } if expected == &[1, 2, 8, 64]),
+        matches!(&error, AttentionError::Shape { param: "dk", expected, .. } if expected == &[1, 2, 8, 64]),
         "{error}"
     );
     // dout of another sequence length
@@ -318,7 +318,7 @@ fn gradients_of_the_wrong_shape_are_typed_errors_before_any_launch() {
     let short = tensor(&[1, 4, 7, 64]);
     let error =
         attention::backward(&backend, &q, &k, &v, &o, &lse, &short, &mut dq, &mut dk, &mut dv, false).unwrap_err();
-    assert!(matches!(error, Error::AttentionShape { param: "dout", .. }), "{error}");
+    assert!(matches!(error, AttentionError::Shape { param: "dout", .. }), "{error}");
     // a head dim over 128 on mma.sync, over 256 on wgmma
     let wide = |head_dim| tensor(&[1, 1, 8, head_dim]);
     for (cores, head_dim, supported) in
@@ -331,7 +331,7 @@ fn gradients_of_the_wrong_shape_are_typed_errors_before_any_launch() {
             attention::backward_on(&backend, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, true)
                 .unwrap_err();
         assert!(
-            matches!(&error, Error::AttentionHeadDim { head_dim: h, supported: s } if *h == head_dim && *s == supported),
+            matches!(&error, AttentionError::HeadDim { head_dim: h, supported: s } if *h == head_dim && *s == supported),
             "{cores:?}: {error}"
         );
     }

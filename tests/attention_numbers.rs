@@ -10,7 +10,7 @@ mod common;
 
 use common::{random_floats, POISON};
 use half::{bf16, f16};
-use tessera::catalog::attention::{self, AttentionElement, TensorCores};
+use tessera::catalog::attention::{self, AttentionElement, AttentionError, TensorCores};
 use tessera::{Backend, Error};
 
 on_both_backends!(
@@ -242,22 +242,22 @@ fn shapes_that_do_not_fit_are_typed_errors_before_any_launch() {
     let mut lse = backend.zeros::<f32>([1, 4, 8]).unwrap();
     // 3 K/V heads do not divide 4 query heads
     let error = attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, false).unwrap_err();
-    assert!(matches!(error, Error::AttentionHeads { q_heads: 4, kv_heads: 3 }), "{error}");
+    assert!(matches!(error, AttentionError::Heads { q_heads: 4, kv_heads: 3 }), "{error}");
     // head dims that differ
     let (k, v) = (tensor(&[1, 2, 8, 32]), tensor(&[1, 2, 8, 32]));
     let error = attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, false).unwrap_err();
-    assert!(matches!(error, Error::AttentionShape { param: "k", .. }), "{error}");
+    assert!(matches!(error, AttentionError::Shape { param: "k", .. }), "{error}");
     // a 3-D q
     let flat = tensor(&[4, 8, 64]);
     let error = attention::forward(&backend, &flat, &k, &v, &mut o, &mut lse, false).unwrap_err();
-    assert!(matches!(error, Error::AttentionRank { param: "q", .. }), "{error}");
+    assert!(matches!(error, AttentionError::Rank { param: "q", .. }), "{error}");
     // a head dim over 256
     let (q, k, v) = (tensor(&[1, 1, 8, 264]), tensor(&[1, 1, 8, 264]), tensor(&[1, 1, 8, 264]));
     let mut o = tensor(&[1, 1, 8, 264]);
     let mut lse = backend.zeros::<f32>([1, 1, 8]).unwrap();
     let error = attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, true).unwrap_err();
     assert!(
-        matches!(error, Error::AttentionHeadDim { head_dim: 264, supported } if supported == [64, 128, 256]),
+        matches!(error, AttentionError::HeadDim { head_dim: 264, supported } if supported == [64, 128, 256]),
         "{error}"
     );
     // lse of the wrong shape
@@ -265,7 +265,7 @@ fn shapes_that_do_not_fit_are_typed_errors_before_any_launch() {
     let mut o = tensor(&[1, 2, 8, 64]);
     let mut lse = backend.zeros::<f32>([1, 2, 9]).unwrap();
     let error = attention::forward(&backend, &q, &k, &v, &mut o, &mut lse, false).unwrap_err();
-    assert!(matches!(error, Error::AttentionShape { param: "lse", .. }), "{error}");
+    assert!(matches!(error, AttentionError::Shape { param: "lse", .. }), "{error}");
 }
 
 #[test]

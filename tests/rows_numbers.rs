@@ -462,7 +462,7 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
     let w = backend.zeros::<f32>([norm::MAX_COLUMNS + 1]).unwrap();
     let mut y = backend.zeros::<f32>([1, norm::MAX_COLUMNS + 1]).unwrap();
     let error = norm::layer_norm(backend, &too_long, &w, &w, &mut y, 1e-5).unwrap_err();
-    assert!(matches!(error, tessera::Error::RowTooLong { columns: 16385, max: 16384, .. }), "{error}");
+    assert!(matches!(error, norm::NormError::RowTooLong { columns: 16385, max: 16384, .. }), "{error}");
 }
 
 fn norms_write_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {

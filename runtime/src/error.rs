@@ -62,8 +62,6 @@ pub enum Error {
     Misaligned { param: String, address: u64, element_bytes: u32 },
     #[error("{what}: {len} host elements do not fill shape {shape:?} ({expected} elements)")]
     LengthMismatch { what: &'static str, len: usize, shape: Vec<usize>, expected: usize },
-    #[error("`{kernel}` holds a row of at most {max} columns in registers; this one has {columns}")]
-    RowTooLong { kernel: String, columns: usize, max: usize },
     #[error("a cudarc buffer of {len} elements cannot hold shape {shape:?} ({needed} elements)")]
     CudaBufferTooShort { len: usize, shape: Vec<usize>, needed: usize },
     #[error("slice {start}..{end} is outside a tensor of {len} elements")]
@@ -181,14 +179,6 @@ pub enum Error {
     CublasMissing { tried: String },
     #[error("cuBLAS failed while {action}: {source}")]
     Cublas { action: &'static str, source: cudarc::cublas::result::CublasError },
-    #[error("attention: `{param}` is (batch, heads, seq, head_dim) but has dims {dims:?}")]
-    AttentionRank { param: &'static str, dims: Vec<usize> },
-    #[error("attention: `{param}` has dims {found:?} where {expected:?} follows from q {q:?} and k {k:?}")]
-    AttentionShape { param: &'static str, expected: Vec<usize>, found: Vec<usize>, q: Vec<usize>, k: Vec<usize> },
-    #[error("attention: q has {q_heads} heads, which the {kv_heads} heads of k and v do not divide (grouped-query attention shares each K/V head among q_heads / kv_heads query heads)")]
-    AttentionHeads { q_heads: usize, kv_heads: usize },
-    #[error("attention: head dim {head_dim} is not one the kernels hold ({supported:?})")]
-    AttentionHeadDim { head_dim: usize, supported: &'static [usize] },
     #[error("GEMM shapes do not chain: A {a:?} · B {b:?} → C {c:?}")]
     GemmShape { a: Vec<usize>, b: Vec<usize>, c: Vec<usize> },
     #[error("no NCCL: libnccl could not be loaded (tried {tried}); NCCL ships as libnccl.so.2 (`pip install nvidia-nccl-cu13`, in nvidia/nccl/lib): link it as libnccl.so in a folder on LD_LIBRARY_PATH")]
@@ -219,9 +209,31 @@ pub enum Error {
     CollectiveInput,
     #[error("the stream-K workspace could not be prepared: {message}")]
     Workspace { message: String },
+    /// An error of a library built on the runtime — tessera's catalog refusing an attention's
+    /// shapes or a row too long for the norms — carried whole, so the runtime need not know
+    /// its kinds; [`Error::library`] reads it back.
+    #[error(transparent)]
+    Library(Box<dyn std::error::Error + Send + Sync + 'static>),
 }
 
 impl Error {
+    /// The library error of type `E` this error carries ([`Error::Library`]), if it is one.
+    ///
+    /// ```
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("row of {0} columns")]
+    /// struct RowError(usize);
+    /// let error = tessera_runtime::Error::Library(Box::new(RowError(9)));
+    /// assert_eq!(error.library::<RowError>().map(|e| e.0), Some(9));
+    /// assert!(tessera_runtime::Error::EmptyGroup.library::<RowError>().is_none());
+    /// ```
+    pub fn library<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            Error::Library(error) => error.downcast_ref(),
+            _ => None,
+        }
+    }
+
     pub(crate) fn driver(action: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
         move |source| Error::Driver { action, source }
     }

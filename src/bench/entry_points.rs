@@ -416,6 +416,6 @@ pub(super) fn time_attention_backward(
     attention::forward(gpu, &q, &k, &v, &mut o, &mut lse, causal)?;
     let (mut dq, mut dk, mut dv) = (gpu.zeros(q_dims)?, gpu.zeros(kv_dims)?, gpu.zeros(kv_dims)?);
     time_entry_point(gpu, options, flush, baseline, "attention::backward", || {
-        attention::backward_on(gpu, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal)
+        Ok(attention::backward_on(gpu, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal)?)
     })
 }

@@ -766,9 +766,9 @@ pub fn layer_norm<T: NormElement>(
     bias: &impl Input<T>,
     y: &mut impl Output<T>,
     eps: f32,
-) -> Result<crate::Launched, Error> {
+) -> Result<crate::Launched, NormError> {
     let kernel = kernel_holding("layer_norm", layer_norm_kernel_for::<T>, x.shape())?;
-    kernel.launch(
+    Ok(kernel.launch(
         device,
         &mut [
             crate::Argument::input("x", x),
@@ -777,7 +777,7 @@ pub fn layer_norm<T: NormElement>(
             crate::Argument::output("y", y),
             crate::Argument::scalar("eps", eps),
         ],
-    )
+    )?)
 }
 
 /// RMSNorm of every row of `x` into `y` ([`rms_norm_f32`], [`rms_norm_bf16`],
@@ -789,9 +789,9 @@ pub fn rms_norm<T: NormElement>(
     weight: &impl Input<T>,
     y: &mut impl Output<T>,
     eps: f32,
-) -> Result<crate::Launched, Error> {
+) -> Result<crate::Launched, NormError> {
     let kernel = kernel_holding("rms_norm", rms_norm_kernel_for::<T>, x.shape())?;
-    kernel.launch(
+    Ok(kernel.launch(
         device,
         &mut [
             crate::Argument::input("x", x),
@@ -799,7 +799,7 @@ pub fn rms_norm<T: NormElement>(
             crate::Argument::output("y", y),
             crate::Argument::scalar("eps", eps),
         ],
-    )
+    )?)
 }
 
 /// The kernel `kernel_for` names for the rows of `shape`, or the error that `norm` takes no
@@ -808,9 +808,40 @@ fn kernel_holding(
     norm: &str,
     kernel_for: fn(usize) -> Option<&'static crate::KernelDefinition>,
     shape: &[usize],
-) -> Result<&'static crate::KernelDefinition, Error> {
+) -> Result<&'static crate::KernelDefinition, NormError> {
     let columns = shape.last().copied().unwrap_or(0);
-    kernel_for(columns).ok_or_else(|| Error::RowTooLong { kernel: norm.into(), columns, max: MAX_COLUMNS })
+    kernel_for(columns).ok_or_else(|| NormError::RowTooLong { norm: norm.into(), columns, max: MAX_COLUMNS })
+}
+
+/// A norm's error: a row longer than the kernels hold (before anything runs), or the launch's
+/// own error.
+///
+/// ```
+/// use tessera::catalog::norm::NormError;
+/// let error = NormError::RowTooLong { norm: "layer_norm".into(), columns: 16385, max: 16384 };
+/// assert!(error.to_string().contains("16385"));
+/// // `?` turns it into a tessera::Error that still carries it
+/// let carried = tessera::Error::from(error);
+/// assert!(matches!(carried.library::<NormError>(), Some(NormError::RowTooLong { columns: 16385, .. })));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NormError {
+    #[error("`{norm}` holds a row of at most {max} columns in registers; this one has {columns}")]
+    RowTooLong { norm: String, columns: usize, max: usize },
+    /// The row fits; the launch (or the compile before it) failed.
+    #[error(transparent)]
+    Launch(#[from] crate::Error),
+}
+
+impl From<NormError> for crate::Error {
+    /// A launch's error as it was; a row too long carried as [`crate::Error::Library`].
+    fn from(error: NormError) -> Self {
+        match error {
+            NormError::Launch(error) => error,
+            too_long => crate::Error::Library(Box::new(too_long)),
+        }
+    }
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.

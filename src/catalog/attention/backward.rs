@@ -22,8 +22,9 @@
 //! tiles that straddle the diagonal mask the keys after each query, as the forward does.
 
 use super::AttentionElement;
+use super::AttentionError;
 use crate::prelude::*;
-use crate::{Error, Input, Output};
+use crate::{Input, Output};
 
 // Σ dO·O of each query row, in f32 from the 16-bit values: a warp per row, each lane a strided
 // slice of the head dim, then the warp's sum.
@@ -834,7 +835,7 @@ pub fn backward_kernels_for<T: AttentionElement>(
     cores: super::TensorCores,
     head_dim: usize,
     causal: bool,
-) -> Result<BackwardKernels, Error> {
+) -> Result<BackwardKernels, AttentionError> {
     let index = super::width_index(head_dim, backward_head_dims(cores))? + usize::from(causal);
     let (dkdv, dq) = match cores {
         super::TensorCores::MmaSync => (KeyGradients::Together(T::BACKWARD_DKDV[index]), T::BACKWARD_DQ[index]),
@@ -872,7 +873,7 @@ pub fn backward<T: AttentionElement>(
     dk: &mut impl Output<T>,
     dv: &mut impl Output<T>,
     causal: bool,
-) -> Result<crate::Launched, Error> {
+) -> Result<crate::Launched, AttentionError> {
     backward_on(device, super::TensorCores::of(device), q, k, v, o, lse, dout, dq, dk, dv, causal)
 }
 
@@ -893,7 +894,7 @@ pub fn backward_on<T: AttentionElement>(
     dk: &mut impl Output<T>,
     dv: &mut impl Output<T>,
     causal: bool,
-) -> Result<crate::Launched, Error> {
+) -> Result<crate::Launched, AttentionError> {
     let shapes = super::Shapes::of(q, k, v)?;
     shapes.expect("o", o.shape(), &shapes.q)?;
     shapes.expect("lse", lse.shape(), &shapes.lse())?;
@@ -948,5 +949,5 @@ pub fn backward_on<T: AttentionElement>(
     let mut arguments = inputs();
     arguments.push(crate::Argument::output("dq", dq));
     arguments.extend(scalars());
-    kernels.dq.launch(device, &mut arguments)
+    Ok(kernels.dq.launch(device, &mut arguments)?)
 }

@@ -27,7 +27,7 @@
 //! measurements).
 
 use crate::prelude::*;
-use crate::{Error, Input, Output};
+use crate::{Input, Output};
 
 // One macro stamps the kernel for an element type, a head dim (`D`, the width of the Q, K, V
 // tiles: a smaller head dim is zero-filled to it) and causality (`CAUSAL`, a constant, so the
@@ -386,7 +386,7 @@ pub fn kernel_for<T: AttentionElement>(
     cores: TensorCores,
     head_dim: usize,
     causal: bool,
-) -> Result<&'static crate::KernelDefinition, Error> {
+) -> Result<&'static crate::KernelDefinition, AttentionError> {
     let kernels = match cores {
         TensorCores::MmaSync => T::KERNELS,
         TensorCores::Wgmma => T::WGMMA_KERNELS,
@@ -397,12 +397,12 @@ pub fn kernel_for<T: AttentionElement>(
 
 /// Where the kernels of `head_dim` sit in the tables of [`AttentionElement`] (their causal
 /// twins one after), among the widths `supported` (the forward's or the backward's).
-fn width_index(head_dim: usize, supported: &'static [usize]) -> Result<usize, Error> {
+fn width_index(head_dim: usize, supported: &'static [usize]) -> Result<usize, AttentionError> {
     supported
         .iter()
         .position(|&width| head_dim >= 1 && head_dim <= width)
         .map(|position| 2 * position)
-        .ok_or(Error::AttentionHeadDim { head_dim, supported })
+        .ok_or(AttentionError::HeadDim { head_dim, supported })
 }
 
 /// The dims of q and k/v, checked: (batch, heads, seq_q, head_dim) and (batch, kv_heads,
@@ -415,9 +415,13 @@ struct Shapes {
 }
 
 impl Shapes {
-    fn of<T: AttentionElement>(q: &impl Input<T>, k: &impl Input<T>, v: &impl Input<T>) -> Result<Self, Error> {
-        let dims = |param: &'static str, shape: &[usize]| -> Result<[usize; 4], Error> {
-            <[usize; 4]>::try_from(shape).map_err(|_| Error::AttentionRank { param, dims: shape.to_vec() })
+    fn of<T: AttentionElement>(
+        q: &impl Input<T>,
+        k: &impl Input<T>,
+        v: &impl Input<T>,
+    ) -> Result<Self, AttentionError> {
+        let dims = |param: &'static str, shape: &[usize]| -> Result<[usize; 4], AttentionError> {
+            <[usize; 4]>::try_from(shape).map_err(|_| AttentionError::Rank { param, dims: shape.to_vec() })
         };
         let [batch, heads, _, head_dim] = dims("q", q.shape())?;
         let [_, kv_heads, seq_kv, _] = dims("k", k.shape())?;
@@ -430,7 +434,7 @@ impl Shapes {
         shapes.expect("k", k.shape(), &shapes.kv)?;
         shapes.expect("v", v.shape(), &shapes.kv)?;
         if kv_heads == 0 || heads % kv_heads != 0 {
-            return Err(Error::AttentionHeads { q_heads: heads, kv_heads });
+            return Err(AttentionError::Heads { q_heads: heads, kv_heads });
         }
         Ok(shapes)
     }
@@ -445,11 +449,11 @@ impl Shapes {
     }
 
     /// `param`'s dims are `expected`, or a typed error that names it and q's and k's dims.
-    fn expect(&self, param: &'static str, found: &[usize], expected: &[usize]) -> Result<(), Error> {
+    fn expect(&self, param: &'static str, found: &[usize], expected: &[usize]) -> Result<(), AttentionError> {
         if found == expected {
             return Ok(());
         }
-        Err(Error::AttentionShape {
+        Err(AttentionError::Shape {
             param,
             expected: expected.to_vec(),
             found: found.to_vec(),
@@ -481,7 +485,7 @@ pub fn forward<T: AttentionElement>(
     o: &mut impl Output<T>,
     lse: &mut impl Output<f32>,
     causal: bool,
-) -> Result<crate::Launched, Error> {
+) -> Result<crate::Launched, AttentionError> {
     let cores = match q.shape() {
         [_, _, seq_q, head_dim] => TensorCores::fastest(device, *head_dim, causal, *seq_q),
         _ => TensorCores::of(device),
@@ -502,13 +506,13 @@ pub fn forward_on<T: AttentionElement>(
     o: &mut impl Output<T>,
     lse: &mut impl Output<f32>,
     causal: bool,
-) -> Result<crate::Launched, Error> {
+) -> Result<crate::Launched, AttentionError> {
     let shapes = Shapes::of(q, k, v)?;
     shapes.expect("o", o.shape(), &shapes.q)?;
     shapes.expect("lse", lse.shape(), &shapes.lse())?;
     let kernel = kernel_for::<T>(cores, shapes.head_dim(), causal)?;
     let scale_log2 = std::f32::consts::LOG2_E / (shapes.head_dim() as f32).sqrt();
-    kernel.launch(
+    Ok(kernel.launch(
         device,
         &mut [
             crate::Argument::input("q", q),
@@ -518,7 +522,7 @@ pub fn forward_on<T: AttentionElement>(
             crate::Argument::output("lse", lse),
             crate::Argument::scalar("scale_log2", scale_log2),
         ],
-    )
+    )?)
 }
 
 /// Every kernel of the family (forward on mma.sync, backward, forward on wgmma, backward on
@@ -610,6 +614,9 @@ pub const ALL: [&crate::KernelDefinition; 82] = [
 
 mod backward;
 pub use backward::*;
+
+mod error;
+pub use error::AttentionError;
 
 mod hopper;
 pub use hopper::*;

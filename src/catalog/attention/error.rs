@@ -1,0 +1,41 @@
+//! Why attention refused its tensors: the shape checks [`super::forward`] and
+//! [`super::backward`] make before any launch, each naming the tensor and the dims.
+
+/// An attention call's error: a shape that does not fit (before anything runs), or the
+/// launch's own error.
+///
+/// ```
+/// use tessera::catalog::attention::AttentionError;
+/// let error = AttentionError::Heads { q_heads: 4, kv_heads: 3 };
+/// assert!(error.to_string().contains("4 heads"));
+/// // `?` turns it into a tessera::Error that still carries it
+/// let carried = tessera::Error::from(error);
+/// assert!(matches!(carried.library::<AttentionError>(), Some(AttentionError::Heads { q_heads: 4, kv_heads: 3 })));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttentionError {
+    #[error("attention: `{param}` is (batch, heads, seq, head_dim) but has dims {dims:?}")]
+    Rank { param: &'static str, dims: Vec<usize> },
+    #[error("attention: `{param}` has dims {found:?} where {expected:?} follows from q {q:?} and k {k:?}")]
+    Shape { param: &'static str, expected: Vec<usize>, found: Vec<usize>, q: Vec<usize>, k: Vec<usize> },
+    #[error(
+        "attention: q has {q_heads} heads, which the {kv_heads} heads of k and v do not divide (grouped-query attention shares each K/V head among q_heads / kv_heads query heads)"
+    )]
+    Heads { q_heads: usize, kv_heads: usize },
+    #[error("attention: head dim {head_dim} is not one the kernels hold ({supported:?})")]
+    HeadDim { head_dim: usize, supported: &'static [usize] },
+    /// The shapes fit; the launch (or the compile before it) failed.
+    #[error(transparent)]
+    Launch(#[from] crate::Error),
+}
+
+impl From<AttentionError> for crate::Error {
+    /// A launch's error as it was; a shape error carried as [`crate::Error::Library`].
+    fn from(error: AttentionError) -> Self {
+        match error {
+            AttentionError::Launch(error) => error,
+            shape => crate::Error::Library(Box::new(shape)),
+        }
+    }
+}
