@@ -68,6 +68,18 @@ pub enum GemmError {
     Launch(#[from] Error),
 }
 
+impl From<GemmError> for Error {
+    /// A launch's error as it was; the others carried as [`Error::Library`], so `?` takes a
+    /// GEMM's error into a function that returns [`Error`] (`error.library::<GemmError>()`
+    /// reads it back).
+    fn from(error: GemmError) -> Self {
+        match error {
+            GemmError::Launch(error) => error,
+            other => Error::Library(Box::new(other)),
+        }
+    }
+}
+
 /// Why a table could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum GemmTableError {

@@ -181,6 +181,12 @@ fn gemm_multiplies_with_the_kernel_it_reports(backend: &Backend) {
     let mut c = backend.zeros::<f32>([4, 4]).unwrap();
     let error = tessera::gemm(backend, &vector, &vector, &mut c, 1.0, 0.0).unwrap_err();
     assert!(matches!(error, GemmError::NotMatrices { .. }), "{error}");
+    // `?` into a tessera::Error keeps it, readable as the GEMM's own error
+    let mut through_question_mark = || -> Result<tessera::Launched, tessera::Error> {
+        Ok(tessera::gemm(backend, &vector, &vector, &mut c, 1.0, 0.0)?)
+    };
+    let error = through_question_mark().unwrap_err();
+    assert!(matches!(error.library::<GemmError>(), Some(GemmError::NotMatrices { a, .. }) if a == &[4]), "{error}");
 }
 
 fn gemm_of_bf16_runs_on_tensor_cores(backend: &Backend) {

@@ -99,16 +99,8 @@ pub(super) fn time_gemm_entry_point<
             (None, false) => crate::gemm(gpu, &a, &b, &mut c, 1.0, options.beta),
             (None, true) => crate::gemm_bt(gpu, &a, &b, &mut c, 1.0, options.beta),
         };
-        launched.map_err(gemm_error)
+        launched.map_err(Error::from)
     })
-}
-
-/// A GEMM entry point's error as the bench's: a launch's as it is, a table's or a shape's in words.
-pub(super) fn gemm_error(error: crate::gemm_dispatch::GemmError) -> Error {
-    match error {
-        crate::gemm_dispatch::GemmError::Launch(error) => error,
-        other => Error::Ir { kernel: "gemm".into(), message: other.to_string() },
-    }
 }
 
 /// Whether `kernel` is one of the TF32 wgmma kernels (on Bᵀ or on B as stored), beside which the
@@ -270,7 +262,7 @@ pub(super) fn time_epilogue_entry_point(
     let function = entry.function;
     if entry.input == crate::dsl::ElementType::F32 {
         let plan = crate::gemm_dispatch::choose_bias_gelu(gpu, &[dims[0], dims[2]], &[dims[2], dims[1]])
-            .map_err(gemm_error)?;
+            .map_err(Error::from)?;
         let run: FusedGemmCall<'_, f32> = &|a, b, bias, _, c| crate::gemm_bias_gelu(gpu, a, b, bias, c, 1.0);
         let timed = time_fused_gemm(gpu, |v| v as f32, entry, run, options, dims, flush, baseline)?;
         return Ok((format!("{function} ({})", plan.describe()), timed));
@@ -315,7 +307,7 @@ fn time_fused_gemm<T: crate::runtime::Element>(
     let residual = if entry.residual { Some(measurement_tensor_as(gpu, &[m, n], convert)?) } else { None };
     let mut c = gpu.zeros::<T>([m, n])?;
     time_entry_point(gpu, options, flush, baseline, entry.function, || {
-        run(&a, &b, &bias, residual.as_ref(), &mut c).map_err(gemm_error)
+        run(&a, &b, &bias, residual.as_ref(), &mut c).map_err(Error::from)
     })
 }
 
