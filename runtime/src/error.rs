@@ -207,6 +207,8 @@ pub enum Error {
     ShardTooSmall { what: &'static str, len: usize, needed: usize },
     #[error("a gather or scatter was issued without its input tensor")]
     CollectiveInput,
+    #[error("`{kernel}` was timed over 0 repetitions, so no launch reported anything: ask for at least one")]
+    NoRepetitions { kernel: String },
     #[error("the stream-K workspace could not be prepared: {message}")]
     Workspace { message: String },
     /// An error of a library built on the runtime — tessera's catalog refusing an attention's

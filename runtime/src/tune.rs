@@ -570,8 +570,7 @@ impl GpuMeasure<'_> {
             last = Some(definition.launch(gpu, &mut arguments)?);
             Ok(())
         })?;
-        let launched =
-            last.ok_or_else(|| Error::Ir { kernel: definition.name().into(), message: "no repetition ran".into() })?;
+        let launched = last.ok_or_else(|| Error::NoRepetitions { kernel: definition.name().into() })?;
         Ok((base, timing, launched))
     }
 }

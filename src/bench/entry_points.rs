@@ -332,7 +332,7 @@ pub(super) fn time_entry_point(
             Ok(())
         },
     )?;
-    let launched = last.ok_or_else(|| Error::Ir { kernel: name.into(), message: "no repetition ran".into() })?;
+    let launched = last.ok_or_else(|| Error::NoRepetitions { kernel: name.into() })?;
     Ok((base, timing, launched))
 }
 
