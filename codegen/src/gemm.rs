@@ -8,7 +8,10 @@ use tessera_dsl::{
 
 use crate::async_copy::MappedCopy;
 use crate::operand::{plus, zero, OperandText};
-use crate::statement::{indent, invalid, invalid_plan, item_coordinates, render_scoped, template_error};
+use crate::statement::{
+    declared_fragment, first_non_constant, indent, invalid, invalid_plan, item_coordinates, operand_kind,
+    render_scoped, template_error,
+};
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -230,8 +233,18 @@ fn coordinate(
 }
 
 pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<String, RenderError> {
-    let layout = FragmentLayout::of(fragment, kernel)
-        .ok_or_else(|| invalid(kernel, fragment.origin, "fragment shape is not constant"))?;
+    let layout = FragmentLayout::of(fragment, kernel).ok_or_else(|| {
+        let tiles = [&fragment.warp_tile, &fragment.warpgroup_tile].into_iter().flatten().flatten();
+        let exprs = fragment.shape.iter().chain(&fragment.thread_tile).chain(tiles);
+        let message = match first_non_constant(kernel, exprs) {
+            Some(why) => format!("fragment `{}`'s layout `{fragment}` is not constant: {why}", fragment.name),
+            None => {
+                let wanted = "a 2-D shape with a 2-D thread tile, warp tile or warpgroup tile";
+                format!("fragment `{}`'s layout `{fragment}` is not {wanted}", fragment.name)
+            }
+        };
+        invalid(kernel, fragment.origin, &message)
+    })?;
     if layout.warp_tile.is_some() {
         return crate::tensor_core::fragment_source(kernel, fragment, &layout);
     }
@@ -292,7 +305,7 @@ pub(crate) fn mma_source_with(
         return tensor_core;
     }
     let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
-    let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
+    let fragment = declared_fragment(kernel, &mma.acc, mma.origin)?;
     let names = FragmentNames::of(fragment);
     let layout = plan.layout;
     let element = layout.element;
@@ -495,7 +508,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy) -> Result<String
     if plan.layout.warp_tile.is_some() {
         return crate::tensor_core::epilogue_source(kernel, copy, &plan);
     }
-    let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
+    let fragment = declared_fragment(kernel, &plan.fragment, copy.origin)?;
     let names = FragmentNames::of(fragment);
     let layout = plan.layout;
     let element = layout.element;
@@ -611,7 +624,11 @@ pub(crate) fn pipeline_range_source(
         format!("for {} in pipeline(0..{}, stages = {}{producers})", pipeline.var, pipeline.count, pipeline.stages);
     if let Some(range) = range {
         if pipeline.stages < 3 {
-            return Err(invalid(kernel, pipeline.origin, "only cp.async pipelines run over a range of k-tiles"));
+            let message = format!(
+                "only a cp.async pipeline (stages = 3 or more) runs over a range of k-tiles; this one has stages = {}",
+                pipeline.stages
+            );
+            return Err(invalid(kernel, pipeline.origin, &message));
         }
         return async_pipeline_source(kernel, pipeline, dsl, Some(range), env);
     }
@@ -638,11 +655,11 @@ pub(crate) fn pipeline_range_source(
             Statement::Copy(copy) => {
                 let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
                 let OperandPlan::Shared(shared) = &plan.dst else {
-                    return Err(invalid(
-                        kernel,
-                        copy.origin,
-                        "a double-buffered pipeline copies global tiles into shared buffers",
-                    ));
+                    let (src, dst) = (operand_kind(&copy.src), operand_kind(&copy.dst));
+                    let wanted = "global tiles into shared buffers";
+                    let message =
+                        format!("a double-buffered pipeline copies {wanted}; `{copy}` copies {src} into {dst}");
+                    return Err(invalid(kernel, copy.origin, &message));
                 };
                 let width = VectorWidth::new(plan.vector as u32).unwrap_or(VectorWidth::W1);
                 let vector_type = plan.element.vector_type(width).unwrap_or("float");
@@ -729,9 +746,13 @@ fn async_pipeline_source(
 ) -> Result<String, RenderError> {
     let AsyncPipelineParts { mut declarations, loop_declarations, prologue, refill, compute, spread, in_flight, drain } =
         async_pipeline_parts(kernel, pipeline, env)?;
-    if tessera_dsl::DeferredMma::of(pipeline).is_some() {
+    if let Some(deferred) = tessera_dsl::DeferredMma::of(pipeline) {
         // validation refuses `.deferred()` without producers: this ring refills its stage
-        return Err(invalid(kernel, pipeline.origin, "a deferred mma in a pipeline without producers"));
+        let message = format!(
+            "only a pipeline with producers defers a product; `{}` is deferred in one without (stages = {})",
+            deferred.deferred, pipeline.stages
+        );
+        return Err(invalid(kernel, pipeline.origin, &message));
     }
     // (the registers a product keeps from one k-tile to the next live beside the ring's state)
     declarations.extend(loop_declarations);
@@ -776,11 +797,12 @@ pub(crate) fn async_pipeline_parts(
             Statement::Copy(copy) => {
                 let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
                 if !matches!((&plan.src, &plan.dst), (OperandPlan::Global(_), OperandPlan::Shared(_))) {
-                    return Err(invalid(
-                        kernel,
-                        copy.origin,
-                        "a cp.async pipeline copies global tiles into shared buffers",
-                    ));
+                    let message = format!(
+                        "a cp.async pipeline copies global tiles into shared buffers; `{copy}` copies {} into {}",
+                        operand_kind(&copy.src),
+                        operand_kind(&copy.dst)
+                    );
+                    return Err(invalid(kernel, copy.origin, &message));
                 }
                 let (ahead_copy, ahead_plan) = copy_ahead(kernel, copy, var, ahead)?;
                 copies.push((copy, plan, ahead_copy, ahead_plan));
@@ -913,7 +935,9 @@ pub(crate) fn async_copy_source(
     let base = match &plan.src {
         OperandPlan::Global(tile) => tile.tensor.clone(),
         OperandPlan::Shared(_) | OperandPlan::Fragment(_) => {
-            return Err(invalid(kernel, copy.origin, "cp.async copies from global memory"))
+            let message =
+                format!("cp.async copies from global memory, not from {} `{}`", operand_kind(&copy.src), copy.src);
+            return Err(invalid(kernel, copy.origin, &message));
         }
     };
     let width = plan.vector;

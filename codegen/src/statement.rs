@@ -169,8 +169,15 @@ fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop, env: &mut TypeEn
 }
 
 fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, RenderError> {
-    let layout = SharedLayout::of(buffer, kernel)
-        .ok_or_else(|| invalid(kernel, buffer.origin, "shared buffer shape is not constant"))?;
+    let layout = SharedLayout::of(buffer, kernel).ok_or_else(|| {
+        let (name, shape) = (&buffer.name, shape_text(&buffer.shape));
+        let message = match (buffer.shape.len(), first_non_constant(kernel, &buffer.shape)) {
+            (2, Some(why)) => format!("shared buffer `{name}`'s shape {shape} is not constant: {why}"),
+            (2, None) => format!("shared buffer `{name}`'s shape {shape} is not constant"),
+            (extents, _) => format!("shared buffer `{name}` is 2-D, but its shape {shape} has {extents} extents"),
+        };
+        invalid(kernel, buffer.origin, &message)
+    })?;
     let swizzle = layout.swizzle.map(|unit| {
         let groups = layout.cols / unit;
         if unit == 1 {
@@ -224,12 +231,64 @@ pub(crate) fn invalid(kernel: &Kernel, origin: tessera_dsl::Origin, message: &st
     }
 }
 
+/// The fragment named `name`, or an error at `origin` that lists the fragments the kernel
+/// declares.
+pub(crate) fn declared_fragment<'k>(
+    kernel: &'k Kernel,
+    name: &str,
+    origin: tessera_dsl::Origin,
+) -> Result<&'k tessera_dsl::Fragment, RenderError> {
+    kernel.fragment(name).ok_or_else(|| {
+        let declared: Vec<&str> = kernel
+            .statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Fragment(fragment) => Some(fragment.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let declared = if declared.is_empty() { "none".to_string() } else { declared.join(", ") };
+        invalid(kernel, origin, &format!("fragment `{name}` is not declared in this kernel (fragments: {declared})"))
+    })
+}
+
+/// `[BM, BK + PAD]`: a shape as written, for messages.
+fn shape_text(shape: &[Expr]) -> String {
+    format!("[{}]", shape.iter().map(Expr::to_string).collect::<Vec<_>>().join(", "))
+}
+
+/// Why not all of `exprs` are constants of the kernel (`` `PAD` has no value here ``): the
+/// first that does not evaluate, if any.
+pub(crate) fn first_non_constant<'e>(kernel: &Kernel, exprs: impl IntoIterator<Item = &'e Expr>) -> Option<String> {
+    let scope = kernel.constant_scope();
+    exprs.into_iter().find_map(|expr| expr.eval(&scope).err()).map(|error| error.to_string())
+}
+
+/// The message for `width` values of `element`, which no CUDA vector type holds.
+pub(crate) fn no_vector_type(element: tessera_dsl::ElementType, width: VectorWidth) -> String {
+    let bytes = width.get() * element.size_bytes();
+    format!("no CUDA vector type holds {width} {element} values ({bytes} bytes; one access moves at most 16)")
+}
+
+/// "a global tile", "a shared buffer" or "a fragment": what an operand is, for messages.
+pub(crate) fn operand_kind(operand: &Operand) -> &'static str {
+    match operand {
+        Operand::Global(_) => "a global tile",
+        Operand::Shared(_) => "a shared buffer",
+        Operand::Fragment(_) => "a fragment",
+    }
+}
+
 fn tile_copy_source(kernel: &Kernel, copy: &TileCopy) -> Result<String, RenderError> {
     let plan = CopyPlan::new(kernel, copy, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
-    let width =
-        VectorWidth::new(plan.vector as u32).ok_or_else(|| invalid(kernel, copy.origin, "unsupported vector width"))?;
-    let vector_type =
-        plan.element.vector_type(width).ok_or_else(|| invalid(kernel, copy.origin, "no vector type for this width"))?;
+    let width = VectorWidth::new(plan.vector as u32).ok_or_else(|| {
+        let message = format!("vector width {} is not one a 128-bit access splits into (1, 2, 4, 8)", plan.vector);
+        invalid(kernel, copy.origin, &message)
+    })?;
+    let vector_type = plan
+        .element
+        .vector_type(width)
+        .ok_or_else(|| invalid(kernel, copy.origin, &no_vector_type(plan.element, width)))?;
     match (&plan.src, &plan.dst) {
         (OperandPlan::Global(src), OperandPlan::Global(dst)) if src.extent.len() == 1 && dst.extent.len() == 1 => {
             linear_copy_source(kernel, copy, &plan, vector_type)
@@ -247,10 +306,16 @@ fn linear_copy_source(
     vector_type: &'static str,
 ) -> Result<String, RenderError> {
     let (OperandPlan::Global(src), OperandPlan::Global(dst)) = (&plan.src, &plan.dst) else {
-        return Err(invalid(kernel, copy.origin, "a 1-D copy moves between two global tiles"));
+        let message = format!(
+            "a 1-D copy moves between two global tiles; `{copy}` copies {} into {}",
+            operand_kind(&copy.src),
+            operand_kind(&copy.dst)
+        );
+        return Err(invalid(kernel, copy.origin, &message));
     };
     let Some(extent) = src.extent_exprs.first() else {
-        return Err(invalid(kernel, copy.origin, "a 1-D tile has one extent"));
+        let message = format!("a 1-D tile has one extent; the tile of `{}` in `{copy}` has none", src.tensor);
+        return Err(invalid(kernel, copy.origin, &message));
     };
     TileCopySource {
         dsl: copy.to_string(),

@@ -36,7 +36,20 @@ struct FixupSource {
 /// shared buffers, one fragment, one cp.async pipeline, one epilogue copy).
 pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
     let Some(StreamKBody { grid, pipeline, fragment }) = kernel.stream_k_body() else {
-        return Err(invalid(kernel, kernel.origin, "a stream-K kernel has a grid, a pipeline and a fragment"));
+        let has = |pick: fn(&Statement) -> bool| kernel.body.iter().any(pick);
+        let missing: Vec<&str> = [
+            (has(|s| matches!(s, Statement::Grid(grid) if grid.stream_k)), "`.stream_k()` grid"),
+            (has(|s| matches!(s, Statement::Pipeline(_))), "pipeline"),
+            (has(|s| matches!(s, Statement::Fragment(_))), "fragment"),
+        ]
+        .into_iter()
+        .filter_map(|(present, part)| (!present).then_some(part))
+        .collect();
+        let message = format!(
+            "a stream-K kernel has a `.stream_k()` grid, a pipeline and a fragment in its body; this one has no {}",
+            missing.join(" and no ")
+        );
+        return Err(invalid(kernel, kernel.origin, &message));
     };
     let mut lines = vec![indent(&schedule(kernel, grid, fragment, &pipeline.count)?, 1)];
     // shared buffers once, outside the loop; the rest per unit of work
@@ -85,14 +98,17 @@ fn thread_values(kernel: &Kernel, fragment: &Fragment) -> Result<String, RenderE
     }
     let thread_tile = fragment.thread_tile.iter().map(c_expr).collect::<Vec<_>>().join(" * ");
     if thread_tile.is_empty() || fragment.warpgroup_tile.is_some() {
-        return Err(invalid(kernel, fragment.origin, "stream-K takes a fragment with a thread tile or a warp tile"));
+        let message =
+            format!("stream-K takes a fragment with a thread tile or a warp tile; `{}` is `{fragment}`", fragment.name);
+        return Err(invalid(kernel, fragment.origin, &message));
     }
     Ok(thread_tile)
 }
 
 fn unit(kernel: &Kernel, grid: &GridBinding) -> Result<String, RenderError> {
     let Some(coordinates) = crate::tiles::tile_coordinates(grid) else {
-        return Err(invalid(kernel, grid.origin, "stream-K takes a 1-D or 2-D grid"));
+        let message = format!("stream-K takes a 1-D or 2-D grid, not the {}-D `{grid}`", grid.vars.len());
+        return Err(invalid(kernel, grid.origin, &message));
     };
     // a 2-D grid's tile count along x comes from the schedule in shared memory
     let mut bindings = Vec::new();

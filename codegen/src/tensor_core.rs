@@ -10,7 +10,7 @@ use tessera_dsl::{
 
 use crate::c_expr;
 use crate::operand::{zero, OperandText};
-use crate::statement::{indent, invalid, invalid_plan, template_error};
+use crate::statement::{declared_fragment, indent, invalid, invalid_plan, template_error};
 use crate::RenderError;
 
 #[derive(Template)]
@@ -332,8 +332,10 @@ pub(crate) fn fragment_source(
     fragment: &Fragment,
     layout: &FragmentLayout,
 ) -> Result<String, RenderError> {
-    let [warp_rows, warp_cols] =
-        layout.warp_tile.ok_or_else(|| invalid(kernel, fragment.origin, "not a warp-tile fragment"))?;
+    let [warp_rows, warp_cols] = layout.warp_tile.ok_or_else(|| {
+        let message = format!("fragment `{}` has no warp tile: `{fragment}`", fragment.name);
+        invalid(kernel, fragment.origin, &message)
+    })?;
     let (warp_rows_name, warp_cols_name) = warp_tile_names(fragment, layout);
     let across = layout.warps_across();
     let (placement, origins) = match layout.warpgroup_tile {
@@ -674,7 +676,19 @@ fn wgmma_source(
 ) -> Result<String, RenderError> {
     let a = OperandText::new(&plan.a).in_stage(kernel, stage);
     let b = OperandText::new(&plan.b).in_stage(kernel, stage);
-    let not_addressable = || invalid(kernel, mma.origin, "a wgmma operand that no descriptor addresses");
+    let not_addressable = |operand: &tessera_dsl::Operand, plan: &OperandPlan| {
+        let found = match plan {
+            OperandPlan::Shared(shared) => match shared.layout.swizzle_bytes {
+                Some(span) => format!("swizzled in {span}-byte spans"),
+                None => "not swizzled by `.swizzle_bytes(..)`".to_string(),
+            },
+            OperandPlan::Global(_) => "a global tile".to_string(),
+            OperandPlan::Fragment(_) => "a fragment".to_string(),
+        };
+        let wanted = "a shared buffer swizzled in 32-, 64- or 128-byte spans";
+        let message = format!("a wgmma descriptor addresses {wanted}; operand `{operand}` of `{mma}` is {found}");
+        invalid(kernel, mma.origin, &message)
+    };
     let m_tiles = plan.layout.warpgroup_m_tiles();
     // A in registers (FlashAttention's P): wgmma's register-A fragment of a warp is
     // mma.sync's m16n8k16 A fragment of its 16 rows, so the packing is the same
@@ -691,12 +705,13 @@ fn wgmma_source(
             "A MN-major in shared memory, each lane loading its four values of every k-step".to_string(),
         ),
         _ => {
-            let descriptor = Descriptor::of(&a, &plan.a, true, m_tiles).ok_or_else(not_addressable)?;
+            let descriptor =
+                Descriptor::of(&a, &plan.a, true, m_tiles).ok_or_else(|| not_addressable(&mma.a, &plan.a))?;
             let note = format!("A {} in {}-byte swizzled panels", descriptor.major(), descriptor.span);
             (Some(descriptor), Vec::new(), note)
         }
     };
-    let b_descriptor = Descriptor::of(&b, &plan.b, false, 1).ok_or_else(not_addressable)?;
+    let b_descriptor = Descriptor::of(&b, &plan.b, false, 1).ok_or_else(|| not_addressable(&mma.b, &plan.b))?;
     let source = WgmmaSource {
         dsl: mma.to_string(),
         instruction: plan.instruction.ptx().unwrap_or_default(),
@@ -746,9 +761,10 @@ pub(crate) fn mma_source(
         return wgmma_source(kernel, mma, plan, stage, input, n, in_flight, WgmmaPart::Whole);
     }
     let MmaInstruction::MmaSync { input, k: k_step } = plan.instruction else {
-        return Err(invalid(kernel, mma.origin, "not a tensor-core mma"));
+        let message = format!("`{mma}` runs as {}, not on the tensor cores", plan.instruction);
+        return Err(invalid(kernel, mma.origin, &message));
     };
-    let fragment = kernel.fragment(&mma.acc).ok_or_else(|| invalid(kernel, mma.origin, "unknown fragment"))?;
+    let fragment = declared_fragment(kernel, &mma.acc, mma.origin)?;
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let [_, warp_cols_value] = plan.layout.warp_tile.unwrap_or([16, 8]);
     // ldmatrix.x4 loads two n-tiles of B at once where the warp tile has an even number
@@ -815,7 +831,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
     if plan.transposed {
         return transposed_epilogue_source(kernel, copy, plan);
     }
-    let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
+    let fragment = declared_fragment(kernel, &plan.fragment, copy.origin)?;
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
@@ -1113,7 +1129,7 @@ impl DestinationReads {
 /// `copy(&acc.t(), c.tile(..))`: a fragment holding the tile transposed (Cᵀ, as a TF32 wgmma on
 /// a B stored [K, N] computes it) stored element by element to the transposed places.
 fn transposed_epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
-    let fragment = kernel.fragment(&plan.fragment).ok_or_else(|| invalid(kernel, copy.origin, "unknown fragment"))?;
+    let fragment = declared_fragment(kernel, &plan.fragment, copy.origin)?;
     let (warp_rows, warp_cols) = warp_tile_names(fragment, &plan.layout);
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
@@ -1239,7 +1255,8 @@ pub(crate) fn wgmma_part_source(
 ) -> Result<String, RenderError> {
     let plan = MmaPlan::new(kernel, mma, &kernel.constant_scope()).map_err(invalid_plan(kernel))?;
     let MmaInstruction::Wgmma { input, n } = plan.instruction else {
-        return Err(invalid(kernel, mma.origin, "only a wgmma product renders in parts"));
+        let message = format!("only a wgmma product renders in parts; `{mma}` runs as {}", plan.instruction);
+        return Err(invalid(kernel, mma.origin, &message));
     };
     wgmma_source(kernel, mma, &plan, Some(stage), input, n, 0, part)
 }

@@ -7,7 +7,7 @@ use tessera_dsl::{
 };
 
 use crate::operand::round_to_half;
-use crate::statement::{indent, invalid};
+use crate::statement::{indent, invalid, no_vector_type};
 use crate::RenderError;
 
 /// Whether the thread code of `kernel` reduces across its cluster (`cluster_sum`, `cluster_max`,
@@ -472,9 +472,10 @@ impl Printer<'_> {
         match ty {
             ThreadType::Scalar(element) => Ok(element.cuda_name()),
             ThreadType::Bool => Ok("bool"),
-            ThreadType::Vector(element) => element
-                .vector_type(self.kernel.config.vector)
-                .ok_or_else(|| self.fail(origin, "no CUDA vector type for this element type at this vector width")),
+            ThreadType::Vector(element) => {
+                let width = self.kernel.config.vector;
+                element.vector_type(width).ok_or_else(|| self.fail(origin, &no_vector_type(element, width)))
+            }
         }
     }
 
@@ -522,7 +523,10 @@ impl Printer<'_> {
                 ));
                 let element = match ty {
                     ThreadType::Scalar(element) => element,
-                    _ => return Err(self.fail(init.origin, "a register array holds numbers")),
+                    _ => {
+                        let message = format!("register array `{name}` holds numbers; `{init}` is {ty}");
+                        return Err(self.fail(init.origin, &message));
+                    }
                 };
                 env.bind(name, tessera_dsl::Binding::Registers { element, len: Some(count), mutable: true });
             }
@@ -762,7 +766,10 @@ impl Printer<'_> {
                         .and_then(|p| p.tensor())
                         .and_then(|t| t.contiguous_symbol())
                         .ok_or_else(|| {
-                            self.fail(expr.origin, "`.vector_from(..)` of something that is not a tensor parameter")
+                            let what = self.parameter_kind(tensor);
+                            let message =
+                                format!("`.vector_from(..)` reads a tensor parameter's rows; `{tensor}` is {what}");
+                            self.fail(expr.origin, &message)
                         })?;
                     (format!("tessera_vector_from<{vector_type}>({at}, {first}, {first} + {columns})"), PRIMARY)
                 }
@@ -829,11 +836,21 @@ impl Printer<'_> {
 
     /// The element type of tensor parameter `tensor`.
     fn tensor_element(&self, tensor: &str, origin: tessera_dsl::Origin) -> Result<ElementType, RenderError> {
-        self.kernel
-            .param(tensor)
-            .and_then(|p| p.tensor())
-            .map(|t| t.element)
-            .ok_or_else(|| self.fail(origin, "`.align_offset(..)` of something that is not a tensor parameter"))
+        self.kernel.param(tensor).and_then(|p| p.tensor()).map(|t| t.element).ok_or_else(|| {
+            let what = self.parameter_kind(tensor);
+            let message = format!("`.align_offset(..)` takes a tensor parameter; `{tensor}` is {what}");
+            self.fail(origin, &message)
+        })
+    }
+
+    /// What the parameter `name` is, for a message about something that wanted a tensor: "a
+    /// scalar f32 parameter", "a tensor parameter of rank 0" or "not a parameter of this kernel".
+    fn parameter_kind(&self, name: &str) -> String {
+        match self.kernel.param(name).map(|p| &p.kind) {
+            Some(tessera_dsl::ParamKind::Scalar(element)) => format!("a scalar {element} parameter"),
+            Some(tessera_dsl::ParamKind::Global(tensor)) => format!("a tensor parameter of rank {}", tensor.rank()),
+            None => "not a parameter of this kernel".to_string(),
+        }
     }
 
     /// The slot index as C text bound at least as tightly as `*` (or its value when a literal).
@@ -854,9 +871,9 @@ impl Printer<'_> {
         env: &TypeEnv,
     ) -> Result<String, RenderError> {
         let [row, col] = indices else {
-            return Err(
-                self.fail(indices.first().map(|i| i.origin).unwrap_or_default(), "a fragment has two slot indices")
-            );
+            let message =
+                format!("fragment `{base}` takes two slot indices, `{base}[[i, j]]`; this one has {}", indices.len());
+            return Err(self.fail(indices.first().map(|i| i.origin).unwrap_or_default(), &message));
         };
         let ((i, i_value), (j, j_value)) = (self.slot_index(row, env)?, self.slot_index(col, env)?);
         Ok(match (i_value, j_value) {
@@ -877,7 +894,14 @@ impl Printer<'_> {
         env: &TypeEnv,
     ) -> Result<(String, u8), RenderError> {
         let Some(tessera_dsl::Binding::Fragment { slots: Some(slots), .. }) = env.get(base) else {
-            return Err(self.fail(slot.origin, "not a fragment with a constant layout"));
+            let found = match env.get(base) {
+                Some(tessera_dsl::Binding::Fragment { .. }) => "a fragment whose layout is not constant",
+                Some(_) => "not a fragment",
+                None => "not declared here",
+            };
+            let message =
+                format!("`{base}.{}(..)` needs a fragment with a constant layout; `{base}` is {found}", query.name());
+            return Err(self.fail(slot.origin, &message));
         };
         let layout = &slots.layout;
         let (index, value) = self.slot_index(slot, env)?;
@@ -1000,7 +1024,9 @@ impl Printer<'_> {
             Intrinsic::Dot => format!("tessera_dot({}, {})", arg(0, None)?, arg(1, None)?),
             Intrinsic::Splat => {
                 let ThreadType::Vector(element) = ty else {
-                    return Err(self.fail(args[0].origin, "`vector(v)` makes a vector"));
+                    return Err(
+                        self.fail(args[0].origin, &format!("`vector(v)` makes a vector, not the {ty} wanted here"))
+                    );
                 };
                 let value = arg(0, Some(ThreadType::Scalar(element)))?;
                 let width = self.kernel.config.vector.get() as usize;

@@ -5,7 +5,7 @@ use askama::Template;
 use tessera_dsl::{CopyPlan, Kernel, OperandPlan, PipelineLoop, TileCopy};
 
 use crate::operand::OperandText;
-use crate::statement::{invalid, invalid_plan, template_error};
+use crate::statement::{invalid, invalid_plan, operand_kind, template_error};
 use crate::RenderError;
 
 #[derive(Template)]
@@ -56,10 +56,13 @@ fn copy_sources(kernel: &Kernel, copies: &[&TileCopy], staged: bool) -> Result<(
         let plan = CopyPlan::new(kernel, copy, &scope).map_err(invalid_plan(kernel))?;
         let map = kernel.copy_tensor_map(copy, &plan).map_err(|why| invalid(kernel, copy.origin, &why))?;
         let OperandPlan::Shared(shared) = &plan.dst else {
-            return Err(invalid(kernel, copy.origin, "TMA copies into a shared buffer"));
+            let message =
+                format!("a TMA copy lands in a shared buffer, not in {} `{}`", operand_kind(&copy.dst), copy.dst);
+            return Err(invalid(kernel, copy.origin, &message));
         };
         let OperandPlan::Global(global) = &plan.src else {
-            return Err(invalid(kernel, copy.origin, "TMA copies from a global tile"));
+            let message = format!("a TMA copy reads a global tile, not {} `{}`", operand_kind(&copy.src), copy.src);
+            return Err(invalid(kernel, copy.origin, &message));
         };
         // a batched tile's box is addressed by (column, row, matrix): its element offset
         // (`q_batch0`) is the map's business
@@ -70,7 +73,12 @@ fn copy_sources(kernel: &Kernel, copies: &[&TileCopy], staged: bool) -> Result<(
             .filter(|(name, _)| *name != batch_name)
             .collect();
         let [(row0, _), (col0, _)] = origins.as_slice() else {
-            return Err(invalid(kernel, copy.origin, "TMA copies 2-D tiles"));
+            let message = format!(
+                "a TMA copy moves 2-D tiles; this one's tile of `{}` has {} extents",
+                global.tensor,
+                global.extent_exprs.len()
+            );
+            return Err(invalid(kernel, copy.origin, &message));
         };
         bytes += map.tile_bytes();
         let (destination, barrier) = match staged {

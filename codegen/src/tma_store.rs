@@ -32,12 +32,24 @@ struct TmaStoreSource {
 
 /// The epilogue of a `.by_tma()` copy (the kernel's [`Kernel::tma_store_map`] exists).
 pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpiloguePlan) -> Result<String, RenderError> {
-    let map = kernel.tma_store_map().ok_or_else(|| invalid(kernel, copy.origin, "a TMA store without a map"))?;
+    let map = kernel.tma_store_map().ok_or_else(|| {
+        let why = match kernel.tma_store_copy() {
+            None => "the kernel's pipeline does not copy by TMA".to_string(),
+            Some(_) => format!("`{}` is not a tensor parameter", plan.dst.tensor),
+        };
+        invalid(kernel, copy.origin, &format!("no TMA store map for `{copy}`: {why}"))
+    })?;
     let dst_plan = OperandPlan::Global(plan.dst.clone());
     let dst = OperandText::new(&dst_plan);
     let origins = dst.origin_declarations();
     let [(row0, _), (col0, _)] = origins.as_slice() else {
-        return Err(invalid(kernel, copy.origin, "a TMA store into a 2-D tile"));
+        let tensor = &plan.dst.tensor;
+        let found = match plan.dst.is_batched() {
+            true => format!("a batched tile of `{tensor}` (`.at([..])`)"),
+            false => format!("a tile of `{tensor}` with {} extents", plan.dst.extent_exprs.len()),
+        };
+        let message = format!("a TMA store writes an unbatched 2-D tile, not {found}");
+        return Err(invalid(kernel, copy.origin, &message));
     };
     let element = map.element;
     let pair_type = crate::operand::pair_type(element);

@@ -133,22 +133,34 @@ fn producer_registers(threads: u64, producers: u32, blocks: u32) -> u32 {
 /// grid, shared buffers, fragments, thread code and the tile's own copies into shared buffers,
 /// the pipeline, then thread code and copies of fragments out).
 pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
-    let index = body.iter().position(|s| matches!(s, Statement::Pipeline(p) if p.producers.is_some()));
+    let pipeline = body.iter().enumerate().find_map(|(index, s)| match s {
+        Statement::Pipeline(p) if p.producers.is_some() => Some((index, p)),
+        _ => None,
+    });
     let grid = body.iter().find_map(|s| match s {
         Statement::Grid(grid) => Some(grid),
         _ => None,
     });
-    let (Some(grid), Some(index)) = (grid, index) else {
-        return Err(invalid(kernel, kernel.origin, "a pipeline with producers needs a grid and the pipeline"));
-    };
-    let Statement::Pipeline(pipeline) = &body[index] else {
-        return Err(invalid(kernel, kernel.origin, "a pipeline with producers needs the pipeline"));
+    let (Some(grid), Some((index, pipeline))) = (grid, pipeline) else {
+        let missing: Vec<&str> = [(grid.is_none(), "grid"), (pipeline.is_none(), "pipeline with producers")]
+            .into_iter()
+            .filter_map(|(absent, part)| absent.then_some(part))
+            .collect();
+        let message = format!(
+            "a kernel whose pipeline has producers has a grid and that pipeline in its body; this one has no {}",
+            missing.join(" and no ")
+        );
+        return Err(invalid(kernel, kernel.origin, &message));
     };
     let producers = pipeline.producers.unwrap_or(0);
     let (before, after) = (&body[..index], &body[index + 1..]);
     let (mut extents, tiles) = crate::tiles::tile_counts(grid);
     let Some(mut bindings) = crate::tiles::tile_coordinates(grid) else {
-        return Err(invalid(kernel, grid.origin, "a pipeline with producers takes a 1-D, 2-D or 3-D grid"));
+        let message = format!(
+            "a pipeline with producers takes a 1-D, 2-D or 3-D grid (a 2-D one when grouped), not the {}-D `{grid}`",
+            grid.vars.len()
+        );
+        return Err(invalid(kernel, grid.origin, &message));
     };
     // in clusters the blocks walk cluster tiles, block r of a cluster taking the r-th tile of
     // one along the clustered axis
@@ -156,7 +168,17 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     let (first_tile, tile_step) = match cluster {
         Some(cluster) => {
             let Some((_, extent)) = extents.get_mut(cluster.axis) else {
-                return Err(invalid(kernel, grid.origin, "a cluster along a dimension the grid does not have"));
+                let axis = match cluster.axis {
+                    0 => "x",
+                    1 => "y",
+                    _ => "z",
+                };
+                let message = format!(
+                    "a cluster of {} blocks along the grid's {axis} axis, which the {}-D `{grid}` does not have",
+                    cluster.blocks,
+                    extents.len()
+                );
+                return Err(invalid(kernel, grid.origin, &message));
             };
             *extent = format!("({extent} + CLUSTER_BLOCKS - 1) / CLUSTER_BLOCKS");
             let var = &grid.vars[cluster.axis];
