@@ -55,8 +55,19 @@ const SHIPPED: [(&str, &str); 2] = [
     ("H100", include_str!("../benchmarks/gemm-table/h100.csv")),
 ];
 
-/// Why [`gemm`] could not run.
+/// Why [`gemm`] could not run. Through `?` into an [`Error`] a launch's error goes as itself,
+/// the others as [`Error::Library`] ([`Error::library`] reads them back).
+///
+/// ```
+/// use tessera::gemm_dispatch::GemmError;
+/// let error = GemmError::NotMatrices { a: vec![4], b: vec![4, 4] };
+/// assert!(error.to_string().contains("[4]"));
+/// let carried = tessera::Error::from(error);
+/// assert!(matches!(carried.library::<GemmError>(), Some(GemmError::NotMatrices { .. })));
+/// assert!(matches!(GemmError::from(carried), GemmError::NotMatrices { .. }));
+/// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GemmError {
     #[error("gemm multiplies matrices: A is {a:?}, B is {b:?}")]
     NotMatrices { a: Vec<usize>, b: Vec<usize> },
@@ -65,7 +76,15 @@ pub enum GemmError {
     #[error(transparent)]
     Table(#[from] GemmTableError),
     #[error(transparent)]
-    Launch(#[from] Error),
+    Launch(Error),
+}
+
+impl From<Error> for GemmError {
+    /// A [`GemmError`] that went through `?` into an [`Error`] comes back as itself; any other
+    /// error is the launch's.
+    fn from(error: Error) -> Self {
+        error.into_library::<Self>().unwrap_or_else(Self::Launch)
+    }
 }
 
 impl From<GemmError> for Error {
@@ -85,8 +104,8 @@ impl From<GemmError> for Error {
 pub enum GemmTableError {
     #[error("{source_name} line {line}: {message}")]
     Row { source_name: String, line: usize, message: String },
-    #[error("{path}: {error}")]
-    Read { path: String, error: std::io::Error },
+    #[error("{path}: {source}")]
+    Read { path: String, source: std::io::Error },
 }
 
 /// What a GEMM multiplies: A's and B's element type (`input`), C's (`output`), and whether B
@@ -220,7 +239,7 @@ impl GemmTable {
         if let Some(path) = std::env::var_os("TESSERA_GEMM_TABLE") {
             let path = path.to_string_lossy().into_owned();
             let csv =
-                std::fs::read_to_string(&path).map_err(|error| GemmTableError::Read { path: path.clone(), error })?;
+                std::fs::read_to_string(&path).map_err(|source| GemmTableError::Read { path: path.clone(), source })?;
             return GemmTable::from_bench_csv(&path, &csv);
         }
         let shipped = GemmTable::shipped();

@@ -44,6 +44,8 @@ fn the_typed_launch_takes_a_backend_or_a_simulator_alike() {
     backend.copy(&z, &mut w).unwrap();
     assert_eq!(backend.download(&w.slice(10..20).unwrap()).unwrap(), &host[10..20]);
     let timing = backend.time(0, 3, || backend.synchronize()).unwrap();
+    // no repetitions measure nothing: an error, not a NaN median
+    assert!(matches!(backend.time(2, 0, || backend.synchronize()), Err(tessera::Error::NoRepetitions)));
     assert_eq!(timing.samples.len(), 3);
 }
 

@@ -6,11 +6,14 @@ set -euo pipefail
 rounds=${1:-2}
 work=/tmp/norm-shapes
 cd "$(dirname "$0")/../lab/norm"
+rm -rf "$work"  # no stale object from an earlier table links in
 python3 shapes.py "$work"
+pids=()
 for f in shapes.cu "$work"/*.cu; do
     nvcc -O3 -arch=sm_90a -std=c++17 -I. -I"$work" -c "$f" -o "$work/$(basename "$f" .cu).o" &
+    pids+=($!)
 done
-wait
+for pid in "${pids[@]}"; do wait "$pid"; done  # a failed compile stops the script
 nvcc -arch=sm_90a "$work"/*.o -o "$work/run"
 for r in $(seq "$rounds"); do
     "$work/run" "8192,8192;8192,8191;8192,6144;16384,8192;4096,4097;4096,4096;4096,5000;4096,3001" | tee "${OUT:-/tmp}/lab-norm-staged-r$r.txt"

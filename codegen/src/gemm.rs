@@ -237,7 +237,7 @@ pub(crate) fn fragment_source(kernel: &Kernel, fragment: &Fragment) -> Result<St
         let tiles = [&fragment.warp_tile, &fragment.warpgroup_tile].into_iter().flatten().flatten();
         let exprs = fragment.shape.iter().chain(&fragment.thread_tile).chain(tiles);
         let message = match first_non_constant(kernel, exprs) {
-            Some(why) => format!("fragment `{}`'s layout `{fragment}` is not constant: {why}", fragment.name),
+            Some(why) => format!("fragment `{}`'s layout `{fragment}` does not evaluate: {why}", fragment.name),
             None => {
                 let wanted = "a 2-D shape with a 2-D thread tile, warp tile or warpgroup tile";
                 format!("fragment `{}`'s layout `{fragment}` is not {wanted}", fragment.name)

@@ -171,10 +171,11 @@ fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop, env: &mut TypeEn
 fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, RenderError> {
     let layout = SharedLayout::of(buffer, kernel).ok_or_else(|| {
         let (name, shape) = (&buffer.name, shape_text(&buffer.shape));
-        let message = match (buffer.shape.len(), first_non_constant(kernel, &buffer.shape)) {
-            (2, Some(why)) => format!("shared buffer `{name}`'s shape {shape} is not constant: {why}"),
-            (2, None) => format!("shared buffer `{name}`'s shape {shape} is not constant"),
-            (extents, _) => format!("shared buffer `{name}` is 2-D, but its shape {shape} has {extents} extents"),
+        let message = match first_non_constant(kernel, &buffer.shape) {
+            Some(why) if buffer.shape.len() == 2 => {
+                format!("shared buffer `{name}`'s shape {shape} does not evaluate: {why}")
+            }
+            _ => format!("a shared buffer is 2-D; `{name}`'s shape {shape} has {}", extents(buffer.shape.len())),
         };
         invalid(kernel, buffer.origin, &message)
     })?;
@@ -255,6 +256,14 @@ pub(crate) fn declared_fragment<'k>(
 /// `[BM, BK + PAD]`: a shape as written, for messages.
 fn shape_text(shape: &[Expr]) -> String {
     format!("[{}]", shape.iter().map(Expr::to_string).collect::<Vec<_>>().join(", "))
+}
+
+/// "1 extent", "3 extents": how many extents a shape or tile has, for messages.
+pub(crate) fn extents(count: usize) -> String {
+    match count {
+        1 => "1 extent".to_string(),
+        _ => format!("{count} extents"),
+    }
 }
 
 /// Why not all of `exprs` are constants of the kernel (`` `PAD` has no value here ``): the

@@ -107,7 +107,10 @@ fn thread_values(kernel: &Kernel, fragment: &Fragment) -> Result<String, RenderE
 
 fn unit(kernel: &Kernel, grid: &GridBinding) -> Result<String, RenderError> {
     let Some(coordinates) = crate::tiles::tile_coordinates(grid) else {
-        let message = format!("stream-K takes a 1-D or 2-D grid, not the {}-D `{grid}`", grid.vars.len());
+        let message = format!(
+            "stream-K numbers the tiles of a 1-D, 2-D or 3-D grid (2-D when grouped), not those of the {}-D `{grid}`",
+            grid.vars.len()
+        );
         return Err(invalid(kernel, grid.origin, &message));
     };
     // a 2-D grid's tile count along x comes from the schedule in shared memory

@@ -679,13 +679,14 @@ fn wgmma_source(
     let not_addressable = |operand: &tessera_dsl::Operand, plan: &OperandPlan| {
         let found = match plan {
             OperandPlan::Shared(shared) => match shared.layout.swizzle_bytes {
+                Some(32 | 64 | 128) => "MN-major without `.panels()`, whose panels a descriptor steps over".to_string(),
                 Some(span) => format!("swizzled in {span}-byte spans"),
                 None => "not swizzled by `.swizzle_bytes(..)`".to_string(),
             },
             OperandPlan::Global(_) => "a global tile".to_string(),
             OperandPlan::Fragment(_) => "a fragment".to_string(),
         };
-        let wanted = "a shared buffer swizzled in 32-, 64- or 128-byte spans";
+        let wanted = "a shared buffer swizzled in 32-, 64- or 128-byte spans (`.panels()` where it is MN-major)";
         let message = format!("a wgmma descriptor addresses {wanted}; operand `{operand}` of `{mma}` is {found}");
         invalid(kernel, mma.origin, &message)
     };

@@ -524,7 +524,7 @@ impl Printer<'_> {
                 let element = match ty {
                     ThreadType::Scalar(element) => element,
                     _ => {
-                        let message = format!("register array `{name}` holds numbers; `{init}` is {ty}");
+                        let message = format!("register array `{name}` holds numbers; `{init}` has type {ty}");
                         return Err(self.fail(init.origin, &message));
                     }
                 };

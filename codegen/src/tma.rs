@@ -74,9 +74,9 @@ fn copy_sources(kernel: &Kernel, copies: &[&TileCopy], staged: bool) -> Result<(
             .collect();
         let [(row0, _), (col0, _)] = origins.as_slice() else {
             let message = format!(
-                "a TMA copy moves 2-D tiles; this one's tile of `{}` has {} extents",
+                "a TMA copy moves 2-D tiles; this one's tile of `{}` has {}",
                 global.tensor,
-                global.extent_exprs.len()
+                crate::statement::extents(global.extent_exprs.len())
             );
             return Err(invalid(kernel, copy.origin, &message));
         };

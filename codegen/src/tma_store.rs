@@ -46,7 +46,7 @@ pub(crate) fn epilogue_source(kernel: &Kernel, copy: &TileCopy, plan: &EpilogueP
         let tensor = &plan.dst.tensor;
         let found = match plan.dst.is_batched() {
             true => format!("a batched tile of `{tensor}` (`.at([..])`)"),
-            false => format!("a tile of `{tensor}` with {} extents", plan.dst.extent_exprs.len()),
+            false => format!("a tile of `{tensor}` with {}", crate::statement::extents(plan.dst.extent_exprs.len())),
         };
         let message = format!("a TMA store writes an unbatched 2-D tile, not {found}");
         return Err(invalid(kernel, copy.origin, &message));

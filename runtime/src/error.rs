@@ -207,13 +207,14 @@ pub enum Error {
     ShardTooSmall { what: &'static str, len: usize, needed: usize },
     #[error("a gather or scatter was issued without its input tensor")]
     CollectiveInput,
-    #[error("`{kernel}` was timed over 0 repetitions, so no launch reported anything: ask for at least one")]
-    NoRepetitions { kernel: String },
+    #[error("timing over 0 repetitions measures nothing: ask for at least one")]
+    NoRepetitions,
     #[error("the stream-K workspace could not be prepared: {message}")]
     Workspace { message: String },
-    /// An error of a library built on the runtime — tessera's catalog refusing an attention's
-    /// shapes or a row too long for the norms — carried whole, so the runtime need not know
-    /// its kinds; [`Error::library`] reads it back.
+    /// An error of a crate built on the runtime (tessera's catalog, for one), carried whole so
+    /// the runtime need not know its kinds. Its message is the carried error's; read the error
+    /// itself back with [`Error::library`] or [`Error::into_library`] (the `source()` chain
+    /// starts at the carried error's source, not at it).
     #[error(transparent)]
     Library(Box<dyn std::error::Error + Send + Sync + 'static>),
 }
@@ -233,6 +234,25 @@ impl Error {
         match self {
             Error::Library(error) => error.downcast_ref(),
             _ => None,
+        }
+    }
+
+    /// The library error of type `E` this error carries, taken out of it; any other error
+    /// back as it was. A library's `From<Error>` uses it, so that its own error sent through
+    /// `?` into an [`Error`] and back is itself again, not wrapped twice.
+    ///
+    /// ```
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("row of {0} columns")]
+    /// struct RowError(usize);
+    /// let error = tessera_runtime::Error::Library(Box::new(RowError(9)));
+    /// assert_eq!(error.into_library::<RowError>().map(|e| e.0).ok(), Some(9));
+    /// assert!(tessera_runtime::Error::EmptyGroup.into_library::<RowError>().is_err());
+    /// ```
+    pub fn into_library<E: std::error::Error + 'static>(self) -> Result<E, Error> {
+        match self {
+            Error::Library(error) => error.downcast::<E>().map(|error| *error).map_err(Error::Library),
+            other => Err(other),
         }
     }
 

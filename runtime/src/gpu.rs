@@ -396,7 +396,8 @@ impl Gpu {
         self.stream.synchronize().map_err(Error::driver("waiting for the device"))
     }
 
-    /// Times `work` with CUDA events: `warmup` untimed runs, then `repetitions` timed ones.
+    /// Times `work` with CUDA events: `warmup` untimed runs, then `repetitions` timed ones
+    /// (at least one: 0 is [`Error::NoRepetitions`]).
     pub fn time(
         &self,
         warmup: usize,
@@ -415,6 +416,9 @@ impl Gpu {
         mut flush: impl FnMut() -> Result<(), Error>,
         mut work: impl FnMut() -> Result<(), Error>,
     ) -> Result<Timing, Error> {
+        if repetitions == 0 {
+            return Err(Error::NoRepetitions);
+        }
         for _ in 0..warmup {
             flush()?;
             work()?;
@@ -448,6 +452,9 @@ impl Gpu {
         mut baseline: impl FnMut() -> Result<(), Error>,
         mut work: impl FnMut() -> Result<(), Error>,
     ) -> Result<(Timing, Timing), Error> {
+        if repetitions == 0 {
+            return Err(Error::NoRepetitions);
+        }
         for _ in 0..warmup {
             flush()?;
             baseline()?;

@@ -570,7 +570,7 @@ impl GpuMeasure<'_> {
             last = Some(definition.launch(gpu, &mut arguments)?);
             Ok(())
         })?;
-        let launched = last.ok_or_else(|| Error::NoRepetitions { kernel: definition.name().into() })?;
+        let launched = last.ok_or(Error::NoRepetitions)?;
         Ok((base, timing, launched))
     }
 }

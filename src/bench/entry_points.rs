@@ -91,7 +91,7 @@ pub(super) fn time_gemm_entry_point<
     let a = measurement_tensor_as(gpu, &[m, k], convert)?;
     let b = measurement_tensor_as(gpu, &if b_transposed { [n, k] } else { [k, n] }, convert)?;
     let mut c = gpu.zeros::<C>([m, n])?;
-    time_entry_point(gpu, options, flush, baseline, "gemm", || {
+    time_entry_point(gpu, options, flush, baseline, || {
         let launched = match (kernel, b_transposed) {
             (Some(kernel), _) => {
                 crate::gemm_dispatch::gemm_through_aligned_copies_with(kernel, gpu, &a, &b, &mut c, 1.0, options.beta)
@@ -121,9 +121,7 @@ pub(super) fn time_tf32_entry_point(
     let a = measurement_tensor(gpu, &[m, k])?;
     let b = measurement_tensor(gpu, &[k, n])?;
     let mut c = gpu.zeros::<f32>([m, n])?;
-    time_entry_point(gpu, options, flush, baseline, "gemm_tf32_wgmma", || {
-        hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, options.beta)
-    })
+    time_entry_point(gpu, options, flush, baseline, || hgemm::gemm_tf32_wgmma(gpu, &a, &b, &mut c, 1.0, options.beta))
 }
 
 /// A memory-bound entry point the bench times as a whole beside the device copy: its row's
@@ -191,7 +189,7 @@ fn time_gemv_t_entry_point<T: gemv::GemvElement>(
     let a = measurement_tensor_as(gpu, &[m, n], convert)?;
     let x = measurement_tensor_as(gpu, &[m], convert)?;
     let mut y = gpu.zeros::<T>([n])?;
-    time_entry_point(gpu, options, flush, baseline, "gemv_t", || gemv::gemv_t(gpu, &a, &x, &mut y))
+    time_entry_point(gpu, options, flush, baseline, || gemv::gemv_t(gpu, &a, &x, &mut y))
 }
 
 /// `stencil::sweep_colour` (the red points) on a [`RedBlack`](stencil::RedBlack) grid of
@@ -207,7 +205,7 @@ fn time_sweep_colour_entry_point(
     let grid = measurement_tensor(gpu, &[rows, 2 * colour_columns])?;
     let f = stencil::RedBlack::split(gpu, &grid)?;
     let mut u = stencil::RedBlack::split(gpu, &grid)?;
-    time_entry_point(gpu, options, flush, baseline, "sweep_colour", || {
+    time_entry_point(gpu, options, flush, baseline, || {
         stencil::sweep_colour(gpu, &f, &mut u, 1e-8, stencil::Colour::Red)
     })
 }
@@ -306,19 +304,18 @@ fn time_fused_gemm<T: crate::runtime::Element>(
     let bias = measurement_tensor_as(gpu, &[n], convert)?;
     let residual = if entry.residual { Some(measurement_tensor_as(gpu, &[m, n], convert)?) } else { None };
     let mut c = gpu.zeros::<T>([m, n])?;
-    time_entry_point(gpu, options, flush, baseline, entry.function, || {
+    time_entry_point(gpu, options, flush, baseline, || {
         run(&a, &b, &bias, residual.as_ref(), &mut c).map_err(Error::from)
     })
 }
 
 /// Times `entry_point` (all of its launches inside the timed region) in alternation with
-/// `baseline`: (baseline, entry point, its last launch). `name` names it where no repetition ran.
+/// `baseline`: (baseline, entry point, its last launch).
 pub(super) fn time_entry_point(
     gpu: &Gpu,
     options: &BenchOptions,
     flush: &mut dyn FnMut() -> Result<(), Error>,
     baseline: &mut Baseline<'_>,
-    name: &str,
     mut entry_point: impl FnMut() -> Result<crate::Launched, Error>,
 ) -> Result<Timed, Error> {
     let mut last = None;
@@ -332,7 +329,7 @@ pub(super) fn time_entry_point(
             Ok(())
         },
     )?;
-    let launched = last.ok_or_else(|| Error::NoRepetitions { kernel: name.into() })?;
+    let launched = last.ok_or(Error::NoRepetitions)?;
     Ok((base, timing, launched))
 }
 
@@ -407,7 +404,7 @@ pub(super) fn time_attention_backward(
     let mut lse = gpu.zeros::<f32>([batch, heads, seq_q])?;
     attention::forward(gpu, &q, &k, &v, &mut o, &mut lse, causal)?;
     let (mut dq, mut dk, mut dv) = (gpu.zeros(q_dims)?, gpu.zeros(kv_dims)?, gpu.zeros(kv_dims)?);
-    time_entry_point(gpu, options, flush, baseline, "attention::backward", || {
+    time_entry_point(gpu, options, flush, baseline, || {
         Ok(attention::backward_on(gpu, cores, &q, &k, &v, &o, &lse, &dout, &mut dq, &mut dk, &mut dv, causal)?)
     })
 }

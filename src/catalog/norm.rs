@@ -805,33 +805,42 @@ pub fn rms_norm<T: NormElement>(
 /// The kernel `kernel_for` names for the rows of `shape`, or the error that `norm` takes no
 /// rows that long.
 fn kernel_holding(
-    norm: &str,
+    norm: &'static str,
     kernel_for: fn(usize) -> Option<&'static crate::KernelDefinition>,
     shape: &[usize],
 ) -> Result<&'static crate::KernelDefinition, NormError> {
     let columns = shape.last().copied().unwrap_or(0);
-    kernel_for(columns).ok_or_else(|| NormError::RowTooLong { norm: norm.into(), columns, max: MAX_COLUMNS })
+    kernel_for(columns).ok_or_else(|| NormError::RowTooLong { norm, columns, max: MAX_COLUMNS })
 }
 
 /// A norm's error: a row longer than the kernels hold (before anything runs), or the launch's
-/// own error.
+/// own error. Through `?` as [`crate::catalog::attention::AttentionError`] goes: a launch's
+/// error as itself, a row too long as [`crate::Error::Library`].
 ///
 /// ```
 /// use tessera::catalog::norm::NormError;
-/// let error = NormError::RowTooLong { norm: "layer_norm".into(), columns: 16385, max: 16384 };
+/// let error = NormError::RowTooLong { norm: "layer_norm", columns: 16385, max: 16384 };
 /// assert!(error.to_string().contains("16385"));
-/// // `?` turns it into a tessera::Error that still carries it
 /// let carried = tessera::Error::from(error);
-/// assert!(matches!(carried.library::<NormError>(), Some(NormError::RowTooLong { columns: 16385, .. })));
+/// assert!(matches!(carried.library::<NormError>(), Some(NormError::RowTooLong { norm: "layer_norm", .. })));
+/// assert!(matches!(NormError::from(carried), NormError::RowTooLong { columns: 16385, .. }));
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NormError {
     #[error("`{norm}` holds a row of at most {max} columns in registers; this one has {columns}")]
-    RowTooLong { norm: String, columns: usize, max: usize },
+    RowTooLong { norm: &'static str, columns: usize, max: usize },
     /// The row fits; the launch (or the compile before it) failed.
     #[error(transparent)]
-    Launch(#[from] crate::Error),
+    Launch(crate::Error),
+}
+
+impl From<crate::Error> for NormError {
+    /// A [`NormError`] that went through `?` into a [`crate::Error`] comes back as itself; any
+    /// other error is the launch's.
+    fn from(error: crate::Error) -> Self {
+        error.into_library::<Self>().unwrap_or_else(Self::Launch)
+    }
 }
 
 impl From<NormError> for crate::Error {

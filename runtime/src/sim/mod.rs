@@ -344,14 +344,18 @@ impl Simulator {
         Ok(())
     }
 
-    /// Times `work` by the wall clock: `warmup` untimed runs, then `repetitions` timed ones.
-    /// These are CPU seconds of the simulation, not anything a GPU would take.
+    /// Times `work` by the wall clock: `warmup` untimed runs, then `repetitions` timed ones
+    /// (at least one: 0 is [`Error::NoRepetitions`], as on a GPU). These are CPU seconds of the
+    /// simulation, not anything a GPU would take.
     pub fn time(
         &self,
         warmup: usize,
         repetitions: usize,
         mut work: impl FnMut() -> Result<(), Error>,
     ) -> Result<Timing, Error> {
+        if repetitions == 0 {
+            return Err(Error::NoRepetitions);
+        }
         for _ in 0..warmup {
             work()?;
         }

@@ -4,13 +4,17 @@
 /// An attention call's error: a shape that does not fit (before anything runs), or the
 /// launch's own error.
 ///
+/// `?` into a [`crate::Error`] gives a launch's error as itself and carries a shape error as
+/// [`crate::Error::Library`], which [`crate::Error::library`] reads back; `?` from there into
+/// an `AttentionError` gives the shape error back, not wrapped in `Launch`.
+///
 /// ```
 /// use tessera::catalog::attention::AttentionError;
 /// let error = AttentionError::Heads { q_heads: 4, kv_heads: 3 };
 /// assert!(error.to_string().contains("4 heads"));
-/// // `?` turns it into a tessera::Error that still carries it
 /// let carried = tessera::Error::from(error);
 /// assert!(matches!(carried.library::<AttentionError>(), Some(AttentionError::Heads { q_heads: 4, kv_heads: 3 })));
+/// assert!(matches!(AttentionError::from(carried), AttentionError::Heads { .. }));
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -27,7 +31,15 @@ pub enum AttentionError {
     HeadDim { head_dim: usize, supported: &'static [usize] },
     /// The shapes fit; the launch (or the compile before it) failed.
     #[error(transparent)]
-    Launch(#[from] crate::Error),
+    Launch(crate::Error),
+}
+
+impl From<crate::Error> for AttentionError {
+    /// A [`AttentionError`] that went through `?` into a [`crate::Error`] comes back as itself; any
+    /// other error is the launch's.
+    fn from(error: crate::Error) -> Self {
+        error.into_library::<Self>().unwrap_or_else(Self::Launch)
+    }
 }
 
 impl From<AttentionError> for crate::Error {
