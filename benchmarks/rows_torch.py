@@ -4,8 +4,11 @@ of `tessera bench reduce`), at the same shapes, measured the same way: CUDA even
 compulsory traffic (x read once and y written once; the norms' weight and bias; A, x and y once
 for GEMV; x once for the sum), and the device copy of as many floats for the percentage.
 
-    python3 benchmarks/rows_torch.py
+    python3 benchmarks/rows_torch.py                       # every family at its shapes
+    python3 benchmarks/rows_torch.py norm 8192x6144,8192x7168   # the norms at these shapes only
 """
+import sys
+
 import torch
 import torch.nn.functional as F
 
@@ -24,6 +27,26 @@ def row(name, shape, ms, traffic, copy):
 
 
 print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}")
+
+
+def norms(shapes):
+    for rows, cols in shapes:
+        x = torch.randn(rows, cols, device="cuda")
+        w, b = torch.randn(cols, device="cuda"), torch.randn(cols, device="cuda")
+        copy = copy_gbs(rows * cols)
+        row("layer_norm", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(x, (cols,), w, b, 1e-5)), 8 * rows * cols + 8 * cols, copy)
+        row("rms_norm", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(x, (cols,), w, 1e-5)), 8 * rows * cols + 4 * cols, copy)
+        xh, wh, bh = x.bfloat16(), w.bfloat16(), b.bfloat16()
+        row("layer_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(xh, (cols,), wh, bh, 1e-5)), 4 * rows * cols + 4 * cols, copy)
+        row("rms_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(xh, (cols,), wh, 1e-5)), 4 * rows * cols + 2 * cols, copy)
+
+
+# the issue's shapes, short rows (a group of lanes or a warp per row in tessera), then 16-bit
+# LayerNorm's 6144- and 7168-column widths
+NORM_SHAPES = [(8192, 8192), (4096, 4097), (4096, 4096), (131072, 128), (131072, 256), (65536, 512), (32768, 768), (32768, 1024), (32768, 1536), (16384, 2048), (16384, 2304), (16384, 2560), (8192, 3072), (16384, 3584), (8192, 4096), (8192, 6144), (8192, 7168)]
+if len(sys.argv) > 2 and sys.argv[1] == "norm":
+    norms([tuple(int(n) for n in shape.split("x")) for shape in sys.argv[2].split(",")])
+    sys.exit(0)
 # the issue's shapes, then short rows (a group of lanes or a warp per row in tessera)
 for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536), (131072, 64), (32768, 256), (32768, 512), (16384, 1024), (32768, 1536), (16384, 2048), (16384, 2560), (8192, 3072), (16384, 3584), (8192, 4096)]:
     x = torch.randn(rows, cols, device="cuda")
@@ -32,16 +55,7 @@ for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536), (13107
     row("softmax", f"{rows}x{cols}", median_ms(lambda: torch.softmax(x, dim=1, out=y)), 8 * rows * cols, copy)
     xh, yh = x.bfloat16(), y.bfloat16()
     row("softmax bf16", f"{rows}x{cols}", median_ms(lambda: torch.softmax(xh, dim=1, out=yh)), 4 * rows * cols, copy)
-# the issue's shapes, then short rows (a group of lanes or a warp per row in tessera)
-for rows, cols in [(8192, 8192), (4096, 4097), (4096, 4096), (131072, 128), (131072, 256), (65536, 512), (32768, 768), (32768, 1024), (32768, 1536), (16384, 2048), (16384, 2304), (16384, 2560), (8192, 3072), (16384, 3584), (8192, 4096)]:
-    x = torch.randn(rows, cols, device="cuda")
-    w, b = torch.randn(cols, device="cuda"), torch.randn(cols, device="cuda")
-    copy = copy_gbs(rows * cols)
-    row("layer_norm", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(x, (cols,), w, b, 1e-5)), 8 * rows * cols + 8 * cols, copy)
-    row("rms_norm", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(x, (cols,), w, 1e-5)), 8 * rows * cols + 4 * cols, copy)
-    xh, wh, bh = x.bfloat16(), w.bfloat16(), b.bfloat16()
-    row("layer_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.layer_norm(xh, (cols,), wh, bh, 1e-5)), 4 * rows * cols + 4 * cols, copy)
-    row("rms_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(xh, (cols,), wh, 1e-5)), 4 * rows * cols + 2 * cols, copy)
+norms(NORM_SHAPES)
 for m, k in [(8192, 8192), (4097, 4095), (4096, 16384), (8192, 16384), (16384, 8192), (14336, 4096), (4096, 14336), (8192, 3000)]:
     a = torch.randn(m, k, device="cuda")
     x, xt = torch.randn(k, device="cuda"), torch.randn(m, device="cuda")

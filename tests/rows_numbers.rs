@@ -471,7 +471,8 @@ fn norms_write_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {
     // of rows of cols + 4: every row takes another of the block kernels' store paths (vectors
     // where y's row, the weight and the bias start as x's row does; else the weights, then y,
     // element by element), LayerNorm and RMSNorm — f32 at 1025 columns (64 threads a row), 2049
-    // (96) and 3073 (128 × 40); bf16 and f16 at 3073 and 4096 (128 × 32), within one rounding
+    // (96) and 3073 (128 × 40); bf16 and f16 at 3073 and 4096 (128 × 32), 5121 (128 × 40, and
+    // 128 × 48 for LayerNorm), 6144 and 7168 (128 × 56 for LayerNorm), within one rounding
     fn check<T: norm::NormElement + Copy>(
         backend: &Backend,
         columns: &[usize],
@@ -529,8 +530,10 @@ fn norms_write_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {
         }
     }
     check(backend, &[1025, 2049, 3073], |v| v, |v| v, (4, 2e-5, 2e-5), "f32");
-    check(backend, &[3073, 4096], bf16::from_f32, bf16::to_f32, (8, 2f64.powi(-8), 1e-4), "bf16");
-    check(backend, &[3073, 4096], f16::from_f32, f16::to_f32, (8, 2f64.powi(-11), 1e-4), "f16");
+    // 16-bit LayerNorm's 6144- and 7168-column widths at their edges (5121, 6144; 7168)
+    let sixteen_bit = [3073, 4096, 5121, 6144, 7168];
+    check(backend, &sixteen_bit, bf16::from_f32, bf16::to_f32, (8, 2f64.powi(-8), 1e-4), "bf16");
+    check(backend, &sixteen_bit, f16::from_f32, f16::to_f32, (8, 2f64.powi(-11), 1e-4), "f16");
 }
 
 fn norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows(backend: &Backend) {

@@ -257,7 +257,8 @@ impl Family {
                 shape(&[("R", 16), ("C", 65536), ("S", 65536usize.div_ceil(softmax::CHUNK) as i64)]),
             ],
             // the issue's shapes, and a transformer's hidden sizes: 256 (16 lanes a row), 1024 (a
-            // warp), 2048 (a block of 64), 2560 (a block of 96), 4096 (16-bit rows: 128 × 32)
+            // warp), 2048 (a block of 64), 2560 (a block of 96), 4096 (16-bit rows: 128 × 32),
+            // 6144 and 7168 (16-bit LayerNorm: 128 × 48 and 128 × 56)
             Family::Norm => vec![
                 shape(&[("R", 8192), ("C", 8192)]),
                 shape(&[("R", 4096), ("C", 4097)]),
@@ -266,6 +267,8 @@ impl Family {
                 shape(&[("R", 16384), ("C", 2048)]),
                 shape(&[("R", 16384), ("C", 2560)]),
                 shape(&[("R", 8192), ("C", 4096)]),
+                shape(&[("R", 8192), ("C", 6144)]),
+                shape(&[("R", 8192), ("C", 7168)]),
             ],
             // issue 16's: 16k tokens (batch · seq), 16 heads of 128 or 32 of 64
             Family::Attention => [(16, 128), (32, 64)]

@@ -533,6 +533,10 @@ mod tests {
         let shape = |columns: i64| vec![("R".to_string(), 8192), ("C".to_string(), columns)];
         assert!(Family::Norm.measures(&norm::layer_norm_block_4096_bf16::KERNEL, &shape(4096)));
         assert!(!Family::Norm.measures(&norm::layer_norm_block_4096_bf16::KERNEL, &shape(4097)));
+        // 16-bit LayerNorm on rows of 5121 to 7168 columns: blocks of 128 × 48 and 128 × 56
+        assert!(Family::Norm.measures(&norm::layer_norm_block_6144_f16::KERNEL, &shape(6144)));
+        assert!(Family::Norm.measures(&norm::layer_norm_block_7168_bf16::KERNEL, &shape(7000)));
+        assert!(!Family::Norm.measures(&norm::layer_norm_bf16::KERNEL, &shape(7168)));
         assert!(Family::Norm.measures(&norm::rms_norm_short_f32::KERNEL, &shape(3073)));
         assert!(!Family::Norm.measures(&norm::rms_norm_short_f16::KERNEL, &shape(3073)));
         assert!(Family::Softmax.measures(&softmax::softmax_aligned_4096_f16::KERNEL, &shape(3073)));

@@ -2,7 +2,8 @@
 //! Rows to 1024 columns take a group of 8 or 16 lanes or a warp per row (`*_warp_128_*` ..
 //! `*_warp_1024_*`, the statistics by `warp_sum(.., LANES)`), longer ones a block per row (64
 //! threads to 2048 columns, 96 to 3072, for 16-bit rows 128 × 32 to 4096, 128 threads × 40 to
-//! 5120, 256 threads to 8192, 512 threads to 16384); see [`NormElement::KERNELS`]. Each holds
+//! 5120, for 16-bit LayerNorm 128 × 48 to 6144 and 128 × 56 to 7168, 256 threads to 8192, 512
+//! threads to 16384); see [`NormElement::KERNELS`]. Each holds
 //! the row in registers (`ITEMS` elements per thread, consecutive threads on consecutive
 //! columns), reduces it, and writes the normalised row — x is read once and y written once.
 //!
@@ -624,6 +625,36 @@ rms_norm!(
     rms_norm_block_4096_f16, f16, vector = 8, threads = 128, items = 32
 );
 
+// 16-bit LayerNorm on rows of 5121 to 7168 columns (hidden sizes of 6144 and 7168): blocks of
+// 128 threads shaped to the row, where the 8192-column kernel's 256 × 32 held a 6144-column row
+// with a quarter of its registers idle — on an H200 at 8192 × 6144 / 16384 × 6144 / 8192 × 6143
+// 95.4–95.7 / 97.8–98.2 / 74.8–75.1% of the device copy with 128 × 48, where 256 × 32 gave
+// 86.6 / 88.6 / 64.2% (192 × 32: 93 / 96 / 69%); at 8192 × 7168 / 16384 × 7168 / 8192 × 7000
+// 92.7–93.3 / 95.3–96.7 / 90.8–91.2% with 128 × 56, where 256 × 32 gave 90.4–91.5 / 92.1–93.0
+// / 88.9–89.3% (BENCHMARKS.md, thirty-sixth session). RMSNorm stays on 256 × 32 there (97–99%;
+// the other shapes were level within a point but at 6143 columns).
+layer_norm!(
+    /// [`layer_norm_short_bf16`] for rows of up to 6144 columns: a block of 128 threads per row,
+    /// 48 elements each (six vectors of 8; 80 registers, 6 blocks an SM on sm_90), the weight
+    /// and bias as [`layer_norm_bf16`] reads them — on an H200 95–98% of the device copy at 6144
+    /// columns, where [`layer_norm_bf16`] gave 87–89%.
+    layer_norm_block_6144_bf16, bf16, vector = 8, threads = 128, items = 48, weights = vector_from
+);
+layer_norm!(
+    /// [`layer_norm_block_6144_bf16`] on f16 data.
+    layer_norm_block_6144_f16, f16, vector = 8, threads = 128, items = 48, weights = vector_from
+);
+layer_norm!(
+    /// [`layer_norm_block_6144_bf16`] for rows of up to 7168 columns: 128 threads × 56 elements
+    /// (seven vectors of 8; 96 registers, 5 blocks an SM on sm_90) — on an H200 93–97% of the
+    /// device copy at 7168 columns, where [`layer_norm_bf16`] gave 90–93%.
+    layer_norm_block_7168_bf16, bf16, vector = 8, threads = 128, items = 56, weights = vector_from
+);
+layer_norm!(
+    /// [`layer_norm_block_7168_bf16`] on f16 data.
+    layer_norm_block_7168_f16, f16, vector = 8, threads = 128, items = 56, weights = vector_from
+);
+
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).
 pub trait NormElement: crate::runtime::Element {
     /// The LayerNorm kernels of this type, then the RMSNorm ones, each by width — (the most
@@ -631,8 +662,9 @@ pub trait NormElement: crate::runtime::Element {
     /// lanes, 16 lanes or a warp per row to 128, 256, 512 and 1024 columns (`*_warp_128_*` ..
     /// `*_warp_1024_*`); a block of 64 threads × 32 elements to 2048 (`*_block_2048_*`); 96 × 32
     /// to 3072 (`*_block_3072_*`); for bf16 and f16, 128 × 32 to 4096 (`*_block_4096_*`); 128 ×
-    /// 40 (256 × 20 for f32 RMSNorm) to 5120 (`*_short_*`); 256 × 32 to 8192; 512 × 32 to
-    /// [`MAX_COLUMNS`] (`*_wide_*`).
+    /// 40 (256 × 20 for f32 RMSNorm) to 5120 (`*_short_*`); for 16-bit LayerNorm, 128 × 48 to
+    /// 6144 and 128 × 56 to 7168 (`layer_norm_block_6144_*`, `layer_norm_block_7168_*`); 256 ×
+    /// 32 to 8192; 512 × 32 to [`MAX_COLUMNS`] (`*_wide_*`).
     const KERNELS: [&'static [(usize, &'static crate::KernelDefinition)]; 2];
 }
 
@@ -674,6 +706,8 @@ impl NormElement for bf16 {
             (3072, &layer_norm_block_3072_bf16::KERNEL),
             (4096, &layer_norm_block_4096_bf16::KERNEL),
             (5120, &layer_norm_short_bf16::KERNEL),
+            (6144, &layer_norm_block_6144_bf16::KERNEL),
+            (7168, &layer_norm_block_7168_bf16::KERNEL),
             (8192, &layer_norm_bf16::KERNEL),
             (MAX_COLUMNS, &layer_norm_wide_bf16::KERNEL),
         ],
@@ -703,6 +737,8 @@ impl NormElement for f16 {
             (3072, &layer_norm_block_3072_f16::KERNEL),
             (4096, &layer_norm_block_4096_f16::KERNEL),
             (5120, &layer_norm_short_f16::KERNEL),
+            (6144, &layer_norm_block_6144_f16::KERNEL),
+            (7168, &layer_norm_block_7168_f16::KERNEL),
             (8192, &layer_norm_f16::KERNEL),
             (MAX_COLUMNS, &layer_norm_wide_f16::KERNEL),
         ],
@@ -733,6 +769,9 @@ impl NormElement for f16 {
 /// assert_eq!(name(layer_norm_kernel_for::<f32>(4096)), Some("layer_norm_short_f32"));
 /// assert_eq!(name(layer_norm_kernel_for::<half::bf16>(4096)), Some("layer_norm_block_4096_bf16"));
 /// assert_eq!(name(layer_norm_kernel_for::<half::bf16>(4097)), Some("layer_norm_short_bf16"));
+/// assert_eq!(name(layer_norm_kernel_for::<half::bf16>(6144)), Some("layer_norm_block_6144_bf16"));
+/// assert_eq!(name(layer_norm_kernel_for::<half::bf16>(7168)), Some("layer_norm_block_7168_bf16"));
+/// assert_eq!(name(layer_norm_kernel_for::<half::bf16>(7169)), Some("layer_norm_bf16"));
 /// assert_eq!(name(layer_norm_kernel_for::<f32>(16385)), None);
 /// ```
 pub fn layer_norm_kernel_for<T: NormElement>(columns: usize) -> Option<&'static crate::KernelDefinition> {
@@ -854,7 +893,7 @@ impl From<NormError> for crate::Error {
 }
 
 /// Every kernel of the family, for tests, examples and benchmarks.
-pub const ALL: [&crate::KernelDefinition; 58] = [
+pub const ALL: [&crate::KernelDefinition; 62] = [
     &layer_norm_warp_128_f32::KERNEL,
     &layer_norm_warp_256_f32::KERNEL,
     &layer_norm_warp_512_f32::KERNEL,
@@ -881,6 +920,8 @@ pub const ALL: [&crate::KernelDefinition; 58] = [
     &layer_norm_block_3072_bf16::KERNEL,
     &layer_norm_block_4096_bf16::KERNEL,
     &layer_norm_short_bf16::KERNEL,
+    &layer_norm_block_6144_bf16::KERNEL,
+    &layer_norm_block_7168_bf16::KERNEL,
     &layer_norm_bf16::KERNEL,
     &layer_norm_wide_bf16::KERNEL,
     &rms_norm_warp_128_bf16::KERNEL,
@@ -901,6 +942,8 @@ pub const ALL: [&crate::KernelDefinition; 58] = [
     &layer_norm_block_3072_f16::KERNEL,
     &layer_norm_block_4096_f16::KERNEL,
     &layer_norm_short_f16::KERNEL,
+    &layer_norm_block_6144_f16::KERNEL,
+    &layer_norm_block_7168_f16::KERNEL,
     &layer_norm_f16::KERNEL,
     &layer_norm_wide_f16::KERNEL,
     &rms_norm_warp_128_f16::KERNEL,

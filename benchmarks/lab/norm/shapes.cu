@@ -1,7 +1,8 @@
 // Norm lab, block shapes: tessera's 16-bit LayerNorm / RMSNorm as emitted and with other
 // threads × ITEMS (shapes.py writes them from tests/golden), each timed in alternation with the
-// device copy of x (L2 flushed before every run, median of 60), outputs compared with the
-// emitted shape's.
+// device copy of x (L2 flushed before every run and left clean — since the session of
+// 2026-11-28; before, its dirty lines cost both the copy and the kernel —, median of 60),
+// outputs compared with the emitted shape's.
 //   python3 shapes.py /tmp/norm-shapes
 //   for f in shapes.cu /tmp/norm-shapes/*.cu; do nvcc -O3 -arch=sm_90a -std=c++17 -I. -I/tmp/norm-shapes -c $f -o /tmp/norm-shapes/$(basename $f .cu).o; done
 //   nvcc -arch=sm_90a /tmp/norm-shapes/*.o -o /tmp/norm-shapes/run && /tmp/norm-shapes/run ["R,C;R,C;.."]
@@ -21,6 +22,14 @@ __global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed) {
         unsigned h = (unsigned)i * 2654435761u ^ seed; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
         p[i] = __float2bfloat16((h & 0xffff) / 32768.0f - 1.0f);
     }
+}
+
+// Reads `n` words (the flush's source again): the copy left L2 full of its dirty lines, which
+// this writes back untimed, leaving clean ones, as `tessera bench`'s flush does.
+__global__ void read_all(const unsigned* p, size_t n, unsigned* sink) {
+    unsigned s = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) s ^= p[i];
+    if (s == 0x12345678u) *sink = s;
 }
 
 int main(int argc, char** argv) {
@@ -66,6 +75,7 @@ int main(int argc, char** argv) {
             for (int r = 0; r < 63; ++r)
                 for (int v = 0; v < 2; ++v) {
                     cudaMemcpyAsync(scratch, flush, flush_bytes, cudaMemcpyDeviceToDevice);
+                    read_all<<<1024, 256>>>((const unsigned*)flush, flush_bytes / 4, (unsigned*)scratch);
                     cudaEventRecord(e0);
                     if (v == 0) cudaMemcpyAsync(dst, x, n * 2, cudaMemcpyDeviceToDevice); else launch(y);
                     cudaEventRecord(e1); cudaEventSynchronize(e1);

@@ -9,7 +9,7 @@ SM), `_bulk` the same filled by one `cp.async.bulk` of the row's whole vectors a
 emitted kernel reads them by element (vector_from.cuh). Writes the sources and `shapes.inc`
 (the launch table shapes.cu includes) into OUT_DIR.
 
-    python3 shapes.py /tmp/norm-shapes
+    python3 shapes.py /tmp/norm-shapes [staged | widths]   (the table of shapes: STAGED, WIDTHS)
 """
 import os
 import re
@@ -165,7 +165,7 @@ def shaped(kernel, threads, items, changes=()):
 # raw, 128 × 40 (raw), 64 × 80 for the short LayerNorm; 128 × 64 and 512 × 16 for the 8192-column
 # norms; "stream" on both 8192-column norms; LayerNorm's fma form (emitted since 1007c79); the
 # session of 2026-11-28 (thirty-sixth) added "staged" and "bulk".
-SHAPES = [
+STAGED = [
     ("layer_norm_short_bf16", True, 128, 40, ()),
     ("layer_norm_short_bf16", True, 128, 40, ("staged",)),
     ("layer_norm_short_bf16", True, 256, 24, ("staged",)),
@@ -182,11 +182,31 @@ SHAPES = [
     ("rms_norm_bf16", False, 512, 16, ("staged",)),
 ]
 
+# 16-bit rows of 5121–8192 columns (6144, 7168: hidden sizes of real models), which the
+# 8192-column kernels (256 × 32) hold with a quarter or an eighth of their registers idle:
+# blocks shaped to the row instead (the session of 2026-11-28).
+WIDTHS = [
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 256, 32, ("staged",)),
+    ("layer_norm_bf16", True, 192, 32, ()),
+    ("layer_norm_bf16", True, 128, 48, ()),
+    ("layer_norm_bf16", True, 224, 32, ()),
+    ("layer_norm_bf16", True, 128, 56, ()),
+    ("rms_norm_bf16", False, 256, 32, ()),
+    ("rms_norm_bf16", False, 192, 32, ()),
+    ("rms_norm_bf16", False, 128, 48, ()),
+    ("rms_norm_bf16", False, 224, 32, ()),
+    ("rms_norm_bf16", False, 128, 56, ()),
+]
+
+TABLES = {"staged": STAGED, "widths": WIDTHS}
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/norm-shapes"
+    shapes = TABLES[sys.argv[2] if len(sys.argv) > 2 else "staged"]
     os.makedirs(out, exist_ok=True)
     table = []
-    for kernel, layer, threads, items, changes in SHAPES:
+    for kernel, layer, threads, items, changes in shapes:
         name, source = shaped(kernel, threads, items, changes)
         with open(os.path.join(out, name + ".cu"), "w") as f:
             f.write(source)
