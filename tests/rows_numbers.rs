@@ -463,6 +463,15 @@ fn layer_norm_matches_an_f64_reference(backend: &Backend) {
     let mut y = backend.zeros::<f32>([1, norm::MAX_COLUMNS + 1]).unwrap();
     let error = norm::layer_norm(backend, &too_long, &w, &w, &mut y, 1e-5).unwrap_err();
     assert!(matches!(error, norm::NormError::RowTooLong { columns: 16385, max: 16384, .. }), "{error}");
+    // a kernel launched directly on rows longer than it holds is refused, not run on part of each
+    let (x, w) = (backend.zeros::<f32>([2, 5121]).unwrap(), backend.zeros::<f32>([5121]).unwrap());
+    let mut y = backend.zeros::<f32>([2, 5121]).unwrap();
+    let error = norm::layer_norm_short_f32::launch(backend, &x, &w, &w, &mut y, 1e-5).unwrap_err();
+    assert!(
+        matches!(&error, tessera::Error::Plan { source: tessera::dsl::LaunchPlanError::Requirement { requirement, values }, .. }
+            if requirement == "C <= ITEMS * THREADS" && values.contains("C = 5121")),
+        "{error}"
+    );
 }
 
 fn norms_write_rows_that_start_elsewhere_than_x_and_weight(backend: &Backend) {

@@ -100,27 +100,54 @@ pub enum LaunchPlanError {
     Requirement { requirement: String, values: String },
 }
 
+/// Checks `kernel`'s `require(..)`s on shape symbols (`require(C <= ITEMS * THREADS)`) with the
+/// symbols' `values`, as a launch does before anything runs; returns the scope they hold in
+/// (the kernel's constants, `THREADS`, `VECTOR` and the symbols).
+///
+/// ```
+/// use tessera_dsl::*;
+/// let requirement = Requirement { lhs: Expr::name("C"), relation: Relation::Le, rhs: Expr::name("TILE"), origin: Origin::default() };
+/// let kernel = Kernel {
+///     name: "k".into(), doc: None, body: vec![], origin: Origin::default(),
+///     params: vec![Param {
+///         name: "x".into(), origin: Origin::default(),
+///         kind: ParamKind::Global(GlobalTensor {
+///             element: ElementType::F32, access: Access::ReadOnly,
+///             shape: vec![("C".into(), Origin::default())],
+///         }),
+///     }],
+///     config: Config { constants: vec![Constant::new("TILE", 64)], requirements: vec![requirement], ..Config::default() },
+/// };
+/// assert!(check_launch_requirements(&kernel, &[("C".into(), 64)]).is_ok());
+/// let error = check_launch_requirements(&kernel, &[("C".into(), 65)]).unwrap_err();
+/// assert_eq!(error.to_string(), "the kernel requires C <= TILE, which does not hold with C = 65, TILE = 64");
+/// ```
+pub fn check_launch_requirements(kernel: &Kernel, values: &[(String, i64)]) -> Result<Scope, LaunchPlanError> {
+    let mut scope: Scope = kernel.constant_scope();
+    for (symbol, value) in values {
+        scope.insert(symbol.clone(), *value);
+    }
+    let scope = scope
+        .with("THREADS", kernel.config.threads.count() as i64)
+        .with("VECTOR", i64::from(kernel.config.vector.get()));
+    for requirement in kernel.launch_requirements() {
+        if !requirement.holds(&scope)? {
+            return Err(LaunchPlanError::Requirement {
+                requirement: requirement.to_string(),
+                values: requirement.values(&scope),
+            });
+        }
+    }
+    Ok(scope)
+}
+
 impl LaunchPlan {
     /// Binds the shape symbols from `shapes` and evaluates the grid. `resident_blocks` caps a
     /// grid-stride or stream-K kernel's grid (the device's SM count × blocks per SM); it is
     /// ignored by kernels with an exact `grid(..)`.
     pub fn new(kernel: &Kernel, shapes: &[TensorShape<'_>], resident_blocks: u32) -> Result<Self, LaunchPlanError> {
         let binding = bind_shapes(kernel, shapes)?;
-        let mut scope: Scope = kernel.constant_scope();
-        for (symbol, value) in &binding.values {
-            scope.insert(symbol.clone(), *value);
-        }
-        let scope = scope
-            .with("THREADS", kernel.config.threads.count() as i64)
-            .with("VECTOR", i64::from(kernel.config.vector.get()));
-        for requirement in kernel.launch_requirements() {
-            if !requirement.holds(&scope)? {
-                return Err(LaunchPlanError::Requirement {
-                    requirement: requirement.to_string(),
-                    values: requirement.values(&scope),
-                });
-            }
-        }
+        let scope = check_launch_requirements(kernel, &binding.values)?;
         let limits = [(u32::MAX >> 1) as i64, 65_535, 65_535];
         let mut grid = [1u32; 3];
         let extents: Vec<i64> = match kernel.grid_mapping() {

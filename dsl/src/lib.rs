@@ -58,7 +58,9 @@ pub use element::ElementType;
 pub use expr::{BinaryOp, EvalError, Expr, ExprKind, Scope};
 pub use fragment::FragmentLayout;
 pub use kernel::{GridMapping, Kernel, StreamKBody, TileBuffersFreed, Workspace};
-pub use launch_plan::{LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS};
+pub use launch_plan::{
+    check_launch_requirements, LaunchPlan, LaunchPlanError, ShapeBinding, TensorShape, MAX_ELEMENTS,
+};
 pub use layout::SharedLayout;
 pub use mma_instruction::{MmaInstruction, Precision};
 pub use occupancy::{Limiter, Occupancy};

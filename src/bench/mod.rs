@@ -533,6 +533,11 @@ mod tests {
         let shape = |columns: i64| vec![("R".to_string(), 8192), ("C".to_string(), columns)];
         assert!(Family::Norm.measures(&norm::layer_norm_block_4096_bf16::KERNEL, &shape(4096)));
         assert!(!Family::Norm.measures(&norm::layer_norm_block_4096_bf16::KERNEL, &shape(4097)));
+        // .. and computed by a kernel named with --kernels only on rows it holds
+        assert!(Family::Norm.computes(&norm::layer_norm_block_6144_bf16::KERNEL, &shape(6144)));
+        assert!(!Family::Norm.computes(&norm::layer_norm_block_6144_bf16::KERNEL, &shape(6145)));
+        assert!(Family::Softmax.computes(&softmax::softmax_aligned_4096_f16::KERNEL, &shape(100)));
+        assert!(!Family::Softmax.computes(&softmax::softmax_aligned_4096_f16::KERNEL, &shape(4097)));
         // 16-bit LayerNorm on rows of 5121 to 7168 columns: blocks of 128 × 48 and 128 × 56
         assert!(Family::Norm.measures(&norm::layer_norm_block_6144_f16::KERNEL, &shape(6144)));
         assert!(Family::Norm.measures(&norm::layer_norm_block_7168_bf16::KERNEL, &shape(7000)));

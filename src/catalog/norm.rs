@@ -41,7 +41,7 @@ macro_rules! layer_norm {
     (@kernel $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt,
         shifted = [$($shifted:tt)*], w = [$($w:tt)*], b = [$($b:tt)*]) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR), require(C <= ITEMS * THREADS))]
         pub fn $name(
             x: Global<$t, (R, C)>,
             weight: Global<$t, (C,)>,
@@ -207,7 +207,7 @@ layer_norm!(
 macro_rules! rms_norm {
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR), require(C <= ITEMS * THREADS))]
         pub fn $name(x: Global<$t, (R, C)>, weight: Global<$t, (C,)>, y: GlobalMut<$t, (R, C)>, eps: f32) {
             let (row,) = grid(R);
             // head, whole vectors and tail of the row, as in the LayerNorm above
@@ -386,7 +386,7 @@ macro_rules! norm_warp_rows {
         bias = [$($bias:tt)*], statistics = [$($statistics:tt)*], vectors = [$($bias_vector:tt)*],
         out = [$($out:tt)*], tail_out = [$($tail_out:tt)*]) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = $vector, $($min_blocks)* consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES))]
+        #[tile_kernel(threads = 256, vector = $vector, $($min_blocks)* consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES), require(C <= LANES * ITEMS))]
         pub fn $name(x: Global<$t, (R, C)>, weight: Global<$t, (C,)>, $($bias)* y: GlobalMut<$t, (R, C)>, eps: f32) {
             let (bx,) = grid(cdiv(R, WARP_ROWS * (32 / LANES)));
             // the row of this lane's group, and the lane's place in it

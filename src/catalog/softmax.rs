@@ -79,7 +79,7 @@ macro_rules! softmax_warp_rows {
     (@kernel $(#[$doc:meta])* $name:ident, $t:ident, lanes = $lanes:tt, items = $items:tt, vector = $vector:tt,
         scale = [$($scale:tt)*], exp = $exp:ident) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = $vector, consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES))]
+        #[tile_kernel(threads = 256, vector = $vector, consts(WARP_ROWS = 8), fixed(LANES = $lanes, ITEMS = $items), require(WARP_ROWS * 32 == THREADS), require(VECTOR <= LANES), require(C <= LANES * ITEMS))]
         pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
             let (bx,) = grid(cdiv(R, WARP_ROWS * (32 / LANES)));
             // the row of this lane's group, and the lane's place in it
@@ -220,7 +220,7 @@ softmax_warp_rows!(
 macro_rules! softmax_block_per_row {
     ($(#[$doc:meta])* $name:ident, threads = $threads:tt, items = $items:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = 4, fixed(ITEMS = $items))]
+        #[tile_kernel(threads = $threads, vector = 4, fixed(ITEMS = $items), require(C <= ITEMS * THREADS))]
         pub fn $name(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
             let (row,) = grid(R);
             let mut v = [-f32::INFINITY; ITEMS];
@@ -337,7 +337,7 @@ macro_rules! softmax_block_per_aligned_row {
     (@kernel $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt,
         scale = [$($scale:tt)*], exp = $exp:ident, loads = [$($loads:tt)*]) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR))]
+        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR), require(C <= ITEMS * THREADS))]
         pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
             let (row,) = grid(R);
             // the row's columns before its first 16-byte boundary (head), its whole vectors from
@@ -533,7 +533,7 @@ pub fn softmax_looped_f32(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, C)>) {
 macro_rules! softmax_cluster {
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt) => {
         $(#[$doc])*
-        #[tile_kernel(threads = 256, vector = $vector, cluster = 8, target = sm_90, fixed(ITEMS = 32, BLOCKS = 8))]
+        #[tile_kernel(threads = 256, vector = $vector, cluster = 8, target = sm_90, fixed(ITEMS = 32, BLOCKS = 8), require(C <= BLOCKS * THREADS * ITEMS))]
         pub fn $name(x: Global<$t, (R, C)>, y: GlobalMut<$t, (R, C)>) {
             // the grid's x is the cluster: BLOCKS blocks per row, whatever the row's length
             let (chunk, row) = grid(BLOCKS, R);
