@@ -137,9 +137,8 @@ impl Family {
 
     /// Whether `kernel` computes the family's result at `shape` at all (what a kernel named
     /// with `--kernels` is measured at): an attention kernel only at the head dims of its width
-    /// (`D`, a smaller head dim zero-filled to it), a narrow-row GEMV only on rows it holds;
-    /// any other kernel wherever its `require(..)`s on shape symbols hold (a row kernel on rows
-    /// it holds).
+    /// (`D`, a smaller head dim zero-filled to it); any other kernel wherever its `require(..)`s
+    /// on shape symbols hold (a row kernel on rows it holds).
     pub(super) fn computes(self, kernel: &KernelDefinition, shape: &[(String, i64)]) -> bool {
         match self {
             Family::Attention => {
@@ -151,11 +150,8 @@ impl Family {
                     .and_then(|ir| ir.config.constants.iter().find(|c| c.name == "D").map(|c| c.value.max(0) as usize));
                 width.is_some() && width.copied() == own
             }
-            // a narrow-row kernel only on rows it holds
-            Family::Gemv => narrow_gemv_width(kernel).is_none_or(|width| {
-                shape.iter().find(|(n, _)| n == width.symbol).is_some_and(|(_, v)| (*v).max(0) as usize <= width.most)
-            }),
-            // a row kernel only on rows it holds: its `require(C <= ..)` would refuse the launch
+            // a row kernel (softmax, norms, narrow-row GEMV) only on rows it holds: its
+            // `require(C <= ..)` would refuse the launch
             _ => kernel.ir().is_ok_and(|ir| crate::dsl::check_launch_requirements(ir, shape).is_ok()),
         }
     }

@@ -19,7 +19,7 @@ macro_rules! gemv_lanes {
             vector = $vector,
             consts(WARP_ROWS = 8),
             fixed(LANES = $lanes, ITEMS = $items),
-            require(WARP_ROWS * 32 == THREADS, ITEMS % VECTOR == 0)
+            require(WARP_ROWS * 32 == THREADS, ITEMS % VECTOR == 0, K <= LANES * ITEMS)
         )]
         pub fn $name(a: Global<$t, (M, K)>, x: Global<$t, (K,)>, y: GlobalMut<$t, (M,)>) {
             let (bx,) = grid(cdiv(M, WARP_ROWS * (32 / LANES)));

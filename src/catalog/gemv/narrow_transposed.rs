@@ -21,7 +21,7 @@ macro_rules! gemv_t_lanes_partials {
             vector = $vector,
             consts(WARPS = 8),
             fixed(LANES = $lanes, ITEMS = $items, UNROLL = $unroll),
-            require(WARPS * 32 == THREADS, VECTOR <= LANES, ITEMS % VECTOR == 0)
+            require(WARPS * 32 == THREADS, VECTOR <= LANES, ITEMS % VECTOR == 0, N <= LANES * ITEMS)
         )]
         pub fn $name(a: Global<$t, (M, N)>, x: Global<$t, (M,)>, partials: GlobalMut<f32, (S, N)>) {
             let (by,) = grid(S);
