@@ -79,25 +79,7 @@ pub enum GemmError {
     Launch(Error),
 }
 
-impl From<Error> for GemmError {
-    /// A [`GemmError`] that went through `?` into an [`Error`] comes back as itself; any other
-    /// error is the launch's.
-    fn from(error: Error) -> Self {
-        error.into_library::<Self>().unwrap_or_else(Self::Launch)
-    }
-}
-
-impl From<GemmError> for Error {
-    /// A launch's error as it was; the others carried as [`Error::Library`], so `?` takes a
-    /// GEMM's error into a function that returns [`Error`] (`error.library::<GemmError>()`
-    /// reads it back).
-    fn from(error: GemmError) -> Self {
-        match error {
-            GemmError::Launch(error) => error,
-            other => Error::Library(Box::new(other)),
-        }
-    }
-}
+crate::library_error::library_error_conversions!(GemmError);
 
 /// Why a table could not be read.
 #[derive(Debug, thiserror::Error)]

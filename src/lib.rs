@@ -48,6 +48,7 @@ pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod gemm_dispatch;
+mod library_error;
 
 pub use gemm_dispatch::{
     gemm, gemm_bias_gelu, gemm_bias_residual, gemm_bt, gemm_bt_bias, gemm_bt_bias_gelu, gemm_bt_bias_residual,

@@ -874,23 +874,7 @@ pub enum NormError {
     Launch(crate::Error),
 }
 
-impl From<crate::Error> for NormError {
-    /// A [`NormError`] that went through `?` into a [`crate::Error`] comes back as itself; any
-    /// other error is the launch's.
-    fn from(error: crate::Error) -> Self {
-        error.into_library::<Self>().unwrap_or_else(Self::Launch)
-    }
-}
-
-impl From<NormError> for crate::Error {
-    /// A launch's error as it was; a row too long carried as [`crate::Error::Library`].
-    fn from(error: NormError) -> Self {
-        match error {
-            NormError::Launch(error) => error,
-            too_long => crate::Error::Library(Box::new(too_long)),
-        }
-    }
-}
+crate::library_error::library_error_conversions!(NormError);
 
 /// Every kernel of the family, for tests, examples and benchmarks.
 pub const ALL: [&crate::KernelDefinition; 62] = [

@@ -34,20 +34,4 @@ pub enum AttentionError {
     Launch(crate::Error),
 }
 
-impl From<crate::Error> for AttentionError {
-    /// A [`AttentionError`] that went through `?` into a [`crate::Error`] comes back as itself; any
-    /// other error is the launch's.
-    fn from(error: crate::Error) -> Self {
-        error.into_library::<Self>().unwrap_or_else(Self::Launch)
-    }
-}
-
-impl From<AttentionError> for crate::Error {
-    /// A launch's error as it was; a shape error carried as [`crate::Error::Library`].
-    fn from(error: AttentionError) -> Self {
-        match error {
-            AttentionError::Launch(error) => error,
-            shape => crate::Error::Library(Box::new(shape)),
-        }
-    }
-}
+crate::library_error::library_error_conversions!(AttentionError);
