@@ -170,12 +170,12 @@ fn grid_stride_source(kernel: &Kernel, stride: &GridStrideLoop, env: &mut TypeEn
 
 fn shared_source(kernel: &Kernel, buffer: &SharedBuffer) -> Result<String, RenderError> {
     let layout = SharedLayout::of(buffer, kernel).ok_or_else(|| {
-        let (name, shape) = (&buffer.name, shape_text(&buffer.shape));
+        let name = &buffer.name;
         let message = match first_non_constant(kernel, &buffer.shape) {
             Some(why) if buffer.shape.len() == 2 => {
-                format!("shared buffer `{name}`'s shape {shape} does not evaluate: {why}")
+                format!("shared buffer `{name}` = `{buffer}` does not evaluate: {why}")
             }
-            _ => format!("a shared buffer is 2-D; `{name}`'s shape {shape} has {}", extents(buffer.shape.len())),
+            _ => format!("a shared buffer is 2-D; `{name}` = `{buffer}` has {}", extents(buffer.shape.len())),
         };
         invalid(kernel, buffer.origin, &message)
     })?;
@@ -240,22 +240,17 @@ pub(crate) fn declared_fragment<'k>(
     origin: tessera_dsl::Origin,
 ) -> Result<&'k tessera_dsl::Fragment, RenderError> {
     kernel.fragment(name).ok_or_else(|| {
-        let declared: Vec<&str> = kernel
-            .statements()
-            .into_iter()
-            .filter_map(|s| match s {
-                Statement::Fragment(fragment) => Some(fragment.name.as_str()),
-                _ => None,
-            })
-            .collect();
+        let declared: Vec<&str> = kernel.fragments().into_iter().map(|f| f.name.as_str()).collect();
         let declared = if declared.is_empty() { "none".to_string() } else { declared.join(", ") };
         invalid(kernel, origin, &format!("fragment `{name}` is not declared in this kernel (fragments: {declared})"))
     })
 }
 
-/// `[BM, BK + PAD]`: a shape as written, for messages.
-fn shape_text(shape: &[Expr]) -> String {
-    format!("[{}]", shape.iter().map(Expr::to_string).collect::<Vec<_>>().join(", "))
+/// "no grid and no pipeline": the parts of a kernel's body that `parts` (present, name) says
+/// are absent, for messages.
+pub(crate) fn absent_parts(parts: &[(bool, &str)]) -> String {
+    let absent: Vec<&str> = parts.iter().filter(|(present, _)| !present).map(|(_, part)| *part).collect();
+    format!("no {}", absent.join(" and no "))
 }
 
 /// "1 extent", "3 extents": how many extents a shape or tile has, for messages.

@@ -5,7 +5,7 @@
 use askama::Template;
 use tessera_dsl::{Expr, Fragment, GridBinding, Kernel, Operand, Statement, StreamKBody};
 
-use crate::statement::{indent, invalid, render_body, template_error};
+use crate::statement::{absent_parts, indent, invalid, render_body, template_error};
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -37,17 +37,13 @@ struct FixupSource {
 pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, RenderError> {
     let Some(StreamKBody { grid, pipeline, fragment }) = kernel.stream_k_body() else {
         let has = |pick: fn(&Statement) -> bool| kernel.body.iter().any(pick);
-        let missing: Vec<&str> = [
+        let missing = absent_parts(&[
             (has(|s| matches!(s, Statement::Grid(grid) if grid.stream_k)), "`.stream_k()` grid"),
             (has(|s| matches!(s, Statement::Pipeline(_))), "pipeline"),
             (has(|s| matches!(s, Statement::Fragment(_))), "fragment"),
-        ]
-        .into_iter()
-        .filter_map(|(present, part)| (!present).then_some(part))
-        .collect();
+        ]);
         let message = format!(
-            "a stream-K kernel has a `.stream_k()` grid, a pipeline and a fragment in its body; this one has no {}",
-            missing.join(" and no ")
+            "a stream-K kernel has a `.stream_k()` grid, a pipeline and a fragment in its body; this one has {missing}"
         );
         return Err(invalid(kernel, kernel.origin, &message));
     };

@@ -8,7 +8,7 @@
 use askama::Template;
 use tessera_dsl::{Kernel, Statement, TileBuffersFreed, TileCopy};
 
-use crate::statement::{indent, invalid, render_body, render_scoped, template_error};
+use crate::statement::{absent_parts, indent, invalid, render_body, render_scoped, template_error};
 use crate::{c_expr, RenderError};
 
 #[derive(Template)]
@@ -142,13 +142,9 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
         _ => None,
     });
     let (Some(grid), Some((index, pipeline))) = (grid, pipeline) else {
-        let missing: Vec<&str> = [(grid.is_none(), "grid"), (pipeline.is_none(), "pipeline with producers")]
-            .into_iter()
-            .filter_map(|(absent, part)| absent.then_some(part))
-            .collect();
+        let missing = absent_parts(&[(grid.is_some(), "grid"), (pipeline.is_some(), "pipeline with producers")]);
         let message = format!(
-            "a kernel whose pipeline has producers has a grid and that pipeline in its body; this one has no {}",
-            missing.join(" and no ")
+            "a kernel whose pipeline has producers has a grid and that pipeline in its body; this one has {missing}"
         );
         return Err(invalid(kernel, kernel.origin, &message));
     };

@@ -221,10 +221,18 @@ impl Kernel {
 
     /// The fragment named `name`.
     pub fn fragment(&self, name: &str) -> Option<&crate::Fragment> {
-        self.statements().into_iter().find_map(|s| match s {
-            Statement::Fragment(fragment) if fragment.name == name => Some(fragment),
-            _ => None,
-        })
+        self.fragments().into_iter().find(|f| f.name == name)
+    }
+
+    /// Every fragment the body declares, in source order.
+    pub fn fragments(&self) -> Vec<&crate::Fragment> {
+        self.statements()
+            .into_iter()
+            .filter_map(|s| match s {
+                Statement::Fragment(fragment) => Some(fragment),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The kernel's first thread-tile fragment (neither `.warp_tile(..)` nor

@@ -127,9 +127,6 @@ pub fn check_launch_requirements(kernel: &Kernel, values: &[(String, i64)]) -> R
     for (symbol, value) in values {
         scope.insert(symbol.clone(), *value);
     }
-    let scope = scope
-        .with("THREADS", kernel.config.threads.count() as i64)
-        .with("VECTOR", i64::from(kernel.config.vector.get()));
     for requirement in kernel.launch_requirements() {
         if !requirement.holds(&scope)? {
             return Err(LaunchPlanError::Requirement {
