@@ -30,11 +30,11 @@ fn every_catalog_kernel_waits_for_the_grid_before_it_first() {
     }
 }
 
-/// `chains` Aᵀ·x products of 4097 × 3000 (the row split: pass 2 a dependent of pass 1) and
+/// `chains` Aᵀ·x products of 4097 × 2000 (the row split: pass 2 a dependent of pass 1) and
 /// sums of 2^20 + 3 floats (the finish a dependent of the partials), all queued before any
 /// result is read back, each against its f64 reference.
 fn chained_passes_read_what_the_pass_before_wrote(backend: &Backend, chains: usize, dependent: bool) {
-    let (m, n) = (4097, 3000);
+    let (m, n) = (4097, 2000);
     assert!(gemv::row_slices::<f32>(m, n) > 1, "the shape must take the row split");
     let host_a = common::random_floats(m * n, 5);
     let a = backend.upload(&host_a, [m, n]).unwrap();

@@ -295,10 +295,12 @@ impl Family {
                 shape(&[("M", 262144), ("N", 256)]),
                 shape(&[("M", 8192), ("N", 8192)]),
                 shape(&[("M", 4097), ("N", 4095)]),
-                // fewer bands of 32 columns than SMs: gemv_t splits the rows, pass 1 then pass 2
+                // fewer bands of 32 columns than SMs (94): gemv_t runs the band kernel alone on
+                // 8192 rows and splits 16384 rows, pass 1 then pass 2
                 shape(&[("M", 8192), ("N", 3000)]),
-                shape(&[("M", 8192), ("N", 3000), ("S", gemv::row_slices::<f32>(8192, 3000) as i64)]),
-                shape(&[("S", gemv::row_slices::<f32>(8192, 3000) as i64), ("N", 3000)]),
+                shape(&[("M", 16384), ("N", 3000)]),
+                shape(&[("M", 16384), ("N", 3000), ("S", gemv::row_slices::<f32>(16384, 3000) as i64)]),
+                shape(&[("S", gemv::row_slices::<f32>(16384, 3000) as i64), ("N", 3000)]),
                 // .. and at the slice count it takes for 16-bit rows (16: bands of 64 columns)
                 shape(&[("M", 8192), ("N", 3000), ("S", gemv::row_slices::<half::bf16>(8192, 3000) as i64)]),
                 shape(&[("S", gemv::row_slices::<half::bf16>(8192, 3000) as i64), ("N", 3000)]),

@@ -122,7 +122,7 @@ pub trait GemvElement: crate::runtime::Element {
 pub struct TransposedKernels {
     /// 512 threads, two blocks an SM, per 128-byte band (many bands, or sm_80).
     pub rows: &'static crate::KernelDefinition,
-    /// 1024 threads per 128-byte band, from 128 bands (one an SM) to 191 on sm_90, 255 elsewhere.
+    /// 1024 threads per 128-byte band, from [`Unsplit`]'s bands to 191 on sm_90, 255 elsewhere.
     pub band: &'static crate::KernelDefinition,
     /// 1024 threads per 256-byte band, while those fill one wave (sm_90).
     pub band_pairs: &'static crate::KernelDefinition,
@@ -130,7 +130,45 @@ pub struct TransposedKernels {
     pub partials: &'static crate::KernelDefinition,
     /// .. then the slices added in order into y.
     pub finish: &'static crate::KernelDefinition,
+    /// Where the band kernel runs alone rather than the rows split into slices.
+    pub unsplit: Unsplit,
 }
+
+/// The 128-byte bands from which [`gemv_t`] runs the band kernel alone — one block a band, so
+/// with fewer bands than SMs some SMs idle — rather than splitting the rows into slices (pass 1
+/// into partials, pass 2 adding them): from `bands` on any A, from `short_bands` on A of at most
+/// `short_rows` rows, where the partials and the second pass weigh more against the whole.
+///
+/// ```
+/// use tessera::catalog::gemv::{GemvElement, Unsplit};
+/// assert_eq!(f32::TRANSPOSED.unsplit, Unsplit { bands: 104, short_rows: 8192, short_bands: 80 });
+/// assert!(f32::TRANSPOSED.unsplit.runs_alone(8192, 80));
+/// assert!(!f32::TRANSPOSED.unsplit.runs_alone(16384, 94));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unsplit {
+    /// Bands from which the band kernel runs alone on any A.
+    pub bands: usize,
+    /// The most rows of an A on which it runs alone from `short_bands`.
+    pub short_rows: usize,
+    /// Bands from which it runs alone on A of at most `short_rows` rows.
+    pub short_bands: usize,
+}
+
+impl Unsplit {
+    /// Whether the band kernel runs alone on `rows` rows of `bands` 128-byte bands.
+    pub fn runs_alone(&self, rows: usize, bands: usize) -> bool {
+        bands >= self.bands || (rows <= self.short_rows && bands >= self.short_bands)
+    }
+}
+
+/// The 16-bit types' [`Unsplit`]: from 128 bands, one an SM, on any A, and from 94 on A of at
+/// most 4096 rows. On an H200, % of the device copy, [`gemv_t_band_bf16`] (lanes on pairs, 24
+/// rows a trip) alone against the row split at 80–120 bands (5120–7680 columns): at 4096 rows
+/// 53–72% against 57–69% (the band kernel ahead by 2–3.5 points from 94 bands), at 8192 rows
+/// 62–83% against 71–81% (behind to 94 bands, within 3 above), at 16384 rows 65–88% against
+/// 83–89% (behind throughout).
+const SIXTEEN_BIT_UNSPLIT: Unsplit = Unsplit { bands: 128, short_rows: 4096, short_bands: 94 };
 
 impl GemvElement for f32 {
     const KERNEL: &'static crate::KernelDefinition = &gemv_f32::KERNEL;
@@ -141,6 +179,10 @@ impl GemvElement for f32 {
         band_pairs: &gemv_t_band_pairs_f32::KERNEL,
         partials: &gemv_t_partials_f32::KERNEL,
         finish: &gemv_t_finish_f32::KERNEL,
+        // on an H200, [`gemv_t_band_f32`] alone against the row split, % of the device copy:
+        // 4096 and 8192 rows, 80–120 bands (2560–3840 columns): 69–79 / 76–90% against 62–71 /
+        // 72–85%; 16384 rows: 82–85% against 85–88% to 94 bands, 90–94% against 89–93% from 104
+        unsplit: Unsplit { bands: 104, short_rows: 8192, short_bands: 80 },
     };
     const NARROW_TRANSPOSED: NarrowTransposed = narrow_transposed::F32_NARROW_TRANSPOSED;
 }
@@ -154,6 +196,7 @@ impl GemvElement for bf16 {
         band_pairs: &gemv_t_band_pairs_bf16::KERNEL,
         partials: &gemv_t_partials_bf16::KERNEL,
         finish: &gemv_t_finish_bf16::KERNEL,
+        unsplit: SIXTEEN_BIT_UNSPLIT,
     };
     const NARROW_TRANSPOSED: NarrowTransposed = narrow_transposed::BF16_NARROW_TRANSPOSED;
 }
@@ -167,6 +210,7 @@ impl GemvElement for f16 {
         band_pairs: &gemv_t_band_pairs_f16::KERNEL,
         partials: &gemv_t_partials_f16::KERNEL,
         finish: &gemv_t_finish_f16::KERNEL,
+        unsplit: SIXTEEN_BIT_UNSPLIT,
     };
     const NARROW_TRANSPOSED: NarrowTransposed = narrow_transposed::F16_NARROW_TRANSPOSED;
 }
@@ -207,10 +251,6 @@ pub fn gemv<T: GemvElement>(
 /// of 512 threads each): 8 slices at 4097 × 4095 f32, which measured 85% of the device copy
 /// against 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
 const FILLING_BLOCKS: usize = 512;
-/// 128-byte bands from which the rows are not split — about one an SM — and the band kernel
-/// runs alone: on an H200 at 4097 × 4095 f32 (128 bands) [`gemv_t_band_f32`] took 21.7–22.4 µs
-/// where the row-split passes took 23.0 µs; at 8192 × 3000 (94 bands) 33.7 µs against 31.2 µs.
-const UNSPLIT_COLUMN_BANDS: usize = 128;
 /// 128-byte bands from which the double-width bands take over from the band kernel (sm_90): at
 /// 224 bands (H200) the bf16 ones ran at 90% of the device copy where [`gemv_t_band_bf16`] ran
 /// at 74% (4096 × 14336), the f32 ones level with [`gemv_t_band_f32`] (4096 × 7168: 90%).
@@ -230,21 +270,22 @@ fn bands<T: GemvElement>(cols: usize, bytes: usize) -> usize {
 }
 
 /// The slices [`gemv_t`] splits the rows of a `rows × cols` A of `T` into: 1 (no split) where
-/// its 128-byte bands number one an SM or more, else enough for the first pass's blocks of 256
-/// bytes a row to fill the GPU, at most 32 and at least 512 rows each.
+/// the band kernel runs alone (`T`'s [`Unsplit`]), else enough for the first pass's blocks of
+/// 256 bytes a row to fill the GPU, at most 32 and at least 512 rows each.
 ///
 /// ```
 /// use tessera::catalog::gemv::row_slices;
 /// use half::bf16;
 /// assert_eq!(row_slices::<f32>(8192, 8192), 1);
 /// assert_eq!(row_slices::<f32>(4097, 4095), 1);
-/// assert_eq!(row_slices::<f32>(8192, 3000), 10);
+/// assert_eq!(row_slices::<f32>(8192, 3000), 1);
+/// assert_eq!(row_slices::<f32>(16384, 3000), 10);
 /// assert_eq!(row_slices::<f32>(2049, 31), 5);
 /// assert_eq!(row_slices::<bf16>(8192, 6000), 10);
 /// assert_eq!(row_slices::<bf16>(8192, 8192), 1);
 /// ```
 pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
-    if bands::<T>(cols, 128) >= UNSPLIT_COLUMN_BANDS {
+    if T::TRANSPOSED.unsplit.runs_alone(rows, bands::<T>(cols, 128)) {
         1
     } else {
         let column_blocks = bands::<T>(cols, 256).max(1);
@@ -254,8 +295,8 @@ pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
 
 /// The kernel [`gemv_t`] reports for a `rows × cols` A of `T` on `device` ([`TransposedKernels`]):
 /// on sm_90 the double-width band kernel from 192 bands of 128 bytes while its bands fit one an
-/// SM; the 512-thread kernel from 256 bands; the 1024-thread band kernel from 128 bands (one an
-/// SM); below, the finishing pass of the row split ([`row_slices`]); on narrow rows
+/// SM; the 512-thread kernel from 256 bands; the 1024-thread band kernel where it runs alone
+/// (`T`'s [`Unsplit`]); below, the finishing pass of the row split ([`row_slices`]); on narrow rows
 /// ([`narrow_transposed_pass`]) the finishing pass of their slices.
 ///
 /// ```

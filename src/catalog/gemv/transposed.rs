@@ -246,7 +246,8 @@ gemv_t_kernels!(
     wide_columns = 64,
     unroll = 16,
     band_unroll = 32,
-    one_wave = [],
+    // one block an SM said (as for 16-bit data): 64 registers, a trip's loads in flight
+    one_wave = [min_blocks = 1,],
     rows = [
         /// y = Aᵀ·x for A of M × N: a block of 512 threads per band of 32 columns, 16 rows a warp
         /// a trip (two blocks an SM: `tessera tune`'s winner at 8192 × 8192 on an H100, 11% over
@@ -255,11 +256,12 @@ gemv_t_kernels!(
         gemv_t_f32
     ],
     band = [
-        /// y = Aᵀ·x, a block of 1024 threads per band of 32 columns, 32 rows a warp a trip;
-        /// [`super::gemv_t`] takes it from 128 bands (one an SM) to 191 on sm_90, 255 elsewhere. On an H200
-        /// (`tessera bench gemv`, BENCHMARKS.md) 80–83% of the device copy at 4097 × 4095 (128
-        /// bands) where the row-split passes reach 76%; at 8192² (256 bands, two blocks on most
-        /// SMs) it measured 64 to 73 µs from run to run.
+        /// y = Aᵀ·x, a block of 1024 threads per band of 32 columns, 32 rows a warp a trip,
+        /// declared one block an SM so that ptxas gives it 64 registers and keeps a trip's loads
+        /// in flight (unsaid it took 32 and interleaved them with the products: on an H200 86.6%
+        /// of the device copy at 14336 × 4096 where this runs at 94–95%, 81.5% at 4097 × 4095
+        /// against 84–85.5%, 66% at 8192 × 3000 against 79%). [`super::gemv_t`] takes it from
+        /// f32's [`super::Unsplit`] bands to 191 on sm_90, 255 elsewhere.
         gemv_t_band_f32
     ],
     pairs = [
