@@ -6,6 +6,7 @@ for GEMV; x once for the sum), and the device copy of as many floats for the per
 
     python3 benchmarks/rows_torch.py                       # every family at its shapes
     python3 benchmarks/rows_torch.py norm 8192x6144,8192x7168   # the norms at these shapes only
+    python3 benchmarks/rows_torch.py gemv 8192x5120              # the GEMVs at these shapes only
 """
 import sys
 
@@ -41,6 +42,28 @@ def norms(shapes):
         row("rms_norm bf16", f"{rows}x{cols}", median_ms(lambda: F.rms_norm(xh, (cols,), wh, 1e-5)), 4 * rows * cols + 2 * cols, copy)
 
 
+def gemvs(shapes):
+    for m, k in shapes:
+        a = torch.randn(m, k, device="cuda")
+        x, xt = torch.randn(k, device="cuda"), torch.randn(m, device="cuda")
+        copy = copy_gbs(m * k)
+        traffic = 4 * (m * k + m + k)
+        row("gemv (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(a, x)), traffic, copy)
+        row("gemv_t (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(a.t(), xt)), traffic, copy)
+        ah, xh = a.bfloat16(), x.bfloat16()
+        row("gemv bf16 (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah, xh)), traffic // 2, copy)
+        xth = xt.bfloat16()
+        row("gemv_t bf16 (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah.t(), xth)), traffic // 2, copy)
+
+
+# the issue's shapes, then wide ones; 8192 × 5120, 8192 × 10000 and 16384 × 12000: 160–188
+# bands of 128 bytes for tessera's Aᵀ·x, more than the SMs of an H200
+GEMV_SHAPES = [(8192, 8192), (4097, 4095), (4096, 16384), (8192, 16384), (16384, 8192), (14336, 4096), (4096, 14336), (8192, 3000), (16384, 3000), (8192, 5120), (8192, 10000), (16384, 12000)]
+if len(sys.argv) > 2 and sys.argv[1] == "gemv":
+    gemvs([tuple(int(n) for n in shape.split("x")) for shape in sys.argv[2].split(",")])
+    sys.exit(0)
+
+
 # the issue's shapes, short rows (a group of lanes or a warp per row in tessera), then 16-bit
 # LayerNorm's 6144- and 7168-column widths
 NORM_SHAPES = [(8192, 8192), (4096, 4097), (4096, 4096), (131072, 128), (131072, 256), (65536, 512), (32768, 768), (32768, 1024), (32768, 1536), (16384, 2048), (16384, 2304), (16384, 2560), (8192, 3072), (16384, 3584), (8192, 4096), (8192, 6144), (8192, 7168)]
@@ -56,17 +79,7 @@ for rows, cols in [(8192, 8192), (4096, 4097), (32768, 128), (16, 65536), (13107
     xh, yh = x.bfloat16(), y.bfloat16()
     row("softmax bf16", f"{rows}x{cols}", median_ms(lambda: torch.softmax(xh, dim=1, out=yh)), 4 * rows * cols, copy)
 norms(NORM_SHAPES)
-for m, k in [(8192, 8192), (4097, 4095), (4096, 16384), (8192, 16384), (16384, 8192), (14336, 4096), (4096, 14336), (8192, 3000)]:
-    a = torch.randn(m, k, device="cuda")
-    x, xt = torch.randn(k, device="cuda"), torch.randn(m, device="cuda")
-    copy = copy_gbs(m * k)
-    traffic = 4 * (m * k + m + k)
-    row("gemv (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(a, x)), traffic, copy)
-    row("gemv_t (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(a.t(), xt)), traffic, copy)
-    ah, xh = a.bfloat16(), x.bfloat16()
-    row("gemv bf16 (A x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah, xh)), traffic // 2, copy)
-    xth = xt.bfloat16()
-    row("gemv_t bf16 (At x)", f"{m}x{k}", median_ms(lambda: torch.mv(ah.t(), xth)), traffic // 2, copy)
+gemvs(GEMV_SHAPES)
 # narrow rows (a group of lanes per row in tessera)
 for m, k in [(1048576, 32), (1048576, 64), (131072, 96), (524288, 128), (262144, 256), (131072, 512), (65536, 1024)]:
     a, x, xt = torch.randn(m, k, device="cuda"), torch.randn(k, device="cuda"), torch.randn(m, device="cuda")

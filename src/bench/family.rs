@@ -295,6 +295,8 @@ impl Family {
                 shape(&[("M", 262144), ("N", 256)]),
                 shape(&[("M", 8192), ("N", 8192)]),
                 shape(&[("M", 4097), ("N", 4095)]),
+                // 160 bands of 32 f32 columns, more than one wave of the band kernel: the split
+                shape(&[("M", 8192), ("N", 5120)]),
                 // fewer bands of 32 columns than SMs (94): gemv_t runs the band kernel alone on
                 // 8192 rows and splits 16384 rows, pass 1 then pass 2
                 shape(&[("M", 8192), ("N", 3000)]),

@@ -122,7 +122,8 @@ pub trait GemvElement: crate::runtime::Element {
 pub struct TransposedKernels {
     /// 512 threads, two blocks an SM, per 128-byte band (many bands, or sm_80).
     pub rows: &'static crate::KernelDefinition,
-    /// 1024 threads per 128-byte band, from [`Unsplit`]'s bands to 191 on sm_90, 255 elsewhere.
+    /// 1024 threads per 128-byte band, from [`Unsplit`]'s bands to [`ONE_WAVE_BANDS`], and from
+    /// 192 to 255 off sm_90.
     pub band: &'static crate::KernelDefinition,
     /// 1024 threads per 256-byte band, while those fill one wave (sm_90).
     pub band_pairs: &'static crate::KernelDefinition,
@@ -137,7 +138,8 @@ pub struct TransposedKernels {
 /// The 128-byte bands from which [`gemv_t`] runs the band kernel alone — one block a band, so
 /// with fewer bands than SMs some SMs idle — rather than splitting the rows into slices (pass 1
 /// into partials, pass 2 adding them): from `bands` on any A, from `short_bands` on A of at most
-/// `short_rows` rows, where the partials and the second pass weigh more against the whole.
+/// `short_rows` rows, where the partials and the second pass weigh more against the whole; in
+/// both cases only while its blocks fit one wave ([`ONE_WAVE_BANDS`]).
 ///
 /// ```
 /// use tessera::catalog::gemv::{GemvElement, Unsplit};
@@ -158,7 +160,7 @@ pub struct Unsplit {
 impl Unsplit {
     /// Whether the band kernel runs alone on `rows` rows of `bands` 128-byte bands.
     pub fn runs_alone(&self, rows: usize, bands: usize) -> bool {
-        bands >= self.bands || (rows <= self.short_rows && bands >= self.short_bands)
+        bands <= ONE_WAVE_BANDS && (bands >= self.bands || (rows <= self.short_rows && bands >= self.short_bands))
     }
 }
 
@@ -251,6 +253,12 @@ pub fn gemv<T: GemvElement>(
 /// of 512 threads each): 8 slices at 4097 × 4095 f32, which measured 85% of the device copy
 /// against 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
 const FILLING_BLOCKS: usize = 512;
+/// The most 128-byte bands the band kernel's blocks (one an SM) run in one wave on an H100 or
+/// H200; beyond, up to where the wider kernels take over (192 bands), the rows are
+/// split: on an H200 at 160 and 188 bands the band kernel's second wave cost 4–26% against the
+/// split (8192 × 5120 f32: 53.3 µs alone, 42.7 + 4 µs split; 8192 × 10000 bf16: 65.6 against
+/// 43.7 + 4.8 µs; 16384 × 12000 bf16: 126.9 against 96.8 + 5 µs).
+pub const ONE_WAVE_BANDS: usize = 132;
 /// 128-byte bands from which the double-width bands take over from the band kernel (sm_90): at
 /// 224 bands (H200) the bf16 ones ran at 90% of the device copy where [`gemv_t_band_bf16`] ran
 /// at 74% (4096 × 14336), the f32 ones level with [`gemv_t_band_f32`] (4096 × 7168: 90%).
@@ -270,8 +278,9 @@ fn bands<T: GemvElement>(cols: usize, bytes: usize) -> usize {
 }
 
 /// The slices [`gemv_t`] splits the rows of a `rows × cols` A of `T` into: 1 (no split) where
-/// the band kernel runs alone (`T`'s [`Unsplit`]), else enough for the first pass's blocks of
-/// 256 bytes a row to fill the GPU, at most 32 and at least 512 rows each.
+/// the band kernel runs alone (`T`'s [`Unsplit`]) or the wider kernels take the row (from 192
+/// bands), else enough for the first pass's blocks of 256 bytes a row to fill the
+/// GPU, at most 32 and at least 512 rows each.
 ///
 /// ```
 /// use tessera::catalog::gemv::row_slices;
@@ -280,12 +289,14 @@ fn bands<T: GemvElement>(cols: usize, bytes: usize) -> usize {
 /// assert_eq!(row_slices::<f32>(4097, 4095), 1);
 /// assert_eq!(row_slices::<f32>(8192, 3000), 1);
 /// assert_eq!(row_slices::<f32>(16384, 3000), 10);
+/// assert_eq!(row_slices::<f32>(8192, 5120), 6); // 160 bands: two waves alone
 /// assert_eq!(row_slices::<f32>(2049, 31), 5);
 /// assert_eq!(row_slices::<bf16>(8192, 6000), 10);
 /// assert_eq!(row_slices::<bf16>(8192, 8192), 1);
 /// ```
 pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
-    if T::TRANSPOSED.unsplit.runs_alone(rows, bands::<T>(cols, 128)) {
+    let bands_128 = bands::<T>(cols, 128);
+    if bands_128 >= PAIR_FROM_BANDS || T::TRANSPOSED.unsplit.runs_alone(rows, bands_128) {
         1
     } else {
         let column_blocks = bands::<T>(cols, 256).max(1);
@@ -304,6 +315,7 @@ pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
 /// # fn main() -> Result<(), tessera::Error> {
 /// let simulator = tessera::Simulator::new()?;
 /// assert_eq!(gemv_t_kernel_for::<f32>(&simulator, 4097, 4095).name(), "gemv_t_band_f32");
+/// assert_eq!(gemv_t_kernel_for::<f32>(&simulator, 8192, 5120).name(), "gemv_t_finish_f32");
 /// assert_eq!(gemv_t_kernel_for::<f32>(&simulator, 1 << 20, 64).name(), "gemv_t_lanes_finish_f32");
 /// assert_eq!(gemv_t_kernel_for::<half::bf16>(&simulator, 4096, 14336).name(), "gemv_t_band_pairs_bf16");
 /// assert_eq!(gemv_t_kernel_for::<half::bf16>(&simulator, 8192, 3000).name(), "gemv_t_finish_bf16");

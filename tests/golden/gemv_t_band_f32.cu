@@ -5,7 +5,8 @@
 // in flight (unsaid it took 32 and interleaved them with the products: on an H200 86.6%
 // of the device copy at 14336 × 4096 where this runs at 94–95%, 81.5% at 4097 × 4095
 // against 84–85.5%, 66% at 8192 × 3000 against 79%). [`super::gemv_t`] takes it from
-// f32's [`super::Unsplit`] bands to 191 on sm_90, 255 elsewhere.
+// f32's [`super::Unsplit`] bands to one wave ([`super::ONE_WAVE_BANDS`]), and from 192
+// to 255 off sm_90.
 
 // A programmatic dependent launch (sm_90 on) may start this grid while the one before it on the
 // stream is still finishing: griddepcontrol.wait returns once that grid has completed and its

@@ -143,8 +143,9 @@ macro_rules! gemv_t_column_sums {
 // one or two bands an SM, 1024 threads on double-width bands), the row-split first pass and
 // the finishing pass, for one element type and its bands.
 macro_rules! gemv_t_kernels {
-    // 16-bit data: lanes on vectors of 2 (bands of 64 columns) and 4 (double-width bands of 128)
-    (sixteen_bit $t:ident, $($kernels:tt)*) => {
+    // 16-bit data: lanes on vectors of 2 (bands of 64 columns) and 4 (double-width bands of 128);
+    // the band kernel's rows a trip per type
+    (sixteen_bit $t:ident, band_unroll = $band_unroll:tt, $($kernels:tt)*) => {
         gemv_t_kernels!(
             $t,
             sums = vectors,
@@ -154,7 +155,7 @@ macro_rules! gemv_t_kernels {
             wide_columns = 128,
             // 24 rows a trip: with 32, 64 registers spilled 8 bytes
             unroll = 24,
-            band_unroll = 24,
+            band_unroll = $band_unroll,
             // one block an SM said, so that ptxas keeps every load of a trip in flight (64
             // registers; unsaid it chose 32 and interleaved the loads with the products)
             one_wave = [min_blocks = 1,],
@@ -261,7 +262,8 @@ gemv_t_kernels!(
         /// in flight (unsaid it took 32 and interleaved them with the products: on an H200 86.6%
         /// of the device copy at 14336 × 4096 where this runs at 94–95%, 81.5% at 4097 × 4095
         /// against 84–85.5%, 66% at 8192 × 3000 against 79%). [`super::gemv_t`] takes it from
-        /// f32's [`super::Unsplit`] bands to 191 on sm_90, 255 elsewhere.
+        /// f32's [`super::Unsplit`] bands to one wave ([`super::ONE_WAVE_BANDS`]), and from 192
+        /// to 255 off sm_90.
         gemv_t_band_f32
     ],
     pairs = [
@@ -274,7 +276,7 @@ gemv_t_kernels!(
     ],
     partials = [
         /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too
-        /// few blocks to fill the GPU (fewer bands than SMs): block (bx, by) adds rows
+        /// few blocks to fill the GPU, or more than one wave of them ([`super::row_slices`]): block (bx, by) adds rows
         /// by·⌈M/S⌉ .. of columns bx·64 .. into `partials[by, ..]` (S = the rows of
         /// `partials`). Lane l of each warp takes columns l and l + 32 of the block's 64, so a
         /// warp reads 256 contiguous bytes of each of its rows (two 128-byte runs side by
@@ -291,7 +293,10 @@ gemv_t_kernels!(
 );
 
 gemv_t_kernels!(
+    // 12 rows a trip: on an H200 1–3 points of the device copy over 24 at 4096–16384 rows of
+    // 8192–12000 columns (16384 × 8192: 94.0–94.3% against 91.1–91.5%), where f16 lost 0–2
     sixteen_bit bf16,
+    band_unroll = 12,
     rows = [
         /// y = Aᵀ·x on bf16 A, x and y (f32 sums, y rounded once): [`gemv_t_f32`]'s 512
         /// threads, two blocks an SM, on bands of 64 columns, a lane loading two at once (the
@@ -301,8 +306,8 @@ gemv_t_kernels!(
     ],
     band = [
         /// [`gemv_t_band_f32`] on bf16 data: 1024 threads per band of 64 columns, pairs of
-        /// columns a lane (on an H200 85% of the device copy at 8192², 91–94% at 16384 × 8192,
-        /// where single elements on bands of 64 gave 68 and 72%).
+        /// columns a lane, 12 rows a trip (on an H200 87% of the device copy at 8192², 94% at
+        /// 16384 × 8192, where 24 rows gave 85 and 91%, single elements on bands of 64 68 and 72%).
         gemv_t_band_bf16
     ],
     pairs = [
@@ -324,12 +329,14 @@ gemv_t_kernels!(
 
 gemv_t_kernels!(
     sixteen_bit f16,
+    band_unroll = 24,
     rows = [
         /// [`gemv_t_bf16`] on f16 data.
         gemv_t_f16
     ],
     band = [
-        /// [`gemv_t_band_bf16`] on f16 data.
+        /// [`gemv_t_band_bf16`] on f16 data, 24 rows a trip (12 lost 0–2 points of the device
+        /// copy on an H200).
         gemv_t_band_f16
     ],
     pairs = [
