@@ -108,6 +108,66 @@ def staged(s, vec, bulk=False):
     return before + rest
 
 
+def one_pass(s, vec):
+    """LayerNorm's statistics from one pass over the row: Σx and Σx² as it is loaded (an FFMA an
+    element where the second pass took an FADD and an FFMA), var = Σx²/C − mean²; where that
+    cancels (mean² > 8·var, or var ≤ 0) the exact second pass over the registers as emitted. The
+    row's vectors are loaded first (zero where the row has none), the sums then unguarded: with
+    the sums inside `if (i < vectors)`, ptxas branched around each load and its sums, so a
+    thread's four loads ran one after another (SASS on sm_90a)."""
+    element = "__nv_bfloat16" if vec == "tessera_bf16x8" else "__half"
+    s = replace_once(s, "    float s = extra;\n", "    float s = extra;\n    float q = extra * extra;\n")
+    load = f"            const {vec} w = tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR));\n"
+    i = s.index(load)
+    loop_start = s.rindex("    #pragma unroll\n    for (int j = 0;", 0, i)
+    loop_end = s.index("\n    }\n", i) + len("\n    }\n")
+    loads = (f"    {vec} loaded[ITEMS / VECTOR];\n"
+             "    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
+             "        const int i = j * THREADS + tid;\n"
+             f"        loaded[j] = i < vectors ? tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR)) : {vec}{{}};\n"
+             "    }\n"
+             "    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
+             "        #pragma unroll\n        for (int k = 0; k < VECTOR; ++k) {\n"
+             f"            v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<const {element}*>(&loaded[j])[k]);\n"
+             "            s += v[j * VECTOR + k];\n"
+             "            q = fmaf(v[j * VECTOR + k], v[j * VECTOR + k], q);\n"
+             "        }\n    }\n")
+    s = s[:loop_start] + loads + s[loop_end:]
+    i = s.index("    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);\n")
+    i += len("    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);\n")
+    j = s.index("    const float inverse_deviation =", i)
+    exact = s[i:j]
+    k = s.index("\n", j)
+    fast = ("    float variance = tessera_block_sum(q, tid, THREADS) / static_cast<float>(C) - mean * mean;\n"
+            "    if (!(mean * mean <= 8.0f * variance)) {  // cancelled: the exact pass (uniform across the block)\n"
+            + "\n".join("    " + line if line else line for line in exact.rstrip("\n").split("\n")) + "\n"
+            "        variance = tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C);\n"
+            "    }\n"
+            "    const float inverse_deviation = 1.0f / sqrtf(variance + eps);")
+    return s[:i] + fast + s[k:]
+
+
+def loads_first(s, vec):
+    """The emitted kernel with only the change `one_pass` makes to its loads: the row's vectors
+    loaded first (zero where the row has none), the sums then unguarded."""
+    element = "__nv_bfloat16" if vec == "tessera_bf16x8" else "__half"
+    load = f"            const {vec} w = tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR));\n"
+    i = s.index(load)
+    loop_start = s.rindex("    #pragma unroll\n    for (int j = 0;", 0, i)
+    loop_end = s.index("\n    }\n", i) + len("\n    }\n")
+    loads = (f"    {vec} loaded[ITEMS / VECTOR];\n"
+             "    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
+             "        const int i = j * THREADS + tid;\n"
+             f"        loaded[j] = i < vectors ? tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR)) : {vec}{{}};\n"
+             "    }\n"
+             "    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
+             "        #pragma unroll\n        for (int k = 0; k < VECTOR; ++k) {\n"
+             f"            v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<const {element}*>(&loaded[j])[k]);\n"
+             "            s += v[j * VECTOR + k];\n"
+             "        }\n    }\n")
+    return s[:loop_start] + loads + s[loop_end:]
+
+
 def vectors_from_chunks(s, bias, shuffled=False):
     """The by-element weight (and bias) reads of the path where y starts as x does made vectors
     built from two aligned 16-byte chunks (vector_from.cuh)."""
@@ -151,6 +211,13 @@ def shaped(kernel, threads, items, changes=()):
         s = replace_once(s, "v[j * VECTOR + k] = static_cast<float>(" + load[:-1] + ");", "v[j * VECTOR + k] = " + load)
         head, rest = s.split(load, 1)
         s = head + load + rest.replace("v[j * VECTOR + k]", "static_cast<float>(v[j * VECTOR + k])")
+    if "one_pass" in changes:
+        s = one_pass(s, vec)
+    if "loads_first" in changes:
+        s = loads_first(s, vec)
+    for change in changes:  # "minN": __launch_bounds__(threads, N), N blocks an SM
+        if change.startswith("min"):
+            s = s.replace(f"__launch_bounds__({threads})", f"__launch_bounds__({threads}, {int(change[3:])})")
     if "staged" in changes or "bulk" in changes:
         s = staged(s, vec, bulk="bulk" in changes)
     if stream:
@@ -199,7 +266,22 @@ WIDTHS = [
     ("rms_norm_bf16", False, 128, 56, ()),
 ]
 
-TABLES = {"staged": STAGED, "widths": WIDTHS}
+# LayerNorm's statistics in one pass (ncu at 8192², H200: the 16-bit LayerNorm issues an
+# instruction 73% of cycles, RMSNorm 56%): the session of 2026-11-28 (thirty-seventh).
+ONE_PASS = [
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 256, 32, ("loads_first",)),
+    ("layer_norm_bf16", True, 256, 32, ("one_pass",)),
+    ("layer_norm_bf16", True, 256, 32, ("one_pass", "min4")),
+    ("layer_norm_bf16", True, 128, 48, ()),
+    ("layer_norm_bf16", True, 128, 48, ("one_pass",)),
+    ("layer_norm_bf16", True, 128, 48, ("one_pass", "min6")),
+    ("layer_norm_short_bf16", True, 128, 40, ()),
+    ("layer_norm_short_bf16", True, 128, 40, ("one_pass",)),
+    ("rms_norm_bf16", False, 256, 32, ()),
+]
+
+TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS}
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/norm-shapes"
