@@ -6,10 +6,12 @@ holds the row in shared memory instead of registers (16-byte `cp.async` copies i
 thread's own slots, so a block needs no registers for its row in flight and more blocks fit an
 SM), `_bulk` the same filled by one `cp.async.bulk` of the row's whole vectors and an mbarrier,
 `_chunks` and `_shuffled` build the weight's and bias' vectors from aligned 16-byte chunks where the
-emitted kernel reads them by element (vector_from.cuh). Writes the sources and `shapes.inc`
+emitted kernel reads them by element (vector_from.cuh), `_one_pass` takes LayerNorm's statistics
+from Σx and Σx² (the exact second pass where they cancel), `_loads_first` only loads the row's
+vectors before summing them, `_minN` declares N blocks an SM. Writes the sources and `shapes.inc`
 (the launch table shapes.cu includes) into OUT_DIR.
 
-    python3 shapes.py /tmp/norm-shapes [staged | widths]   (the table of shapes: STAGED, WIDTHS)
+    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass]   (the tables STAGED, WIDTHS, ONE_PASS)
 """
 import os
 import re
@@ -108,48 +110,8 @@ def staged(s, vec, bulk=False):
     return before + rest
 
 
-def one_pass(s, vec):
-    """LayerNorm's statistics from one pass over the row: Σx and Σx² as it is loaded (an FFMA an
-    element where the second pass took an FADD and an FFMA), var = Σx²/C − mean²; where that
-    cancels (mean² > 8·var, or var ≤ 0) the exact second pass over the registers as emitted. The
-    row's vectors are loaded first (zero where the row has none), the sums then unguarded: with
-    the sums inside `if (i < vectors)`, ptxas branched around each load and its sums, so a
-    thread's four loads ran one after another (SASS on sm_90a)."""
-    element = "__nv_bfloat16" if vec == "tessera_bf16x8" else "__half"
-    s = replace_once(s, "    float s = extra;\n", "    float s = extra;\n    float q = extra * extra;\n")
-    load = f"            const {vec} w = tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR));\n"
-    i = s.index(load)
-    loop_start = s.rindex("    #pragma unroll\n    for (int j = 0;", 0, i)
-    loop_end = s.index("\n    }\n", i) + len("\n    }\n")
-    loads = (f"    {vec} loaded[ITEMS / VECTOR];\n"
-             "    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
-             "        const int i = j * THREADS + tid;\n"
-             f"        loaded[j] = i < vectors ? tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR)) : {vec}{{}};\n"
-             "    }\n"
-             "    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
-             "        #pragma unroll\n        for (int k = 0; k < VECTOR; ++k) {\n"
-             f"            v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<const {element}*>(&loaded[j])[k]);\n"
-             "            s += v[j * VECTOR + k];\n"
-             "            q = fmaf(v[j * VECTOR + k], v[j * VECTOR + k], q);\n"
-             "        }\n    }\n")
-    s = s[:loop_start] + loads + s[loop_end:]
-    i = s.index("    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);\n")
-    i += len("    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);\n")
-    j = s.index("    const float inverse_deviation =", i)
-    exact = s[i:j]
-    k = s.index("\n", j)
-    fast = ("    float variance = tessera_block_sum(q, tid, THREADS) / static_cast<float>(C) - mean * mean;\n"
-            "    if (!(mean * mean <= 8.0f * variance)) {  // cancelled: the exact pass (uniform across the block)\n"
-            + "\n".join("    " + line if line else line for line in exact.rstrip("\n").split("\n")) + "\n"
-            "        variance = tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C);\n"
-            "    }\n"
-            "    const float inverse_deviation = 1.0f / sqrtf(variance + eps);")
-    return s[:i] + fast + s[k:]
-
-
 def loads_first(s, vec):
-    """The emitted kernel with only the change `one_pass` makes to its loads: the row's vectors
-    loaded first (zero where the row has none), the sums then unguarded."""
+    """The row's vectors loaded first (zero where the row has none), the sums then unguarded."""
     element = "__nv_bfloat16" if vec == "tessera_bf16x8" else "__half"
     load = f"            const {vec} w = tessera_vector_at<{vec}>(x + row * x_ld + (head + i * VECTOR));\n"
     i = s.index(load)
@@ -166,6 +128,31 @@ def loads_first(s, vec):
              "            s += v[j * VECTOR + k];\n"
              "        }\n    }\n")
     return s[:loop_start] + loads + s[loop_end:]
+
+
+def one_pass(s, vec):
+    """LayerNorm's statistics from one pass over the row: Σx and Σx² as it is loaded (an FFMA an
+    element where the second pass took an FADD and an FFMA), var = Σx²/C − mean²; where that
+    cancels (mean² > 8·var, or var ≤ 0) the exact second pass over the registers as emitted. The
+    row's vectors are loaded first (`loads_first`): with the sums inside `if (i < vectors)`,
+    ptxas branched around each load and its sums, so a thread's four loads ran one after another
+    (SASS on sm_90a)."""
+    s = loads_first(s, vec)
+    s = replace_once(s, "    float s = extra;\n", "    float s = extra;\n    float q = extra * extra;\n")
+    s = replace_once(s, "            s += v[j * VECTOR + k];\n",
+                     "            s += v[j * VECTOR + k];\n            q = fmaf(v[j * VECTOR + k], v[j * VECTOR + k], q);\n")
+    i = s.index("    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);\n")
+    i += len("    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);\n")
+    j = s.index("    const float inverse_deviation =", i)
+    exact = s[i:j]
+    k = s.index("\n", j)
+    fast = ("    float variance = tessera_block_sum(q, tid, THREADS) / static_cast<float>(C) - mean * mean;\n"
+            "    if (!(mean * mean <= 8.0f * variance)) {  // cancelled: the exact pass (uniform across the block)\n"
+            + "\n".join("    " + line if line else line for line in exact.rstrip("\n").split("\n")) + "\n"
+            "        variance = tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C);\n"
+            "    }\n"
+            "    const float inverse_deviation = 1.0f / sqrtf(variance + eps);")
+    return s[:i] + fast + s[k:]
 
 
 def vectors_from_chunks(s, bias, shuffled=False):
@@ -190,7 +177,7 @@ def vectors_from_chunks(s, bias, shuffled=False):
 
 def shaped(kernel, threads, items, changes=()):
     """The emitted `kernel` at threads × items, with `changes` (any of "raw", "stream",
-    "staged", "bulk", "chunks", "shuffled") made to it; its name says them. `items` is a
+    "staged", "bulk", "chunks", "shuffled", "one_pass", "loads_first", "minN") made to it; its name says them. `items` is a
     multiple of the 16-bit vector of 8: the kernels' loops take ITEMS / VECTOR vectors a thread,
     so any other count holds fewer columns than threads × items says."""
     assert items % 8 == 0, f"{kernel} at {threads} × {items}: ITEMS must be a multiple of 8"
