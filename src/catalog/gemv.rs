@@ -253,6 +253,26 @@ pub fn gemv<T: GemvElement>(
 /// of 512 threads each): 8 slices at 4097 × 4095 f32, which measured 85% of the device copy
 /// against 83% with 16 (H100, `benchmarks/lab/rows/gemv_t.cu`).
 const FILLING_BLOCKS: usize = 512;
+/// Blocks of 512 threads an H100 or H200 runs at once, two an SM: a wave of the 512-thread
+/// kernels (the one-pass kernel of many bands, and pass 1 of the split).
+const TWO_BLOCK_SLOTS: usize = 2 * ONE_WAVE_BANDS;
+/// The least share of their last wave a grid of 512-thread blocks keeps busy, on average over
+/// its waves, before the rows are split (or split further) instead: a last wave of few blocks
+/// cannot keep the DRAM busy. On an H200 the one-pass 512-thread kernel at 282, 313 and 375
+/// bands (0.53, 0.59 and 0.71 of its waves busy) took 90.4, 93.5 and 97.6 µs at 8192 × 9000,
+/// 8192 × 10000 and 8192 × 12000 f32, where the split's first pass took 74–76, 80–82 and 93 µs
+/// (S = 3 to 8; S = 2 no faster than one pass at 8192 × 12000) and the finishing pass 3–4 µs.
+/// Both passes against one: 8192 × 9000 f32 92.6 → 80.4 µs, 16384 × 10000 f32 189 → 165 µs,
+/// 8192 × 20000 bf16 105 → 89 µs, 16384 × 24000 bf16 207 → 189 µs.
+pub const BUSY_WAVES: f64 = 0.8;
+
+/// The share of their waves `blocks` blocks keep busy on `slots` at once: 1 for whole waves,
+/// less the emptier the last one.
+fn busy_waves(blocks: usize, slots: usize) -> f64 {
+    let waves = blocks as f64 / slots as f64;
+    waves / waves.ceil().max(1.0)
+}
+
 /// The most 128-byte bands the band kernel's blocks (one an SM) run in one wave on an H100 or
 /// H200; beyond, up to where the wider kernels take over (192 bands), the rows are
 /// split: on an H200 at 160 and 188 bands the band kernel's second wave cost 4–26% against the
@@ -278,10 +298,11 @@ fn bands<T: GemvElement>(cols: usize, bytes: usize) -> usize {
 }
 
 /// The slices [`gemv_t`] splits the rows of a `rows × cols` A of `T` into: 1 (no split) where
-/// the band kernel runs alone (`T`'s [`Unsplit`]) or the wider kernels take the row (from 192
-/// bands), else enough for the first pass's blocks of 256 bytes a row to fill the
-/// GPU, at most 32 and at least 512 rows each.
-///
+/// one pass does — the band kernel alone (`T`'s [`Unsplit`]), the wider kernels from 192 bands
+/// of 128 bytes, the 512-thread kernel while its last wave is not a thin one ([`BUSY_WAVES`]) or
+/// A has too few rows for three slices —,
+/// else enough for the first pass's blocks of 256 bytes a row to fill the GPU about twice, more
+/// where their own last wave would be a thin one; at most 32 and at least 512 rows each.
 /// ```
 /// use tessera::catalog::gemv::row_slices;
 /// use half::bf16;
@@ -290,18 +311,33 @@ fn bands<T: GemvElement>(cols: usize, bytes: usize) -> usize {
 /// assert_eq!(row_slices::<f32>(8192, 3000), 1);
 /// assert_eq!(row_slices::<f32>(16384, 3000), 10);
 /// assert_eq!(row_slices::<f32>(8192, 5120), 6); // 160 bands: two waves alone
+/// assert_eq!(row_slices::<f32>(8192, 10000), 3); // 313 bands: 1.19 waves of 512 threads
+/// assert_eq!(row_slices::<f32>(8192, 12000), 4); // not 2 or 3: 1.42 and 2.14 waves
+/// assert_eq!(row_slices::<f32>(4096, 16384), 1); // 512 bands: 1.94 waves
+/// assert_eq!(row_slices::<f32>(1024, 20000), 1); // 625 bands in 2.37 waves, but 1024 rows
 /// assert_eq!(row_slices::<f32>(2049, 31), 5);
 /// assert_eq!(row_slices::<bf16>(8192, 6000), 10);
 /// assert_eq!(row_slices::<bf16>(8192, 8192), 1);
 /// ```
 pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
     let bands_128 = bands::<T>(cols, 128);
-    if bands_128 >= PAIR_FROM_BANDS || T::TRANSPOSED.unsplit.runs_alone(rows, bands_128) {
-        1
-    } else {
-        let column_blocks = bands::<T>(cols, 256).max(1);
-        (FILLING_BLOCKS / column_blocks).clamp(1, 32).min(rows.div_ceil(512).max(1))
+    let one_pass = T::TRANSPOSED.unsplit.runs_alone(rows, bands_128)
+        // the double-width bands while theirs fit one wave (sm_90), or off sm_90 the band
+        // kernel and the 512-thread one as before
+        || (PAIR_FROM_BANDS..=2 * PAIR_BANDS).contains(&bands_128)
+        // the 512-thread kernel, while its last wave is not a thin one or the rows are too few
+        // for three slices (at 1024 × 20000 f32 two slices took 28.0 µs, one pass 24.6 µs)
+        || (bands_128 > 2 * PAIR_BANDS
+            && (busy_waves(bands_128, TWO_BLOCK_SLOTS) >= BUSY_WAVES || rows.div_ceil(512) < 3));
+    if one_pass {
+        return 1;
     }
+    let column_blocks = bands::<T>(cols, 256).max(1);
+    let mut slices = (FILLING_BLOCKS / column_blocks).clamp(2, 32);
+    while slices < 32 && busy_waves(column_blocks * slices, TWO_BLOCK_SLOTS) < BUSY_WAVES {
+        slices += 1;
+    }
+    slices.min(rows.div_ceil(512).max(1))
 }
 
 /// The kernel [`gemv_t`] reports for a `rows × cols` A of `T` on `device` ([`TransposedKernels`]):
@@ -335,7 +371,7 @@ pub fn gemv_t_kernel_for<T: GemvElement>(
     // the double-width kernels are sm_90's (their registers spill on sm_80)
     if bands_128 >= PAIR_FROM_BANDS && super::runs_sm_90(device) && bands::<T>(cols, 256) <= PAIR_BANDS {
         kernels.band_pairs
-    } else if bands_128 >= SMALL_BLOCK_BANDS {
+    } else if bands_128 >= SMALL_BLOCK_BANDS && row_slices::<T>(rows, cols) == 1 {
         kernels.rows
     } else if row_slices::<T>(rows, cols) == 1 {
         kernels.band
