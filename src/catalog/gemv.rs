@@ -10,9 +10,10 @@
 //!   128 or 256 bytes of each row, the lanes side by side across it (f32 lanes on single
 //!   columns, 16-bit lanes on vectors of 2 or 4); the block's warps take interleaved runs of
 //!   `UNROLL` rows, and their sums are added from shared memory in warp order, so the result
-//!   does not depend on timing. With fewer bands than SMs [`gemv_t`] splits the rows into
-//!   slices instead (the partials kernel, then the finishing one as its dependent, adding the
-//!   slices in order; [`gemv_t_split_f32`] does both in one launch with `last_block_of`).
+//!   does not depend on timing. Where one pass would leave SMs idle or end on a thin wave
+//!   ([`row_slices`]), [`gemv_t`] splits the rows into slices instead (the partials kernel,
+//!   then the finishing one as its dependent, adding the slices in order; [`gemv_t_split_f32`]
+//!   does both in one launch with `last_block_of`).
 
 use crate::prelude::*;
 use crate::{Input, Output};
@@ -120,7 +121,8 @@ pub trait GemvElement: crate::runtime::Element {
 /// The kernels [`gemv_t`] picks from for one element type, by how many 128-byte bands a row of
 /// A holds (32 f32 columns, 64 of 16 bits).
 pub struct TransposedKernels {
-    /// 512 threads, two blocks an SM, per 128-byte band (many bands, or sm_80).
+    /// 512 threads, two blocks an SM, per 128-byte band (many bands, or sm_80), where its last
+    /// wave is not a thin one ([`BUSY_WAVES`]).
     pub rows: &'static crate::KernelDefinition,
     /// 1024 threads per 128-byte band, from [`Unsplit`]'s bands to [`ONE_WAVE_BANDS`], and from
     /// 192 to 255 off sm_90.
@@ -300,9 +302,10 @@ fn bands<T: GemvElement>(cols: usize, bytes: usize) -> usize {
 /// The slices [`gemv_t`] splits the rows of a `rows × cols` A of `T` into: 1 (no split) where
 /// one pass does — the band kernel alone (`T`'s [`Unsplit`]), the wider kernels from 192 bands
 /// of 128 bytes, the 512-thread kernel while its last wave is not a thin one ([`BUSY_WAVES`]) or
-/// A has too few rows for three slices —,
-/// else enough for the first pass's blocks of 256 bytes a row to fill the GPU about twice, more
-/// where their own last wave would be a thin one; at most 32 and at least 512 rows each.
+/// A has too few rows for three slices —, else enough for the first pass's blocks of 256 bytes
+/// a row to fill the GPU about twice, more where their own last wave would be a thin one; at
+/// most 32 and at least 512 rows each.
+///
 /// ```
 /// use tessera::catalog::gemv::row_slices;
 /// use half::bf16;
@@ -342,8 +345,9 @@ pub fn row_slices<T: GemvElement>(rows: usize, cols: usize) -> usize {
 
 /// The kernel [`gemv_t`] reports for a `rows × cols` A of `T` on `device` ([`TransposedKernels`]):
 /// on sm_90 the double-width band kernel from 192 bands of 128 bytes while its bands fit one an
-/// SM; the 512-thread kernel from 256 bands; the 1024-thread band kernel where it runs alone
-/// (`T`'s [`Unsplit`]); below, the finishing pass of the row split ([`row_slices`]); on narrow rows
+/// SM; the finishing pass of the row split where the rows are split ([`row_slices`]: the band
+/// kernel would leave SMs idle or take two waves, the 512-thread one end on a thin wave); else
+/// the 512-thread kernel from 256 bands, the 1024-thread band kernel below; on narrow rows
 /// ([`narrow_transposed_pass`]) the finishing pass of their slices.
 ///
 /// ```
@@ -371,12 +375,12 @@ pub fn gemv_t_kernel_for<T: GemvElement>(
     // the double-width kernels are sm_90's (their registers spill on sm_80)
     if bands_128 >= PAIR_FROM_BANDS && super::runs_sm_90(device) && bands::<T>(cols, 256) <= PAIR_BANDS {
         kernels.band_pairs
-    } else if bands_128 >= SMALL_BLOCK_BANDS && row_slices::<T>(rows, cols) == 1 {
-        kernels.rows
-    } else if row_slices::<T>(rows, cols) == 1 {
-        kernels.band
-    } else {
+    } else if row_slices::<T>(rows, cols) > 1 {
         kernels.finish
+    } else if bands_128 >= SMALL_BLOCK_BANDS {
+        kernels.rows
+    } else {
+        kernels.band
     }
 }
 
