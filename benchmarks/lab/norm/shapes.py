@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-from variants import golden, replace_once  # the emitted kernels, read from tests/golden
+from variants import PAIR_REDUCTION, golden, replace_once  # the emitted kernels, read from tests/golden
 
 
 STREAMING = r'''
@@ -155,6 +155,19 @@ def one_pass(s, vec):
     return s[:i] + fast + s[k:]
 
 
+def pair_reduction(s):
+    """After `one_pass`: Σx and Σx² added over the block in one reduction of the pair (one round
+    of barriers where two block sums take two)."""
+    s = replace_once(s, 'extern "C" __global__', PAIR_REDUCTION + 'extern "C" __global__')
+    s = replace_once(s, """    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);
+    float variance = tessera_block_sum(q, tid, THREADS) / static_cast<float>(C) - mean * mean;
+""", """    const float2 sums = lab_block_sum_pair(s, q, tid, THREADS);
+    const float mean = sums.x / static_cast<float>(C);
+    float variance = sums.y / static_cast<float>(C) - mean * mean;
+""")
+    return s
+
+
 def vectors_from_chunks(s, bias, shuffled=False):
     """The by-element weight (and bias) reads of the path where y starts as x does made vectors
     built from two aligned 16-byte chunks (vector_from.cuh)."""
@@ -177,7 +190,7 @@ def vectors_from_chunks(s, bias, shuffled=False):
 
 def shaped(kernel, threads, items, changes=()):
     """The emitted `kernel` at threads × items, with `changes` (any of "raw", "stream",
-    "staged", "bulk", "chunks", "shuffled", "one_pass", "loads_first", "minN") made to it; its name says them. `items` is a
+    "staged", "bulk", "chunks", "shuffled", "one_pass", "loads_first", "pair", "minN") made to it; its name says them. `items` is a
     multiple of the 16-bit vector of 8: the kernels' loops take ITEMS / VECTOR vectors a thread,
     so any other count holds fewer columns than threads × items says."""
     assert items % 8 == 0, f"{kernel} at {threads} × {items}: ITEMS must be a multiple of 8"
@@ -202,6 +215,8 @@ def shaped(kernel, threads, items, changes=()):
         s = one_pass(s, vec)
     if "loads_first" in changes:
         s = loads_first(s, vec)
+    if "pair" in changes:
+        s = pair_reduction(s)
     for change in changes:  # "minN": __launch_bounds__(threads, N), N blocks an SM
         if change.startswith("min"):
             s = s.replace(f"__launch_bounds__({threads})", f"__launch_bounds__({threads}, {int(change[3:])})")
@@ -268,7 +283,20 @@ ONE_PASS = [
     ("rms_norm_bf16", False, 256, 32, ()),
 ]
 
-TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS}
+# .. and their Σx and Σx² in one block reduction (the session of 2026-11-28, thirty-seventh)
+PAIR = [
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 256, 32, ("one_pass", "min4")),
+    ("layer_norm_bf16", True, 256, 32, ("one_pass", "pair", "min4")),
+    ("layer_norm_bf16", True, 256, 32, ("one_pass", "pair")),
+    ("layer_norm_bf16", True, 128, 48, ()),
+    ("layer_norm_bf16", True, 128, 48, ("one_pass", "pair", "min6")),
+    ("layer_norm_short_bf16", True, 128, 40, ()),
+    ("layer_norm_short_bf16", True, 128, 40, ("one_pass", "pair")),
+    ("rms_norm_bf16", False, 256, 32, ()),
+]
+
+TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS, "pair": PAIR}
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/norm-shapes"
