@@ -275,11 +275,11 @@ gemv_t_kernels!(
         gemv_t_band_pairs_f32
     ],
     partials = [
-        /// Pass 1 of y = Aᵀ·x split over row slices, for when one block per 32 columns is too
-        /// few blocks to fill the GPU, or more than one wave of them ([`super::row_slices`]): block (bx, by) adds rows
-        /// by·⌈M/S⌉ .. of columns bx·64 .. into `partials[by, ..]` (S = the rows of
-        /// `partials`). Lane l of each warp takes columns l and l + 32 of the block's 64, so a
-        /// warp reads 256 contiguous bytes of each of its rows (two 128-byte runs side by
+        /// Pass 1 of y = Aᵀ·x split over row slices, where one pass would leave SMs idle or end
+        /// on a thin wave ([`super::row_slices`]): block (bx, by) adds rows by·⌈M/S⌉ .. of
+        /// columns bx·64 .. into `partials[by, ..]` (S = the rows of `partials`). Lane l of each
+        /// warp takes columns l and l + 32 of the block's 64, so a warp reads 256 contiguous
+        /// bytes of each of its rows (two 128-byte runs side by
         /// side: 85% of the device copy at 4097 × 4095 on an H100 where one run of 128 bytes
         /// gave 82%, `benchmarks/lab/rows/gemv_t.cu`); its 16 warps take interleaved runs of 8
         /// rows. Two blocks an SM.
