@@ -626,7 +626,8 @@ fn rms_norm_matches_an_f64_reference(backend: &Backend) {
 
 fn gemv_shapes(backend: &Backend) -> Vec<(usize, usize)> {
     // 1300 × 1100 and 2049 × 600: gemv_t splits the rows of bands into slices (fewer column
-    // bands than its band kernel runs alone on, wider than its narrow-row kernels); 1300 × 65 and 2049 × 31 take those
+    // bands than its band kernel runs alone on, wider than its narrow-row kernels); 1300 × 65
+    // and 2049 × 31 take those
     let mut shapes = vec![
         (1, 1),
         (7, 33),

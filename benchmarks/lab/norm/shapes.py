@@ -8,10 +8,11 @@ SM), `_bulk` the same filled by one `cp.async.bulk` of the row's whole vectors a
 `_chunks` and `_shuffled` build the weight's and bias' vectors from aligned 16-byte chunks where the
 emitted kernel reads them by element (vector_from.cuh), `_one_pass` takes LayerNorm's statistics
 from Σx and Σx² (the exact second pass where they cancel), `_loads_first` only loads the row's
-vectors before summing them, `_minN` declares N blocks an SM. Writes the sources and `shapes.inc`
+vectors before summing them, `_pair` (after `_one_pass`) adds Σx and Σx² in one block reduction,
+`_minN` declares N blocks an SM. Writes the sources and `shapes.inc`
 (the launch table shapes.cu includes) into OUT_DIR.
 
-    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass]   (the tables STAGED, WIDTHS, ONE_PASS)
+    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass | pair]   (the tables STAGED, WIDTHS, ONE_PASS, PAIR)
 """
 import os
 import re
