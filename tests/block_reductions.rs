@@ -1,6 +1,7 @@
 //! `block_sum` / `block_max` in thread code, two calls in a row and one call in a loop (whose
-//! rounds reuse the shared scratch of the last), against the host — on the simulation (three
-//! thread orders) and, ignored without one, on a GPU.
+//! rounds reuse the shared scratch of the last), and consecutive `let`s whose reductions share one
+//! round through shared memory, against the host — on the simulation (three thread orders) and,
+//! ignored without one, on a GPU.
 
 mod common;
 
@@ -43,7 +44,65 @@ fn sum_of_chunk_maxima(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R,)>) {
     }
 }
 
-on_both_backends!(block_reductions_match_the_host);
+/// y[row] = (Σx, Σx², Σx³, max x, −min x): three sums in one round, then two maxima in another,
+/// over a block of three warps.
+#[tile_kernel(threads = 96, vector = 1, require(K == 5))]
+fn row_moments(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, K)>) {
+    let (row,) = grid(R);
+    let mut s = 0.0f32;
+    let mut q = 0.0f32;
+    let mut k = 0.0f32;
+    let mut m = -f32::INFINITY;
+    let mut n = -f32::INFINITY;
+    for c in (thread_index()..C).step_by(THREADS) {
+        let v = x[[row, c]];
+        s += v;
+        q += v * v;
+        k += v * v * v;
+        m = max(m, v);
+        n = max(n, -v);
+    }
+    let sum = block_sum(s);
+    let squares = block_sum(q);
+    let cubes = block_sum(k);
+    let largest = block_max(m);
+    let negated_smallest = block_max(n);
+    if thread_index() == 0 {
+        y[[row, 0]] = sum;
+        y[[row, 1]] = squares;
+        y[[row, 2]] = cubes;
+        y[[row, 3]] = largest;
+        y[[row, 4]] = negated_smallest;
+    }
+}
+
+on_both_backends!(block_reductions_match_the_host, reductions_in_one_round_match_the_host);
+
+fn reductions_in_one_round_match_the_host(backend: &Backend) {
+    // the lets became two rounds, one pair of barriers each
+    let source = row_moments::KERNEL.cuda_source();
+    assert!(source.contains("tessera_block_sums(tessera_sums_of_sum_squares_cubes, tid, THREADS);"), "{source}");
+    assert!(source.contains("tessera_block_maxima(tessera_maxima_of_largest_negated_smallest, tid, THREADS);"), "{source}");
+    for (rows, cols) in [(3, 1), (5, 95), (4, 96), (6, 97), (2, 1000)] {
+        let host = random_floats(rows * cols, (rows * 17 + cols) as u64);
+        let x = backend.upload(&host, [rows, cols]).unwrap();
+        let mut y = backend.zeros::<f32>([rows, 5]).unwrap();
+        row_moments::launch(backend, &x, &mut y).unwrap();
+        let got = backend.download(&y).unwrap();
+        for r in 0..rows {
+            let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
+            let sums = [1, 2, 3].map(|power| row.iter().map(|v| v.powi(power)).sum::<f64>());
+            for (i, want) in sums.into_iter().enumerate() {
+                let g = f64::from(got[r * 5 + i]);
+                assert!((g - want).abs() < 1e-4 * (1.0 + want.abs()), "{rows}×{cols}: y[{r}][{i}] = {g}, want {want}");
+            }
+            let largest = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+            let smallest = row.iter().fold(f64::INFINITY, |m, &v| m.min(v));
+            assert_eq!(f64::from(got[r * 5 + 3]), largest, "{rows}×{cols}: the maximum of row {r}");
+            assert_eq!(f64::from(got[r * 5 + 4]), -smallest, "{rows}×{cols}: minus the minimum of row {r}");
+        }
+    }
+}
 
 fn block_reductions_match_the_host(backend: &Backend) {
     for (rows, cols) in [(3, 1), (5, 127), (4, 128), (6, 129), (2, 1000)] {

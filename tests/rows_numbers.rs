@@ -20,6 +20,7 @@ on_both_backends!(
     norms_by_groups_of_lanes_keep_their_vectors_and_narrow_on_unaligned_rows,
     rms_norm_matches_an_f64_reference,
     bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs,
+    sixteen_bit_layer_norm_keeps_its_accuracy_on_rows_far_from_zero,
     gemv_matches_an_f64_reference,
     every_narrow_gemv_kernel_matches_an_f64_reference_at_the_edges_of_its_width,
     every_narrow_gemv_t_kernel_matches_an_f64_reference_at_the_edges_of_its_width,
@@ -1080,4 +1081,51 @@ fn bf16_and_f16_norms_match_an_f64_reference_from_the_rounded_inputs(backend: &B
     }
     check(backend, bf16::from_f32, |v: bf16| f64::from(v.to_f32()), 2f64.powi(-8), "bf16");
     check(backend, f16::from_f32, |v: f16| f64::from(v.to_f32()), 2f64.powi(-11), "f16");
+}
+
+/// The 16-bit LayerNorms take Σx and Σx² in one pass, where Σx²/C − mean² cancels on rows
+/// whose mean is large beside their spread: rows of 4096 ± 64 (bf16) or 1000 ± 4 (f16), where
+/// that difference is off by a tenth of the variance and more, must take the exact pass and
+/// match an f64 reference as the rows near zero do.
+fn sixteen_bit_layer_norm_keeps_its_accuracy_on_rows_far_from_zero(backend: &Backend) {
+    use tessera::half::{bf16, f16};
+    fn check<T: norm::NormElement + Copy>(
+        backend: &Backend,
+        (offset, spread): (f32, f32),
+        to: impl Fn(f32) -> T,
+        back: impl Fn(T) -> f64,
+        ulp: f64,
+        name: &str,
+    ) {
+        for (rows, cols) in norm_shapes(backend) {
+            let host: Vec<T> =
+                random_floats(rows * cols, 11 + cols as u64).iter().map(|v| to(offset + v * spread)).collect();
+            let host_w: Vec<T> = random_floats(cols, 29).into_iter().map(&to).collect();
+            let host_b: Vec<T> = random_floats(cols, 31).into_iter().map(&to).collect();
+            let x = backend.upload(&host, [rows, cols]).unwrap();
+            let (w, b) = (backend.upload(&host_w, [cols]).unwrap(), backend.upload(&host_b, [cols]).unwrap());
+            let mut y = backend.filled([rows, cols], to(f32::NAN)).unwrap();
+            norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
+            let y = backend.download(&y).unwrap();
+            for r in 0..rows {
+                let row: Vec<f64> = host[r * cols..(r + 1) * cols].iter().map(|&v| back(v)).collect();
+                let mean = row.iter().sum::<f64>() / cols as f64;
+                let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+                let inv = 1.0 / (var + 1e-5).sqrt();
+                for c in 0..cols {
+                    let want = (row[c] - mean) * inv * back(host_w[c]) + back(host_b[c]);
+                    let g = back(y[r * cols + c]);
+                    // one rounding of y, and the f32 mean's own rounding (a few units of the
+                    // mean's last place) through 1 / σ: large on rows of one value, where σ is √eps
+                    let mean_rounding = mean.abs() * 2f64.powi(-21) * inv * back(host_w[c]).abs();
+                    assert!(
+                        (g - want).abs() <= ulp * want.abs() + 1e-3 + mean_rounding,
+                        "{name} layer_norm {rows}×{cols} of rows {offset} ± {spread}: y[{r}][{c}] = {g}, want {want}"
+                    );
+                }
+            }
+        }
+    }
+    check(backend, (4096.0, 64.0), bf16::from_f32, |v: bf16| f64::from(v.to_f32()), 2f64.powi(-8), "bf16");
+    check(backend, (1000.0, 4.0), f16::from_f32, |v: f16| f64::from(v.to_f32()), 2f64.powi(-11), "f16");
 }

@@ -88,6 +88,9 @@ struct KernelSource<'a> {
 pub fn render(kernel: &Kernel) -> Result<String, RenderError> {
     validate(kernel, &kernel.target())
         .map_err(|diagnostics| RenderError::Invalid { kernel: kernel.name.clone(), diagnostics })?;
+    // block reductions that can share a round through shared memory take one (the report counts
+    // the same barriers)
+    let kernel = &tessera_dsl::with_block_reduction_rounds(kernel);
     let launch_requirements = kernel.launch_requirements();
     // the widest element whose vector of VECTOR fits one access (bf16 operands of a kernel
     // with an f32 result: 8 × 16 bits)

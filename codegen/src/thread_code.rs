@@ -24,6 +24,16 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         used.push(CLUSTER);
     }
     for statement in kernel.statements() {
+        if let Statement::Thread(thread) = statement {
+            thread.walk_statements(&mut |s| {
+                if let ThreadStatementKind::BlockReductions { function, .. } = &s.kind {
+                    match function {
+                        Intrinsic::BlockMax => used.extend([WARP_MAX, BLOCK_MAXIMA]),
+                        _ => used.extend([WARP_SUM, BLOCK_SUMS]),
+                    }
+                }
+            });
+        }
         let expressions = match statement {
             Statement::Thread(thread) => thread.expressions(),
             Statement::Copy(tessera_dsl::TileCopy { map: Some(map), .. }) => vec![&map.body],
@@ -78,6 +88,8 @@ pub(crate) fn helpers(kernel: &Kernel) -> Vec<&'static str> {
         WARP_MAX,
         BLOCK_SUM,
         BLOCK_MAX,
+        BLOCK_SUMS,
+        BLOCK_MAXIMA,
         LAST_BLOCK_OF,
         CLUSTER,
         CLUSTER_EXCHANGE_PRIMITIVES,
@@ -192,6 +204,64 @@ __device__ __forceinline__ T tessera_block_max(T v, int tid, int threads)
     v = tessera_warp_max(v);
     __syncthreads();  // the next block reduction may overwrite warp_maxima
     return v;
+}";
+
+const BLOCK_SUMS: &str = "// block sums made together (consecutive `let`s, none reading another's): every thread gets
+// each of the N values summed over the block's `threads` threads — each warp's sums, then all
+// the warps' sums through shared memory in one round (two barriers for the N, where one
+// block_sum at a time takes two each)
+template <int N, typename T>
+__device__ __forceinline__ void tessera_block_sums(T (&v)[N], int tid, int threads)
+{
+    __shared__ T warp_sums[N][32];
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        v[n] = tessera_warp_sum(v[n]);
+    }
+    if (threads <= 32) {
+        return;
+    }
+    if (tid % 32 == 0) {
+#pragma unroll
+        for (int n = 0; n < N; ++n) {
+            warp_sums[n][tid / 32] = v[n];
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        v[n] = tid % 32 < (threads + 31) / 32 ? warp_sums[n][tid % 32] : T(0);
+        v[n] = tessera_warp_sum(v[n]);
+    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
+}";
+
+const BLOCK_MAXIMA: &str = "// block maxima made together: each of the N values' maximum over the block, in one round
+template <int N, typename T>
+__device__ __forceinline__ void tessera_block_maxima(T (&v)[N], int tid, int threads)
+{
+    __shared__ T warp_maxima[N][32];
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        v[n] = tessera_warp_max(v[n]);
+    }
+    if (threads <= 32) {
+        return;
+    }
+    if (tid % 32 == 0) {
+#pragma unroll
+        for (int n = 0; n < N; ++n) {
+            warp_maxima[n][tid / 32] = v[n];
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        // lanes past the last warp repeat warp 0's maximum, which changes nothing
+        v[n] = warp_maxima[n][tid % 32 < (threads + 31) / 32 ? tid % 32 : 0];
+        v[n] = tessera_warp_max(v[n]);
+    }
+    __syncthreads();  // the next block reduction may overwrite warp_maxima
 }";
 
 const CLUSTER: &str = include_str!("../templates/cluster_helpers.cu").trim_ascii_end();
@@ -529,6 +599,36 @@ impl Printer<'_> {
                     }
                 };
                 env.bind(name, tessera_dsl::Binding::Registers { element, len: Some(count), mutable: true });
+            }
+            ThreadStatementKind::BlockReductions { name, function, values } => {
+                let ty = match values.first() {
+                    Some(value) => self.type_of(env, value, None)?,
+                    None => return Err(self.fail(statement.origin, &format!("`{name}` reduces no values"))),
+                };
+                let texts =
+                    values.iter().map(|value| self.expr(value, env, Some(ty))).collect::<Result<Vec<_>, _>>()?;
+                let helper = match function {
+                    Intrinsic::BlockMax => "tessera_block_maxima",
+                    _ => "tessera_block_sums",
+                };
+                let calls: Vec<String> = values.iter().map(|value| format!("{}({value})", function.name())).collect();
+                out.push(format!(
+                    "// {}: in one round through shared memory (one pair of barriers for all)",
+                    calls.join(", ")
+                ));
+                out.push(format!(
+                    "{} {name}[{}] = {{{}}};",
+                    self.c_type(ty, statement.origin)?,
+                    values.len(),
+                    texts.join(", ")
+                ));
+                out.push(format!("{helper}({name}, tid, THREADS);"));
+                let element = match ty {
+                    ThreadType::Scalar(element) => element,
+                    _ => return Err(self.fail(statement.origin, &format!("`{name}` reduces numbers; these are {ty}"))),
+                };
+                let len = Some(values.len() as i64);
+                env.bind(name, tessera_dsl::Binding::Registers { element, len, mutable: false });
             }
             ThreadStatementKind::Assign { place, op, value } => {
                 let ty = self.type_of(env, place, None)?;

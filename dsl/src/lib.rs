@@ -80,8 +80,9 @@ pub use tensor_map::{
     tensor_map_of, CopyMechanism, TensorMap, TMA_MAX_BOX, TMA_STORE_ROWS, TMA_STORE_STAGE_BYTES, TMA_SWIZZLE_SPANS,
 };
 pub use thread_code::{
-    check_thread_statement, is_varying, Binding, FragmentSlots, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind,
-    ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, UnaryOp, VectorStart,
+    check_thread_statement, is_varying, with_block_reduction_rounds, Binding, BlockReductionGroup, FragmentSlots,
+    Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType,
+    TypeEnv, UnaryOp, VectorStart, MAX_REDUCED_TOGETHER,
 };
 pub use tune::{configure, shape_class, Candidate, ConfigureError, TuneSpace};
 pub use validate::validate;

@@ -4,7 +4,10 @@
 
 use serde::Serialize;
 
-use crate::{Intrinsic, Kernel, Statement, ThreadExprKind, ThreadStatement, ThreadStatementKind, TypeEnv};
+use crate::{
+    with_block_reduction_rounds, Intrinsic, Kernel, Statement, ThreadExprKind, ThreadStatement, ThreadStatementKind,
+    TypeEnv,
+};
 
 /// One reduction of thread code: `warp_sum(v, 8)`, `block_max(m)`, `cluster_sum(s)`, ..
 ///
@@ -26,8 +29,14 @@ pub struct ReductionReport {
     /// second one over the warps' results when it has several (a cluster's block reduction too).
     pub shuffle_rounds: u32,
     /// `__syncthreads` one thread passes: two for a block of several warps (the warps' results
-    /// written, then read before the buffer is reused), and a cluster's block reduction.
+    /// written, then read before the buffer is reused), and a cluster's block reduction; none
+    /// for a block reduction made in the round of the one before it.
     pub barriers: u32,
+    /// How many block reductions share this one's round through shared memory (1: alone; see
+    /// [`crate::BlockReductionGroup`]).
+    pub reduced_together: u32,
+    /// Whether it rides in the round of the block reduction before it (no barriers of its own).
+    pub in_earlier_round: bool,
 }
 
 /// Which threads a reduction spans.
@@ -52,7 +61,34 @@ impl ReductionReport {
             ReductionScope::Block { threads } if threads <= 32 => (5, 0),
             ReductionScope::Block { .. } | ReductionScope::Cluster => (10, 2),
         };
-        Self { statement: statement.into(), function: function.into(), scope, shuffle_rounds, barriers }
+        Self {
+            statement: statement.into(),
+            function: function.into(),
+            scope,
+            shuffle_rounds,
+            barriers,
+            reduced_together: 1,
+            in_earlier_round: false,
+        }
+    }
+
+    /// This block reduction as one of `together` made in one round: the first of them passes
+    /// the round's barriers, the others none.
+    ///
+    /// ```
+    /// # use tessera_dsl::{ReductionReport, ReductionScope};
+    /// let block = ReductionScope::Block { threads: 256 };
+    /// let first = ReductionReport::new("let mean = block_sum(s) / C as f32;", "block_sum", block).in_round_of(2, false);
+    /// let second = ReductionReport::new("let square = block_sum(q) / C as f32;", "block_sum", block).in_round_of(2, true);
+    /// assert_eq!((first.barriers, second.barriers), (2, 0));
+    /// ```
+    pub fn in_round_of(mut self, together: u32, earlier: bool) -> Self {
+        self.reduced_together = together;
+        self.in_earlier_round = earlier;
+        if earlier {
+            self.barriers = 0;
+        }
+        self
     }
 }
 
@@ -70,6 +106,19 @@ impl std::fmt::Display for ReductionReport {
             ReductionScope::Block { threads } if threads <= 32 => {
                 write!(f, "reduce   {} over the block's {threads} threads, one warp: {rounds} shuffle rounds", self.function)
             }
+            ReductionScope::Block { threads } if self.in_earlier_round => write!(
+                f,
+                "reduce   {} over the block's {threads} threads, in the round of the reduction before it: 5 shuffle rounds, 5 more, no barriers of its own",
+                self.function,
+            ),
+            ReductionScope::Block { threads } if self.reduced_together > 1 => write!(
+                f,
+                "reduce   {} over the block's {threads} threads with the {} after it in one round: 5 shuffle rounds, the {} warps' results through shared memory, 5 more, 2 barriers for all {}",
+                self.function,
+                self.reduced_together - 1,
+                threads.div_ceil(32),
+                self.reduced_together,
+            ),
             ReductionScope::Block { threads } => write!(
                 f,
                 "reduce   {} over the block's {threads} threads: 5 shuffle rounds, the {} warps' results through shared memory, 5 more, 2 barriers",
@@ -90,7 +139,8 @@ pub(crate) fn reductions(kernel: &Kernel) -> Vec<ReductionReport> {
     let threads = kernel.launch_threads() as u32;
     let env = TypeEnv::of_kernel(kernel);
     let mut out = Vec::new();
-    for statement in kernel.statements() {
+    // as rendered: groups of block reductions in one round each
+    for statement in with_block_reduction_rounds(kernel).statements() {
         if let Statement::Thread(thread) = statement {
             collect(thread, threads, &env, &mut out);
         }
@@ -99,6 +149,15 @@ pub(crate) fn reductions(kernel: &Kernel) -> Vec<ReductionReport> {
 }
 
 fn collect(statement: &ThreadStatement, threads: u32, env: &TypeEnv, out: &mut Vec<ReductionReport>) {
+    if let ThreadStatementKind::BlockReductions { function, values, .. } = &statement.kind {
+        let together = values.len() as u32;
+        for position in 0..together {
+            let report =
+                ReductionReport::new(statement.to_string(), function.name(), ReductionScope::Block { threads });
+            out.push(report.in_round_of(together, position > 0));
+        }
+        return;
+    }
     // the statement's own expressions; the statements inside an `if` or a loop report themselves
     let (own, inner): (Vec<_>, Vec<&ThreadStatement>) = match &statement.kind {
         ThreadStatementKind::If { condition, then, otherwise } => {

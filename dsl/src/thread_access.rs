@@ -151,6 +151,11 @@ impl Warp<'_> {
             ThreadStatementKind::LetArray { init, .. } => {
                 self.expr(init, mask, &text);
             }
+            ThreadStatementKind::BlockReductions { values, .. } => {
+                for value in values {
+                    self.expr(value, mask, &text);
+                }
+            }
             ThreadStatementKind::Assign { place, value, .. } => {
                 let values = self.expr(value, mask, &text);
                 match &place.kind {

@@ -28,20 +28,111 @@ pub const MAX_COLUMNS: usize = 16 * 1024;
 // f32 renders as nothing).
 
 macro_rules! layer_norm {
-    // where the weight's and bias' vectors do not start where the row's do: read by element
-    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt) => {
-        layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items,
+    // `weights = vector_from`: where the weight's and bias' vectors do not start where the row's
+    // do, read them as vectors from the aligned chunks that hold them, not by element;
+    // `statistics = one_pass`: Σx and Σx² as the row is loaded (16-bit rows, below)
+    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt
+        $(, weights = $weights:ident)? $(, statistics = $statistics:ident)? $(, min_blocks = $min_blocks:tt)?) => {
+        layer_norm!(@weights [$($weights)?] $(#[$doc])* $name, $t, $vector, $threads, $items,
+            [$($statistics)?], [$(min_blocks = $min_blocks,)?]);
+    };
+    (@weights [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt) => {
+        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks,
             shifted = [], w = [weight[c + k]], b = [bias[c + k]]);
     };
-    // .. or as vectors from the aligned chunks that hold them (`vector_from`)
-    ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt, weights = vector_from) => {
-        layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items,
+    (@weights [vector_from] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt) => {
+        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks,
             shifted = [let wv = weight.vector_from(c); let bv = bias.vector_from(c);], w = [wv[k]], b = [bv[k]]);
     };
-    (@kernel $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt,
-        shifted = [$($shifted:tt)*], w = [$($w:tt)*], b = [$($b:tt)*]) => {
+    // The mean, then the mean of the squared deviations from it over the registers: two
+    // reductions, one after the other, and no cancellation.
+    (@statistics [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*], $($weights:tt)*) => {
+        layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items, [$($min_blocks)*], $($weights)*,
+            statistics = [
+                let mut v = [0.0f32; ITEMS];
+                let mut s = extra;
+                // this thread's j-th vector is the row's vector j·THREADS + t from the boundary
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        let w = x.vector_at([row, head + i * VECTOR]);
+                        for k in 0..VECTOR {
+                            v[j * VECTOR + k] = w[k] as f32;
+                            s += v[j * VECTOR + k];
+                        }
+                    }
+                }
+                let mean = block_sum(s) / C as f32;
+                // guarded per vector, as loaded: a guard per element keeps a predicate per
+                // register alive (66 registers and 3 blocks per SM, where 48 give 5)
+                let mut squares = 0.0f32;
+                if extra_column >= 0 {
+                    squares = (extra - mean) * (extra - mean);
+                }
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        for k in 0..VECTOR {
+                            let d = v[j * VECTOR + k] - mean;
+                            squares += d * d;
+                        }
+                    }
+                }
+                let inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
+            ]);
+    };
+    // Σx and Σx² as the row is loaded (an FFMA an element where the second pass takes an FADD
+    // and an FFMA), both block sums in one round (one pair of barriers where the two passes take
+    // two), var = Σx²/C − mean². Where that cancels (mean² > 8·var: the deviations small beside
+    // the mean) the block takes the exact second pass over its registers. 16-bit rows only: its
+    // error, at most about 9 × f32's on the variance, is far below their rounding.
+    (@statistics [one_pass] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*], $($weights:tt)*) => {
+        layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items, [$($min_blocks)*], $($weights)*,
+            statistics = [
+                let mut v = [0.0f32; ITEMS];
+                let mut s = extra;
+                let mut q = extra * extra;
+                // the loads alone under the guard (a vector past the row's stays zero, adding
+                // nothing): with the sums inside it, ptxas branches around each load and its
+                // sums, and a thread's loads run one after another
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    let mut w = vector(0.0 as $t);
+                    if i < vectors {
+                        w = x.vector_at([row, head + i * VECTOR]);
+                    }
+                    for k in 0..VECTOR {
+                        v[j * VECTOR + k] = w[k] as f32;
+                        s += v[j * VECTOR + k];
+                        q = fma(v[j * VECTOR + k], v[j * VECTOR + k], q);
+                    }
+                }
+                let mean = block_sum(s) / C as f32;
+                let mut variance = block_sum(q) / C as f32 - mean * mean;
+                if !(mean * mean <= 8.0f32 * variance) {
+                    // cancelled (or var ≤ 0): the exact pass, taken by the whole block
+                    let mut squares = 0.0f32;
+                    if extra_column >= 0 {
+                        squares = (extra - mean) * (extra - mean);
+                    }
+                    for j in 0..ITEMS / VECTOR {
+                        let i = j * THREADS + thread_index();
+                        if i < vectors {
+                            for k in 0..VECTOR {
+                                let d = v[j * VECTOR + k] - mean;
+                                squares += d * d;
+                            }
+                        }
+                    }
+                    variance = block_sum(squares) / C as f32;
+                }
+                let inverse_deviation = 1.0f32 / sqrt(variance + eps);
+            ]);
+    };
+    (@kernel $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*],
+        shifted = [$($shifted:tt)*], w = [$($w:tt)*], b = [$($b:tt)*], statistics = [$($statistics:tt)*]) => {
         $(#[$doc])*
-        #[tile_kernel(threads = $threads, vector = $vector, fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR), require(C <= ITEMS * THREADS))]
+        #[tile_kernel(threads = $threads, vector = $vector, $($min_blocks)* fixed(ITEMS = $items), require(THREADS >= 2 * VECTOR), require(C <= ITEMS * THREADS))]
         pub fn $name(
             x: Global<$t, (R, C)>,
             weight: Global<$t, (C,)>,
@@ -67,36 +158,7 @@ macro_rules! layer_norm {
             if extra_column >= 0 {
                 extra = x[[row, extra_column]] as f32;
             }
-            let mut v = [0.0f32; ITEMS];
-            let mut s = extra;
-            // this thread's j-th vector is the row's vector j·THREADS + t from the boundary
-            for j in 0..ITEMS / VECTOR {
-                let i = j * THREADS + thread_index();
-                if i < vectors {
-                    let w = x.vector_at([row, head + i * VECTOR]);
-                    for k in 0..VECTOR {
-                        v[j * VECTOR + k] = w[k] as f32;
-                        s += v[j * VECTOR + k];
-                    }
-                }
-            }
-            let mean = block_sum(s) / C as f32;
-            // guarded per vector, as loaded: a guard per element keeps a predicate per
-            // register alive (66 registers and 3 blocks per SM, where 48 give 5)
-            let mut squares = 0.0f32;
-            if extra_column >= 0 {
-                squares = (extra - mean) * (extra - mean);
-            }
-            for j in 0..ITEMS / VECTOR {
-                let i = j * THREADS + thread_index();
-                if i < vectors {
-                    for k in 0..VECTOR {
-                        let d = v[j * VECTOR + k] - mean;
-                        squares += d * d;
-                    }
-                }
-            }
-            let inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
+            $($statistics)*
             // (x − mean)·inverse_deviation as one fma, x·inverse_deviation + shift, and the
             // weight and bias as a second: two instructions an element where the subtraction
             // took three (+1% of the copy on 16-bit rows, where instructions bound the kernel)
@@ -175,11 +237,11 @@ layer_norm!(
     /// weight and bias are read by element on rows whose vectors do not start where theirs do:
     /// `vector_from` (as [`layer_norm_bf16`]) gained 4 points there but took 72 registers, 7
     /// blocks an SM, and lost 2–3 on aligned rows.
-    layer_norm_short_bf16, bf16, vector = 8, threads = 128, items = 40
+    layer_norm_short_bf16, bf16, vector = 8, threads = 128, items = 40, statistics = one_pass
 );
 layer_norm!(
     /// [`layer_norm_short_bf16`] on f16 data.
-    layer_norm_short_f16, f16, vector = 8, threads = 128, items = 40
+    layer_norm_short_f16, f16, vector = 8, threads = 128, items = 40, statistics = one_pass
 );
 layer_norm!(
     /// [`layer_norm_f32`] on bf16 x, weight, bias and y (f32 statistics). On the rows whose
@@ -187,21 +249,21 @@ layer_norm!(
     /// come as vectors from their aligned chunks (`vector_from`): read by element, a warp's
     /// 2-byte loads 16 bytes apart bound the kernel on L1 (ncu on an H200: L1/TEX 86%, DRAM 41%;
     /// 68% of the device copy at 8192 × 8191, 77% from chunks in the lab).
-    layer_norm_bf16, bf16, vector = 8, threads = 256, items = 32, weights = vector_from
+    layer_norm_bf16, bf16, vector = 8, threads = 256, items = 32, weights = vector_from, statistics = one_pass, min_blocks = 4
 );
 layer_norm!(
     /// [`layer_norm_wide_f32`] on bf16 data (the weight and bias by element where their vectors
     /// do not start where the row's do: from chunks, as [`layer_norm_bf16`], this kernel's 64
     /// registers a thread spill on sm_80).
-    layer_norm_wide_bf16, bf16, vector = 8, threads = 512, items = 32
+    layer_norm_wide_bf16, bf16, vector = 8, threads = 512, items = 32, statistics = one_pass
 );
 layer_norm!(
     /// [`layer_norm_f32`] on f16 x, weight, bias and y (f32 statistics).
-    layer_norm_f16, f16, vector = 8, threads = 256, items = 32, weights = vector_from
+    layer_norm_f16, f16, vector = 8, threads = 256, items = 32, weights = vector_from, statistics = one_pass, min_blocks = 4
 );
 layer_norm!(
     /// [`layer_norm_wide_f32`] on f16 data.
-    layer_norm_wide_f16, f16, vector = 8, threads = 512, items = 32
+    layer_norm_wide_f16, f16, vector = 8, threads = 512, items = 32, statistics = one_pass
 );
 
 macro_rules! rms_norm {
@@ -544,11 +606,11 @@ layer_norm!(
 );
 layer_norm!(
     /// [`layer_norm_block_2048_f32`] on bf16 data (f32 statistics).
-    layer_norm_block_2048_bf16, bf16, vector = 8, threads = 64, items = 32
+    layer_norm_block_2048_bf16, bf16, vector = 8, threads = 64, items = 32, statistics = one_pass
 );
 layer_norm!(
     /// [`layer_norm_block_2048_f32`] on f16 data (f32 statistics).
-    layer_norm_block_2048_f16, f16, vector = 8, threads = 64, items = 32
+    layer_norm_block_2048_f16, f16, vector = 8, threads = 64, items = 32, statistics = one_pass
 );
 rms_norm!(
     /// [`rms_norm_f32`] for rows of up to 2048 columns: a block of 64 threads per row, 32
@@ -576,11 +638,11 @@ layer_norm!(
 );
 layer_norm!(
     /// [`layer_norm_block_3072_f32`] on bf16 data (f32 statistics).
-    layer_norm_block_3072_bf16, bf16, vector = 8, threads = 96, items = 32
+    layer_norm_block_3072_bf16, bf16, vector = 8, threads = 96, items = 32, statistics = one_pass
 );
 layer_norm!(
     /// [`layer_norm_block_3072_f32`] on f16 data (f32 statistics).
-    layer_norm_block_3072_f16, f16, vector = 8, threads = 96, items = 32
+    layer_norm_block_3072_f16, f16, vector = 8, threads = 96, items = 32, statistics = one_pass
 );
 rms_norm!(
     /// [`rms_norm_f32`] for rows of up to 3072 columns: a block of 96 threads per row, 32
@@ -607,11 +669,11 @@ layer_norm!(
     /// row, 32 elements each (four vectors of 8) — on an H200 92–94% of the device copy on rows
     /// of 3200 to 4096 columns, where [`layer_norm_short_bf16`] gave 87–92%. f32 rows keep
     /// [`layer_norm_short_f32`], which 128 × 32 only matched.
-    layer_norm_block_4096_bf16, bf16, vector = 8, threads = 128, items = 32
+    layer_norm_block_4096_bf16, bf16, vector = 8, threads = 128, items = 32, statistics = one_pass
 );
 layer_norm!(
     /// [`layer_norm_block_4096_bf16`] on f16 data.
-    layer_norm_block_4096_f16, f16, vector = 8, threads = 128, items = 32
+    layer_norm_block_4096_f16, f16, vector = 8, threads = 128, items = 32, statistics = one_pass
 );
 rms_norm!(
     /// [`rms_norm_block_3072_bf16`] for rows of up to 4096 columns: a block of 128 threads per
@@ -638,21 +700,21 @@ layer_norm!(
     /// 48 elements each (six vectors of 8; 80 registers, 6 blocks an SM on sm_90), the weight
     /// and bias as [`layer_norm_bf16`] reads them — on an H200 95–98% of the device copy at 6144
     /// columns, where [`layer_norm_bf16`] gave 87–89%.
-    layer_norm_block_6144_bf16, bf16, vector = 8, threads = 128, items = 48, weights = vector_from
+    layer_norm_block_6144_bf16, bf16, vector = 8, threads = 128, items = 48, weights = vector_from, statistics = one_pass, min_blocks = 6
 );
 layer_norm!(
     /// [`layer_norm_block_6144_bf16`] on f16 data.
-    layer_norm_block_6144_f16, f16, vector = 8, threads = 128, items = 48, weights = vector_from
+    layer_norm_block_6144_f16, f16, vector = 8, threads = 128, items = 48, weights = vector_from, statistics = one_pass, min_blocks = 6
 );
 layer_norm!(
     /// [`layer_norm_block_6144_bf16`] for rows of up to 7168 columns: 128 threads × 56 elements
     /// (seven vectors of 8; 96 registers, 5 blocks an SM on sm_90) — on an H200 93–97% of the
     /// device copy at 7168 columns, where [`layer_norm_bf16`] gave 90–93%.
-    layer_norm_block_7168_bf16, bf16, vector = 8, threads = 128, items = 56, weights = vector_from
+    layer_norm_block_7168_bf16, bf16, vector = 8, threads = 128, items = 56, weights = vector_from, statistics = one_pass
 );
 layer_norm!(
     /// [`layer_norm_block_7168_bf16`] on f16 data.
-    layer_norm_block_7168_f16, f16, vector = 8, threads = 128, items = 56, weights = vector_from
+    layer_norm_block_7168_f16, f16, vector = 8, threads = 128, items = 56, weights = vector_from, statistics = one_pass
 );
 
 /// Element types the norms take: f32, bf16 and f16 (statistics in f32 for all).

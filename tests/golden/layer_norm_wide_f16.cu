@@ -81,6 +81,36 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     return v;
 }
 
+// block sums made together (consecutive `let`s, none reading another's): every thread gets
+// each of the N values summed over the block's `threads` threads — each warp's sums, then all
+// the warps' sums through shared memory in one round (two barriers for the N, where one
+// block_sum at a time takes two each)
+template <int N, typename T>
+__device__ __forceinline__ void tessera_block_sums(T (&v)[N], int tid, int threads)
+{
+    __shared__ T warp_sums[N][32];
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        v[n] = tessera_warp_sum(v[n]);
+    }
+    if (threads <= 32) {
+        return;
+    }
+    if (tid % 32 == 0) {
+#pragma unroll
+        for (int n = 0; n < N; ++n) {
+            warp_sums[n][tid / 32] = v[n];
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        v[n] = tid % 32 < (threads + 31) / 32 ? warp_sums[n][tid % 32] : T(0);
+        v[n] = tessera_warp_sum(v[n]);
+    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
+}
+
 // x.align_offset(..): the elements from p to the first address aligned for a BYTES-wide access
 template <int BYTES, typename T>
 __device__ __forceinline__ int tessera_align_offset(const T* p)
@@ -140,38 +170,47 @@ layer_norm_wide_f16(const __half* __restrict__ x, const __half* __restrict__ wei
     #pragma unroll
     for (int tessera_i = 0; tessera_i < ITEMS; ++tessera_i) { v[tessera_i] = 0.0f; }
     float s = extra;
+    float q = extra * extra;
     // for j in 0..ITEMS / VECTOR { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS / VECTOR; ++j) {
         const int i = j * THREADS + tid;
+        tessera_f16x8 w = tessera_f16x8{{__float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f), __float2half_rn(0.0f)}};
         if (i < vectors) {
-            const tessera_f16x8 w = tessera_vector_at<tessera_f16x8>(x + row * x_ld + (head + i * VECTOR));
-            #pragma unroll
-            for (int k = 0; k < VECTOR; ++k) {
-                v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<const __half*>(&w)[k]);
-                s += v[j * VECTOR + k];
-            }
+            w = tessera_vector_at<tessera_f16x8>(x + row * x_ld + (head + i * VECTOR));
+        }
+        #pragma unroll
+        for (int k = 0; k < VECTOR; ++k) {
+            v[j * VECTOR + k] = static_cast<float>(reinterpret_cast<__half*>(&w)[k]);
+            s += v[j * VECTOR + k];
+            q = fmaf(v[j * VECTOR + k], v[j * VECTOR + k], q);
         }
     }
-    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);
-    float squares = 0.0f;
-    // if extra_column >= 0 { .. }
-    if (extra_column >= 0) {
-        squares = (extra - mean) * (extra - mean);
-    }
-    // for j in 0..ITEMS / VECTOR { .. }
-    #pragma unroll
-    for (int j = 0; j < ITEMS / VECTOR; ++j) {
-        const int i = j * THREADS + tid;
-        if (i < vectors) {
-            #pragma unroll
-            for (int k = 0; k < VECTOR; ++k) {
-                const float d = v[j * VECTOR + k] - mean;
-                squares += d * d;
+    // block_sum(s), block_sum(q): in one round through shared memory (one pair of barriers for all)
+    float tessera_sums_of_mean_variance[2] = {s, q};
+    tessera_block_sums(tessera_sums_of_mean_variance, tid, THREADS);
+    const float mean = tessera_sums_of_mean_variance[0] / static_cast<float>(C);
+    float variance = tessera_sums_of_mean_variance[1] / static_cast<float>(C) - mean * mean;
+    // if !(mean * mean <= 8.0f32 * variance) { .. }
+    if (!(mean * mean <= 8.0f * variance)) {
+        float squares = 0.0f;
+        if (extra_column >= 0) {
+            squares = (extra - mean) * (extra - mean);
+        }
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            const int i = j * THREADS + tid;
+            if (i < vectors) {
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    const float d = v[j * VECTOR + k] - mean;
+                    squares += d * d;
+                }
             }
         }
+        variance = tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C);
     }
-    const float inverse_deviation = 1.0f / sqrtf(tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C) + eps);
+    const float inverse_deviation = 1.0f / sqrtf(variance + eps);
     const float shift = -mean * inverse_deviation;
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {

@@ -100,6 +100,38 @@ pub fn check_thread_statement(
             }
             env.bind(name, Binding::Registers { element, len: length.ok(), mutable: *mutable });
         }
+        ThreadStatementKind::BlockReductions { name, function, values } => {
+            let mut element = None;
+            for value in values {
+                check_expr(value, None, env, out);
+                match env.type_of(value) {
+                    Ok(ThreadType::Scalar(found)) if element.is_none_or(|e| e == found) => element = Some(found),
+                    Ok(other) => out.push(Diagnostic::new(
+                        value.origin,
+                        format!("`{name}`'s block reductions take numbers of one type; `{value}` is {other}"),
+                    )),
+                    Err(_) => {}
+                }
+            }
+            if !matches!(function, Intrinsic::BlockSum | Intrinsic::BlockMax) {
+                out.push(Diagnostic::new(
+                    statement.origin,
+                    format!("`{name}` reduces with `block_sum` or `block_max`, not `{}`", function.name()),
+                ));
+            }
+            if let Some(condition) = divergent {
+                out.push(Diagnostic::new(
+                    statement.origin,
+                    format!(
+                        "`{}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
+                        function.name(),
+                        condition.line
+                    ),
+                ));
+            }
+            let len = Some(values.len() as i64);
+            env.bind(name, Binding::Registers { element: element.unwrap_or(ElementType::F32), len, mutable: false });
+        }
         ThreadStatementKind::Assign { place, value, .. } | ThreadStatementKind::AtomicAdd { place, value } => {
             let op = op_of(&statement.kind);
             let atomic = matches!(statement.kind, ThreadStatementKind::AtomicAdd { .. });
@@ -191,6 +223,19 @@ pub fn check_thread_statement(
             let inner_divergent = divergent.or_else(|| is_varying(condition, varying).then_some(condition.origin));
             if divergent.is_none() && inner_divergent.is_none() && differs_between_warps(condition, varying) {
                 for s in then.iter().chain(otherwise) {
+                    if let ThreadStatementKind::BlockReductions { function, .. } = &s.kind {
+                        out.push(
+                            Diagnostic::new(
+                                s.origin,
+                                format!(
+                                    "`{}` runs under a condition that differs between the warps of the block (line {}): the threads that skip it leave `__syncthreads` waiting",
+                                    function.name(),
+                                    condition.origin.line
+                                ),
+                            )
+                            .with_hint("call it where the whole block is, before or after the `if`"),
+                        );
+                    }
                     for expr in s.expressions() {
                         expr.walk(&mut |e| match &e.kind {
                             ThreadExprKind::Call { function, .. } if function.is_block_collective() => out.push(
@@ -257,10 +302,15 @@ fn op_of(kind: &ThreadStatementKind) -> Option<ThreadOp> {
 /// Whether `expr` can differ between the lanes of one warp: it mentions `thread_index()`,
 /// `lane()`, a fragment slot's position or row reduction (`s.row(i)`, `s.row_max(i)`: each
 /// lane has its own rows and columns) or a local computed from them. (`warp_index()` is the
-/// same across a warp.)
+/// same across a warp, and so is a block or cluster reduction's result, whatever it reduced.)
 pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
+    // every thread of the block gets the same result: what it reduced does not matter
+    let uniform = expr.replaced(&|e| match &e.kind {
+        ThreadExprKind::Call { function, .. } if function.result_is_block_uniform() => Some(ThreadExpr::int(0)),
+        _ => None,
+    });
     let mut found = false;
-    expr.walk(&mut |e| match &e.kind {
+    uniform.walk(&mut |e| match &e.kind {
         ThreadExprKind::Call { function: Intrinsic::ThreadIndex | Intrinsic::Lane, .. } => found = true,
         ThreadExprKind::FragmentSlot { .. } => found = true,
         ThreadExprKind::Name(name) if varying.contains(name) => found = true,

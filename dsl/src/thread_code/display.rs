@@ -64,6 +64,10 @@ impl std::fmt::Display for ThreadStatement {
             ThreadStatementKind::LetArray { name, mutable, len, init } => {
                 write!(f, "let {}{name} = [{init}; {len}];", if *mutable { "mut " } else { "" })
             }
+            ThreadStatementKind::BlockReductions { name, function, values } => {
+                let calls: Vec<String> = values.iter().map(|v| format!("{}({v})", function.name())).collect();
+                write!(f, "let {name} = [{}];", calls.join(", "))
+            }
             ThreadStatementKind::If { condition, otherwise, .. } => {
                 write!(f, "if {condition} {{ .. }}{}", if otherwise.is_empty() { "" } else { " else { .. }" })
             }

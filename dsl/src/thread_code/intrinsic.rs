@@ -253,6 +253,12 @@ impl Intrinsic {
         matches!(self, Self::BlockSum | Self::BlockMax | Self::LastBlockOf) || self.is_cluster_collective()
     }
 
+    /// Whether every thread of the block gets the same result, whatever each passed in: a
+    /// block or cluster reduction, `last_block_of`.
+    pub fn result_is_block_uniform(self) -> bool {
+        matches!(self, Self::BlockSum | Self::BlockMax | Self::LastBlockOf | Self::ClusterSum | Self::ClusterMax)
+    }
+
     /// Whether every thread of every block of the cluster must call it together (it waits at
     /// the cluster's barrier).
     pub fn is_cluster_collective(self) -> bool {

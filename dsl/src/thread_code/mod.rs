@@ -12,11 +12,13 @@ use crate::{Access, Diagnostic, ElementType, Kernel, Origin, ParamKind, Statemen
 mod check;
 mod display;
 mod intrinsic;
+mod reduction_group;
 mod typing;
 
 pub(crate) use check::check_body;
 pub use check::{check_thread_statement, is_varying};
 pub use intrinsic::Intrinsic;
+pub use reduction_group::{with_block_reduction_rounds, BlockReductionGroup, MAX_REDUCED_TOGETHER};
 pub use typing::{Binding, FragmentSlots, TypeEnv};
 
 /// One statement of per-thread code.
@@ -50,6 +52,11 @@ pub enum ThreadStatementKind {
     /// indexed `v[j]` (held in registers when every index is known after unrolling: loops
     /// with constant bounds unroll).
     LetArray { name: String, mutable: bool, len: crate::Expr, init: ThreadExpr },
+    /// `let name = [block_sum(a), block_sum(b)];`: each value reduced over the block
+    /// (`function`: `BlockSum` or `BlockMax`), all of them in one round through shared memory,
+    /// into the register array `name`. Consecutive `let`s that reduce independent values become
+    /// one (see [`BlockReductionGroup`]); they then read `name[i]`.
+    BlockReductions { name: String, function: Intrinsic, values: Vec<ThreadExpr> },
 }
 
 /// The type of a thread-level value.
@@ -459,6 +466,7 @@ impl ThreadStatement {
         let mut out = Vec::new();
         match &self.kind {
             ThreadStatementKind::Let { init, .. } | ThreadStatementKind::LetArray { init, .. } => out.push(init),
+            ThreadStatementKind::BlockReductions { values, .. } => out.extend(values),
             ThreadStatementKind::Assign { place, value, .. } | ThreadStatementKind::AtomicAdd { place, value } => {
                 out.push(place);
                 out.push(value);
@@ -479,6 +487,18 @@ impl ThreadStatement {
             }
         }
         out
+    }
+
+    /// This statement and every statement inside it (an `if`'s branches, a loop's body), outermost first.
+    pub fn walk_statements<'a>(&'a self, visit: &mut impl FnMut(&'a ThreadStatement)) {
+        visit(self);
+        match &self.kind {
+            ThreadStatementKind::If { then, otherwise, .. } => {
+                then.iter().chain(otherwise).for_each(|s| s.walk_statements(visit))
+            }
+            ThreadStatementKind::For { body, .. } => body.iter().for_each(|s| s.walk_statements(visit)),
+            _ => {}
+        }
     }
 
     /// The names indexed (read or written) anywhere in the statement, and those written.
@@ -510,7 +530,9 @@ impl ThreadStatement {
                 then.iter().chain(otherwise).for_each(|s| s.collect_written(out))
             }
             ThreadStatementKind::For { body, .. } => body.iter().for_each(|s| s.collect_written(out)),
-            ThreadStatementKind::Let { .. } | ThreadStatementKind::LetArray { .. } => {}
+            ThreadStatementKind::Let { .. }
+            | ThreadStatementKind::LetArray { .. }
+            | ThreadStatementKind::BlockReductions { .. } => {}
         }
     }
 
@@ -526,6 +548,7 @@ impl ThreadStatement {
         };
         match &self.kind {
             ThreadStatementKind::Let { init, .. } | ThreadStatementKind::LetArray { init, .. } => look(init),
+            ThreadStatementKind::BlockReductions { values, .. } => values.iter().for_each(&mut look),
             ThreadStatementKind::Assign { place, op, value } => {
                 look(value);
                 if op.is_some() {

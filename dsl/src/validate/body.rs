@@ -48,7 +48,9 @@ impl Checker<'_> {
     /// A `let` or loop variable of thread code may not take a name the generated CUDA declares.
     pub(super) fn reserved_locals(&mut self, thread: &ThreadStatement) {
         let (name, nested): (Option<&String>, Vec<&ThreadStatement>) = match &thread.kind {
-            ThreadStatementKind::Let { name, .. } | ThreadStatementKind::LetArray { name, .. } => (Some(name), vec![]),
+            ThreadStatementKind::Let { name, .. }
+            | ThreadStatementKind::LetArray { name, .. }
+            | ThreadStatementKind::BlockReductions { name, .. } => (Some(name), vec![]),
             ThreadStatementKind::For { var, body, .. } => (Some(var), body.iter().collect()),
             ThreadStatementKind::If { then, otherwise, .. } => (None, then.iter().chain(otherwise).collect()),
             ThreadStatementKind::Assign { .. } | ThreadStatementKind::AtomicAdd { .. } => (None, vec![]),
