@@ -82,7 +82,10 @@ fn reductions_in_one_round_match_the_host(backend: &Backend) {
     // the lets became two rounds, one pair of barriers each
     let source = row_moments::KERNEL.cuda_source();
     assert!(source.contains("tessera_block_sums(tessera_sums_of_sum_squares_cubes, tid, THREADS);"), "{source}");
-    assert!(source.contains("tessera_block_maxima(tessera_maxima_of_largest_negated_smallest, tid, THREADS);"), "{source}");
+    assert!(
+        source.contains("tessera_block_maxima(tessera_maxima_of_largest_negated_smallest, tid, THREADS);"),
+        "{source}"
+    );
     for (rows, cols) in [(3, 1), (5, 95), (4, 96), (6, 97), (2, 1000)] {
         let host = random_floats(rows * cols, (rows * 17 + cols) as u64);
         let x = backend.upload(&host, [rows, cols]).unwrap();

@@ -427,4 +427,11 @@ fn reductions_are_reported_with_their_lanes_rounds_and_barriers() {
     let json: serde_json::Value = serde_json::from_str(&block.to_json()).unwrap();
     assert_eq!(json["reductions"][0]["scope"], serde_json::json!({ "block": { "threads": 256 } }));
     assert_eq!(json["reductions"][0]["shuffle_rounds"], 10);
+    // Σx and Σx² in one round (2 barriers), and the exact pass's own reduction where they cancel
+    let one_pass = check(&norm::layer_norm_bf16::KERNEL, &options).unwrap();
+    let rounds: Vec<_> = one_pass.reductions.iter().map(|r| (r.reduced_together, r.barriers)).collect();
+    assert_eq!((rounds, one_pass.barriers), (vec![(2, 2), (1, 2)], 4));
+    assert!(one_pass.to_string().contains("reduce   2 × block_sum over the block's 256 threads in one round"));
+    let json: serde_json::Value = serde_json::from_str(&one_pass.to_json()).unwrap();
+    assert_eq!(json["reductions"][0]["reduced_together"], 2);
 }

@@ -29,14 +29,11 @@ pub struct ReductionReport {
     /// second one over the warps' results when it has several (a cluster's block reduction too).
     pub shuffle_rounds: u32,
     /// `__syncthreads` one thread passes: two for a block of several warps (the warps' results
-    /// written, then read before the buffer is reused), and a cluster's block reduction; none
-    /// for a block reduction made in the round of the one before it.
+    /// written, then read before the buffer is reused), and a cluster's block reduction.
     pub barriers: u32,
-    /// How many block reductions share this one's round through shared memory (1: alone; see
-    /// [`crate::BlockReductionGroup`]).
+    /// How many values this round reduces: 1, or up to four block reductions made together
+    /// (see [`crate::BlockReductionGroup`]), their barriers shared.
     pub reduced_together: u32,
-    /// Whether it rides in the round of the block reduction before it (no barriers of its own).
-    pub in_earlier_round: bool,
 }
 
 /// Which threads a reduction spans.
@@ -68,26 +65,20 @@ impl ReductionReport {
             shuffle_rounds,
             barriers,
             reduced_together: 1,
-            in_earlier_round: false,
         }
     }
 
-    /// This block reduction as one of `together` made in one round: the first of them passes
-    /// the round's barriers, the others none.
+    /// `together` block reductions made in one round, its barriers shared.
     ///
     /// ```
     /// # use tessera_dsl::{ReductionReport, ReductionScope};
     /// let block = ReductionScope::Block { threads: 256 };
-    /// let first = ReductionReport::new("let mean = block_sum(s) / C as f32;", "block_sum", block).in_round_of(2, false);
-    /// let second = ReductionReport::new("let square = block_sum(q) / C as f32;", "block_sum", block).in_round_of(2, true);
-    /// assert_eq!((first.barriers, second.barriers), (2, 0));
+    /// let round = ReductionReport::new("let sums = [block_sum(s), block_sum(q)];", "block_sum", block).together(2);
+    /// assert_eq!((round.shuffle_rounds, round.barriers), (10, 2));
+    /// assert!(round.to_string().starts_with("reduce   2 × block_sum over the block's 256 threads in one round"));
     /// ```
-    pub fn in_round_of(mut self, together: u32, earlier: bool) -> Self {
-        self.reduced_together = together;
-        self.in_earlier_round = earlier;
-        if earlier {
-            self.barriers = 0;
-        }
+    pub fn together(mut self, values: u32) -> Self {
+        self.reduced_together = values;
         self
     }
 }
@@ -106,18 +97,12 @@ impl std::fmt::Display for ReductionReport {
             ReductionScope::Block { threads } if threads <= 32 => {
                 write!(f, "reduce   {} over the block's {threads} threads, one warp: {rounds} shuffle rounds", self.function)
             }
-            ReductionScope::Block { threads } if self.in_earlier_round => write!(
-                f,
-                "reduce   {} over the block's {threads} threads, in the round of the reduction before it: 5 shuffle rounds, 5 more, no barriers of its own",
-                self.function,
-            ),
             ReductionScope::Block { threads } if self.reduced_together > 1 => write!(
                 f,
-                "reduce   {} over the block's {threads} threads with the {} after it in one round: 5 shuffle rounds, the {} warps' results through shared memory, 5 more, 2 barriers for all {}",
-                self.function,
-                self.reduced_together - 1,
-                threads.div_ceil(32),
+                "reduce   {} × {} over the block's {threads} threads in one round: 5 shuffle rounds each, the {} warps' results through shared memory, 5 more, 2 barriers",
                 self.reduced_together,
+                self.function,
+                threads.div_ceil(32),
             ),
             ReductionScope::Block { threads } => write!(
                 f,
@@ -150,12 +135,8 @@ pub(crate) fn reductions(kernel: &Kernel) -> Vec<ReductionReport> {
 
 fn collect(statement: &ThreadStatement, threads: u32, env: &TypeEnv, out: &mut Vec<ReductionReport>) {
     if let ThreadStatementKind::BlockReductions { function, values, .. } = &statement.kind {
-        let together = values.len() as u32;
-        for position in 0..together {
-            let report =
-                ReductionReport::new(statement.to_string(), function.name(), ReductionScope::Block { threads });
-            out.push(report.in_round_of(together, position > 0));
-        }
+        let report = ReductionReport::new(statement.to_string(), function.name(), ReductionScope::Block { threads });
+        out.push(report.together(values.len() as u32));
         return;
     }
     // the statement's own expressions; the statements inside an `if` or a loop report themselves
