@@ -12,7 +12,7 @@ vectors before summing them, `_pair` (after `_one_pass`) adds Σx and Σx² in o
 `_minN` declares N blocks an SM. Writes the sources and `shapes.inc`
 (the launch table shapes.cu includes) into OUT_DIR.
 
-    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass | pair | occupancy | parameters]   (the tables of those names)
+    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass | pair | occupancy | parameters | early]   (the tables of those names)
 """
 import os
 import re
@@ -56,6 +56,26 @@ def parameters_evict_last(s):
     for name in ("weight", "bias"):
         s = s.replace(f"tessera_vector_at<tessera_bf16x8>({name} + c)", f"lab_load_evict_last<tessera_bf16x8>({name} + c)", 1)
     return s
+
+
+def parameters_early(s, names, vec):
+    """The aligned path's vectors of `names` ("bias", "weight") loaded before the reduction round,
+    so that their latency passes during its barriers (registers held across it)."""
+    at = "    float tessera_sums_of_mean_variance[2] = {s, q};\n"
+    if at not in s:  # RMSNorm: its one block sum
+        at = "    const float inverse_rms ="
+    loads = ""
+    for name in names:
+        loads += (f"    {vec} early_{name}[ITEMS / VECTOR];\n"
+                  "    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
+                  "        const int i = j * THREADS + tid;\n"
+                  f"        early_{name}[j] = {vec}{{}};\n"
+                  f"        if (i < vectors && tessera_align_offset<16>({name} + head) == 0) {{\n"
+                  f"            early_{name}[j] = tessera_vector_at<{vec}>({name} + head + i * VECTOR);\n"
+                  "        }\n    }\n")
+        s = replace_once(s, f"const {vec} {name[0]}v = tessera_vector_at<{vec}>({name} + c);",
+                         f"const {vec} {name[0]}v = early_{name}[j];")
+    return replace_once(s, at, loads + at)
 
 
 def streaming(s):
@@ -212,7 +232,7 @@ def vectors_from_chunks(s, bias, shuffled=False):
 def shaped(kernel, threads, items, changes=()):
     """The emitted `kernel` at threads × items, with `changes` (any of "raw", "stream",
     "staged", "bulk", "chunks", "shuffled", "one_pass", "loads_first", "pair", "minN", "evict_last",
-    "no_bias") made to it; its name says them. `items` is a
+    "no_bias", "bias_early", "parameters_early") made to it; its name says them. `items` is a
     multiple of the 16-bit vector of 8: the kernels' loops take ITEMS / VECTOR vectors a thread,
     so any other count holds fewer columns than threads × items says."""
     assert items % 8 == 0, f"{kernel} at {threads} × {items}: ITEMS must be a multiple of 8"
@@ -246,6 +266,10 @@ def shaped(kernel, threads, items, changes=()):
         s = staged(s, vec, bulk="bulk" in changes)
     if stream:
         s = streaming(s)
+    if "bias_early" in changes:
+        s = parameters_early(s, ["bias"], vec)
+    if "parameters_early" in changes:
+        s = parameters_early(s, ["bias", "weight"] if kernel.startswith("layer") else ["weight"], vec)
     if "evict_last" in changes:
         s = parameters_evict_last(s)
     if "no_bias" in changes:  # timing only: the aligned path's bias vectors not loaded (outputs differ)
@@ -342,7 +366,18 @@ PARAMETERS = [
     ("rms_norm_bf16", False, 256, 32, ("evict_last",)),
 ]
 
-TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS, "pair": PAIR, "occupancy": OCCUPANCY, "parameters": PARAMETERS}
+# The parameters' loads before the reduction round, their latency in its barriers (thirty-eighth
+# session)
+EARLY = [
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 256, 32, ("bias_early",)),
+    ("layer_norm_bf16", True, 256, 32, ("parameters_early",)),
+    ("layer_norm_bf16", True, 256, 32, ("parameters_early", "min3")),
+    ("rms_norm_bf16", False, 256, 32, ()),
+    ("rms_norm_bf16", False, 256, 32, ("parameters_early",)),
+]
+
+TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS, "pair": PAIR, "occupancy": OCCUPANCY, "parameters": PARAMETERS, "early": EARLY}
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/norm-shapes"
