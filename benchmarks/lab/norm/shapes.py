@@ -12,7 +12,7 @@ vectors before summing them, `_pair` (after `_one_pass`) adds Σx and Σx² in o
 `_minN` declares N blocks an SM. Writes the sources and `shapes.inc`
 (the launch table shapes.cu includes) into OUT_DIR.
 
-    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass | pair | occupancy | parameters | early]   (the tables of those names)
+    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass | pair | occupancy | parameters | early | rows_in_flight]   (the tables of those names)
 """
 import os
 import re
@@ -243,7 +243,9 @@ def shaped(kernel, threads, items, changes=()):
     old_items = int(s.split("constexpr int ITEMS = ")[1].split(";")[0])
     name = f"{kernel}_{threads}x{items}" + "".join("_" + change for change in changes)
     s = replace_once(s, kernel + "(", name + "(")
-    s = s.replace(f"__launch_bounds__({old_threads})", f"__launch_bounds__({threads})")
+    # the emitted blocks-per-SM bound belongs to the emitted shape ("minN" sets one for another)
+    if (threads, items) != (old_threads, old_items):
+        s = re.sub(rf"__launch_bounds__\({old_threads}(, \d+)?\)", f"__launch_bounds__({threads})", s)
     s = replace_once(s, f"constexpr int THREADS = {old_threads};", f"constexpr int THREADS = {threads};")
     s = replace_once(s, f"constexpr int ITEMS = {old_items};", f"constexpr int ITEMS = {items};")
     if raw:
@@ -377,7 +379,18 @@ EARLY = [
     ("rms_norm_bf16", False, 256, 32, ("parameters_early",)),
 ]
 
-TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS, "pair": PAIR, "occupancy": OCCUPANCY, "parameters": PARAMETERS, "early": EARLY}
+# 8192-column rows in blocks of 128 × 64 (more rows in flight an SM than 4 blocks of 256 × 32
+# if 5 or 6 fit), one round (thirty-eighth session)
+ROWS_IN_FLIGHT = [
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 128, 64, ()),
+    ("layer_norm_bf16", True, 128, 64, ("min5",)),
+    ("layer_norm_bf16", True, 128, 64, ("min6",)),
+    ("rms_norm_bf16", False, 256, 32, ()),
+    ("rms_norm_bf16", False, 128, 64, ()),
+]
+
+TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS, "pair": PAIR, "occupancy": OCCUPANCY, "parameters": PARAMETERS, "early": EARLY, "rows_in_flight": ROWS_IN_FLIGHT}
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/norm-shapes"
