@@ -21,16 +21,7 @@ pub fn check_thread_statement(
         if let Some(condition) = divergent {
             expr.walk(&mut |e| {
                 if let Some(collective) = e.warp_collective() {
-                    out.push(
-                        Diagnostic::new(
-                            e.origin,
-                            format!(
-                                "`{collective}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
-                                condition.line
-                            ),
-                        )
-                        .with_hint("call it where the whole warp is, e.g. before the `if`, or make the condition depend on `warp_index()` only"),
-                    );
+                    out.push(skipped_by_lanes(&collective, e.origin, condition));
                 }
             });
         }
@@ -120,14 +111,7 @@ pub fn check_thread_statement(
                 ));
             }
             if let Some(condition) = divergent {
-                out.push(Diagnostic::new(
-                    statement.origin,
-                    format!(
-                        "`{}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
-                        function.name(),
-                        condition.line
-                    ),
-                ));
+                out.push(skipped_by_lanes(function.name(), statement.origin, condition));
             }
             let len = Some(values.len() as i64);
             env.bind(name, Binding::Registers { element: element.unwrap_or(ElementType::F32), len, mutable: false });
@@ -224,31 +208,13 @@ pub fn check_thread_statement(
             if divergent.is_none() && inner_divergent.is_none() && differs_between_warps(condition, varying) {
                 for s in then.iter().chain(otherwise) {
                     if let ThreadStatementKind::BlockReductions { function, .. } = &s.kind {
-                        out.push(
-                            Diagnostic::new(
-                                s.origin,
-                                format!(
-                                    "`{}` runs under a condition that differs between the warps of the block (line {}): the threads that skip it leave `__syncthreads` waiting",
-                                    function.name(),
-                                    condition.origin.line
-                                ),
-                            )
-                            .with_hint("call it where the whole block is, before or after the `if`"),
-                        );
+                        out.push(skipped_by_warps(function.name(), s.origin, condition.origin));
                     }
                     for expr in s.expressions() {
                         expr.walk(&mut |e| match &e.kind {
-                            ThreadExprKind::Call { function, .. } if function.is_block_collective() => out.push(
-                                Diagnostic::new(
-                                    e.origin,
-                                    format!(
-                                        "`{}` runs under a condition that differs between the warps of the block (line {}): the threads that skip it leave `__syncthreads` waiting",
-                                        function.name(),
-                                        condition.origin.line
-                                    ),
-                                )
-                                .with_hint("call it where the whole block is, before or after the `if`"),
-                            ),
+                            ThreadExprKind::Call { function, .. } if function.is_block_collective() => {
+                                out.push(skipped_by_warps(function.name(), e.origin, condition.origin))
+                            }
                             _ => {}
                         });
                     }
@@ -289,6 +255,30 @@ pub fn check_thread_statement(
             }
         }
     }
+}
+
+/// A warp collective at `origin` under the condition at `condition` that differs between lanes.
+fn skipped_by_lanes(collective: &str, origin: Origin, condition: Origin) -> Diagnostic {
+    Diagnostic::new(
+        origin,
+        format!(
+            "`{collective}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
+            condition.line
+        ),
+    )
+    .with_hint("call it where the whole warp is, e.g. before the `if`, or make the condition depend on `warp_index()` only")
+}
+
+/// A block collective at `origin` under the condition at `condition` that differs between warps.
+fn skipped_by_warps(collective: &str, origin: Origin, condition: Origin) -> Diagnostic {
+    Diagnostic::new(
+        origin,
+        format!(
+            "`{collective}` runs under a condition that differs between the warps of the block (line {}): the threads that skip it leave `__syncthreads` waiting",
+            condition.line
+        ),
+    )
+    .with_hint("call it where the whole block is, before or after the `if`")
 }
 
 fn op_of(kind: &ThreadStatementKind) -> Option<ThreadOp> {
