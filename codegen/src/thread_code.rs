@@ -1145,6 +1145,7 @@ impl Printer<'_> {
                     None => format!("{helper}({})", arg(0, Some(ty))?),
                 }
             }
+            Intrinsic::WarpAny => format!("__any_sync(0xffffffff, {})", arg(0, Some(ThreadType::Bool))?),
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::LastBlockOf => format!(

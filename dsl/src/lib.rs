@@ -82,7 +82,7 @@ pub use tensor_map::{
 pub use thread_code::{
     check_thread_statement, is_varying, with_block_reduction_rounds, Binding, BlockReductionGroup, FragmentSlots,
     Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType,
-    TypeEnv, UnaryOp, VectorStart, MAX_REDUCED_TOGETHER,
+    TypeEnv, UnaryOp, Varying, VectorStart, MAX_REDUCED_TOGETHER,
 };
 pub use tune::{configure, shape_class, Candidate, ConfigureError, TuneSpace};
 pub use validate::validate;

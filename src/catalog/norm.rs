@@ -425,6 +425,48 @@ macro_rules! norm_warp_rows {
             out = [fma(v[j * VECTOR + k], inverse_deviation, shift) * (wv[k] as f32) + bv[k] as f32],
             tail_out = [fma(extra, inverse_deviation, shift) * (weight[tail_column] as f32) + bias[tail_column] as f32]);
     };
+    // 16-bit LayerNorm: Σx and Σx² in one pass, their butterflies side by side, var = Σx²/C −
+    // mean²; where that cancels in any of the warp's rows (mean² ≥ 8·var, as in the block
+    // kernels), the whole warp takes the exact second pass — a branch on the warp's vote, so
+    // every lane of the warp's shuffles takes it
+    ($(#[$doc:meta])* layer_norm_one_pass $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
+        norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?],
+            bias = [bias: Global<$t, (C,)>,],
+            statistics = [
+                let mut s = extra;
+                let mut q = extra * extra;
+                for j in 0..ITEMS / VECTOR {
+                    if j * LANES + position < vectors {
+                        for k in 0..VECTOR {
+                            s += v[j * VECTOR + k];
+                            q = fma(v[j * VECTOR + k], v[j * VECTOR + k], q);
+                        }
+                    }
+                }
+                let mean = warp_sum(s, LANES) / C as f32;
+                let mut variance = warp_sum(q, LANES) / C as f32 - mean * mean;
+                if warp_any(!(mean * mean < 8.0f32 * variance)) {
+                    let mut squares = 0.0f32;
+                    if tail_column < C {
+                        squares = (extra - mean) * (extra - mean);
+                    }
+                    for j in 0..ITEMS / VECTOR {
+                        if j * LANES + position < vectors {
+                            for k in 0..VECTOR {
+                                let d = v[j * VECTOR + k] - mean;
+                                squares += d * d;
+                            }
+                        }
+                    }
+                    variance = warp_sum(squares, LANES) / C as f32;
+                }
+                let inverse_deviation = 1.0f32 / sqrt(variance + eps);
+                let shift = -mean * inverse_deviation;
+            ],
+            vectors = [let bv = bias.vector(i);],
+            out = [fma(v[j * VECTOR + k], inverse_deviation, shift) * (wv[k] as f32) + bv[k] as f32],
+            tail_out = [fma(extra, inverse_deviation, shift) * (weight[tail_column] as f32) + bias[tail_column] as f32]);
+    };
     // RMSNorm: the mean of the squares
     ($(#[$doc:meta])* rms_norm $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
         norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?],
@@ -515,35 +557,35 @@ norm_warp_rows!(
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_128_f32`] on bf16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_128_bf16, bf16, vector = 8, lanes = 8, items = 16
+    layer_norm_one_pass layer_norm_warp_128_bf16, bf16, vector = 8, lanes = 8, items = 16
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_256_f32`] on bf16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_256_bf16, bf16, vector = 8, lanes = 16, items = 16
+    layer_norm_one_pass layer_norm_warp_256_bf16, bf16, vector = 8, lanes = 16, items = 16
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_512_f32`] on bf16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_512_bf16, bf16, vector = 8, lanes = 32, items = 16
+    layer_norm_one_pass layer_norm_warp_512_bf16, bf16, vector = 8, lanes = 32, items = 16
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_1024_f32`] on bf16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_1024_bf16, bf16, vector = 8, lanes = 32, items = 32, min_blocks = 4
+    layer_norm_one_pass layer_norm_warp_1024_bf16, bf16, vector = 8, lanes = 32, items = 32, min_blocks = 4
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_128_f32`] on f16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_128_f16, f16, vector = 8, lanes = 8, items = 16
+    layer_norm_one_pass layer_norm_warp_128_f16, f16, vector = 8, lanes = 8, items = 16
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_256_f32`] on f16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_256_f16, f16, vector = 8, lanes = 16, items = 16
+    layer_norm_one_pass layer_norm_warp_256_f16, f16, vector = 8, lanes = 16, items = 16
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_512_f32`] on f16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_512_f16, f16, vector = 8, lanes = 32, items = 16
+    layer_norm_one_pass layer_norm_warp_512_f16, f16, vector = 8, lanes = 32, items = 16
 );
 norm_warp_rows!(
     /// [`layer_norm_warp_1024_f32`] on f16 data (f32 statistics), vectors of 8.
-    layer_norm layer_norm_warp_1024_f16, f16, vector = 8, lanes = 32, items = 32, min_blocks = 4
+    layer_norm_one_pass layer_norm_warp_1024_f16, f16, vector = 8, lanes = 32, items = 32, min_blocks = 4
 );
 norm_warp_rows!(
     /// [`rms_norm_f32`] for rows of up to 128 columns: a group of 8 lanes per row, 4 rows a warp.

@@ -104,6 +104,7 @@ layer_norm_warp_256_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat1
         extra = static_cast<float>(x[read_row * x_ld + tail_column]);
     }
     float s = extra;
+    float q = extra * extra;
     // for j in 0..ITEMS / VECTOR { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS / VECTOR; ++j) {
@@ -111,27 +112,31 @@ layer_norm_warp_256_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat1
             #pragma unroll
             for (int k = 0; k < VECTOR; ++k) {
                 s += v[j * VECTOR + k];
+                q = fmaf(v[j * VECTOR + k], v[j * VECTOR + k], q);
             }
         }
     }
     const float mean = tessera_warp_sum<LANES>(s) / static_cast<float>(C);
-    float squares = 0.0f;
-    // if tail_column < C { .. }
-    if (tail_column < C) {
-        squares = (extra - mean) * (extra - mean);
-    }
-    // for j in 0..ITEMS / VECTOR { .. }
-    #pragma unroll
-    for (int j = 0; j < ITEMS / VECTOR; ++j) {
-        if (j * LANES + position < vectors) {
-            #pragma unroll
-            for (int k = 0; k < VECTOR; ++k) {
-                const float d = v[j * VECTOR + k] - mean;
-                squares += d * d;
+    float variance = tessera_warp_sum<LANES>(q) / static_cast<float>(C) - mean * mean;
+    // if warp_any(!(mean * mean < 8.0f32 * variance)) { .. }
+    if (__any_sync(0xffffffff, !(mean * mean < 8.0f * variance))) {
+        float squares = 0.0f;
+        if (tail_column < C) {
+            squares = (extra - mean) * (extra - mean);
+        }
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            if (j * LANES + position < vectors) {
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    const float d = v[j * VECTOR + k] - mean;
+                    squares += d * d;
+                }
             }
         }
+        variance = tessera_warp_sum<LANES>(squares) / static_cast<float>(C);
     }
-    const float inverse_deviation = 1.0f / sqrtf(tessera_warp_sum<LANES>(squares) / static_cast<float>(C) + eps);
+    const float inverse_deviation = 1.0f / sqrtf(variance + eps);
     const float shift = -mean * inverse_deviation;
     // if row < R { .. }
     if (row < R) {

@@ -6,11 +6,43 @@ use super::*;
 /// The most elements one register array may hold: past this, registers spill to local memory.
 pub const MAX_REGISTER_ARRAY: i64 = 128;
 
+/// The thread-code locals whose values can differ between the threads of a block: between the
+/// lanes of a warp (`lanes`: computed from `thread_index()`, `lane()`, ..), or only between its
+/// warps (`warps`: from `warp_index()`, a warp's reduction, or set under a condition that differs
+/// between warps). A collective under a condition on them is an error (see [`is_varying`]).
+///
+/// ```
+/// use tessera_dsl::{check_thread_statement, ThreadExpr, ThreadExprKind, ThreadStatement, ThreadStatementKind, TypeEnv, Varying, Intrinsic};
+/// let warp = ThreadStatement::new(ThreadStatementKind::Let {
+///     name: "w".into(), mutable: false, ty: None,
+///     init: ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::WarpIndex, args: vec![] }),
+/// });
+/// let mut varying = Varying::default();
+/// check_thread_statement(&warp, &mut TypeEnv::default(), &mut varying, None, &mut Vec::new());
+/// assert_eq!((varying.lanes.len(), varying.warps), (0, vec!["w".to_string()]));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Varying {
+    pub lanes: Vec<String>,
+    pub warps: Vec<String>,
+}
+
+impl Varying {
+    /// Records `name` as set from `value`: varying between lanes, between warps, or neither.
+    fn bind(&mut self, name: &str, value: &ThreadExpr) {
+        if is_varying(value, &self.lanes) {
+            self.lanes.push(name.to_string());
+        } else if differs_between_warps(value, self) {
+            self.warps.push(name.to_string());
+        }
+    }
+}
+
 /// Checks thread statements in `env`, binding their `let`s; every problem is pushed.
 pub fn check_thread_statement(
     statement: &ThreadStatement,
     env: &mut TypeEnv,
-    varying: &mut Vec<String>,
+    varying: &mut Varying,
     divergent: Option<Origin>,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -50,9 +82,7 @@ pub fn check_thread_statement(
                     .with_hint("give the new value its own name"),
                 );
             }
-            if is_varying(init, varying) {
-                varying.push(name.clone());
-            }
+            varying.bind(name, init);
             env.bind_value(name, ty.or(found).unwrap_or(ThreadType::F32), *mutable);
         }
         ThreadStatementKind::LetArray { name, mutable, len, init } => {
@@ -86,8 +116,10 @@ pub fn check_thread_statement(
                     format!("`{name}` is already declared; thread code does not shadow names"),
                 ));
             }
-            if is_varying(init, varying) || divergent.is_some() {
-                varying.push(name.clone());
+            if divergent.is_some() {
+                varying.lanes.push(name.clone());
+            } else {
+                varying.bind(name, init);
             }
             env.bind(name, Binding::Registers { element, len: length.ok(), mutable: *mutable });
         }
@@ -136,8 +168,10 @@ pub fn check_thread_statement(
             match &place.kind {
                 ThreadExprKind::Name(name) => match env.get(name) {
                     Some(Binding::Value { mutable: true, .. }) if !atomic => {
-                        if divergent.is_some() || is_varying(value, varying) {
-                            varying.push(name.clone());
+                        if divergent.is_some() {
+                            varying.lanes.push(name.clone());
+                        } else {
+                            varying.bind(name, value);
                         }
                     }
                     Some(Binding::Value { .. }) if !atomic => out.push(
@@ -204,8 +238,11 @@ pub fn check_thread_statement(
                     out.push(Diagnostic::new(condition.origin, format!("an `if` condition is a bool; this is {ty}")));
                 }
             }
-            let inner_divergent = divergent.or_else(|| is_varying(condition, varying).then_some(condition.origin));
-            if divergent.is_none() && inner_divergent.is_none() && differs_between_warps(condition, varying) {
+            let inner_divergent =
+                divergent.or_else(|| is_varying(condition, &varying.lanes).then_some(condition.origin));
+            let between_warps =
+                divergent.is_none() && inner_divergent.is_none() && differs_between_warps(condition, varying);
+            if between_warps {
                 for s in then.iter().chain(otherwise) {
                     if let ThreadStatementKind::BlockReductions { function, .. } = &s.kind {
                         out.push(skipped_by_warps(function.name(), s.origin, condition.origin));
@@ -226,6 +263,22 @@ pub fn check_thread_statement(
                     check_thread_statement(s, &mut inner, varying, inner_divergent, out);
                 }
             }
+            // a local set in only some warps differs between warps after the `if`
+            if between_warps {
+                for s in then.iter().chain(otherwise) {
+                    s.walk_statements(&mut |s| {
+                        if let ThreadStatementKind::Assign {
+                            place: ThreadExpr { kind: ThreadExprKind::Name(name), .. },
+                            ..
+                        } = &s.kind
+                        {
+                            if !varying.lanes.contains(name) && !varying.warps.contains(name) {
+                                varying.warps.push(name.clone());
+                            }
+                        }
+                    });
+                }
+            }
         }
         ThreadStatementKind::For { var, start, end, step, body } => {
             for bound in [Some(start), Some(end), step.as_ref()].into_iter().flatten() {
@@ -237,9 +290,9 @@ pub fn check_thread_statement(
                 }
             }
             let bounds_vary =
-                [Some(start), Some(end), step.as_ref()].into_iter().flatten().any(|b| is_varying(b, varying));
+                [Some(start), Some(end), step.as_ref()].into_iter().flatten().any(|b| is_varying(b, &varying.lanes));
             if bounds_vary {
-                varying.push(var.clone());
+                varying.lanes.push(var.clone());
             }
             let inner_divergent = divergent.or_else(|| bounds_vary.then_some(statement.origin));
             if env.get(var).is_some() {
@@ -292,11 +345,21 @@ fn op_of(kind: &ThreadStatementKind) -> Option<ThreadOp> {
 /// Whether `expr` can differ between the lanes of one warp: it mentions `thread_index()`,
 /// `lane()`, a fragment slot's position or row reduction (`s.row(i)`, `s.row_max(i)`: each
 /// lane has its own rows and columns) or a local computed from them. (`warp_index()` is the
-/// same across a warp, and so is a block or cluster reduction's result, whatever it reduced.)
+/// same across a warp, and so is a reduction's or `warp_any`'s over the whole warp or block,
+/// whatever it reduced.)
 pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
-    // every thread of the block gets the same result: what it reduced does not matter
+    // every lane gets the same result: what it reduced does not matter
     let uniform = expr.replaced(&|e| match &e.kind {
         ThreadExprKind::Call { function, .. } if function.result_is_block_uniform() => Some(ThreadExpr::int(0)),
+        // the same in every lane of the warp, as `warp_index()` is
+        ThreadExprKind::Call { function: Intrinsic::WarpAny, .. } => {
+            Some(ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::WarpIndex, args: vec![] }))
+        }
+        ThreadExprKind::Call { function: Intrinsic::WarpSum | Intrinsic::WarpMax, args }
+            if reduces_whole_warp(args) =>
+        {
+            Some(ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::WarpIndex, args: vec![] }))
+        }
         _ => None,
     });
     let mut found = false;
@@ -309,14 +372,31 @@ pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
     found
 }
 
-/// Whether `expr` can differ between the warps of a block: it mentions `warp_index()`,
-/// `thread_index()`, `lane()` or a local computed from them.
-fn differs_between_warps(expr: &ThreadExpr, varying: &[String]) -> bool {
-    let mut found = is_varying(expr, varying);
-    expr.walk(&mut |e| {
-        if let ThreadExprKind::Call { function: Intrinsic::WarpIndex, .. } = &e.kind {
-            found = true;
-        }
+/// `warp_sum(v)` / `warp_max(v)` or with 32 lanes: every lane of the warp gets the result.
+fn reduces_whole_warp(args: &[ThreadExpr]) -> bool {
+    match args.get(1) {
+        None => true,
+        Some(lanes) => matches!(lanes.kind, ThreadExprKind::Int { value: 32, .. }),
+    }
+}
+
+/// Whether `expr` can differ between the warps of a block: it can differ between lanes, or it
+/// mentions `warp_index()`, a warp's reduction or a local that differs between warps.
+fn differs_between_warps(expr: &ThreadExpr, varying: &Varying) -> bool {
+    if is_varying(expr, &varying.lanes) {
+        return true;
+    }
+    // a block's reduction is the same in every warp
+    let uniform = expr.replaced(&|e| match &e.kind {
+        ThreadExprKind::Call { function, .. } if function.result_is_block_uniform() => Some(ThreadExpr::int(0)),
+        _ => None,
+    });
+    let mut found = false;
+    uniform.walk(&mut |e| match &e.kind {
+        ThreadExprKind::Call { function: Intrinsic::WarpIndex, .. } => found = true,
+        ThreadExprKind::Call { function, .. } if function.is_warp_collective() => found = true,
+        ThreadExprKind::Name(name) if varying.warps.contains(name) => found = true,
+        _ => {}
     });
     found
 }
@@ -324,11 +404,11 @@ fn differs_between_warps(expr: &ThreadExpr, varying: &[String]) -> bool {
 /// The thread statements of a body, with the bindings they see: for validation of the whole
 /// kernel (see [`crate::validate`]).
 pub(crate) fn check_body(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, out: &mut Vec<Diagnostic>) {
-    let mut varying = Vec::new();
+    let mut varying = Varying::default();
     walk(kernel, body, env, &mut varying, out);
 }
 
-fn walk(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, varying: &mut Vec<String>, out: &mut Vec<Diagnostic>) {
+fn walk(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, varying: &mut Varying, out: &mut Vec<Diagnostic>) {
     for statement in body {
         match statement {
             Statement::Grid(grid) => {

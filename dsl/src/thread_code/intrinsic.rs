@@ -44,6 +44,14 @@ pub enum Intrinsic {
     /// The maximum over the warp, in every lane; `warp_max(v, LANES)` over each aligned group
     /// of `LANES` lanes.
     WarpMax,
+    /// `warp_any(condition)`: whether the condition holds in any lane of the warp, in every lane
+    /// (one `__any_sync` vote) — a branch on it is taken by the whole warp, so the shuffles
+    /// inside it have every lane.
+    ///
+    /// ```ignore
+    /// if warp_any(mean * mean >= 8.0 * variance) { /* the exact pass, warp_sum(.., LANES) */ }
+    /// ```
+    WarpAny,
     /// The sum over every thread of the block, in every thread (warp butterflies, then the
     /// warps' sums through shared memory); the whole block must call it.
     BlockSum,
@@ -104,7 +112,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 33] = [
+    pub const ALL: [Intrinsic; 34] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
@@ -121,6 +129,7 @@ impl Intrinsic {
         Self::Fma,
         Self::WarpSum,
         Self::WarpMax,
+        Self::WarpAny,
         Self::BlockSum,
         Self::BlockMax,
         Self::LastBlockOf,
@@ -159,6 +168,7 @@ impl Intrinsic {
             Self::Fma => "fma",
             Self::WarpSum => "warp_sum",
             Self::WarpMax => "warp_max",
+            Self::WarpAny => "warp_any",
             Self::BlockSum => "block_sum",
             Self::BlockMax => "block_max",
             Self::LastBlockOf => "last_block_of",
@@ -215,6 +225,7 @@ impl Intrinsic {
             | Self::Gelu
             | Self::Silu
             | Self::Abs
+            | Self::WarpAny
             | Self::Splat => 1,
             Self::WarpSum | Self::WarpMax => return 1..=2,
             Self::BlockSum | Self::BlockMax | Self::ClusterSum | Self::ClusterMax => 1,
@@ -244,7 +255,7 @@ impl Intrinsic {
 
     /// Whether every lane of the warp must call it together.
     pub fn is_warp_collective(self) -> bool {
-        matches!(self, Self::WarpSum | Self::WarpMax | Self::ShflUp | Self::ShflDown | Self::ShflXor)
+        matches!(self, Self::WarpSum | Self::WarpMax | Self::WarpAny | Self::ShflUp | Self::ShflDown | Self::ShflXor)
             || self.is_block_collective()
     }
 

@@ -16,7 +16,7 @@ mod reduction_group;
 mod typing;
 
 pub(crate) use check::check_body;
-pub use check::{check_thread_statement, is_varying};
+pub use check::{check_thread_statement, is_varying, Varying};
 pub use intrinsic::Intrinsic;
 pub use reduction_group::{with_block_reduction_rounds, BlockReductionGroup, MAX_REDUCED_TOGETHER};
 pub use typing::{Binding, FragmentSlots, TypeEnv};
@@ -710,9 +710,66 @@ mod tests {
             otherwise: vec![],
         });
         let mut out = Vec::new();
-        check_thread_statement(&guarded, &mut fragments(64, 64), &mut Vec::new(), None, &mut out);
+        check_thread_statement(&guarded, &mut fragments(64, 64), &mut Varying::default(), None, &mut out);
         assert_eq!(out.len(), 1, "{out:?}");
         assert!(out[0].message.contains("`s.row_sum` runs under a condition"), "{}", out[0].message);
+    }
+
+    fn let_(name: &str, init: ThreadExpr) -> ThreadStatement {
+        ThreadStatement::new(ThreadStatementKind::Let { name: name.into(), mutable: false, ty: None, init })
+    }
+
+    fn under(condition: ThreadExpr, then: Vec<ThreadStatement>) -> ThreadStatement {
+        ThreadStatement::new(ThreadStatementKind::If { condition, then, otherwise: vec![] })
+    }
+
+    /// The diagnostics of `statements` checked in order, with f32 `v` in scope, a value of each
+    /// lane's own (as one loaded at `thread_index()`).
+    fn diagnostics(statements: &[ThreadStatement]) -> Vec<String> {
+        let mut env = TypeEnv::default();
+        env.bind_value("v", ThreadType::F32, false);
+        let mut varying = Varying { lanes: vec!["v".into()], warps: vec![] };
+        let mut out = Vec::new();
+        for statement in statements {
+            check_thread_statement(statement, &mut env, &mut varying, None, &mut out);
+        }
+        out.into_iter().map(|d| d.message).collect()
+    }
+
+    #[test]
+    fn a_whole_warps_reduction_is_the_same_in_every_lane_but_not_in_every_warp() {
+        let zero = || float("0.0");
+        let warp_max = call(Intrinsic::WarpMax, vec![ThreadExpr::name("v")]);
+        // a warp reduction under a condition on the warp's own maximum: every lane takes the branch
+        let lanes_agree = under(
+            binary(ThreadOp::Gt, warp_max.clone(), zero()),
+            vec![let_("s", call(Intrinsic::WarpSum, vec![ThreadExpr::name("v")]))],
+        );
+        assert_eq!(diagnostics(&[lanes_agree]), Vec::<String>::new());
+        // .. and one on the warp's vote
+        let vote = call(Intrinsic::WarpAny, vec![binary(ThreadOp::Gt, ThreadExpr::name("v"), zero())]);
+        let voted =
+            under(vote, vec![let_("s", call(Intrinsic::WarpSum, vec![ThreadExpr::name("v"), ThreadExpr::int(8)]))]);
+        assert_eq!(diagnostics(&[voted]), Vec::<String>::new());
+        // .. a block reduction there: the warps may choose differently, also through a local
+        let block_sum = || call(Intrinsic::BlockSum, vec![ThreadExpr::name("v")]);
+        let warps_differ = under(binary(ThreadOp::Gt, warp_max.clone(), zero()), vec![let_("t", block_sum())]);
+        let through_a_local = [
+            let_("w", call(Intrinsic::WarpIndex, vec![])),
+            under(binary(ThreadOp::Lt, ThreadExpr::name("w"), ThreadExpr::int(4)), vec![let_("t", block_sum())]),
+        ];
+        for found in [diagnostics(&[warps_differ]), diagnostics(&through_a_local)] {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(found[0].contains("differs between the warps of the block"), "{}", found[0]);
+        }
+        // a group of 8 lanes' reduction differs between lanes
+        let group_max = call(Intrinsic::WarpMax, vec![ThreadExpr::name("v"), ThreadExpr::int(8)]);
+        let groups_differ = under(
+            binary(ThreadOp::Gt, group_max, zero()),
+            vec![let_("s", call(Intrinsic::WarpSum, vec![ThreadExpr::name("v")]))],
+        );
+        let found = diagnostics(&[groups_differ]);
+        assert!(found.len() == 1 && found[0].contains("differs between the lanes of a warp"), "{found:?}");
     }
 
     #[test]
@@ -757,7 +814,7 @@ mod tests {
         };
         let diagnostics = |statement: &ThreadStatement| {
             let mut out = Vec::new();
-            check_thread_statement(statement, &mut TypeEnv::default(), &mut Vec::new(), None, &mut out);
+            check_thread_statement(statement, &mut TypeEnv::default(), &mut Varying::default(), None, &mut out);
             out
         };
         assert_eq!(diagnostics(&shuffle(Intrinsic::Lane)).len(), 1);

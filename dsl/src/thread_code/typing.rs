@@ -578,6 +578,14 @@ impl TypeEnv {
         }
         match function {
             ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount | ClusterRank => Ok(ThreadType::I32),
+            WarpAny => {
+                let ty = self.typed(&args[0], Some(ThreadType::Bool))?;
+                if ty != ThreadType::Bool {
+                    return Err(error(format!("`warp_any` takes a bool; this is {ty}"))
+                        .with_hint("a comparison, e.g. `warp_any(v > 0.0)`"));
+                }
+                Ok(ThreadType::Bool)
+            }
             Sqrt | Exp | Exp2 | Log | Tanh | Erf | Gelu | Silu => {
                 let ty = self.typed(&args[0], wanted)?;
                 if !ty.is_float() {
