@@ -12,8 +12,11 @@
 //! thread: rows whose leading dimension is not a multiple of the vector (4097 columns) still
 //! move in 16-byte accesses.
 //!
-//! The variance is the mean of the squared deviations from the mean, computed from the
-//! registers after the mean is known (two reductions, no cancellation of `E[x²] − E[x]²`).
+//! On f32 rows the variance is the mean of the squared deviations from the mean, computed from
+//! the registers after the mean is known (two reductions, no cancellation of `E[x²] − E[x]²`).
+//! 16-bit rows take Σx and Σx² as they are loaded and reduce both in one round (see
+//! `layer_norm!`'s `one_pass`): var = Σx²/C − mean², and where that cancels (mean² > 8·var) the
+//! exact second pass over the registers — its f32 rounding stays far below the 16-bit output's.
 //! 16-bit rows are converted to f32 as they are loaded and rounded once as they are stored
 //! (what `torch.nn.LayerNorm` does on bf16 tensors).
 
