@@ -3,8 +3,8 @@
 
 use askama::Template;
 use tessera_dsl::{
-    Barrier, BinaryOp, Binding, CopyPlan, Expr, GridBinding, GridStrideLoop, ItemOrder, Kernel, Operand, OperandPlan,
-    SharedBuffer, SharedLayout, Statement, ThreadType, TileCopy, TypeEnv, VectorWidth,
+    Barrier, BinaryOp, CopyPlan, Expr, GridBinding, GridStrideLoop, ItemOrder, Kernel, Operand, OperandPlan,
+    SharedBuffer, SharedLayout, Statement, TileCopy, TypeEnv, VectorWidth,
 };
 
 use crate::operand::OperandText;
@@ -103,24 +103,7 @@ pub(crate) fn template_error(template: &'static str) -> impl FnOnce(askama::Erro
 
 /// Renders `body`, each statement indented by `depth` levels of four spaces.
 pub(crate) fn render_body(kernel: &Kernel, body: &[Statement], depth: usize) -> Result<Vec<String>, RenderError> {
-    render_scoped(kernel, body, depth, &mut base_env(kernel))
-}
-
-/// The names every statement sees: parameters, constants, block indices, loop variables and
-/// shared buffers (thread-code locals are added as they are declared).
-pub(crate) fn base_env(kernel: &Kernel) -> TypeEnv {
-    let mut env = TypeEnv::of_kernel(kernel);
-    for statement in kernel.statements() {
-        match statement {
-            Statement::Grid(grid) => grid.vars.iter().for_each(|v| env.bind_value(v, ThreadType::I32, false)),
-            Statement::GridStride(stride) => env.bind_value(&stride.var, ThreadType::I32, false),
-            Statement::Pipeline(pipeline) => env.bind_value(&pipeline.var, ThreadType::I32, false),
-            Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
-            Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::fragment(fragment, kernel)),
-            _ => {}
-        }
-    }
-    env
+    render_scoped(kernel, body, depth, &mut TypeEnv::of_kernel_body(kernel))
 }
 
 /// Renders `body` with the names `env` holds, adding the thread-code locals it declares.

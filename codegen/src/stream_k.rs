@@ -63,7 +63,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
                 kernel,
                 pipeline,
                 Some(("k_begin", "k_end")),
-                &crate::statement::base_env(kernel),
+                &tessera_dsl::TypeEnv::of_kernel_body(kernel),
             )?,
             Statement::Copy(copy) if matches!(copy.src, Operand::Fragment(_)) => fixup(kernel, fragment, copy)?,
             other => render_body(kernel, std::slice::from_ref(other), 0)?.join("\n"),

@@ -202,7 +202,7 @@ pub(crate) fn body(kernel: &Kernel, body: &[Statement]) -> Result<Vec<String>, R
     let (tile_copy_blocks, tile_bytes) = tile_copy_sources(kernel, &tile_copies, tma)?;
     // the compute threads' statements before the loop, in order, the locals they declare kept
     // for the loop and what follows it
-    let mut env = crate::statement::base_env(kernel);
+    let mut env = tessera_dsl::TypeEnv::of_kernel_body(kernel);
     let mut before_blocks = Vec::new();
     let mut waited = false;
     for statement in before {

@@ -121,16 +121,16 @@ impl<'a> BlockReductionGroup<'a> {
 /// assert_eq!(with_block_reduction_rounds(&lowered), lowered);
 /// ```
 pub fn with_block_reduction_rounds(kernel: &Kernel) -> Kernel {
-    let mut env = TypeEnv::of_kernel(kernel);
-    Kernel { body: lower_body(kernel, &kernel.body, &mut env), ..kernel.clone() }
+    Kernel { body: lower_body(&kernel.body, &TypeEnv::of_kernel_body(kernel)), ..kernel.clone() }
 }
 
-fn lower_body(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv) -> Vec<Statement> {
+/// `body` with its runs of thread statements lowered, and those of the loops in it.
+fn lower_body(body: &[Statement], env: &TypeEnv) -> Vec<Statement> {
+    let mut env = env.clone();
     let mut out = Vec::new();
     let mut index = 0;
     while index < body.len() {
-        let statement = &body[index];
-        match statement {
+        let statement = match &body[index] {
             Statement::Thread(_) => {
                 // a run of thread statements: one list
                 let end = body[index..]
@@ -141,32 +141,19 @@ fn lower_body(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv) -> Vec<Sta
                     .iter()
                     .filter_map(|s| if let Statement::Thread(t) = s { Some(t) } else { None })
                     .collect();
-                out.extend(lower_run(&run, env).into_iter().map(Statement::Thread));
+                out.extend(lower_run(&run, &mut env).into_iter().map(Statement::Thread));
                 index = end;
                 continue;
             }
-            Statement::Grid(grid) => grid.vars.iter().for_each(|v| env.bind_value(v, ThreadType::I32, false)),
             Statement::GridStride(stride) => {
-                let mut inner = env.clone();
-                inner.bind_value(&stride.var, ThreadType::I32, false);
-                let body = lower_body(kernel, &stride.body, &mut inner);
-                out.push(Statement::GridStride(crate::GridStrideLoop { body, ..stride.clone() }));
-                index += 1;
-                continue;
+                Statement::GridStride(crate::GridStrideLoop { body: lower_body(&stride.body, &env), ..stride.clone() })
             }
             Statement::Pipeline(pipeline) => {
-                let mut inner = env.clone();
-                inner.bind_value(&pipeline.var, ThreadType::I32, false);
-                let body = lower_body(kernel, &pipeline.body, &mut inner);
-                out.push(Statement::Pipeline(crate::PipelineLoop { body, ..pipeline.clone() }));
-                index += 1;
-                continue;
+                Statement::Pipeline(crate::PipelineLoop { body: lower_body(&pipeline.body, &env), ..pipeline.clone() })
             }
-            Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
-            Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::fragment(fragment, kernel)),
-            Statement::Copy(_) | Statement::Mma(_) | Statement::Sync(_) => {}
-        }
-        out.push(statement.clone());
+            other => other.clone(),
+        };
+        out.push(statement);
         index += 1;
     }
     out

@@ -130,6 +130,24 @@ impl TypeEnv {
         env
     }
 
+    /// The names every statement of the kernel sees: [`TypeEnv::of_kernel`]'s, block indices,
+    /// loop variables, shared buffers and fragments (thread-code locals are added as they are
+    /// declared).
+    pub fn of_kernel_body(kernel: &Kernel) -> Self {
+        let mut env = Self::of_kernel(kernel);
+        for statement in kernel.statements() {
+            match statement {
+                Statement::Grid(grid) => grid.vars.iter().for_each(|v| env.bind_value(v, ThreadType::I32, false)),
+                Statement::GridStride(stride) => env.bind_value(&stride.var, ThreadType::I32, false),
+                Statement::Pipeline(pipeline) => env.bind_value(&pipeline.var, ThreadType::I32, false),
+                Statement::Shared(buffer) => env.bind(&buffer.name, Binding::Shared { element: buffer.element }),
+                Statement::Fragment(fragment) => env.bind(&fragment.name, Binding::fragment(fragment, kernel)),
+                _ => {}
+            }
+        }
+        env
+    }
+
     pub fn bind_value(&mut self, name: &str, ty: ThreadType, mutable: bool) {
         self.names.insert(name.to_string(), Binding::Value { ty, mutable });
     }
