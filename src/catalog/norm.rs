@@ -37,19 +37,40 @@ macro_rules! layer_norm {
     ($(#[$doc:meta])* $name:ident, $t:ident, vector = $vector:tt, threads = $threads:tt, items = $items:tt
         $(, weights = $weights:ident)? $(, statistics = $statistics:ident)? $(, min_blocks = $min_blocks:tt)?) => {
         layer_norm!(@weights [$($weights)?] $(#[$doc])* $name, $t, $vector, $threads, $items,
-            [$($statistics)?], [$(min_blocks = $min_blocks,)?]);
+            [$($statistics)?], [$(min_blocks = $min_blocks,)?],
+            // the exact pass: the squared deviations from the mean, over the registers, guarded
+            // per vector as loaded (a guard per element keeps a predicate per register alive:
+            // 66 registers and 3 blocks per SM, where 48 give 5)
+            squares = [
+                let mut squares = 0.0f32;
+                if extra_column >= 0 {
+                    squares = (extra - mean) * (extra - mean);
+                }
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        for k in 0..VECTOR {
+                            let d = v[j * VECTOR + k] - mean;
+                            squares += d * d;
+                        }
+                    }
+                }
+            ]);
     };
-    (@weights [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt) => {
-        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks,
+    (@weights [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt,
+        squares = $squares:tt) => {
+        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks, $squares,
             shifted = [], w = [weight[c + k]], b = [bias[c + k]]);
     };
-    (@weights [vector_from] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt) => {
-        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks,
+    (@weights [vector_from] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt,
+        squares = $squares:tt) => {
+        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks, $squares,
             shifted = [let wv = weight.vector_from(c); let bv = bias.vector_from(c);], w = [wv[k]], b = [bv[k]]);
     };
     // The mean, then the mean of the squared deviations from it over the registers: two
     // reductions, one after the other, and no cancellation.
-    (@statistics [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*], $($weights:tt)*) => {
+    (@statistics [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*],
+        [$($squares:tt)*], $($weights:tt)*) => {
         layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items, [$($min_blocks)*], $($weights)*,
             statistics = [
                 let mut v = [0.0f32; ITEMS];
@@ -66,21 +87,7 @@ macro_rules! layer_norm {
                     }
                 }
                 let mean = block_sum(s) / C as f32;
-                // guarded per vector, as loaded: a guard per element keeps a predicate per
-                // register alive (66 registers and 3 blocks per SM, where 48 give 5)
-                let mut squares = 0.0f32;
-                if extra_column >= 0 {
-                    squares = (extra - mean) * (extra - mean);
-                }
-                for j in 0..ITEMS / VECTOR {
-                    let i = j * THREADS + thread_index();
-                    if i < vectors {
-                        for k in 0..VECTOR {
-                            let d = v[j * VECTOR + k] - mean;
-                            squares += d * d;
-                        }
-                    }
-                }
+                $($squares)*
                 let inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
             ]);
     };
@@ -89,7 +96,8 @@ macro_rules! layer_norm {
     // two), var = Σx²/C − mean². Where that cancels (mean² > 8·var: the deviations small beside
     // the mean) the block takes the exact second pass over its registers. 16-bit rows only: its
     // error, at most about 9 × f32's on the variance, is far below their rounding.
-    (@statistics [one_pass] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*], $($weights:tt)*) => {
+    (@statistics [one_pass] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*],
+        [$($squares:tt)*], $($weights:tt)*) => {
         layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items, [$($min_blocks)*], $($weights)*,
             statistics = [
                 let mut v = [0.0f32; ITEMS];
@@ -114,19 +122,7 @@ macro_rules! layer_norm {
                 let mut variance = block_sum(q) / C as f32 - mean * mean;
                 if !(mean * mean <= 8.0f32 * variance) {
                     // cancelled (or var ≤ 0): the exact pass, taken by the whole block
-                    let mut squares = 0.0f32;
-                    if extra_column >= 0 {
-                        squares = (extra - mean) * (extra - mean);
-                    }
-                    for j in 0..ITEMS / VECTOR {
-                        let i = j * THREADS + thread_index();
-                        if i < vectors {
-                            for k in 0..VECTOR {
-                                let d = v[j * VECTOR + k] - mean;
-                                squares += d * d;
-                            }
-                        }
-                    }
+                    $($squares)*
                     variance = block_sum(squares) / C as f32;
                 }
                 let inverse_deviation = 1.0f32 / sqrt(variance + eps);
@@ -396,18 +392,19 @@ rms_norm!(
 macro_rules! norm_warp_rows {
     // LayerNorm: the mean, then the squared deviations from it
     ($(#[$doc:meta])* layer_norm $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
-        norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?],
-            bias = [bias: Global<$t, (C,)>,],
-            statistics = [
-                let mut s = extra;
-                for j in 0..ITEMS / VECTOR {
-                    if j * LANES + position < vectors {
-                        for k in 0..VECTOR {
-                            s += v[j * VECTOR + k];
-                        }
-                    }
-                }
-                let mean = warp_sum(s, LANES) / C as f32;
+        norm_warp_rows!(@layer_norm [exact] $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?]);
+    };
+    // 16-bit LayerNorm: Σx and Σx² in one pass, their butterflies side by side, var = Σx²/C −
+    // mean²; where that cancels in any of the warp's rows (mean² ≥ 8·var, as in the block
+    // kernels), the whole warp takes the exact second pass — a branch on the warp's vote, so
+    // every lane of the warp's shuffles takes it
+    ($(#[$doc:meta])* layer_norm_one_pass $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
+        norm_warp_rows!(@layer_norm [one_pass] $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?]);
+    };
+    // the exact pass over the registers, which both statistics take
+    (@layer_norm $statistics:tt $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt) => {
+        norm_warp_rows!(@layer_norm_statistics $statistics $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
+            squares = [
                 let mut squares = 0.0f32;
                 if tail_column < C {
                     squares = (extra - mean) * (extra - mean);
@@ -420,21 +417,28 @@ macro_rules! norm_warp_rows {
                         }
                     }
                 }
-                let inverse_deviation = 1.0f32 / sqrt(warp_sum(squares, LANES) / C as f32 + eps);
-                // (x − mean)·inverse_deviation as one fma
-                let shift = -mean * inverse_deviation;
-            ],
-            vectors = [let bv = bias.vector(i);],
-            out = [fma(v[j * VECTOR + k], inverse_deviation, shift) * (wv[k] as f32) + bv[k] as f32],
-            tail_out = [fma(extra, inverse_deviation, shift) * (weight[tail_column] as f32) + bias[tail_column] as f32]);
+            ]);
     };
-    // 16-bit LayerNorm: Σx and Σx² in one pass, their butterflies side by side, var = Σx²/C −
-    // mean²; where that cancels in any of the warp's rows (mean² ≥ 8·var, as in the block
-    // kernels), the whole warp takes the exact second pass — a branch on the warp's vote, so
-    // every lane of the warp's shuffles takes it
-    ($(#[$doc:meta])* layer_norm_one_pass $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
-        norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?],
-            bias = [bias: Global<$t, (C,)>,],
+    (@layer_norm_statistics [exact] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt,
+        squares = [$($squares:tt)*]) => {
+        norm_warp_rows!(@layer_norm_kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
+            statistics = [
+                let mut s = extra;
+                for j in 0..ITEMS / VECTOR {
+                    if j * LANES + position < vectors {
+                        for k in 0..VECTOR {
+                            s += v[j * VECTOR + k];
+                        }
+                    }
+                }
+                let mean = warp_sum(s, LANES) / C as f32;
+                $($squares)*
+                let inverse_deviation = 1.0f32 / sqrt(warp_sum(squares, LANES) / C as f32 + eps);
+            ]);
+    };
+    (@layer_norm_statistics [one_pass] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt,
+        squares = [$($squares:tt)*]) => {
+        norm_warp_rows!(@layer_norm_kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
             statistics = [
                 let mut s = extra;
                 let mut q = extra * extra;
@@ -449,23 +453,18 @@ macro_rules! norm_warp_rows {
                 let mean = warp_sum(s, LANES) / C as f32;
                 let mut variance = warp_sum(q, LANES) / C as f32 - mean * mean;
                 if warp_any(!(mean * mean < 8.0f32 * variance)) {
-                    let mut squares = 0.0f32;
-                    if tail_column < C {
-                        squares = (extra - mean) * (extra - mean);
-                    }
-                    for j in 0..ITEMS / VECTOR {
-                        if j * LANES + position < vectors {
-                            for k in 0..VECTOR {
-                                let d = v[j * VECTOR + k] - mean;
-                                squares += d * d;
-                            }
-                        }
-                    }
+                    $($squares)*
                     variance = warp_sum(squares, LANES) / C as f32;
                 }
                 let inverse_deviation = 1.0f32 / sqrt(variance + eps);
-                let shift = -mean * inverse_deviation;
-            ],
+            ]);
+    };
+    // the bias, and (x − mean)·inverse_deviation as one fma
+    (@layer_norm_kernel $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, [$($min_blocks:tt)*],
+        statistics = [$($statistics:tt)*]) => {
+        norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$($min_blocks)*],
+            bias = [bias: Global<$t, (C,)>,],
+            statistics = [$($statistics)* let shift = -mean * inverse_deviation;],
             vectors = [let bv = bias.vector(i);],
             out = [fma(v[j * VECTOR + k], inverse_deviation, shift) * (wv[k] as f32) + bv[k] as f32],
             tail_out = [fma(extra, inverse_deviation, shift) * (weight[tail_column] as f32) + bias[tail_column] as f32]);
