@@ -350,15 +350,10 @@ fn op_of(kind: &ThreadStatementKind) -> Option<ThreadOp> {
 pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
     // every lane gets the same result: what it reduced does not matter
     let uniform = expr.replaced(&|e| match &e.kind {
-        ThreadExprKind::Call { function, .. } if function.result_is_block_uniform() => Some(ThreadExpr::int(0)),
-        // the same in every lane of the warp, as `warp_index()` is
-        ThreadExprKind::Call { function: Intrinsic::WarpAny, .. } => {
-            Some(ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::WarpIndex, args: vec![] }))
-        }
-        ThreadExprKind::Call { function: Intrinsic::WarpSum | Intrinsic::WarpMax, args }
-            if reduces_whole_warp(args) =>
+        ThreadExprKind::Call { function, args }
+            if function.result_is_block_uniform() || is_the_same_in_every_lane(*function, args) =>
         {
-            Some(ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::WarpIndex, args: vec![] }))
+            Some(ThreadExpr::int(0))
         }
         _ => None,
     });
@@ -372,11 +367,16 @@ pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
     found
 }
 
-/// `warp_sum(v)` / `warp_max(v)` or with 32 lanes: every lane of the warp gets the result.
-fn reduces_whole_warp(args: &[ThreadExpr]) -> bool {
-    match args.get(1) {
-        None => true,
-        Some(lanes) => matches!(lanes.kind, ThreadExprKind::Int { value: 32, .. }),
+/// `warp_any(..)`, and `warp_sum(v)` / `warp_max(v)` over the whole warp (no lane count, or
+/// 32): every lane of the warp gets the same result.
+fn is_the_same_in_every_lane(function: Intrinsic, args: &[ThreadExpr]) -> bool {
+    match function {
+        Intrinsic::WarpAny => true,
+        Intrinsic::WarpSum | Intrinsic::WarpMax => match args.get(1) {
+            None => true,
+            Some(lanes) => matches!(lanes.kind, ThreadExprKind::Int { value: 32, .. }),
+        },
+        _ => false,
     }
 }
 
