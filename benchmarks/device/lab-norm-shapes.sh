@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The norm lab's shapes (benchmarks/lab/norm/shapes.py): the 16-bit norms as emitted and
 # reshaped or changed, ROUNDS runs over SIZES; logs into $OUT.
-#   bash benchmarks/device/lab-norm-shapes.sh [ROUNDS] [TABLE: staged | widths | one_pass | pair | occupancy | parameters | early | rows_in_flight] ["R,C;R,C;.."]
+#   bash benchmarks/device/lab-norm-shapes.sh [ROUNDS] [TABLE: staged | widths | one_pass | pair | occupancy | parameters | early | rows_in_flight | prefetch] ["R,C;R,C;.."]
 set -euo pipefail
 rounds=${1:-2}
 table=${2:-staged}

@@ -12,7 +12,7 @@ vectors before summing them, `_pair` (after `_one_pass`) adds Σx and Σx² in o
 `_minN` declares N blocks an SM. Writes the sources and `shapes.inc`
 (the launch table shapes.cu includes) into OUT_DIR.
 
-    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass | pair | occupancy | parameters | early | rows_in_flight]   (the tables of those names)
+    python3 shapes.py /tmp/norm-shapes [staged | widths | one_pass | pair | occupancy | parameters | early | rows_in_flight | prefetch]   (the tables of those names)
 """
 import os
 import re
@@ -48,6 +48,19 @@ __device__ __forceinline__ V lab_load_evict_last(const void* p)
     return *reinterpret_cast<V*>(&r);
 }
 '''
+
+
+def parameters_prefetched(s, names, level):
+    """A prefetch of the aligned path's vectors of `names` into `level` (L1 or L2) before the
+    reduction round: no register is held across it, where loading them early spills."""
+    at = "    float tessera_sums_of_mean_variance[2] = {s, q};\n"
+    if at not in s:  # RMSNorm: its one block sum
+        at = "    const float inverse_rms ="
+    lines = "".join(f'            asm volatile("prefetch.global.{level} [%0];" :: "l"({name} + head + i * VECTOR));\n' for name in names)
+    prefetch = ("    #pragma unroll\n    for (int j = 0; j < ITEMS / VECTOR; ++j) {\n"
+                "        const int i = j * THREADS + tid;\n"
+                "        if (i < vectors) {\n" + lines + "        }\n    }\n")
+    return replace_once(s, at, prefetch + at)
 
 
 def parameters_evict_last(s):
@@ -232,7 +245,7 @@ def vectors_from_chunks(s, bias, shuffled=False):
 def shaped(kernel, threads, items, changes=()):
     """The emitted `kernel` at threads × items, with `changes` (any of "raw", "stream",
     "staged", "bulk", "chunks", "shuffled", "one_pass", "loads_first", "pair", "minN", "evict_last",
-    "no_bias", "bias_early", "parameters_early") made to it; its name says them. `items` is a
+    "no_bias", "bias_early", "parameters_early", "prefetch_L1", "prefetch_L2") made to it; its name says them. `items` is a
     multiple of the 16-bit vector of 8: the kernels' loops take ITEMS / VECTOR vectors a thread,
     so any other count holds fewer columns than threads × items says."""
     assert items % 8 == 0, f"{kernel} at {threads} × {items}: ITEMS must be a multiple of 8"
@@ -252,6 +265,8 @@ def shaped(kernel, threads, items, changes=()):
         s = replace_once(s, "    float v[ITEMS];", "    __nv_bfloat16 v[ITEMS];")
         s = replace_once(s, "v[tessera_i] = 0.0f;", "v[tessera_i] = __float2bfloat16_rn(0.0f);")
         load = "reinterpret_cast<const __nv_bfloat16*>(&w)[k];"
+        if load not in s:  # the one-pass kernels' loads (thirty-eighth session)
+            load = "reinterpret_cast<__nv_bfloat16*>(&w)[k];"
         s = replace_once(s, "v[j * VECTOR + k] = static_cast<float>(" + load[:-1] + ");", "v[j * VECTOR + k] = " + load)
         head, rest = s.split(load, 1)
         s = head + load + rest.replace("v[j * VECTOR + k]", "static_cast<float>(v[j * VECTOR + k])")
@@ -274,6 +289,9 @@ def shaped(kernel, threads, items, changes=()):
         s = parameters_early(s, ["bias", "weight"] if kernel.startswith("layer") else ["weight"], vec)
     if "evict_last" in changes:
         s = parameters_evict_last(s)
+    for level in ("L1", "L2"):
+        if f"prefetch_{level}" in changes:
+            s = parameters_prefetched(s, ["weight", "bias"] if kernel.startswith("layer") else ["weight"], level)
     if "no_bias" in changes:  # timing only: the aligned path's bias vectors not loaded (outputs differ)
         s = replace_once(s, "const tessera_bf16x8 bv = tessera_vector_at<tessera_bf16x8>(bias + c);", "const tessera_bf16x8 bv = wv;")
     if chunks or shuffled:
@@ -390,7 +408,20 @@ ROWS_IN_FLIGHT = [
     ("rms_norm_bf16", False, 128, 64, ()),
 ]
 
-TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS, "pair": PAIR, "occupancy": OCCUPANCY, "parameters": PARAMETERS, "early": EARLY, "rows_in_flight": ROWS_IN_FLIGHT}
+# The parameters prefetched into L1 or L2 before the reduction round (no registers held across it;
+# the row held as its 16-bit elements with the parameters loaded early spills 396 bytes), and the
+# row held as its 16-bit elements (thirty-ninth session)
+PREFETCH = [
+    ("layer_norm_bf16", True, 256, 32, ()),
+    ("layer_norm_bf16", True, 256, 32, ("prefetch_L1",)),
+    ("layer_norm_bf16", True, 256, 32, ("prefetch_L2",)),
+    ("layer_norm_bf16", True, 256, 32, ("raw",)),
+    ("layer_norm_bf16", True, 256, 32, ("no_bias",)),
+    ("rms_norm_bf16", False, 256, 32, ()),
+    ("rms_norm_bf16", False, 256, 32, ("prefetch_L1",)),
+]
+
+TABLES = {"staged": STAGED, "widths": WIDTHS, "one_pass": ONE_PASS, "pair": PAIR, "occupancy": OCCUPANCY, "parameters": PARAMETERS, "early": EARLY, "rows_in_flight": ROWS_IN_FLIGHT, "prefetch": PREFETCH}
 
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/norm-shapes"
