@@ -31,7 +31,8 @@ pub const JSON_SCHEMA: &str = r#"JSON (numbers are plain JSON numbers; bytes in 
 {
   "kernel": string, "config": string (the attribute as written), "arch": "sm_90",
   "threads_per_block": int, "warps_per_block": int,
-  "shared_memory": { "bytes": int, "dynamic": bool, "static_limit": int, "opt_in_limit": int,
+  "shared_memory": { "bytes": int (the buffers), "reduction_bytes": int (the block reductions' warp
+                     slots, static beside them), "dynamic": bool, "static_limit": int, "opt_in_limit": int,
                      "buffers": [ { "buffer": string, "offset": int, "stages": int, "stage_bytes": int } ] },
   "registers": null | { "per_thread": int, "spill_stores": int, "spill_loads": int,
                         "stack_frame_bytes": int, "from": "ptxas log" | "cubin", "nvrtc": "13.0" },
@@ -100,7 +101,10 @@ pub enum CheckError {
 /// Shared memory of one block.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SharedMemory {
+    /// The buffers, every stage, aligned as laid out.
     pub bytes: i64,
+    /// The warp slots of the block reductions, static beside the buffers.
+    pub reduction_bytes: i64,
     pub dynamic: bool,
     /// The bytes of buffers declared statically: 48 KiB less what tessera keeps for its own
     /// variables ([`crate::dsl::RESERVED_STATIC_BYTES`]).
@@ -174,7 +178,7 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
     let target = options.target;
     let shared = kernel.shared_memory();
     let threads = kernel.launch_threads();
-    let before = Occupancy::new(&target, threads as u32, shared.bytes as u32, None);
+    let before = Occupancy::new(&target, threads as u32, shared.block_bytes() as u32, None);
 
     let arch = Arch { major: target.compute_capability / 10, minor: target.compute_capability % 10 };
     let mut nvrtc_log = None;
@@ -203,7 +207,7 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
         }
     };
     let occupancy =
-        Occupancy::new(&target, threads as u32, shared.bytes as u32, registers.as_ref().map(|r| r.per_thread));
+        Occupancy::new(&target, threads as u32, shared.block_bytes() as u32, registers.as_ref().map(|r| r.per_thread));
 
     let (shape, shape_defaults) = full_shape(kernel, &options.shape);
     let gpu = options.gpu.unwrap_or_else(|| GpuSpec::default_for(&target));
@@ -216,8 +220,11 @@ pub fn check(definition: &KernelDefinition, options: &CheckOptions) -> Result<Ch
         warps_per_block: before.warps_per_block,
         shared_memory: SharedMemory {
             bytes: shared.bytes,
+            reduction_bytes: shared.reduction_bytes,
             dynamic: shared.dynamic,
-            static_limit: crate::dsl::SharedMemoryPlan::static_buffer_limit(&target),
+            // the reductions' warp slots are static beside the buffers
+            static_limit: crate::dsl::SharedMemoryPlan::static_buffer_limit(&target)
+                .saturating_sub(u32::try_from(shared.reduction_bytes).unwrap_or(u32::MAX)),
             opt_in_limit: target.opt_in_shared_memory_bytes,
             buffers: shared.slots,
         },
@@ -351,7 +358,12 @@ impl std::fmt::Display for CheckReport {
         } else {
             format!("static (buffers to {} B; {} B with opt-in)", s.static_limit, s.opt_in_limit)
         };
-        row(f, "shared memory", format!("{}, {kind}", bytes(s.bytes)))?;
+        let held = if s.reduction_bytes > 0 {
+            format!("{} of buffers + {} B of the block reductions' warp slots", bytes(s.bytes), s.reduction_bytes)
+        } else {
+            bytes(s.bytes)
+        };
+        row(f, "shared memory", format!("{held}, {kind}"))?;
         match (&self.registers, &self.registers_unavailable) {
             (Some(r), _) => {
                 let spills = if r.spill_stores + r.spill_loads == 0 && r.stack_frame_bytes == 0 {
@@ -476,6 +488,7 @@ impl std::fmt::Display for CheckReport {
             threads: 0,
             vector: 0,
             shared_bytes: 0,
+            reduction_shared_bytes: 0,
             dynamic_shared: false,
             barriers: 0,
             accesses: self.accesses.clone(),

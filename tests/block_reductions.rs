@@ -76,7 +76,46 @@ fn row_moments(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, K)>) {
     }
 }
 
-on_both_backends!(block_reductions_match_the_host, reductions_in_one_round_match_the_host);
+/// y[row] = the largest element of an i32 row, from `i32::MIN` (a row may be all negative, and
+/// a short one leaves most threads at their start), over a loop whose range is parenthesised.
+#[tile_kernel(threads = 64, vector = 1)]
+#[allow(unused_parens)]
+fn row_maximum_i32(x: Global<i32, (R, C)>, y: GlobalMut<i32, (R,)>) {
+    let (row,) = grid(R);
+    let mut m = i32::MIN;
+    for chunk in (0..cdiv(C, THREADS)) {
+        let c = chunk * THREADS + thread_index();
+        if c < C {
+            m = max(m, x[[row, c]]);
+        }
+    }
+    let largest = block_max(m);
+    if thread_index() == 0 {
+        y[row] = largest;
+    }
+}
+
+on_both_backends!(
+    block_reductions_match_the_host,
+    reductions_in_one_round_match_the_host,
+    an_integer_maximum_starts_from_i32_min
+);
+
+fn an_integer_maximum_starts_from_i32_min(backend: &Backend) {
+    assert!(row_maximum_i32::KERNEL.cuda_source().contains("int m = (-2147483647 - 1);"));
+    for (rows, cols) in [(3, 1), (4, 63), (2, 200)] {
+        // every element negative, down to i32::MIN + 1
+        let host: Vec<i32> = (0..rows * cols).map(|i| -1 - ((i as i64 * 7919 % 100_003) as i32) * 21_474).collect();
+        let x = backend.upload(&host, [rows, cols]).unwrap();
+        let mut y = backend.zeros::<i32>([rows]).unwrap();
+        row_maximum_i32::launch(backend, &x, &mut y).unwrap();
+        let got = backend.download(&y).unwrap();
+        for r in 0..rows {
+            let want = host[r * cols..(r + 1) * cols].iter().copied().max().unwrap();
+            assert_eq!(got[r], want, "{rows}×{cols}: the maximum of row {r}");
+        }
+    }
+}
 
 fn reductions_in_one_round_match_the_host(backend: &Backend) {
     // the lets became two rounds, one pair of barriers each

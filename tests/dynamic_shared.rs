@@ -44,6 +44,46 @@ pub fn transpose_224(x: Global<f32, (R, C)>, y: GlobalMut<f32, (C, R)>) {
     copy(&t.t(), y.tile([bx, by], [T, T]));
 }
 
+/// A buffer of 94 × 128 f32 (48 128 B, the most buffers may declare statically) beside block
+/// reductions whose warp slots are static too: a round of four f64 sums (1 024 B), an f64
+/// maximum (256 B) and an f32 one (128 B). The buffer goes to dynamic shared memory, where
+/// declared statically beside the slots it would take 49 536 B, over the 48 KiB ptxas allows.
+#[tile_kernel(threads = 128, vector = 1)]
+pub fn stats_beside_a_full_buffer(x: Global<f64, (R, C)>, y: GlobalMut<f64, (R, C)>) {
+    let (row,) = grid(R);
+    let t = shared::<f32>([94, 128]);
+    let a = x[[row, thread_index()]];
+    t[[row % 94, thread_index()]] = a as f32;
+    let s1 = block_sum(a);
+    let s2 = block_sum(a * 2.0);
+    let s3 = block_sum(a * 3.0);
+    let s4 = block_sum(a * 4.0);
+    let m = block_max(a);
+    let n = block_max(t[[row % 94, 127 - thread_index()]]);
+    y[[row, thread_index()]] = s1 + s2 + s3 + s4 + m + n as f64;
+}
+
+#[test]
+fn the_block_reductions_warp_slots_count_against_the_static_limit() {
+    let report = analyze(stats_beside_a_full_buffer::KERNEL.ir().unwrap()).unwrap();
+    assert_eq!((report.shared_bytes, report.reduction_shared_bytes), (94 * 128 * 4, 4 * 32 * 8 + 32 * 8 + 32 * 4));
+    assert!(report.dynamic_shared, "{report}");
+    assert!(
+        report.to_string().contains("49536 B shared memory (1408 B of it the block reductions' warp slots)"),
+        "{report}"
+    );
+    for arch in [Arch::SM_80, Arch::SM_90] {
+        let compiled = nvrtc::compile_cubin(
+            stats_beside_a_full_buffer::KERNEL.cuda_source(),
+            stats_beside_a_full_buffer::KERNEL.name(),
+            arch,
+        )
+        .unwrap();
+        // what ptxas counts static: the warp slots alone
+        assert_eq!(compiled.ptxas.shared_bytes, 1408, "{}", compiled.log);
+    }
+}
+
 on_both_backends!(sgemm_with_66_kib_of_shared_memory_matches_the_reference, transposes_over_48_kib_are_exact);
 
 #[test]

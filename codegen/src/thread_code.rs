@@ -714,6 +714,8 @@ impl Printer<'_> {
         Ok(match &expr.kind {
             ThreadExprKind::Int { value, .. } => match ty {
                 ThreadType::U32 => (format!("{value}u"), PRIMARY),
+                // `-2147483648` is the negation of a literal too wide for int: C makes it a long
+                _ if *value == i64::from(i32::MIN) => ("(-2147483647 - 1)".into(), PRIMARY),
                 _ => (value.to_string(), PRIMARY),
             },
             ThreadExprKind::Float { text, .. } => {

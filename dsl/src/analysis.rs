@@ -24,7 +24,7 @@ const WARP: i64 = 32;
 /// ```
 /// # use tessera_dsl::*;
 /// let report = Report {
-///     kernel: "k".into(), threads: 256, vector: 4, shared_bytes: 0, dynamic_shared: false, barriers: 0,
+///     kernel: "k".into(), threads: 256, vector: 4, shared_bytes: 0, reduction_shared_bytes: 0, dynamic_shared: false, barriers: 0,
 ///     accesses: vec![], reductions: vec![], tma: vec![], occupancy: vec![Occupancy::new(&Target::SM_90, 256, 0, None)],
 /// };
 /// assert!(report.to_string().starts_with("k: 256 threads, vector 4, 0 B shared memory"));
@@ -37,6 +37,9 @@ pub struct Report {
     pub vector: u32,
     /// Every stage of every shared buffer, 16-byte aligned.
     pub shared_bytes: i64,
+    /// The warp slots its block reductions declare beside the buffers
+    /// ([`crate::reduction_shared_bytes`]).
+    pub reduction_shared_bytes: i64,
     /// Whether that is over what buffers may declare statically (48 KiB less tessera's own
     /// [`crate::RESERVED_STATIC_BYTES`]), so it is dynamic shared memory.
     pub dynamic_shared: bool,
@@ -224,13 +227,16 @@ pub fn analyze(kernel: &Kernel) -> Result<Report, Diagnostics> {
     let barriers = count_barriers(&with_barriers(&kernel.body))
         + reductions.iter().map(|reduction| reduction.barriers as usize).sum::<usize>();
     let threads = kernel.launch_threads();
-    let occupancy =
-        Target::KNOWN.iter().map(|target| Occupancy::new(target, threads as u32, shared.bytes as u32, None)).collect();
+    let occupancy = Target::KNOWN
+        .iter()
+        .map(|target| Occupancy::new(target, threads as u32, shared.block_bytes() as u32, None))
+        .collect();
     Ok(Report {
         kernel: kernel.name.clone(),
         threads,
         vector: kernel.config.vector.get(),
         shared_bytes: shared.bytes,
+        reduction_shared_bytes: shared.reduction_bytes,
         dynamic_shared: shared.dynamic,
         barriers,
         accesses,
@@ -725,11 +731,16 @@ impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{}: {} threads, vector {}, {} B shared memory{}, {} barrier{}",
+            "{}: {} threads, vector {}, {} B shared memory{}{}, {} barrier{}",
             self.kernel,
             self.threads,
             self.vector,
-            self.shared_bytes,
+            self.shared_bytes + self.reduction_shared_bytes,
+            if self.reduction_shared_bytes > 0 {
+                format!(" ({} B of it the block reductions' warp slots)", self.reduction_shared_bytes)
+            } else {
+                String::new()
+            },
             if self.dynamic_shared { " (dynamic: over the 47 KiB of static buffers)" } else { "" },
             self.barriers,
             if self.barriers == 1 { "" } else { "s" }

@@ -66,7 +66,7 @@ pub use mma_instruction::{MmaInstruction, Precision};
 pub use occupancy::{Limiter, Occupancy};
 pub use origin::Origin;
 pub use param::{leading_dimension_name, Access, GlobalTensor, Param, ParamKind};
-pub use reduction_report::{ReductionReport, ReductionScope};
+pub use reduction_report::{reduction_shared_bytes, ReductionReport, ReductionScope};
 pub use roofline::{roofline, Bound, GpuSpec, Roofline, RooflineError};
 pub use shared_memory::{
     SharedMemoryPlan, SharedSlot, PANEL_ALIGNMENT, RESERVED_STATIC_BYTES, SHARED_ALIGNMENT, TMA_STORE_STAGING,
@@ -81,8 +81,8 @@ pub use tensor_map::{
 };
 pub use thread_code::{
     check_thread_statement, is_varying, with_block_reduction_rounds, Binding, BlockReductionGroup, FragmentSlots,
-    Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind, ThreadType,
-    TypeEnv, UnaryOp, Varying, VectorStart, MAX_REDUCED_TOGETHER,
+    Guard, GuardKind, Intrinsic, SlotQuery, ThreadExpr, ThreadExprKind, ThreadOp, ThreadStatement, ThreadStatementKind,
+    ThreadType, TypeEnv, UnaryOp, Varying, VectorStart, MAX_REDUCED_TOGETHER,
 };
 pub use tune::{configure, shape_class, Candidate, ConfigureError, TuneSpace};
 pub use validate::validate;

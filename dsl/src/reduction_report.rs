@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::{
-    with_block_reduction_rounds, Intrinsic, Kernel, Statement, ThreadExprKind, ThreadStatement, ThreadStatementKind,
-    TypeEnv,
+    check_thread_statement, with_block_reduction_rounds, ElementType, Intrinsic, Kernel, Statement, ThreadExpr,
+    ThreadExprKind, ThreadStatement, ThreadStatementKind, ThreadType, TypeEnv, Varying,
 };
 
 /// One reduction of thread code: `warp_sum(v, 8)`, `block_max(m)`, `cluster_sum(s)`, ..
@@ -169,5 +169,111 @@ fn collect(statement: &ThreadStatement, threads: u32, env: &TypeEnv, out: &mut V
     }
     for statement in inner {
         collect(statement, threads, env, out);
+    }
+}
+
+/// Bytes of static shared memory a kernel's block reductions declare beside its buffers: each
+/// reduction helper a kernel instantiates keeps 32 warp slots a value it reduces together, one
+/// array for each type and count (so repeated `block_sum`s of f32 share 128 bytes, and a round
+/// of two f64 sums takes 512). Cluster reductions make a block reduction first.
+///
+/// ```
+/// use tessera_dsl::*;
+/// let call = |function, value| ThreadExpr::new(ThreadExprKind::Call { function, args: vec![ThreadExpr::int(value)] });
+/// let let_ = |name: &str, init| {
+///     Statement::Thread(ThreadStatement::new(ThreadStatementKind::Let { name: name.into(), mutable: false, ty: None, init }))
+/// };
+/// // two i32 block sums, apart (one reads the other), then a block maximum
+/// let a = let_("a", call(Intrinsic::BlockSum, 1));
+/// let b = let_("b", ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::BlockSum, args: vec![ThreadExpr::name("a")] }));
+/// let m = let_("m", call(Intrinsic::BlockMax, 3));
+/// let kernel = Kernel { name: "k".into(), doc: None, origin: Origin::default(), params: vec![],
+///     config: Config::default(), body: vec![a, b, m] };
+/// assert_eq!(reduction_shared_bytes(&kernel), 32 * 4 + 32 * 4);  // one array each: block_sum's, block_max's
+/// ```
+pub fn reduction_shared_bytes(kernel: &Kernel) -> i64 {
+    let lowered = with_block_reduction_rounds(kernel);
+    let mut env = TypeEnv::of_kernel_body(&lowered);
+    let mut arrays: Vec<(Intrinsic, ElementType, Option<usize>)> = Vec::new();
+    for statement in lowered.statements() {
+        if let Statement::Thread(thread) = statement {
+            reduction_arrays(thread, &mut env, &mut arrays);
+        }
+    }
+    arrays.iter().map(|(_, element, values)| 32 * values.unwrap_or(1) as i64 * i64::from(element.size_bytes())).sum()
+}
+
+/// One static array of a reduction helper: the helper (`block_sum` or `block_max`), the type
+/// it reduces, and how many values a round reduces together (`None`: the one-value helper).
+type ReductionArray = (Intrinsic, ElementType, Option<usize>);
+
+/// The reduction helpers' arrays `statement` instantiates, added to `arrays` once each, `env`
+/// binding its locals as they are declared.
+fn reduction_arrays(statement: &ThreadStatement, env: &mut TypeEnv, arrays: &mut Vec<ReductionArray>) {
+    let mut found: Vec<ReductionArray> = Vec::new();
+    match &statement.kind {
+        ThreadStatementKind::BlockReductions { function, values, .. } => {
+            if let Some(element) = values.first().and_then(|value| element_of(env, value)) {
+                found.push((*function, element, Some(values.len())));
+            }
+            check_thread_statement(statement, env, &mut Varying::default(), None, &mut Vec::new());
+        }
+        ThreadStatementKind::If { condition, then, otherwise } => {
+            found.extend(arrays_of_calls(condition, env));
+            for branch in [then, otherwise] {
+                let mut inner = env.clone();
+                for s in branch {
+                    reduction_arrays(s, &mut inner, arrays);
+                }
+            }
+        }
+        ThreadStatementKind::For { var, start, end, step, body } => {
+            for bound in [Some(start), Some(end), step.as_ref()].into_iter().flatten() {
+                found.extend(arrays_of_calls(bound, env));
+            }
+            let mut inner = env.clone();
+            inner.bind_value(var, ThreadType::I32, false);
+            for s in body {
+                reduction_arrays(s, &mut inner, arrays);
+            }
+        }
+        _ => {
+            for expr in statement.expressions() {
+                found.extend(arrays_of_calls(expr, env));
+            }
+            // bind what it declares (its diagnostics are validation's)
+            check_thread_statement(statement, env, &mut Varying::default(), None, &mut Vec::new());
+        }
+    }
+    for array in found {
+        if !arrays.contains(&array) {
+            arrays.push(array);
+        }
+    }
+}
+
+/// The arrays of the block (and cluster) reductions called in `expr`.
+fn arrays_of_calls(expr: &ThreadExpr, env: &TypeEnv) -> Vec<ReductionArray> {
+    let mut found = Vec::new();
+    expr.walk(&mut |e| {
+        let ThreadExprKind::Call { function, args } = &e.kind else { return };
+        let Some(element) = args.first().and_then(|value| element_of(env, value)) else { return };
+        match function {
+            Intrinsic::BlockSum | Intrinsic::ClusterSum => found.push((Intrinsic::BlockSum, element, None)),
+            Intrinsic::BlockMax | Intrinsic::ClusterMax => found.push((Intrinsic::BlockMax, element, None)),
+            Intrinsic::ClusterSoftmaxScale => {
+                found.push((Intrinsic::BlockMax, element, None));
+                found.push((Intrinsic::BlockSum, element, None));
+            }
+            _ => {}
+        }
+    });
+    found
+}
+
+fn element_of(env: &TypeEnv, value: &ThreadExpr) -> Option<ElementType> {
+    match env.type_of(value) {
+        Ok(ThreadType::Scalar(element)) => Some(element),
+        _ => None,
     }
 }

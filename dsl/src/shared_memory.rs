@@ -44,6 +44,9 @@ pub struct SharedMemoryPlan {
     pub bytes: i64,
     /// True when `bytes` exceeds the static limit, so the buffers live in dynamic shared memory.
     pub dynamic: bool,
+    /// Static shared memory the kernel's block reductions declare beside the buffers (their
+    /// warp slots, [`crate::reduction_shared_bytes`]): not in `bytes`, but the block holds it.
+    pub reduction_bytes: i64,
 }
 
 /// One buffer: `stages` copies of `stage_bytes` each (a double-buffered one has two),
@@ -84,7 +87,21 @@ impl SharedMemoryPlan {
         if staging > 0 {
             slots.push((TMA_STORE_STAGING.into(), 1, staging, PANEL_ALIGNMENT));
         }
-        Self::from_aligned_slots(slots, Self::static_buffer_limit(&kernel.target()))
+        // the reductions' warp slots are static too: the buffers' static share is less by them
+        let reduction_bytes = crate::reduction_shared_bytes(kernel);
+        let limit = Self::static_buffer_limit(&kernel.target())
+            .saturating_sub(u32::try_from(reduction_bytes).unwrap_or(u32::MAX));
+        Self { reduction_bytes, ..Self::from_aligned_slots(slots, limit) }
+    }
+
+    /// Every byte of shared memory a block holds: the buffers and the reductions' warp slots.
+    ///
+    /// ```
+    /// let plan = tessera_dsl::SharedMemoryPlan { slots: vec![], bytes: 4096, dynamic: false, reduction_bytes: 128 };
+    /// assert_eq!(plan.block_bytes(), 4224);
+    /// ```
+    pub fn block_bytes(&self) -> i64 {
+        self.bytes + self.reduction_bytes
     }
 
     /// The bytes of buffers a kernel for `target` declares statically: its static limit less
@@ -130,7 +147,7 @@ impl SharedMemoryPlan {
             bytes = offset;
             slots.push(slot);
         }
-        Self { slots, bytes, dynamic: bytes > i64::from(static_limit) }
+        Self { slots, bytes, dynamic: bytes > i64::from(static_limit), reduction_bytes: 0 }
     }
 
     /// The dynamic shared memory a launch must pass (0 for static buffers).

@@ -17,7 +17,7 @@ const THREAD_STATEMENTS: &str =
 
 const EXPRESSIONS: &str =
     "thread code supports literals, names, `x[i]`, `u[[r, c]]`, arithmetic, comparisons, `&&`, `||`, `!`, \
-`as` conversions, `f32::INFINITY` / `NEG_INFINITY`, `x.vector(i)`, `v.sum()` and the intrinsics";
+`as` conversions, `f32::INFINITY` / `NEG_INFINITY`, `i32::MIN` / `MAX`, `u32::MAX`, `x.vector(i)`, `v.sum()` and the intrinsics";
 
 fn error(span: proc_macro2::Span, message: impl std::fmt::Display) -> syn::Error {
     syn::Error::new(span, message)
@@ -166,6 +166,11 @@ pub(crate) fn for_statement(for_loop: &syn::ExprForLoop, spans: &mut SpanTable) 
     };
     let (range, step) = match &*for_loop.expr {
         RustExpr::Range(range) => (range, None),
+        // `for i in (a..b)`: Rust takes it (with an unused-parentheses lint), so does tessera
+        RustExpr::Paren(paren) if matches!(&*paren.expr, RustExpr::Range(_)) => {
+            let RustExpr::Range(range) = &*paren.expr else { return Err(error(paren.span(), usage)) };
+            (range, None)
+        }
         RustExpr::MethodCall(method) if method.method == "step_by" && method.args.len() == 1 => {
             let inner = match &*method.receiver {
                 RustExpr::Paren(paren) => &*paren.expr,
@@ -244,6 +249,24 @@ fn infinity(path: &syn::Path, spans: &mut SpanTable) -> Option<ThreadExprKind> {
     })
 }
 
+/// `i32::MIN`, `i32::MAX`, `u32::MIN`, `u32::MAX`: a literal of that type (a `block_max`'s
+/// starting value, a search's sentinel).
+fn integer_bound(path: &syn::Path) -> Option<ThreadExprKind> {
+    let [ty, constant] = [path.segments.first()?, path.segments.last()?];
+    if path.segments.len() != 2 {
+        return None;
+    }
+    let (element, value) =
+        match (ElementType::from_rust_name(&ty.ident.to_string())?, constant.ident.to_string().as_str()) {
+            (element @ ElementType::I32, "MIN") => (element, i64::from(i32::MIN)),
+            (element @ ElementType::I32, "MAX") => (element, i64::from(i32::MAX)),
+            (element @ ElementType::U32, "MIN") => (element, 0),
+            (element @ ElementType::U32, "MAX") => (element, i64::from(u32::MAX)),
+            _ => return None,
+        };
+    Some(ThreadExprKind::Int { value, suffix: Some(element) })
+}
+
 fn element_suffix(suffix: &str, span: proc_macro2::Span) -> syn::Result<Option<ElementType>> {
     if suffix.is_empty() {
         return Ok(None);
@@ -275,8 +298,11 @@ pub(crate) fn expr(e: &RustExpr, spans: &mut SpanTable) -> syn::Result<ThreadExp
         },
         RustExpr::Path(path) => match path.path.get_ident() {
             Some(ident) => ThreadExprKind::Name(ident.to_string()),
-            None => infinity(&path.path, spans).ok_or_else(|| {
-                error(path.span(), "expected a plain name (or `f32::INFINITY`, `f32::NEG_INFINITY`, and f64's)")
+            None => infinity(&path.path, spans).or_else(|| integer_bound(&path.path)).ok_or_else(|| {
+                error(
+                    path.span(),
+                    "expected a plain name (or `f32::INFINITY`, `f32::NEG_INFINITY` and f64's, `i32::MIN`, `i32::MAX`, `u32::MAX`)",
+                )
             })?,
         },
         RustExpr::Paren(paren) => return expr(&paren.expr, spans),

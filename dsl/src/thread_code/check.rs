@@ -31,11 +31,93 @@ impl Varying {
     /// Records `name` as set from `value`: varying between lanes, between warps, or neither.
     fn bind(&mut self, name: &str, value: &ThreadExpr) {
         if is_varying(value, &self.lanes) {
-            self.lanes.push(name.to_string());
+            self.lane(name);
         } else if differs_between_warps(value, self) {
+            self.warp(name);
+        }
+    }
+
+    /// Records `name` (a local, a register array, a writable tensor) as differing between lanes.
+    fn lane(&mut self, name: &str) {
+        if !self.lanes.iter().any(|n| n == name) {
+            self.lanes.push(name.to_string());
+        }
+    }
+
+    /// Records `name` as differing between warps, unless it already differs between lanes.
+    fn warp(&mut self, name: &str) {
+        if !self.lanes.iter().any(|n| n == name) && !self.warps.iter().any(|n| n == name) {
             self.warps.push(name.to_string());
         }
     }
+
+    /// The names `expr` reads that differ between lanes, for a message.
+    fn lane_names_in(&self, expr: &ThreadExpr) -> Vec<String> {
+        let mut found = Vec::new();
+        expr.walk(&mut |e| {
+            let name = match &e.kind {
+                ThreadExprKind::Name(name) => name,
+                ThreadExprKind::Index { base, .. } => base,
+                ThreadExprKind::VectorLoad { tensor, .. } => tensor,
+                _ => return,
+            };
+            if self.lanes.contains(name) && !found.contains(name) {
+                found.push(name.clone());
+            }
+        });
+        found
+    }
+}
+
+/// Why the statements under it may run in only some threads: an `if` whose condition, or a
+/// loop whose trip count, may differ between the lanes of a warp.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Guard {
+    pub origin: Origin,
+    pub kind: GuardKind,
+    /// Why it differs where the condition or bounds read locals or tensors, for the message:
+    /// `flag` (computed from ..), or `y`, a tensor the kernel writes; empty where they call
+    /// `thread_index()` or `lane()` themselves.
+    pub through: String,
+}
+
+impl Guard {
+    fn new(origin: Origin, kind: GuardKind, reads: &[&ThreadExpr], varying: &Varying, env: &TypeEnv) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        for expr in reads {
+            for name in varying.lane_names_in(expr) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        let (tensors, locals): (Vec<&String>, Vec<&String>) =
+            names.iter().partition(|name| matches!(env.get(name), Some(Binding::Tensor { .. })));
+        let quoted = |names: &[&String]| names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        let mut reasons = Vec::new();
+        if !locals.is_empty() {
+            reasons.push(format!(
+                "{} {} computed from `thread_index()` or `lane()`, or set under a condition or in a loop that differs between lanes",
+                quoted(&locals),
+                if locals.len() == 1 { "was" } else { "were" }
+            ));
+        }
+        if !tensors.is_empty() {
+            reasons.push(format!(
+                "{} {} written by this kernel, so an element may hold another thread's write or not yet",
+                quoted(&tensors),
+                if tensors.len() == 1 { "is" } else { "are" }
+            ));
+        }
+        Self { origin, kind, through: reasons.join("; ") }
+    }
+}
+
+/// The statement a [`Guard`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuardKind {
+    If,
+    Loop,
 }
 
 /// Checks thread statements in `env`, binding their `let`s; every problem is pushed.
@@ -43,24 +125,29 @@ pub fn check_thread_statement(
     statement: &ThreadStatement,
     env: &mut TypeEnv,
     varying: &mut Varying,
-    divergent: Option<Origin>,
+    divergent: Option<&Guard>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let check_expr = |expr: &ThreadExpr, wanted: Option<ThreadType>, env: &TypeEnv, out: &mut Vec<Diagnostic>| {
-        if let Err(d) = env.type_with(expr, wanted) {
-            out.push(d);
-        }
-        if let Some(condition) = divergent {
-            expr.walk(&mut |e| {
-                if let Some(collective) = e.warp_collective() {
-                    out.push(skipped_by_lanes(&collective, e.origin, condition));
+    let check_expr =
+        |expr: &ThreadExpr, wanted: Option<ThreadType>, env: &TypeEnv, varying: &Varying, out: &mut Vec<Diagnostic>| {
+            // an expression reading a local whose own value did not type is already reported
+            if let Err(d) = env.type_with(expr, wanted) {
+                if !env.reads_untyped(expr) {
+                    out.push(d);
                 }
-            });
-        }
-    };
+            }
+            if let Some(guard) = divergent {
+                expr.walk(&mut |e| {
+                    if let Some(collective) = e.warp_collective() {
+                        out.push(skipped_by_lanes(&collective, e.origin, guard));
+                    }
+                });
+            }
+            check_short_circuits(expr, varying, out);
+        };
     match &statement.kind {
         ThreadStatementKind::Let { name, mutable, ty, init } => {
-            check_expr(init, *ty, env, out);
+            check_expr(init, *ty, env, varying, out);
             let found = env.type_with(init, *ty).ok();
             if let (Some(declared), Some(found)) = (ty, found) {
                 if *declared != found {
@@ -84,9 +171,12 @@ pub fn check_thread_statement(
             }
             varying.bind(name, init);
             env.bind_value(name, ty.or(found).unwrap_or(ThreadType::F32), *mutable);
+            if ty.is_none() && found.is_none() {
+                env.mark_untyped(name);
+            }
         }
         ThreadStatementKind::LetArray { name, mutable, len, init } => {
-            check_expr(init, None, env, out);
+            check_expr(init, None, env, varying, out);
             let element = match env.type_of(init) {
                 Ok(ThreadType::Scalar(element)) => element,
                 Ok(other) => {
@@ -117,7 +207,7 @@ pub fn check_thread_statement(
                 ));
             }
             if divergent.is_some() {
-                varying.lanes.push(name.clone());
+                varying.lane(name);
             } else {
                 varying.bind(name, init);
             }
@@ -126,7 +216,7 @@ pub fn check_thread_statement(
         ThreadStatementKind::BlockReductions { name, function, values } => {
             let mut element = None;
             for value in values {
-                check_expr(value, None, env, out);
+                check_expr(value, None, env, varying, out);
                 match env.type_of(value) {
                     Ok(ThreadType::Scalar(found)) if element.is_none_or(|e| e == found) => element = Some(found),
                     Ok(other) => out.push(Diagnostic::new(
@@ -142,8 +232,8 @@ pub fn check_thread_statement(
                     format!("`{name}` reduces with `block_sum` or `block_max`, not `{}`", function.name()),
                 ));
             }
-            if let Some(condition) = divergent {
-                out.push(skipped_by_lanes(function.name(), statement.origin, condition));
+            if let Some(guard) = divergent {
+                out.push(skipped_by_lanes(function.name(), statement.origin, guard));
             }
             let len = Some(values.len() as i64);
             env.bind(name, Binding::Registers { element: element.unwrap_or(ElementType::F32), len, mutable: false });
@@ -151,12 +241,14 @@ pub fn check_thread_statement(
         ThreadStatementKind::Assign { place, value, .. } | ThreadStatementKind::AtomicAdd { place, value } => {
             let op = op_of(&statement.kind);
             let atomic = matches!(statement.kind, ThreadStatementKind::AtomicAdd { .. });
-            check_expr(place, None, env, out);
+            check_expr(place, None, env, varying, out);
             let place_ty = env.type_of(place).ok();
-            check_expr(value, place_ty, env, out);
+            check_expr(value, place_ty, env, varying, out);
             let value_ty = env.type_with(value, place_ty).ok();
             if let (Some(p), Some(v)) = (place_ty, value_ty) {
-                if p != v {
+                if env.reads_untyped(place) || env.reads_untyped(value) {
+                    // the first error was the local's own
+                } else if p != v {
                     out.push(
                         Diagnostic::new(value.origin, format!("mismatched types: assigning {v} to {p}"))
                             .with_hint(format!("convert it with `as {p}`")),
@@ -169,7 +261,7 @@ pub fn check_thread_statement(
                 ThreadExprKind::Name(name) => match env.get(name) {
                     Some(Binding::Value { mutable: true, .. }) if !atomic => {
                         if divergent.is_some() {
-                            varying.lanes.push(name.clone());
+                            varying.lane(name);
                         } else {
                             varying.bind(name, value);
                         }
@@ -193,6 +285,15 @@ pub fn check_thread_statement(
                     }
                 }
                 ThreadExprKind::Index { base, .. } => {
+                    // a register array (or vector) with an element set under a condition on the
+                    // lanes, or to a value of each lane's own, differs between lanes
+                    if matches!(env.get(base), Some(Binding::Registers { .. } | Binding::Value { .. })) && !atomic {
+                        if divergent.is_some() || is_varying(value, &varying.lanes) || is_varying(place, &varying.lanes) {
+                            varying.lane(base);
+                        } else if differs_between_warps(value, varying) || differs_between_warps(place, varying) {
+                            varying.warp(base);
+                        }
+                    }
                     if let Some(Binding::Value { ty: ThreadType::Vector(_), mutable: false }) = env.get(base) {
                         out.push(
                             Diagnostic::new(place.origin, format!("cannot assign to a lane of `{base}`: it is not a `let mut` vector"))
@@ -232,30 +333,19 @@ pub fn check_thread_statement(
             }
         }
         ThreadStatementKind::If { condition, then, otherwise } => {
-            check_expr(condition, None, env, out);
+            check_expr(condition, None, env, varying, out);
             if let Ok(ty) = env.type_of(condition) {
-                if ty != ThreadType::Bool {
+                if ty != ThreadType::Bool && !env.reads_untyped(condition) {
                     out.push(Diagnostic::new(condition.origin, format!("an `if` condition is a bool; this is {ty}")));
                 }
             }
-            let inner_divergent =
-                divergent.or_else(|| is_varying(condition, &varying.lanes).then_some(condition.origin));
-            let between_warps =
-                divergent.is_none() && inner_divergent.is_none() && differs_between_warps(condition, varying);
+            let own_guard = (divergent.is_none() && is_varying(condition, &varying.lanes))
+                .then(|| Guard::new(condition.origin, GuardKind::If, &[condition], varying, env));
+            let inner_divergent = divergent.or(own_guard.as_ref());
+            let between_warps = inner_divergent.is_none() && differs_between_warps(condition, varying);
+            let branches: Vec<&ThreadStatement> = then.iter().chain(otherwise).collect();
             if between_warps {
-                for s in then.iter().chain(otherwise) {
-                    if let ThreadStatementKind::BlockReductions { function, .. } = &s.kind {
-                        out.push(skipped_by_warps(function.name(), s.origin, condition.origin));
-                    }
-                    for expr in s.expressions() {
-                        expr.walk(&mut |e| match &e.kind {
-                            ThreadExprKind::Call { function, .. } if function.is_block_collective() => {
-                                out.push(skipped_by_warps(function.name(), e.origin, condition.origin))
-                            }
-                            _ => {}
-                        });
-                    }
-                }
+                block_collectives_skipped_by_warps(&branches, GuardKind::If, condition.origin, out);
             }
             for branch in [then, otherwise] {
                 let mut inner = env.clone();
@@ -265,36 +355,34 @@ pub fn check_thread_statement(
             }
             // a local set in only some warps differs between warps after the `if`
             if between_warps {
-                for s in then.iter().chain(otherwise) {
-                    s.walk_statements(&mut |s| {
-                        if let ThreadStatementKind::Assign {
-                            place: ThreadExpr { kind: ThreadExprKind::Name(name), .. },
-                            ..
-                        } = &s.kind
-                        {
-                            if !varying.lanes.contains(name) && !varying.warps.contains(name) {
-                                varying.warps.push(name.clone());
-                            }
-                        }
-                    });
-                }
+                set_in_only_some_warps(&branches, varying);
             }
         }
         ThreadStatementKind::For { var, start, end, step, body } => {
-            for bound in [Some(start), Some(end), step.as_ref()].into_iter().flatten() {
-                check_expr(bound, Some(ThreadType::I32), env, out);
+            let bounds: Vec<&ThreadExpr> = [Some(start), Some(end), step.as_ref()].into_iter().flatten().collect();
+            for bound in &bounds {
+                check_expr(bound, Some(ThreadType::I32), env, varying, out);
                 if let Ok(ty) = env.type_with(bound, Some(ThreadType::I32)) {
-                    if ty != ThreadType::I32 {
+                    if ty != ThreadType::I32 && !env.reads_untyped(bound) {
                         out.push(Diagnostic::new(bound.origin, format!("loop bounds are i32; this is {ty}")));
                     }
                 }
             }
-            let bounds_vary =
-                [Some(start), Some(end), step.as_ref()].into_iter().flatten().any(|b| is_varying(b, &varying.lanes));
+            let bounds_vary = bounds.iter().any(|b| is_varying(b, &varying.lanes));
+            let bounds_differ_between_warps = !bounds_vary && bounds.iter().any(|b| differs_between_warps(b, varying));
             if bounds_vary {
-                varying.lanes.push(var.clone());
+                varying.lane(var);
+            } else if bounds_differ_between_warps {
+                varying.warp(var);
             }
-            let inner_divergent = divergent.or_else(|| bounds_vary.then_some(statement.origin));
+            let own_guard = (divergent.is_none() && bounds_vary)
+                .then(|| Guard::new(statement.origin, GuardKind::Loop, &bounds, varying, env));
+            let inner_divergent = divergent.or(own_guard.as_ref());
+            let between_warps = inner_divergent.is_none() && bounds_differ_between_warps;
+            let inside: Vec<&ThreadStatement> = body.iter().collect();
+            if between_warps {
+                block_collectives_skipped_by_warps(&inside, GuardKind::Loop, statement.origin, out);
+            }
             if env.get(var).is_some() {
                 out.push(Diagnostic::new(
                     statement.origin,
@@ -306,32 +394,159 @@ pub fn check_thread_statement(
             for s in body {
                 check_thread_statement(s, &mut inner, varying, inner_divergent, out);
             }
+            // a local set in a loop that some warps run more often than others differs between warps
+            if between_warps {
+                set_in_only_some_warps(&inside, varying);
+            }
         }
     }
 }
 
-/// A warp collective at `origin` under the condition at `condition` that differs between lanes.
-fn skipped_by_lanes(collective: &str, origin: Origin, condition: Origin) -> Diagnostic {
-    Diagnostic::new(
-        origin,
-        format!(
-            "`{collective}` runs under a condition that differs between the lanes of a warp (line {}): the lanes that skip it leave the shuffle waiting",
-            condition.line
-        ),
-    )
-    .with_hint("call it where the whole warp is, e.g. before the `if`, or make the condition depend on `warp_index()` only")
+/// The block collectives among `statements` (nested ones included), under an `if` or a loop
+/// (`guard` at `origin`) that may differ between warps: each an error.
+fn block_collectives_skipped_by_warps(
+    statements: &[&ThreadStatement],
+    guard: GuardKind,
+    origin: Origin,
+    out: &mut Vec<Diagnostic>,
+) {
+    for statement in statements {
+        statement.walk_statements(&mut |s| {
+            if let ThreadStatementKind::BlockReductions { function, .. } = &s.kind {
+                out.push(skipped_by_warps(function.name(), s.origin, guard, origin));
+            }
+        });
+        for expr in statement.expressions() {
+            expr.walk(&mut |e| match &e.kind {
+                ThreadExprKind::Call { function, .. } if function.is_block_collective() => {
+                    out.push(skipped_by_warps(function.name(), e.origin, guard, origin))
+                }
+                _ => {}
+            });
+        }
+    }
 }
 
-/// A block collective at `origin` under the condition at `condition` that differs between warps.
-fn skipped_by_warps(collective: &str, origin: Origin, condition: Origin) -> Diagnostic {
+/// The locals and register arrays `statements` assign (nested ones included), when some warps
+/// run them and others do not: they differ between warps afterwards.
+fn set_in_only_some_warps(statements: &[&ThreadStatement], varying: &mut Varying) {
+    for statement in statements {
+        statement.walk_statements(&mut |s| {
+            if let ThreadStatementKind::Assign { place, .. } = &s.kind {
+                match &place.kind {
+                    ThreadExprKind::Name(name) | ThreadExprKind::Index { base: name, .. } => varying.warp(name),
+                    _ => {}
+                }
+            }
+        });
+    }
+}
+
+/// A collective on the right of `&&` or `||` runs only where the left side lets it: an error
+/// where the left side may differ between the lanes of a warp (any collective) or between the
+/// warps of the block (a block collective).
+fn check_short_circuits(expr: &ThreadExpr, varying: &Varying, out: &mut Vec<Diagnostic>) {
+    let mut found: Vec<Diagnostic> = Vec::new();
+    expr.walk(&mut |e| {
+        let ThreadExprKind::Binary { op: op @ (ThreadOp::And | ThreadOp::Or), lhs, rhs } = &e.kind else { return };
+        let between_lanes = is_varying(lhs, &varying.lanes);
+        let between_warps = !between_lanes && differs_between_warps(lhs, varying);
+        if !between_lanes && !between_warps {
+            return;
+        }
+        rhs.walk(&mut |inner| {
+            let Some(collective) = inner.warp_collective() else { return };
+            let block = matches!(&inner.kind, ThreadExprKind::Call { function, .. } if function.is_block_collective());
+            if !between_lanes && !block {
+                return;
+            }
+            let (who, waiting) = if between_lanes {
+                ("lanes of a warp", format!("the lanes that skip it leave the {} waiting", collective_noun(&collective)))
+            } else {
+                ("warps of the block", "the threads that skip it leave `__syncthreads` waiting".to_string())
+            };
+            let runs = if *op == ThreadOp::And { "holds" } else { "fails" };
+            let diagnostic = Diagnostic::new(
+                inner.origin,
+                format!(
+                    "`{collective}` is on the right of `{}`, which runs it only where `{lhs}` {runs}, and that may differ between the {who}: {waiting}",
+                    op.symbol()
+                ),
+            )
+            .with_hint(format!(
+                "compute it first, in a `let` of its own where every thread is (`let total = {collective}(..);`), then combine: `{lhs} {} total ..`",
+                op.symbol()
+            ));
+            if !found.iter().any(|d| d.origin == diagnostic.origin) {
+                found.push(diagnostic);
+            }
+        });
+    });
+    out.extend(found);
+}
+
+/// What a collective's lanes wait at: `warp_any` votes, the others shuffle.
+fn collective_noun(collective: &str) -> &'static str {
+    if collective == Intrinsic::WarpAny.name() {
+        "vote"
+    } else {
+        "shuffle"
+    }
+}
+
+/// A collective at `origin` under `guard`, an `if` or a loop that may differ between lanes.
+fn skipped_by_lanes(collective: &str, origin: Origin, guard: &Guard) -> Diagnostic {
+    let noun = collective_noun(collective);
+    let line = guard.origin.line;
+    let through = if guard.through.is_empty() { String::new() } else { format!("; {}", guard.through) };
+    let place = match guard.kind {
+        GuardKind::If => {
+            format!("under a condition that may differ between the lanes of a warp (line {line}{through})")
+        }
+        GuardKind::Loop => {
+            format!("in a loop whose trip count may differ between the lanes of a warp (line {line}{through})")
+        }
+    };
+    let skip = match guard.kind {
+        GuardKind::If => "the lanes that skip it",
+        GuardKind::Loop => "the lanes that leave the loop early",
+    };
+    let block = Intrinsic::from_name(collective).is_some_and(Intrinsic::is_block_collective);
+    let hint = match (guard.kind, block) {
+        _ if guard.through.contains("written by this kernel") => {
+            "a value every thread must agree on comes from a block reduction, or goes through a shared buffer (thread code that writes it and reads it gets a `__syncthreads()` between)"
+        }
+        (GuardKind::If, false) => {
+            "call it where the whole warp is, e.g. before the `if`, or make the condition depend on `warp_index()` only"
+        }
+        (GuardKind::If, true) => "call it where the whole block is, before or after the `if`",
+        (GuardKind::Loop, false) => {
+            "give the loop bounds every lane of the warp shares (from `warp_index()`, the grid's indices, shape symbols, constants), or reduce after the loop"
+        }
+        (GuardKind::Loop, true) => {
+            "give the loop bounds every thread of the block shares (the grid's indices, shape symbols, constants), or reduce after the loop"
+        }
+    };
+    Diagnostic::new(origin, format!("`{collective}` runs {place}: {skip} leave the {noun} waiting")).with_hint(hint)
+}
+
+/// A block collective at `origin` under an `if` or a loop at `condition` that may differ between warps.
+fn skipped_by_warps(collective: &str, origin: Origin, guard: GuardKind, condition: Origin) -> Diagnostic {
+    let (place, hint) = match guard {
+        GuardKind::If => (
+            format!("under a condition that may differ between the warps of the block (line {})", condition.line),
+            "call it where the whole block is, before or after the `if`",
+        ),
+        GuardKind::Loop => (
+            format!("in a loop whose trip count may differ between the warps of the block (line {})", condition.line),
+            "give the loop bounds every thread of the block shares (the grid's indices, shape symbols, constants), or reduce after the loop",
+        ),
+    };
     Diagnostic::new(
         origin,
-        format!(
-            "`{collective}` runs under a condition that differs between the warps of the block (line {}): the threads that skip it leave `__syncthreads` waiting",
-            condition.line
-        ),
+        format!("`{collective}` runs {place}: the threads that skip it leave `__syncthreads` waiting"),
     )
-    .with_hint("call it where the whole block is, before or after the `if`")
+    .with_hint(hint)
 }
 
 fn op_of(kind: &ThreadStatementKind) -> Option<ThreadOp> {
@@ -362,6 +577,9 @@ pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
         ThreadExprKind::Call { function: Intrinsic::ThreadIndex | Intrinsic::Lane, .. } => found = true,
         ThreadExprKind::FragmentSlot { .. } => found = true,
         ThreadExprKind::Name(name) if varying.contains(name) => found = true,
+        // an element of a register array, or of a tensor, that differs between lanes
+        ThreadExprKind::Index { base, .. } if varying.contains(base) => found = true,
+        ThreadExprKind::VectorLoad { tensor, .. } if varying.contains(tensor) => found = true,
         _ => {}
     });
     found
@@ -396,6 +614,7 @@ fn differs_between_warps(expr: &ThreadExpr, varying: &Varying) -> bool {
         ThreadExprKind::Call { function: Intrinsic::WarpIndex, .. } => found = true,
         ThreadExprKind::Call { function, .. } if function.is_warp_collective() => found = true,
         ThreadExprKind::Name(name) if varying.warps.contains(name) => found = true,
+        ThreadExprKind::Index { base, .. } if varying.warps.contains(base) => found = true,
         _ => {}
     });
     found
@@ -405,7 +624,33 @@ fn differs_between_warps(expr: &ThreadExpr, varying: &Varying) -> bool {
 /// kernel (see [`crate::validate`]).
 pub(crate) fn check_body(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, out: &mut Vec<Diagnostic>) {
     let mut varying = Varying::default();
+    // a tensor the kernel writes may hold another thread's write, or not yet: its elements
+    // can differ between the threads that read them
+    for param in &kernel.params {
+        if param.tensor().is_some_and(|tensor| tensor.access == Access::Writable) {
+            varying.lane(&param.name);
+        }
+    }
     walk(kernel, body, env, &mut varying, out);
+    // a warp's collectives shuffle across all 32 lanes: a partial last warp has none to give
+    let threads = kernel.launch_threads();
+    if threads % 32 != 0 {
+        if let Some((function, origin)) = kernel.thread_calls().into_iter().find(|(f, _)| f.is_warp_collective()) {
+            out.push(
+                Diagnostic::new(
+                    origin,
+                    format!(
+                        "`{}` needs whole warps: the block's {threads} threads are {} warp{} and {} lanes, and the missing lanes of the last warp would give it undefined values",
+                        function.name(),
+                        threads / 32,
+                        if threads / 32 == 1 { "" } else { "s" },
+                        threads % 32
+                    ),
+                )
+                .with_hint(format!("make `threads` a multiple of 32 (e.g. {}), and guard the extra threads' work", threads.div_ceil(32) * 32)),
+            );
+        }
+    }
 }
 
 fn walk(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv, varying: &mut Varying, out: &mut Vec<Diagnostic>) {

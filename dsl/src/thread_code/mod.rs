@@ -16,7 +16,7 @@ mod reduction_group;
 mod typing;
 
 pub(crate) use check::check_body;
-pub use check::{check_thread_statement, is_varying, Varying};
+pub use check::{check_thread_statement, is_varying, Guard, GuardKind, Varying};
 pub use intrinsic::Intrinsic;
 pub use reduction_group::{with_block_reduction_rounds, BlockReductionGroup, MAX_REDUCED_TOGETHER};
 pub use typing::{Binding, FragmentSlots, TypeEnv};
@@ -760,7 +760,7 @@ mod tests {
         ];
         for found in [diagnostics(&[warps_differ]), diagnostics(&through_a_local)] {
             assert_eq!(found.len(), 1, "{found:?}");
-            assert!(found[0].contains("differs between the warps of the block"), "{}", found[0]);
+            assert!(found[0].contains("may differ between the warps of the block"), "{}", found[0]);
         }
         // a group of 8 lanes' reduction differs between lanes
         let group_max = call(Intrinsic::WarpMax, vec![ThreadExpr::name("v"), ThreadExpr::int(8)]);
@@ -769,7 +769,90 @@ mod tests {
             vec![let_("s", call(Intrinsic::WarpSum, vec![ThreadExpr::name("v")]))],
         );
         let found = diagnostics(&[groups_differ]);
-        assert!(found.len() == 1 && found[0].contains("differs between the lanes of a warp"), "{found:?}");
+        assert!(found.len() == 1 && found[0].contains("may differ between the lanes of a warp"), "{found:?}");
+    }
+
+    #[test]
+    fn a_collective_on_the_right_of_a_short_circuit_needs_a_left_side_its_threads_share() {
+        let zero = || float("0.0");
+        let positive =
+            |reduction: Intrinsic| binary(ThreadOp::Gt, call(reduction, vec![ThreadExpr::name("v")]), zero());
+        let lane_lt = binary(ThreadOp::Lt, call(Intrinsic::Lane, vec![]), ThreadExpr::int(5));
+        let warp_lt = binary(ThreadOp::Lt, call(Intrinsic::WarpIndex, vec![]), ThreadExpr::int(2));
+        let and = |lhs: &ThreadExpr, rhs| binary(ThreadOp::And, lhs.clone(), rhs);
+        let or = |lhs: &ThreadExpr, rhs| binary(ThreadOp::Or, lhs.clone(), rhs);
+        // the lanes of a warp may disagree: no collective on the right
+        for expr in [and(&lane_lt, positive(Intrinsic::WarpSum)), or(&lane_lt, positive(Intrinsic::BlockSum))] {
+            let found = diagnostics(&[let_("t", expr)]);
+            assert!(found.len() == 1 && found[0].contains("may differ between the lanes of a warp"), "{found:?}");
+        }
+        // the warps may disagree: a warp's collective is fine there, a block's is not
+        assert_eq!(diagnostics(&[let_("t", and(&warp_lt, positive(Intrinsic::WarpSum)))]), Vec::<String>::new());
+        let found = diagnostics(&[let_("t", and(&warp_lt, positive(Intrinsic::BlockMax)))]);
+        assert!(found.len() == 1 && found[0].contains("may differ between the warps of the block"), "{found:?}");
+        // the left side on a block reduction: every thread agrees
+        let agreed = binary(ThreadOp::Gt, call(Intrinsic::BlockSum, vec![ThreadExpr::name("v")]), zero());
+        assert_eq!(diagnostics(&[let_("t", and(&agreed, positive(Intrinsic::BlockMax)))]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_loop_whose_trip_count_differs_between_warps_may_hold_a_warps_collective_but_not_a_blocks() {
+        let per_warp = |body: ThreadStatement| {
+            ThreadStatement::new(ThreadStatementKind::For {
+                var: "j".into(),
+                start: ThreadExpr::int(0),
+                end: call(Intrinsic::WarpIndex, vec![]),
+                step: None,
+                body: vec![body],
+            })
+        };
+        let sum = |function| let_("s", call(function, vec![ThreadExpr::name("v")]));
+        assert_eq!(diagnostics(&[per_warp(sum(Intrinsic::WarpSum))]), Vec::<String>::new());
+        let found = diagnostics(&[per_warp(sum(Intrinsic::BlockSum))]);
+        assert!(
+            found.len() == 1 && found[0].contains("in a loop whose trip count may differ between the warps"),
+            "{found:?}"
+        );
+        // per lane: neither
+        let per_lane = ThreadStatement::new(ThreadStatementKind::For {
+            var: "j".into(),
+            start: ThreadExpr::int(0),
+            end: call(Intrinsic::Lane, vec![]),
+            step: None,
+            body: vec![sum(Intrinsic::WarpSum)],
+        });
+        let found = diagnostics(&[per_lane]);
+        assert!(
+            found.len() == 1 && found[0].contains("in a loop whose trip count may differ between the lanes"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_register_array_set_in_some_lanes_differs_between_lanes() {
+        let marks = ThreadStatement::new(ThreadStatementKind::LetArray {
+            name: "marks".into(),
+            mutable: true,
+            len: crate::Expr::int(4),
+            init: float("0.0"),
+        });
+        let mark = ThreadStatement::new(ThreadStatementKind::Assign {
+            place: ThreadExpr::new(ThreadExprKind::Index { base: "marks".into(), indices: vec![ThreadExpr::int(0)] }),
+            op: None,
+            value: float("1.0"),
+        });
+        let marked = binary(
+            ThreadOp::Gt,
+            ThreadExpr::new(ThreadExprKind::Index { base: "marks".into(), indices: vec![ThreadExpr::int(0)] }),
+            float("0.0"),
+        );
+        let sum = let_("s", call(Intrinsic::WarpSum, vec![ThreadExpr::name("v")]));
+        let in_some_lanes =
+            under(binary(ThreadOp::Lt, call(Intrinsic::Lane, vec![]), ThreadExpr::int(3)), vec![mark.clone()]);
+        let found = diagnostics(&[marks.clone(), in_some_lanes, under(marked.clone(), vec![sum.clone()])]);
+        assert!(found.len() == 1 && found[0].contains("; `marks` was computed from"), "{found:?}");
+        // set where every lane is: the lanes agree
+        assert_eq!(diagnostics(&[marks, mark, under(marked, vec![sum])]), Vec::<String>::new());
     }
 
     #[test]

@@ -98,6 +98,9 @@ pub struct TypeEnv {
     names: BTreeMap<String, Binding>,
     /// The values of `THREADS`, `VECTOR` and the kernel's constants (register array lengths).
     constants: BTreeMap<String, i64>,
+    /// Locals whose value did not type: bound as f32 so that checking goes on, but a type
+    /// error in an expression that reads one is a consequence of the first, not reported again.
+    untyped: Vec<String>,
 }
 
 impl TypeEnv {
@@ -146,6 +149,32 @@ impl TypeEnv {
             }
         }
         env
+    }
+
+    /// Marks `name` as declared from a value that did not type (its error already reported).
+    ///
+    /// ```
+    /// use tessera_dsl::{ThreadExpr, ThreadType, TypeEnv};
+    /// let mut env = TypeEnv::default();
+    /// env.bind_value("a", ThreadType::F32, false);
+    /// env.mark_untyped("a");
+    /// assert!(env.reads_untyped(&ThreadExpr::name("a")));
+    /// ```
+    pub fn mark_untyped(&mut self, name: &str) {
+        if !self.untyped.iter().any(|n| n == name) {
+            self.untyped.push(name.to_string());
+        }
+    }
+
+    /// Whether `expr` reads a local [`TypeEnv::mark_untyped`] marked.
+    pub fn reads_untyped(&self, expr: &ThreadExpr) -> bool {
+        let mut found = false;
+        expr.walk(&mut |e| {
+            if let ThreadExprKind::Name(name) = &e.kind {
+                found |= self.untyped.contains(name);
+            }
+        });
+        found
     }
 
     pub fn bind_value(&mut self, name: &str, ty: ThreadType, mutable: bool) {
