@@ -22,3 +22,24 @@ fn the_readme_shows_the_first_example_as_it_is() {
         "the README's first example differs from examples/first_kernel.rs: copy the file into the README"
     );
 }
+
+mod thread_code_example {
+    include!("../examples/row_sums.rs");
+
+    #[test]
+    fn the_thread_code_example_sums_its_rows() -> Result<(), Error> {
+        main()
+    }
+
+    #[test]
+    fn the_readme_shows_the_thread_code_example_as_it_is() {
+        let readme = include_str!("../README.md");
+        let example = include_str!("../examples/row_sums.rs");
+        // the file's kernel: from its first line to the end of the function
+        let kernel = &example[..example.find("\n}\n").expect("the kernel ends") + 3];
+        assert!(
+            readme.contains(&format!("```rust\n{kernel}```\n")),
+            "the README's thread-code example differs from examples/row_sums.rs's kernel: copy it into the README"
+        );
+    }
+}
