@@ -1,7 +1,7 @@
 //! `block_sum` / `block_max` in thread code, two calls in a row and one call in a loop (whose
-//! rounds reuse the shared scratch of the last), and consecutive `let`s whose reductions share one
-//! round through shared memory, against the host — on the simulation (three thread orders) and,
-//! ignored without one, on a GPU.
+//! rounds reuse the shared scratch of the last), consecutive `let`s whose reductions share one
+//! round through shared memory, an i32 maximum and the warps' votes, against the host — on the
+//! simulation (three thread orders) and, ignored without one, on a GPU.
 
 mod common;
 
@@ -95,11 +95,57 @@ fn row_maximum_i32(x: Global<i32, (R, C)>, y: GlobalMut<i32, (R,)>) {
     }
 }
 
+/// flags[row, warp] = 2 if every element of the warp's run of the row is positive (`warp_all`),
+/// plus 1 if any is (`warp_any`); lanes past the row's end vote as if positive for `all` and
+/// not for `any`.
+#[tile_kernel(threads = 64, vector = 1, require(W == 2))]
+fn warp_votes(x: Global<f32, (R, C)>, flags: GlobalMut<i32, (R, W)>) {
+    let (row,) = grid(R);
+    let c = thread_index();
+    let mut v = 0.0f32;
+    if c < C {
+        v = x[[row, c]];
+    }
+    let mut votes = 0;
+    if warp_all(c >= C || v > 0.0) {
+        votes += 2;
+    }
+    if warp_any(c < C && v > 0.0) {
+        votes += 1;
+    }
+    if lane() == 0 {
+        flags[[row, warp_index()]] = votes;
+    }
+}
+
 on_both_backends!(
     block_reductions_match_the_host,
     reductions_in_one_round_match_the_host,
-    an_integer_maximum_starts_from_i32_min
+    an_integer_maximum_starts_from_i32_min,
+    the_warps_votes_match_the_host
 );
+
+fn the_warps_votes_match_the_host(backend: &Backend) {
+    assert!(warp_votes::KERNEL.cuda_source().contains("__all_sync(0xffffffff, "));
+    let cols = 50;
+    // rows: all positive, all negative, one negative in the second warp's run, one positive in
+    // the first warp's
+    let mut host = vec![1.0f32; 4 * cols];
+    host[cols..2 * cols].iter_mut().for_each(|v| *v = -1.0);
+    host[2 * cols + 40] = -1.0;
+    host[3 * cols..4 * cols].iter_mut().for_each(|v| *v = -1.0);
+    host[3 * cols + 5] = 2.0;
+    let x = backend.upload(&host, [4, cols]).unwrap();
+    let mut flags = backend.zeros::<i32>([4, 2]).unwrap();
+    warp_votes::launch(backend, &x, &mut flags).unwrap();
+    let got = backend.download(&flags).unwrap();
+    let vote = |run: &[f32]| 2 * i32::from(run.iter().all(|&v| v > 0.0)) + i32::from(run.iter().any(|&v| v > 0.0));
+    let want: Vec<i32> = (0..4)
+        .flat_map(|r| [vote(&host[r * cols..r * cols + 32]), vote(&host[r * cols + 32..(r + 1) * cols])])
+        .collect();
+    assert_eq!(want, [3, 3, 0, 0, 3, 1, 1, 0]);
+    assert_eq!(got, want);
+}
 
 fn an_integer_maximum_starts_from_i32_min(backend: &Backend) {
     assert!(row_maximum_i32::KERNEL.cuda_source().contains("int m = (-2147483647 - 1);"));

@@ -1148,6 +1148,7 @@ impl Printer<'_> {
                 }
             }
             Intrinsic::WarpAny => format!("__any_sync(0xffffffff, {})", arg(0, Some(ThreadType::Bool))?),
+            Intrinsic::WarpAll => format!("__all_sync(0xffffffff, {})", arg(0, Some(ThreadType::Bool))?),
             Intrinsic::BlockSum => format!("tessera_block_sum({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::BlockMax => format!("tessera_block_max({}, tid, THREADS)", arg(0, Some(ty))?),
             Intrinsic::LastBlockOf => format!(

@@ -485,9 +485,9 @@ fn check_short_circuits(expr: &ThreadExpr, varying: &Varying, out: &mut Vec<Diag
     out.extend(found);
 }
 
-/// What a collective's lanes wait at: `warp_any` votes, the others shuffle.
+/// What a collective's lanes wait at: `warp_any` and `warp_all` vote, the others shuffle.
 fn collective_noun(collective: &str) -> &'static str {
-    if collective == Intrinsic::WarpAny.name() {
+    if collective == Intrinsic::WarpAny.name() || collective == Intrinsic::WarpAll.name() {
         "vote"
     } else {
         "shuffle"
@@ -585,11 +585,11 @@ pub fn is_varying(expr: &ThreadExpr, varying: &[String]) -> bool {
     found
 }
 
-/// `warp_any(..)`, and `warp_sum(v)` / `warp_max(v)` over the whole warp (no lane count, or
+/// `warp_any(..)`, `warp_all(..)`, and `warp_sum(v)` / `warp_max(v)` over the whole warp (no lane count, or
 /// 32): every lane of the warp gets the same result.
 fn is_the_same_in_every_lane(function: Intrinsic, args: &[ThreadExpr]) -> bool {
     match function {
-        Intrinsic::WarpAny => true,
+        Intrinsic::WarpAny | Intrinsic::WarpAll => true,
         Intrinsic::WarpSum | Intrinsic::WarpMax => match args.get(1) {
             None => true,
             Some(lanes) => matches!(lanes.kind, ThreadExprKind::Int { value: 32, .. }),

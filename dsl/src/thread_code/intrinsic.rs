@@ -52,6 +52,13 @@ pub enum Intrinsic {
     /// if warp_any(mean * mean >= 8.0 * variance) { /* the exact pass, warp_sum(.., LANES) */ }
     /// ```
     WarpAny,
+    /// `warp_all(condition)`: whether the condition holds in every lane of the warp, in every
+    /// lane (one `__all_sync` vote).
+    ///
+    /// ```ignore
+    /// if warp_all(c + 32 <= C) { /* the warp's whole run of columns, no guard */ }
+    /// ```
+    WarpAll,
     /// The sum over every thread of the block, in every thread (warp butterflies, then the
     /// warps' sums through shared memory); the whole block must call it.
     BlockSum,
@@ -112,7 +119,7 @@ pub enum Intrinsic {
 }
 
 impl Intrinsic {
-    pub const ALL: [Intrinsic; 34] = [
+    pub const ALL: [Intrinsic; 35] = [
         Self::Sqrt,
         Self::Exp,
         Self::Exp2,
@@ -130,6 +137,7 @@ impl Intrinsic {
         Self::WarpSum,
         Self::WarpMax,
         Self::WarpAny,
+        Self::WarpAll,
         Self::BlockSum,
         Self::BlockMax,
         Self::LastBlockOf,
@@ -169,6 +177,7 @@ impl Intrinsic {
             Self::WarpSum => "warp_sum",
             Self::WarpMax => "warp_max",
             Self::WarpAny => "warp_any",
+            Self::WarpAll => "warp_all",
             Self::BlockSum => "block_sum",
             Self::BlockMax => "block_max",
             Self::LastBlockOf => "last_block_of",
@@ -226,6 +235,7 @@ impl Intrinsic {
             | Self::Silu
             | Self::Abs
             | Self::WarpAny
+            | Self::WarpAll
             | Self::Splat => 1,
             Self::WarpSum | Self::WarpMax => return 1..=2,
             Self::BlockSum | Self::BlockMax | Self::ClusterSum | Self::ClusterMax => 1,
@@ -255,8 +265,16 @@ impl Intrinsic {
 
     /// Whether every lane of the warp must call it together.
     pub fn is_warp_collective(self) -> bool {
-        matches!(self, Self::WarpSum | Self::WarpMax | Self::WarpAny | Self::ShflUp | Self::ShflDown | Self::ShflXor)
-            || self.is_block_collective()
+        matches!(
+            self,
+            Self::WarpSum
+                | Self::WarpMax
+                | Self::WarpAny
+                | Self::WarpAll
+                | Self::ShflUp
+                | Self::ShflDown
+                | Self::ShflXor
+        ) || self.is_block_collective()
     }
 
     /// Whether every thread of the block must call it together (it waits at `__syncthreads`).

@@ -625,11 +625,12 @@ impl TypeEnv {
         }
         match function {
             ThreadIndex | Lane | WarpIndex | BlockIndex | BlockCount | ClusterRank => Ok(ThreadType::I32),
-            WarpAny => {
+            WarpAny | WarpAll => {
                 let ty = self.typed(&args[0], Some(ThreadType::Bool))?;
                 if ty != ThreadType::Bool {
-                    return Err(error(format!("`warp_any` takes a bool; this is {ty}"))
-                        .with_hint("a comparison, e.g. `warp_any(v > 0.0)`"));
+                    let name = function.name();
+                    return Err(error(format!("`{name}` takes a bool; this is {ty}"))
+                        .with_hint(format!("a comparison, e.g. `{name}(v > 0.0)`")));
                 }
                 Ok(ThreadType::Bool)
             }
