@@ -70,7 +70,26 @@ impl Varying {
 }
 
 /// Why the statements under it may run in only some threads: an `if` whose condition, or a
-/// loop whose trip count, may differ between the lanes of a warp.
+/// loop whose trip count, may differ between the lanes of a warp. A collective under one is an
+/// error whose message says which and why.
+///
+/// ```
+/// use tessera_dsl::*;
+/// // for j in 0..lane() { let s = warp_sum(v); }
+/// let loop_per_lane = ThreadStatement::new(ThreadStatementKind::For {
+///     var: "j".into(),
+///     start: ThreadExpr::int(0),
+///     end: ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::Lane, args: vec![] }),
+///     step: None,
+///     body: vec![ThreadStatement::new(ThreadStatementKind::Let {
+///         name: "s".into(), mutable: false, ty: None,
+///         init: ThreadExpr::new(ThreadExprKind::Call { function: Intrinsic::WarpSum, args: vec![ThreadExpr::int(1)] }),
+///     })],
+/// });
+/// let mut out = Vec::new();
+/// check_thread_statement(&loop_per_lane, &mut TypeEnv::default(), &mut Varying::default(), None, &mut out);
+/// assert!(out[0].message.contains("in a loop whose trip count may differ between the lanes of a warp"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Guard {
     pub origin: Origin,
