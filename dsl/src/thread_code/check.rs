@@ -653,7 +653,7 @@ pub(crate) fn check_body(kernel: &Kernel, body: &[Statement], env: &mut TypeEnv,
     walk(kernel, body, env, &mut varying, out);
     // a warp's collectives shuffle across all 32 lanes: a partial last warp has none to give
     let threads = kernel.launch_threads();
-    if threads % 32 != 0 {
+    if !threads.is_multiple_of(32) {
         if let Some((function, origin)) = kernel.thread_calls().into_iter().find(|(f, _)| f.is_warp_collective()) {
             out.push(
                 Diagnostic::new(
