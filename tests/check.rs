@@ -434,4 +434,6 @@ fn reductions_are_reported_with_their_lanes_rounds_and_barriers() {
     assert!(one_pass.to_string().contains("reduce   2 × block_sum over the block's 256 threads in one round"));
     let json: serde_json::Value = serde_json::from_str(&one_pass.to_json()).unwrap();
     assert_eq!(json["reductions"][0]["reduced_together"], 2);
+    // the round's line shows the calls as written
+    assert_eq!(json["reductions"][0]["statement"], "block_sum(s), block_sum(q)");
 }

@@ -135,7 +135,9 @@ pub(crate) fn reductions(kernel: &Kernel) -> Vec<ReductionReport> {
 
 fn collect(statement: &ThreadStatement, threads: u32, env: &TypeEnv, out: &mut Vec<ReductionReport>) {
     if let ThreadStatementKind::BlockReductions { function, values, .. } = &statement.kind {
-        let report = ReductionReport::new(statement.to_string(), function.name(), ReductionScope::Block { threads });
+        // the calls as written, not the register array the lowering reduces them in
+        let calls: Vec<String> = values.iter().map(|value| format!("{}({value})", function.name())).collect();
+        let report = ReductionReport::new(calls.join(", "), function.name(), ReductionScope::Block { threads });
         out.push(report.together(values.len() as u32));
         return;
     }
