@@ -10,6 +10,7 @@ use tessera::catalog::{gemv, norm, softmax};
 use tessera::Backend;
 
 on_both_backends!(
+    softmax_of_rows_with_masked_runs_matches_an_f64_reference,
     softmax_rows_sum_to_one_and_match_an_f64_reference,
     softmax_takes_the_kernel_for_the_row_length,
     f32_softmax_keeps_its_vectors_on_rows_that_start_anywhere,
@@ -89,6 +90,28 @@ fn softmax_rows_sum_to_one_and_match_an_f64_reference(backend: &Backend) {
             0,
             &format!("{rows}×{cols}"),
         );
+    }
+}
+
+/// Rows with runs of −∞ (an attention mask, padding): a run as long as a block's or a chunk's
+/// share of the row must add nothing, not make the row NaN (the long rows' chunks did).
+fn softmax_of_rows_with_masked_runs_matches_an_f64_reference(backend: &Backend) {
+    for (cols, masked) in [
+        (65537, 65536..65537),
+        (70000, 0..42000),
+        (70000, 35000..70000),
+        (24000, 0..23999),
+        (4097, 0..4000),
+        (128, 0..100),
+    ] {
+        let mut host = logits(cols, cols as u64);
+        host[masked.clone()].iter_mut().for_each(|v| *v = f32::NEG_INFINITY);
+        let x = backend.upload(&host, [1, cols]).unwrap();
+        let mut y = backend.filled([1, cols], f32::from_bits(POISON)).unwrap();
+        let launched = softmax::softmax(backend, &x, &mut y).unwrap();
+        let got = backend.download(&y).unwrap();
+        let what = format!("1×{cols}, columns {masked:?} −∞, {}", launched.kernel);
+        assert_softmax_rows(&widened(&host), &widened(&got), F32, 1, cols, cols, 0, cols, 0, &what);
     }
 }
 
@@ -1154,5 +1177,22 @@ fn layer_norm_keeps_its_accuracy_on_rows_far_from_zero(backend: &Backend) {
                 }
             }
         }
+    }
+}
+
+/// A y of the wrong length is refused before any pass, naming the user's A and y — not the
+/// partial sums a split's last pass reads.
+#[test]
+fn gemv_t_names_a_and_y_when_their_lengths_differ() {
+    let backend = common::simulator();
+    for (rows, cols) in [(3, 5), (4097, 40)] {
+        let a = backend.upload(&vec![1.0f32; rows * cols], [rows, cols]).unwrap();
+        let x = backend.upload(&vec![1.0f32; rows], [rows]).unwrap();
+        let mut y = backend.zeros::<f32>([3]).unwrap();
+        let error = gemv::gemv_t(&backend, &a, &x, &mut y).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("shape symbol `N` is {cols} from `a` (dimension 1) but 3 from `y` (dimension 0)")),
+            "{rows}×{cols}: {error}"
+        );
     }
 }

@@ -435,6 +435,21 @@ pub fn gemv_t<T: GemvElement>(
     };
     // the last pass, and for two the first and its slices of rows
     let kernel = gemv_t_kernel_for::<T>(device, rows, cols);
+    // y against A before any pass: a split's last pass would name its partials, not A
+    if let (&[_, _], &[length]) = (a.shape(), y.shape()) {
+        if length != cols {
+            let source = crate::dsl::LaunchPlanError::ShapeMismatch {
+                symbol: "N".into(),
+                first_param: "a".into(),
+                first_dim: 1,
+                first_value: cols,
+                param: "y".into(),
+                dim: 0,
+                value: length,
+            };
+            return Err(Error::Plan { kernel: kernel.name().to_string(), source });
+        }
+    }
     let (first_pass, slices) = match narrow_transposed_pass::<T>(cols) {
         Some(first_pass) => (first_pass, narrow_row_slices(rows)),
         None if std::ptr::eq(kernel, T::TRANSPOSED.finish) => (T::TRANSPOSED.partials, row_slices::<T>(rows, cols)),

@@ -692,9 +692,15 @@ macro_rules! softmax_chunked {
                 }
             }
             let chunk_max = block_max(m);
+            // a chunk of −∞ alone (a masked run of the row) adds nothing to the row's sum, where
+            // exp(−∞ − (−∞)) would make it NaN
+            let mut reference = chunk_max;
+            if chunk_max == -f32::INFINITY {
+                reference = 0.0;
+            }
             let mut s = 0.0f32;
             for j in 0..ITEMS {
-                s += exp(v[j] - chunk_max);
+                s += exp(v[j] - reference);
             }
             let chunk_sum = block_sum(s);
             if thread_index() == 0 {

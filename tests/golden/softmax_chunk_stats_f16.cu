@@ -155,11 +155,16 @@ softmax_chunk_stats_f16(const __half* __restrict__ x, float* __restrict__ maxima
         }
     }
     const float chunk_max = tessera_block_max(m, tid, THREADS);
+    float reference = chunk_max;
+    // if chunk_max == -f32::INFINITY { .. }
+    if (chunk_max == -__int_as_float(0x7f800000)) {
+        reference = 0.0f;
+    }
     float s = 0.0f;
     // for j in 0..ITEMS { .. }
     #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        s += expf(v[j] - chunk_max);
+        s += expf(v[j] - reference);
     }
     const float chunk_sum = tessera_block_sum(s, tid, THREADS);
     // if thread_index() == 0 { .. }
