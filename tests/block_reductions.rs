@@ -79,7 +79,6 @@ fn row_moments(x: Global<f32, (R, C)>, y: GlobalMut<f32, (R, K)>) {
 /// y[row] = the largest element of an i32 row, from `i32::MIN` (a row may be all negative, and
 /// a short one leaves most threads at their start), over a loop whose range is parenthesised.
 #[tile_kernel(threads = 64, vector = 1)]
-#[allow(unused_parens)]
 fn row_maximum_i32(x: Global<i32, (R, C)>, y: GlobalMut<i32, (R,)>) {
     let (row,) = grid(R);
     let mut m = i32::MIN;

@@ -196,7 +196,7 @@ fn collect(statement: &ThreadStatement, threads: u32, env: &TypeEnv, out: &mut V
 pub fn reduction_shared_bytes(kernel: &Kernel) -> i64 {
     let lowered = with_block_reduction_rounds(kernel);
     let mut env = TypeEnv::of_kernel_body(&lowered);
-    let mut arrays: Vec<(Intrinsic, ElementType, Option<usize>)> = Vec::new();
+    let mut arrays: Vec<ReductionArray> = Vec::new();
     for statement in lowered.statements() {
         if let Statement::Thread(thread) = statement {
             reduction_arrays(thread, &mut env, &mut arrays);

@@ -28,11 +28,12 @@ pub struct Varying {
 }
 
 impl Varying {
-    /// Records `name` as set from `value`: varying between lanes, between warps, or neither.
-    fn bind(&mut self, name: &str, value: &ThreadExpr) {
-        if is_varying(value, &self.lanes) {
+    /// Records `name` as set from `reads` (a value, and for an element its place): varying
+    /// between lanes, between warps, or neither.
+    fn bind(&mut self, name: &str, reads: &[&ThreadExpr]) {
+        if reads.iter().any(|read| is_varying(read, &self.lanes)) {
             self.lane(name);
-        } else if differs_between_warps(value, self) {
+        } else if reads.iter().any(|read| differs_between_warps(read, self)) {
             self.warp(name);
         }
     }
@@ -188,7 +189,7 @@ pub fn check_thread_statement(
                     .with_hint("give the new value its own name"),
                 );
             }
-            varying.bind(name, init);
+            varying.bind(name, &[init]);
             env.bind_value(name, ty.or(found).unwrap_or(ThreadType::F32), *mutable);
             if ty.is_none() && found.is_none() {
                 env.mark_untyped(name);
@@ -228,7 +229,7 @@ pub fn check_thread_statement(
             if divergent.is_some() {
                 varying.lane(name);
             } else {
-                varying.bind(name, init);
+                varying.bind(name, &[init]);
             }
             env.bind(name, Binding::Registers { element, len: length.ok(), mutable: *mutable });
         }
@@ -282,7 +283,7 @@ pub fn check_thread_statement(
                         if divergent.is_some() {
                             varying.lane(name);
                         } else {
-                            varying.bind(name, value);
+                            varying.bind(name, &[value]);
                         }
                     }
                     Some(Binding::Value { .. }) if !atomic => out.push(
@@ -307,10 +308,10 @@ pub fn check_thread_statement(
                     // a register array (or vector) with an element set under a condition on the
                     // lanes, or to a value of each lane's own, differs between lanes
                     if matches!(env.get(base), Some(Binding::Registers { .. } | Binding::Value { .. })) && !atomic {
-                        if divergent.is_some() || is_varying(value, &varying.lanes) || is_varying(place, &varying.lanes) {
+                        if divergent.is_some() {
                             varying.lane(base);
-                        } else if differs_between_warps(value, varying) || differs_between_warps(place, varying) {
-                            varying.warp(base);
+                        } else {
+                            varying.bind(base, &[value, place]);
                         }
                     }
                     if let Some(Binding::Value { ty: ThreadType::Vector(_), mutable: false }) = env.get(base) {
