@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::{hgemm, hgemm_bt, matrix_copy, sgemm, sgemm_bt};
+use crate::catalog::{hgemm, hgemm_bt, matrix_copy, matrix_scale, sgemm, sgemm_bt};
 use crate::dsl::ElementType;
 use crate::runtime::{DeviceRef, Element};
 use crate::{Argument, Device, Error, Input, KernelDefinition, Launched, Output};
@@ -336,6 +336,8 @@ impl GemmOutput<half::f16> for half::f16 {}
 /// C = α·A·B + β·C with the catalog kernel measured fastest for this shape, element types and
 /// device (see [`GemmTable::choose`]); `Launched::kernel` names it. On the simulation the
 /// H200's choice runs. C is f32, or bf16 / f16 for inputs of that type ([`GemmOutput`]).
+/// With α = 0, as in BLAS, A and B are not read and C = β·C (`catalog::matrix_scale`; β = 0
+/// writes zeros), so NaN in A or B does not reach C.
 ///
 /// ```
 /// use tessera::prelude::*;
@@ -427,6 +429,9 @@ fn gemm_of<T: GemmInput, C: GemmOutput<T>>(
     alpha: f32,
     beta: f32,
 ) -> Result<Launched, GemmError> {
+    if alpha == 0.0 {
+        return scale_by_beta(types, device, a, b, c, beta);
+    }
     if T::TYPE.size_bytes() == 2 && copies_to_aligned_rows(types, device, a, b, &*c)? {
         let kernel = choose(device, types, &padded_shape::<T>(a.shape()), &padded_shape::<T>(b.shape()))?;
         return gemm_through_aligned_copies_with(kernel, device, a, b, c, alpha, beta);
@@ -437,6 +442,30 @@ fn gemm_of<T: GemmInput, C: GemmOutput<T>>(
         return transposed_b::gemm_on_a_transposed_copy(kernel, device, a, b, c, alpha, beta);
     }
     Ok(crate::catalog::launch_gemm(kernel, device, a, b, c, alpha, beta)?)
+}
+
+/// C = β·C, what [`gemm`] and [`gemm_bt`] compute for α = 0, as BLAS does: A and B are not
+/// read (NaN or ∞ in them stays out of C, where 0·A·B would carry it), and β = 0 writes zeros
+/// without reading C. The shapes are checked as for any α.
+fn scale_by_beta<T: GemmInput, C: GemmOutput<T>>(
+    types: GemmTypes,
+    device: &impl Device,
+    a: &impl Input<T>,
+    b: &impl Input<T>,
+    c: &mut impl Output<C>,
+    beta: f32,
+) -> Result<Launched, GemmError> {
+    let [m, n, k] = types.product(a.shape(), b.shape())?;
+    let b_k = if types.b_transposed { b.shape()[1] } else { b.shape()[0] };
+    if b_k != k || c.shape() != [m, n] {
+        return Err(Error::GemmShape { a: a.shape().to_vec(), b: b.shape().to_vec(), c: c.shape().to_vec() }.into());
+    }
+    let kernel = match C::TYPE {
+        ElementType::BF16 => &matrix_scale::matrix_scale_bf16::KERNEL,
+        ElementType::F16 => &matrix_scale::matrix_scale_f16::KERNEL,
+        _ => &matrix_scale::matrix_scale_f32::KERNEL,
+    };
+    Ok(kernel.launch(device, &mut [Argument::scalar("beta", beta), Argument::output("c", c)])?)
 }
 
 /// Work (M·N·K) from which [`gemm`] moves 16-bit operands whose rows are not

@@ -4,8 +4,8 @@
 mod common;
 
 use tessera::catalog::{
-    attention, copy, epilogue, gemv, hgemm, hgemm_bt, map, matrix_copy, norm, reduce, sgemm, sgemm_bt, softmax,
-    stencil, transpose,
+    attention, copy, epilogue, gemv, hgemm, hgemm_bt, map, matrix_copy, matrix_scale, norm, reduce, sgemm, sgemm_bt,
+    softmax, stencil, transpose,
 };
 use tessera::dsl::{analyze, AccessReport, Direction, MemorySpace, Report};
 use tessera::KernelDefinition;

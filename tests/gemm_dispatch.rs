@@ -18,7 +18,8 @@ on_both_backends!(
     gemm_into_a_16_bit_c_rounds_the_f32_result_once,
     gemm_bt_multiplies_by_b_stored_n_by_k,
     aligned_copies_of_unaligned_16_bit_operands_give_the_same_product_at_full_width,
-    gemm_copies_unaligned_16_bit_operands_only_when_the_work_pays_for_it
+    gemm_copies_unaligned_16_bit_operands_only_when_the_work_pays_for_it,
+    gemm_with_alpha_zero_reads_neither_a_nor_b
 );
 
 fn fastest_measured(table: &GemmTable, types: GemmTypes, shape: [usize; 3]) -> Option<&'static str> {
@@ -397,4 +398,43 @@ fn gemm_copies_unaligned_16_bit_operands_only_when_the_work_pays_for_it(backend:
         let want = gemm_reference(&exact[..m * k], &exact[m * k..], &vec![0.0; m * n], (m, n, k), 1.0, 0.0);
         assert!(relative_error(&backend.download(&c).unwrap(), &want) < 1e-5);
     }
+}
+
+/// α = 0, as in BLAS: C = β·C whatever A and B hold (NaN and ∞ in them do not reach C), β = 0
+/// writes zeros over a C holding NaN, for B stored [K, N] and [N, K] and a 16-bit C; the
+/// shapes are still checked.
+fn gemm_with_alpha_zero_reads_neither_a_nor_b(backend: &Backend) {
+    let (m, n, k) = (37, 300, 19);
+    let poisoned = |len: usize| (0..len).map(|i| if i % 3 == 0 { f32::NAN } else { f32::INFINITY }).collect::<Vec<_>>();
+    let a = backend.upload(&poisoned(m * k), [m, k]).unwrap();
+    let b = backend.upload(&poisoned(k * n), [k, n]).unwrap();
+    let b_stored_n_by_k = backend.upload(&poisoned(n * k), [n, k]).unwrap();
+    let host_c = random_floats(m * n, 21);
+    let mut c = backend.upload(&host_c, [m, n]).unwrap();
+    let launched = tessera::gemm(backend, &a, &b, &mut c, 0.0, -0.5).unwrap();
+    assert_eq!(launched.kernel, "matrix_scale_f32");
+    let want: Vec<f32> = host_c.iter().map(|v| -0.5 * v).collect();
+    assert_eq!(backend.download(&c).unwrap(), want);
+    tessera::gemm_bt(backend, &a, &b_stored_n_by_k, &mut c, 0.0, 2.0).unwrap();
+    let want: Vec<f32> = want.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(backend.download(&c).unwrap(), want);
+
+    let mut c = backend.upload(&poisoned(m * n), [m, n]).unwrap();
+    tessera::gemm(backend, &a, &b, &mut c, 0.0, 0.0).unwrap();
+    assert_eq!(backend.download(&c).unwrap(), vec![0.0; m * n]);
+
+    let to_bf16 = |v: &[f32]| v.iter().copied().map(bf16::from_f32).collect::<Vec<_>>();
+    let a = backend.upload(&to_bf16(&poisoned(m * k)), [m, k]).unwrap();
+    let b = backend.upload(&to_bf16(&poisoned(k * n)), [k, n]).unwrap();
+    let mut c = backend.upload(&to_bf16(&host_c), [m, n]).unwrap();
+    let launched = tessera::gemm(backend, &a, &b, &mut c, 0.0, 3.0).unwrap();
+    assert_eq!(launched.kernel, "matrix_scale_bf16");
+    let want: Vec<bf16> = to_bf16(&host_c).iter().map(|v| bf16::from_f32(3.0 * v.to_f32())).collect();
+    assert_eq!(backend.download(&c).unwrap(), want);
+
+    let short_b = backend.upload(&poisoned((k - 1) * n), [k - 1, n]).unwrap();
+    let a = backend.upload(&poisoned(m * k), [m, k]).unwrap();
+    let mut c = backend.zeros::<f32>([m, n]).unwrap();
+    let error = tessera::gemm(backend, &a, &short_b, &mut c, 0.0, 1.0).unwrap_err();
+    assert!(error.to_string().contains("[37, 19]") && error.to_string().contains("[18, 300]"), "{error}");
 }

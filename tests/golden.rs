@@ -5,8 +5,8 @@
 mod common;
 
 use tessera::catalog::{
-    self, attention, copy, epilogue, gemv, hgemm, hgemm_bt, map, matrix_copy, norm, reduce, sgemm, sgemm_bt, softmax,
-    stencil, transpose,
+    self, attention, copy, epilogue, gemv, hgemm, hgemm_bt, map, matrix_copy, matrix_scale, norm, reduce, sgemm,
+    sgemm_bt, softmax, stencil, transpose,
 };
 
 /// (file name, emitted source, golden source) for each kernel module named.

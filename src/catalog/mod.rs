@@ -10,6 +10,7 @@ pub mod hgemm;
 pub mod hgemm_bt;
 pub mod map;
 pub mod matrix_copy;
+pub mod matrix_scale;
 pub mod norm;
 pub mod parallel;
 pub mod reduce;
@@ -118,6 +119,7 @@ pub fn all() -> Vec<&'static crate::KernelDefinition> {
         .chain(reduce::ALL)
         .chain(map::ALL)
         .chain(matrix_copy::ALL)
+        .chain(matrix_scale::ALL)
         .chain(stencil::ALL)
         .chain(softmax::ALL)
         .chain(norm::ALL)
