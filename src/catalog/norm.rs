@@ -17,6 +17,10 @@
 //! 16-bit rows take Σx and Σx² as they are loaded and reduce both in one round (see
 //! `layer_norm!`'s `one_pass`): var = Σx²/C − mean², and where that cancels (mean² > 8·var) the
 //! exact second pass over the registers — its f32 rounding stays far below the 16-bit output's.
+//! Rows far from zero beside their spread (f32: |mean| > 64·σ; 16-bit: the exact pass) take
+//! that pass on x − x[row, 0], correcting the mean by the deviations' mean: y is computed as
+//! x·(1/σ) − mean/σ, whose second term's rounding would otherwise be |mean|/σ times f32's,
+//! and a row of one value gives the bias exactly, as torch does.
 //! 16-bit rows are converted to f32 as they are loaded and rounded once as they are stored
 //! (what `torch.nn.LayerNorm` does on bf16 tensors).
 
@@ -38,39 +42,55 @@ macro_rules! layer_norm {
         $(, weights = $weights:ident)? $(, statistics = $statistics:ident)? $(, min_blocks = $min_blocks:tt)?) => {
         layer_norm!(@weights [$($weights)?] $(#[$doc])* $name, $t, $vector, $threads, $items,
             [$($statistics)?], [$(min_blocks = $min_blocks,)?],
-            // the exact pass: the squared deviations from the mean, over the registers, guarded
-            // per vector as loaded (a guard per element keeps a predicate per register alive:
-            // 66 registers and 3 blocks per SM, where 48 give 5)
-            squares = [
-                let mut squares = 0.0f32;
+            // The exact pass on x − x[row, 0]. y is x·inverse_deviation + shift, and the rounding
+            // of `shift` costs |mean|·inverse_deviation·2⁻²⁴ of each output: on a row far from
+            // zero beside its spread, most of it (a row of 10000.3 alone gave −0.1 for its bias).
+            // On x − x[row, 0] a row of one value is exactly zero. The deviations from the old
+            // mean less x[row, 0] are summed beside their squares, in one round: their mean
+            // corrects the mean and the variance where the f32 mean was rounded (the corrected
+            // two-pass algorithm).
+            centred = [
+                let first = x[[row, 0]] as f32;
                 if extra_column >= 0 {
-                    squares = (extra - mean) * (extra - mean);
+                    extra -= first;
+                }
+                mean -= first;
+                let mut deviations = 0.0f32;
+                let mut centred_squares = 0.0f32;
+                if extra_column >= 0 {
+                    deviations = extra - mean;
+                    centred_squares = deviations * deviations;
                 }
                 for j in 0..ITEMS / VECTOR {
                     let i = j * THREADS + thread_index();
                     if i < vectors {
                         for k in 0..VECTOR {
+                            v[j * VECTOR + k] -= first;
                             let d = v[j * VECTOR + k] - mean;
-                            squares += d * d;
+                            deviations += d;
+                            centred_squares += d * d;
                         }
                     }
                 }
+                let correction = block_sum(deviations) / C as f32;
+                let centred_variance = block_sum(centred_squares) / C as f32 - correction * correction;
+                mean += correction;
             ]);
     };
     (@weights [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt,
-        squares = $squares:tt) => {
-        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks, $squares,
+        centred = $centred:tt) => {
+        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks, $centred,
             shifted = [], w = [weight[c + k]], b = [bias[c + k]]);
     };
     (@weights [vector_from] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, $statistics:tt, $min_blocks:tt,
-        squares = $squares:tt) => {
-        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks, $squares,
+        centred = $centred:tt) => {
+        layer_norm!(@statistics $statistics $(#[$doc])* $name, $t, $vector, $threads, $items, $min_blocks, $centred,
             shifted = [let wv = weight.vector_from(c); let bv = bias.vector_from(c);], w = [wv[k]], b = [bv[k]]);
     };
     // The mean, then the mean of the squared deviations from it over the registers: two
     // reductions, one after the other, and no cancellation.
     (@statistics [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*],
-        [$($squares:tt)*], $($weights:tt)*) => {
+        [$($centred:tt)*], $($weights:tt)*) => {
         layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items, [$($min_blocks)*], $($weights)*,
             statistics = [
                 let mut v = [0.0f32; ITEMS];
@@ -86,9 +106,31 @@ macro_rules! layer_norm {
                         }
                     }
                 }
-                let mean = block_sum(s) / C as f32;
-                $($squares)*
-                let inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
+                let mut mean = block_sum(s) / C as f32;
+                // the squared deviations from the mean, over the registers, guarded per vector as
+                // loaded (a guard per element keeps a predicate per register alive: 66 registers
+                // and 3 blocks per SM, where 48 give 5)
+                let mut squares = 0.0f32;
+                if extra_column >= 0 {
+                    squares = (extra - mean) * (extra - mean);
+                }
+                for j in 0..ITEMS / VECTOR {
+                    let i = j * THREADS + thread_index();
+                    if i < vectors {
+                        for k in 0..VECTOR {
+                            let d = v[j * VECTOR + k] - mean;
+                            squares += d * d;
+                        }
+                    }
+                }
+                let mut inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
+                // far from zero beside its spread (past 64: 2⁻¹⁸ of each output), the exact pass
+                // again on x − x[row, 0]; a block-wide branch (mean and inverse_deviation are
+                // the block's), rarely taken: the other rows pay one compare
+                if abs(mean) * inverse_deviation > 64.0f32 {
+                    $($centred)*
+                    inverse_deviation = 1.0f32 / sqrt(centred_variance + eps);
+                }
             ]);
     };
     // Σx and Σx² as the row is loaded (an FFMA an element where the second pass takes an FADD
@@ -97,7 +139,7 @@ macro_rules! layer_norm {
     // the mean) the block takes the exact second pass over its registers. 16-bit rows only: its
     // error, at most about 9 × f32's on the variance, is far below their rounding.
     (@statistics [one_pass] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*],
-        [$($squares:tt)*], $($weights:tt)*) => {
+        [$($centred:tt)*], $($weights:tt)*) => {
         layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items, [$($min_blocks)*], $($weights)*,
             statistics = [
                 let mut v = [0.0f32; ITEMS];
@@ -118,12 +160,14 @@ macro_rules! layer_norm {
                         q = fma(v[j * VECTOR + k], v[j * VECTOR + k], q);
                     }
                 }
-                let mean = block_sum(s) / C as f32;
+                let mut mean = block_sum(s) / C as f32;
                 let mut variance = block_sum(q) / C as f32 - mean * mean;
                 if !(mean * mean <= 8.0f32 * variance) {
-                    // cancelled (or var ≤ 0): the exact pass, taken by the whole block
-                    $($squares)*
-                    variance = block_sum(squares) / C as f32;
+                    // cancelled (or var ≤ 0): the exact pass, taken by the whole block, on
+                    // x − x[row, 0] (where the mean is this large beside the spread, the
+                    // rounding of `shift` would be too)
+                    $($centred)*
+                    variance = centred_variance;
                 }
                 let inverse_deviation = 1.0f32 / sqrt(variance + eps);
             ]);
@@ -401,10 +445,50 @@ macro_rules! norm_warp_rows {
     ($(#[$doc:meta])* layer_norm_one_pass $name:ident, $t:ident, vector = $vector:tt, lanes = $lanes:tt, items = $items:tt $(, min_blocks = $min_blocks:tt)?) => {
         norm_warp_rows!(@layer_norm [one_pass] $(#[$doc])* $name, $t, $vector, $lanes, $items, [$(min_blocks = $min_blocks,)?]);
     };
-    // the exact pass over the registers, which both statistics take
+    // the exact pass on x − x[row, 0], which both statistics take
     (@layer_norm $statistics:tt $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt) => {
         norm_warp_rows!(@layer_norm_statistics $statistics $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
-            squares = [
+            // with the corrected mean, as `layer_norm!`'s
+            centred = [
+                let first = x[[read_row, 0]] as f32;
+                if tail_column < C {
+                    extra -= first;
+                }
+                mean -= first;
+                let mut deviations = 0.0f32;
+                let mut centred_squares = 0.0f32;
+                if tail_column < C {
+                    deviations = extra - mean;
+                    centred_squares = deviations * deviations;
+                }
+                for j in 0..ITEMS / VECTOR {
+                    if j * LANES + position < vectors {
+                        for k in 0..VECTOR {
+                            v[j * VECTOR + k] -= first;
+                            let d = v[j * VECTOR + k] - mean;
+                            deviations += d;
+                            centred_squares += d * d;
+                        }
+                    }
+                }
+                let correction = warp_sum(deviations, LANES) / C as f32;
+                let centred_variance = warp_sum(centred_squares, LANES) / C as f32 - correction * correction;
+                mean += correction;
+            ]);
+    };
+    (@layer_norm_statistics [exact] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt,
+        centred = [$($centred:tt)*]) => {
+        norm_warp_rows!(@layer_norm_kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
+            statistics = [
+                let mut s = extra;
+                for j in 0..ITEMS / VECTOR {
+                    if j * LANES + position < vectors {
+                        for k in 0..VECTOR {
+                            s += v[j * VECTOR + k];
+                        }
+                    }
+                }
+                let mut mean = warp_sum(s, LANES) / C as f32;
                 let mut squares = 0.0f32;
                 if tail_column < C {
                     squares = (extra - mean) * (extra - mean);
@@ -417,27 +501,18 @@ macro_rules! norm_warp_rows {
                         }
                     }
                 }
-            ]);
-    };
-    (@layer_norm_statistics [exact] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt,
-        squares = [$($squares:tt)*]) => {
-        norm_warp_rows!(@layer_norm_kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
-            statistics = [
-                let mut s = extra;
-                for j in 0..ITEMS / VECTOR {
-                    if j * LANES + position < vectors {
-                        for k in 0..VECTOR {
-                            s += v[j * VECTOR + k];
-                        }
-                    }
+                let mut inverse_deviation = 1.0f32 / sqrt(warp_sum(squares, LANES) / C as f32 + eps);
+                // far from zero beside its spread, as in `layer_norm!`: the statistics again on
+                // x − x[row, 0], taken by the whole warp where any of its rows needs them (the
+                // groups' shuffles are the warp's)
+                if warp_any(abs(mean) * inverse_deviation > 64.0f32) {
+                    $($centred)*
+                    inverse_deviation = 1.0f32 / sqrt(centred_variance + eps);
                 }
-                let mean = warp_sum(s, LANES) / C as f32;
-                $($squares)*
-                let inverse_deviation = 1.0f32 / sqrt(warp_sum(squares, LANES) / C as f32 + eps);
             ]);
     };
     (@layer_norm_statistics [one_pass] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt,
-        squares = [$($squares:tt)*]) => {
+        centred = [$($centred:tt)*]) => {
         norm_warp_rows!(@layer_norm_kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
             statistics = [
                 let mut s = extra;
@@ -450,11 +525,12 @@ macro_rules! norm_warp_rows {
                         }
                     }
                 }
-                let mean = warp_sum(s, LANES) / C as f32;
+                let mut mean = warp_sum(s, LANES) / C as f32;
                 let mut variance = warp_sum(q, LANES) / C as f32 - mean * mean;
                 if warp_any(!(mean * mean < 8.0f32 * variance)) {
-                    $($squares)*
-                    variance = warp_sum(squares, LANES) / C as f32;
+                    // on x − x[row, 0], as the block kernels' exact pass
+                    $($centred)*
+                    variance = centred_variance;
                 }
                 let inverse_deviation = 1.0f32 / sqrt(variance + eps);
             ]);
@@ -464,7 +540,10 @@ macro_rules! norm_warp_rows {
         statistics = [$($statistics:tt)*]) => {
         norm_warp_rows!(@kernel $(#[$doc])* $name, $t, $vector, $lanes, $items, [$($min_blocks)*],
             bias = [bias: Global<$t, (C,)>,],
-            statistics = [$($statistics)* let shift = -mean * inverse_deviation;],
+            statistics = [
+                $($statistics)*
+                let shift = -mean * inverse_deviation;
+            ],
             vectors = [let bv = bias.vector(i);],
             out = [fma(v[j * VECTOR + k], inverse_deviation, shift) * (wv[k] as f32) + bv[k] as f32],
             tail_out = [fma(extra, inverse_deviation, shift) * (weight[tail_column] as f32) + bias[tail_column] as f32]);

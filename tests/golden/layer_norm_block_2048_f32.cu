@@ -57,6 +57,36 @@ __device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
     return v;
 }
 
+// block sums made together (consecutive `let`s, none reading another's): every thread gets
+// each of the N values summed over the block's `threads` threads — each warp's sums, then all
+// the warps' sums through shared memory in one round (two barriers for the N, where one
+// block_sum at a time takes two each)
+template <int N, typename T>
+__device__ __forceinline__ void tessera_block_sums(T (&v)[N], int tid, int threads)
+{
+    __shared__ T warp_sums[N][32];
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        v[n] = tessera_warp_sum(v[n]);
+    }
+    if (threads <= 32) {
+        return;
+    }
+    if (tid % 32 == 0) {
+#pragma unroll
+        for (int n = 0; n < N; ++n) {
+            warp_sums[n][tid / 32] = v[n];
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        v[n] = tid % 32 < (threads + 31) / 32 ? warp_sums[n][tid % 32] : T(0);
+        v[n] = tessera_warp_sum(v[n]);
+    }
+    __syncthreads();  // the next block reduction may overwrite warp_sums
+}
+
 // x.align_offset(..): the elements from p to the first address aligned for a BYTES-wide access
 template <int BYTES, typename T>
 __device__ __forceinline__ int tessera_align_offset(const T* p)
@@ -129,7 +159,7 @@ layer_norm_block_2048_f32(const float* __restrict__ x, const float* __restrict__
             }
         }
     }
-    const float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);
+    float mean = tessera_block_sum(s, tid, THREADS) / static_cast<float>(C);
     float squares = 0.0f;
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {
@@ -147,7 +177,41 @@ layer_norm_block_2048_f32(const float* __restrict__ x, const float* __restrict__
             }
         }
     }
-    const float inverse_deviation = 1.0f / sqrtf(tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C) + eps);
+    float inverse_deviation = 1.0f / sqrtf(tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C) + eps);
+    // if abs(mean) * inverse_deviation > 64.0f32 { .. }
+    if (fabsf(mean) * inverse_deviation > 64.0f) {
+        const float first = x[row * x_ld + 0];
+        if (extra_column >= 0) {
+            extra -= first;
+        }
+        mean -= first;
+        float deviations = 0.0f;
+        float centred_squares = 0.0f;
+        if (extra_column >= 0) {
+            deviations = extra - mean;
+            centred_squares = deviations * deviations;
+        }
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            const int i = j * THREADS + tid;
+            if (i < vectors) {
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    v[j * VECTOR + k] -= first;
+                    const float d = v[j * VECTOR + k] - mean;
+                    deviations += d;
+                    centred_squares += d * d;
+                }
+            }
+        }
+        // block_sum(deviations), block_sum(centred_squares): in one round through shared memory (one pair of barriers for all)
+        float tessera_sums_of_correction_centred_variance[2] = {deviations, centred_squares};
+        tessera_block_sums(tessera_sums_of_correction_centred_variance, tid, THREADS);
+        const float correction = tessera_sums_of_correction_centred_variance[0] / static_cast<float>(C);
+        const float centred_variance = tessera_sums_of_correction_centred_variance[1] / static_cast<float>(C) - correction * correction;
+        mean += correction;
+        inverse_deviation = 1.0f / sqrtf(centred_variance + eps);
+    }
     const float shift = -mean * inverse_deviation;
     // if extra_column >= 0 { .. }
     if (extra_column >= 0) {

@@ -68,26 +68,6 @@ __device__ __forceinline__ T tessera_warp_sum(T v)
     return v;
 }
 
-// block_sum(v): every thread gets the sum over the block's `threads` threads: each warp's
-// sum, then the warps' sums through shared memory; the whole block calls it (two barriers)
-template <typename T>
-__device__ __forceinline__ T tessera_block_sum(T v, int tid, int threads)
-{
-    __shared__ T warp_sums[32];
-    v = tessera_warp_sum(v);
-    if (threads <= 32) {
-        return v;
-    }
-    if (tid % 32 == 0) {
-        warp_sums[tid / 32] = v;
-    }
-    __syncthreads();
-    v = tid % 32 < (threads + 31) / 32 ? warp_sums[tid % 32] : T(0);
-    v = tessera_warp_sum(v);
-    __syncthreads();  // the next block reduction may overwrite warp_sums
-    return v;
-}
-
 // block sums made together (consecutive `let`s, none reading another's): every thread gets
 // each of the N values summed over the block's `threads` threads — each warp's sums, then all
 // the warps' sums through shared memory in one round (two barriers for the N, where one
@@ -196,13 +176,20 @@ layer_norm_short_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* 
     // block_sum(s), block_sum(q): in one round through shared memory (one pair of barriers for all)
     float tessera_sums_of_mean_variance[2] = {s, q};
     tessera_block_sums(tessera_sums_of_mean_variance, tid, THREADS);
-    const float mean = tessera_sums_of_mean_variance[0] / static_cast<float>(C);
+    float mean = tessera_sums_of_mean_variance[0] / static_cast<float>(C);
     float variance = tessera_sums_of_mean_variance[1] / static_cast<float>(C) - mean * mean;
     // if !(mean * mean <= 8.0f32 * variance) { .. }
     if (!(mean * mean <= 8.0f * variance)) {
-        float squares = 0.0f;
+        const float first = static_cast<float>(x[row * x_ld + 0]);
         if (extra_column >= 0) {
-            squares = (extra - mean) * (extra - mean);
+            extra -= first;
+        }
+        mean -= first;
+        float deviations = 0.0f;
+        float centred_squares = 0.0f;
+        if (extra_column >= 0) {
+            deviations = extra - mean;
+            centred_squares = deviations * deviations;
         }
         #pragma unroll
         for (int j = 0; j < ITEMS / VECTOR; ++j) {
@@ -210,12 +197,20 @@ layer_norm_short_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* 
             if (i < vectors) {
                 #pragma unroll
                 for (int k = 0; k < VECTOR; ++k) {
+                    v[j * VECTOR + k] -= first;
                     const float d = v[j * VECTOR + k] - mean;
-                    squares += d * d;
+                    deviations += d;
+                    centred_squares += d * d;
                 }
             }
         }
-        variance = tessera_block_sum(squares, tid, THREADS) / static_cast<float>(C);
+        // block_sum(deviations), block_sum(centred_squares): in one round through shared memory (one pair of barriers for all)
+        float tessera_sums_of_correction_centred_variance[2] = {deviations, centred_squares};
+        tessera_block_sums(tessera_sums_of_correction_centred_variance, tid, THREADS);
+        const float correction = tessera_sums_of_correction_centred_variance[0] / static_cast<float>(C);
+        const float centred_variance = tessera_sums_of_correction_centred_variance[1] / static_cast<float>(C) - correction * correction;
+        mean += correction;
+        variance = centred_variance;
     }
     const float inverse_deviation = 1.0f / sqrtf(variance + eps);
     const float shift = -mean * inverse_deviation;

@@ -90,7 +90,7 @@ layer_norm_warp_128_f32(const float* __restrict__ x, const float* __restrict__ w
             }
         }
     }
-    const float mean = tessera_warp_sum<LANES>(s) / static_cast<float>(C);
+    float mean = tessera_warp_sum<LANES>(s) / static_cast<float>(C);
     float squares = 0.0f;
     // if tail_column < C { .. }
     if (tail_column < C) {
@@ -107,7 +107,37 @@ layer_norm_warp_128_f32(const float* __restrict__ x, const float* __restrict__ w
             }
         }
     }
-    const float inverse_deviation = 1.0f / sqrtf(tessera_warp_sum<LANES>(squares) / static_cast<float>(C) + eps);
+    float inverse_deviation = 1.0f / sqrtf(tessera_warp_sum<LANES>(squares) / static_cast<float>(C) + eps);
+    // if warp_any(abs(mean) * inverse_deviation > 64.0f32) { .. }
+    if (__any_sync(0xffffffff, fabsf(mean) * inverse_deviation > 64.0f)) {
+        const float first = x[read_row * x_ld + 0];
+        if (tail_column < C) {
+            extra -= first;
+        }
+        mean -= first;
+        float deviations = 0.0f;
+        float centred_squares = 0.0f;
+        if (tail_column < C) {
+            deviations = extra - mean;
+            centred_squares = deviations * deviations;
+        }
+        #pragma unroll
+        for (int j = 0; j < ITEMS / VECTOR; ++j) {
+            if (j * LANES + position < vectors) {
+                #pragma unroll
+                for (int k = 0; k < VECTOR; ++k) {
+                    v[j * VECTOR + k] -= first;
+                    const float d = v[j * VECTOR + k] - mean;
+                    deviations += d;
+                    centred_squares += d * d;
+                }
+            }
+        }
+        const float correction = tessera_warp_sum<LANES>(deviations) / static_cast<float>(C);
+        const float centred_variance = tessera_warp_sum<LANES>(centred_squares) / static_cast<float>(C) - correction * correction;
+        mean += correction;
+        inverse_deviation = 1.0f / sqrtf(centred_variance + eps);
+    }
     const float shift = -mean * inverse_deviation;
     // if row < R { .. }
     if (row < R) {

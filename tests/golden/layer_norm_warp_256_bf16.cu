@@ -116,25 +116,37 @@ layer_norm_warp_256_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat1
             }
         }
     }
-    const float mean = tessera_warp_sum<LANES>(s) / static_cast<float>(C);
+    float mean = tessera_warp_sum<LANES>(s) / static_cast<float>(C);
     float variance = tessera_warp_sum<LANES>(q) / static_cast<float>(C) - mean * mean;
     // if warp_any(!(mean * mean < 8.0f32 * variance)) { .. }
     if (__any_sync(0xffffffff, !(mean * mean < 8.0f * variance))) {
-        float squares = 0.0f;
+        const float first = static_cast<float>(x[read_row * x_ld + 0]);
         if (tail_column < C) {
-            squares = (extra - mean) * (extra - mean);
+            extra -= first;
+        }
+        mean -= first;
+        float deviations = 0.0f;
+        float centred_squares = 0.0f;
+        if (tail_column < C) {
+            deviations = extra - mean;
+            centred_squares = deviations * deviations;
         }
         #pragma unroll
         for (int j = 0; j < ITEMS / VECTOR; ++j) {
             if (j * LANES + position < vectors) {
                 #pragma unroll
                 for (int k = 0; k < VECTOR; ++k) {
+                    v[j * VECTOR + k] -= first;
                     const float d = v[j * VECTOR + k] - mean;
-                    squares += d * d;
+                    deviations += d;
+                    centred_squares += d * d;
                 }
             }
         }
-        variance = tessera_warp_sum<LANES>(squares) / static_cast<float>(C);
+        const float correction = tessera_warp_sum<LANES>(deviations) / static_cast<float>(C);
+        const float centred_variance = tessera_warp_sum<LANES>(centred_squares) / static_cast<float>(C) - correction * correction;
+        mean += correction;
+        variance = centred_variance;
     }
     const float inverse_deviation = 1.0f / sqrtf(variance + eps);
     const float shift = -mean * inverse_deviation;
