@@ -1,13 +1,14 @@
 //! What one launch costs the host: the time a `launch` call takes to return (argument checks,
 //! shape binding, the compiled-kernel lookup, the stream-K workspace and the driver call),
-//! beside cuBLAS's `cublasSgemm` call. The GPU work is tiny and the calls are timed in batches
+//! beside cuBLAS's `cublasSgemm` call, for SGEMMs and for thread-code kernels (a LayerNorm and
+//! a softmax, whose bodies the launch path walks). The GPU work is tiny and the calls are timed in batches
 //! short enough that the stream's queue never fills, so the time is the host's alone.
 //!
 //! `cargo run --release --example launch_overhead -- [--calls N]`
 
 use std::time::Instant;
 
-use tessera::catalog::sgemm;
+use tessera::catalog::{norm, sgemm, softmax};
 use tessera::{Gpu, KernelDefinition};
 
 /// Calls between synchronizations: well under the driver's queue depth.
@@ -73,5 +74,15 @@ fn run(gpu: &Gpu, calls: usize) -> Result<(), tessera::Error> {
         let us = per_call_us(gpu, calls, || sgemm::launch(kernel, gpu, &a, &b, &mut c, 1.0, 0.0).map(|_| ()))?;
         println!("{:<16} {us:>8.1} µs", kernel.name());
     }
+    // thread code: rows of 64, the GPU's share a few microseconds a call
+    let (rows, cols) = (64usize, 1024usize);
+    let x = gpu.upload(&vec![1.0f32; rows * cols], [rows, cols])?;
+    let weight = gpu.upload(&vec![1.0f32; cols], [cols])?;
+    let mut y = gpu.zeros::<f32>([rows, cols])?;
+    let us =
+        per_call_us(gpu, calls, || norm::layer_norm_f32::launch(gpu, &x, &weight, &weight, &mut y, 1e-5).map(|_| ()))?;
+    println!("{:<16} {us:>8.1} µs", norm::layer_norm_f32::NAME);
+    let us = per_call_us(gpu, calls, || softmax::softmax_aligned_f32::launch(gpu, &x, &mut y).map(|_| ()))?;
+    println!("{:<16} {us:>8.1} µs", softmax::softmax_aligned_f32::NAME);
     Ok(())
 }

@@ -35,6 +35,9 @@ pub struct KernelDefinition {
     /// the plan walks the thread code for the block reductions' warp slots, which took a
     /// LayerNorm's launch from 10 µs of host time to 0.9 ms when it ran on every launch).
     dynamic_shared: Mutex<Vec<(tessera_dsl::Config, u32)>>,
+    /// The tensors whose rows must hold whole vectors ([`Kernel::row_aligned_tensors`]: a walk
+    /// of the body, the same at every configuration), worked out on the first launch.
+    row_aligned: OnceLock<Vec<String>>,
     /// The Rust file that declares the kernel (`file!()` where `#[tile_kernel]` expanded).
     source_file: Option<&'static str>,
 }
@@ -93,6 +96,7 @@ impl KernelDefinition {
             rendered: Mutex::new(Vec::new()),
             declared_tensor_maps: OnceLock::new(),
             dynamic_shared: Mutex::new(Vec::new()),
+            row_aligned: OnceLock::new(),
             source_file: None,
         }
     }
@@ -206,7 +210,7 @@ impl KernelDefinition {
         };
         let width = widest_aligned(
             tuned.as_ref().map_or(declared.config.vector, |c| c.vector),
-            &declared.row_aligned_tensors(),
+            self.row_aligned_tensors(declared),
             arguments,
         )?;
         let tma_sources_unaligned = tma_sources_unaligned(&self.tensor_maps_of(declared)?, arguments);
@@ -256,7 +260,12 @@ impl KernelDefinition {
         bytes
     }
 
-    /// The embedded source and its digest (hashed on first use).
+    /// [`Kernel::row_aligned_tensors`] of `declared` (this definition's IR), walked once.
+    fn row_aligned_tensors(&self, declared: &Kernel) -> &[String] {
+        self.row_aligned.get_or_init(|| declared.row_aligned_tensors().into_iter().map(String::from).collect())
+    }
+
+        /// The embedded source and its digest (hashed on first use).
     fn declared_source(&self) -> &KernelSource {
         self.declared_source.get_or_init(|| KernelSource::new(self.cuda_source))
     }
@@ -401,7 +410,7 @@ impl KernelDefinition {
         let kernel = self.ir()?;
         self.check_arguments(kernel, Location::Host, arguments)?;
         sim::check_host(arguments)?;
-        let width = widest_aligned(kernel.config.vector, &kernel.row_aligned_tensors(), arguments)?;
+        let width = widest_aligned(kernel.config.vector, self.row_aligned_tensors(kernel), arguments)?;
         let configured = self.narrowed_to(width, tma_sources_unaligned(&self.tensor_maps_of(kernel)?, arguments))?;
         let source = self.source_for(&configured)?;
         let plan = self.plan(kernel, arguments, sim.resident_blocks())?;
@@ -606,7 +615,7 @@ fn tma_sources_unaligned(maps: &[TensorMap], arguments: &[Argument<'_>]) -> bool
 /// elements.
 fn widest_aligned(
     declared: VectorWidth,
-    row_aligned: &[&str],
+    row_aligned: &[String],
     arguments: &[Argument<'_>],
 ) -> Result<VectorWidth, Error> {
     let mut width = declared;
@@ -620,7 +629,7 @@ fn widest_aligned(
                 element_bytes: element.size_bytes(),
             });
         }
-        if !row_aligned.contains(param) {
+        if !row_aligned.iter().any(|name| name == param) {
             continue;
         }
         let row = if dims.len() >= 2 { *leading_dimension as u64 } else { 0 };
