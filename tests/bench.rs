@@ -23,6 +23,7 @@ fn row(family: &str, kernel: &str, shape: &str, value: f64, baseline: f64, unit:
         percent_of_roofline: 100.0 * value / baseline,
         vector: 4,
         tuned: kernel.ends_with("v6"),
+        host_ms: 0.012,
     }
 }
 
@@ -175,6 +176,26 @@ fn the_table_json_and_csv_carry_every_row() {
     assert_eq!(lines.len(), 5);
     assert!(lines[0].starts_with("family,kernel,shape,median_ms"));
     assert_eq!(lines[0].split(',').count(), lines[2].split(',').count() - 2, "the quoted shape holds two commas");
+}
+
+/// A row whose launch kept the GPU waiting (the host side of the call at least half the timed
+/// median) is marked and explained, as a regression of the launch path reads: a LayerNorm
+/// launch that took 0.9 ms of host time was benched at 10% of the device copy.
+#[test]
+fn a_row_timed_while_the_gpu_waited_for_the_host_says_so() {
+    let mut rows = rows();
+    rows[0].median_ms = 0.95;
+    rows[0].host_ms = 0.92;
+    let table = bench::table(&rows);
+    assert!(table.contains("copy_f32x4 (host)"), "{table}");
+    assert!(
+        table.contains("(host) copy_f32x4 at N=268435456: the launch's host side took 920.0 µs of the 950.0 µs timed"),
+        "{table}"
+    );
+    assert!(!table.contains("sgemm_v3 (host)"), "{table}");
+    let csv = bench::csv(&rows);
+    assert!(csv.lines().next().unwrap().ends_with(",host_ms"));
+    assert!(csv.lines().nth(1).unwrap().ends_with(",0.920000"), "{csv}");
 }
 
 #[test]

@@ -265,7 +265,7 @@ impl KernelDefinition {
         self.row_aligned.get_or_init(|| declared.row_aligned_tensors().into_iter().map(String::from).collect())
     }
 
-        /// The embedded source and its digest (hashed on first use).
+    /// The embedded source and its digest (hashed on first use).
     fn declared_source(&self) -> &KernelSource {
         self.declared_source.get_or_init(|| KernelSource::new(self.cuda_source))
     }

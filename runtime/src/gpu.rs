@@ -423,12 +423,14 @@ impl Gpu {
             flush()?;
             work()?;
         }
-        let mut samples = Vec::with_capacity(repetitions);
+        let (mut samples, mut host) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
         for _ in 0..repetitions {
             flush()?;
-            samples.push(self.time_once(&mut work)?);
+            let (gpu_ms, host_ms) = self.time_once(&mut work)?;
+            samples.push(gpu_ms);
+            host.push(host_ms);
         }
-        Ok(Timing::from_samples(samples))
+        Ok(Timing::from_samples(samples).with_host_samples(host))
     }
 
     /// Times `baseline` and `work` in alternation, `flush` untimed before each run: one
@@ -462,23 +464,34 @@ impl Gpu {
             work()?;
         }
         let (mut base_samples, mut work_samples) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
+        let (mut base_host, mut work_host) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
         for _ in 0..repetitions {
             flush()?;
-            base_samples.push(self.time_once(&mut baseline)?);
+            let (gpu_ms, host_ms) = self.time_once(&mut baseline)?;
+            base_samples.push(gpu_ms);
+            base_host.push(host_ms);
             flush()?;
-            work_samples.push(self.time_once(&mut work)?);
+            let (gpu_ms, host_ms) = self.time_once(&mut work)?;
+            work_samples.push(gpu_ms);
+            work_host.push(host_ms);
         }
-        Ok((Timing::from_samples(base_samples), Timing::from_samples(work_samples)))
+        Ok((
+            Timing::from_samples(base_samples).with_host_samples(base_host),
+            Timing::from_samples(work_samples).with_host_samples(work_host),
+        ))
     }
 
-    /// Milliseconds between CUDA events recorded before and after `work` is queued.
-    fn time_once(&self, work: &mut impl FnMut() -> Result<(), Error>) -> Result<f64, Error> {
+    /// Milliseconds between CUDA events recorded before and after `work` is queued, and the
+    /// host's milliseconds in `work` (see [`Timing::host_ms`]).
+    fn time_once(&self, work: &mut impl FnMut() -> Result<(), Error>) -> Result<(f64, f64), Error> {
         let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
+        let host = std::time::Instant::now();
         work()?;
+        let host_ms = host.elapsed().as_secs_f64() * 1e3;
         let end = self.stream.record_event(timed).map_err(Error::driver("recording an event"))?;
         end.synchronize().map_err(Error::driver("waiting for an event"))?;
-        Ok(f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?))
+        Ok((f64::from(start.elapsed_ms(&end).map_err(Error::driver("reading an event"))?), host_ms))
     }
 
     /// Bytes of L2 cache on this device.

@@ -110,6 +110,9 @@ pub struct BenchRow {
     pub percent_of_roofline: f64,
     pub vector: u32,
     pub tuned: bool,
+    /// The median host time of the timed call ([`crate::runtime::Timing::host_ms`]): where it
+    /// is half the median or more, the GPU waited for the host inside the timing.
+    pub host_ms: f64,
 }
 
 /// A step of [`run`]: `done` of `of` measurements taken, `step` the next one.
@@ -299,6 +302,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 percent_of_roofline: 0.0,
                 vector: launched.vector.get(),
                 tuned: launched.tuned,
+                host_ms: timing.host_ms,
             });
         }
         if tf32_entry_point {

@@ -1,6 +1,7 @@
 //! The rows as a text table, JSON or CSV.
 
 use super::*;
+use crate::runtime::timing::host_bound;
 
 /// An aligned text table.
 pub fn table(rows: &[BenchRow]) -> String {
@@ -12,7 +13,10 @@ pub fn table(rows: &[BenchRow]) -> String {
     );
     for row in rows {
         let spread = if row.median_ms > 0.0 { 100.0 * (row.max_ms - row.min_ms) / row.median_ms } else { 0.0 };
-        let name = if row.tuned { format!("{} (tuned)", row.kernel) } else { row.kernel.clone() };
+        let mut name = if row.tuned { format!("{} (tuned)", row.kernel) } else { row.kernel.clone() };
+        if host_bound(row.host_ms, row.median_ms) {
+            name.push_str(" (host)");
+        }
         let _ = writeln!(
             out,
             "{:<10} {:<32} {:<24} {:>9.3} {:>9.1} {:>9.1} {:>10.1}% {:>8.1}% {:>9}",
@@ -33,6 +37,16 @@ pub fn table(rows: &[BenchRow]) -> String {
             "values in GB/s of compulsory traffic (read + written) for copy, transpose, reduce, map and stencil, TFLOP/s for sgemm and hgemm (whose roof is the dense tensor-core peak); \
              first baseline: {} at {:.1} {}",
             first.baseline, first.baseline_value, first.unit
+        );
+    }
+    for row in rows.iter().filter(|row| host_bound(row.host_ms, row.median_ms)) {
+        let _ = writeln!(
+            out,
+            "(host) {} at {}: the launch's host side took {:.1} µs of the {:.1} µs timed, so the GPU waited for the host and the figure is the launch path's",
+            row.kernel,
+            row.shape,
+            1e3 * row.host_ms,
+            1e3 * row.median_ms
         );
     }
     out
@@ -60,11 +74,11 @@ pub fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// The rows as CSV with a header line.
 pub fn csv(rows: &[BenchRow]) -> String {
-    let mut out = String::from("family,kernel,shape,median_ms,min_ms,max_ms,value,unit,baseline,baseline_value,percent_of_baseline,intensity,roofline,percent_of_roofline,vector,tuned\n");
+    let mut out = String::from("family,kernel,shape,median_ms,min_ms,max_ms,value,unit,baseline,baseline_value,percent_of_baseline,intensity,roofline,percent_of_roofline,vector,tuned,host_ms\n");
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{:.6},{:.6},{:.6},{:.3},{},{},{:.3},{:.2},{:.4},{:.3},{:.2},{},{}",
+            "{},{},{},{:.6},{:.6},{:.6},{:.3},{},{},{:.3},{:.2},{:.4},{:.3},{:.2},{},{},{:.6}",
             csv_field(&r.family),
             csv_field(&r.kernel),
             csv_field(&r.shape),
@@ -80,7 +94,8 @@ pub fn csv(rows: &[BenchRow]) -> String {
             r.roofline,
             r.percent_of_roofline,
             r.vector,
-            r.tuned
+            r.tuned,
+            r.host_ms
         );
     }
     out
