@@ -615,7 +615,7 @@ fn tma_sources_unaligned(maps: &[TensorMap], arguments: &[Argument<'_>]) -> bool
 /// elements.
 fn widest_aligned(
     declared: VectorWidth,
-    row_aligned: &[String],
+    row_aligned: &[impl AsRef<str>],
     arguments: &[Argument<'_>],
 ) -> Result<VectorWidth, Error> {
     let mut width = declared;
@@ -629,7 +629,7 @@ fn widest_aligned(
                 element_bytes: element.size_bytes(),
             });
         }
-        if !row_aligned.iter().any(|name| name == param) {
+        if !row_aligned.iter().any(|name| name.as_ref() == *param) {
             continue;
         }
         let row = if dims.len() >= 2 { *leading_dimension as u64 } else { 0 };
@@ -757,12 +757,12 @@ mod tests {
         let aligned = 0x1000;
         let rows = [matrix("x", aligned, vec![4096, 4097]), matrix("y", aligned + 4, vec![4096, 4097])];
         // neither narrows: both are read from each row's aligned element on
-        assert_eq!(widest_aligned(VectorWidth::W4, &[], &rows).unwrap(), VectorWidth::W4);
+        assert_eq!(widest_aligned(VectorWidth::W4, &[] as &[&str], &rows).unwrap(), VectorWidth::W4);
         // x read by vector index does
         assert_eq!(widest_aligned(VectorWidth::W4, &["x"], &rows).unwrap(), VectorWidth::W1);
         // an element that is not whole is refused either way
         let torn = [matrix("x", aligned + 2, vec![8, 8])];
-        assert!(matches!(widest_aligned(VectorWidth::W4, &[], &torn), Err(Error::Misaligned { .. })));
+        assert!(matches!(widest_aligned(VectorWidth::W4, &[] as &[&str], &torn), Err(Error::Misaligned { .. })));
     }
 
     #[test]
