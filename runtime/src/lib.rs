@@ -34,7 +34,7 @@ pub mod sim;
 mod source;
 mod tensor;
 mod tensor_map;
-pub mod timing;
+mod timing;
 pub mod tune;
 mod workspace;
 

@@ -1,4 +1,4 @@
-//! Kernel times from CUDA events, and whether the host side of a timed call was inside them.
+//! Kernel times from CUDA events, and the host time of the timed call.
 
 /// Kernel times from CUDA events over repeated runs, after warm-up.
 ///
@@ -20,8 +20,8 @@ pub struct Timing {
     pub samples: Vec<f64>,
     /// The median host time of the timed call itself (a launch's checks, lookups and driver
     /// call), in milliseconds; NaN where not measured. The start event is recorded before the
-    /// call, so where this nears `median_ms` the GPU sat waiting for the host inside the
-    /// timing, and the figure is the host's.
+    /// call: what of this the GPU work queued before it (an L2 flush) does not cover, the GPU
+    /// spends waiting inside the timing.
     pub host_ms: f64,
 }
 
@@ -56,22 +56,9 @@ impl Timing {
     /// ```
     /// let timing = tessera_runtime::Timing::from_samples(vec![0.1]).with_host_samples(vec![0.3, 0.07, 0.06]);
     /// assert_eq!(timing.host_ms, 0.07);
-    /// assert!(timing.host_bound()); // 70 µs of the 100 µs timed were the host's
     /// ```
     pub fn with_host_samples(self, host_samples: Vec<f64>) -> Self {
         Self { host_ms: Self::from_samples(host_samples).median_ms, ..self }
-    }
-
-    /// Whether the host side of the timed call took at least half the timed median: the GPU
-    /// then waited for the host inside the timing (an idle GPU starts the timing as the call
-    /// begins), and the figure measures the launch path, not the kernel.
-    ///
-    /// ```
-    /// let timing = tessera_runtime::Timing::from_samples(vec![0.130]).with_host_samples(vec![0.014]);
-    /// assert!(!timing.host_bound());
-    /// ```
-    pub fn host_bound(&self) -> bool {
-        host_bound(self.host_ms, self.median_ms)
     }
 
     /// Bytes moved per second at the median time, in GB/s (10⁹ bytes).
@@ -83,16 +70,4 @@ impl Timing {
     pub fn tflop_per_s(&self, flops: f64) -> f64 {
         flops / (self.median_ms * 1e-3) / 1e12
     }
-}
-
-/// Whether a call whose host side took `host_ms` was timed at `median_ms` while the GPU waited
-/// for the host: the host's share half the timing or more ([`Timing::host_bound`]).
-///
-/// ```
-/// assert!(tessera_runtime::timing::host_bound(0.92, 0.95));
-/// assert!(!tessera_runtime::timing::host_bound(0.014, 0.130));
-/// assert!(!tessera_runtime::timing::host_bound(f64::NAN, 0.130)); // not measured
-/// ```
-pub fn host_bound(host_ms: f64, median_ms: f64) -> bool {
-    host_ms >= 0.5 * median_ms
 }

@@ -1,7 +1,6 @@
 //! The rows as a text table, JSON or CSV.
 
 use super::*;
-use crate::runtime::timing::host_bound;
 
 /// An aligned text table.
 pub fn table(rows: &[BenchRow]) -> String {
@@ -14,7 +13,7 @@ pub fn table(rows: &[BenchRow]) -> String {
     for row in rows {
         let spread = if row.median_ms > 0.0 { 100.0 * (row.max_ms - row.min_ms) / row.median_ms } else { 0.0 };
         let mut name = if row.tuned { format!("{} (tuned)", row.kernel) } else { row.kernel.clone() };
-        if host_bound(row.host_ms, row.median_ms) {
+        if row.waited_for_host() {
             name.push_str(" (host)");
         }
         let _ = writeln!(
@@ -39,10 +38,10 @@ pub fn table(rows: &[BenchRow]) -> String {
             first.baseline, first.baseline_value, first.unit
         );
     }
-    for row in rows.iter().filter(|row| host_bound(row.host_ms, row.median_ms)) {
+    for row in rows.iter().filter(|row| row.waited_for_host()) {
         let _ = writeln!(
             out,
-            "(host) {} at {}: the launch's host side took {:.1} µs of the {:.1} µs timed, so the GPU waited for the host and the figure is the launch path's",
+            "(host) {} at {}: the GPU waited {:.1} µs of the {:.1} µs timed for the launch's host side (beyond the flush before it): the figure is the launch path's",
             row.kernel,
             row.shape,
             1e3 * row.host_ms,
