@@ -1,7 +1,7 @@
 //! What one launch costs the host: the time a `launch` call takes to return (argument checks,
 //! shape binding, the compiled-kernel lookup, the stream-K workspace and the driver call),
-//! beside cuBLAS's `cublasSgemm` call, for SGEMMs and for thread-code kernels (a LayerNorm and
-//! a softmax, whose bodies the launch path walks). The GPU work is tiny and the calls are timed in batches
+//! beside cuBLAS's `cublasSgemm` call, for SGEMMs and two thread-code kernels (a LayerNorm
+//! and a softmax). The GPU work is tiny and the calls are timed in batches
 //! short enough that the stream's queue never fills, so the time is the host's alone.
 //!
 //! `cargo run --release --example launch_overhead -- [--calls N]`

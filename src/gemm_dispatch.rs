@@ -446,7 +446,8 @@ fn gemm_of<T: GemmInput, C: GemmOutput<T>>(
 
 /// C = β·C, what [`gemm`] and [`gemm_bt`] compute for α = 0, as BLAS does: A and B are not
 /// read (NaN or ∞ in them stays out of C, where 0·A·B would carry it), and β = 0 writes zeros
-/// without reading C. The shapes are checked as for any α.
+/// without reading C. The shapes are checked as for any α; no GEMM kernel is chosen, so this
+/// runs where the table holds none for the types.
 fn scale_by_beta<T: GemmInput, C: GemmOutput<T>>(
     types: GemmTypes,
     device: &impl Device,
@@ -463,6 +464,7 @@ fn scale_by_beta<T: GemmInput, C: GemmOutput<T>>(
     let kernel = match C::TYPE {
         ElementType::BF16 => &matrix_scale::matrix_scale_bf16::KERNEL,
         ElementType::F16 => &matrix_scale::matrix_scale_f16::KERNEL,
+        // f32, the one other type a C may have (`GemmOutput`)
         _ => &matrix_scale::matrix_scale_f32::KERNEL,
     };
     Ok(kernel.launch(device, &mut [Argument::scalar("beta", beta), Argument::output("c", c)])?)

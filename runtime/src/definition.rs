@@ -31,10 +31,9 @@ pub struct KernelDefinition {
     /// The TMA tensor maps of the declared configuration (worked out from the IR once: about a
     /// microsecond each launch otherwise, inside the launch's host time).
     declared_tensor_maps: OnceLock<Vec<TensorMap>>,
-    /// The dynamic shared memory a launch passes, per configuration launched (worked out once:
-    /// the plan walks the thread code for the block reductions' warp slots, which took a
-    /// LayerNorm's launch from 10 µs of host time to 0.9 ms when it ran on every launch).
-    dynamic_shared: Mutex<Vec<(tessera_dsl::Config, u32)>>,
+    /// The dynamic shared memory a launch passes, per configuration launched: the plan walks
+    /// the thread code, too slow to run on every launch.
+    dynamic_shared_by_config: Mutex<Vec<(tessera_dsl::Config, u32)>>,
     /// The tensors whose rows must hold whole vectors ([`Kernel::row_aligned_tensors`]: a walk
     /// of the body, the same at every configuration), worked out on the first launch.
     row_aligned: OnceLock<Vec<String>>,
@@ -95,7 +94,7 @@ impl KernelDefinition {
             declared_source: OnceLock::new(),
             rendered: Mutex::new(Vec::new()),
             declared_tensor_maps: OnceLock::new(),
-            dynamic_shared: Mutex::new(Vec::new()),
+            dynamic_shared_by_config: Mutex::new(Vec::new()),
             row_aligned: OnceLock::new(),
             source_file: None,
         }
@@ -210,7 +209,7 @@ impl KernelDefinition {
         };
         let width = widest_aligned(
             tuned.as_ref().map_or(declared.config.vector, |c| c.vector),
-            self.row_aligned_tensors(declared),
+            self.row_aligned_tensors()?,
             arguments,
         )?;
         let tma_sources_unaligned = tma_sources_unaligned(&self.tensor_maps_of(declared)?, arguments);
@@ -246,7 +245,7 @@ impl KernelDefinition {
     /// passes, from its shared-memory plan, worked out once per configuration.
     fn dynamic_shared_bytes(&self, kernel: &Kernel) -> u32 {
         let known = self
-            .dynamic_shared
+            .dynamic_shared_by_config
             .lock()
             .ok()
             .and_then(|plans| plans.iter().find(|(config, _)| *config == kernel.config).map(|(_, bytes)| *bytes));
@@ -254,15 +253,16 @@ impl KernelDefinition {
             return bytes;
         }
         let bytes = kernel.shared_memory().dynamic_bytes();
-        if let Ok(mut plans) = self.dynamic_shared.lock() {
+        if let Ok(mut plans) = self.dynamic_shared_by_config.lock() {
             plans.push((kernel.config.clone(), bytes));
         }
         bytes
     }
 
-    /// [`Kernel::row_aligned_tensors`] of `declared` (this definition's IR), walked once.
-    fn row_aligned_tensors(&self, declared: &Kernel) -> &[String] {
-        self.row_aligned.get_or_init(|| declared.row_aligned_tensors().into_iter().map(String::from).collect())
+    /// [`Kernel::row_aligned_tensors`] of this definition's IR, walked once.
+    fn row_aligned_tensors(&self) -> Result<&[String], Error> {
+        let declared = self.ir()?;
+        Ok(self.row_aligned.get_or_init(|| declared.row_aligned_tensors().into_iter().map(String::from).collect()))
     }
 
     /// The embedded source and its digest (hashed on first use).
@@ -410,7 +410,7 @@ impl KernelDefinition {
         let kernel = self.ir()?;
         self.check_arguments(kernel, Location::Host, arguments)?;
         sim::check_host(arguments)?;
-        let width = widest_aligned(kernel.config.vector, self.row_aligned_tensors(kernel), arguments)?;
+        let width = widest_aligned(kernel.config.vector, self.row_aligned_tensors()?, arguments)?;
         let configured = self.narrowed_to(width, tma_sources_unaligned(&self.tensor_maps_of(kernel)?, arguments))?;
         let source = self.source_for(&configured)?;
         let plan = self.plan(kernel, arguments, sim.resident_blocks())?;

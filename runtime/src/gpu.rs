@@ -423,14 +423,14 @@ impl Gpu {
             flush()?;
             work()?;
         }
-        let (mut samples, mut host) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
+        let (mut samples, mut host_samples) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
         for _ in 0..repetitions {
             flush()?;
             let (gpu_ms, host_ms) = self.time_once(&mut work)?;
             samples.push(gpu_ms);
-            host.push(host_ms);
+            host_samples.push(host_ms);
         }
-        Ok(Timing::from_samples(samples).with_host_samples(host))
+        Ok(Timing::from_samples(samples).with_host_samples(host_samples))
     }
 
     /// Times `baseline` and `work` in alternation, `flush` untimed before each run: one
@@ -464,20 +464,21 @@ impl Gpu {
             work()?;
         }
         let (mut base_samples, mut work_samples) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
-        let (mut base_host, mut work_host) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
+        let (mut base_host_samples, mut work_host_samples) =
+            (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
         for _ in 0..repetitions {
             flush()?;
             let (gpu_ms, host_ms) = self.time_once(&mut baseline)?;
             base_samples.push(gpu_ms);
-            base_host.push(host_ms);
+            base_host_samples.push(host_ms);
             flush()?;
             let (gpu_ms, host_ms) = self.time_once(&mut work)?;
             work_samples.push(gpu_ms);
-            work_host.push(host_ms);
+            work_host_samples.push(host_ms);
         }
         Ok((
-            Timing::from_samples(base_samples).with_host_samples(base_host),
-            Timing::from_samples(work_samples).with_host_samples(work_host),
+            Timing::from_samples(base_samples).with_host_samples(base_host_samples),
+            Timing::from_samples(work_samples).with_host_samples(work_host_samples),
         ))
     }
 

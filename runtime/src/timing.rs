@@ -19,10 +19,10 @@ pub struct Timing {
     /// Every sample, in milliseconds, fastest first.
     pub samples: Vec<f64>,
     /// The median host time of the timed call itself (a launch's checks, lookups and driver
-    /// call), in milliseconds; NaN where not measured. The start event is recorded before the
-    /// call: what of this the GPU work queued before it (an L2 flush) does not cover, the GPU
-    /// spends waiting inside the timing.
-    pub host_ms: f64,
+    /// call), in milliseconds, where measured. The start event is recorded before the call:
+    /// what of this the GPU work queued before it (an L2 flush) does not cover, the GPU spends
+    /// waiting inside the timing.
+    pub host_ms: Option<f64>,
 }
 
 impl Timing {
@@ -47,18 +47,19 @@ impl Timing {
             min_ms: samples.first().copied().unwrap_or(f64::NAN),
             max_ms: samples.last().copied().unwrap_or(f64::NAN),
             samples,
-            host_ms: f64::NAN,
+            host_ms: None,
         }
     }
 
-    /// These figures with `host_ms` the median of `host_samples` (milliseconds).
+    /// These figures with `host_ms` the median of `host_samples` (milliseconds; none for none).
     ///
     /// ```
     /// let timing = tessera_runtime::Timing::from_samples(vec![0.1]).with_host_samples(vec![0.3, 0.07, 0.06]);
-    /// assert_eq!(timing.host_ms, 0.07);
+    /// assert_eq!(timing.host_ms, Some(0.07));
     /// ```
     pub fn with_host_samples(self, host_samples: Vec<f64>) -> Self {
-        Self { host_ms: Self::from_samples(host_samples).median_ms, ..self }
+        let host_ms = (!host_samples.is_empty()).then(|| Self::from_samples(host_samples).median_ms);
+        Self { host_ms, ..self }
     }
 
     /// Bytes moved per second at the median time, in GB/s (10⁹ bytes).

@@ -364,7 +364,7 @@ pub(super) fn entry_point_row(
         percent_of_roofline: 0.0,
         vector: launched.vector.get(),
         tuned: launched.tuned,
-        host_ms: timing.host_ms,
+        host_ms: timing.host_ms.unwrap_or(0.0),
     }
 }
 

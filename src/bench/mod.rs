@@ -110,9 +110,11 @@ pub struct BenchRow {
     pub percent_of_roofline: f64,
     pub vector: u32,
     pub tuned: bool,
-    /// The host time inside the timing: the median host side of the timed launch
-    /// ([`crate::runtime::Timing::host_ms`]) less the GPU time of the L2 flush queued before it,
-    /// which hides that much (0 where the flush hid it all; NaN where not measured).
+    /// An estimate of the host time inside the timing: the median host side of the timed
+    /// launch ([`crate::runtime::Timing::host_ms`]) less the GPU time of the L2 flush queued
+    /// before it, which hides that much (0 where the flush hid it all, or nothing was
+    /// measured). An entry point of several launches overlaps some of its host time with its
+    /// own earlier kernels, so for it this is an upper bound.
     pub host_ms: f64,
 }
 
@@ -321,7 +323,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
                 percent_of_roofline: 0.0,
                 vector: launched.vector.get(),
                 tuned: launched.tuned,
-                host_ms: timing.host_ms,
+                host_ms: timing.host_ms.unwrap_or(0.0),
             });
         }
         if tf32_entry_point {
@@ -478,6 +480,7 @@ pub fn run(gpu: &Gpu, options: &BenchOptions, progress: &mut dyn FnMut(Progress<
         let compute = if row.family == "hgemm" || row.family == "attention" { tensor_peak } else { peak };
         row.roofline = if row.unit == "GB/s" { bandwidth } else { compute.min(row.intensity * bandwidth / 1e3) };
         row.percent_of_roofline = 100.0 * row.value / row.roofline;
+        // the launch's whole host time until here; what the flush did not hide from here on
         row.host_ms = (row.host_ms - flush_ms).max(0.0);
     }
     Ok(rows)

@@ -13,14 +13,16 @@
 //! move in 16-byte accesses.
 //!
 //! On f32 rows the variance is the mean of the squared deviations from the mean, computed from
-//! the registers after the mean is known (two reductions, no cancellation of `E[x²] − E[x]²`).
+//! the registers after the mean is known (a second reduction, no cancellation of
+//! `E[x²] − E[x]²`).
 //! 16-bit rows take Σx and Σx² as they are loaded and reduce both in one round (see
 //! `layer_norm!`'s `one_pass`): var = Σx²/C − mean², and where that cancels (mean² > 8·var) the
 //! exact second pass over the registers — its f32 rounding stays far below the 16-bit output's.
-//! Rows far from zero beside their spread (f32: |mean| > 64·σ; 16-bit: the exact pass) take
-//! that pass on x − x[row, 0], correcting the mean by the deviations' mean: y is computed as
-//! x·(1/σ) − mean/σ, whose second term's rounding would otherwise be |mean|/σ times f32's,
-//! and a row of one value gives the bias exactly, as torch does.
+//! Rows far from zero beside their spread (f32: |mean| > 64·σ; 16-bit: |mean| > √8·σ, where
+//! they take the exact pass) take that pass on x − x[row, 0], correcting the mean by the
+//! deviations' mean: y is computed as x·(1/σ) − mean/σ, whose second term's rounding would
+//! otherwise be |mean|/σ times f32's, and a row of one value gives the bias exactly, as torch
+//! does.
 //! 16-bit rows are converted to f32 as they are loaded and rounded once as they are stored
 //! (what `torch.nn.LayerNorm` does on bf16 tensors).
 
@@ -42,24 +44,20 @@ macro_rules! layer_norm {
         $(, weights = $weights:ident)? $(, statistics = $statistics:ident)? $(, min_blocks = $min_blocks:tt)?) => {
         layer_norm!(@weights [$($weights)?] $(#[$doc])* $name, $t, $vector, $threads, $items,
             [$($statistics)?], [$(min_blocks = $min_blocks,)?],
-            // The exact pass on x − x[row, 0]. y is x·inverse_deviation + shift, and the rounding
-            // of `shift` costs |mean|·inverse_deviation·2⁻²⁴ of each output: on a row far from
-            // zero beside its spread, most of it (a row of 10000.3 alone gave −0.1 for its bias).
-            // On x − x[row, 0] a row of one value is exactly zero. The deviations from the old
-            // mean less x[row, 0] are summed beside their squares, in one round: their mean
-            // corrects the mean and the variance where the f32 mean was rounded (the corrected
-            // two-pass algorithm).
+            // The exact pass on x − x[row, 0] (see the module's doc): the deviations from the
+            // old mean less x[row, 0] summed beside their squares, in one round, their mean
+            // correcting the mean and the variance (the corrected two-pass algorithm).
             centred = [
                 let first = x[[row, 0]] as f32;
                 if extra_column >= 0 {
                     extra -= first;
                 }
                 mean -= first;
-                let mut deviations = 0.0f32;
+                let mut deviation_sum = 0.0f32;
                 let mut centred_squares = 0.0f32;
                 if extra_column >= 0 {
-                    deviations = extra - mean;
-                    centred_squares = deviations * deviations;
+                    deviation_sum = extra - mean;
+                    centred_squares = deviation_sum * deviation_sum;
                 }
                 for j in 0..ITEMS / VECTOR {
                     let i = j * THREADS + thread_index();
@@ -67,13 +65,14 @@ macro_rules! layer_norm {
                         for k in 0..VECTOR {
                             v[j * VECTOR + k] -= first;
                             let d = v[j * VECTOR + k] - mean;
-                            deviations += d;
+                            deviation_sum += d;
                             centred_squares += d * d;
                         }
                     }
                 }
-                let correction = block_sum(deviations) / C as f32;
-                let centred_variance = block_sum(centred_squares) / C as f32 - correction * correction;
+                let correction = block_sum(deviation_sum) / C as f32;
+                // (Σd²/C ≥ (Σd/C)² but for rounding: clamped, so eps = 0 gives no NaN)
+                let centred_variance = max(block_sum(centred_squares) / C as f32 - correction * correction, 0.0f32);
                 mean += correction;
             ]);
     };
@@ -88,7 +87,8 @@ macro_rules! layer_norm {
             shifted = [let wv = weight.vector_from(c); let bv = bias.vector_from(c);], w = [wv[k]], b = [bv[k]]);
     };
     // The mean, then the mean of the squared deviations from it over the registers: two
-    // reductions, one after the other, and no cancellation.
+    // reductions, one after the other, and no cancellation (and a round of two more for rows
+    // far from zero).
     (@statistics [] $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $threads:tt, $items:tt, [$($min_blocks:tt)*],
         [$($centred:tt)*], $($weights:tt)*) => {
         layer_norm!(@kernel $(#[$doc])* $name, $t, $vector, $threads, $items, [$($min_blocks)*], $($weights)*,
@@ -124,9 +124,8 @@ macro_rules! layer_norm {
                     }
                 }
                 let mut inverse_deviation = 1.0f32 / sqrt(block_sum(squares) / C as f32 + eps);
-                // far from zero beside its spread (past 64: 2⁻¹⁸ of each output), the exact pass
-                // again on x − x[row, 0]; a block-wide branch (mean and inverse_deviation are
-                // the block's), rarely taken: the other rows pay one compare
+                // far from zero beside its spread, the pass again on x − x[row, 0] (a block-wide
+                // branch, rarely taken: the other rows pay one compare)
                 if abs(mean) * inverse_deviation > 64.0f32 {
                     $($centred)*
                     inverse_deviation = 1.0f32 / sqrt(centred_variance + eps);
@@ -163,9 +162,8 @@ macro_rules! layer_norm {
                 let mut mean = block_sum(s) / C as f32;
                 let mut variance = block_sum(q) / C as f32 - mean * mean;
                 if !(mean * mean <= 8.0f32 * variance) {
-                    // cancelled (or var ≤ 0): the exact pass, taken by the whole block, on
-                    // x − x[row, 0] (where the mean is this large beside the spread, the
-                    // rounding of `shift` would be too)
+                    // cancelled (or var ≤ 0): the exact pass on x − x[row, 0], taken by the
+                    // whole block
                     $($centred)*
                     variance = centred_variance;
                 }
@@ -449,30 +447,37 @@ macro_rules! norm_warp_rows {
     (@layer_norm $statistics:tt $(#[$doc:meta])* $name:ident, $t:ident, $vector:tt, $lanes:tt, $items:tt, $min_blocks:tt) => {
         norm_warp_rows!(@layer_norm_statistics $statistics $(#[$doc])* $name, $t, $vector, $lanes, $items, $min_blocks,
             // with the corrected mean, as `layer_norm!`'s
+            // (`centre_row`: rows whose warp takes the pass for another row keep their statistics:
+            // shifted by 0, their mean restored after, so no row's result depends on its
+            // neighbours)
             centred = [
-                let first = x[[read_row, 0]] as f32;
+                let mut first = 0.0f32;
+                if centre_row {
+                    first = x[[read_row, 0]] as f32;
+                }
+                let kept_mean = mean;
                 if tail_column < C {
                     extra -= first;
                 }
                 mean -= first;
-                let mut deviations = 0.0f32;
+                let mut deviation_sum = 0.0f32;
                 let mut centred_squares = 0.0f32;
                 if tail_column < C {
-                    deviations = extra - mean;
-                    centred_squares = deviations * deviations;
+                    deviation_sum = extra - mean;
+                    centred_squares = deviation_sum * deviation_sum;
                 }
                 for j in 0..ITEMS / VECTOR {
                     if j * LANES + position < vectors {
                         for k in 0..VECTOR {
                             v[j * VECTOR + k] -= first;
                             let d = v[j * VECTOR + k] - mean;
-                            deviations += d;
+                            deviation_sum += d;
                             centred_squares += d * d;
                         }
                     }
                 }
-                let correction = warp_sum(deviations, LANES) / C as f32;
-                let centred_variance = warp_sum(centred_squares, LANES) / C as f32 - correction * correction;
+                let correction = warp_sum(deviation_sum, LANES) / C as f32;
+                let centred_variance = max(warp_sum(centred_squares, LANES) / C as f32 - correction * correction, 0.0f32);
                 mean += correction;
             ]);
     };
@@ -502,12 +507,16 @@ macro_rules! norm_warp_rows {
                     }
                 }
                 let mut inverse_deviation = 1.0f32 / sqrt(warp_sum(squares, LANES) / C as f32 + eps);
-                // far from zero beside its spread, as in `layer_norm!`: the statistics again on
-                // x − x[row, 0], taken by the whole warp where any of its rows needs them (the
-                // groups' shuffles are the warp's)
-                if warp_any(abs(mean) * inverse_deviation > 64.0f32) {
+                // far from zero beside its spread, as in `layer_norm!`; the whole warp takes the
+                // pass where any of its rows needs it (the groups' shuffles are the warp's)
+                let centre_row = abs(mean) * inverse_deviation > 64.0f32;
+                if warp_any(centre_row) {
                     $($centred)*
-                    inverse_deviation = 1.0f32 / sqrt(centred_variance + eps);
+                    if centre_row {
+                        inverse_deviation = 1.0f32 / sqrt(centred_variance + eps);
+                    } else {
+                        mean = kept_mean;
+                    }
                 }
             ]);
     };
@@ -527,10 +536,15 @@ macro_rules! norm_warp_rows {
                 }
                 let mut mean = warp_sum(s, LANES) / C as f32;
                 let mut variance = warp_sum(q, LANES) / C as f32 - mean * mean;
-                if warp_any(!(mean * mean < 8.0f32 * variance)) {
-                    // on x − x[row, 0], as the block kernels' exact pass
+                // the exact pass on x − x[row, 0] where Σx²/C − mean² cancels
+                let centre_row = !(mean * mean < 8.0f32 * variance);
+                if warp_any(centre_row) {
                     $($centred)*
-                    variance = centred_variance;
+                    if centre_row {
+                        variance = centred_variance;
+                    } else {
+                        mean = kept_mean;
+                    }
                 }
                 let inverse_deviation = 1.0f32 / sqrt(variance + eps);
             ]);

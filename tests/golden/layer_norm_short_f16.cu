@@ -178,11 +178,11 @@ layer_norm_short_f16(const __half* __restrict__ x, const __half* __restrict__ we
             extra -= first;
         }
         mean -= first;
-        float deviations = 0.0f;
+        float deviation_sum = 0.0f;
         float centred_squares = 0.0f;
         if (extra_column >= 0) {
-            deviations = extra - mean;
-            centred_squares = deviations * deviations;
+            deviation_sum = extra - mean;
+            centred_squares = deviation_sum * deviation_sum;
         }
         #pragma unroll
         for (int j = 0; j < ITEMS / VECTOR; ++j) {
@@ -192,16 +192,16 @@ layer_norm_short_f16(const __half* __restrict__ x, const __half* __restrict__ we
                 for (int k = 0; k < VECTOR; ++k) {
                     v[j * VECTOR + k] -= first;
                     const float d = v[j * VECTOR + k] - mean;
-                    deviations += d;
+                    deviation_sum += d;
                     centred_squares += d * d;
                 }
             }
         }
-        // block_sum(deviations), block_sum(centred_squares): in one round through shared memory (one pair of barriers for all)
-        float tessera_sums_of_correction_centred_variance[2] = {deviations, centred_squares};
+        // block_sum(deviation_sum), block_sum(centred_squares): in one round through shared memory (one pair of barriers for all)
+        float tessera_sums_of_correction_centred_variance[2] = {deviation_sum, centred_squares};
         tessera_block_sums(tessera_sums_of_correction_centred_variance, tid, THREADS);
         const float correction = tessera_sums_of_correction_centred_variance[0] / static_cast<float>(C);
-        const float centred_variance = tessera_sums_of_correction_centred_variance[1] / static_cast<float>(C) - correction * correction;
+        const float centred_variance = fmaxf(tessera_sums_of_correction_centred_variance[1] / static_cast<float>(C) - correction * correction, 0.0f);
         mean += correction;
         variance = centred_variance;
     }

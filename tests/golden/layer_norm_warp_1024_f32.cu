@@ -107,18 +107,23 @@ layer_norm_warp_1024_f32(const float* __restrict__ x, const float* __restrict__ 
         }
     }
     float inverse_deviation = 1.0f / sqrtf(tessera_warp_sum<LANES>(squares) / static_cast<float>(C) + eps);
-    // if warp_any(abs(mean) * inverse_deviation > 64.0f32) { .. }
-    if (__any_sync(0xffffffff, fabsf(mean) * inverse_deviation > 64.0f)) {
-        const float first = x[read_row * x_ld + 0];
+    const bool centre_row = fabsf(mean) * inverse_deviation > 64.0f;
+    // if warp_any(centre_row) { .. }
+    if (__any_sync(0xffffffff, centre_row)) {
+        float first = 0.0f;
+        if (centre_row) {
+            first = x[read_row * x_ld + 0];
+        }
+        const float kept_mean = mean;
         if (tail_column < C) {
             extra -= first;
         }
         mean -= first;
-        float deviations = 0.0f;
+        float deviation_sum = 0.0f;
         float centred_squares = 0.0f;
         if (tail_column < C) {
-            deviations = extra - mean;
-            centred_squares = deviations * deviations;
+            deviation_sum = extra - mean;
+            centred_squares = deviation_sum * deviation_sum;
         }
         #pragma unroll
         for (int j = 0; j < ITEMS / VECTOR; ++j) {
@@ -127,15 +132,19 @@ layer_norm_warp_1024_f32(const float* __restrict__ x, const float* __restrict__ 
                 for (int k = 0; k < VECTOR; ++k) {
                     v[j * VECTOR + k] -= first;
                     const float d = v[j * VECTOR + k] - mean;
-                    deviations += d;
+                    deviation_sum += d;
                     centred_squares += d * d;
                 }
             }
         }
-        const float correction = tessera_warp_sum<LANES>(deviations) / static_cast<float>(C);
-        const float centred_variance = tessera_warp_sum<LANES>(centred_squares) / static_cast<float>(C) - correction * correction;
+        const float correction = tessera_warp_sum<LANES>(deviation_sum) / static_cast<float>(C);
+        const float centred_variance = fmaxf(tessera_warp_sum<LANES>(centred_squares) / static_cast<float>(C) - correction * correction, 0.0f);
         mean += correction;
-        inverse_deviation = 1.0f / sqrtf(centred_variance + eps);
+        if (centre_row) {
+            inverse_deviation = 1.0f / sqrtf(centred_variance + eps);
+        } else {
+            mean = kept_mean;
+        }
     }
     const float shift = -mean * inverse_deviation;
     // if row < R { .. }

@@ -118,18 +118,23 @@ layer_norm_warp_256_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat1
     }
     float mean = tessera_warp_sum<LANES>(s) / static_cast<float>(C);
     float variance = tessera_warp_sum<LANES>(q) / static_cast<float>(C) - mean * mean;
-    // if warp_any(!(mean * mean < 8.0f32 * variance)) { .. }
-    if (__any_sync(0xffffffff, !(mean * mean < 8.0f * variance))) {
-        const float first = static_cast<float>(x[read_row * x_ld + 0]);
+    const bool centre_row = !(mean * mean < 8.0f * variance);
+    // if warp_any(centre_row) { .. }
+    if (__any_sync(0xffffffff, centre_row)) {
+        float first = 0.0f;
+        if (centre_row) {
+            first = static_cast<float>(x[read_row * x_ld + 0]);
+        }
+        const float kept_mean = mean;
         if (tail_column < C) {
             extra -= first;
         }
         mean -= first;
-        float deviations = 0.0f;
+        float deviation_sum = 0.0f;
         float centred_squares = 0.0f;
         if (tail_column < C) {
-            deviations = extra - mean;
-            centred_squares = deviations * deviations;
+            deviation_sum = extra - mean;
+            centred_squares = deviation_sum * deviation_sum;
         }
         #pragma unroll
         for (int j = 0; j < ITEMS / VECTOR; ++j) {
@@ -138,15 +143,19 @@ layer_norm_warp_256_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat1
                 for (int k = 0; k < VECTOR; ++k) {
                     v[j * VECTOR + k] -= first;
                     const float d = v[j * VECTOR + k] - mean;
-                    deviations += d;
+                    deviation_sum += d;
                     centred_squares += d * d;
                 }
             }
         }
-        const float correction = tessera_warp_sum<LANES>(deviations) / static_cast<float>(C);
-        const float centred_variance = tessera_warp_sum<LANES>(centred_squares) / static_cast<float>(C) - correction * correction;
+        const float correction = tessera_warp_sum<LANES>(deviation_sum) / static_cast<float>(C);
+        const float centred_variance = fmaxf(tessera_warp_sum<LANES>(centred_squares) / static_cast<float>(C) - correction * correction, 0.0f);
         mean += correction;
-        variance = centred_variance;
+        if (centre_row) {
+            variance = centred_variance;
+        } else {
+            mean = kept_mean;
+        }
     }
     const float inverse_deviation = 1.0f / sqrtf(variance + eps);
     const float shift = -mean * inverse_deviation;
