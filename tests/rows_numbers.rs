@@ -1198,8 +1198,8 @@ fn gemv_t_names_a_and_y_when_their_lengths_differ() {
 /// it (σ is √eps there, so any rounding of the mean's share of y was magnified 316 times: a
 /// row of 10000.3 gave −0.11 where the bias was 0). Every LayerNorm kernel (the lengths of
 /// `norm_shapes`), f32, bf16 and f16. The rows of one value lie between rows near zero in the
-/// same warp or launch, and those come out bit for bit as they do launched alone: a warp that
-/// takes the pass for one of its rows leaves the others' statistics as they were. (Nearer zero
+/// same warp or launch, and those come out bit for bit as they do beside other rows near zero:
+/// a warp that takes the pass for one of its rows leaves the others' statistics as they were. (Nearer zero
 /// than 64·√eps, 0.2, the kernels keep the fma form: within 64·2⁻²⁴ of the weight.)
 fn layer_norm_of_a_row_of_one_value_is_the_bias(backend: &Backend) {
     use tessera::half::{bf16, f16};
@@ -1216,13 +1216,13 @@ fn layer_norm_of_a_row_of_one_value_is_the_bias(backend: &Backend) {
             let host_w: Vec<T> = random_floats(cols, 47).into_iter().map(&to).collect();
             let host_b: Vec<T> = random_floats(cols, 53).into_iter().map(&to).collect();
             let (w, b) = (backend.upload(&host_w, [cols]).unwrap(), backend.upload(&host_b, [cols]).unwrap());
-            let normalised = |host: &[T], rows: usize| {
+            let normalised = |host: &[T]| {
                 let x = backend.upload(host, [rows, cols]).unwrap();
                 let mut y = backend.filled([rows, cols], to(f32::NAN)).unwrap();
                 let launched = norm::layer_norm(backend, &x, &w, &b, &mut y, 1e-5).unwrap();
                 (backend.download(&y).unwrap(), launched.kernel)
             };
-            let (y, kernel) = normalised(&host, rows);
+            let (y, kernel) = normalised(&host);
             for r in (0..rows).step_by(2) {
                 assert_eq!(&y[r * cols..(r + 1) * cols], &host_b[..], "{kernel} on {rows}×{cols} of {value}: row {r}");
             }
@@ -1230,9 +1230,9 @@ fn layer_norm_of_a_row_of_one_value_is_the_bias(backend: &Backend) {
             // rows near zero
             let near_zero: Vec<T> =
                 (0..rows * cols).map(|i| if (i / cols) % 2 == 0 { to(0.5 - varied[i]) } else { host[i] }).collect();
-            let (alone, _) = normalised(&near_zero, rows);
+            let (beside_near_zero, _) = normalised(&near_zero);
             for r in (1..rows).step_by(2) {
-                let differing = (r * cols..(r + 1) * cols).filter(|&i| y[i] != alone[i]).count();
+                let differing = (r * cols..(r + 1) * cols).filter(|&i| y[i] != beside_near_zero[i]).count();
                 assert_eq!(
                     differing, 0,
                     "{kernel} on {rows}×{cols}: row {r}, near zero, differs beside rows of {value}"

@@ -244,19 +244,10 @@ impl KernelDefinition {
     /// The dynamic shared memory a launch of `kernel` (a configuration of this definition)
     /// passes, from its shared-memory plan, worked out once per configuration.
     fn dynamic_shared_bytes(&self, kernel: &Kernel) -> u32 {
-        let known = self
-            .dynamic_shared_by_config
-            .lock()
-            .ok()
-            .and_then(|plans| plans.iter().find(|(config, _)| *config == kernel.config).map(|(_, bytes)| *bytes));
-        if let Some(bytes) = known {
-            return bytes;
-        }
-        let bytes = kernel.shared_memory().dynamic_bytes();
-        if let Ok(mut plans) = self.dynamic_shared_by_config.lock() {
-            plans.push((kernel.config.clone(), bytes));
-        }
-        bytes
+        once_per_config(&self.dynamic_shared_by_config, &kernel.config, || {
+            Ok::<_, std::convert::Infallible>(kernel.shared_memory().dynamic_bytes())
+        })
+        .unwrap_or_else(|never| match never {})
     }
 
     /// [`Kernel::row_aligned_tensors`] of this definition's IR, walked once.
@@ -276,18 +267,11 @@ impl KernelDefinition {
         if kernel.config == self.ir()?.config {
             return Ok(self.declared_source().clone());
         }
-        let known =
-            self.rendered.lock().ok().and_then(|r| r.iter().find(|(c, _)| *c == kernel.config).map(|(_, s)| s.clone()));
-        if let Some(found) = known {
-            return Ok(found);
-        }
-        let source = KernelSource::new(
-            tessera_codegen::render(kernel).map_err(|source| Error::Render { kernel: self.name.into(), source })?,
-        );
-        if let Ok(mut rendered) = self.rendered.lock() {
-            rendered.push((kernel.config.clone(), source.clone()));
-        }
-        Ok(source)
+        once_per_config(&self.rendered, &kernel.config, || {
+            let text =
+                tessera_codegen::render(kernel).map_err(|source| Error::Render { kernel: self.name.into(), source })?;
+            Ok(KernelSource::new(text))
+        })
     }
 
     /// Launches `kernel` (this definition at some configuration) rendered as `source`; the
@@ -645,6 +629,24 @@ fn widest_aligned(
         }
     }
     Ok(width)
+}
+
+/// The value `cache` holds for `config`, or `make`'s, kept there for the next launch (a
+/// poisoned lock only loses the keeping).
+fn once_per_config<T: Clone, E>(
+    cache: &Mutex<Vec<(tessera_dsl::Config, T)>>,
+    config: &tessera_dsl::Config,
+    make: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    let known = cache.lock().ok().and_then(|entries| entries.iter().find(|(c, _)| c == config).map(|(_, v)| v.clone()));
+    if let Some(value) = known {
+        return Ok(value);
+    }
+    let value = make()?;
+    if let Ok(mut entries) = cache.lock() {
+        entries.push((config.clone(), value.clone()));
+    }
+    Ok(value)
 }
 
 /// When a launch may start relative to the kernel queued before it on the stream.

@@ -423,14 +423,12 @@ impl Gpu {
             flush()?;
             work()?;
         }
-        let (mut samples, mut host_samples) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
+        let mut samples = Samples::default();
         for _ in 0..repetitions {
             flush()?;
-            let (gpu_ms, host_ms) = self.time_once(&mut work)?;
-            samples.push(gpu_ms);
-            host_samples.push(host_ms);
+            samples.push(self.time_once(&mut work)?);
         }
-        Ok(Timing::from_samples(samples).with_host_samples(host_samples))
+        Ok(samples.timing())
     }
 
     /// Times `baseline` and `work` in alternation, `flush` untimed before each run: one
@@ -463,23 +461,14 @@ impl Gpu {
             flush()?;
             work()?;
         }
-        let (mut base_samples, mut work_samples) = (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
-        let (mut base_host_samples, mut work_host_samples) =
-            (Vec::with_capacity(repetitions), Vec::with_capacity(repetitions));
+        let (mut base_samples, mut work_samples) = (Samples::default(), Samples::default());
         for _ in 0..repetitions {
             flush()?;
-            let (gpu_ms, host_ms) = self.time_once(&mut baseline)?;
-            base_samples.push(gpu_ms);
-            base_host_samples.push(host_ms);
+            base_samples.push(self.time_once(&mut baseline)?);
             flush()?;
-            let (gpu_ms, host_ms) = self.time_once(&mut work)?;
-            work_samples.push(gpu_ms);
-            work_host_samples.push(host_ms);
+            work_samples.push(self.time_once(&mut work)?);
         }
-        Ok((
-            Timing::from_samples(base_samples).with_host_samples(base_host_samples),
-            Timing::from_samples(work_samples).with_host_samples(work_host_samples),
-        ))
+        Ok((base_samples.timing(), work_samples.timing()))
     }
 
     /// Milliseconds between CUDA events recorded before and after `work` is queued, and the
@@ -641,4 +630,22 @@ fn keep_freed_memory_pooled(context: &CudaContext) -> Result<(), Error> {
         .map_err(Error::driver("keeping freed memory in the device's pool"))?;
     }
     Ok(())
+}
+
+/// The (GPU, host) milliseconds of repeated [`Gpu::time_once`] runs.
+#[derive(Default)]
+struct Samples {
+    gpu_ms: Vec<f64>,
+    host_ms: Vec<f64>,
+}
+
+impl Samples {
+    fn push(&mut self, (gpu_ms, host_ms): (f64, f64)) {
+        self.gpu_ms.push(gpu_ms);
+        self.host_ms.push(host_ms);
+    }
+
+    fn timing(self) -> Timing {
+        Timing::from_samples(self.gpu_ms).with_host_samples(self.host_ms)
+    }
 }
